@@ -1,0 +1,144 @@
+// Package jobs runs reelay's background work on River, on whichever database the store uses:
+// River's SQLite driver for the embedded default, its pgx driver on PostgreSQL. Jobs are always
+// inserted in the same transaction as the state they act on, so that a job exists exactly when
+// its state was committed.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Config says what a Queue works on. With no Queues it only inserts (the API role).
+type Config struct {
+	Workers      *river.Workers
+	Queues       map[string]river.QueueConfig
+	PeriodicJobs []*river.PeriodicJob
+	Logger       *slog.Logger
+	// FetchPollInterval bounds how long an available job waits when no notification arrives.
+	FetchPollInterval time.Duration
+	// JobTimeout is the default time limit of a job; uploads override it per worker.
+	JobTimeout time.Duration
+	// MaxAttempts bounds River's retries of a job that returns an error.
+	MaxAttempts int
+}
+
+// Queue inserts and works jobs. Exactly one of the two clients is set, by dialect.
+type Queue struct {
+	sqlite *river.Client[*sql.Tx]
+	pg     *river.Client[pgx.Tx]
+}
+
+// New builds a Queue on the store's database.
+func New(st *store.Store, cfg Config) (*Queue, error) {
+	rc := &river.Config{
+		Workers:           cfg.Workers,
+		Queues:            cfg.Queues,
+		PeriodicJobs:      cfg.PeriodicJobs,
+		Logger:            cfg.Logger,
+		FetchPollInterval: cfg.FetchPollInterval,
+		FetchCooldown:     50 * time.Millisecond,
+		JobTimeout:        cfg.JobTimeout,
+		MaxAttempts:       cfg.MaxAttempts,
+	}
+	if rc.Workers == nil {
+		rc.Workers = river.NewWorkers()
+	}
+	if rc.Logger == nil {
+		rc.Logger = slog.New(slog.DiscardHandler)
+	}
+	if rc.FetchPollInterval == 0 {
+		rc.FetchPollInterval = 250 * time.Millisecond
+	}
+	if rc.FetchCooldown > rc.FetchPollInterval {
+		rc.FetchCooldown = rc.FetchPollInterval
+	}
+	q := &Queue{}
+	var err error
+	switch st.Dialect() {
+	case store.Postgres:
+		q.pg, err = river.NewClient(riverpgxv5.New(st.PgPool()), rc)
+	default:
+		q.sqlite, err = river.NewClient(riversqlite.New(st.JobsDB()), rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: new client: %w", err)
+	}
+	return q, nil
+}
+
+// Start starts working jobs (a no-op for an insert-only queue).
+func (q *Queue) Start(ctx context.Context) error {
+	if q.pg != nil {
+		return q.pg.Start(ctx)
+	}
+	return q.sqlite.Start(ctx)
+}
+
+// Stop stops fetching new jobs and waits for running ones, until ctx ends.
+func (q *Queue) Stop(ctx context.Context) error {
+	if q.pg != nil {
+		return q.pg.Stop(ctx)
+	}
+	return q.sqlite.Stop(ctx)
+}
+
+// InsertTx inserts a job inside a store transaction: it runs only if the transaction commits.
+func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	if q.pg != nil {
+		ptx, err := pgxTxOf(tx)
+		if err != nil {
+			return nil, err
+		}
+		return q.pg.InsertTx(ctx, ptx, args, opts)
+	}
+	return q.sqlite.InsertTx(ctx, tx.SQL(), args, opts)
+}
+
+// Subscribe returns a channel of job events of the given kinds, and a function that ends the
+// subscription. Tests and the publish wait use it to learn that work finished.
+func (q *Queue) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()) {
+	if q.pg != nil {
+		return q.pg.Subscribe(kinds...)
+	}
+	return q.sqlite.Subscribe(kinds...)
+}
+
+// pgxTxOf presents the connection a store transaction runs on as a pgx.Tx, because River's pgx
+// driver takes a pgx.Tx and River v0.47.0 has no database/sql driver for PostgreSQL on the
+// module proxy. The store's *sql.Tx has already begun the transaction on that connection, so
+// connTx sends River's statements down the same connection, inside the same transaction; it
+// never begins or ends the outer transaction itself (database/sql owns it). The *pgx.Conn is
+// used outside Raw's callback, which database/sql permits only because store.Tx holds the
+// *sql.Conn until the transaction ends and nothing else uses it concurrently.
+func pgxTxOf(tx *store.Tx) (pgx.Tx, error) {
+	if tx.Conn() == nil {
+		return nil, errors.New("jobs: transaction has no dedicated connection")
+	}
+	var conn *pgx.Conn
+	err := tx.Conn().Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("jobs: unexpected driver connection %T", driverConn)
+		}
+		conn = c.Conn()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &connTx{conn: conn}, nil
+}

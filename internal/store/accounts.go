@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Account is a tenant: it owns projects, keys and everything below them.
+type Account struct {
+	ID               string
+	Name             string
+	MonthlyPostLimit *int // nil: unlimited
+	AICredits        int64
+	Suspended        bool
+	CreatedAt        time.Time
+}
+
+// NewAccount is what CreateAccount needs. Key is minted by the caller (internal/auth), so that
+// the store never sees a raw key.
+type NewAccount struct {
+	Name             string
+	MonthlyPostLimit *int
+	AICredits        int64
+	Key              NewAPIKey
+	// Identity, when set, links an OIDC issuer and subject to the new account.
+	Identity *Identity
+}
+
+// Identity is an OIDC issuer and subject linked to an account.
+type Identity struct {
+	Issuer  string
+	Subject string
+}
+
+// CreatedAccount is the outcome of CreateAccount.
+type CreatedAccount struct {
+	Account Account
+	Project Project
+	Key     APIKey
+}
+
+// DefaultProjectName is the name of the project every new account starts with.
+const DefaultProjectName = "Default"
+
+// CreateAccount creates an account, its "Default" project and its first API key in one
+// transaction, so that an account is never left without a way in.
+func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccount, error) {
+	var out CreatedAccount
+	err := s.InTx(ctx, func(tx *Tx) error {
+		t := now()
+		a := Account{ID: uuid.NewString(), Name: na.Name, MonthlyPostLimit: na.MonthlyPostLimit,
+			AICredits: na.AICredits, CreatedAt: t}
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO accounts (id, name, monthly_post_limit, ai_credits, suspended, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.Name, nullInt(a.MonthlyPostLimit), a.AICredits, false, t)
+		if err != nil {
+			return fmt.Errorf("store: create account: %w", err)
+		}
+		p, err := createProject(ctx, tx.tx, a.ID, DefaultProjectName, "")
+		if err != nil {
+			return err
+		}
+		k, err := createAPIKey(ctx, tx.tx, a.ID, na.Key)
+		if err != nil {
+			return err
+		}
+		if na.Identity != nil {
+			if err := linkIdentity(ctx, tx.tx, a.ID, *na.Identity); err != nil {
+				return err
+			}
+		}
+		out = CreatedAccount{Account: a, Project: p, Key: k}
+		return nil
+	})
+	return out, err
+}
+
+// GetAccount reads one account.
+func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
+	if !validID(id) {
+		return Account{}, ErrNotFound
+	}
+	row := s.read.QueryRowContext(ctx, `SELECT id, name, monthly_post_limit, ai_credits, suspended, created_at
+		FROM accounts WHERE id = $1`, id)
+	var a Account
+	var limit sql.NullInt64
+	if err := row.Scan(&a.ID, &a.Name, &limit, &a.AICredits, &a.Suspended, &a.CreatedAt); err != nil {
+		return Account{}, notFound(err)
+	}
+	a.MonthlyPostLimit = intPtr(limit)
+	a.CreatedAt = a.CreatedAt.UTC()
+	return a, nil
+}
+
+// CountAccounts tells how many accounts exist; the first start of the server creates one when
+// there are none.
+func (s *Store) CountAccounts(ctx context.Context) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM accounts`).Scan(&n)
+	return n, err
+}
+
+// AccountForIdentity returns the id of the account linked to an OIDC issuer and subject.
+func (s *Store) AccountForIdentity(ctx context.Context, id Identity) (string, error) {
+	var accountID string
+	err := s.read.QueryRowContext(ctx, `SELECT account_id FROM account_identities WHERE issuer = $1 AND subject = $2`,
+		id.Issuer, id.Subject).Scan(&accountID)
+	return accountID, notFound(err)
+}
+
+// LinkIdentity links an OIDC issuer and subject to an account. A subject already linked to an
+// account is a conflict.
+func (s *Store) LinkIdentity(ctx context.Context, accountID string, id Identity) error {
+	return linkIdentity(ctx, s.write, accountID, id)
+}
+
+func linkIdentity(ctx context.Context, q queryer, accountID string, id Identity) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO account_identities (issuer, subject, account_id, created_at) VALUES ($1, $2, $3, $4)`,
+		id.Issuer, id.Subject, accountID, now())
+	if isUniqueViolation(err) {
+		return fmt.Errorf("store: identity %s already linked: %w", id.Subject, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: link identity: %w", err)
+	}
+	return nil
+}
+
+func nullInt(p *int) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(*p), Valid: true}
+}
+
+func intPtr(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	v := int(n.Int64)
+	return &v
+}
+
+func timePtr(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time.UTC()
+	return &v
+}
+
+// validID reports whether id is a UUID in its canonical form. Ids that are not are answered
+// with ErrNotFound before they reach PostgreSQL, which would otherwise fail on the cast.
+func validID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(id)
+	return err == nil
+}

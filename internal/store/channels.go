@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Channel statuses.
+const (
+	ChannelActive         = "active"
+	ChannelReauthRequired = "reauth_required"
+)
+
+// Channel is a connected social account inside a project. Credentials are sealed by
+// internal/secret before they reach the store; the store never sees them in plain text.
+type Channel struct {
+	ID                string
+	AccountID         string
+	ProjectID         string
+	Platform          string
+	Name              string
+	Username          string
+	AvatarURL         string
+	ExternalAccountID string
+	Sandbox           bool
+	SandboxBehavior   string // JSON object
+	Credentials       []byte // sealed
+	Status            string
+	CreatedAt         time.Time
+}
+
+const channelColumns = `id, account_id, project_id, platform, name, username, avatar_url, external_account_id,
+	sandbox, sandbox_behavior, credentials, status, created_at`
+
+// SaveChannel stores a channel. Connecting the same platform account to the same project again
+// updates the existing channel (new credentials, active again) instead of adding a second one,
+// which is what a user who reconnects means; created says which happened.
+func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, created bool, err error) {
+	if c.SandboxBehavior == "" {
+		c.SandboxBehavior = "{}"
+	}
+	err = s.InTx(ctx, func(tx *Tx) error {
+		row := tx.tx.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
+			WHERE project_id = $1 AND platform = $2 AND external_account_id = $3 AND deleted_at IS NULL`,
+			c.ProjectID, c.Platform, c.ExternalAccountID)
+		existing, err := scanChannel(row)
+		switch {
+		case err == nil:
+			_, err = tx.tx.ExecContext(ctx, `UPDATE channels SET name = $1, username = $2, avatar_url = $3,
+				sandbox_behavior = $4, credentials = $5, status = $6 WHERE id = $7`,
+				c.Name, c.Username, c.AvatarURL, c.SandboxBehavior, c.Credentials, ChannelActive, existing.ID)
+			if err != nil {
+				return fmt.Errorf("store: update channel: %w", err)
+			}
+			c.ID, c.CreatedAt, c.Status = existing.ID, existing.CreatedAt, ChannelActive
+			saved = c
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("store: save channel: %w", err)
+		}
+		c.ID, c.CreatedAt, c.Status = uuid.NewString(), now(), ChannelActive
+		_, err = tx.tx.ExecContext(ctx, `INSERT INTO channels (`+channelColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			c.ID, c.AccountID, c.ProjectID, c.Platform, c.Name, c.Username, c.AvatarURL, c.ExternalAccountID,
+			c.Sandbox, c.SandboxBehavior, c.Credentials, c.Status, c.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("store: create channel: %w", err)
+		}
+		saved, created = c, true
+		return nil
+	})
+	return saved, created, err
+}
+
+// ListChannels lists the channels of one of an account's projects, oldest first.
+func (s *Store) ListChannels(ctx context.Context, accountID, projectID string) ([]Channel, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels
+		WHERE account_id = $1 AND project_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, accountID, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list channels: %w", err)
+	}
+	defer rows.Close()
+	channels := []Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list channels: %w", err)
+		}
+		channels = append(channels, c)
+	}
+	return channels, rows.Err()
+}
+
+// GetChannel reads one of an account's channels.
+func (s *Store) GetChannel(ctx context.Context, accountID, id string) (Channel, error) {
+	if !validID(id) {
+		return Channel{}, ErrNotFound
+	}
+	row := s.read.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
+		WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL`, id, accountID)
+	c, err := scanChannel(row)
+	return c, notFound(err)
+}
+
+// DeleteChannel disconnects one of an account's channels. The row stays (marked deleted, its
+// credentials erased) so that the history of posts that went through it keeps its name.
+func (s *Store) DeleteChannel(ctx context.Context, accountID, id string) error {
+	if !validID(id) {
+		return ErrNotFound
+	}
+	res, err := s.write.ExecContext(ctx, `UPDATE channels SET deleted_at = $1, credentials = NULL
+		WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL`, now(), id, accountID)
+	if err != nil {
+		return fmt.Errorf("store: delete channel: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetChannelStatus marks a channel active or reauth_required.
+func (s *Store) SetChannelStatus(ctx context.Context, id, status string) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE channels SET status = $1 WHERE id = $2`, status, id)
+	if err != nil {
+		return fmt.Errorf("store: set channel status: %w", err)
+	}
+	return nil
+}
+
+func scanChannel(r scanner) (Channel, error) {
+	var c Channel
+	err := r.Scan(&c.ID, &c.AccountID, &c.ProjectID, &c.Platform, &c.Name, &c.Username, &c.AvatarURL,
+		&c.ExternalAccountID, &c.Sandbox, &c.SandboxBehavior, &c.Credentials, &c.Status, &c.CreatedAt)
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, err
+}

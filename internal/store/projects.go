@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Project groups an account's channels; a project sees only its own.
+type Project struct {
+	ID          string
+	AccountID   string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+}
+
+// CreateProject creates a project for an account.
+func (s *Store) CreateProject(ctx context.Context, accountID, name, description string) (Project, error) {
+	return createProject(ctx, s.write, accountID, name, description)
+}
+
+func createProject(ctx context.Context, q queryer, accountID, name, description string) (Project, error) {
+	p := Project{ID: uuid.NewString(), AccountID: accountID, Name: name, Description: description, CreatedAt: now()}
+	_, err := q.ExecContext(ctx, `INSERT INTO projects (id, account_id, name, description, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		p.ID, p.AccountID, p.Name, p.Description, p.CreatedAt)
+	if err != nil {
+		return Project{}, fmt.Errorf("store: create project: %w", err)
+	}
+	return p, nil
+}
+
+// ListProjects lists an account's projects, oldest first.
+func (s *Store) ListProjects(ctx context.Context, accountID string) ([]Project, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, account_id, name, description, created_at
+		FROM projects WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list projects: %w", err)
+	}
+	defer rows.Close()
+	projects := []Project{}
+	for rows.Next() {
+		p, err := scanProject(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list projects: %w", err)
+		}
+		projects = append(projects, p)
+	}
+	return projects, rows.Err()
+}
+
+// GetProject reads one of an account's projects.
+func (s *Store) GetProject(ctx context.Context, accountID, id string) (Project, error) {
+	if !validID(id) {
+		return Project{}, ErrNotFound
+	}
+	row := s.read.QueryRowContext(ctx, `SELECT id, account_id, name, description, created_at
+		FROM projects WHERE id = $1 AND account_id = $2`, id, accountID)
+	p, err := scanProject(row)
+	return p, notFound(err)
+}
+
+func scanProject(r scanner) (Project, error) {
+	var p Project
+	err := r.Scan(&p.ID, &p.AccountID, &p.Name, &p.Description, &p.CreatedAt)
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p, err
+}
