@@ -59,3 +59,18 @@ func Valid(name string) bool {
 	_, ok := registry[name]
 	return ok
 }
+
+var displayNames = map[string]string{
+	YouTube: "YouTube", Instagram: "Instagram", TikTok: "TikTok", LinkedIn: "LinkedIn",
+	Pinterest: "Pinterest", Threads: "Threads", Facebook: "Facebook", Bluesky: "Bluesky",
+	Telegram: "Telegram", Discord: "Discord", Mastodon: "Mastodon", Reddit: "Reddit",
+}
+
+// DisplayName is how people write the platform's name ("TikTok" for tiktok); an unknown name
+// is returned as it is.
+func DisplayName(name string) string {
+	if d, ok := displayNames[name]; ok {
+		return d
+	}
+	return name
+}

@@ -25,7 +25,8 @@ type NewAccount struct {
 	Name             string
 	MonthlyPostLimit *int
 	AICredits        int64
-	Key              NewAPIKey
+	// Key is the account's first API key; nil for an account that signs in with OIDC only.
+	Key *NewAPIKey
 	// Identity, when set, links an OIDC issuer and subject to the new account.
 	Identity *Identity
 }
@@ -46,8 +47,8 @@ type CreatedAccount struct {
 // DefaultProjectName is the name of the project every new account starts with.
 const DefaultProjectName = "Default"
 
-// CreateAccount creates an account, its "Default" project and its first API key in one
-// transaction, so that an account is never left without a way in.
+// CreateAccount creates an account, its "Default" project and its first API key (or OIDC
+// identity) in one transaction, so that an account is never left without a way in.
 func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccount, error) {
 	var out CreatedAccount
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -63,9 +64,11 @@ func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccoun
 		if err != nil {
 			return err
 		}
-		k, err := createAPIKey(ctx, tx.tx, a.ID, na.Key)
-		if err != nil {
-			return err
+		var k APIKey
+		if na.Key != nil {
+			if k, err = createAPIKey(ctx, tx.tx, a.ID, *na.Key); err != nil {
+				return err
+			}
 		}
 		if na.Identity != nil {
 			if err := linkIdentity(ctx, tx.tx, a.ID, *na.Identity); err != nil {
@@ -83,16 +86,20 @@ func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
 	if !validID(id) {
 		return Account{}, ErrNotFound
 	}
-	row := s.read.QueryRowContext(ctx, `SELECT id, name, monthly_post_limit, ai_credits, suspended, created_at
-		FROM accounts WHERE id = $1`, id)
+	row := s.read.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
+	a, err := scanAccount(row)
+	return a, notFound(err)
+}
+
+const accountColumns = `id, name, monthly_post_limit, ai_credits, suspended, created_at`
+
+func scanAccount(r scanner) (Account, error) {
 	var a Account
 	var limit sql.NullInt64
-	if err := row.Scan(&a.ID, &a.Name, &limit, &a.AICredits, &a.Suspended, &a.CreatedAt); err != nil {
-		return Account{}, notFound(err)
-	}
+	err := r.Scan(&a.ID, &a.Name, &limit, &a.AICredits, &a.Suspended, &a.CreatedAt)
 	a.MonthlyPostLimit = intPtr(limit)
 	a.CreatedAt = a.CreatedAt.UTC()
-	return a, nil
+	return a, err
 }
 
 // CountAccounts tells how many accounts exist; the first start of the server creates one when
@@ -160,4 +167,22 @@ func validID(id string) bool {
 	}
 	_, err := uuid.Parse(id)
 	return err == nil
+}
+
+// ListAccounts lists every account, oldest first (for operators).
+func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list accounts: %w", err)
+	}
+	defer rows.Close()
+	accounts := []Account{}
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list accounts: %w", err)
+		}
+		accounts = append(accounts, a)
+	}
+	return accounts, rows.Err()
 }

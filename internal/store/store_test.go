@@ -19,7 +19,7 @@ func newAccount(t *testing.T, s *store.Store, name string) store.CreatedAccount 
 	limit := 10
 	ca, err := s.CreateAccount(context.Background(), store.NewAccount{
 		Name: name, MonthlyPostLimit: &limit, AICredits: 5,
-		Key: store.NewAPIKey{Name: "first", Prefix: "rly_live_" + name, Hash: []byte("hash-" + name)},
+		Key: &store.NewAPIKey{Name: "first", Prefix: "rly_live_" + name, Hash: []byte("hash-" + name)},
 	})
 	if err != nil {
 		t.Fatalf("create account: %v", err)

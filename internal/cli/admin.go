@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/store"
+)
+
+func newAccountsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "accounts", Short: "Manage accounts in the local database"}
+	cmd.AddCommand(newAccountsCreateCmd(), newAccountsListCmd())
+	return cmd
+}
+
+func newAccountsCreateCmd() *cobra.Command {
+	var cfg config.Config
+	var name, oidcSubject, oidcIssuer string
+	var aiCredits int64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create --name NAME",
+		Short: "Create an account with a \"Default\" project and a live API key",
+		Long: "Create an account with a project named \"Default\" and a live API key. The key is printed " +
+			"once and cannot be shown again. Works against the same database as a running server.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return errors.New("--name is required")
+			}
+			limit := flagInt(cmd.Flags(), "monthly-post-limit")
+			if limit != nil && *limit < 0 {
+				return errors.New("--monthly-post-limit must not be negative")
+			}
+			if aiCredits < 0 {
+				return errors.New("--ai-credits must not be negative")
+			}
+			na := store.NewAccount{Name: name, MonthlyPostLimit: limit, AICredits: aiCredits}
+			if oidcSubject != "" {
+				if oidcIssuer == "" {
+					return errors.New("--oidc-subject needs --oidc-issuer (or REELAY_OIDC_ISSUER)")
+				}
+				na.Identity = &store.Identity{Issuer: oidcIssuer, Subject: oidcSubject}
+			}
+			raw, rec := auth.NewKey("default")
+			na.Key = &rec
+			st, err := openStore(cmd.Context(), &cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			created, err := st.CreateAccount(cmd.Context(), na)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(map[string]string{
+					"account_id": created.Account.ID, "project_id": created.Project.ID, "api_key": raw})
+			}
+			fmt.Fprintf(out, "account %s (%s)\nproject %s (Default)\napi key %s\n\nThe key is shown only now: keep it somewhere safe.\n",
+				created.Account.ID, name, created.Project.ID, raw)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&name, "name", "", "account name")
+	f.Int("monthly-post-limit", 0, "posts allowed per UTC month (default: unlimited)")
+	f.Int64Var(&aiCredits, "ai-credits", 0, "AI credits to start with")
+	f.StringVar(&oidcSubject, "oidc-subject", "", "link this OIDC subject (the token's sub) to the account")
+	f.StringVar(&oidcIssuer, "oidc-issuer", "", "issuer of --oidc-subject")
+	f.BoolVar(&asJSON, "json", false, `print {"account_id","project_id","api_key"}`)
+	storageCommand(cmd, &cfg)
+	return cmd
+}
+
+func newAccountsListCmd() *cobra.Command {
+	var cfg config.Config
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List accounts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore(cmd.Context(), &cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			accounts, err := st.ListAccounts(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				type row struct {
+					ID               string    `json:"id"`
+					Name             string    `json:"name"`
+					MonthlyPostLimit *int      `json:"monthly_post_limit"`
+					AICredits        int64     `json:"ai_credits"`
+					Suspended        bool      `json:"suspended"`
+					CreatedAt        time.Time `json:"created_at"`
+				}
+				rows := make([]row, len(accounts))
+				for i, a := range accounts {
+					rows[i] = row{a.ID, a.Name, a.MonthlyPostLimit, a.AICredits, a.Suspended, a.CreatedAt}
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tMONTHLY LIMIT\tAI CREDITS\tSUSPENDED\tCREATED")
+			for _, a := range accounts {
+				limit := "unlimited"
+				if a.MonthlyPostLimit != nil {
+					limit = fmt.Sprint(*a.MonthlyPostLimit)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%v\t%s\n", a.ID, a.Name, limit, a.AICredits, a.Suspended, a.CreatedAt.Format(time.RFC3339))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	storageCommand(cmd, &cfg)
+	return cmd
+}
+
+func newKeysCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Manage an account's API keys in the local database"}
+	var account string
+	cmd.PersistentFlags().StringVar(&account, "account", "", "account id (required)")
+
+	var cfgCreate config.Config
+	var name string
+	var createJSON bool
+	create := &cobra.Command{
+		Use:   "create --account ID --name NAME",
+		Short: "Create an API key; it is printed once",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if account == "" || name == "" {
+				return errors.New("--account and --name are required")
+			}
+			st, err := openStore(cmd.Context(), &cfgCreate)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, err := st.GetAccount(cmd.Context(), account); err != nil {
+				return fmt.Errorf("account %s: %w", account, err)
+			}
+			raw, rec := auth.NewKey(name)
+			k, err := st.CreateAPIKey(cmd.Context(), account, rec)
+			if err != nil {
+				return err
+			}
+			if createJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"id": k.ID, "name": k.Name, "key": raw})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key %s (%s)\n%s\n\nThe key is shown only now.\n", k.ID, k.Name, raw)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "key name")
+	create.Flags().BoolVar(&createJSON, "json", false, "print JSON")
+	storageCommand(create, &cfgCreate)
+
+	var cfgList config.Config
+	list := &cobra.Command{
+		Use:   "list --account ID",
+		Short: "List an account's active keys",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if account == "" {
+				return errors.New("--account is required")
+			}
+			st, err := openStore(cmd.Context(), &cfgList)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			keys, err := st.ListAPIKeys(cmd.Context(), account)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED")
+			for _, k := range keys {
+				used := "never"
+				if k.LastUsedAt != nil {
+					used = k.LastUsedAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedAt.Format(time.RFC3339), used)
+			}
+			return tw.Flush()
+		},
+	}
+	storageCommand(list, &cfgList)
+
+	var cfgRevoke config.Config
+	revoke := &cobra.Command{
+		Use:   "revoke --account ID KEY_ID",
+		Short: "Revoke a key; it stops working at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if account == "" {
+				return errors.New("--account is required")
+			}
+			st, err := openStore(cmd.Context(), &cfgRevoke)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.RevokeAPIKey(cmd.Context(), account, args[0]); err != nil {
+				return fmt.Errorf("key %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+			return nil
+		},
+	}
+	storageCommand(revoke, &cfgRevoke)
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func newProjectsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "projects", Short: "Manage an account's projects in the local database"}
+	var account string
+	cmd.PersistentFlags().StringVar(&account, "account", "", "account id (required)")
+
+	var cfgCreate config.Config
+	var name, description string
+	create := &cobra.Command{
+		Use:   "create --account ID --name NAME",
+		Short: "Create a project",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if account == "" || name == "" {
+				return errors.New("--account and --name are required")
+			}
+			st, err := openStore(cmd.Context(), &cfgCreate)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, err := st.GetAccount(cmd.Context(), account); err != nil {
+				return fmt.Errorf("account %s: %w", account, err)
+			}
+			p, err := st.CreateProject(cmd.Context(), account, name, description)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s)\n", p.ID, p.Name)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "project name")
+	create.Flags().StringVar(&description, "description", "", "project description")
+	storageCommand(create, &cfgCreate)
+
+	var cfgList config.Config
+	list := &cobra.Command{
+		Use:   "list --account ID",
+		Short: "List an account's projects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if account == "" {
+				return errors.New("--account is required")
+			}
+			st, err := openStore(cmd.Context(), &cfgList)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			projects, err := st.ListProjects(cmd.Context(), account)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tCREATED\tDESCRIPTION")
+			for _, p := range projects {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Name, p.CreatedAt.Format(time.RFC3339), p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+	storageCommand(list, &cfgList)
+	cmd.AddCommand(create, list)
+	return cmd
+}

@@ -1,0 +1,116 @@
+// Package cli is the reelay command: the server, the local administration commands that work
+// on its database, and (later) the client of its HTTP API.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Version is the release, set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Main runs the command line and returns the exit code.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(os.Stdout, os.Stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "reelay:", err)
+		return 1
+	}
+	return 0
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "reelay",
+		Short:         "Publish and schedule short vertical video to twelve social platforms",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "reelay", Version)
+			return nil
+		},
+	}
+}
+
+// withEnv applies REELAY_* variables to the flags of cmd before it runs, so that every command
+// reads the same settings the same way.
+func withEnv(cmd *cobra.Command, finish func() error) {
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := config.ApplyEnv(cmd.Flags()); err != nil {
+			return err
+		}
+		if finish != nil {
+			return finish()
+		}
+		return nil
+	}
+}
+
+// storageCommand is a local administration command: it opens the database named by the
+// storage flags (the same one a running server uses).
+func storageCommand(cmd *cobra.Command, cfg *config.Config) {
+	cfg.RegisterStorage(cmd.Flags())
+	withEnv(cmd, cfg.Finish)
+}
+
+func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	s, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: %w", level, err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	default:
+		return nil, errors.New("log format must be text or json")
+	}
+}
+
+// flagInt reads an optional int flag: nil when the flag was not given.
+func flagInt(fs *pflag.FlagSet, name string) *int {
+	if !fs.Changed(name) {
+		return nil
+	}
+	v, _ := fs.GetInt(name)
+	return &v
+}

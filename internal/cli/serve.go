@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
+
+	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/jobs"
+	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/store"
+)
+
+func newServeCmd() *cobra.Command {
+	var cfg config.Config
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API server, job workers and scheduler",
+		Long: "Run reelay. With no settings it keeps everything under ./data (SQLite, media, secret key), " +
+			"serves sandbox platforms, and on first start creates an account and prints its API key.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), &cfg, cmd.ErrOrStderr(), nil)
+		},
+	}
+	cfg.RegisterServer(cmd.Flags())
+	withEnv(cmd, cfg.Finish)
+	return cmd
+}
+
+// serve runs until ctx ends. ready, when not nil, receives the listening address (tests use it
+// with an addr of 127.0.0.1:0).
+func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan<- string) error {
+	log, err := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	box, err := loadSecretBox(cfg, log)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("database ready", "dialect", st.Dialect(), "role", cfg.Role)
+
+	if err := firstStart(ctx, st, stderr, log); err != nil {
+		return err
+	}
+
+	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), MaxAttempts: cfg.RetryAttempts, JobTimeout: 10 * time.Minute}
+	if cfg.Role != config.RoleAPI {
+		queueCfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 50}}
+	}
+	queue, err := jobs.New(st, queueCfg)
+	if err != nil {
+		return err
+	}
+	if err := queue.Start(ctx); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := queue.Stop(stopCtx); err != nil {
+			log.Warn("stop jobs", "error", err)
+		}
+	}()
+
+	if cfg.Role == config.RoleWorker {
+		log.Info("worker running")
+		<-ctx.Done()
+		log.Info("shutting down")
+		return nil
+	}
+
+	usage := auth.NewUsageTracker(st.TouchAPIKeys, log.With("component", "auth"))
+	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+	usageDone := make(chan struct{})
+	go func() { usage.Run(usageCtx, 15*time.Second); close(usageDone) }()
+	defer func() { stopUsage(); <-usageDone }()
+
+	var oidc *auth.OIDCVerifier
+	if cfg.OIDCIssuer != "" {
+		oidc = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, &http.Client{Timeout: 10 * time.Second})
+	}
+	spec, err := api.JSON()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	handler := httpapi.New(httpapi.Options{
+		Store: st, Box: box, Usage: usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
+		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
+		Registry: reg, OpenAPIJSON: spec,
+	})
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := httpapi.NewHTTPServer(cfg.Addr, handler, ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "error", err)
+	}
+	return nil
+}
+
+// loadSecretBox finds the key that seals platform tokens: the configured one, else the one kept
+// in the data folder, which the embedded default creates on first start. With PostgreSQL every
+// process must share one key, so none is invented there.
+func loadSecretBox(cfg *config.Config, log *slog.Logger) (*secret.Box, error) {
+	var key []byte
+	var err error
+	if cfg.SecretKey != "" {
+		key, err = secret.ParseKey(cfg.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("REELAY_SECRET_KEY: %w", err)
+		}
+		return secret.NewBox(key)
+	}
+	path := filepath.Join(cfg.DataDir, "secret.key")
+	if cfg.IsPostgres() {
+		key, _, err = secret.LoadKeyFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if key == nil {
+			return nil, errors.New("REELAY_SECRET_KEY is required with PostgreSQL: every process must seal tokens with the same key (generate one with `openssl rand -base64 32`)")
+		}
+		return secret.NewBox(key)
+	}
+	key, created, err := secret.LoadOrCreateKeyFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("secret key: %w", err)
+	}
+	if created {
+		log.Info("generated a secret key for platform tokens", "path", path)
+	}
+	return secret.NewBox(key)
+}
+
+// firstStart gives an empty database an account, so that one command yields a working server.
+// The key goes to stderr once; it is not logged.
+func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger) error {
+	n, err := st.CountAccounts(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	raw, rec := auth.NewKey("default")
+	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "default", Key: &rec})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("first start: %w", err)
+	}
+	log.Info("first start: created an account", "account_id", created.Account.ID, "project_id", created.Project.ID)
+	fmt.Fprintf(stderr, "\n  First start: account %s with project \"Default\".\n  API key (shown once, keep it): %s\n\n", created.Account.ID, raw)
+	return nil
+}

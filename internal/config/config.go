@@ -1,0 +1,155 @@
+// Package config holds reelay's settings. Each is a command-line flag with an environment
+// variable named REELAY_ + the flag's name in upper case with dashes as underscores
+// (--publish-wait → REELAY_PUBLISH_WAIT); a flag given on the command line wins.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config is the server's configuration.
+type Config struct {
+	Addr             string
+	DataDir          string
+	DatabaseURL      string
+	BlobURL          string
+	PublicURL        string
+	SecretKey        string
+	Sandbox          bool
+	AllowPrivateURLs bool
+	PublishWait      time.Duration
+	RetryAttempts    int
+	RetryBaseDelay   time.Duration
+	RateLimitRPS     float64
+	RateLimitBurst   int
+	OIDCIssuer       string
+	OIDCAudience     string
+	OIDCAutoCreate   bool
+	Role             string
+	LogLevel         string
+	LogFormat        string
+}
+
+// Roles a process can take.
+const (
+	RoleAll    = "all"
+	RoleAPI    = "api"
+	RoleWorker = "worker"
+)
+
+// RegisterStorage adds the flags every command that opens the database needs.
+func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "folder for the SQLite file, blobs and the generated secret key")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "database: a postgres:// URL, or a SQLite file (default <data-dir>/reelay.db)")
+	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
+	// --data is the short spelling DESIGN.md uses.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "data" {
+			name = "data-dir"
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
+// RegisterServer adds the flags of `reelay serve`.
+func (c *Config) RegisterServer(fs *pflag.FlagSet) {
+	c.RegisterStorage(fs)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.BlobURL, "blob-url", "", "media storage: file:///path or s3://bucket?endpoint=...&region=... (default file://<data-dir>/blobs)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "how platforms and users reach this server (default http://<addr>)")
+	fs.BoolVar(&c.Sandbox, "sandbox", true, "serve the built-in platform simulators for sandbox channels")
+	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url and thumbnail_url point at private addresses (tests only)")
+	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
+	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
+	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
+	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
+	fs.IntVar(&c.RateLimitBurst, "rate-limit-burst", 40, "burst of requests allowed per credential")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "issuer URL whose bearer JWTs are accepted")
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "audience those JWTs must carry")
+	fs.BoolVar(&c.OIDCAutoCreate, "oidc-auto-create", false, "create an account for an OIDC subject seen for the first time")
+	fs.StringVar(&c.Role, "role", RoleAll, "what this process does: all, api (HTTP only) or worker (jobs only)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+}
+
+// EnvName is the environment variable of a flag.
+func EnvName(flag string) string {
+	return "REELAY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// ApplyEnv sets every flag not given on the command line from its environment variable.
+func ApplyEnv(fs *pflag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		if v, ok := os.LookupEnv(EnvName(f.Name)); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", EnvName(f.Name), err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Finish fills the settings that default to others and checks the whole.
+func (c *Config) Finish() error {
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = filepath.Join(c.DataDir, "reelay.db")
+	}
+	if c.BlobURL == "" {
+		abs, err := filepath.Abs(filepath.Join(c.DataDir, "blobs"))
+		if err != nil {
+			return err
+		}
+		c.BlobURL = "file://" + filepath.ToSlash(abs)
+	}
+	if c.PublicURL == "" && c.Addr != "" {
+		host := c.Addr
+		if strings.HasPrefix(host, ":") {
+			host = "127.0.0.1" + host
+		}
+		c.PublicURL = "http://" + host
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("public URL %q must be an absolute http(s) URL", c.PublicURL)
+		}
+	}
+	switch c.Role {
+	case RoleAll, RoleAPI, RoleWorker, "":
+	default:
+		return fmt.Errorf("role %q: want all, api or worker", c.Role)
+	}
+	if c.Role == "" {
+		c.Role = RoleAll
+	}
+	if c.RateLimitRPS <= 0 || c.RateLimitBurst <= 0 {
+		return errors.New("rate limits must be positive")
+	}
+	if c.PublishWait < 0 || c.PublishWait > time.Minute {
+		return errors.New("publish wait must be between 0 and 60s")
+	}
+	if c.RetryAttempts < 1 {
+		return errors.New("retry attempts must be at least 1")
+	}
+	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
+		return errors.New("OIDC needs both an issuer and an audience")
+	}
+	return nil
+}
+
+// IsPostgres tells whether the database URL selects PostgreSQL.
+func (c *Config) IsPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}

@@ -1,0 +1,61 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func parse(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var c Config
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	c.RegisterServer(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := ApplyEnv(fs); err != nil {
+		return nil, err
+	}
+	return &c, c.Finish()
+}
+
+func TestEnvAndFlags(t *testing.T) {
+	c, err := parse(t, map[string]string{
+		"REELAY_PUBLISH_WAIT": "3s", "REELAY_ADDR": "127.0.0.1:9999", "REELAY_SANDBOX": "false",
+		"REELAY_RATE_LIMIT_RPS": "5", "REELAY_DATA_DIR": "/tmp/x",
+	}, "--addr", "127.0.0.1:7000", "--data", "/srv/reelay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 {
+		t.Errorf("env not applied: %+v", c)
+	}
+	if c.Addr != "127.0.0.1:7000" || c.DataDir != "/srv/reelay" {
+		t.Errorf("flags must win over env: addr %q data %q", c.Addr, c.DataDir)
+	}
+	if c.DatabaseURL != "/srv/reelay/reelay.db" || c.BlobURL != "file:///srv/reelay/blobs" || c.PublicURL != "http://127.0.0.1:7000" {
+		t.Errorf("derived defaults: %q %q %q", c.DatabaseURL, c.BlobURL, c.PublicURL)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	for name, env := range map[string]map[string]string{
+		"bad duration":   {"REELAY_PUBLISH_WAIT": "soon"},
+		"wait too long":  {"REELAY_PUBLISH_WAIT": "2m"},
+		"bad role":       {"REELAY_ROLE": "both"},
+		"oidc half":      {"REELAY_OIDC_ISSUER": "https://idp.example"},
+		"bad public url": {"REELAY_PUBLIC_URL": "ftp://x"},
+		"zero rps":       {"REELAY_RATE_LIMIT_RPS": "0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parse(t, env); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}

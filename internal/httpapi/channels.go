@@ -1,0 +1,369 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
+)
+
+type channelJSON struct {
+	ID                string                `json:"id"`
+	ProjectID         string                `json:"project_id"`
+	Platform          string                `json:"platform"`
+	Name              string                `json:"name"`
+	Username          string                `json:"username"`
+	AvatarURL         string                `json:"avatar_url"`
+	ExternalAccountID string                `json:"external_account_id"`
+	Capabilities      platform.Capabilities `json:"capabilities"`
+	Sandbox           bool                  `json:"sandbox"`
+	Status            string                `json:"status"`
+	CreatedAt         time.Time             `json:"created_at"`
+}
+
+func toChannelJSON(c store.Channel) channelJSON {
+	caps, _ := platform.CapabilitiesOf(c.Platform)
+	return channelJSON{ID: c.ID, ProjectID: c.ProjectID, Platform: c.Platform, Name: c.Name, Username: c.Username,
+		AvatarURL: c.AvatarURL, ExternalAccountID: c.ExternalAccountID, Capabilities: caps, Sandbox: c.Sandbox,
+		Status: c.Status, CreatedAt: c.CreatedAt}
+}
+
+// listChannels answers the channels of one project. The seed lets callers leave projectId out
+// when the account has exactly one project; with several, leaving it out is ambiguous.
+func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
+	p := mustPrincipal(r)
+	q := r.URL.Query()
+	projectID := q.Get("projectId")
+	if projectID == "" {
+		projectID = q.Get("project_id")
+	}
+	var project store.Project
+	if projectID == "" {
+		projects, err := s.store.ListProjects(r.Context(), p.AccountID)
+		if err != nil {
+			return err
+		}
+		if len(projects) != 1 {
+			return apierr.Field("projectId", fmt.Sprintf("is required: the account has %d projects (GET /projects lists them)", len(projects)))
+		}
+		project = projects[0]
+	} else {
+		if !isUUID(projectID) {
+			return apierr.Field("projectId", "must be a UUID")
+		}
+		var err error
+		if project, err = s.ownProject(r, projectID); err != nil {
+			return err
+		}
+	}
+	channels, err := s.store.ListChannels(r.Context(), p.AccountID, project.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]channelJSON, len(channels))
+	for i, c := range channels {
+		out[i] = toChannelJSON(c)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "project_id": project.ID, "channels": out})
+	return nil
+}
+
+func (s *Server) ownProject(r *http.Request, id string) (store.Project, error) {
+	p, err := s.store.GetProject(r.Context(), mustPrincipal(r).AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, apierr.NotFound("project")
+	}
+	return p, err
+}
+
+// sandboxBehavior is how a sandbox channel's simulator misbehaves (DESIGN.md section 5).
+type sandboxBehavior struct {
+	ProcessingMS *int     `json:"processing_ms,omitempty"`
+	Fail         string   `json:"fail,omitempty"`
+	FailRate     *float64 `json:"fail_rate,omitempty"`
+}
+
+var sandboxFailures = []string{"none", "reject", "unavailable", "auth", "rate_limit", "flaky"}
+
+func (b *sandboxBehavior) check(f *apierr.Fields) {
+	if b.ProcessingMS != nil && (*b.ProcessingMS < 0 || *b.ProcessingMS > 600000) {
+		f.Add("sandbox_behavior.processing_ms", "must be between 0 and 600000")
+	}
+	if b.Fail != "" && !contains(sandboxFailures, b.Fail) {
+		f.Addf("sandbox_behavior.fail", "must be one of %s", strings.Join(sandboxFailures, ", "))
+	}
+	if b.FailRate != nil && (*b.FailRate < 0 || *b.FailRate > 1) {
+		f.Add("sandbox_behavior.fail_rate", "must be between 0 and 1")
+	}
+}
+
+type createChannelRequest struct {
+	ProjectID       string            `json:"project_id"`
+	Platform        string            `json:"platform"`
+	Name            string            `json:"name"`
+	Credentials     map[string]string `json:"credentials"`
+	Sandbox         bool              `json:"sandbox"`
+	SandboxBehavior *sandboxBehavior  `json:"sandbox_behavior"`
+}
+
+func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
+	var req createChannelRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	var f apierr.Fields
+	switch {
+	case req.ProjectID == "":
+		f.Add("project_id", "is required")
+	case !isUUID(req.ProjectID):
+		f.Add("project_id", "must be a UUID")
+	}
+	switch {
+	case req.Platform == "":
+		f.Add("platform", "is required")
+	case !platform.Valid(req.Platform):
+		f.Addf("platform", "unknown platform %q; one of %s", req.Platform, strings.Join(platform.All, ", "))
+	}
+	checkText(&f, "name", req.Name, 100)
+	if req.Sandbox {
+		if !s.sandbox {
+			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
+		}
+		if req.Credentials != nil {
+			f.Add("credentials", "a sandbox channel takes no credentials")
+		}
+		if req.SandboxBehavior != nil {
+			req.SandboxBehavior.check(&f)
+		}
+	} else {
+		if req.SandboxBehavior != nil {
+			f.Add("sandbox_behavior", "applies to sandbox channels only; set \"sandbox\": true")
+		}
+		if platform.Valid(req.Platform) {
+			checkCredentials(&f, req.Platform, req.Credentials)
+		}
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	project, err := s.ownProject(r, req.ProjectID)
+	if err != nil {
+		return err
+	}
+
+	c := store.Channel{AccountID: project.AccountID, ProjectID: project.ID, Platform: req.Platform, Name: req.Name}
+	if req.Sandbox {
+		c.Sandbox = true
+		c.ExternalAccountID = "sbx_" + randomHex(8)
+		c.Username = "sandbox_" + req.Platform + "_" + c.ExternalAccountID[4:10]
+		if c.Name == "" {
+			c.Name = platform.DisplayName(req.Platform) + " sandbox"
+		}
+		behavior := sandboxBehavior{}
+		if req.SandboxBehavior != nil {
+			behavior = *req.SandboxBehavior
+		}
+		raw, _ := json.Marshal(behavior)
+		c.SandboxBehavior = string(raw)
+	} else {
+		// The platform's own identity of the account arrives with each platform's provider;
+		// until then it is derived from the credentials, without revealing them.
+		c.ExternalAccountID, c.Username = identityFromCredentials(req.Platform, req.Credentials)
+		if c.Name == "" {
+			c.Name = platform.DisplayName(req.Platform) + " " + c.Username
+		}
+		plain, _ := json.Marshal(req.Credentials)
+		c.Credentials = s.box.Seal(plain, credentialsAD(c))
+	}
+	saved, created, err := s.store.SaveChannel(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, map[string]any{"success": true, "channel": toChannelJSON(saved)})
+	return nil
+}
+
+// credentialsAD binds sealed credentials to the channel they belong to, so that a sealed value
+// moved to another row does not open.
+func credentialsAD(c store.Channel) []byte {
+	return []byte("channel-credentials:" + c.ProjectID + "|" + c.Platform + "|" + c.ExternalAccountID)
+}
+
+var (
+	telegramToken  = regexp.MustCompile(`^[0-9]{3,}:[A-Za-z0-9_-]{30,}$`)
+	telegramChat   = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$`)
+	discordWebhook = regexp.MustCompile(`^/api/(v[0-9]+/)?webhooks/([0-9]{5,25})/[A-Za-z0-9_-]{20,}$`)
+	blueskyHandle  = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$`)
+)
+
+// checkCredentials validates the shape of token-based credentials; whether the platform
+// accepts them is checked by the platform's provider.
+func checkCredentials(f *apierr.Fields, name string, creds map[string]string) {
+	caps, _ := platform.CapabilitiesOf(name)
+	if creds == nil {
+		f.Addf("credentials", "is required for a %s channel: %s (or set \"sandbox\": true)",
+			platform.DisplayName(name), strings.Join(platform.RequiredCredentials(name), ", "))
+		return
+	}
+	for k, v := range creds {
+		field := "credentials." + k
+		switch {
+		case !contains(caps.CredentialFields, k):
+			f.Addf(field, "unknown credential for %s; expected %s", platform.DisplayName(name), strings.Join(caps.CredentialFields, ", "))
+		case strings.TrimSpace(v) == "":
+			f.Add(field, "must not be blank")
+		case len(v) > 4096:
+			f.Add(field, "must be at most 4096 bytes")
+		}
+	}
+	for _, k := range platform.RequiredCredentials(name) {
+		if _, ok := creds[k]; !ok {
+			f.Add("credentials."+k, "is required")
+		}
+	}
+	if f != nil && len(*f) > 0 {
+		return
+	}
+	switch name {
+	case platform.Telegram:
+		if !telegramToken.MatchString(creds["bot_token"]) {
+			f.Add("credentials.bot_token", "is not a bot token of the form 123456:ABC... (from @BotFather)")
+		}
+		if !telegramChat.MatchString(creds["chat_id"]) {
+			f.Add("credentials.chat_id", "must be a numeric chat id or a @channelusername")
+		}
+	case platform.Discord:
+		if _, ok := discordWebhookID(creds["webhook_url"]); !ok {
+			f.Add("credentials.webhook_url", "must be a Discord webhook URL: https://discord.com/api/webhooks/{id}/{token}")
+		}
+	case platform.Mastodon:
+		if !isHTTPURL(creds["instance_url"]) {
+			f.Add("credentials.instance_url", "must be the instance's https URL, e.g. https://mastodon.social")
+		}
+	case platform.Bluesky:
+		if !blueskyHandle.MatchString(strings.TrimPrefix(creds["handle"], "@")) {
+			f.Add("credentials.handle", "must be a handle such as alice.bsky.social")
+		}
+		if pds, ok := creds["pds_url"]; ok && !isHTTPURL(pds) {
+			f.Add("credentials.pds_url", "must be an https URL")
+		}
+	}
+}
+
+func discordWebhookID(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		return "", false
+	}
+	switch u.Host {
+	case "discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com":
+	default:
+		return "", false
+	}
+	m := discordWebhook.FindStringSubmatch(u.Path)
+	if m == nil {
+		return "", false
+	}
+	return m[2], true
+}
+
+func isHTTPURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
+}
+
+// identityFromCredentials derives a stable account id and a username from credentials, never
+// revealing a secret: tokens are represented by a short fingerprint of their hash.
+func identityFromCredentials(name string, creds map[string]string) (externalID, username string) {
+	switch name {
+	case platform.Bluesky:
+		h := strings.ToLower(strings.TrimPrefix(creds["handle"], "@"))
+		return h, h
+	case platform.Telegram:
+		return creds["chat_id"], creds["chat_id"]
+	case platform.Discord:
+		id, _ := discordWebhookID(creds["webhook_url"])
+		return "webhook:" + id, "webhook " + id
+	case platform.Mastodon:
+		u, _ := url.Parse(creds["instance_url"])
+		fp := fingerprint(creds["access_token"])
+		return u.Host + ":" + fp, "@" + u.Host
+	default:
+		fp := fingerprint(creds["access_token"])
+		return "token:" + fp, fp
+	}
+}
+
+func fingerprint(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:8])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteChannel(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.NotFound("channel")
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+	return nil
+}
+
+// channelOptions answers the publish choices a channel offers. Until each platform's provider
+// reads them live (boards, creator settings, flair), they come from the platform registry's
+// static data, and the answer says so in source.
+func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.store.GetChannel(r.Context(), mustPrincipal(r).AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("channel")
+	}
+	if err != nil {
+		return err
+	}
+	options := platform.StaticOptions(c.Platform)
+	if options == nil {
+		options = map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "channel_id": c.ID, "platform": c.Platform,
+		"options": options, "source": "registry"})
+	return nil
+}

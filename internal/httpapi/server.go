@@ -1,0 +1,162 @@
+// Package httpapi is reelay's HTTP API: plain net/http handlers, one file per resource, each
+// reading as decode → validate → store → respond. Errors become the contract's error body in
+// one place (writeError).
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// APIPrefix is the base path of the versioned API.
+const APIPrefix = "/api/v1"
+
+// Options are what the API needs from the process that runs it.
+type Options struct {
+	Store *store.Store
+	// Box seals platform credentials before they are stored.
+	Box   *secret.Box
+	Usage *auth.UsageTracker
+	// OIDC verifies bearer tokens that are not reelay keys; nil when no issuer is configured.
+	OIDC           *auth.OIDCVerifier
+	OIDCAutoCreate bool
+	Logger         *slog.Logger
+	RateLimitRPS   float64
+	RateLimitBurst int
+	// Sandbox enables channels on the built-in platform simulators.
+	Sandbox bool
+	// Registry receives the request metrics; /metrics serves it.
+	Registry *prometheus.Registry
+	// OpenAPIJSON is the contract, served at /api/v1/openapi.json.
+	OpenAPIJSON []byte
+}
+
+// Server is the HTTP API.
+type Server struct {
+	store          *store.Store
+	box            *secret.Box
+	usage          *auth.UsageTracker
+	oidc           *auth.OIDCVerifier
+	oidcAutoCreate bool
+	sandbox        bool
+	log            *slog.Logger
+	limiter        *rateLimiter
+	metrics        *httpMetrics
+	registry       *prometheus.Registry
+	openapiJSON    []byte
+
+	mux     *http.ServeMux
+	methods map[string][]string // path pattern → methods served, for 405 answers
+	handler http.Handler
+}
+
+// New builds the API.
+func New(o Options) *Server {
+	s := &Server{
+		store: o.Store, box: o.Box, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
+		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst),
+		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
+		mux: http.NewServeMux(), methods: map[string][]string{},
+	}
+	if s.log == nil {
+		s.log = discardLogger
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	s.metrics = newHTTPMetrics(s.registry)
+	s.routes()
+	s.handler = s.observe(s.mux)
+	return s
+}
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) routes() {
+	// Operational endpoints, outside the versioned API and without credentials.
+	s.public("GET /healthz", s.healthz)
+	s.public("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	s.public("GET "+APIPrefix+"/openapi.json", s.openapi)
+
+	s.private("GET "+APIPrefix+"/projects", s.listProjects)
+	s.private("POST "+APIPrefix+"/projects", s.createProject)
+
+	s.private("GET "+APIPrefix+"/channels", s.listChannels)
+	s.private("POST "+APIPrefix+"/channels", s.createChannel)
+	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
+	s.private("GET "+APIPrefix+"/channels/{id}/options", s.channelOptions)
+
+	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
+	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)
+	s.private("DELETE "+APIPrefix+"/api-keys/{id}", s.revokeAPIKey)
+
+	// Every path registered above answers other methods with a 405 in the contract's body.
+	for path, methods := range s.methods {
+		sort.Strings(methods)
+		allow := strings.Join(methods, ", ")
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, apierr.Newf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed,
+				"%s is not allowed here; allowed: %s", r.Method, allow))
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path))
+	})
+}
+
+// handlerFunc is a handler that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) adapt(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) register(pattern string, h http.Handler) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.methods[path] = append(s.methods[path], method)
+	if method == http.MethodGet {
+		s.methods[path] = append(s.methods[path], http.MethodHead)
+	}
+	s.mux.Handle(pattern, h)
+}
+
+// public registers an endpoint that needs no credentials.
+func (s *Server) public(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
+
+// private registers an endpoint behind authentication and rate limiting.
+func (s *Server) private(pattern string, h handlerFunc) {
+	s.register(pattern, s.authenticate(s.adapt(h)))
+}
+
+// NewHTTPServer returns the http.Server settings reelay runs with: slow clients cannot hold
+// connections open forever, yet uploads of large videos have time to arrive (no read timeout
+// on bodies). Requests inherit baseCtx, so that shutdown reaches long waits.
+func NewHTTPServer(addr string, h http.Handler, baseCtx context.Context) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+	}
+}
