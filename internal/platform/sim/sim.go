@@ -1,0 +1,238 @@
+// Package sim holds faithful simulators of the platforms' APIs. Each speaks its platform's wire
+// protocol (paths, fields, status values, error shapes, processing delays) and is exactly as
+// strict as the platform's documentation: a simulator that accepts what the platform would
+// refuse is a bug. Sandbox channels publish to them, mounted on the server at
+// /sandbox/{platform}/, and every test uses them.
+//
+// This file holds what all simulators share: accounts and their misbehaviour, the record of
+// what was received (served as _introspect), and sandbox access tokens.
+package sim
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Behavior is how a sandbox account's platform misbehaves (DESIGN.md section 5).
+type Behavior struct {
+	// ProcessingMS is how long the platform takes to process an upload; < 0 uses the
+	// simulator's default.
+	ProcessingMS int `json:"processing_ms,omitempty"`
+	// Fail is none, reject (the platform refuses the video: permanent, with the platform's
+	// message), unavailable (every call 5xx), auth (token rejected), rate_limit (429 with
+	// Retry-After) or flaky (a share FailRate of calls fail transiently).
+	Fail     string  `json:"fail,omitempty"`
+	FailRate float64 `json:"fail_rate,omitempty"`
+}
+
+// Failure kinds.
+const (
+	FailNone        = "none"
+	FailReject      = "reject"
+	FailUnavailable = "unavailable"
+	FailAuth        = "auth"
+	FailRateLimit   = "rate_limit"
+	FailFlaky       = "flaky"
+)
+
+// Account is a simulated platform account.
+type Account struct {
+	// ID is the account's id on the platform (reelay's external_account_id).
+	ID       string
+	Username string
+	Behavior Behavior
+}
+
+// Accounts resolves the access token a request presents to the account it belongs to.
+type Accounts interface {
+	Resolve(ctx context.Context, token string) (Account, bool)
+}
+
+// StaticAccounts maps tokens to accounts; tests use it.
+type StaticAccounts map[string]Account
+
+// Resolve implements Accounts.
+func (s StaticAccounts) Resolve(_ context.Context, token string) (Account, bool) {
+	a, ok := s[token]
+	return a, ok
+}
+
+// CallFault decides whether one API call fails because of the account's behavior, and how:
+// "" (no fault), FailUnavailable, FailAuth or FailRateLimit. A flaky account fails a share of
+// calls as unavailable. Reject is not a call fault: each simulator refuses the video where its
+// platform would (usually at processing).
+func CallFault(b Behavior, rnd func() float64) string {
+	switch b.Fail {
+	case FailUnavailable, FailAuth, FailRateLimit:
+		return b.Fail
+	case FailFlaky:
+		rate := b.FailRate
+		if rate == 0 {
+			rate = 0.5
+		}
+		if rnd() < rate {
+			return FailUnavailable
+		}
+	}
+	return ""
+}
+
+// Upload is one complete upload a simulator received.
+type Upload struct {
+	Account string `json:"account"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
+}
+
+// Published is one item a simulator published.
+type Published struct {
+	Account string `json:"account"`
+	ID      string `json:"id"`
+	URL     string `json:"url"`
+	SHA256  string `json:"sha256"`
+	Text    string `json:"text"`
+}
+
+// Reply is one reply a simulator received.
+type Reply struct {
+	Account   string `json:"account"`
+	CommentID string `json:"comment_id"`
+	Text      string `json:"text"`
+}
+
+// Introspection is what GET /sandbox/{platform}/_introspect answers.
+type Introspection struct {
+	Uploads   []Upload    `json:"uploads"`
+	Published []Published `json:"published"`
+	Replies   []Reply     `json:"replies"`
+}
+
+// Recorder keeps what a simulator received. An upload repeated after a crash is recorded twice:
+// that is how tests prove nothing was uploaded twice.
+type Recorder struct {
+	mu  sync.Mutex
+	rec Introspection
+}
+
+// RecordUpload notes a complete upload.
+func (r *Recorder) RecordUpload(u Upload) {
+	r.mu.Lock()
+	r.rec.Uploads = append(r.rec.Uploads, u)
+	r.mu.Unlock()
+}
+
+// RecordPublished notes a published item.
+func (r *Recorder) RecordPublished(p Published) {
+	r.mu.Lock()
+	r.rec.Published = append(r.rec.Published, p)
+	r.mu.Unlock()
+}
+
+// RecordReply notes a reply.
+func (r *Recorder) RecordReply(rp Reply) {
+	r.mu.Lock()
+	r.rec.Replies = append(r.rec.Replies, rp)
+	r.mu.Unlock()
+}
+
+// Snapshot returns what was received for the accounts keep accepts (nil keeps all).
+func (r *Recorder) Snapshot(keep func(account string) bool) Introspection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := Introspection{Uploads: []Upload{}, Published: []Published{}, Replies: []Reply{}}
+	for _, u := range r.rec.Uploads {
+		if keep == nil || keep(u.Account) {
+			out.Uploads = append(out.Uploads, u)
+		}
+	}
+	for _, p := range r.rec.Published {
+		if keep == nil || keep(p.Account) {
+			out.Published = append(out.Published, p)
+		}
+	}
+	for _, rp := range r.rec.Replies {
+		if keep == nil || keep(rp.Account) {
+			out.Replies = append(out.Replies, rp)
+		}
+	}
+	return out
+}
+
+// Config is what every simulator is built with.
+type Config struct {
+	// BaseURL is where the simulator is reachable, without a trailing slash (e.g.
+	// http://127.0.0.1:8080/sandbox/youtube); URLs it hands out (upload URLs, permalinks of
+	// its API) start with it.
+	BaseURL  string
+	Accounts Accounts
+	Recorder *Recorder
+	// Now is the simulator's clock (time.Now when nil); tests move it to skip processing time.
+	Now func() time.Time
+	// Rand draws flaky failures (math/rand/v2's Float64 when nil).
+	Rand func() float64
+	// PullClient fetches media for pull-based uploads (Instagram video_url, TikTok
+	// PULL_FROM_URL); http.DefaultClient when nil.
+	PullClient *http.Client
+}
+
+// Normalize fills the defaults of c.
+func (c *Config) Normalize() {
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	if c.Recorder == nil {
+		c.Recorder = &Recorder{}
+	}
+	if c.PullClient == nil {
+		c.PullClient = http.DefaultClient
+	}
+}
+
+// Sandbox tokens are what sandbox channels present to the simulators as their platform access
+// token: "sbx1." + platform + "." + account + "." + MAC. They verify themselves, so the
+// simulator needs no token table, and a token for one account cannot be forged into another.
+
+const tokenPrefix = "sbx1."
+
+// SandboxToken mints the access token of a sandbox account.
+func SandboxToken(key []byte, platform, account string) string {
+	return tokenPrefix + platform + "." + account + "." + tokenMAC(key, platform, account)
+}
+
+// ParseSandboxToken verifies a sandbox token and returns the platform and account it is for.
+func ParseSandboxToken(key []byte, token string) (platform, account string, ok bool) {
+	rest, found := strings.CutPrefix(token, tokenPrefix)
+	if !found {
+		return "", "", false
+	}
+	platform, rest, found = strings.Cut(rest, ".")
+	if !found {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	account, mac := rest[:i], rest[i+1:]
+	if !hmac.Equal([]byte(mac), []byte(tokenMAC(key, platform, account))) {
+		return "", "", false
+	}
+	return platform, account, true
+}
+
+func tokenMAC(key []byte, platform, account string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("reelay-sandbox-token|" + platform + "|" + account))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}

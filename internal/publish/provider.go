@@ -1,0 +1,149 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Provider delivers a video to one platform. The publisher drives each destination through
+// Step, one step per call, and stores the returned State before calling again, so that a
+// process that dies between steps resumes from the last stored state instead of starting over
+// (and never uploads the same bytes twice when the platform offers a way to resume).
+//
+// Step must be safe to call again with the same State after a crash at any point: a step that
+// cannot know whether its last request reached the platform asks the platform (YouTube's
+// upload status query, TikTok's status fetch) before repeating it.
+type Provider interface {
+	// Platform is the platform identifier, e.g. "youtube".
+	Platform() string
+	// Step performs the next step of delivering d and reports where the destination stands.
+	// Errors are *Error values (transient or permanent, with a category); any other error is
+	// treated as transient.
+	Step(ctx context.Context, d *Destination) (Outcome, error)
+}
+
+// Destination is what a provider needs to deliver one post to one channel.
+type Destination struct {
+	// ID is reelay's destination id, stable across retries: providers use it as the
+	// idempotency key where the platform accepts one (Mastodon's Idempotency-Key).
+	ID string
+	// Account is the channel's id on the platform (external_account_id).
+	Account string
+	// Credentials are the channel's platform credentials, unsealed (access_token, ...).
+	Credentials map[string]string
+	// BaseURL is the platform API's base URL (the simulator's for sandbox channels).
+	BaseURL string
+	// Title and Caption are the post's common texts; Options is the per-platform object of the
+	// request (e.g. {"privacy_status":"unlisted"}) after validation, with defaults applied.
+	Title   string
+	Caption string
+	Options json.RawMessage
+	Video   Media
+	// Thumbnail is optional.
+	Thumbnail *Media
+	// State is what the last Step returned (nil before the first step).
+	State json.RawMessage
+}
+
+// Media is a stored video or image.
+type Media struct {
+	Size        int64
+	SHA256      string // hex
+	ContentType string // video/mp4, video/quicktime, video/webm, image/jpeg, ...
+	Width       int
+	Height      int
+	Duration    time.Duration
+	// Open reads the bytes from offset on, for push uploads. Providers stream from it; they
+	// never hold a whole video in memory.
+	Open func(ctx context.Context, offset int64) (io.ReadCloser, error)
+	// URL is a signed, expiring link to the bytes, for platforms that pull (Instagram, Threads,
+	// TikTok PULL_FROM_URL).
+	URL string
+}
+
+// Upload statuses of a destination (upload_status in the API).
+const (
+	StatusQueued      = "queued"
+	StatusUploading   = "uploading"
+	StatusProcessing  = "processing"
+	StatusPublished   = "published"
+	StatusSentToInbox = "sent_to_inbox"
+	StatusFailed      = "failed"
+	StatusCanceled    = "canceled"
+)
+
+// Outcome is where a destination stands after a step.
+type Outcome struct {
+	// Status is one of uploading, processing, published or sent_to_inbox.
+	Status string
+	// State is stored and handed back on the next Step: the platform's own references
+	// (resumable session URI, container id, publish id, bytes confirmed, ...).
+	State json.RawMessage
+	// After asks the publisher to wait before the next step (processing polls); 0 = at once.
+	After time.Duration
+	// ExternalID and URL identify the published item once known.
+	ExternalID string
+	URL        string
+	// Message is platform feedback worth showing even on success (e.g. TikTok inbox mode).
+	Message string
+}
+
+// Done reports whether the destination needs no further step.
+func (o Outcome) Done() bool {
+	return o.Status == StatusPublished || o.Status == StatusSentToInbox
+}
+
+// Error categories (error_category in the API).
+const (
+	CategoryAuthExpired         = "auth_expired"
+	CategoryMediaRejected       = "media_rejected"
+	CategoryRateLimited         = "rate_limited"
+	CategoryQuotaExceeded       = "quota_exceeded"
+	CategoryUpstreamUnavailable = "upstream_unavailable"
+	CategoryInvalidOptions      = "invalid_options"
+	CategoryInternal            = "internal"
+)
+
+// Error is a platform failure, classified. Message is the platform's own words, readable.
+type Error struct {
+	Category string
+	// Transient errors are retried with back-off; permanent ones fail the destination at once.
+	Transient bool
+	// RetryAfter is the platform's Retry-After, when it gave one.
+	RetryAfter time.Duration
+	Message    string
+	// Status is the HTTP status the platform answered, when there was one.
+	Status int
+}
+
+func (e *Error) Error() string {
+	kind := "permanent"
+	if e.Transient {
+		kind = "transient"
+	}
+	return fmt.Sprintf("%s %s error (HTTP %d): %s", kind, e.Category, e.Status, e.Message)
+}
+
+// Transient returns a retryable error.
+func Transient(category string, status int, retryAfter time.Duration, format string, args ...any) *Error {
+	return &Error{Category: category, Transient: true, Status: status, RetryAfter: retryAfter, Message: fmt.Sprintf(format, args...)}
+}
+
+// Permanent returns an error that fails the destination at once.
+func Permanent(category string, status int, format string, args ...any) *Error {
+	return &Error{Category: category, Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError classifies any error: an *Error as it is, a context deadline or other failure as a
+// transient upstream_unavailable error.
+func AsError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &Error{Category: CategoryUpstreamUnavailable, Transient: true, Message: err.Error()}
+}
