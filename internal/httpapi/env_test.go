@@ -35,10 +35,10 @@ type tenant struct {
 // env is a server on a real store, with two tenants, whose every answer is checked against the
 // OpenAPI document.
 type env struct {
-	t      *testing.T
-	st     *store.Store
-	h      http.Handler
-	usage  *auth.UsageTracker
+	t       *testing.T
+	st      *store.Store
+	h       http.Handler
+	usage   *auth.UsageTracker
 	a, b    tenant
 	routers []routers.Router
 }
