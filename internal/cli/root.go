@@ -79,7 +79,7 @@ func withEnv(cmd *cobra.Command, finish func() error) {
 // storage flags (the same one a running server uses).
 func storageCommand(cmd *cobra.Command, cfg *config.Config) {
 	cfg.RegisterStorage(cmd.Flags())
-	withEnv(cmd, cfg.Finish)
+	withEnv(cmd, cfg.FinishStorage)
 }
 
 func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {

@@ -101,10 +101,19 @@ func ApplyEnv(fs *pflag.FlagSet) error {
 	return errors.Join(errs...)
 }
 
-// Finish fills the settings that default to others and checks the whole.
-func (c *Config) Finish() error {
+// FinishStorage fills the storage settings that default to others; it is all that the local
+// administration commands need.
+func (c *Config) FinishStorage() error {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = filepath.Join(c.DataDir, "reelay.db")
+	}
+	return nil
+}
+
+// Finish fills the server settings that default to others and checks the whole.
+func (c *Config) Finish() error {
+	if err := c.FinishStorage(); err != nil {
+		return err
 	}
 	if c.BlobURL == "" {
 		abs, err := filepath.Abs(filepath.Join(c.DataDir, "blobs"))

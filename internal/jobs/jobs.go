@@ -40,6 +40,8 @@ type Config struct {
 type Queue struct {
 	sqlite *river.Client[*sql.Tx]
 	pg     *river.Client[pgx.Tx]
+	// working is false for an insert-only queue, which has nothing to start.
+	working bool
 }
 
 // New builds a Queue on the store's database.
@@ -54,8 +56,11 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 		JobTimeout:        cfg.JobTimeout,
 		MaxAttempts:       cfg.MaxAttempts,
 	}
+	// Without workers there is nothing to work: the queue only inserts (River refuses to start
+	// queues with no worker).
 	if rc.Workers == nil {
 		rc.Workers = river.NewWorkers()
+		rc.Queues = nil
 	}
 	if rc.Logger == nil {
 		rc.Logger = slog.New(slog.DiscardHandler)
@@ -66,7 +71,7 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	if rc.FetchCooldown > rc.FetchPollInterval {
 		rc.FetchCooldown = rc.FetchPollInterval
 	}
-	q := &Queue{}
+	q := &Queue{working: len(rc.Queues) > 0}
 	var err error
 	switch st.Dialect() {
 	case store.Postgres:
@@ -82,6 +87,9 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 
 // Start starts working jobs (a no-op for an insert-only queue).
 func (q *Queue) Start(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
 	if q.pg != nil {
 		return q.pg.Start(ctx)
 	}
@@ -90,6 +98,9 @@ func (q *Queue) Start(ctx context.Context) error {
 
 // Stop stops fetching new jobs and waits for running ones, until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
 	if q.pg != nil {
 		return q.pg.Stop(ctx)
 	}
