@@ -1,0 +1,480 @@
+package publish
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Request is a publish request as the seed defines POST /publish, in JSON or multipart form.
+type Request struct {
+	ProjectID      string   `json:"project_id"`
+	ChannelIDs     []string `json:"channel_ids,omitempty"`
+	VideoURL       string   `json:"video_url,omitempty"`
+	ThumbnailURL   string   `json:"thumbnail_url,omitempty"`
+	Title          string   `json:"title,omitempty"`
+	Caption        string   `json:"caption,omitempty"`
+	Platforms      []string `json:"platforms,omitempty"`
+	ScheduledFor   string   `json:"scheduled_for,omitempty"`
+	AllowDuplicate bool     `json:"allow_duplicate,omitempty"`
+
+	YouTube   *YouTubeOptions   `json:"youtube,omitempty"`
+	Instagram *InstagramOptions `json:"instagram,omitempty"`
+	TikTok    *TikTokOptions    `json:"tiktok,omitempty"`
+	LinkedIn  *LinkedInOptions  `json:"linkedin,omitempty"`
+	Pinterest *PinterestOptions `json:"pinterest,omitempty"`
+	Threads   *TextOptions      `json:"threads,omitempty"`
+	Facebook  *FacebookOptions  `json:"facebook,omitempty"`
+	Bluesky   *TextOptions      `json:"bluesky,omitempty"`
+	Telegram  *TelegramOptions  `json:"telegram,omitempty"`
+	Discord   *DiscordOptions   `json:"discord,omitempty"`
+	Mastodon  *TextOptions      `json:"mastodon,omitempty"`
+	Reddit    *RedditOptions    `json:"reddit,omitempty"`
+}
+
+// The per-platform objects of the seed. Booleans are pointers so that "not given" can take the
+// seed's default; after Resolve every field holds the value that will be sent.
+
+// YouTubeOptions is the seed's youtube object.
+type YouTubeOptions struct {
+	Title         string `json:"title,omitempty"`
+	Description   string `json:"description,omitempty"`
+	PrivacyStatus string `json:"privacy_status,omitempty"`
+	MadeForKids   *bool  `json:"made_for_kids,omitempty"`
+}
+
+// InstagramOptions is the seed's instagram object.
+type InstagramOptions struct {
+	Caption     string `json:"caption,omitempty"`
+	ShareToFeed *bool  `json:"share_to_feed,omitempty"`
+}
+
+// TikTokOptions is the seed's tiktok object.
+type TikTokOptions struct {
+	Mode         string `json:"mode,omitempty"`
+	Title        string `json:"title,omitempty"`
+	PrivacyLevel string `json:"privacy_level,omitempty"`
+	IsAIGC       *bool  `json:"is_aigc,omitempty"`
+	AllowComment *bool  `json:"allow_comment,omitempty"`
+	AllowDuet    *bool  `json:"allow_duet,omitempty"`
+	AllowStitch  *bool  `json:"allow_stitch,omitempty"`
+}
+
+// LinkedInOptions is the seed's linkedin object.
+type LinkedInOptions struct {
+	Commentary string `json:"commentary,omitempty"`
+	Title      string `json:"title,omitempty"`
+}
+
+// PinterestOptions is the seed's pinterest object.
+type PinterestOptions struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Link        string `json:"link,omitempty"`
+	BoardID     string `json:"board_id,omitempty"`
+}
+
+// TextOptions is the object of platforms whose post is one text: threads, bluesky, mastodon.
+type TextOptions struct {
+	Text string `json:"text,omitempty"`
+}
+
+// FacebookOptions is the seed's facebook object.
+type FacebookOptions struct {
+	Description string `json:"description,omitempty"`
+	Title       string `json:"title,omitempty"`
+}
+
+// TelegramOptions is the seed's telegram object.
+type TelegramOptions struct {
+	Caption string `json:"caption,omitempty"`
+}
+
+// DiscordOptions is the seed's discord object.
+type DiscordOptions struct {
+	Content string `json:"content,omitempty"`
+}
+
+// RedditOptions is the seed's reddit object.
+type RedditOptions struct {
+	Title     string `json:"title,omitempty"`
+	Subreddit string `json:"subreddit,omitempty"`
+	NSFW      *bool  `json:"nsfw,omitempty"`
+	Spoiler   *bool  `json:"spoiler,omitempty"`
+}
+
+// Service-wide limits of the seed (section 8).
+const (
+	MaxTitle      = 100
+	MaxCaption    = 5000
+	MaxURL        = 2048
+	MaxVideoBytes = 100 << 20
+	MaxThumbBytes = 10 << 20
+	// maxScheduleAhead bounds scheduled_for: a post a year out is almost surely a typo.
+	maxScheduleAhead = 365 * 24 * time.Hour
+)
+
+// Enumerations of the seed's per-platform objects.
+var (
+	youtubePrivacy = []string{"public", "unlisted", "private"}
+	tiktokModes    = []string{"inbox", "direct"}
+	tiktokPrivacy  = []string{"PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"}
+)
+
+// CheckStatic validates everything that needs neither the database nor the media: ids, URLs,
+// lengths, enumerations and the schedule. hasUpload says the video arrives as a file rather
+// than as video_url.
+func (r *Request) CheckStatic(now time.Time, hasUpload, hasThumbUpload bool) (scheduledFor *time.Time, f apierr.Fields) {
+	switch {
+	case r.ProjectID == "":
+		f.Add("project_id", "is required")
+	case !isUUID(r.ProjectID):
+		f.Add("project_id", "must be a UUID")
+	}
+	seen := map[string]bool{}
+	for i, id := range r.ChannelIDs {
+		field := fmt.Sprintf("channel_ids[%d]", i)
+		switch {
+		case !isUUID(id):
+			f.Add(field, "must be a UUID")
+		case seen[id]:
+			f.Add(field, "is listed twice")
+		}
+		seen[id] = true
+	}
+	switch {
+	case hasUpload && r.VideoURL != "":
+		f.Add("video_url", "give either video_url or an uploaded video file, not both")
+	case !hasUpload && r.VideoURL == "":
+		f.Add("video_url", "is required (or upload the file as multipart field \"video\")")
+	case r.VideoURL != "":
+		checkMediaURL(&f, "video_url", r.VideoURL)
+	}
+	if r.ThumbnailURL != "" {
+		if hasThumbUpload {
+			f.Add("thumbnail_url", "give either thumbnail_url or an uploaded thumbnail, not both")
+		} else {
+			checkMediaURL(&f, "thumbnail_url", r.ThumbnailURL)
+		}
+	}
+	checkChars(&f, "title", r.Title, MaxTitle)
+	checkChars(&f, "caption", r.Caption, MaxCaption)
+	seenPlatform := map[string]bool{}
+	for i, p := range r.Platforms {
+		field := fmt.Sprintf("platforms[%d]", i)
+		switch {
+		case !platform.Valid(p):
+			f.Addf(field, "unknown platform %q; one of %s", p, strings.Join(platform.All, ", "))
+		case seenPlatform[p]:
+			f.Addf(field, "%s is listed twice", p)
+		}
+		seenPlatform[p] = true
+	}
+	if r.ScheduledFor != "" {
+		scheduledFor = checkSchedule(&f, r.ScheduledFor, now)
+	}
+	r.checkOptions(&f)
+	return scheduledFor, f
+}
+
+func checkMediaURL(f *apierr.Fields, field, raw string) {
+	if len(raw) > MaxURL {
+		f.Addf(field, "must be at most %d characters", MaxURL)
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		f.Add(field, "must be an absolute http or https URL")
+		return
+	}
+	if u.User != nil {
+		f.Add(field, "must not carry a user name or password")
+	}
+}
+
+// checkSchedule parses scheduled_for: RFC 3339 with an explicit offset (a time without one is
+// ambiguous), in the future.
+func checkSchedule(f *apierr.Fields, raw string, now time.Time) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		f.Add("scheduled_for", "must be an ISO 8601 date-time with a timezone offset, e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00")
+		return nil
+	}
+	switch {
+	case !t.After(now):
+		f.Addf("scheduled_for", "must be in the future (now is %s); omit it to publish now", now.UTC().Format(time.RFC3339))
+		return nil
+	case t.Sub(now) > maxScheduleAhead:
+		f.Add("scheduled_for", "must be at most one year ahead")
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func checkChars(f *apierr.Fields, field, v string, max int) {
+	if !utf8.ValidString(v) {
+		f.Add(field, "must be valid UTF-8")
+		return
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		f.Addf(field, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+func checkEnum(f *apierr.Fields, field, v string, allowed []string) {
+	if v != "" && !slices.Contains(allowed, v) {
+		f.Addf(field, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
+	}
+}
+
+// checkOptions validates the per-platform objects that were given, with the seed's limits
+// (the registry holds them, counted the way each platform counts).
+func (r *Request) checkOptions(f *apierr.Fields) {
+	if o := r.YouTube; o != nil {
+		checkEnum(f, "youtube.privacy_status", o.PrivacyStatus, youtubePrivacy)
+		checkText(f, platform.YouTube, "title", "youtube.title", o.Title)
+		checkText(f, platform.YouTube, "description", "youtube.description", o.Description)
+	}
+	if o := r.Instagram; o != nil {
+		checkText(f, platform.Instagram, "caption", "instagram.caption", o.Caption)
+	}
+	if o := r.TikTok; o != nil {
+		checkEnum(f, "tiktok.mode", o.Mode, tiktokModes)
+		checkEnum(f, "tiktok.privacy_level", o.PrivacyLevel, tiktokPrivacy)
+		checkText(f, platform.TikTok, "title", "tiktok.title", o.Title)
+	}
+	if o := r.LinkedIn; o != nil {
+		checkText(f, platform.LinkedIn, "commentary", "linkedin.commentary", o.Commentary)
+		checkText(f, platform.LinkedIn, "title", "linkedin.title", o.Title)
+	}
+	if o := r.Pinterest; o != nil {
+		checkText(f, platform.Pinterest, "title", "pinterest.title", o.Title)
+		checkText(f, platform.Pinterest, "description", "pinterest.description", o.Description)
+		if o.Link != "" {
+			checkMediaURL(f, "pinterest.link", o.Link)
+		}
+		checkChars(f, "pinterest.board_id", o.BoardID, 64)
+	}
+	if o := r.Threads; o != nil {
+		checkText(f, platform.Threads, "text", "threads.text", o.Text)
+	}
+	if o := r.Facebook; o != nil {
+		checkText(f, platform.Facebook, "description", "facebook.description", o.Description)
+		checkText(f, platform.Facebook, "title", "facebook.title", o.Title)
+	}
+	if o := r.Bluesky; o != nil {
+		checkText(f, platform.Bluesky, "text", "bluesky.text", o.Text)
+	}
+	if o := r.Telegram; o != nil {
+		checkText(f, platform.Telegram, "caption", "telegram.caption", o.Caption)
+	}
+	if o := r.Discord; o != nil {
+		checkText(f, platform.Discord, "content", "discord.content", o.Content)
+	}
+	if o := r.Mastodon; o != nil {
+		checkText(f, platform.Mastodon, "text", "mastodon.text", o.Text)
+	}
+	if o := r.Reddit; o != nil {
+		checkText(f, platform.Reddit, "title", "reddit.title", o.Title)
+		if o.Subreddit != "" && !validSubreddit(o.Subreddit) {
+			f.Add("reddit.subreddit", "must be a subreddit name (3–21 letters, digits or underscores), without r/")
+		}
+	}
+}
+
+// checkText checks v against the platform's limit for one of its fields.
+func checkText(f *apierr.Fields, name, key, field, v string) {
+	if !utf8.ValidString(v) {
+		f.Add(field, "must be valid UTF-8")
+		return
+	}
+	caps, _ := platform.CapabilitiesOf(name)
+	lim, ok := caps.Text[key]
+	if !ok || lim.Check(v) {
+		return
+	}
+	f.Addf(field, "is %d %s long; %s allows %d", lim.Count(v), unitWord(lim.Unit), platform.DisplayName(name), lim.Max)
+}
+
+func unitWord(unit string) string {
+	switch unit {
+	case platform.UnitGraphemes:
+		return "characters (graphemes)"
+	case platform.UnitUTF16:
+		return "UTF-16 units"
+	case platform.UnitBytes:
+		return "bytes"
+	default:
+		return "characters"
+	}
+}
+
+func validSubreddit(s string) bool {
+	if len(s) < 2 || len(s) > 21 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}
+
+// EffectiveOptions returns what will be sent to one platform: its object with the seed's
+// defaults applied, and its texts falling back to the post's title and caption where the
+// platform object leaves them out. The result is checked against the platform's limits, so a
+// caption fine for YouTube but too long for Bluesky is refused naming both, before anything
+// is written; and required choices (Pinterest board, subreddit) are checked here.
+func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessage {
+	first := func(vs ...string) string {
+		for _, v := range vs {
+			if v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	// derived checks a text that came from title or caption rather than the platform object.
+	derived := func(key, field, v, from string) {
+		caps, _ := platform.CapabilitiesOf(name)
+		lim, ok := caps.Text[key]
+		if !ok || lim.Check(v) {
+			return
+		}
+		f.Addf(from, "is %d %s long, over %s's limit of %d for %s; shorten it or set %s",
+			lim.Count(v), unitWord(lim.Unit), platform.DisplayName(name), lim.Max, field, field)
+	}
+	// text picks the platform's own value when given, else the fallback (checked as derived).
+	text := func(key, field, own, fallback, from string) string {
+		if own != "" {
+			return own
+		}
+		if fallback != "" {
+			derived(key, field, fallback, from)
+		}
+		return fallback
+	}
+	body := func() (string, string) {
+		if r.Caption != "" {
+			return r.Caption, "caption"
+		}
+		return r.Title, "title"
+	}
+	captionOrTitle, from := body()
+	var out any
+	switch name {
+	case platform.YouTube:
+		o := deref(r.YouTube)
+		o.Title = text("title", "youtube.title", o.Title, r.Title, "title")
+		if o.Title == "" {
+			f.Add("title", "is required for YouTube (or set youtube.title)")
+		}
+		o.Description = text("description", "youtube.description", o.Description, r.Caption, "caption")
+		o.PrivacyStatus = first(o.PrivacyStatus, "public")
+		o.MadeForKids = boolOr(o.MadeForKids, false)
+		out = o
+	case platform.Instagram:
+		o := deref(r.Instagram)
+		o.Caption = text("caption", "instagram.caption", o.Caption, captionOrTitle, from)
+		o.ShareToFeed = boolOr(o.ShareToFeed, true)
+		out = o
+	case platform.TikTok:
+		o := deref(r.TikTok)
+		o.Title = text("title", "tiktok.title", o.Title, captionOrTitle, from)
+		o.Mode = first(o.Mode, "inbox")
+		o.PrivacyLevel = first(o.PrivacyLevel, "PUBLIC_TO_EVERYONE")
+		o.IsAIGC = boolOr(o.IsAIGC, false)
+		o.AllowComment = boolOr(o.AllowComment, true)
+		o.AllowDuet = boolOr(o.AllowDuet, true)
+		o.AllowStitch = boolOr(o.AllowStitch, true)
+		out = o
+	case platform.LinkedIn:
+		o := deref(r.LinkedIn)
+		o.Commentary = text("commentary", "linkedin.commentary", o.Commentary, captionOrTitle, from)
+		o.Title = text("title", "linkedin.title", o.Title, r.Title, "title")
+		out = o
+	case platform.Pinterest:
+		o := deref(r.Pinterest)
+		o.Title = text("title", "pinterest.title", o.Title, r.Title, "title")
+		o.Description = text("description", "pinterest.description", o.Description, r.Caption, "caption")
+		if o.BoardID == "" {
+			f.Add("pinterest.board_id", "is required to publish to Pinterest (GET /channels/{id}/options lists the boards)")
+		}
+		out = o
+	case platform.Threads, platform.Bluesky, platform.Mastodon:
+		var o TextOptions
+		switch name {
+		case platform.Threads:
+			o = deref(r.Threads)
+		case platform.Bluesky:
+			o = deref(r.Bluesky)
+		default:
+			o = deref(r.Mastodon)
+		}
+		o.Text = text("text", name+".text", o.Text, captionOrTitle, from)
+		out = o
+	case platform.Facebook:
+		o := deref(r.Facebook)
+		o.Description = text("description", "facebook.description", o.Description, r.Caption, "caption")
+		o.Title = text("title", "facebook.title", o.Title, r.Title, "title")
+		out = o
+	case platform.Telegram:
+		o := deref(r.Telegram)
+		o.Caption = text("caption", "telegram.caption", o.Caption, captionOrTitle, from)
+		out = o
+	case platform.Discord:
+		o := deref(r.Discord)
+		o.Content = text("content", "discord.content", o.Content, captionOrTitle, from)
+		out = o
+	case platform.Reddit:
+		o := deref(r.Reddit)
+		o.Title = text("title", "reddit.title", o.Title, r.Title, "title")
+		if o.Title == "" {
+			f.Add("reddit.title", "is required to publish to Reddit (or set title)")
+		}
+		if o.Subreddit == "" {
+			f.Add("reddit.subreddit", "is required to publish to Reddit")
+		}
+		o.NSFW = boolOr(o.NSFW, false)
+		o.Spoiler = boolOr(o.Spoiler, false)
+		out = o
+	default:
+		out = struct{}{}
+	}
+	raw, _ := json.Marshal(out)
+	return raw
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+func boolOr(p *bool, def bool) *bool {
+	if p != nil {
+		return p
+	}
+	return &def
+}

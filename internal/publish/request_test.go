@@ -1,0 +1,167 @@
+package publish
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+)
+
+var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+const projectID = "6f1f7c1e-3a52-4f53-9a51-0d7f6f0e0b11"
+
+func valid() Request {
+	return Request{ProjectID: projectID, VideoURL: "https://cdn.example/v.mp4", Title: "Hello", Caption: "A caption #go"}
+}
+
+func TestCheckStatic(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		mut    func(r *Request)
+		upload bool
+		field  string // "" = valid
+	}{
+		{"valid", func(r *Request) {}, false, ""},
+		{"valid upload", func(r *Request) { r.VideoURL = "" }, true, ""},
+		{"no project", func(r *Request) { r.ProjectID = "" }, false, "project_id"},
+		{"bad project", func(r *Request) { r.ProjectID = "p1" }, false, "project_id"},
+		{"no video", func(r *Request) { r.VideoURL = "" }, false, "video_url"},
+		{"both videos", func(r *Request) {}, true, "video_url"},
+		{"ftp video", func(r *Request) { r.VideoURL = "ftp://x/v.mp4" }, false, "video_url"},
+		{"relative video", func(r *Request) { r.VideoURL = "/v.mp4" }, false, "video_url"},
+		{"userinfo video", func(r *Request) { r.VideoURL = "https://u:p@x/v.mp4" }, false, "video_url"},
+		{"long url", func(r *Request) { r.VideoURL = "https://x/" + strings.Repeat("a", 2048) }, false, "video_url"},
+		{"bad thumbnail", func(r *Request) { r.ThumbnailURL = "file:///etc/passwd" }, false, "thumbnail_url"},
+		{"title 100", func(r *Request) { r.Title = strings.Repeat("é", 100) }, false, ""},
+		{"title 101", func(r *Request) { r.Title = strings.Repeat("é", 101) }, false, "title"},
+		{"caption 5001", func(r *Request) { r.Caption = strings.Repeat("c", 5001) }, false, "caption"},
+		{"bad utf8", func(r *Request) { r.Title = "\xff" }, false, "title"},
+		{"unknown platform", func(r *Request) { r.Platforms = []string{"youtube", "vine"} }, false, "platforms[1]"},
+		{"duplicate platform", func(r *Request) { r.Platforms = []string{"tiktok", "tiktok"} }, false, "platforms[1]"},
+		{"bad channel id", func(r *Request) { r.ChannelIDs = []string{"c"} }, false, "channel_ids[0]"},
+		{"duplicate channel", func(r *Request) { r.ChannelIDs = []string{projectID, projectID} }, false, "channel_ids[1]"},
+		{"schedule ok", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00:00+01:00" }, false, ""},
+		{"schedule past", func(r *Request) { r.ScheduledFor = "2026-11-21T11:59:59Z" }, false, "scheduled_for"},
+		{"schedule no offset", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00:00" }, false, "scheduled_for"},
+		{"schedule far", func(r *Request) { r.ScheduledFor = "2028-01-01T00:00:00Z" }, false, "scheduled_for"},
+		{"youtube privacy", func(r *Request) { r.YouTube = &YouTubeOptions{PrivacyStatus: "friends"} }, false, "youtube.privacy_status"},
+		{"tiktok mode", func(r *Request) { r.TikTok = &TikTokOptions{Mode: "draft"} }, false, "tiktok.mode"},
+		{"tiktok privacy", func(r *Request) { r.TikTok = &TikTokOptions{PrivacyLevel: "public"} }, false, "tiktok.privacy_level"},
+		{"linkedin 3000", func(r *Request) { r.LinkedIn = &LinkedInOptions{Commentary: strings.Repeat("l", 3000)} }, false, ""},
+		{"linkedin 3001", func(r *Request) { r.LinkedIn = &LinkedInOptions{Commentary: strings.Repeat("l", 3001)} }, false, "linkedin.commentary"},
+		{"linkedin title", func(r *Request) { r.LinkedIn = &LinkedInOptions{Title: strings.Repeat("l", 201)} }, false, "linkedin.title"},
+		{"pinterest title", func(r *Request) { r.Pinterest = &PinterestOptions{Title: strings.Repeat("p", 101)} }, false, "pinterest.title"},
+		{"pinterest description", func(r *Request) { r.Pinterest = &PinterestOptions{Description: strings.Repeat("p", 501)} }, false, "pinterest.description"},
+		{"pinterest link", func(r *Request) { r.Pinterest = &PinterestOptions{Link: "javascript:alert(1)"} }, false, "pinterest.link"},
+		{"threads", func(r *Request) { r.Threads = &TextOptions{Text: strings.Repeat("t", 501)} }, false, "threads.text"},
+		{"facebook description", func(r *Request) { r.Facebook = &FacebookOptions{Description: strings.Repeat("f", 5001)} }, false, "facebook.description"},
+		{"facebook title", func(r *Request) { r.Facebook = &FacebookOptions{Title: strings.Repeat("f", 201)} }, false, "facebook.title"},
+		{"bluesky 300 emoji", func(r *Request) { r.Bluesky = &TextOptions{Text: strings.Repeat("👩‍👩‍👧", 300)} }, false, ""},
+		{"bluesky 301", func(r *Request) { r.Bluesky = &TextOptions{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
+		{"telegram", func(r *Request) { r.Telegram = &TelegramOptions{Caption: strings.Repeat("t", 1025)} }, false, "telegram.caption"},
+		{"discord", func(r *Request) { r.Discord = &DiscordOptions{Content: strings.Repeat("d", 2001)} }, false, "discord.content"},
+		{"mastodon", func(r *Request) { r.Mastodon = &TextOptions{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
+		{"reddit title", func(r *Request) { r.Reddit = &RedditOptions{Title: strings.Repeat("r", 301)} }, false, "reddit.title"},
+		{"reddit subreddit", func(r *Request) { r.Reddit = &RedditOptions{Subreddit: "r/golang"} }, false, "reddit.subreddit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := valid()
+			c.mut(&r)
+			_, f := r.CheckStatic(testNow, c.upload, false)
+			if c.field == "" {
+				if len(f) != 0 {
+					t.Fatalf("refused: %v", f)
+				}
+				return
+			}
+			if f[c.field] == "" {
+				t.Fatalf("no problem reported for %s; got %v", c.field, f)
+			}
+		})
+	}
+}
+
+func TestScheduleIsUTC(t *testing.T) {
+	t.Parallel()
+	r := valid()
+	r.ScheduledFor = "2026-11-22T10:30:00+02:00"
+	at, f := r.CheckStatic(testNow, false, false)
+	if len(f) != 0 || at == nil || !at.Equal(time.Date(2026, 11, 22, 8, 30, 0, 0, time.UTC)) || at.Location() != time.UTC {
+		t.Fatalf("scheduled_for = %v, %v", at, f)
+	}
+}
+
+func TestEffectiveOptions(t *testing.T) {
+	t.Parallel()
+	decode := func(raw json.RawMessage) map[string]any {
+		var m map[string]any
+		json.Unmarshal(raw, &m)
+		return m
+	}
+	r := valid()
+	var f apierr.Fields
+	yt := decode(r.EffectiveOptions("youtube", &f))
+	if yt["title"] != "Hello" || yt["description"] != "A caption #go" || yt["privacy_status"] != "public" || yt["made_for_kids"] != false {
+		t.Errorf("youtube defaults: %v", yt)
+	}
+	tt := decode(r.EffectiveOptions("tiktok", &f))
+	if tt["mode"] != "inbox" || tt["privacy_level"] != "PUBLIC_TO_EVERYONE" || tt["title"] != "A caption #go" ||
+		tt["allow_comment"] != true || tt["allow_duet"] != true || tt["allow_stitch"] != true || tt["is_aigc"] != false {
+		t.Errorf("tiktok defaults: %v", tt)
+	}
+	ig := decode(r.EffectiveOptions("instagram", &f))
+	if ig["caption"] != "A caption #go" || ig["share_to_feed"] != true {
+		t.Errorf("instagram defaults: %v", ig)
+	}
+	// The platform's own value wins over the fallback; an explicit false stays false.
+	no := false
+	r.Instagram = &InstagramOptions{Caption: "IG only", ShareToFeed: &no}
+	ig = decode(r.EffectiveOptions("instagram", &f))
+	if ig["caption"] != "IG only" || ig["share_to_feed"] != false {
+		t.Errorf("instagram explicit: %v", ig)
+	}
+	if len(f) != 0 {
+		t.Fatalf("valid request refused: %v", f)
+	}
+
+	// A caption fine for the service is too long for Bluesky: refused naming caption and the
+	// field to set instead.
+	r = valid()
+	r.Caption = strings.Repeat("x", 301)
+	f = nil
+	r.EffectiveOptions("bluesky", &f)
+	if !strings.Contains(f["caption"], "Bluesky") || !strings.Contains(f["caption"], "bluesky.text") {
+		t.Errorf("derived limit: %v", f)
+	}
+	// Setting the platform's own text resolves it.
+	r.Bluesky = &TextOptions{Text: "short"}
+	f = nil
+	r.EffectiveOptions("bluesky", &f)
+	if len(f) != 0 {
+		t.Errorf("own text still refused: %v", f)
+	}
+
+	// Required choices.
+	r = valid()
+	f = nil
+	r.EffectiveOptions("pinterest", &f)
+	if f["pinterest.board_id"] == "" {
+		t.Errorf("pinterest without a board: %v", f)
+	}
+	r.Title = ""
+	f = nil
+	r.EffectiveOptions("reddit", &f)
+	if f["reddit.subreddit"] == "" || f["reddit.title"] == "" {
+		t.Errorf("reddit without subreddit and title: %v", f)
+	}
+	f = nil
+	r.EffectiveOptions("youtube", &f)
+	if f["title"] == "" {
+		t.Errorf("youtube without a title: %v", f)
+	}
+}
