@@ -51,12 +51,11 @@ func newAccountsCreateCmd() *cobra.Command {
 			}
 			raw, rec := auth.NewKey("default")
 			na.Key = &rec
-			st, err := openStore(cmd.Context(), &cfg)
-			if err != nil {
+			var created store.CreatedAccount
+			err := withStore(cmd.Context(), &cfg, func(st *store.Store) (err error) {
+				created, err = st.CreateAccount(cmd.Context(), na)
 				return err
-			}
-			defer st.Close()
-			created, err := st.CreateAccount(cmd.Context(), na)
+			})
 			if err != nil {
 				return err
 			}
@@ -89,12 +88,11 @@ func newAccountsListCmd() *cobra.Command {
 		Short: "List accounts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore(cmd.Context(), &cfg)
-			if err != nil {
+			var accounts []store.Account
+			err := withStore(cmd.Context(), &cfg, func(st *store.Store) (err error) {
+				accounts, err = st.ListAccounts(cmd.Context())
 				return err
-			}
-			defer st.Close()
-			accounts, err := st.ListAccounts(cmd.Context())
+			})
 			if err != nil {
 				return err
 			}
@@ -143,19 +141,18 @@ func newKeysCmd() *cobra.Command {
 		Short: "Create an API key; it is printed once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if account == "" || name == "" {
-				return errors.New("--account and --name are required")
-			}
-			st, err := openStore(cmd.Context(), &cfgCreate)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if _, err := st.GetAccount(cmd.Context(), account); err != nil {
-				return fmt.Errorf("account %s: %w", account, err)
+			if name == "" {
+				return errors.New("--name is required")
 			}
 			raw, rec := auth.NewKey(name)
-			k, err := st.CreateAPIKey(cmd.Context(), account, rec)
+			var k store.APIKey
+			err := withStore(cmd.Context(), &cfgCreate, func(st *store.Store) (err error) {
+				if err := requireAccount(cmd.Context(), st, account); err != nil {
+					return err
+				}
+				k, err = st.CreateAPIKey(cmd.Context(), account, rec)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -176,15 +173,14 @@ func newKeysCmd() *cobra.Command {
 		Short: "List an account's active keys",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if account == "" {
-				return errors.New("--account is required")
-			}
-			st, err := openStore(cmd.Context(), &cfgList)
-			if err != nil {
+			var keys []store.APIKey
+			err := withStore(cmd.Context(), &cfgList, func(st *store.Store) (err error) {
+				if err := requireAccount(cmd.Context(), st, account); err != nil {
+					return err
+				}
+				keys, err = st.ListAPIKeys(cmd.Context(), account)
 				return err
-			}
-			defer st.Close()
-			keys, err := st.ListAPIKeys(cmd.Context(), account)
+			})
 			if err != nil {
 				return err
 			}
@@ -208,16 +204,17 @@ func newKeysCmd() *cobra.Command {
 		Short: "Revoke a key; it stops working at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if account == "" {
-				return errors.New("--account is required")
-			}
-			st, err := openStore(cmd.Context(), &cfgRevoke)
+			err := withStore(cmd.Context(), &cfgRevoke, func(st *store.Store) error {
+				if err := requireAccount(cmd.Context(), st, account); err != nil {
+					return err
+				}
+				if err := st.RevokeAPIKey(cmd.Context(), account, args[0]); err != nil {
+					return fmt.Errorf("key %s: %w", args[0], err)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			if err := st.RevokeAPIKey(cmd.Context(), account, args[0]); err != nil {
-				return fmt.Errorf("key %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
 			return nil
@@ -240,18 +237,17 @@ func newProjectsCmd() *cobra.Command {
 		Short: "Create a project",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if account == "" || name == "" {
-				return errors.New("--account and --name are required")
+			if name == "" {
+				return errors.New("--name is required")
 			}
-			st, err := openStore(cmd.Context(), &cfgCreate)
-			if err != nil {
+			var p store.Project
+			err := withStore(cmd.Context(), &cfgCreate, func(st *store.Store) (err error) {
+				if err := requireAccount(cmd.Context(), st, account); err != nil {
+					return err
+				}
+				p, err = st.CreateProject(cmd.Context(), account, name, description)
 				return err
-			}
-			defer st.Close()
-			if _, err := st.GetAccount(cmd.Context(), account); err != nil {
-				return fmt.Errorf("account %s: %w", account, err)
-			}
-			p, err := st.CreateProject(cmd.Context(), account, name, description)
+			})
 			if err != nil {
 				return err
 			}
@@ -269,15 +265,14 @@ func newProjectsCmd() *cobra.Command {
 		Short: "List an account's projects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if account == "" {
-				return errors.New("--account is required")
-			}
-			st, err := openStore(cmd.Context(), &cfgList)
-			if err != nil {
+			var projects []store.Project
+			err := withStore(cmd.Context(), &cfgList, func(st *store.Store) (err error) {
+				if err := requireAccount(cmd.Context(), st, account); err != nil {
+					return err
+				}
+				projects, err = st.ListProjects(cmd.Context(), account)
 				return err
-			}
-			defer st.Close()
-			projects, err := st.ListProjects(cmd.Context(), account)
+			})
 			if err != nil {
 				return err
 			}

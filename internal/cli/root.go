@@ -82,12 +82,25 @@ func storageCommand(cmd *cobra.Command, cfg *config.Config) {
 	withEnv(cmd, cfg.FinishStorage)
 }
 
-func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	s, err := store.Open(ctx, cfg.DatabaseURL)
+// withStore runs fn on the database named by cfg, closed afterwards.
+func withStore(ctx context.Context, cfg *config.Config, fn func(*store.Store) error) error {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return s, nil
+	defer st.Close()
+	return fn(st)
+}
+
+// requireAccount checks that the --account flag names an existing account.
+func requireAccount(ctx context.Context, st *store.Store, id string) error {
+	if id == "" {
+		return errors.New("--account is required")
+	}
+	if _, err := st.GetAccount(ctx, id); err != nil {
+		return fmt.Errorf("account %s: %w", id, err)
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -171,18 +171,9 @@ func validID(id string) bool {
 
 // ListAccounts lists every account, oldest first (for operators).
 func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts ORDER BY created_at, id`)
+	accounts, err := collect(scanAccount)(s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts ORDER BY created_at, id`))
 	if err != nil {
 		return nil, fmt.Errorf("store: list accounts: %w", err)
 	}
-	defer rows.Close()
-	accounts := []Account{}
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list accounts: %w", err)
-		}
-		accounts = append(accounts, a)
-	}
-	return accounts, rows.Err()
+	return accounts, nil
 }

@@ -50,24 +50,21 @@ func createAPIKey(ctx context.Context, q queryer, accountID string, k NewAPIKey)
 
 // ListAPIKeys lists an account's active (not revoked) keys, oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string) ([]APIKey, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, account_id, name, prefix, created_at, last_used_at
-		FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, accountID)
+	keys, err := collect(scanAPIKey)(s.read.QueryContext(ctx, `SELECT id, account_id, name, prefix, created_at, last_used_at
+		FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, accountID))
 	if err != nil {
 		return nil, fmt.Errorf("store: list api keys: %w", err)
 	}
-	defer rows.Close()
-	keys := []APIKey{}
-	for rows.Next() {
-		var k APIKey
-		var used sql.NullTime
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.Name, &k.Prefix, &k.CreatedAt, &used); err != nil {
-			return nil, fmt.Errorf("store: list api keys: %w", err)
-		}
-		k.CreatedAt = k.CreatedAt.UTC()
-		k.LastUsedAt = timePtr(used)
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+	return keys, nil
+}
+
+func scanAPIKey(r scanner) (APIKey, error) {
+	var k APIKey
+	var used sql.NullTime
+	err := r.Scan(&k.ID, &k.AccountID, &k.Name, &k.Prefix, &k.CreatedAt, &used)
+	k.CreatedAt = k.CreatedAt.UTC()
+	k.LastUsedAt = timePtr(used)
+	return k, err
 }
 
 // RevokeAPIKey revokes one of an account's active keys. A key that is already revoked, or

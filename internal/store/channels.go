@@ -79,21 +79,12 @@ func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, crea
 
 // ListChannels lists the channels of one of an account's projects, oldest first.
 func (s *Store) ListChannels(ctx context.Context, accountID, projectID string) ([]Channel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels
-		WHERE account_id = $1 AND project_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, accountID, projectID)
+	channels, err := collect(scanChannel)(s.read.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels
+		WHERE account_id = $1 AND project_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, accountID, projectID))
 	if err != nil {
 		return nil, fmt.Errorf("store: list channels: %w", err)
 	}
-	defer rows.Close()
-	channels := []Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list channels: %w", err)
-		}
-		channels = append(channels, c)
-	}
-	return channels, rows.Err()
+	return channels, nil
 }
 
 // GetChannel reads one of an account's channels.

@@ -34,21 +34,12 @@ func createProject(ctx context.Context, q queryer, accountID, name, description 
 
 // ListProjects lists an account's projects, oldest first.
 func (s *Store) ListProjects(ctx context.Context, accountID string) ([]Project, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, account_id, name, description, created_at
-		FROM projects WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	projects, err := collect(scanProject)(s.read.QueryContext(ctx, `SELECT id, account_id, name, description, created_at
+		FROM projects WHERE account_id = $1 ORDER BY created_at, id`, accountID))
 	if err != nil {
 		return nil, fmt.Errorf("store: list projects: %w", err)
 	}
-	defer rows.Close()
-	projects := []Project{}
-	for rows.Next() {
-		p, err := scanProject(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list projects: %w", err)
-		}
-		projects = append(projects, p)
-	}
-	return projects, rows.Err()
+	return projects, nil
 }
 
 // GetProject reads one of an account's projects.

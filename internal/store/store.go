@@ -347,6 +347,27 @@ func isUniqueViolation(err error) bool {
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
+// collect returns a function that scans every row of a query into a slice (never nil, so that
+// an empty list encodes as []). It is curried so that QueryContext's two results can be passed
+// straight in: collect(scanProject)(db.QueryContext(...)).
+func collect[T any](scan func(scanner) (T, error)) func(*sql.Rows, error) ([]T, error) {
+	return func(rows *sql.Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := []T{}
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
+}
+
 // notFound maps sql.ErrNoRows to ErrNotFound.
 func notFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
