@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ func newBenchAPICmd() *cobra.Command {
 		url, key  string
 		serverLog string
 		role      string
+		profile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "api [--url URL --key KEY]",
@@ -79,7 +81,20 @@ func newBenchAPICmd() *cobra.Command {
 			cfg.URL = url
 			cfg.Header = http.Header{"X-Api-Key": {key}}
 
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+			}
 			res, err := bench.Run(ctx, cfg)
+			if profile != "" {
+				pprof.StopCPUProfile()
+			}
 			if err != nil {
 				return err
 			}
@@ -115,7 +130,8 @@ func newBenchAPICmd() *cobra.Command {
 	f.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "how long to send requests before measuring")
 	f.StringVar(&cfg.Method, "method", http.MethodGet, "HTTP method")
 	f.StringVar(&cfg.Path, "path", "/api/v1/projects", "path to request")
-	f.StringVar(&role, "server-role", config.RoleAPI, "role of the self-contained server: api (HTTP only) or all (with job workers)")
+	f.StringVar(&role, "server-role", config.RoleAll, "role of the self-contained server: all (as serve, with job workers) or api (HTTP only)")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run (warmup included) to this file; self-contained, it covers server and clients")
 	f.StringVar(&serverLog, "server-log-level", "error", "log level of the self-contained server (info includes the access log, written to nowhere)")
 	return cmd
 }
@@ -128,8 +144,7 @@ type benchServer struct {
 
 // startBenchServer runs serve, with the settings `reelay serve` would use, on a fresh SQLite
 // database in a temporary folder that holds an account made for the run. Only the rate limit is
-// raised out of reach, and logs go nowhere. The role defaults to api: the job workers have
-// nothing to do during the run.
+// raised out of reach, and logs go nowhere.
 func startBenchServer(ctx context.Context, role, logLevel string) (*benchServer, error) {
 	dir, err := os.MkdirTemp("", "reelay-bench-")
 	if err != nil {

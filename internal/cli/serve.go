@@ -49,7 +49,11 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if err != nil {
 		return err
 	}
-	box, err := loadSecretBox(cfg, log)
+	secretKey, err := loadSecretKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	box, err := secret.NewBox(secretKey)
 	if err != nil {
 		return err
 	}
@@ -110,6 +114,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		Store: st, Box: box, Usage: usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
 		Registry: reg, OpenAPIJSON: spec,
+		SandboxKey: secret.Derive(secretKey, "sandbox tokens"), PublicURL: cfg.PublicURL,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -138,29 +143,28 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	return nil
 }
 
-// loadSecretBox finds the key that seals platform tokens: the configured one, else the one kept
-// in the data folder, which the embedded default creates on first start. With PostgreSQL every
-// process must share one key, so none is invented there.
-func loadSecretBox(cfg *config.Config, log *slog.Logger) (*secret.Box, error) {
-	var key []byte
-	var err error
+// loadSecretKey finds the key that seals platform tokens (and from which the keys of sandbox
+// tokens and media links derive): the configured one, else the one kept in the data folder,
+// which the embedded default creates on first start. With PostgreSQL every process must share
+// one key, so none is invented there.
+func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
 	if cfg.SecretKey != "" {
-		key, err = secret.ParseKey(cfg.SecretKey)
+		key, err := secret.ParseKey(cfg.SecretKey)
 		if err != nil {
 			return nil, fmt.Errorf("REELAY_SECRET_KEY: %w", err)
 		}
-		return secret.NewBox(key)
+		return key, nil
 	}
 	path := filepath.Join(cfg.DataDir, "secret.key")
 	if cfg.IsPostgres() {
-		key, _, err = secret.LoadKeyFile(path)
+		key, _, err := secret.LoadKeyFile(path)
 		if err != nil {
 			return nil, err
 		}
 		if key == nil {
 			return nil, errors.New("REELAY_SECRET_KEY is required with PostgreSQL: every process must seal tokens with the same key (generate one with `openssl rand -base64 32`)")
 		}
-		return secret.NewBox(key)
+		return key, nil
 	}
 	key, created, err := secret.LoadOrCreateKeyFile(path)
 	if err != nil {
@@ -169,7 +173,7 @@ func loadSecretBox(cfg *config.Config, log *slog.Logger) (*secret.Box, error) {
 	if created {
 		log.Info("generated a secret key for platform tokens", "path", path)
 	}
-	return secret.NewBox(key)
+	return key, nil
 }
 
 // firstStart gives an empty database an account, so that one command yields a working server.

@@ -42,6 +42,11 @@ type Options struct {
 	Registry *prometheus.Registry
 	// OpenAPIJSON is the contract, served at /api/v1/openapi.json.
 	OpenAPIJSON []byte
+	// Simulators are mounted at /sandbox/{platform}/ when Sandbox is on; SandboxKey signs the
+	// sandbox access tokens they accept; PublicURL is how they are reached.
+	Simulators map[string]SimulatorFactory
+	SandboxKey []byte
+	PublicURL  string
 }
 
 // Server is the HTTP API.
@@ -78,6 +83,9 @@ func New(o Options) *Server {
 		s.registry = prometheus.NewRegistry()
 	}
 	s.metrics = newHTTPMetrics(s.registry)
+	if s.sandbox {
+		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL)
+	}
 	s.routes()
 	s.handler = s.observe(s.mux)
 	return s

@@ -5,7 +5,9 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -134,4 +136,13 @@ func LoadKeyFile(path string) (key []byte, found bool, err error) {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return key, true, nil
+}
+
+// Derive returns a key for one purpose (signing sandbox tokens, media links, ...) from the
+// secret key, so that one configured secret serves every purpose without reusing a key across
+// them.
+func Derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("reelay derive: " + purpose))
+	return m.Sum(nil)
 }

@@ -84,3 +84,15 @@ func TestLoadOrCreateKeyFile(t *testing.T) {
 		t.Fatalf("load = %x, %v, %v", k2, created, err)
 	}
 }
+
+func TestDerive(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{1}, KeySize)
+	a, b := Derive(key, "sandbox"), Derive(key, "media")
+	if len(a) != 32 || bytes.Equal(a, b) || bytes.Equal(a, key) || !bytes.Equal(a, Derive(key, "sandbox")) {
+		t.Errorf("Derive: %x %x", a, b)
+	}
+	if bytes.Equal(a, Derive(bytes.Repeat([]byte{2}, KeySize), "sandbox")) {
+		t.Error("different keys derive the same key")
+	}
+}
