@@ -1,0 +1,144 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Stored is media taken in by IngestUpload or IngestURL: where it is stored and what it is.
+type Stored struct {
+	Blob Blob
+	Info Info
+}
+
+// IngestUpload takes a file from part (a multipart file part, or any stream) into store:
+//
+//  1. it reads the first SniffLen bytes and refuses anything whose magic bytes are not one
+//     of the allowed kinds (names as in Kind.Name, e.g. VideoKinds) before storing a byte;
+//  2. it streams the file into the store, failing with a *TooLargeError as soon as it
+//     passes limit bytes (limit <= 0 means the seed's limit: MaxVideoBytes when a video
+//     kind is allowed, else MaxImageBytes);
+//  3. it probes the stored blob (headers only, through range reads).
+//
+// On any failure it deletes what it stored, so nothing is left behind; a blob that was
+// already stored before (the same bytes uploaded earlier) is left alone. Errors wrap
+// ErrUnsupportedFormat (415), ErrTooLarge (413), ErrCorrupt (400), or are part's own read
+// error; HTTPStatus maps them.
+func IngestUpload(ctx context.Context, store *Store, part io.Reader, limit int64, allowed []string) (Stored, error) {
+	if limit <= 0 {
+		limit = MaxImageBytes
+		for _, name := range allowed {
+			if k, ok := KindByName(name); ok && k.IsVideo() {
+				limit = MaxVideoBytes
+			}
+		}
+	}
+	head := make([]byte, SniffLen)
+	n, err := io.ReadFull(part, head)
+	switch {
+	case err == io.EOF:
+		return Stored{}, fmt.Errorf("%w: the file is empty", ErrUnsupportedFormat)
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return Stored{}, err
+	}
+	head = head[:n]
+	kind, ok := Sniff(head)
+	if !ok {
+		return Stored{}, fmt.Errorf("%w: the file is not %s", ErrUnsupportedFormat, describeKinds(allowed))
+	}
+	if !slices.Contains(allowed, kind.Name) {
+		return Stored{}, fmt.Errorf("%w: %s files are not accepted here, only %s", ErrUnsupportedFormat, strings.ToUpper(kind.Name), describeKinds(allowed))
+	}
+	if int64(n) > limit {
+		return Stored{}, &TooLargeError{Limit: limit}
+	}
+
+	body := &capReader{r: io.MultiReader(bytes.NewReader(head), part), left: limit, limit: limit}
+	b, err := store.Put(ctx, body, kind)
+	if err != nil {
+		return Stored{}, err
+	}
+	info, err := probeStored(ctx, store, b)
+	if err != nil {
+		if !b.Deduplicated {
+			store.deleteQuietly(b.Key)
+		}
+		return Stored{}, err
+	}
+	return Stored{Blob: b, Info: info}, nil
+}
+
+func probeStored(ctx context.Context, store *Store, b Blob) (Info, error) {
+	ra, err := store.OpenAt(ctx, b.Key)
+	if err != nil {
+		return Info{}, err
+	}
+	return Probe(ra, b.Size)
+}
+
+// IngestURL is IngestUpload for a file at a URL, downloaded through fetcher (address
+// policy, redirects, time limits): a URL that is refused, fails, declares a size over limit
+// or serves the wrong kind of file stores nothing. Fetch errors wrap ErrBadURL,
+// ErrBlockedAddress, ErrUpstream or ErrTooLarge.
+func IngestURL(ctx context.Context, fetcher *Fetcher, store *Store, rawURL string, limit int64, allowed []string) (Stored, error) {
+	if limit <= 0 {
+		limit = MaxImageBytes
+		for _, name := range allowed {
+			if k, ok := KindByName(name); ok && k.IsVideo() {
+				limit = MaxVideoBytes
+			}
+		}
+	}
+	resp, err := fetcher.Open(ctx, rawURL, limit)
+	if err != nil {
+		return Stored{}, err
+	}
+	defer resp.Close()
+	return IngestUpload(ctx, store, resp, limit, allowed)
+}
+
+// describeKinds lists allowed kinds for an error message: "MP4, MOV or WebM".
+func describeKinds(names []string) string {
+	pretty := map[string]string{"mp4": "MP4", "mov": "MOV", "webm": "WebM", "jpeg": "JPEG", "png": "PNG", "webp": "WebP"}
+	var parts []string
+	for _, n := range names {
+		if p, ok := pretty[n]; ok {
+			parts = append(parts, p)
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return "an accepted format"
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// HTTPStatus maps an error of this package to the status an API answers with: 413 for
+// ErrTooLarge, 415 for ErrUnsupportedFormat, 400 for a bad, blocked or failing URL or a
+// corrupt file, 403 for a bad or expired media link, 404 for ErrNotFound, and 500 for
+// anything else (storage failures).
+func HTTPStatus(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrUnsupportedFormat):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, ErrBadURL), errors.Is(err, ErrBlockedAddress), errors.Is(err, ErrUpstream), errors.Is(err, ErrCorrupt):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrBadSignature), errors.Is(err, ErrLinkExpired):
+		return http.StatusForbidden
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,552 @@
+package media
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/memblob" // mem:// stores, for tests of other packages
+	_ "gocloud.dev/blob/s3blob"  // s3:// stores
+	"gocloud.dev/gcerrors"
+)
+
+// ErrNotFound: no blob has the key (or the media link names no stored media).
+var ErrNotFound = errors.New("media not found")
+
+// Store keeps media in blob storage (a local folder or an S3-compatible bucket through
+// gocloud.dev/blob), each file once under a key derived from its SHA-256, and signs the
+// links reelay serves it by. It is safe for concurrent use.
+type Store struct {
+	bucket  *blob.Bucket
+	dir     string // the folder of a file:// store, for Put's rename shortcut
+	linkKey []byte // HMAC key for media links, derived from the signing key
+	public  string
+	now     func() time.Time
+}
+
+// StoreOption configures a Store.
+type StoreOption func(*Store)
+
+// WithPublicURL sets the base URL (REELAY_PUBLIC_URL) that signed media links start with.
+// Without it, SignedURL returns links relative to the server root.
+func WithPublicURL(u string) StoreOption {
+	return func(s *Store) { s.public = strings.TrimRight(u, "/") }
+}
+
+// WithClock replaces the clock used for link expiry (tests).
+func WithClock(now func() time.Time) StoreOption {
+	return func(s *Store) { s.now = now }
+}
+
+// OpenStore opens the blob storage at blobURL:
+//
+//   - file:///abs/path: a local folder (created when missing). A base_url query parameter
+//     also configures fileblob's own URL signer (gocloud's Bucket.SignedURL); reelay's
+//     media links do not need it.
+//   - s3://bucket?endpoint=...&region=...&use_path_style=true: an S3-compatible bucket
+//     (aws-sdk-go-v2; credentials from the usual AWS environment and files, or
+//     anonymous=true).
+//   - mem://: in memory, for tests.
+//
+// signingKey (REELAY_SECRET_KEY) keys the HMAC of media links; it may be empty when the
+// caller never signs links, else it must be at least 16 bytes.
+func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...StoreOption) (*Store, error) {
+	u, err := url.Parse(blobURL)
+	if err != nil {
+		return nil, fmt.Errorf("media store: bad blob URL: %w", err)
+	}
+	var bucket *blob.Bucket
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("media store: file URL %q must be file:///absolute/path", blobURL)
+		}
+		dir := filepath.FromSlash(u.Path)
+		if !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("media store: file URL %q must name an absolute path", blobURL)
+		}
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("media store: %w", err)
+		}
+		fo := &fileblob.Options{
+			CreateDir: true,
+			// Temporary files next to their destination: os.TempDir may be another mount,
+			// where the final rename would fail.
+			NoTempDir: true,
+		}
+		if base := u.Query().Get("base_url"); base != "" && len(signingKey) > 0 {
+			bu, err := url.Parse(base)
+			if err != nil {
+				return nil, fmt.Errorf("media store: bad base_url: %w", err)
+			}
+			fo.URLSigner = fileblob.NewURLSignerHMAC(bu, signingKey)
+		}
+		bucket, err = fileblob.OpenBucket(dir, fo)
+	case "s3", "mem":
+		bucket, err = blob.OpenBucket(ctx, blobURL)
+	default:
+		return nil, fmt.Errorf("media store: unsupported blob URL scheme %q (want file, s3 or mem)", u.Scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("media store: opening %s: %w", u.Redacted(), err)
+	}
+	s, err := NewStore(bucket, signingKey, opts...)
+	if err != nil {
+		bucket.Close()
+		return nil, err
+	}
+	if u.Scheme == "file" {
+		s.dir = filepath.FromSlash(u.Path)
+	}
+	return s, nil
+}
+
+// NewStore wraps an open bucket; the Store takes ownership (Close closes the bucket).
+func NewStore(bucket *blob.Bucket, signingKey []byte, opts ...StoreOption) (*Store, error) {
+	if len(signingKey) > 0 && len(signingKey) < 16 {
+		return nil, errors.New("media store: signing key must be at least 16 bytes")
+	}
+	s := &Store{bucket: bucket, now: time.Now}
+	if len(signingKey) > 0 {
+		s.linkKey = deriveKey(signingKey, "reelay media links v1")
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Close closes the bucket.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// Bucket returns the underlying bucket, for callers that need gocloud features directly.
+func (s *Store) Bucket() *blob.Bucket { return s.bucket }
+
+// Key layout. Content-addressed keys make each file stored once; temporary keys hold a file
+// while it is being received and hashed.
+const (
+	keyPrefix = "media/sha256/"
+	tmpPrefix = "media/tmp/"
+)
+
+// KeyForSHA256 returns the key of the media whose SHA-256 is the given hex digest.
+func KeyForSHA256(hexDigest string) string { return keyPrefix + hexDigest }
+
+// IDFromKey returns the media id (the hex SHA-256) of a content-addressed key, as it
+// appears in media links.
+func IDFromKey(key string) (string, bool) {
+	id, ok := strings.CutPrefix(key, keyPrefix)
+	if !ok || !isHexDigest(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// KeyFromID is the inverse of IDFromKey; it refuses anything but a hex SHA-256, so that an
+// id from a URL cannot name another key.
+func KeyFromID(id string) (string, bool) {
+	if !isHexDigest(id) {
+		return "", false
+	}
+	return keyPrefix + id, true
+}
+
+func isHexDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Blob describes stored media.
+type Blob struct {
+	Key         string
+	Size        int64
+	SHA256      string // hex
+	ContentType string
+	// Deduplicated is true when the same bytes were already stored and this Put reused
+	// them; such a blob may be shared, so whoever did not create it must not delete it.
+	Deduplicated bool
+}
+
+// copyBufSize is the buffer of every streaming copy: memory per upload is this plus the
+// storage driver's part buffer, whatever the file size.
+const copyBufSize = 32 << 10
+
+// s3PartSize is the upload part size; 5 MiB is the smallest S3 allows, and with one part in
+// flight it bounds an upload's memory.
+const s3PartSize = 5 << 20
+
+// Put streams r into storage and returns where it lives. The bytes go to a temporary key
+// while being hashed, then move to media/sha256/<hex>; when that key already exists the
+// temporary copy is deleted and the existing one reused, so each file is stored once. On
+// any error (including r's, such as a size cap) nothing is left behind.
+func (s *Store) Put(ctx context.Context, r io.Reader, kind Kind) (Blob, error) {
+	tmp := tmpPrefix + randomHex(16)
+	size, sum, err := s.write(ctx, tmp, r, kind.ContentType)
+	if err != nil {
+		s.deleteQuietly(tmp)
+		return Blob{}, err
+	}
+	b := Blob{Key: KeyForSHA256(sum), Size: size, SHA256: sum, ContentType: kind.ContentType}
+	exists, err := s.bucket.Exists(ctx, b.Key)
+	if err == nil && !exists && !s.renameLocal(tmp, b.Key) {
+		err = s.bucket.Copy(ctx, b.Key, tmp, nil)
+	}
+	// Two uploads of the same bytes at once both copy: the result is the same object.
+	s.deleteQuietly(tmp)
+	if err != nil {
+		return Blob{}, fmt.Errorf("media store: storing %s: %w", b.Key, err)
+	}
+	b.Deduplicated = exists
+	return b, nil
+}
+
+// renameLocal moves a blob of a file:// store to another key by renaming its file and
+// fileblob's ".attrs" sidecar, instead of copying 100 MB through the blob API. It relies on
+// fileblob's layout (keys of [a-z0-9/] map to the same relative path), which TestStore
+// checks; when anything fails it reports false and Put copies instead.
+func (s *Store) renameLocal(from, to string) bool {
+	if s.dir == "" {
+		return false
+	}
+	src := filepath.Join(s.dir, filepath.FromSlash(from))
+	dst := filepath.Join(s.dir, filepath.FromSlash(to))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return false
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return false
+	}
+	// The data is in place; the sidecar carries the content type. Should its rename fail,
+	// the blob is still complete and served with a sniffed type.
+	_ = os.Rename(src+".attrs", dst+".attrs")
+	return true
+}
+
+// write streams r to key, returning its size and hex SHA-256.
+func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType string) (int64, string, error) {
+	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+		ContentType:                 contentType,
+		DisableContentTypeDetection: true,
+		BufferSize:                  s3PartSize,
+		MaxConcurrency:              1,
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("media store: %w", err)
+	}
+	h := sha256.New()
+	buf := make([]byte, copyBufSize)
+	var n int64
+	for {
+		k, rerr := r.Read(buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				cancel()
+				w.Close()
+				return 0, "", fmt.Errorf("media store: writing: %w", werr)
+			}
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			cancel()
+			w.Close()
+			return 0, "", rerr // the source's own error (size cap, client gone) as is
+		}
+	}
+	if err := w.Close(); err != nil {
+		return 0, "", fmt.Errorf("media store: writing: %w", err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// deleteQuietly removes a key in the background of an error path: it uses its own context
+// so that cleanup still happens when the request's context is what failed.
+func (s *Store) deleteQuietly(key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = s.Delete(ctx, key)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func notFound(key string, err error) error {
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
+	return fmt.Errorf("media store: %s: %w", key, err)
+}
+
+// Open returns the blob's bytes from offset to the end (a range read: the storage sends
+// only those bytes).
+func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	r, err := s.bucket.NewRangeReader(ctx, key, offset, -1, nil)
+	if err != nil {
+		return nil, notFound(key, err)
+	}
+	return r, nil
+}
+
+// BlobAttrs describes a stored blob.
+type BlobAttrs struct {
+	Size        int64
+	ContentType string
+	ModTime     time.Time
+}
+
+// Stat returns a blob's attributes.
+func (s *Store) Stat(ctx context.Context, key string) (BlobAttrs, error) {
+	a, err := s.bucket.Attributes(ctx, key)
+	if err != nil {
+		return BlobAttrs{}, notFound(key, err)
+	}
+	return BlobAttrs{Size: a.Size, ContentType: a.ContentType, ModTime: a.ModTime}, nil
+}
+
+// Exists reports whether key is stored.
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	ok, err := s.bucket.Exists(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("media store: %s: %w", key, err)
+	}
+	return ok, nil
+}
+
+// Delete removes key; deleting a missing key is not an error, so cleanup can be retried.
+// Content-addressed blobs may be shared by several posts: delete one only when nothing
+// refers to it any more.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := s.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("media store: deleting %s: %w", key, err)
+	}
+	return nil
+}
+
+// CleanupTemp deletes temporary objects older than age, which a process killed in the
+// middle of a Put leaves behind, and returns how many it deleted.
+func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error) {
+	it := s.bucket.List(&blob.ListOptions{Prefix: tmpPrefix})
+	cutoff := s.now().Add(-age)
+	n := 0
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("media store: listing temporary objects: %w", err)
+		}
+		if obj.IsDir || obj.ModTime.After(cutoff) {
+			continue
+		}
+		if err := s.Delete(ctx, obj.Key); err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// ReaderAt reads a stored blob at arbitrary offsets through range reads, with a small block
+// cache: Probe's many small header reads cost a handful of requests.
+type ReaderAt struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+	size   int64
+
+	mu     sync.Mutex
+	blocks map[int64][]byte
+	order  []int64 // least recently fetched first
+}
+
+const (
+	readerBlock  = 64 << 10
+	readerBlocks = 16 // 1 MiB of cache per open reader
+)
+
+// OpenAt returns a ReaderAt over key, for Probe. ctx bounds every read made through it.
+func (s *Store) OpenAt(ctx context.Context, key string) (*ReaderAt, error) {
+	a, err := s.Stat(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &ReaderAt{ctx: ctx, bucket: s.bucket, key: key, size: a.Size, blocks: map[int64][]byte{}}, nil
+}
+
+// Size returns the blob's size.
+func (r *ReaderAt) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("media store: negative offset")
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := len(p)
+	if rem := r.size - off; int64(want) > rem {
+		p = p[:rem]
+	}
+	// Large reads bypass the cache: they would only evict the header blocks.
+	if len(p) > readerBlock*readerBlocks/4 {
+		n, err := r.fetch(p, off)
+		if err == nil && n < want {
+			err = io.EOF
+		}
+		return n, err
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		idx := pos / readerBlock
+		blk, err := r.block(idx)
+		if err != nil {
+			return n, err
+		}
+		n += copy(p[n:], blk[pos-idx*readerBlock:])
+	}
+	if n < want {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (r *ReaderAt) block(idx int64) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b, ok := r.blocks[idx]; ok {
+		return b, nil
+	}
+	start := idx * readerBlock
+	b := make([]byte, min(readerBlock, r.size-start))
+	if _, err := r.fetch(b, start); err != nil {
+		return nil, err
+	}
+	if len(r.order) >= readerBlocks {
+		delete(r.blocks, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.blocks[idx] = b
+	r.order = append(r.order, idx)
+	return b, nil
+}
+
+func (r *ReaderAt) fetch(p []byte, off int64) (int, error) {
+	rr, err := r.bucket.NewRangeReader(r.ctx, r.key, off, int64(len(p)), nil)
+	if err != nil {
+		return 0, notFound(r.key, err)
+	}
+	defer rr.Close()
+	n, err := io.ReadFull(rr, p)
+	if err != nil {
+		return n, fmt.Errorf("media store: reading %s at %d: %w", r.key, off, err)
+	}
+	return n, nil
+}
+
+// ServeBlob answers an HTTP request with the blob, honouring Range and conditional
+// requests (platforms fetch large media in ranges and resume). It writes nothing and
+// returns ErrNotFound when the blob does not exist, so the caller can answer in its own
+// error format.
+func (s *Store) ServeBlob(w http.ResponseWriter, r *http.Request, key string) error {
+	a, err := s.Stat(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	if a.ContentType != "" {
+		w.Header().Set("Content-Type", a.ContentType)
+	}
+	if id, ok := IDFromKey(key); ok {
+		w.Header().Set("ETag", `"`+id+`"`) // content-addressed: the hash is the version
+	}
+	rs := &blobSeeker{ctx: r.Context(), bucket: s.bucket, key: key, size: a.Size}
+	defer rs.Close()
+	http.ServeContent(w, r, "", a.ModTime, rs)
+	return nil
+}
+
+// blobSeeker is an io.ReadSeeker over range reads, for http.ServeContent: a seek drops the
+// open reader and the next read starts a new range at the new offset.
+type blobSeeker struct {
+	ctx    context.Context
+	bucket *blob.Bucket
+	key    string
+	size   int64
+	off    int64
+	rc     io.ReadCloser
+}
+
+func (b *blobSeeker) Read(p []byte) (int, error) {
+	if b.off >= b.size {
+		return 0, io.EOF
+	}
+	if b.rc == nil {
+		rc, err := b.bucket.NewRangeReader(b.ctx, b.key, b.off, -1, nil)
+		if err != nil {
+			return 0, err
+		}
+		b.rc = rc
+	}
+	n, err := b.rc.Read(p)
+	b.off += int64(n)
+	return n, err
+}
+
+func (b *blobSeeker) Seek(offset int64, whence int) (int64, error) {
+	var abs int64
+	switch whence {
+	case io.SeekStart:
+		abs = offset
+	case io.SeekCurrent:
+		abs = b.off + offset
+	case io.SeekEnd:
+		abs = b.size + offset
+	}
+	if abs < 0 {
+		return 0, errors.New("media store: negative position")
+	}
+	if abs != b.off {
+		b.Close()
+	}
+	b.off = abs
+	return abs, nil
+}
+
+func (b *blobSeeker) Close() error {
+	if b.rc == nil {
+		return nil
+	}
+	err := b.rc.Close()
+	b.rc = nil
+	return err
+}

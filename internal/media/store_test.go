@@ -1,0 +1,492 @@
+package media_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"gocloud.dev/blob"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/media/mediatest"
+)
+
+var signingKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestMain doubles as an S3 fake server process for the memory test, which must not count
+// the fake's own buffers: with REELAY_MEDIA_FAKES3 set, it serves gofakes3 and prints its
+// address instead of running tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("REELAY_MEDIA_FAKES3") == "1" {
+		backend := s3mem.New()
+		backend.CreateBucket("media")
+		srv := httptest.NewServer(gofakes3.New(backend).Server())
+		fmt.Println(srv.URL)
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// s3URL starts an in-process S3 fake (path-style, as gofakes3 wants) with bucket "media".
+func s3URL(t testing.TB) string {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("media"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	return s3URLFor(srv.URL)
+}
+
+func s3URLFor(endpoint string) string {
+	return "s3://media?" + url.Values{
+		"endpoint":       {endpoint},
+		"region":         {"us-east-1"},
+		"use_path_style": {"true"},
+		"disable_https":  {"true"},
+		"anonymous":      {"true"},
+	}.Encode()
+}
+
+type namedStore struct {
+	name string
+	url  string
+}
+
+func storeURLs(t testing.TB) []namedStore {
+	return []namedStore{
+		{"file", "file://" + t.TempDir() + "/blobs"},
+		{"s3", s3URL(t)},
+		{"mem", "mem://"},
+	}
+}
+
+// freshStoreURL returns the URL of a new, empty store of the given backend.
+func freshStoreURL(t testing.TB, backend string) string {
+	for _, st := range storeURLs(t) {
+		if st.name == backend {
+			return st.url
+		}
+	}
+	t.Fatalf("no backend %q", backend)
+	return ""
+}
+
+func openStore(t testing.TB, blobURL string, opts ...media.StoreOption) *media.Store {
+	t.Helper()
+	s, err := media.OpenStore(context.Background(), blobURL, signingKey, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func allKeys(t testing.TB, s *media.Store) []string {
+	t.Helper()
+	var keys []string
+	it := s.Bucket().List(nil)
+	for {
+		obj, err := it.Next(context.Background())
+		if err == io.EOF {
+			return keys
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, obj.Key)
+	}
+}
+
+func hexSHA(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestStore(t *testing.T) {
+	t.Parallel()
+	for _, st := range storeURLs(t) {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := openStore(t, st.url)
+			video := mediatest.MP4Bytes(t, mediatest.Options{Duration: 3 * time.Second, Width: 720, Height: 1280, Size: 300 << 10, MoovAtEnd: true})
+
+			// These subtests run in order on one store: each leaves it empty for the next.
+			t.Run("put, dedup, open, probe, delete", func(t *testing.T) {
+				b1, err := s.Put(ctx, bytes.NewReader(video), media.KindMP4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := media.Blob{Key: "media/sha256/" + hexSHA(video), Size: int64(len(video)), SHA256: hexSHA(video), ContentType: "video/mp4"}
+				if b1 != want {
+					t.Fatalf("got %+v\nwant %+v", b1, want)
+				}
+				b2, err := s.Put(ctx, bytes.NewReader(video), media.KindMP4)
+				if err != nil || b2.Key != b1.Key || !b2.Deduplicated {
+					t.Fatalf("second put: %+v %v", b2, err)
+				}
+				if keys := allKeys(t, s); len(keys) != 1 || keys[0] != b1.Key {
+					t.Fatalf("bucket holds %v, want only %s", keys, b1.Key)
+				}
+
+				rc, err := s.Open(ctx, b1.Key, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || !bytes.Equal(got, video[1000:]) {
+					t.Fatalf("range read from 1000: %d bytes, %v", len(got), err)
+				}
+
+				ra, err := s.OpenAt(ctx, b1.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				info, err := media.Probe(ra, ra.Size())
+				if err != nil || info.Width != 720 || info.Height != 1280 || info.Duration != 3*time.Second {
+					t.Fatalf("probe over the store: %+v %v", info, err)
+				}
+				buf := make([]byte, 10)
+				if n, err := ra.ReadAt(buf, int64(len(video))-4); n != 4 || err != io.EOF || !bytes.Equal(buf[:4], video[len(video)-4:]) {
+					t.Fatalf("ReadAt past the end: %d %v", n, err)
+				}
+				big := make([]byte, 200<<10)
+				if n, err := ra.ReadAt(big, 5); n != len(big) || err != nil || !bytes.Equal(big, video[5:5+len(big)]) {
+					t.Fatalf("large ReadAt: %d %v", n, err)
+				}
+
+				attrs, err := s.Stat(ctx, b1.Key)
+				if err != nil || attrs.Size != int64(len(video)) || attrs.ContentType != "video/mp4" {
+					t.Fatalf("stat: %+v %v", attrs, err)
+				}
+				if ok, err := s.Exists(ctx, b1.Key); !ok || err != nil {
+					t.Fatalf("exists: %v %v", ok, err)
+				}
+				if err := s.Delete(ctx, b1.Key); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Delete(ctx, b1.Key); err != nil {
+					t.Fatalf("deleting again: %v", err)
+				}
+				if ok, _ := s.Exists(ctx, b1.Key); ok {
+					t.Fatal("still exists")
+				}
+				if _, err := s.Open(ctx, b1.Key, 0); !errors.Is(err, media.ErrNotFound) {
+					t.Fatalf("open deleted: %v", err)
+				}
+				if _, err := s.OpenAt(ctx, b1.Key); !errors.Is(err, media.ErrNotFound) {
+					t.Fatalf("OpenAt deleted: %v", err)
+				}
+			})
+
+			t.Run("failed source leaves nothing", func(t *testing.T) {
+				boom := errors.New("client went away")
+				_, err := s.Put(ctx, io.MultiReader(bytes.NewReader(video[:100<<10]), errReader{boom}), media.KindMP4)
+				if !errors.Is(err, boom) {
+					t.Fatalf("err = %v", err)
+				}
+				if keys := allKeys(t, s); len(keys) != 0 {
+					t.Fatalf("left behind: %v", keys)
+				}
+			})
+
+			t.Run("serve with ranges", func(t *testing.T) {
+				b, err := s.Put(ctx, bytes.NewReader(video), media.KindMP4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Delete(ctx, b.Key)
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if err := s.ServeBlob(w, r, strings.TrimPrefix(r.URL.Path, "/")); err != nil {
+						http.Error(w, err.Error(), 404)
+					}
+				}))
+				defer srv.Close()
+				req, _ := http.NewRequest("GET", srv.URL+"/"+b.Key, nil)
+				req.Header.Set("Range", "bytes=100-199")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 206 || !bytes.Equal(got, video[100:200]) || resp.Header.Get("Content-Type") != "video/mp4" || resp.Header.Get("ETag") != `"`+b.SHA256+`"` {
+					t.Fatalf("range: %d %q %d bytes", resp.StatusCode, resp.Header, len(got))
+				}
+				resp, err = http.Get(srv.URL + "/" + b.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || !bytes.Equal(got, video) {
+					t.Fatalf("full: %d, %d bytes", resp.StatusCode, len(got))
+				}
+				resp, _ = http.Get(srv.URL + "/media/sha256/" + strings.Repeat("0", 64))
+				resp.Body.Close()
+				if resp.StatusCode != 404 {
+					t.Fatalf("missing: %d", resp.StatusCode)
+				}
+			})
+		})
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestStoreConcurrentPutsOfSameBytes(t *testing.T) {
+	t.Parallel()
+	for _, st := range storeURLs(t) {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, st.url)
+			data := mediatest.WebMBytes(t, mediatest.Options{Size: 64 << 10})
+			errs := make(chan error, 8)
+			for range 8 {
+				go func() {
+					_, err := s.Put(context.Background(), bytes.NewReader(data), media.KindWebM)
+					errs <- err
+				}()
+			}
+			for range 8 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if keys := allKeys(t, s); len(keys) != 1 {
+				t.Fatalf("bucket holds %v", keys)
+			}
+		})
+	}
+}
+
+func TestSignedURL(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	var clock atomic.Int64
+	clock.Store(now.Unix())
+	s := openStore(t, "mem://", media.WithPublicURL("https://reelay.example.com/"), media.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
+	other, err := media.OpenStore(context.Background(), "mem://", []byte("another key, also 32 bytes long!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	id := hexSHA([]byte("video"))
+	link, err := s.SignedURL("media/sha256/"+id, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(link)
+	if !strings.HasPrefix(link, "https://reelay.example.com/api/v1/media/"+id+"?") {
+		t.Fatalf("link %s", link)
+	}
+	q := u.Query()
+	if key, err := s.VerifySignedURL(id, q); err != nil || key != "media/sha256/"+id {
+		t.Fatalf("verify: %q %v", key, err)
+	}
+
+	tamper := func(k, v string) url.Values {
+		c := url.Values{}
+		for kk, vv := range q {
+			c[kk] = vv
+		}
+		c.Set(k, v)
+		return c
+	}
+	sig := q.Get("sig")
+	flipped := []byte(sig)
+	flipped[5] ^= 1
+	cases := []struct {
+		name string
+		id   string
+		q    url.Values
+		want error
+	}{
+		{"other id", hexSHA([]byte("other")), q, media.ErrBadSignature},
+		{"later expiry", id, tamper("exp", fmt.Sprint(now.Unix()+7200)), media.ErrBadSignature},
+		{"flipped signature", id, tamper("sig", string(flipped)), media.ErrBadSignature},
+		{"truncated signature", id, tamper("sig", sig[:20]), media.ErrBadSignature},
+		{"no signature", id, url.Values{"exp": q["exp"]}, media.ErrBadSignature},
+		{"no expiry", id, url.Values{"sig": q["sig"]}, media.ErrBadSignature},
+		{"id not a digest", "../../etc/passwd", q, media.ErrBadSignature},
+		{"temporary key", "tmp", q, media.ErrBadSignature},
+	}
+	for _, c := range cases {
+		if _, err := s.VerifySignedURL(c.id, c.q); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	if _, err := other.VerifySignedURL(id, q); !errors.Is(err, media.ErrBadSignature) {
+		t.Errorf("another server's key accepted the link: %v", err)
+	}
+
+	clock.Store(now.Add(time.Hour).Unix())
+	if _, err := s.VerifySignedURL(id, q); err != nil {
+		t.Errorf("at the expiry second: %v", err)
+	}
+	clock.Store(now.Add(time.Hour + time.Second).Unix())
+	if _, err := s.VerifySignedURL(id, q); !errors.Is(err, media.ErrLinkExpired) {
+		t.Errorf("expired: %v", err)
+	}
+
+	if _, err := s.SignedURL("media/tmp/abc", time.Hour); err == nil {
+		t.Error("signed a non-media key")
+	}
+	if _, err := media.OpenStore(context.Background(), "mem://", []byte("short")); err == nil {
+		t.Error("accepted a 5-byte signing key")
+	}
+}
+
+func TestStoreCleanupTemp(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	clock.Store(time.Now().Unix())
+	s := openStore(t, "file://"+t.TempDir(), media.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
+	ctx := context.Background()
+	// A Put that a crash interrupted leaves a temporary object behind.
+	if err := s.Bucket().WriteAll(ctx, "media/tmp/orphan", []byte("partial"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, strings.NewReader("kept"), media.KindPNG); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("young temp deleted: %d %v", n, err)
+	}
+	clock.Add(7200)
+	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 1 {
+		t.Fatalf("cleanup: %d %v", n, err)
+	}
+	if keys := allKeys(t, s); len(keys) != 1 || !strings.HasPrefix(keys[0], "media/sha256/") {
+		t.Fatalf("left %v", keys)
+	}
+}
+
+func TestOpenStoreURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"ftp://x", "file://relative/path", "file:relative", "gs://bucket", "::"} {
+		if s, err := media.OpenStore(context.Background(), u, signingKey); err == nil {
+			s.Close()
+			t.Errorf("%s: accepted", u)
+		}
+	}
+	dir := t.TempDir()
+	s := openStore(t, "file://"+dir+"/a/b?base_url=http://localhost/blob")
+	// fileblob's own signer is configured by base_url.
+	if _, err := s.Bucket().SignedURL(context.Background(), "k", &blob.SignedURLOptions{}); err != nil {
+		t.Errorf("fileblob signer: %v", err)
+	}
+}
+
+// TestPutMemory streams 50 MB through Put and reports how much the heap grew: it must not
+// grow with the file. Not parallel, so that other tests' allocations do not blur the figure.
+func TestPutMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 50 MB")
+	}
+	const size = 50 << 20
+	stores := []namedStore{{"file", "file://" + t.TempDir()}}
+	// The S3 fake buffers every object in memory, so it runs in a child process.
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "REELAY_MEDIA_FAKES3=1")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	endpoint, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores = append(stores, namedStore{"s3", s3URLFor(strings.TrimSpace(endpoint))})
+
+	for _, st := range stores {
+		s := openStore(t, st.url)
+		src := mediatest.MP4Reader(mediatest.Options{Duration: 30 * time.Second, Size: size})
+		start := time.Now()
+		peak, b, err := measurePeakHeap(func() (media.Blob, error) {
+			return s.Put(context.Background(), src, media.KindMP4)
+		})
+		elapsed := time.Since(start)
+		src.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Size < size-1<<20 || b.Size > size+1<<20 {
+			t.Fatalf("%s: stored %d bytes", st.name, b.Size)
+		}
+		t.Logf("%s: Put of %d MB in %v grew the live heap by at most %.1f MB (allocated %.1f MB in all)", st.name, b.Size>>20, elapsed.Round(time.Millisecond), float64(peak)/(1<<20), totalAllocMB)
+		// The file store needs only the copy buffer. The S3 uploader (aws-sdk-go-v2's
+		// transfer manager, whose thresholds gocloud does not expose) reads the first
+		// 16 MiB at once with io.ReadAll (up to twice that while its slice grows) and
+		// keeps two 5 MiB part buffers: a fixed cost, reached by any file over 16 MiB and
+		// not growing beyond it.
+		limit := uint64(8 << 20)
+		if st.name == "s3" {
+			limit = 46 << 20
+		}
+		if peak > limit && !raceEnabled {
+			t.Errorf("%s: heap grew by %d MB for a %d MB file", st.name, peak>>20, b.Size>>20)
+		}
+	}
+}
+
+var totalAllocMB float64
+
+// measurePeakHeap runs fn while sampling the live heap (HeapAlloc right after a forced GC,
+// so that garbage awaiting collection does not count) and returns the largest growth seen.
+func measurePeakHeap(fn func() (media.Blob, error)) (uint64, media.Blob, error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var m runtime.MemStats
+		for {
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > peak.Load() {
+				peak.Store(m.HeapAlloc - base)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	b, err := fn()
+	close(stop)
+	<-done
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	totalAllocMB = float64(after.TotalAlloc-ms.TotalAlloc) / (1 << 20)
+	return peak.Load(), b, err
+}

@@ -1,0 +1,451 @@
+// Package instagram publishes Reels through the Instagram Graph API (Instagram API with
+// Facebook Login, graph.facebook.com; Instagram Login's graph.instagram.com speaks the same
+// protocol and works with BaseURL pointed at it).
+//
+// Instagram pulls the video: reelay hands it the signed public link of the stored media
+// (Destination.Video.URL) and Meta downloads it. A destination goes through these steps, one
+// per Step call, and the returned State is stored before the next:
+//
+//  1. GET /{ig-user-id}/content_publishing_limit (unless disabled): a spent quota fails at once
+//     with quota_exceeded. POST /{ig-user-id}/media with media_type=REELS, video_url, caption,
+//     share_to_feed and cover_url → State{container_id, created_at}.
+//  2. GET /{container}?fields=status_code,status, polled with a doubling, capped interval
+//     (Outcome.After): IN_PROGRESS waits; ERROR fails (media_rejected, with the subcode's
+//     meaning); EXPIRED fails (a container lives 24 hours); FINISHED →
+//     POST /{ig-user-id}/media_publish creation_id={container} → State{media_id}, returned at
+//     once so that the media id is stored before anything else happens.
+//  3. GET /{media-id}?fields=permalink,shortcode → published, with the permalink.
+//
+// Crash safety. The container's status is read before every media_publish, and Graph reports
+// PUBLISHED for a container whose media_publish went through. So if media_publish answered but
+// the process died before the media id was stored, the next Step sees PUBLISHED and does not
+// publish again. Graph has no field leading from a container to its media (the IG Container
+// node has only id, status, status_code and copyright_check_status), so the media is looked
+// up among the account's own recent media: GET /{ig-user-id}/media?since={container creation
+// - 5 min}&fields=id,caption,media_product_type,timestamp,permalink,shortcode, keeping Reels
+// created at or after the container whose caption is exactly the one sent. One match is
+// taken; none or several (another Reel with the same caption at the same time) are retried
+// a few times, then the destination is reported published without an id or link, with a
+// message saying why. Never the newest media blindly: it could be another post.
+//
+// A crash between container creation and storing its id leaves an orphan container that is
+// never published and expires after 24 hours; the next Step creates a new one (Meta fetches
+// the video again).
+//
+// Errors map from Graph's codes: 190/102/104/10/2xx (token, permissions) and 25 (restricted
+// account) → auth_expired; 4/17/32/613/341/368/80002 → transient rate_limited (4 with subcode
+// 2207051, suspected spam, is permanent media_rejected); 9 (2207042, the 24-hour publishing
+// limit) → quota_exceeded; 1, 2, -1, -2, 2207008 and HTTP 5xx → transient
+// upstream_unavailable; 100 and 36004 (caption) → invalid_options; 352, 9004, 24, 36000-36003
+// and 2207020 → media_rejected.
+package instagram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// APIVersion is the Graph API version the provider speaks (the newest in Meta's changelog when
+// this was written: v26.0, introduced July 29, 2026).
+const APIVersion = "v26.0"
+
+// DefaultBaseURL is the Graph API root for Instagram API with Facebook Login, version included.
+const DefaultBaseURL = "https://graph.facebook.com/" + APIVersion
+
+// Platform is the provider's platform identifier.
+const Platform = "instagram"
+
+// Config configures the provider. The zero value is usable.
+type Config struct {
+	// BaseURL is the Graph API root including the version segment (DefaultBaseURL when empty).
+	// A destination's BaseURL, when set, overrides it (sandbox channels, tests).
+	BaseURL string
+	// HTTPClient makes the calls (a client with a 60-second timeout when nil).
+	HTTPClient *http.Client
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// SkipPublishingLimitCheck leaves out the content_publishing_limit call before a container
+	// is created; media_publish still fails with quota_exceeded when the limit is spent.
+	SkipPublishingLimitCheck bool
+	// PollInterval is the first wait before reading a container's status (3 s when 0); each
+	// further poll doubles it, up to MaxPollInterval (1 min when 0).
+	PollInterval, MaxPollInterval time.Duration
+	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
+	// before the destination is reported published without its id (5 when 0).
+	FindAttempts int
+}
+
+// Provider publishes Reels to Instagram. It implements publish.Provider.
+type Provider struct {
+	cfg Config
+}
+
+// New returns a provider.
+func New(cfg Config) *Provider {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 3 * time.Second
+	}
+	if cfg.MaxPollInterval <= 0 {
+		cfg.MaxPollInterval = time.Minute
+	}
+	if cfg.FindAttempts <= 0 {
+		cfg.FindAttempts = 5
+	}
+	return &Provider{cfg: cfg}
+}
+
+var _ publish.Provider = (*Provider)(nil)
+
+// Platform implements publish.Provider.
+func (p *Provider) Platform() string { return Platform }
+
+// State is what the provider stores between steps (Destination.State / Outcome.State).
+type State struct {
+	// ContainerID is the IG container created for the Reel.
+	ContainerID string `json:"container_id,omitempty"`
+	// CreatedAt is when the container was created (reelay's clock): it bounds the search for
+	// the media of a container found PUBLISHED.
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	// Polls counts the status reads that found the container not ready (the back-off).
+	Polls int `json:"polls,omitempty"`
+	// MediaID is the published IG media; once set, nothing is published again.
+	MediaID string `json:"media_id,omitempty"`
+	// Searches counts the lookups for the media of a container found PUBLISHED.
+	Searches int `json:"searches,omitempty"`
+}
+
+// Options is the instagram object of a publish request.
+type Options struct {
+	// Caption overrides the post's caption.
+	Caption string `json:"caption,omitempty"`
+	// ShareToFeed also shows the Reel in the profile feed (true when absent).
+	ShareToFeed *bool `json:"share_to_feed,omitempty"`
+}
+
+// Step implements publish.Provider.
+func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+	token := d.Credentials["access_token"]
+	if token == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	}
+	var st State
+	if len(d.State) > 0 && string(d.State) != "null" {
+		if err := json.Unmarshal(d.State, &st); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: stored state is unreadable: %v", err)
+		}
+	}
+	var opts Options
+	if len(d.Options) > 0 && string(d.Options) != "null" {
+		if err := json.Unmarshal(d.Options, &opts); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Instagram: options: %v", err)
+		}
+	}
+	if d.Account == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the channel has no Instagram account id")
+	}
+	base := p.cfg.BaseURL
+	if d.BaseURL != "" {
+		base = d.BaseURL
+	}
+	g := graph{base: strings.TrimRight(base, "/"), token: token, hc: p.cfg.HTTPClient}
+	switch {
+	case st.MediaID != "":
+		return p.finish(ctx, g, st)
+	case st.ContainerID != "":
+		return p.advance(ctx, g, d, st, opts)
+	default:
+		return p.create(ctx, g, d, opts)
+	}
+}
+
+// caption is the text sent: the instagram object's caption, else the post's caption, else its
+// title.
+func caption(d *publish.Destination, o Options) string {
+	switch {
+	case o.Caption != "":
+		return o.Caption
+	case d.Caption != "":
+		return d.Caption
+	}
+	return d.Title
+}
+
+// create checks the publishing limit and creates the Reels container.
+func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, o Options) (publish.Outcome, error) {
+	if d.Video.URL == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
+	}
+	acct := url.PathEscape(d.Account)
+	if !p.cfg.SkipPublishingLimitCheck {
+		lim, err := g.publishingLimit(ctx, d.Account)
+		if err != nil {
+			return publish.Outcome{}, classify(err)
+		}
+		if lim.total > 0 && lim.usage >= lim.total {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0,
+				"Instagram: the account has published %d of the %d posts allowed through the API in %s",
+				lim.usage, lim.total, lim.window)
+		}
+	}
+	share := true
+	if o.ShareToFeed != nil {
+		share = *o.ShareToFeed
+	}
+	form := url.Values{
+		"media_type":    {"REELS"},
+		"video_url":     {d.Video.URL},
+		"share_to_feed": {strconv.FormatBool(share)},
+	}
+	if c := caption(d, o); c != "" {
+		form.Set("caption", c)
+	}
+	if d.Thumbnail != nil && d.Thumbnail.URL != "" {
+		form.Set("cover_url", d.Thumbnail.URL)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := g.post(ctx, "/"+acct+"/media", form, &created); err != nil {
+		return publish.Outcome{}, classify(err)
+	}
+	if created.ID == "" {
+		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: container creation answered no id")
+	}
+	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC()}
+	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+}
+
+// advance reads the container's status and publishes it when it is ready.
+func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+	var c struct {
+		StatusCode string `json:"status_code"`
+		Status     string `json:"status"`
+	}
+	q := url.Values{"fields": {"status_code,status"}}
+	if err := g.get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c); err != nil {
+		return publish.Outcome{}, classify(err)
+	}
+	switch c.StatusCode {
+	case "FINISHED":
+		var pub struct {
+			ID string `json:"id"`
+		}
+		form := url.Values{"creation_id": {st.ContainerID}}
+		err := g.post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
+		if ae := (*apiError)(nil); errors.As(err, &ae) && ae.err.Code == codeNotReady && ae.err.Subcode == subNotReady {
+			return p.wait(st)
+		}
+		if err != nil {
+			// When the call's fate is unknown (timeout), the next Step reads the status
+			// first: PUBLISHED leads to the lookup, FINISHED to another media_publish.
+			return publish.Outcome{}, classify(err)
+		}
+		if pub.ID == "" {
+			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: media_publish answered no id")
+		}
+		st.MediaID = pub.ID
+		out, err := p.outcome(publish.StatusProcessing, st, 0)
+		out.ExternalID = pub.ID
+		return out, err
+	case "PUBLISHED":
+		return p.recover(ctx, g, d, st, o)
+	case "ERROR":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "Instagram: %s", containerError(c.Status))
+	case "EXPIRED":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"Instagram: container %s expired: it was not published within 24 hours of its creation", st.ContainerID)
+	default: // IN_PROGRESS, or a value this provider does not know: wait.
+		return p.wait(st)
+	}
+}
+
+// wait counts a poll and asks to come back after the back-off.
+func (p *Provider) wait(st State) (publish.Outcome, error) {
+	st.Polls++
+	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
+}
+
+// backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
+func (p *Provider) backoff(n int) time.Duration {
+	d := p.cfg.PollInterval
+	for i := 0; i < n && d < p.cfg.MaxPollInterval; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.MaxPollInterval)
+}
+
+// recover finds the media of a container that is already PUBLISHED (see the package comment).
+func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+	want := caption(d, o)
+	from := st.CreatedAt.Add(-5 * time.Minute)
+	q := url.Values{
+		"fields": {"id,caption,media_product_type,timestamp,permalink,shortcode"},
+		"since":  {strconv.FormatInt(from.Unix(), 10)},
+		"limit":  {"50"},
+	}
+	var list struct {
+		Data []mediaNode `json:"data"`
+	}
+	if err := g.get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list); err != nil {
+		return publish.Outcome{}, classify(err)
+	}
+	var found []mediaNode
+	for _, m := range list.Data {
+		ts, err := time.Parse("2006-01-02T15:04:05-0700", m.Timestamp)
+		if err != nil {
+			ts, err = time.Parse(time.RFC3339, m.Timestamp)
+		}
+		if err != nil || ts.Before(st.CreatedAt.Add(-time.Minute)) {
+			continue // published before our container existed (one minute of clock skew allowed)
+		}
+		if m.ProductType != "" && m.ProductType != "REELS" {
+			continue
+		}
+		if m.Caption == want {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 1 {
+		st.MediaID = found[0].ID
+		out, err := p.outcome(publish.StatusPublished, st, 0)
+		out.ExternalID, out.URL = found[0].ID, found[0].link()
+		out.Message = "Instagram had already published this Reel; reelay found it and did not publish it again"
+		return out, err
+	}
+	st.Searches++
+	if st.Searches < p.cfg.FindAttempts {
+		return p.outcome(publish.StatusProcessing, st, p.backoff(st.Searches))
+	}
+	out, err := p.outcome(publish.StatusPublished, st, 0)
+	how := "none of the account's recent Reels matches it"
+	if len(found) > 1 {
+		how = fmt.Sprintf("%d recent Reels have the same caption", len(found))
+	}
+	out.Message = fmt.Sprintf("Instagram reports container %s as published, but its Reel could not be identified (%s); it was not published again", st.ContainerID, how)
+	return out, err
+}
+
+type mediaNode struct {
+	ID          string `json:"id"`
+	Caption     string `json:"caption"`
+	ProductType string `json:"media_product_type"`
+	Timestamp   string `json:"timestamp"`
+	Permalink   string `json:"permalink"`
+	Shortcode   string `json:"shortcode"`
+}
+
+// link is the Reel's permalink; Graph omits permalink for media flagged for copyright, in which
+// case the shortcode still gives the Reel's address.
+func (m mediaNode) link() string {
+	switch {
+	case m.Permalink != "":
+		return m.Permalink
+	case m.Shortcode != "":
+		return "https://www.instagram.com/reel/" + m.Shortcode + "/"
+	}
+	return ""
+}
+
+// finish reads the published media's permalink.
+func (p *Provider) finish(ctx context.Context, g graph, st State) (publish.Outcome, error) {
+	var m mediaNode
+	q := url.Values{"fields": {"permalink,shortcode"}}
+	err := g.get(ctx, "/"+url.PathEscape(st.MediaID), q, &m)
+	if err != nil {
+		pe := classify(err)
+		if pe.Transient || pe.Category == publish.CategoryAuthExpired {
+			return publish.Outcome{}, pe
+		}
+		// The Reel is published; only its link is missing.
+		out, oerr := p.outcome(publish.StatusPublished, st, 0)
+		out.ExternalID = st.MediaID
+		out.Message = "published; reading the permalink failed: " + pe.Message
+		return out, oerr
+	}
+	out, err := p.outcome(publish.StatusPublished, st, 0)
+	out.ExternalID, out.URL = st.MediaID, m.link()
+	return out, err
+}
+
+func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: encoding state: %v", err)
+	}
+	return publish.Outcome{Status: status, State: b, After: after}, nil
+}
+
+// containerError explains a container's ERROR status ("Error: Media upload has failed with
+// error code 2207026") with the meaning of its subcode.
+func containerError(status string) string {
+	msg := "Instagram could not process the video"
+	if status == "" {
+		return msg + " (container status ERROR)"
+	}
+	msg += ": " + status
+	if i := strings.LastIndex(status, "error code "); i >= 0 {
+		digits := strings.TrimRight(status[i+len("error code "):], ". ")
+		if n, err := strconv.Atoi(digits); err == nil {
+			if t, ok := subcodeText[n]; ok {
+				msg += " (" + t + ")"
+			}
+		}
+	}
+	return msg
+}
+
+// AccountInfo is what GET /channels/{id}/options shows of a connected Instagram account.
+type AccountInfo struct {
+	ID                string `json:"id"`
+	Username          string `json:"username"`
+	Name              string `json:"name,omitempty"`
+	ProfilePictureURL string `json:"profile_picture_url,omitempty"`
+	// QuotaUsage and QuotaTotal are the posts published through the API in the rolling
+	// window and the limit (content_publishing_limit); QuotaWindow is the window's length.
+	QuotaUsage  int           `json:"quota_usage"`
+	QuotaTotal  int           `json:"quota_total"`
+	QuotaWindow time.Duration `json:"-"`
+}
+
+// AccountInfo reads the account's identity (GET /{ig-user-id}?fields=id,username,name,
+// profile_picture_url) and its publishing quota (GET /{ig-user-id}/content_publishing_limit).
+// baseURL may be empty (the provider's). Errors are *publish.Error values, classified as for
+// Step.
+func (p *Provider) AccountInfo(ctx context.Context, baseURL, accessToken, igUserID string) (AccountInfo, error) {
+	if baseURL == "" {
+		baseURL = p.cfg.BaseURL
+	}
+	if accessToken == "" {
+		return AccountInfo{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	}
+	g := graph{base: strings.TrimRight(baseURL, "/"), token: accessToken, hc: p.cfg.HTTPClient}
+	acct := "/" + url.PathEscape(igUserID)
+	var info AccountInfo
+	if err := g.get(ctx, acct, url.Values{"fields": {"id,username,name,profile_picture_url"}}, &info); err != nil {
+		return AccountInfo{}, classify(err)
+	}
+	lim, err := g.publishingLimit(ctx, igUserID)
+	if err != nil {
+		return AccountInfo{}, classify(err)
+	}
+	info.QuotaUsage, info.QuotaTotal, info.QuotaWindow = lim.usage, lim.total, lim.window
+	return info, nil
+}

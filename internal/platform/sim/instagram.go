@@ -1,0 +1,812 @@
+package sim
+
+// Instagram Graph API simulator: Reels publishing by container (Instagram API with Facebook
+// Login, graph.facebook.com). Sources: developers.facebook.com/docs/instagram-platform
+// content-publishing guide, reference/ig-user/media, ig-container, ig-user/media_publish,
+// ig-user/content_publishing_limit, reference/error-codes, graph-api/guides/error-handling.
+//
+// What it reproduces:
+//   - paths below the simulator's base URL, with an optional version segment (/v26.0/...);
+//     parameters in the query string, a form body or a JSON body, as Graph accepts them;
+//   - the access token as "Authorization: Bearer|OAuth T" or an access_token parameter;
+//   - POST /{ig-user-id}/media (media_type=REELS only) → {"id": container}; the container then
+//     fetches video_url with Config.PullClient (Meta cURLs the URL), streams it to a temporary
+//     file while hashing, checks it as Reels require (media.Probe) and moves IN_PROGRESS →
+//     FINISHED after the account's processing time, or → ERROR with "Error: Media upload has
+//     failed with error code N" in status; an unpublished container is EXPIRED after 24 hours;
+//   - GET /{container}?fields=status_code,status; POST /{ig-user-id}/media_publish?creation_id=
+//     → {"id": media}; GET /{media}?fields=permalink,shortcode,...; GET /{ig-user-id}/media;
+//     GET /{ig-user-id}/content_publishing_limit; GET /{ig-user-id}?fields=id,username,name;
+//   - limits: 100 published posts and 400 containers per account per rolling 24 hours;
+//   - errors as Graph renders them: {"error":{"message","type","code","error_subcode",
+//     "is_transient","error_user_title","error_user_msg","fbtrace_id"}}.
+//
+// Error wording that Meta does not document (the answer to a second media_publish of the same
+// container, and to the 400-container cap) is the simulator's own and says so in the code.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Instagram limits that the simulator enforces. Numbers that platform.Capabilities holds
+// (size, duration, width, caption, posts per day) are read from there.
+const (
+	igDefaultProcessing = 3 * time.Second
+	igContainerLifetime = 24 * time.Hour
+	igWindow            = 24 * time.Hour
+	igMaxContainers     = 400 // containers per account per rolling 24 h (content publishing guide)
+	igMaxHashtags       = 30
+	igMaxMentions       = 20
+	igFetchTimeout      = 5 * time.Minute
+	igMaxParamBytes     = 1 << 20
+)
+
+// Container status codes (IG Container reference).
+const (
+	igStInProgress = "IN_PROGRESS"
+	igStFinished   = "FINISHED"
+	igStError      = "ERROR"
+	igStExpired    = "EXPIRED"
+	igStPublished  = "PUBLISHED"
+)
+
+// Error subcodes of the Instagram error-codes reference that the container status reports.
+const (
+	igSubTimeout     = 2207003 // -2: It takes too long to download the media.
+	igSubFormat      = 2207026 // 352: The video format is not supported.
+	igSubFetchFailed = 2207052 // 9004: The media could not be fetched from this uri.
+)
+
+type igContainer struct {
+	id          string
+	account     string
+	caption     string
+	shareToFeed bool
+	created     time.Time
+	ready       time.Time // FINISHED (or ERROR for checks) not before this instant
+	fetched     bool      // the fetch and the checks are done
+	errSub      int       // ERROR subcode once fetched; 0 = the video passed
+	errAtOnce   bool      // the error shows at once (fetch failures), not after processing
+	sha         string
+	bytes       int64
+	mediaID     string // set when published
+}
+
+type igMedia struct {
+	id          string
+	account     string
+	username    string
+	caption     string
+	shortcode   string
+	shareToFeed bool
+	timestamp   time.Time
+}
+
+type igSim struct {
+	cfg    Config
+	prefix string // path of cfg.BaseURL, stripped from request paths
+	caps   platform.Capabilities
+
+	mu         sync.Mutex
+	seq        uint64
+	containers map[string]*igContainer
+	media      map[string]*igMedia
+	order      []string               // media ids, oldest first
+	created    map[string][]time.Time // container creations per account
+	published  map[string][]time.Time // publishes per account
+}
+
+// NewInstagram returns the simulator of the Instagram Graph API (Reels publishing).
+func NewInstagram(cfg Config) http.Handler {
+	cfg.Normalize()
+	caps, _ := platform.CapabilitiesOf(platform.Instagram)
+	s := &igSim{
+		cfg:        cfg,
+		caps:       caps,
+		containers: map[string]*igContainer{},
+		media:      map[string]*igMedia{},
+		created:    map[string][]time.Time{},
+		published:  map[string][]time.Time{},
+		// Ids start from the clock so that a restarted simulator does not hand out the ids of
+		// a previous run's containers again (a destination could otherwise bind to another
+		// run's container); the range stays below the media ids' base.
+		seq: uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		s.prefix = strings.TrimRight(u.Path, "/")
+	}
+	return s
+}
+
+var igVersionSegment = regexp.MustCompile(`^v\d+\.\d+$`)
+
+func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if s.prefix != "" {
+		p = strings.TrimPrefix(p, s.prefix)
+	}
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	if len(segs) > 0 && igVersionSegment.MatchString(segs[0]) {
+		segs = segs[1:]
+	}
+	params, err := igParams(r)
+	if err != nil {
+		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
+		return
+	}
+	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
+		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
+		return
+	}
+
+	token := igToken(r, params)
+	if token == "" {
+		igWrite(w, igErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		return
+	}
+	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
+	if !ok {
+		igWrite(w, igErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		return
+	}
+	switch CallFault(acct.Behavior, s.cfg.Rand) {
+	case FailUnavailable:
+		e := igErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+		e.IsTransient = true
+		igWrite(w, e)
+		return
+	case FailAuth:
+		igWrite(w, igErr(http.StatusBadRequest, 190, 463,
+			"Error validating access token: Session has expired on "+s.cfg.Now().UTC().Add(-time.Hour).Format("Monday, 02-Jan-06 15:04:05 MST")+"."))
+		return
+	case FailRateLimit:
+		// Graph answers throttling with an error code, not 429 and not Retry-After: code 4
+		// (application request limit), HTTP 403, with the usage header.
+		e := igErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
+		e.IsTransient = true
+		e.header = map[string]string{"X-App-Usage": `{"call_count":100,"total_cputime":12,"total_time":15}`}
+		igWrite(w, e)
+		return
+	}
+
+	id := segs[0]
+	if id == "me" {
+		id = acct.ID
+	}
+	edge := ""
+	if len(segs) == 2 {
+		edge = segs[1]
+	}
+	var res any
+	var gerr *igError
+	switch {
+	case r.Method == http.MethodPost && edge == "media":
+		res, gerr = s.createContainer(acct, id, params)
+	case r.Method == http.MethodPost && edge == "media_publish":
+		res, gerr = s.publish(acct, id, params)
+	case r.Method == http.MethodGet && edge == "media":
+		res, gerr = s.listMedia(acct, id, params)
+	case r.Method == http.MethodGet && edge == "content_publishing_limit":
+		res, gerr = s.publishingLimit(acct, id, params)
+	case r.Method == http.MethodGet && edge == "":
+		res, gerr = s.node(acct, id, params)
+	case edge == "":
+		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, id))
+	default:
+		gerr = igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (IGUser)", edge))
+	}
+	if gerr != nil {
+		igWrite(w, gerr)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+// createContainer is POST /{ig-user-id}/media.
+func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any, *igError) {
+	if userID != acct.ID {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+	}
+	switch mt := p.Get("media_type"); mt {
+	case "REELS":
+	case "VIDEO":
+		// VIDEO has not been accepted since November 9, 2023 (Graph API changelog).
+		return nil, igErr(http.StatusBadRequest, 100, 2207023,
+			"The media type VIDEO is not supported. Use REELS to publish a video.").user("Unknown media type",
+			"The media type entered is not one of the expected media types.")
+	default:
+		// The simulator publishes Reels only: images, carousels and stories are not needed by
+		// reelay and are refused rather than half-simulated.
+		return nil, igErr(http.StatusBadRequest, 100, 2207023,
+			fmt.Sprintf("Unsupported media_type %q: this simulator publishes REELS only", mt)).user("Unknown media type",
+			"The media type entered is not one of the expected media types.")
+	}
+	videoURL := p.Get("video_url")
+	if videoURL == "" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
+	}
+	if !igHTTPURL(videoURL) {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	}
+	if c := p.Get("cover_url"); c != "" && !igHTTPURL(c) {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
+	}
+	share := true
+	if v := p.Get("share_to_feed"); v != "" {
+		b, ok := igBool(v)
+		if !ok {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
+		}
+		share = b
+	}
+	if v := p.Get("thumb_offset"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be a non-negative integer")
+		}
+	}
+	caption := p.Get("caption")
+	if e := s.checkCaption(caption); e != nil {
+		return nil, e
+	}
+
+	now := s.cfg.Now()
+	s.mu.Lock()
+	recent := igPrune(s.created[acct.ID], now)
+	if len(recent) >= igMaxContainers {
+		s.created[acct.ID] = recent
+		s.mu.Unlock()
+		// Meta documents the cap, not the answer: this wording is the simulator's.
+		return nil, igErr(http.StatusBadRequest, 9, 0,
+			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
+	}
+	s.created[acct.ID] = append(recent, now)
+	processing := igDefaultProcessing
+	if acct.Behavior.ProcessingMS >= 0 {
+		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
+	}
+	c := &igContainer{
+		id:          s.nextID(17890000000000000),
+		account:     acct.ID,
+		caption:     caption,
+		shareToFeed: share,
+		created:     now,
+		ready:       now.Add(processing),
+	}
+	s.containers[c.id] = c
+	s.mu.Unlock()
+
+	// Meta answers with the container id at once and downloads the video in the background.
+	go s.fetch(c.id, acct.ID, videoURL, acct.Behavior.Fail == FailReject)
+	return map[string]string{"id": c.id}, nil
+}
+
+// checkCaption applies the caption limits of the publishing reference: 2,200 characters,
+// 30 hashtags, 20 @-mentions. Meta's error is code 36004, subcode 2207010.
+func (s *igSim) checkCaption(caption string) *igError {
+	limit := s.caps.Text["caption"]
+	var problem string
+	switch {
+	case !limit.Check(caption):
+		problem = fmt.Sprintf("the caption has %d characters; the maximum is %d", limit.Count(caption), limit.Max)
+	case igCountTags(caption, '#') > igMaxHashtags:
+		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", igCountTags(caption, '#'), igMaxHashtags)
+	case igCountTags(caption, '@') > igMaxMentions:
+		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", igCountTags(caption, '@'), igMaxMentions)
+	default:
+		return nil
+	}
+	return igErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").user("Caption too long",
+		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, igMaxHashtags, igMaxMentions))
+}
+
+// fetch downloads the container's video as Meta does, then checks it.
+func (s *igSim) fetch(id, account, videoURL string, reject bool) {
+	sub, atOnce, sum, n := s.download(account, videoURL)
+	if sub == 0 && reject {
+		sub = igSubFormat
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.containers[id]
+	c.fetched, c.errSub, c.errAtOnce, c.sha, c.bytes = true, sub, atOnce, sum, n
+}
+
+// download streams the video to a temporary file while hashing it, records the upload and
+// checks the file. It answers the ERROR subcode (0 when the video is acceptable), whether the
+// error shows at once, and the hash and size of what arrived.
+func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum string, n int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), igFetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, videoURL, nil)
+	if err != nil {
+		return igSubFetchFailed, true, "", 0
+	}
+	resp, err := s.cfg.PullClient.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return igSubTimeout, true, "", 0
+		}
+		return igSubFetchFailed, true, "", 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return igSubFetchFailed, true, "", 0
+	}
+	f, err := os.CreateTemp("", "reelay-sim-instagram-*")
+	if err != nil {
+		return igSubFetchFailed, true, "", 0
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	h := sha256.New()
+	limit := s.caps.MaxVideoBytes
+	n, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return igSubTimeout, true, "", n
+		}
+		return igSubFetchFailed, true, "", n
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	if n > limit {
+		// Not a complete download: the simulator stopped reading at the cap.
+		return igSubFormat, false, "", n
+	}
+	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: n, SHA256: sum})
+	if !s.acceptable(f, n) {
+		return igSubFormat, false, sum, n
+	}
+	return 0, false, sum, n
+}
+
+// acceptable checks a downloaded video against the Reels specifications: a MOV or MP4
+// container, H.264 or HEVC video, AAC audio when there is audio, 3 seconds to 15 minutes,
+// at most 1920 pixels wide (as shown). Meta reports every such refusal as subcode 2207026.
+func (s *igSim) acceptable(r io.ReaderAt, size int64) bool {
+	info, err := media.Probe(r, size)
+	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) {
+		return false
+	}
+	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
+		return false
+	}
+	if info.AudioCodec != "" && info.AudioCodec != "aac" {
+		return false
+	}
+	d := info.Duration.Seconds()
+	return d >= s.caps.MinDurationSeconds && d <= s.caps.MaxDurationSeconds &&
+		info.Width > 0 && info.Height > 0 && info.Width <= s.caps.MaxWidth
+}
+
+// status answers a container's status_code and status at now.
+func (s *igSim) status(c *igContainer, now time.Time) (code, text string) {
+	switch {
+	case c.mediaID != "":
+		return igStPublished, "Published: Media has been successfully published."
+	case c.fetched && c.errSub != 0 && (c.errAtOnce || !now.Before(c.ready)):
+		return igStError, fmt.Sprintf("Error: Media upload has failed with error code %d", c.errSub)
+	case now.Sub(c.created) >= igContainerLifetime:
+		return igStExpired, "Expired: Media has not been published within 24 hours."
+	case !c.fetched || now.Before(c.ready):
+		return igStInProgress, "In Progress: Media is still being processed."
+	default:
+		return igStFinished, "Finished: Media has been uploaded and it is ready to be published."
+	}
+}
+
+// publish is POST /{ig-user-id}/media_publish.
+func (s *igSim) publish(acct Account, userID string, p url.Values) (any, *igError) {
+	if userID != acct.ID {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+	}
+	cid := p.Get("creation_id")
+	if cid == "" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.containers[cid]
+	if !ok || c.account != acct.ID {
+		return nil, igErr(http.StatusBadRequest, 24, 2207006,
+			fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
+			"The media with the given id cannot be found.")
+	}
+	switch code, _ := s.status(c, now); code {
+	case igStPublished:
+		// Meta does not document this answer; the container is not published twice.
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+	case igStExpired:
+		return nil, igErr(http.StatusBadRequest, -2, 2207020,
+			"The media you are trying to access has expired. Please try to upload again.").user("Media expired",
+			"The media you are trying to access has expired. Please try to upload again.")
+	case igStInProgress, igStError:
+		return nil, igErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").user(
+			"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
+	}
+	recent := igPrune(s.published[acct.ID], now)
+	if len(recent) >= s.caps.PostsPerDay {
+		s.published[acct.ID] = recent
+		return nil, igErr(http.StatusBadRequest, 9, 2207042,
+			"Application request limit reached").user("Maximum number of posts reached",
+			"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
+	}
+	s.published[acct.ID] = append(recent, now)
+	m := &igMedia{
+		id:          s.nextID(17920000000000000),
+		account:     acct.ID,
+		username:    acct.Username,
+		caption:     c.caption,
+		shareToFeed: c.shareToFeed,
+		timestamp:   now,
+	}
+	m.shortcode = igShortcode(m.id)
+	s.media[m.id] = m
+	s.order = append(s.order, m.id)
+	c.mediaID = m.id
+	s.cfg.Recorder.RecordPublished(Published{Account: acct.ID, ID: m.id, URL: igPermalink(m.shortcode), SHA256: c.sha, Text: c.caption})
+	return map[string]string{"id": m.id}, nil
+}
+
+// node is GET /{id}: the IG user, one of its containers or one of its media.
+func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all map[string]any
+	var typ string
+	if id == acct.ID {
+		typ = "IGUser"
+		// Fields the simulated account has no value for are known but left out, as Graph
+		// leaves out empty fields.
+		all = map[string]any{"id": acct.ID, "username": acct.Username, "name": acct.Username,
+			"media_count": s.countMedia(acct.ID), "followers_count": 0, "follows_count": 0,
+			"profile_picture_url": nil, "biography": nil, "website": nil}
+	} else if c, ok := s.containers[id]; ok && c.account == acct.ID {
+		typ = "ShadowIGMediaBuilder"
+		code, text := s.status(c, now)
+		all = map[string]any{"id": c.id, "status_code": code, "status": text}
+	} else if m, ok := s.media[id]; ok && m.account == acct.ID {
+		typ = "IGMedia"
+		all = m.fields()
+	} else {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+	}
+	return igSelect(all, typ, p.Get("fields"), "id")
+}
+
+func (m *igMedia) fields() map[string]any {
+	return map[string]any{
+		"id": m.id, "caption": m.caption, "media_type": "VIDEO", "media_product_type": "REELS",
+		"permalink": igPermalink(m.shortcode), "shortcode": m.shortcode, "username": m.username,
+		"timestamp": m.timestamp.UTC().Format("2006-01-02T15:04:05-0700"), "is_shared_to_feed": m.shareToFeed,
+	}
+}
+
+func (s *igSim) countMedia(account string) int {
+	n := 0
+	for _, m := range s.media {
+		if m.account == account {
+			n++
+		}
+	}
+	return n
+}
+
+// listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
+// and an "after" cursor.
+func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igError) {
+	if userID != acct.ID {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+	}
+	var since, until int64
+	var err error
+	if v := p.Get("since"); v != "" {
+		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
+		}
+	}
+	if v := p.Get("until"); v != "" {
+		if until, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
+		}
+	}
+	limit := 25
+	if v := p.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+		}
+		limit = min(limit, 100)
+	}
+	start := 0
+	if v := p.Get("after"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+		}
+		start, _ = strconv.Atoi(string(b))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for i := len(s.order) - 1; i >= 0; i-- {
+		m := s.media[s.order[i]]
+		if m.account != acct.ID {
+			continue
+		}
+		ts := m.timestamp.Unix()
+		if (since != 0 && ts < since) || (until != 0 && ts > until) {
+			continue
+		}
+		ids = append(ids, m.id)
+	}
+	data := []any{}
+	for i := start; i < len(ids) && i < start+limit; i++ {
+		row, gerr := igSelect(s.media[ids[i]].fields(), "IGMedia", p.Get("fields"), "id")
+		if gerr != nil {
+			return nil, gerr
+		}
+		data = append(data, row)
+	}
+	paging := map[string]any{}
+	if start+limit < len(ids) {
+		paging["cursors"] = map[string]string{"after": base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))}
+	}
+	return map[string]any{"data": data, "paging": paging}, nil
+}
+
+// publishingLimit is GET /{ig-user-id}/content_publishing_limit.
+func (s *igSim) publishingLimit(acct Account, userID string, p url.Values) (any, *igError) {
+	if userID != acct.ID {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+	}
+	now := s.cfg.Now()
+	var since time.Time
+	if v := p.Get("since"); v != "" {
+		sec, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || now.Sub(time.Unix(sec, 0)) > igWindow {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
+		}
+		since = time.Unix(sec, 0)
+	}
+	s.mu.Lock()
+	usage := 0
+	for _, t := range igPrune(s.published[acct.ID], now) {
+		if !t.Before(since) {
+			usage++
+		}
+	}
+	s.mu.Unlock()
+	all := map[string]any{
+		"quota_usage": usage,
+		"config":      map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": int(igWindow / time.Second)},
+	}
+	row, gerr := igSelect(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
+	if gerr != nil {
+		return nil, gerr
+	}
+	delete(row, "id")
+	return map[string]any{"data": []any{row}}, nil
+}
+
+// nextID answers a new Graph-like numeric id. The caller holds s.mu.
+func (s *igSim) nextID(base uint64) string {
+	s.seq++
+	return strconv.FormatUint(base+s.seq, 10)
+}
+
+// igSelect keeps the requested fields of a node (all of def when fields is empty), always
+// with its id; an unknown field is Graph's error 100.
+func igSelect(all map[string]any, typ, fields, def string) (map[string]any, *igError) {
+	out := map[string]any{}
+	if id, ok := all["id"]; ok {
+		out["id"] = id
+	}
+	if fields == "" {
+		fields = def
+	}
+	for _, f := range strings.Split(fields, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, ok := all[f]
+		if !ok {
+			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f, typ))
+		}
+		if v != nil {
+			out[f] = v
+		}
+	}
+	return out, nil
+}
+
+func igPrune(ts []time.Time, now time.Time) []time.Time {
+	i := sort.Search(len(ts), func(i int) bool { return now.Sub(ts[i]) < igWindow })
+	return append([]time.Time(nil), ts[i:]...)
+}
+
+func igPermalink(shortcode string) string {
+	return "https://www.instagram.com/reel/" + shortcode + "/"
+}
+
+func igShortcode(mediaID string) string {
+	sum := sha256.Sum256([]byte("reelay-sim-instagram|" + mediaID))
+	return "D" + base64.RawURLEncoding.EncodeToString(sum[:])[:10]
+}
+
+func igUnsupported(method, id string) string {
+	return fmt.Sprintf("Unsupported %s request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api",
+		strings.ToLower(method), id)
+}
+
+func igHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func igBool(v string) (bool, bool) {
+	switch strings.ToLower(v) {
+	case "true", "1":
+		return true, true
+	case "false", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// igCountTags counts the hashtags (mark '#') or @-mentions (mark '@') of a caption: the mark at
+// the start or after a character that cannot be part of a word, followed by at least one
+// letter, digit or underscore (and, for mentions, dots).
+func igCountTags(s string, mark rune) int {
+	n := 0
+	rs := []rune(s)
+	for i, r := range rs {
+		if r != mark || i+1 >= len(rs) {
+			continue
+		}
+		if i > 0 && igWordRune(rs[i-1], mark) {
+			continue
+		}
+		if igWordRune(rs[i+1], mark) && rs[i+1] != '.' {
+			n++
+		}
+	}
+	return n
+}
+
+func igWordRune(r, mark rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || (mark == '@' && r == '.')
+}
+
+// igParams merges the query string with a form or JSON body, as Graph accepts parameters in
+// either place.
+func igParams(r *http.Request) (url.Values, error) {
+	p := r.URL.Query()
+	if r.Body == nil || r.Method == http.MethodGet {
+		return p, nil
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	body := http.MaxBytesReader(nil, r.Body, igMaxParamBytes)
+	switch ct {
+	case "application/x-www-form-urlencoded":
+		b, err := io.ReadAll(body)
+		if err != nil {
+			return nil, err
+		}
+		f, err := url.ParseQuery(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("malformed form body: %v", err)
+		}
+		for k, v := range f {
+			p[k] = v
+		}
+	case "multipart/form-data":
+		r.Body = body
+		if err := r.ParseMultipartForm(igMaxParamBytes); err != nil {
+			return nil, fmt.Errorf("malformed multipart body: %v", err)
+		}
+		for k, v := range r.MultipartForm.Value {
+			p[k] = v
+		}
+	case "application/json":
+		var m map[string]any
+		dec := json.NewDecoder(body)
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("malformed JSON body: %v", err)
+		}
+		for k, v := range m {
+			switch v := v.(type) {
+			case string:
+				p.Set(k, v)
+			case json.Number:
+				p.Set(k, v.String())
+			case bool:
+				p.Set(k, strconv.FormatBool(v))
+			case nil:
+			default:
+				b, _ := json.Marshal(v)
+				p.Set(k, string(b))
+			}
+		}
+	}
+	return p, nil
+}
+
+func igToken(r *http.Request, p url.Values) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "OAuth") {
+			return strings.TrimSpace(tok)
+		}
+	}
+	return p.Get("access_token")
+}
+
+// igError is a Graph API error.
+type igError struct {
+	status      int
+	header      map[string]string
+	Message     string `json:"message"`
+	Type        string `json:"type"`
+	Code        int    `json:"code"`
+	Subcode     int    `json:"error_subcode,omitempty"`
+	IsTransient bool   `json:"is_transient"`
+	UserTitle   string `json:"error_user_title,omitempty"`
+	UserMsg     string `json:"error_user_msg,omitempty"`
+	FBTraceID   string `json:"fbtrace_id"`
+}
+
+func igErr(status, code, subcode int, msg string) *igError {
+	return &igError{status: status, Message: msg, Type: "OAuthException", Code: code, Subcode: subcode, FBTraceID: igTraceID()}
+}
+
+func (e *igError) user(title, msg string) *igError {
+	e.UserTitle, e.UserMsg = title, msg
+	return e
+}
+
+func igWrite(w http.ResponseWriter, e *igError) {
+	for k, v := range e.header {
+		w.Header().Set(k, v)
+	}
+	if e.Code == 190 || e.Code == 104 {
+		w.Header().Set("WWW-Authenticate", `OAuth "Facebook Platform" "invalid_token" "`+strings.ReplaceAll(e.Message, `"`, `'`)+`"`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(map[string]*igError{"error": e})
+}
+
+func igTraceID() string {
+	var b [9]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,1032 @@
+package sim
+
+// TikTok Content Posting API simulator.
+//
+// Sources: developers.tiktok.com/doc/content-posting-api-reference-direct-post,
+// …-reference-upload-video, …-media-transfer-guide, …-reference-get-video-status,
+// …-reference-query-creator-info and /doc/tiktok-api-v2-error-handling (copies of these pages
+// were read through the search tool). What the pages leave open, and how it is decided here:
+//
+//   - "MB" in the chunk rules is not said to be decimal or binary. The simulator enforces the
+//     stricter reading of each bound: chunks at least 5 MiB (5,242,880 bytes), at most
+//     64,000,000 bytes, a final chunk at most 128,000,000 bytes, whole-file upload below 5 MiB,
+//     several chunks above 64,000,000 bytes, videos up to 4,000,000,000 bytes. A client that
+//     passes here passes under either reading.
+//   - A single chunk must declare chunk_size equal to video_size (field reports of "The chunk
+//     size is invalid" otherwise; the docs' own single-chunk example does so).
+//   - invalid_params messages "The chunk size is invalid" and "The total chunk count is
+//     invalid" are TikTok's own, as reported by API users; the other messages are this
+//     simulator's wording.
+//   - The upload URL answers 206 per accepted chunk and 201 when all bytes are in, with
+//     "Content-Range: bytes 0-{LAST}/{TOTAL}" (the docs write 0-{UPLOADED_BYTES}; this
+//     simulator sends the index of the last byte received, as HTTP does), 400 for malformed
+//     headers or a byte count that does not match, 403 once the URL's hour is over, 404 for an
+//     unknown upload, 416 for a range that is not the next one (a chunk sent again after a crash
+//     included), 5xx for faults.
+//   - Processing is timed by Config.Now: Behavior.ProcessingMS (< 0: 2 s) after the last chunk,
+//     the post is PUBLISH_COMPLETE (direct) or SEND_TO_USER_INBOX (inbox), or FAILED with a
+//     fail_reason. publicaly_available_post_id is filled only for PUBLIC_TO_EVERYONE posts and
+//     only after a further moderation delay, as the status reference says. An inbox post stays
+//     SEND_TO_USER_INBOX until CompleteInbox plays the creator finishing it in the app.
+//   - After the upload the video is checked with media.Probe: MP4/MOV/WebM, H.264/H.265/VP8/VP9,
+//     3 s to the creator's max_video_post_duration_sec (direct) or 600 s (inbox), 360–4096 px
+//     a side; the reject behavior fails it with file_format_check_failed.
+//   - Limits per token and sliding minute (creator_info 20, each init 6, status 30) → 429
+//     rate_limit_exceeded with Retry-After; 15 direct posts per creator and rolling day →
+//     spam_risk_too_many_posts (creator_info says so with HTTP 200, as documented); 5 pending
+//     inbox uploads per day → spam_risk_too_many_pending_share.
+//   - Call faults in TikTok's error shape: unavailable → 503 internal_error (the upload URL too),
+//     auth → 401 access_token_invalid, rate_limit → 429 rate_limit_exceeded, Retry-After: 1.
+//
+// Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
+// the frame-rate check (media.Probe does not report it), unaudited clients' private-only rule
+// (configure a creator with SELF_ONLY alone instead), photo posts and /publish/cancel/.
+
+import (
+	"cmp"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reelay/reelay/internal/media"
+)
+
+// TikTok's documented limits, in the strictest reading (see the file comment).
+const (
+	tiktokMinChunk       = 5 << 20       // "at least 5 MB": 5 MiB is the stricter minimum
+	tiktokMaxChunk       = 64_000_000    // "no greater than 64 MB"
+	tiktokMaxFinalChunk  = 128_000_000   // "up to 128 MB"
+	tiktokMaxChunks      = 1000          // "a maximum of 1000 chunks"
+	tiktokMaxVideoBytes  = 4_000_000_000 // "Maximum of 4GB"
+	tiktokUploadURLTTL   = time.Hour     // "The upload_url is valid for one hour after issuance."
+	tiktokTitleMaxUTF16  = 2200          // "Maximum length: 2200 UTF-16 runes"
+	tiktokMinDuration    = 3 * time.Second
+	tiktokDevMaxDuration = 600 * time.Second // longest video a developer can send
+	tiktokMinSide        = 360
+	tiktokMaxSide        = 4096
+)
+
+// Privacy levels of TikTok posts.
+const (
+	TikTokPublic    = "PUBLIC_TO_EVERYONE"
+	TikTokFriends   = "MUTUAL_FOLLOW_FRIENDS"
+	TikTokFollowers = "FOLLOWER_OF_CREATOR"
+	TikTokSelfOnly  = "SELF_ONLY"
+)
+
+// Post statuses of /v2/post/publish/status/fetch/.
+const (
+	TikTokProcessingUpload = "PROCESSING_UPLOAD"
+	TikTokSendToUserInbox  = "SEND_TO_USER_INBOX"
+	TikTokPublishComplete  = "PUBLISH_COMPLETE"
+	TikTokFailed           = "FAILED"
+)
+
+// TikTokCreator is what creator_info answers for one account.
+type TikTokCreator struct {
+	Username  string
+	Nickname  string
+	AvatarURL string
+	// PrivacyLevelOptions defaults to PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, SELF_ONLY (a
+	// public account of an audited client). An account of an unaudited client has SELF_ONLY only.
+	PrivacyLevelOptions []string
+	CommentDisabled     bool
+	DuetDisabled        bool
+	StitchDisabled      bool
+	// MaxVideoPostDurationSec defaults to 600.
+	MaxVideoPostDurationSec int
+}
+
+// TikTokOptions tunes the simulator; the zero value is TikTok's documented behaviour.
+type TikTokOptions struct {
+	// Creators overrides creator_info per account ID.
+	Creators map[string]TikTokCreator
+	// DefaultProcessing is the processing time when the account's Behavior.ProcessingMS < 0
+	// (0: 2 s).
+	DefaultProcessing time.Duration
+	// ModerationDelay is how long after PUBLISH_COMPLETE a public post gets its
+	// publicaly_available_post_id (0: 3 s; < 0: at once).
+	ModerationDelay time.Duration
+	// PostsPerDay is the direct posts a creator may start per rolling 24 h (0: 15).
+	PostsPerDay int
+	// PendingSharesPerDay is the inbox uploads a creator may have pending per rolling 24 h
+	// (0: 5).
+	PendingSharesPerDay int
+	// Per-token requests per minute: creator_info (0: 20), each init endpoint (0: 6),
+	// status fetch (0: 30).
+	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute int
+}
+
+// TikTokPost is what the simulator knows of one publish_id (for tests and introspection).
+type TikTokPost struct {
+	PublishID      string
+	Account        string
+	Mode           string // direct or inbox
+	Title          string
+	PrivacyLevel   string
+	DisableComment bool
+	DisableDuet    bool
+	DisableStitch  bool
+	IsAIGC         bool
+	VideoSize      int64
+	ChunkSize      int64
+	TotalChunks    int
+	UploadedBytes  int64
+	SHA256         string
+	Status         string
+	FailReason     string
+	PostID         string
+}
+
+// TikTok simulates TikTok's Content Posting API. It implements http.Handler.
+type TikTok struct {
+	cfg      Config
+	opts     TikTokOptions
+	basePath string
+
+	mu        sync.Mutex
+	creators  map[string]TikTokCreator
+	posts     map[string]*tiktokPost // by publish_id
+	byUpload  map[string]*tiktokPost // by upload_id
+	calls     map[string][]time.Time // token|endpoint → request times within the last minute
+	inits     map[string][]time.Time // account → direct inits within the last 24 h
+	lastSweep time.Time
+}
+
+type tiktokPost struct {
+	publishID   string
+	uploadID    string
+	uploadToken string
+	account     Account
+	token       string
+	mode        string
+	title       string
+	privacy     string
+	disComment  bool
+	disDuet     bool
+	disStitch   bool
+	aigc        bool
+	maxDuration time.Duration
+	videoSize   int64
+	chunkSize   int64
+	chunks      int
+	issued      time.Time
+
+	// upMu serializes the PUTs of one upload; file and hasher belong to it.
+	upMu   sync.Mutex
+	file   *os.File
+	hasher hash.Hash
+
+	// Guarded by TikTok.mu.
+	received     int64
+	completed    bool
+	completedAt  time.Time
+	processing   time.Duration
+	sha          string
+	verdict      string // fail_reason decided at upload completion, "" when the video passes
+	status       string // final status once processing is over, "" before
+	finishedAt   time.Time
+	postID       string
+	userPosted   bool
+	recordedPost bool
+}
+
+// NewTikTok returns the TikTok simulator with TikTok's documented behaviour.
+func NewTikTok(cfg Config) http.Handler {
+	return NewTikTokSim(cfg, TikTokOptions{})
+}
+
+// NewTikTokSim returns the TikTok simulator with options, for tests that need an unaudited
+// creator, tighter caps or other timings.
+func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
+	cfg.Normalize()
+	if opts.DefaultProcessing <= 0 {
+		opts.DefaultProcessing = 2 * time.Second
+	}
+	if opts.ModerationDelay == 0 {
+		opts.ModerationDelay = 3 * time.Second
+	}
+	if opts.PostsPerDay <= 0 {
+		opts.PostsPerDay = 15
+	}
+	if opts.PendingSharesPerDay <= 0 {
+		opts.PendingSharesPerDay = 5
+	}
+	if opts.CreatorInfoPerMinute <= 0 {
+		opts.CreatorInfoPerMinute = 20
+	}
+	if opts.InitPerMinute <= 0 {
+		opts.InitPerMinute = 6
+	}
+	if opts.StatusPerMinute <= 0 {
+		opts.StatusPerMinute = 30
+	}
+	basePath := ""
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		basePath = strings.TrimRight(u.Path, "/")
+	}
+	t := &TikTok{
+		cfg:      cfg,
+		opts:     opts,
+		basePath: basePath,
+		creators: map[string]TikTokCreator{},
+		posts:    map[string]*tiktokPost{},
+		byUpload: map[string]*tiktokPost{},
+		calls:    map[string][]time.Time{},
+		inits:    map[string][]time.Time{},
+	}
+	for id, c := range opts.Creators {
+		t.creators[id] = c
+	}
+	return t
+}
+
+// SetCreator replaces what creator_info answers for an account.
+func (t *TikTok) SetCreator(accountID string, c TikTokCreator) {
+	t.mu.Lock()
+	t.creators[accountID] = c
+	t.mu.Unlock()
+}
+
+// Recorder returns the record of what the simulator received.
+func (t *TikTok) Recorder() *Recorder { return t.cfg.Recorder }
+
+// Post reports what the simulator knows of a publish_id.
+func (t *TikTok) Post(publishID string) (TikTokPost, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.posts[publishID]
+	if !ok {
+		return TikTokPost{}, false
+	}
+	now := t.cfg.Now()
+	t.advance(p, now)
+	status, reason, ids := t.statusOf(p, now)
+	out := TikTokPost{
+		PublishID: p.publishID, Account: p.account.ID, Mode: p.mode, Title: p.title,
+		PrivacyLevel: p.privacy, DisableComment: p.disComment, DisableDuet: p.disDuet,
+		DisableStitch: p.disStitch, IsAIGC: p.aigc, VideoSize: p.videoSize, ChunkSize: p.chunkSize,
+		TotalChunks: p.chunks, UploadedBytes: p.received, SHA256: p.sha, Status: status,
+		FailReason: reason,
+	}
+	if len(ids) > 0 {
+		out.PostID = strconv.FormatInt(ids[0], 10)
+	}
+	return out, true
+}
+
+// Posts lists the publish_ids started by an account, oldest first.
+func (t *TikTok) Posts(accountID string) []TikTokPost {
+	type ref struct {
+		id     string
+		issued time.Time
+	}
+	t.mu.Lock()
+	var refs []ref
+	for id, p := range t.posts {
+		if p.account.ID == accountID {
+			refs = append(refs, ref{id, p.issued})
+		}
+	}
+	t.mu.Unlock()
+	slices.SortFunc(refs, func(a, b ref) int {
+		return cmp.Or(a.issued.Compare(b.issued), cmp.Compare(a.id, b.id))
+	})
+	out := make([]TikTokPost, 0, len(refs))
+	for _, r := range refs {
+		if p, ok := t.Post(r.id); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CompleteInbox acts as the creator who opens the inbox notification and posts the video in
+// the TikTok app: the inbox post becomes PUBLISH_COMPLETE.
+func (t *TikTok) CompleteInbox(publishID string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.posts[publishID]
+	if !ok || p.mode != "inbox" {
+		return false
+	}
+	now := t.cfg.Now()
+	t.advance(p, now)
+	if p.status != TikTokSendToUserInbox {
+		return false
+	}
+	p.userPosted = true
+	p.status = TikTokPublishComplete
+	p.finishedAt = now
+	t.recordPublished(p)
+	return true
+}
+
+// ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL; the
+// handler accepts them with or without BaseURL's path in front, so it can be mounted with or
+// without http.StripPrefix.
+func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if t.basePath != "" {
+		if rest, ok := strings.CutPrefix(path, t.basePath); ok && (rest == "" || rest[0] == '/') {
+			path = rest
+		}
+	}
+	switch path {
+	case "/v2/post/publish/creator_info/query/":
+		t.api(w, r, "creator_info", t.creatorInfo)
+	case "/v2/post/publish/video/init/":
+		t.api(w, r, "video_init", func(w http.ResponseWriter, r *http.Request, acc Account, token string) {
+			t.initPost(w, r, acc, token, "direct")
+		})
+	case "/v2/post/publish/inbox/video/init/":
+		t.api(w, r, "inbox_init", func(w http.ResponseWriter, r *http.Request, acc Account, token string) {
+			t.initPost(w, r, acc, token, "inbox")
+		})
+	case "/v2/post/publish/status/fetch/":
+		t.api(w, r, "status_fetch", t.statusFetch)
+	case "/video/":
+		t.upload(w, r)
+	default:
+		tiktokError(w, http.StatusNotFound, "not_found", "The requested path does not exist.", nil)
+	}
+}
+
+// api does what every JSON endpoint shares: method, token, the account's faults and the
+// per-token rate limit.
+func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
+	h func(http.ResponseWriter, *http.Request, Account, string)) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		tiktokError(w, http.StatusMethodNotAllowed, "invalid_params", "The HTTP method must be POST.", nil)
+		return
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+	var acc Account
+	if ok && token != "" && t.cfg.Accounts != nil {
+		acc, ok = t.cfg.Accounts.Resolve(r.Context(), token)
+	} else {
+		ok = false
+	}
+	if !ok {
+		tiktokError(w, http.StatusUnauthorized, "access_token_invalid",
+			"The access token is invalid or not found in the request.", nil)
+		return
+	}
+	if tiktokFault(w, CallFault(acc.Behavior, t.cfg.Rand)) {
+		return
+	}
+	limit := map[string]int{
+		"creator_info": t.opts.CreatorInfoPerMinute, "video_init": t.opts.InitPerMinute,
+		"inbox_init": t.opts.InitPerMinute, "status_fetch": t.opts.StatusPerMinute,
+	}[endpoint]
+	if wait, limited := t.rateLimit(token+"|"+endpoint, limit); limited {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		tiktokError(w, http.StatusTooManyRequests, "rate_limit_exceeded",
+			"Your request is blocked due to exceeding the API rate limit.", nil)
+		return
+	}
+	h(w, r, acc, token)
+}
+
+// tiktokFault renders a call fault in TikTok's error shape; it reports whether it answered.
+func tiktokFault(w http.ResponseWriter, fault string) bool {
+	switch fault {
+	case FailUnavailable:
+		tiktokError(w, http.StatusServiceUnavailable, "internal_error",
+			"TikTok server or network error. Try again later.", nil)
+	case FailAuth:
+		tiktokError(w, http.StatusUnauthorized, "access_token_invalid",
+			"The access token is invalid or has expired.", nil)
+	case FailRateLimit:
+		w.Header().Set("Retry-After", "1")
+		tiktokError(w, http.StatusTooManyRequests, "rate_limit_exceeded",
+			"Your request is blocked due to exceeding the API rate limit.", nil)
+	default:
+		return false
+	}
+	return true
+}
+
+// rateLimit counts a request against a sliding one-minute window; when the limit is reached it
+// answers how long until a request leaves the window.
+func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
+	now := t.cfg.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	times := pruneBefore(t.calls[key], now.Add(-time.Minute))
+	if len(times) >= limit {
+		t.calls[key] = times
+		return times[0].Add(time.Minute).Sub(now), true
+	}
+	t.calls[key] = append(times, now)
+	return 0, false
+}
+
+func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(times) && !times[i].After(cutoff) {
+		i++
+	}
+	return times[i:]
+}
+
+func (t *TikTok) creatorOf(acc Account) TikTokCreator {
+	c, ok := t.creators[acc.ID]
+	if !ok {
+		c = TikTokCreator{}
+	}
+	if c.Username == "" {
+		c.Username = acc.Username
+	}
+	if c.Username == "" {
+		c.Username = acc.ID
+	}
+	if c.Nickname == "" {
+		c.Nickname = c.Username
+	}
+	if c.AvatarURL == "" {
+		c.AvatarURL = t.cfg.BaseURL + "/avatar/" + url.PathEscape(acc.ID) + ".jpeg"
+	}
+	if len(c.PrivacyLevelOptions) == 0 {
+		c.PrivacyLevelOptions = []string{TikTokPublic, TikTokFriends, TikTokSelfOnly}
+	}
+	if c.MaxVideoPostDurationSec <= 0 {
+		c.MaxVideoPostDurationSec = 600
+	}
+	return c
+}
+
+func (t *TikTok) creatorInfo(w http.ResponseWriter, _ *http.Request, acc Account, _ string) {
+	now := t.cfg.Now()
+	t.mu.Lock()
+	c := t.creatorOf(acc)
+	atCap := len(pruneBefore(t.inits[acc.ID], now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
+	t.mu.Unlock()
+	data := map[string]any{
+		"creator_avatar_url":          c.AvatarURL,
+		"creator_username":            c.Username,
+		"creator_nickname":            c.Nickname,
+		"privacy_level_options":       c.PrivacyLevelOptions,
+		"comment_disabled":            c.CommentDisabled,
+		"duet_disabled":               c.DuetDisabled,
+		"stitch_disabled":             c.StitchDisabled,
+		"max_video_post_duration_sec": c.MaxVideoPostDurationSec,
+	}
+	if atCap {
+		// The creator_info reference lists this code under HTTP 200, "(intentional)".
+		tiktokError(w, http.StatusOK, "spam_risk_too_many_posts",
+			"The daily post cap from the API is reached for the current user.", data)
+		return
+	}
+	tiktokOK(w, data)
+}
+
+type tiktokInitRequest struct {
+	PostInfo *struct {
+		Title                 *string `json:"title"`
+		PrivacyLevel          *string `json:"privacy_level"`
+		DisableDuet           bool    `json:"disable_duet"`
+		DisableComment        bool    `json:"disable_comment"`
+		DisableStitch         bool    `json:"disable_stitch"`
+		VideoCoverTimestampMS *int64  `json:"video_cover_timestamp_ms"`
+		BrandContentToggle    bool    `json:"brand_content_toggle"`
+		BrandOrganicToggle    bool    `json:"brand_organic_toggle"`
+		IsAIGC                bool    `json:"is_aigc"`
+	} `json:"post_info"`
+	SourceInfo *struct {
+		Source          string `json:"source"`
+		VideoSize       *int64 `json:"video_size"`
+		ChunkSize       *int64 `json:"chunk_size"`
+		TotalChunkCount *int64 `json:"total_chunk_count"`
+		VideoURL        string `json:"video_url"`
+	} `json:"source_info"`
+}
+
+func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, token, mode string) {
+	var req tiktokInitRequest
+	if msg := decodeTikTokJSON(r, &req); msg != "" {
+		tiktokError(w, http.StatusBadRequest, "invalid_params", msg, nil)
+		return
+	}
+	si := req.SourceInfo
+	if si == nil {
+		tiktokError(w, http.StatusBadRequest, "invalid_params", "source_info is required.", nil)
+		return
+	}
+	switch si.Source {
+	case "FILE_UPLOAD":
+	case "PULL_FROM_URL":
+		tiktokError(w, http.StatusForbidden, "url_ownership_unverified",
+			"To use PULL_FROM_URL as the video transfer method, the developer must verify the ownership of the URL prefix or domain.", nil)
+		return
+	default:
+		tiktokError(w, http.StatusBadRequest, "invalid_params", "The source is invalid.", nil)
+		return
+	}
+	if si.VideoSize == nil || si.ChunkSize == nil || si.TotalChunkCount == nil {
+		tiktokError(w, http.StatusBadRequest, "invalid_params",
+			"video_size, chunk_size and total_chunk_count are required for FILE_UPLOAD.", nil)
+		return
+	}
+	if msg := tiktokCheckChunks(*si.VideoSize, *si.ChunkSize, *si.TotalChunkCount); msg != "" {
+		tiktokError(w, http.StatusBadRequest, "invalid_params", msg, nil)
+		return
+	}
+
+	now := t.cfg.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweep(now)
+	c := t.creatorOf(acc)
+	p := &tiktokPost{
+		account: acc, token: token, mode: mode, issued: now,
+		videoSize: *si.VideoSize, chunkSize: *si.ChunkSize, chunks: int(*si.TotalChunkCount),
+		maxDuration: tiktokDevMaxDuration,
+	}
+	if mode == "direct" {
+		pi := req.PostInfo
+		if pi == nil || pi.PrivacyLevel == nil || !contains(c.PrivacyLevelOptions, *pi.PrivacyLevel) {
+			tiktokError(w, http.StatusForbidden, "privacy_level_option_mismatch",
+				"privacy_level is not specified or not among the options from the privacy_level_options returned in /publish/creator_info/query/ API.", nil)
+			return
+		}
+		if pi.Title != nil {
+			if n := utf16Len(*pi.Title); n > tiktokTitleMaxUTF16 {
+				tiktokError(w, http.StatusBadRequest, "invalid_params",
+					fmt.Sprintf("The title is too long: %d UTF-16 units, the maximum is %d.", n, tiktokTitleMaxUTF16), nil)
+				return
+			}
+			p.title = *pi.Title
+		}
+		p.privacy = *pi.PrivacyLevel
+		// The creator's own settings win: TikTok disables what the creator set to "No one".
+		p.disComment = pi.DisableComment || c.CommentDisabled
+		p.disDuet = pi.DisableDuet || c.DuetDisabled
+		p.disStitch = pi.DisableStitch || c.StitchDisabled
+		p.aigc = pi.IsAIGC
+		p.maxDuration = time.Duration(c.MaxVideoPostDurationSec) * time.Second
+		recent := pruneBefore(t.inits[acc.ID], now.Add(-24*time.Hour))
+		if len(recent) >= t.opts.PostsPerDay {
+			t.inits[acc.ID] = recent
+			tiktokError(w, http.StatusForbidden, "spam_risk_too_many_posts",
+				"The daily post cap from the API is reached for the current user.", nil)
+			return
+		}
+		t.inits[acc.ID] = append(recent, now)
+	} else {
+		pending := 0
+		for _, q := range t.posts {
+			if q.account.ID == acc.ID && q.mode == "inbox" && !q.userPosted && q.issued.After(now.Add(-24*time.Hour)) {
+				t.advance(q, now)
+				if q.status != TikTokFailed {
+					pending++
+				}
+			}
+		}
+		if pending >= t.opts.PendingSharesPerDay {
+			tiktokError(w, http.StatusForbidden, "spam_risk_too_many_pending_share",
+				"The daily upload cap from the API is reached for the current user.", nil)
+			return
+		}
+	}
+	prefix := "v_pub_file~v2-1."
+	if mode == "inbox" {
+		prefix = "v_inbox_file~v2."
+	}
+	p.publishID = prefix + randomDigits(18)
+	p.uploadID = randomDigits(19)
+	p.uploadToken = randomHex(16)
+	t.posts[p.publishID] = p
+	t.byUpload[p.uploadID] = p
+	tiktokOK(w, map[string]any{
+		"publish_id": p.publishID,
+		"upload_url": t.cfg.BaseURL + "/video/?upload_id=" + p.uploadID + "&upload_token=" + p.uploadToken,
+	})
+}
+
+// sweep removes the temporary files of uploads whose URL expired before they completed, at most
+// once a minute (under t.mu).
+func (t *TikTok) sweep(now time.Time) {
+	if now.Sub(t.lastSweep) < time.Minute {
+		return
+	}
+	t.lastSweep = now
+	for _, p := range t.posts {
+		if p.completed || !now.After(p.issued.Add(tiktokUploadURLTTL)) || !p.upMu.TryLock() {
+			continue
+		}
+		if p.file != nil {
+			_ = p.file.Close()
+			_ = os.Remove(p.file.Name())
+			p.file, p.hasher = nil, nil
+		}
+		p.upMu.Unlock()
+	}
+}
+
+// tiktokCheckChunks applies the media transfer guide's chunk restrictions; it returns the
+// invalid_params message, or "" when the plan is valid.
+func tiktokCheckChunks(size, chunk, count int64) string {
+	const badChunk, badCount = "The chunk size is invalid", "The total chunk count is invalid"
+	if size <= 0 || size > tiktokMaxVideoBytes {
+		return "The video size is invalid"
+	}
+	if chunk <= 0 || chunk > size {
+		return badChunk
+	}
+	if count < 1 || count > tiktokMaxChunks || count != size/chunk {
+		return badCount
+	}
+	if count == 1 {
+		// One chunk is the whole file, and the whole file is at most 64 MB.
+		if chunk != size || size > tiktokMaxChunk {
+			return badChunk
+		}
+		return ""
+	}
+	if size < tiktokMinChunk || chunk < tiktokMinChunk || chunk > tiktokMaxChunk {
+		return badChunk
+	}
+	if size-(count-1)*chunk > tiktokMaxFinalChunk {
+		return badChunk
+	}
+	return ""
+}
+
+func (t *TikTok) statusFetch(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+	var req struct {
+		PublishID string `json:"publish_id"`
+	}
+	if msg := decodeTikTokJSON(r, &req); msg != "" {
+		tiktokError(w, http.StatusBadRequest, "invalid_params", msg, nil)
+		return
+	}
+	now := t.cfg.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.posts[req.PublishID]
+	if !ok {
+		tiktokError(w, http.StatusBadRequest, "invalid_publish_id", "The publish_id does not exist.", nil)
+		return
+	}
+	if p.account.ID != acc.ID {
+		tiktokError(w, http.StatusBadRequest, "token_not_authorized_for_specified_publish_id",
+			"The access_token does not have authorization for the specified publish_id.", nil)
+		return
+	}
+	t.advance(p, now)
+	status, reason, ids := t.statusOf(p, now)
+	if ids == nil {
+		ids = []int64{}
+	}
+	data := map[string]any{
+		"status":                      status,
+		"publicaly_available_post_id": ids,
+		"uploaded_bytes":              p.received,
+	}
+	if reason != "" {
+		data["fail_reason"] = reason
+	}
+	tiktokOK(w, data)
+}
+
+// advance moves a post whose processing time is over to its final status (under t.mu).
+func (t *TikTok) advance(p *tiktokPost, now time.Time) {
+	if !p.completed || p.status != "" || now.Before(p.completedAt.Add(p.processing)) {
+		return
+	}
+	p.finishedAt = p.completedAt.Add(p.processing)
+	switch {
+	case p.verdict != "":
+		p.status = TikTokFailed
+	case p.mode == "inbox":
+		p.status = TikTokSendToUserInbox
+	default:
+		p.status = TikTokPublishComplete
+		t.recordPublished(p)
+	}
+}
+
+func (t *TikTok) recordPublished(p *tiktokPost) {
+	if p.recordedPost {
+		return
+	}
+	p.recordedPost = true
+	c := t.creatorOf(p.account)
+	t.cfg.Recorder.RecordPublished(Published{
+		Account: p.account.ID,
+		ID:      p.postID,
+		URL:     "https://www.tiktok.com/@" + c.Username + "/video/" + p.postID,
+		SHA256:  p.sha,
+		Text:    p.title,
+	})
+}
+
+// statusOf answers the status fetch fields of a post (under t.mu, after advance).
+func (t *TikTok) statusOf(p *tiktokPost, now time.Time) (status, failReason string, ids []int64) {
+	switch p.status {
+	case "":
+		return TikTokProcessingUpload, "", nil
+	case TikTokFailed:
+		return TikTokFailed, p.verdict, nil
+	case TikTokPublishComplete:
+		public := p.privacy == TikTokPublic || p.userPosted
+		if public && !now.Before(p.finishedAt.Add(max(t.opts.ModerationDelay, 0))) {
+			id, _ := strconv.ParseInt(p.postID, 10, 64)
+			return TikTokPublishComplete, "", []int64{id}
+		}
+		return TikTokPublishComplete, "", nil
+	default:
+		return p.status, "", nil
+	}
+}
+
+// upload serves PUT {upload_url}: one chunk per request, in order.
+func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
+	defer drain(r.Body)
+	if r.Method != http.MethodPut {
+		w.Header().Set("Allow", http.MethodPut)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	t.mu.Lock()
+	p, ok := t.byUpload[q.Get("upload_id")]
+	t.mu.Unlock()
+	if !ok || subtle.ConstantTimeCompare([]byte(q.Get("upload_token")), []byte(p.uploadToken)) != 1 {
+		uploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
+		return
+	}
+	// The upload URL carries its own token: only server faults apply to it.
+	if fault := CallFault(p.account.Behavior, t.cfg.Rand); fault == FailUnavailable {
+		uploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
+		return
+	}
+	if t.cfg.Now().After(p.issued.Add(tiktokUploadURLTTL)) {
+		uploadError(w, http.StatusForbidden, "The upload_url has expired.")
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "video/mp4" && mt != "video/quicktime" && mt != "video/webm") {
+		uploadError(w, http.StatusBadRequest, "Content-Type must be video/mp4, video/quicktime or video/webm.")
+		return
+	}
+	first, last, total, ok := parseContentRange(r.Header.Get("Content-Range"))
+	if !ok || total != p.videoSize {
+		uploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(p.videoSize, 10)+".")
+		return
+	}
+	n := last - first + 1
+	if r.ContentLength != n {
+		uploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
+		return
+	}
+
+	p.upMu.Lock()
+	defer p.upMu.Unlock()
+	if t.cfg.Now().After(p.issued.Add(tiktokUploadURLTTL)) {
+		uploadError(w, http.StatusForbidden, "The upload_url has expired.")
+		return
+	}
+	t.mu.Lock()
+	received, completed := p.received, p.completed
+	t.mu.Unlock()
+	if completed || first != received {
+		setProgress(w, received, p.videoSize)
+		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		return
+	}
+	k := first / p.chunkSize
+	wantLast := first + p.chunkSize - 1
+	if k == int64(p.chunks-1) {
+		wantLast = p.videoSize - 1
+	}
+	if k >= int64(p.chunks) || last != wantLast {
+		setProgress(w, received, p.videoSize)
+		uploadError(w, http.StatusBadRequest,
+			fmt.Sprintf("Chunk %d must be bytes %d-%d/%d.", k+1, first, wantLast, p.videoSize))
+		return
+	}
+
+	if p.file == nil {
+		f, err := os.CreateTemp("", "reelay-tiktok-sim-*.upload")
+		if err != nil {
+			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+			return
+		}
+		p.file, p.hasher = f, sha256.New()
+	}
+	// A chunk that does not arrive whole leaves no trace: the hash state is restored.
+	saved, _ := p.hasher.(encoding.BinaryMarshaler).MarshalBinary()
+	buf := make([]byte, 256<<10)
+	if got, err := io.CopyBuffer(io.MultiWriter(io.NewOffsetWriter(p.file, first), p.hasher), io.LimitReader(r.Body, n), buf); err != nil || got != n {
+		_ = p.hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved)
+		setProgress(w, received, p.videoSize)
+		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
+		return
+	}
+	now := t.cfg.Now()
+	t.mu.Lock()
+	p.received = last + 1
+	done := p.received == p.videoSize
+	t.mu.Unlock()
+	if !done {
+		setProgress(w, last+1, p.videoSize)
+		w.WriteHeader(http.StatusPartialContent)
+		return
+	}
+
+	sha := hex.EncodeToString(p.hasher.Sum(nil))
+	verdict := checkTikTokVideo(p.file, p.videoSize, p.maxDuration)
+	_ = p.file.Close()
+	_ = os.Remove(p.file.Name())
+	p.file, p.hasher = nil, nil
+	t.cfg.Recorder.RecordUpload(Upload{Account: p.account.ID, Bytes: p.videoSize, SHA256: sha})
+
+	processing := t.opts.DefaultProcessing
+	if ms := p.account.Behavior.ProcessingMS; ms >= 0 {
+		processing = time.Duration(ms) * time.Millisecond
+	}
+	if p.account.Behavior.Fail == FailReject && verdict == "" {
+		verdict = "file_format_check_failed"
+	}
+	t.mu.Lock()
+	p.completed, p.completedAt, p.processing = true, now, processing
+	p.sha, p.verdict = sha, verdict
+	p.postID = strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(randomBytes(8))>>4), 10)
+	t.advance(p, now)
+	t.mu.Unlock()
+	setProgress(w, p.videoSize, p.videoSize)
+	w.WriteHeader(http.StatusCreated)
+}
+
+func setProgress(w http.ResponseWriter, received, total int64) {
+	if received == 0 {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(total, 10))
+		return
+	}
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", received-1, total))
+}
+
+func uploadError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// parseContentRange parses "bytes FIRST-LAST/TOTAL" strictly.
+func parseContentRange(s string) (first, last, total int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, 0, false
+	}
+	rng, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, 0, false
+	}
+	a, b, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, 0, false
+	}
+	var err1, err2, err3 error
+	first, err1 = parseDigits(a)
+	last, err2 = parseDigits(b)
+	total, err3 = parseDigits(tot)
+	if err1 != nil || err2 != nil || err3 != nil || last < first || last >= total {
+		return 0, 0, 0, false
+	}
+	return first, last, total, true
+}
+
+func parseDigits(s string) (int64, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, errors.New("not a number")
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// checkTikTokVideo applies TikTok's video restrictions (media transfer guide) and returns the
+// fail_reason, or "" when the video passes: MP4, WebM or MOV; H.264, H.265, VP8 or VP9; 3 s to
+// maxDuration; 360 to 4096 pixels on each side. The frame rate (23–60 fps) is not checked:
+// media.Probe does not report it.
+func checkTikTokVideo(f io.ReaderAt, size int64, maxDuration time.Duration) string {
+	info, err := media.Probe(f, size)
+	if err != nil || !slices.Contains([]string{"mp4", "mov", "webm"}, info.Kind.Name) ||
+		!slices.Contains([]string{"h264", "hevc", "vp8", "vp9"}, info.VideoCodec) {
+		return "file_format_check_failed"
+	}
+	if info.Duration < tiktokMinDuration || info.Duration > maxDuration {
+		return "duration_check_failed"
+	}
+	if min(info.Width, info.Height) < tiktokMinSide || max(info.Width, info.Height) > tiktokMaxSide {
+		return "picture_size_check_failed"
+	}
+	return ""
+}
+
+// decodeTikTokJSON reads a JSON request body; it returns the invalid_params message, or "".
+func decodeTikTokJSON(r *http.Request, v any) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return "Content-Type must be application/json; charset=UTF-8."
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return "The request body could not be read."
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return "The request body is not valid JSON for this endpoint: " + err.Error()
+	}
+	return ""
+}
+
+func tiktokOK(w http.ResponseWriter, data any) {
+	writeTikTok(w, http.StatusOK, data, "ok", "")
+}
+
+func tiktokError(w http.ResponseWriter, status int, code, msg string, data any) {
+	writeTikTok(w, status, data, code, msg)
+}
+
+func writeTikTok(w http.ResponseWriter, status int, data any, code, msg string) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"data": data,
+		"error": map[string]string{
+			"code":    code,
+			"message": msg,
+			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(randomHex(10)),
+		},
+	})
+}
+
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, tiktokMaxFinalChunk+1))
+	_ = body.Close()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r > 0xFFFF {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+
+func randomDigits(n int) string {
+	b := randomBytes(n)
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	if b[0] == '0' {
+		b[0] = '1'
+	}
+	return string(b)
+}
+
+var _ http.Handler = (*TikTok)(nil)

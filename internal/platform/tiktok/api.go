@@ -1,0 +1,288 @@
+package tiktok
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// API paths (developers.tiktok.com Content Posting API reference).
+const (
+	pathCreatorInfo = "/v2/post/publish/creator_info/query/"
+	pathDirectInit  = "/v2/post/publish/video/init/"
+	pathInboxInit   = "/v2/post/publish/inbox/video/init/"
+	pathStatus      = "/v2/post/publish/status/fetch/"
+)
+
+// apiError is a TikTok API v2 error: {"error":{"code","message","log_id"}}, which TikTok sends
+// with HTTP 200 in some cases (creator_info's spam_risk_too_many_posts), so the code is checked
+// on every answer.
+type apiError struct {
+	HTTP       int
+	Code       string
+	Message    string
+	LogID      string
+	RetryAfter time.Duration
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.HTTP)
+	}
+	s := fmt.Sprintf("TikTok: %s (%s", msg, e.Code)
+	if e.LogID != "" {
+		s += ", log_id " + e.LogID
+	}
+	return s + ")"
+}
+
+// publishError classifies a TikTok error code (TikTok API v2 error handling page and the
+// per-endpoint error tables).
+func (e *apiError) publishError() *publish.Error {
+	msg := e.Error()
+	switch e.Code {
+	case "access_token_invalid", "scope_not_authorized", "scope_permission_missed":
+		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+	case "rate_limit_exceeded":
+		ra := e.RetryAfter
+		if ra <= 0 {
+			// TikTok's limits are per minute and it documents no Retry-After: a minute
+			// always empties the window.
+			ra = time.Minute
+		}
+		return publish.Transient(publish.CategoryRateLimited, e.HTTP, ra, "%s", msg)
+	case "spam_risk_too_many_posts", "spam_risk_too_many_pending_share", "reached_active_user_cap":
+		return publish.Permanent(publish.CategoryQuotaExceeded, e.HTTP, "%s", msg)
+	case "privacy_level_option_mismatch", "unaudited_client_can_only_post_to_private_accounts",
+		"url_ownership_unverified", "invalid_params", "invalid_param", "spam_risk_user_banned_from_posting":
+		return publish.Permanent(publish.CategoryInvalidOptions, e.HTTP, "%s", msg)
+	case "invalid_file_upload":
+		return publish.Permanent(publish.CategoryMediaRejected, e.HTTP, "%s", msg)
+	case "internal_error":
+		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+	}
+	switch {
+	case e.HTTP == http.StatusTooManyRequests:
+		return publish.Transient(publish.CategoryRateLimited, e.HTTP, max(e.RetryAfter, time.Minute), "%s", msg)
+	case e.HTTP >= 500 || e.HTTP == http.StatusRequestTimeout:
+		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+	case e.HTTP == http.StatusUnauthorized:
+		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+	}
+	return publish.Permanent(publish.CategoryInternal, e.HTTP, "%s", msg)
+}
+
+type envelope struct {
+	Data  json.RawMessage `json:"data"`
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		LogID   string `json:"log_id"`
+	} `json:"error"`
+}
+
+// call POSTs a JSON body to a TikTok API path and decodes data into out. A failure is an
+// *apiError (TikTok answered) or a transport error.
+func (p *Provider) call(ctx context.Context, base, token, path string, body, out any) error {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json; charset=UTF-8")
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var env envelope
+	jsonErr := json.Unmarshal(raw, &env)
+	if jsonErr != nil || env.Error.Code == "" {
+		if resp.StatusCode/100 == 2 && jsonErr == nil {
+			env.Error.Code = "ok" // tolerate an answer without an error object
+		} else {
+			return &apiError{HTTP: resp.StatusCode, Code: "http_" + strconv.Itoa(resp.StatusCode),
+				Message: strings.TrimSpace(string(truncate(raw, 300))), RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
+		}
+	}
+	if env.Error.Code != "ok" {
+		return &apiError{HTTP: resp.StatusCode, Code: env.Error.Code, Message: env.Error.Message,
+			LogID: env.Error.LogID, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
+	}
+	if resp.StatusCode/100 != 2 {
+		return &apiError{HTTP: resp.StatusCode, Code: "http_" + strconv.Itoa(resp.StatusCode),
+			Message: "unexpected answer", LogID: env.Error.LogID, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
+	}
+	if out != nil && len(env.Data) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(env.Data))
+		dec.UseNumber()
+		if err := dec.Decode(out); err != nil {
+			return fmt.Errorf("TikTok %s: decoding data: %w", path, err)
+		}
+	}
+	return nil
+}
+
+type creatorInfo struct {
+	Username        string   `json:"creator_username"`
+	Nickname        string   `json:"creator_nickname"`
+	PrivacyOptions  []string `json:"privacy_level_options"`
+	CommentDisabled bool     `json:"comment_disabled"`
+	DuetDisabled    bool     `json:"duet_disabled"`
+	StitchDisabled  bool     `json:"stitch_disabled"`
+	MaxDurationSec  int      `json:"max_video_post_duration_sec"`
+}
+
+type postInfo struct {
+	Title              string `json:"title,omitempty"`
+	PrivacyLevel       string `json:"privacy_level"`
+	DisableDuet        bool   `json:"disable_duet"`
+	DisableComment     bool   `json:"disable_comment"`
+	DisableStitch      bool   `json:"disable_stitch"`
+	BrandContentToggle bool   `json:"brand_content_toggle"`
+	BrandOrganicToggle bool   `json:"brand_organic_toggle"`
+	IsAIGC             bool   `json:"is_aigc"`
+}
+
+type sourceInfo struct {
+	Source          string `json:"source"`
+	VideoSize       int64  `json:"video_size"`
+	ChunkSize       int64  `json:"chunk_size"`
+	TotalChunkCount int    `json:"total_chunk_count"`
+}
+
+type initRequest struct {
+	PostInfo   *postInfo  `json:"post_info,omitempty"`
+	SourceInfo sourceInfo `json:"source_info"`
+}
+
+type initData struct {
+	PublishID string `json:"publish_id"`
+	UploadURL string `json:"upload_url"`
+}
+
+type statusData struct {
+	Status        string        `json:"status"`
+	FailReason    string        `json:"fail_reason"`
+	PostIDs       []json.Number `json:"publicaly_available_post_id"` // sic
+	UploadedBytes int64         `json:"uploaded_bytes"`
+}
+
+func (p *Provider) fetchStatus(ctx context.Context, base, token, publishID string) (statusData, error) {
+	var s statusData
+	err := p.call(ctx, base, token, pathStatus, map[string]string{"publish_id": publishID}, &s)
+	return s, err
+}
+
+// chunkResult is what the upload URL answered to one PUT.
+type chunkResult struct {
+	status int
+	// uploaded is the byte count the Content-Range header reports, in both of its readings
+	// (the docs write "bytes 0-{UPLOADED_BYTES}/{TOTAL}", HTTP would put the last byte's index
+	// there); -1 when the header is missing.
+	asCount, asLastIndex int64
+	body                 string
+}
+
+// putChunk sends one chunk, streaming it from the media. The upload URL carries its own
+// token: no Authorization header goes to it.
+func (p *Provider) putChunk(ctx context.Context, d *publish.Destination, st *State, i int) (chunkResult, error) {
+	first, n := st.plan().Range(i)
+	rc, err := d.Video.Open(ctx, first)
+	if err != nil {
+		return chunkResult{}, fmt.Errorf("opening the video at byte %d: %w", first, err)
+	}
+	body := struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, n), rc}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, st.UploadURL, body)
+	if err != nil {
+		rc.Close()
+		return chunkResult{}, err
+	}
+	req.ContentLength = n
+	req.Header.Set("Content-Type", st.ContentType)
+	req.Header.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, first+n-1, st.VideoSize))
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return chunkResult{}, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	res := chunkResult{status: resp.StatusCode, asCount: -1, asLastIndex: -1, body: strings.TrimSpace(string(raw))}
+	if cr := resp.Header.Get("Content-Range"); cr != "" {
+		res.asCount, res.asLastIndex = parseProgress(cr)
+	}
+	return res, nil
+}
+
+// parseProgress reads "bytes 0-E/T" (or "bytes */T": nothing yet) and returns the uploaded
+// byte count under both readings of E: E itself, and E+1.
+func parseProgress(s string) (asCount, asLastIndex int64) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "bytes ")
+	if !ok {
+		return -1, -1
+	}
+	rng, _, ok := strings.Cut(rest, "/")
+	if !ok {
+		return -1, -1
+	}
+	if rng == "*" {
+		return 0, 0
+	}
+	_, e, ok := strings.Cut(rng, "-")
+	if !ok {
+		return -1, -1
+	}
+	v, err := strconv.ParseInt(e, 10, 64)
+	if err != nil || v < 0 {
+		return -1, -1
+	}
+	return v, v + 1
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

@@ -1,0 +1,657 @@
+// Package tiktok publishes video to TikTok through the Content Posting API: creator_info, then
+// a direct post (/v2/post/publish/video/init/) or an inbox upload
+// (/v2/post/publish/inbox/video/init/) with FILE_UPLOAD, the chunks PUT to the upload URL in
+// order, and the status fetch until the post is published, sent to the creator's inbox, or
+// failed.
+//
+// Each Step does one thing and returns the State to store before the next: the init (State
+// holds publish_id and upload_url before any byte is sent), one chunk (or StepBytes worth of
+// chunks), or one status fetch. A Step that resumes after a crash may send a chunk TikTok
+// already has: the upload URL then answers 416 with the bytes it holds, and the upload goes on
+// from there. When the upload URL cannot tell (expired, unknown), the status fetch does: an
+// upload TikTok has whole is never sent again; one it has in part is started over with a new
+// init, which cannot publish twice because the old publish_id never got all its bytes.
+package tiktok
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// DefaultBaseURL is TikTok's API host.
+const DefaultBaseURL = "https://open.tiktokapis.com"
+
+// Modes of the tiktok options object.
+const (
+	ModeInbox  = "inbox"
+	ModeDirect = "direct"
+)
+
+// Privacy levels.
+const (
+	PrivacyPublic    = "PUBLIC_TO_EVERYONE"
+	PrivacyFriends   = "MUTUAL_FOLLOW_FRIENDS"
+	PrivacyFollowers = "FOLLOWER_OF_CREATOR"
+	PrivacySelfOnly  = "SELF_ONLY"
+)
+
+// Post statuses of the status fetch.
+const (
+	statusProcessingUpload   = "PROCESSING_UPLOAD"
+	statusProcessingDownload = "PROCESSING_DOWNLOAD"
+	statusSendToUserInbox    = "SEND_TO_USER_INBOX"
+	statusPublishComplete    = "PUBLISH_COMPLETE"
+	statusFailed             = "FAILED"
+)
+
+// uploadURLTTL is how long an upload URL is valid: "The upload_url is valid for one hour after
+// issuance. The upload must be completed in this time range."
+const uploadURLTTL = time.Hour
+
+// maxRestarts bounds how often a publish starts over with a new init.
+const maxRestarts = 2
+
+// Config configures the provider. Zero fields take the defaults in their comments.
+type Config struct {
+	// BaseURL is the API base (DefaultBaseURL); a destination's BaseURL wins over it.
+	BaseURL string
+	// HTTPClient makes every request (a client without an overall timeout: chunks are large;
+	// contexts bound each call).
+	HTTPClient *http.Client
+	// ChunkSize is the preferred chunk size (10,000,000 bytes), kept within TikTok's rules.
+	ChunkSize int64
+	// StepBytes is how many bytes one Step uploads before it returns its State (0: one chunk).
+	StepBytes int64
+	// ChunkRetries is how often a chunk is sent again within a Step after a 5xx or a broken
+	// connection (2), RetryDelay the first wait between tries (500 ms, doubled each time).
+	ChunkRetries int
+	RetryDelay   time.Duration
+	// APITimeout bounds each JSON API call (30 s).
+	APITimeout time.Duration
+	// PollInitial and PollMax bound the wait between status fetches (2 s doubling every second
+	// poll, at most 30 s; the status fetch allows 30 requests per minute and token).
+	PollInitial, PollMax time.Duration
+	// Now is the clock (time.Now).
+	Now func() time.Time
+}
+
+// Provider is TikTok's publish.Provider.
+type Provider struct {
+	cfg Config
+}
+
+var _ publish.Provider = (*Provider)(nil)
+
+// New returns a TikTok provider.
+func New(cfg Config) *Provider {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = defaultChunk
+	}
+	if cfg.ChunkRetries < 0 {
+		cfg.ChunkRetries = 0
+	} else if cfg.ChunkRetries == 0 {
+		cfg.ChunkRetries = 2
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 500 * time.Millisecond
+	}
+	if cfg.APITimeout <= 0 {
+		cfg.APITimeout = 30 * time.Second
+	}
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 2 * time.Second
+	}
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Provider{cfg: cfg}
+}
+
+// Platform implements publish.Provider.
+func (p *Provider) Platform() string { return platform.TikTok }
+
+// Phases of State.
+const (
+	phaseStart      = ""
+	phaseUploading  = "uploading"
+	phaseProcessing = "processing"
+	phaseDone       = "done"
+)
+
+// State is what the publisher stores between Steps.
+type State struct {
+	Phase              string    `json:"phase,omitempty"`
+	Mode               string    `json:"mode,omitempty"`
+	PublishID          string    `json:"publish_id,omitempty"`
+	UploadURL          string    `json:"upload_url,omitempty"`
+	UploadURLExpiresAt time.Time `json:"upload_url_expires_at,omitzero"`
+	ContentType        string    `json:"content_type,omitempty"`
+	VideoSize          int64     `json:"video_size,omitempty"`
+	ChunkSize          int64     `json:"chunk_size,omitempty"`
+	TotalChunks        int       `json:"total_chunks,omitempty"`
+	// NextChunk is the first chunk TikTok has not confirmed.
+	NextChunk    int    `json:"next_chunk"`
+	Username     string `json:"username,omitempty"`
+	PrivacyLevel string `json:"privacy_level,omitempty"`
+	// Notes are remarks for the final Message (settings the creator's account overrode, ...).
+	Notes    []string `json:"notes,omitempty"`
+	Polls    int      `json:"polls,omitempty"`
+	Resyncs  int      `json:"resyncs,omitempty"`
+	Restarts int      `json:"restarts,omitempty"`
+	// The outcome, once done.
+	Status     string `json:"status,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Message    string `json:"message,omitempty"`
+}
+
+func (st *State) plan() Plan {
+	return Plan{VideoSize: st.VideoSize, ChunkSize: st.ChunkSize, ChunkCount: st.TotalChunks}
+}
+
+// Options is the tiktok object of a publish request.
+type Options struct {
+	Mode         string  `json:"mode"`
+	Title        *string `json:"title"`
+	PrivacyLevel string  `json:"privacy_level"`
+	IsAIGC       bool    `json:"is_aigc"`
+	AllowComment *bool   `json:"allow_comment"`
+	AllowDuet    *bool   `json:"allow_duet"`
+	AllowStitch  *bool   `json:"allow_stitch"`
+}
+
+func parseOptions(raw json.RawMessage) (Options, error) {
+	var o Options
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return o, fmt.Errorf("tiktok options: %w", err)
+		}
+	}
+	if o.Mode == "" {
+		o.Mode = ModeInbox
+	}
+	if o.Mode != ModeInbox && o.Mode != ModeDirect {
+		return o, fmt.Errorf("tiktok.mode %q is not inbox or direct", o.Mode)
+	}
+	if o.PrivacyLevel == "" {
+		o.PrivacyLevel = PrivacyPublic
+	}
+	if !slices.Contains([]string{PrivacyPublic, PrivacyFriends, PrivacyFollowers, PrivacySelfOnly}, o.PrivacyLevel) {
+		return o, fmt.Errorf("tiktok.privacy_level %q is not one of PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, FOLLOWER_OF_CREATOR, SELF_ONLY", o.PrivacyLevel)
+	}
+	return o, nil
+}
+
+func allowed(b *bool) bool { return b == nil || *b }
+
+// Step implements publish.Provider.
+func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+	var st State
+	if len(d.State) > 0 && string(d.State) != "null" {
+		if err := json.Unmarshal(d.State, &st); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state is unreadable: %v", err)
+		}
+	}
+	token := d.Credentials["access_token"]
+	if token == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the TikTok channel has no access token")
+	}
+	base := strings.TrimRight(d.BaseURL, "/")
+	if base == "" {
+		base = p.cfg.BaseURL
+	}
+	switch st.Phase {
+	case phaseStart:
+		return p.start(ctx, d, base, token, st)
+	case phaseUploading:
+		return p.upload(ctx, d, base, token, st)
+	case phaseProcessing:
+		return p.poll(ctx, base, token, st)
+	case phaseDone:
+		return st.outcome(), nil
+	}
+	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state has unknown phase %q", st.Phase)
+}
+
+// start checks everything that can be checked before TikTok is asked, queries creator_info,
+// and initializes the post. Nothing is uploaded in this step.
+func (p *Provider) start(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {
+	opts, err := parseOptions(d.Options)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+	}
+	caps, _ := platform.CapabilitiesOf(platform.TikTok)
+
+	title := d.Caption
+	if title == "" {
+		title = d.Title
+	}
+	if opts.Title != nil {
+		title = *opts.Title
+	}
+	if opts.Mode == ModeDirect {
+		if lim := caps.Text["title"]; !lim.Check(title) {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+				"the TikTok title is %d UTF-16 units long; TikTok accepts at most %d", lim.Count(title), lim.Max)
+		}
+	}
+
+	v := d.Video
+	if v.Size <= 0 || v.Open == nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+	}
+	if caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video is %d bytes; TikTok accepts at most %d", v.Size, caps.MaxVideoBytes)
+	}
+	ctype, err := contentType(v.ContentType)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+	}
+	if v.Width > 0 && v.Height > 0 && (min(v.Width, v.Height) < 360 || max(v.Width, v.Height) > caps.MaxWidth) {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video is %dx%d; TikTok needs 360 to %d pixels on each side", v.Width, v.Height, caps.MaxWidth)
+	}
+	maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second))
+	if v.Duration > 0 && v.Duration < time.Duration(caps.MinDurationSeconds*float64(time.Second)) {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video lasts %s; TikTok needs at least %gs", v.Duration, caps.MinDurationSeconds)
+	}
+	plan, err := PlanChunks(v.Size, p.cfg.ChunkSize)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+	}
+
+	var ci creatorInfo
+	haveCreator := true
+	if err := p.call(ctx, base, token, pathCreatorInfo, nil, &ci); err != nil {
+		var ae *apiError
+		// An inbox upload needs only the video.upload scope and does not count as a post:
+		// creator_info (video.publish) is then only a courtesy.
+		if opts.Mode == ModeInbox && errors.As(err, &ae) &&
+			(ae.Code == "scope_not_authorized" || ae.Code == "scope_permission_missed" || ae.Code == "spam_risk_too_many_posts") {
+			haveCreator = false
+		} else {
+			return publish.Outcome{}, classify(err)
+		}
+	}
+
+	var notes []string
+	var pi *postInfo
+	if opts.Mode == ModeDirect {
+		if !slices.Contains(ci.PrivacyOptions, opts.PrivacyLevel) {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+				"tiktok.privacy_level %s is not available to this TikTok account; it allows %s",
+				opts.PrivacyLevel, strings.Join(ci.PrivacyOptions, ", "))
+		}
+		if ci.MaxDurationSec > 0 {
+			maxDur = time.Duration(ci.MaxDurationSec) * time.Second
+		}
+		pi = &postInfo{
+			Title:          title,
+			PrivacyLevel:   opts.PrivacyLevel,
+			DisableComment: !allowed(opts.AllowComment) || ci.CommentDisabled,
+			DisableDuet:    !allowed(opts.AllowDuet) || ci.DuetDisabled,
+			DisableStitch:  !allowed(opts.AllowStitch) || ci.StitchDisabled,
+			IsAIGC:         opts.IsAIGC,
+		}
+		for _, o := range []struct {
+			asked, off bool
+			what       string
+		}{
+			{allowed(opts.AllowComment), ci.CommentDisabled, "comments"},
+			{allowed(opts.AllowDuet), ci.DuetDisabled, "duets"},
+			{allowed(opts.AllowStitch), ci.StitchDisabled, "stitches"},
+		} {
+			if o.asked && o.off {
+				notes = append(notes, o.what+" are off because the creator's TikTok settings turn them off")
+			}
+		}
+	} else if !haveCreator {
+		notes = append(notes, "creator info was not available to this token (video.upload scope only)")
+	}
+	if v.Duration > maxDur {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video lasts %s; this TikTok account can post at most %s", v.Duration, maxDur)
+	}
+
+	path := pathInboxInit
+	if opts.Mode == ModeDirect {
+		path = pathDirectInit
+	}
+	req := initRequest{PostInfo: pi, SourceInfo: sourceInfo{
+		Source: "FILE_UPLOAD", VideoSize: plan.VideoSize, ChunkSize: plan.ChunkSize, TotalChunkCount: plan.ChunkCount,
+	}}
+	var data initData
+	now := p.cfg.Now()
+	if err := p.call(ctx, base, token, path, req, &data); err != nil {
+		return publish.Outcome{}, classify(err)
+	}
+	if u, err := url.Parse(data.UploadURL); data.PublishID == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+			"TikTok's init answered without a usable publish_id and upload_url")
+	}
+	st = State{
+		Phase:              phaseUploading,
+		Mode:               opts.Mode,
+		PublishID:          data.PublishID,
+		UploadURL:          data.UploadURL,
+		UploadURLExpiresAt: now.Add(uploadURLTTL),
+		ContentType:        ctype,
+		VideoSize:          plan.VideoSize,
+		ChunkSize:          plan.ChunkSize,
+		TotalChunks:        plan.ChunkCount,
+		Username:           ci.Username,
+		PrivacyLevel:       opts.PrivacyLevel,
+		Notes:              append(st.Notes, notes...),
+		Restarts:           st.Restarts,
+	}
+	if opts.Mode == ModeInbox {
+		st.PrivacyLevel = ""
+	}
+	return st.next(publish.StatusUploading, 0), nil
+}
+
+// upload sends the next chunk (or StepBytes worth of chunks).
+func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {
+	// A margin keeps a chunk from starting just before the URL expires.
+	if !p.cfg.Now().Before(st.UploadURLExpiresAt.Add(-time.Minute)) {
+		return p.recover(ctx, base, token, st, false, "the upload URL expired")
+	}
+	plan := st.plan()
+	var sent int64
+	for st.NextChunk < st.TotalChunks {
+		i := st.NextChunk
+		res, err := p.putChunkRetrying(ctx, d, &st, i)
+		if err != nil {
+			if sent > 0 {
+				return st.next(publish.StatusUploading, 0), nil // keep the progress; the next Step retries
+			}
+			return publish.Outcome{}, err
+		}
+		switch {
+		case res.status == http.StatusCreated:
+			st.NextChunk = st.TotalChunks
+			st.Phase = phaseProcessing
+			return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+		case res.status == http.StatusPartialContent:
+			_, n := plan.Range(i)
+			sent += n
+			st.NextChunk = i + 1
+			if st.NextChunk == st.TotalChunks {
+				// Every chunk was accepted yet TikTok did not say the upload is complete.
+				return p.recover(ctx, base, token, st, true, "TikTok accepted the last chunk with 206")
+			}
+			if sent >= p.cfg.StepBytes {
+				return st.next(publish.StatusUploading, 0), nil
+			}
+		case res.status == http.StatusRequestedRangeNotSatisfiable:
+			// TikTok already has other bytes than the ones sent: a chunk sent again after a
+			// crash. Go on from what it holds.
+			st.Resyncs++
+			if st.Resyncs > st.TotalChunks+3 {
+				return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, res.status,
+					"TikTok keeps refusing the chunk ranges of publish %s: %s", st.PublishID, res.body)
+			}
+			next := -1
+			for _, u := range []int64{res.asLastIndex, res.asCount} {
+				if u >= 0 {
+					if k := plan.chunkAt(u); k >= 0 {
+						next = k
+						break
+					}
+				}
+			}
+			if next < 0 {
+				return p.recover(ctx, base, token, st, true, "TikTok reported an upload position that is no chunk boundary")
+			}
+			st.NextChunk = next
+			if next == st.TotalChunks {
+				st.Phase = phaseProcessing
+				return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+			}
+		case res.status == http.StatusForbidden:
+			return p.recover(ctx, base, token, st, false, "the upload URL expired")
+		case res.status == http.StatusNotFound:
+			return p.recover(ctx, base, token, st, false, "TikTok no longer knows the upload URL")
+		default:
+			first, n := plan.Range(i)
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, res.status,
+				"TikTok refused chunk %d of %d (bytes %d-%d/%d, HTTP %d): %s",
+				i+1, st.TotalChunks, first, first+n-1, st.VideoSize, res.status, res.body)
+		}
+	}
+	return p.recover(ctx, base, token, st, true, "all chunks were sent")
+}
+
+// putChunkRetrying sends chunk i, again after a broken connection or a 5xx ("You should retry
+// submitting this chunk"), a bounded number of times.
+func (p *Provider) putChunkRetrying(ctx context.Context, d *publish.Destination, st *State, i int) (chunkResult, error) {
+	delay := p.cfg.RetryDelay
+	var last error
+	for attempt := 0; ; attempt++ {
+		res, err := p.putChunk(ctx, d, st, i)
+		if err == nil && res.status < 500 {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0,
+				"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, ctx.Err())
+		}
+		status := 0
+		if err != nil {
+			last = err
+		} else {
+			status = res.status
+			last = fmt.Errorf("HTTP %d: %s", res.status, res.body)
+		}
+		if attempt >= p.cfg.ChunkRetries {
+			return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, status, 0,
+				"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, last)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+// recover asks the status fetch where the upload stands when the upload URL cannot tell.
+// urlUsable says whether the upload URL still takes chunks.
+func (p *Provider) recover(ctx context.Context, base, token string, st State, urlUsable bool, why string) (publish.Outcome, error) {
+	s, err := p.fetchStatus(ctx, base, token, st.PublishID)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Code == "invalid_publish_id" {
+			return p.restart(st, why+"; TikTok no longer knows publish_id "+st.PublishID)
+		}
+		return publish.Outcome{}, classify(err)
+	}
+	switch s.Status {
+	case statusFailed:
+		return p.failed(st, s.FailReason)
+	case statusSendToUserInbox, statusPublishComplete:
+		return p.finish(st, s), nil
+	}
+	if s.UploadedBytes >= st.VideoSize {
+		st.NextChunk, st.Phase = st.TotalChunks, phaseProcessing
+		return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+	}
+	if urlUsable {
+		if k := st.plan().chunkAt(s.UploadedBytes); k >= 0 {
+			st.NextChunk = k
+			st.Resyncs++
+			if st.Resyncs <= st.TotalChunks+3 {
+				return st.next(publish.StatusUploading, 0), nil
+			}
+		}
+	}
+	return p.restart(st, fmt.Sprintf("%s with %d of %d bytes uploaded", why, s.UploadedBytes, st.VideoSize))
+}
+
+// restart begins the publish again with a new init. It is only used when TikTok does not have
+// the whole video under the old publish_id, so the old one cannot be published.
+func (p *Provider) restart(st State, why string) (publish.Outcome, error) {
+	if st.Restarts >= maxRestarts {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+			"TikTok upload failed after %d new starts: %s", st.Restarts, why)
+	}
+	ns := State{Restarts: st.Restarts + 1}
+	return ns.next(publish.StatusUploading, 0), nil
+}
+
+// poll fetches the status of an uploaded video.
+func (p *Provider) poll(ctx context.Context, base, token string, st State) (publish.Outcome, error) {
+	s, err := p.fetchStatus(ctx, base, token, st.PublishID)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Code == "invalid_publish_id" {
+			// The whole video was uploaded under this publish_id: sending it again could
+			// publish it twice, so the outcome stays unknown (seed, section 3, rule 3).
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, ae.HTTP,
+				"TikTok no longer knows publish_id %s after the upload completed; the video is not sent again: %v",
+				st.PublishID, ae)
+		}
+		return publish.Outcome{}, classify(err)
+	}
+	switch s.Status {
+	case statusFailed:
+		return p.failed(st, s.FailReason)
+	case statusSendToUserInbox, statusPublishComplete:
+		return p.finish(st, s), nil
+	}
+	st.Polls++
+	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+}
+
+func (p *Provider) pollDelay(polls int) time.Duration {
+	d := p.cfg.PollInitial << min(polls/2, 16)
+	return min(d, p.cfg.PollMax)
+}
+
+// finish turns a final status into the destination's outcome.
+func (p *Provider) finish(st State, s statusData) publish.Outcome {
+	st.Phase = phaseDone
+	st.ExternalID = st.PublishID
+	var msg []string
+	if s.Status == statusSendToUserInbox {
+		st.Status = publish.StatusSentToInbox
+		msg = append(msg, "Sent to the creator's TikTok inbox: it is not published until the creator opens the notification in the TikTok app and finishes the post there (caption and privacy are chosen in the app).")
+	} else {
+		st.Status = publish.StatusPublished
+		if len(s.PostIDs) > 0 && s.PostIDs[0].String() != "" {
+			id := s.PostIDs[0].String()
+			st.ExternalID = id
+			if st.Username != "" {
+				st.URL = "https://www.tiktok.com/@" + st.Username + "/video/" + id
+			}
+		} else if st.Mode == ModeInbox || st.PrivacyLevel == PrivacyPublic {
+			msg = append(msg, "Published on TikTok; its public link appears once TikTok's moderation has approved it (usually within a minute, sometimes hours).")
+		} else {
+			msg = append(msg, "Published on TikTok with privacy "+st.PrivacyLevel+"; TikTok gives no public link for posts that are not public.")
+		}
+	}
+	for _, n := range st.Notes {
+		msg = append(msg, strings.ToUpper(n[:1])+n[1:]+".")
+	}
+	st.Message = strings.Join(msg, " ")
+	return st.outcome()
+}
+
+// failed turns a FAILED status into an error, or a new start for TikTok's retryable reason.
+func (p *Provider) failed(st State, reason string) (publish.Outcome, error) {
+	msg := "TikTok failed the post: " + reason
+	if g := failGuidance[reason]; g != "" {
+		msg += " (" + g + ")"
+	}
+	switch reason {
+	case "internal":
+		// "This is a retryable error": the failed publish_id is not published, so a new
+		// start cannot publish twice.
+		return p.restart(st, msg)
+	case "spam_risk_too_many_posts":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0, "%s", msg)
+	case "auth_removed":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "%s", msg)
+	case "spam_risk_user_banned_from_posting", "publish_cancelled":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%s", msg)
+	}
+	return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%s", msg)
+}
+
+// failGuidance is the fail_reason table of the status reference.
+var failGuidance = map[string]string{
+	"file_format_check_failed":           "unsupported media format: TikTok takes MP4, WebM or MOV with H.264, H.265, VP8 or VP9",
+	"duration_check_failed":              "the video does not meet TikTok's duration restrictions",
+	"frame_rate_check_failed":            "unsupported frame rate: TikTok takes 23 to 60 fps",
+	"picture_size_check_failed":          "unsupported picture size: TikTok takes 360 to 4096 pixels on each side",
+	"internal":                           "some parts of the TikTok server are unavailable",
+	"spam_risk_too_many_posts":           "the creator made too many posts through the API in the last 24 hours",
+	"spam_risk_user_banned_from_posting": "TikTok banned the creator from making new posts",
+	"spam_risk_text":                     "TikTok found the description text risky or spammy",
+	"spam_risk":                          "TikTok found the publishing request risky",
+	"auth_removed":                       "the creator removed this app's access during the upload",
+	"publish_cancelled":                  "the publish was cancelled",
+}
+
+// next returns the outcome of a step that is not final.
+func (st State) next(status string, after time.Duration) publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: status, State: raw, After: after}
+}
+
+// outcome returns the final outcome stored in a done State.
+func (st State) outcome() publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
+}
+
+// classify turns a call's error into a *publish.Error.
+func classify(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.publishError()
+	}
+	var pe *publish.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "TikTok: %v", err)
+}
+
+// contentType checks the video's type against the upload URL's accepted Content-Types.
+func contentType(ct string) (string, error) {
+	if ct == "" {
+		return "video/mp4", nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil {
+		switch mt {
+		case "video/mp4", "video/quicktime", "video/webm":
+			return mt, nil
+		}
+	}
+	return "", fmt.Errorf("TikTok takes MP4, MOV or WebM video, not %s", ct)
+}

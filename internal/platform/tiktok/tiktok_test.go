@@ -1,0 +1,638 @@
+package tiktok
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+const (
+	mb  = 1000 * 1000
+	mib = 1 << 20
+)
+
+func accounts() sim.StaticAccounts {
+	return sim.StaticAccounts{"tok": {ID: "open_1", Username: "reelaydemo"}}
+}
+
+func TestPlanChunks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		size, preferred int64
+		chunk           int64
+		count           int
+	}{
+		{size: 1, chunk: 1, count: 1},
+		{size: 4*mib + 3, chunk: 4*mib + 3, count: 1}, // under 5 MB: whole
+		{size: 5 * mb, chunk: 5 * mb, count: 1},
+		{size: 10 * mb, chunk: 10 * mb, count: 1},
+		{size: 10 * mib, chunk: 10 * mib, count: 1},
+		{size: 20*mb - 1, chunk: 20*mb - 1, count: 1},
+		{size: 20 * mb, chunk: 10 * mb, count: 2},
+		{size: 50_000_123, chunk: 10 * mb, count: 5}, // TikTok's worked example
+		{size: 73 * mb, chunk: 10 * mb, count: 7},
+		{size: 73 * mib, chunk: 10 * mb, count: 7},
+		{size: 64 * mb, preferred: 64 * mb, chunk: 64 * mb, count: 1},
+		{size: 64*mb + 1, preferred: 64 * mb, chunk: 32 * mb, count: 2}, // over 64 MB: never one chunk
+		{size: 127 * mb, preferred: 64 * mb, chunk: 63_500_000, count: 2},
+		{size: 4000 * mb, chunk: 10 * mb, count: 400},
+		{size: 1 * mb, preferred: 1, chunk: 1 * mb, count: 1},
+		{size: 30 * mb, preferred: 1, chunk: 5 * mib, count: 5}, // preferred raised to 5 MiB
+		{size: 300 * mb, preferred: 100 * mb, chunk: 64 * mb, count: 4},
+	} {
+		p, err := PlanChunks(c.size, c.preferred)
+		if err != nil {
+			t.Errorf("PlanChunks(%d, %d): %v", c.size, c.preferred, err)
+			continue
+		}
+		if p.ChunkSize != c.chunk || p.ChunkCount != c.count {
+			t.Errorf("PlanChunks(%d, %d) = %d×%d, want %d×%d", c.size, c.preferred, p.ChunkCount, p.ChunkSize, c.count, c.chunk)
+		}
+		// The documented rules, in both readings of MB.
+		if int64(p.ChunkCount) != p.VideoSize/p.ChunkSize {
+			t.Errorf("%d: count %d is not floor(size/chunk)", c.size, p.ChunkCount)
+		}
+		if p.ChunkCount > 1 && (p.ChunkSize < 5*mib || p.ChunkSize > 64*mb || p.last() >= 128*mb) {
+			t.Errorf("%d: chunk %d or last %d out of range", c.size, p.ChunkSize, p.last())
+		}
+		if p.ChunkCount == 1 && (p.ChunkSize != p.VideoSize || p.VideoSize > 64*mb) {
+			t.Errorf("%d: single chunk of %d", c.size, p.ChunkSize)
+		}
+		var sum int64
+		for i := range p.ChunkCount {
+			first, n := p.Range(i)
+			if first != sum {
+				t.Errorf("%d: chunk %d starts at %d, want %d", c.size, i, first, sum)
+			}
+			sum += n
+		}
+		if sum != c.size {
+			t.Errorf("%d: chunks cover %d bytes", c.size, sum)
+		}
+	}
+	if _, err := PlanChunks(0, 0); err == nil {
+		t.Error("PlanChunks(0) succeeded")
+	}
+}
+
+func TestParseProgress(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]int64{
+		"bytes 0-9999999/50000123": {9999999, 10000000},
+		"bytes */50000123":         {0, 0},
+		"bytes 0-x/3":              {-1, -1},
+		"nonsense":                 {-1, -1},
+	} {
+		if a, b := parseProgress(in); a != want[0] || b != want[1] {
+			t.Errorf("parseProgress(%q) = %d, %d, want %v", in, a, b, want)
+		}
+	}
+}
+
+// TestDirectPublish publishes directly at several sizes and checks the chunks that reached the
+// simulator, the one complete upload and its hash, and the published post.
+func TestDirectPublish(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		size   int64
+		ranges []string
+	}{
+		{"under 5 MB", 3 * mb, []string{"bytes 0-2999999/3000000"}},
+		{"exactly 10 MB", 10 * mb, []string{"bytes 0-9999999/10000000"}},
+		{"73 MB", 73 * mb, []string{
+			"bytes 0-9999999/73000000", "bytes 10000000-19999999/73000000", "bytes 20000000-29999999/73000000",
+			"bytes 30000000-39999999/73000000", "bytes 40000000-49999999/73000000", "bytes 50000000-59999999/73000000",
+			"bytes 60000000-72999999/73000000",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if testing.Short() && c.size > 20*mb {
+				t.Skip("large upload")
+			}
+			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+			v := newTestVideo(c.size, 12*time.Second, 1080, 1920)
+			d := e.dest("tok", v.media(12*time.Second, 1080, 1920),
+				`{"mode":"direct","title":"Hello #tiktok 🎬","privacy_level":"PUBLIC_TO_EVERYONE","is_aigc":true,"allow_duet":false}`)
+
+			// The first step stores publish_id and upload_url before any byte is sent.
+			out, err := e.step(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := stateOf(t, out.State)
+			if out.Status != publish.StatusUploading || st.PublishID == "" || !strings.HasPrefix(st.UploadURL, e.base+"/video/") ||
+				st.NextChunk != 0 || st.TotalChunks != len(c.ranges) {
+				t.Fatalf("after init: %s %+v", out.Status, st)
+			}
+			if n := len(e.requests(http.MethodPut, "/video/")); n != 0 {
+				t.Fatalf("%d chunks sent by the init step", n)
+			}
+
+			out, err = e.run(d, 40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != publish.StatusPublished {
+				t.Fatalf("status %s", out.Status)
+			}
+			post, _ := e.sim.Post(st.PublishID)
+			wantURL := "https://www.tiktok.com/@reelaydemo/video/" + post.PostID
+			if post.PostID == "" || out.URL != wantURL || out.ExternalID != post.PostID {
+				t.Errorf("outcome %+v, want URL %s", out, wantURL)
+			}
+			var got []string
+			for _, r := range e.requests(http.MethodPut, "/video/") {
+				got = append(got, r.ContentRange)
+			}
+			if strings.Join(got, ",") != strings.Join(c.ranges, ",") {
+				t.Errorf("chunks sent:\n%v\nwant\n%v", got, c.ranges)
+			}
+			rec := e.sim.Recorder().Snapshot(nil)
+			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || rec.Uploads[0].Bytes != c.size || rec.Uploads[0].Account != "open_1" {
+				t.Errorf("uploads %+v, want one of %s", rec.Uploads, v.sha256())
+			}
+			if len(rec.Published) != 1 || rec.Published[0].URL != wantURL || rec.Published[0].Text != "Hello #tiktok 🎬" {
+				t.Errorf("published %+v", rec.Published)
+			}
+			if post.PrivacyLevel != PrivacyPublic || !post.IsAIGC || !post.DisableDuet || post.DisableComment || post.DisableStitch {
+				t.Errorf("post settings %+v", post)
+			}
+		})
+	}
+}
+
+func TestInboxMode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
+	d := e.dest("tok", v.media(8*time.Second, 720, 1280), `{}`) // the seed's default mode is inbox
+	out, err := e.run(d, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != publish.StatusSentToInbox || !out.Done() || out.URL != "" ||
+		!strings.Contains(out.Message, "not published until the creator") || !strings.Contains(out.Message, "TikTok app") {
+		t.Fatalf("outcome %+v", out)
+	}
+	if n := len(e.requests(http.MethodPost, "/v2/post/publish/inbox/video/init/")); n != 1 {
+		t.Errorf("%d inbox inits", n)
+	}
+	if n := len(e.requests(http.MethodPost, "/v2/post/publish/video/init/")); n != 0 {
+		t.Errorf("%d direct inits", n)
+	}
+	rec := e.sim.Recorder().Snapshot(nil)
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || len(rec.Published) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// TestRefusedBeforeUpload covers what the provider refuses before anything is uploaded.
+func TestRefusedBeforeUpload(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		creator  *sim.TikTokCreator
+		options  string
+		dur      time.Duration
+		category string
+		message  string
+		inits    int
+	}{
+		{
+			name:     "privacy level not offered to an unaudited creator",
+			creator:  &sim.TikTokCreator{PrivacyLevelOptions: []string{"SELF_ONLY"}},
+			options:  `{"mode":"direct","privacy_level":"PUBLIC_TO_EVERYONE"}`,
+			category: publish.CategoryInvalidOptions,
+			message:  "it allows SELF_ONLY",
+		},
+		{
+			name:     "title over 2200 UTF-16 units",
+			options:  `{"mode":"direct","title":"` + strings.Repeat("😀", 1101) + `"}`,
+			category: publish.CategoryInvalidOptions,
+			message:  "2202 UTF-16 units",
+		},
+		{
+			name:     "longer than the creator may post",
+			creator:  &sim.TikTokCreator{MaxVideoPostDurationSec: 60},
+			options:  `{"mode":"direct"}`,
+			dur:      90 * time.Second,
+			category: publish.CategoryMediaRejected,
+			message:  "at most 1m0s",
+		},
+		{
+			name:     "longer than any upload",
+			options:  `{"mode":"inbox"}`,
+			dur:      11 * time.Minute,
+			category: publish.CategoryMediaRejected,
+			message:  "at most 10m0s",
+		},
+		{
+			name:     "unknown mode",
+			options:  `{"mode":"draft"}`,
+			category: publish.CategoryInvalidOptions,
+			message:  "not inbox or direct",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+			if c.creator != nil {
+				e.sim.SetCreator("open_1", *c.creator)
+			}
+			dur := c.dur
+			if dur == 0 {
+				dur = 10 * time.Second
+			}
+			v := newTestVideo(mb, dur, 1080, 1920)
+			_, err := e.step(e.dest("tok", v.media(dur, 1080, 1920), c.options))
+			pe := asPublishError(t, err)
+			if pe.Transient || pe.Category != c.category || !strings.Contains(pe.Message, c.message) {
+				t.Fatalf("error %v, want permanent %s with %q", pe, c.category, c.message)
+			}
+			if n := len(e.requests(http.MethodPost, "/init/")); n != c.inits {
+				t.Errorf("%d inits", n)
+			}
+			if n := len(e.requests(http.MethodPut, "/video/")); n != 0 {
+				t.Errorf("%d chunks sent", n)
+			}
+		})
+	}
+}
+
+func TestTitleAtLimitAccepted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	title := strings.Repeat("😀", 1100) // 2200 UTF-16 units
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	out, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct","title":"`+title+`"}`), 20)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Published) != 1 || rec.Published[0].Text != title {
+		t.Errorf("published %+v", rec.Published)
+	}
+}
+
+// TestCreatorSettingsWin: interactions the creator turned off stay off, and the outcome says so.
+func TestCreatorSettingsWin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
+	e.sim.SetCreator("open_1", sim.TikTokCreator{CommentDisabled: true, StitchDisabled: true,
+		PrivacyLevelOptions: []string{"FOLLOWER_OF_CREATOR", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"}})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
+	out, err := e.run(d, 20)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("%+v %v", out, err)
+	}
+	st := stateOf(t, out.State)
+	post, _ := e.sim.Post(st.PublishID)
+	if !post.DisableComment || !post.DisableStitch || post.DisableDuet {
+		t.Errorf("post %+v", post)
+	}
+	// A private post never gets a public id: published, with no link, and said so.
+	if out.URL != "" || out.ExternalID != st.PublishID || !strings.Contains(out.Message, "no public link") ||
+		!strings.Contains(out.Message, "Comments are off") {
+		t.Errorf("outcome %+v", out)
+	}
+}
+
+func TestModerationPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	out, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`), 20)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if out.URL != "" || !strings.Contains(out.Message, "moderation") {
+		t.Errorf("outcome %+v", out)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fail      string
+		category  string
+		transient bool
+	}{
+		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true},
+		{sim.FailAuth, publish.CategoryAuthExpired, false},
+		{sim.FailRateLimit, publish.CategoryRateLimited, true},
+	} {
+		t.Run(c.fail, func(t *testing.T) {
+			t.Parallel()
+			acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}}
+			e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
+			v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+			_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
+			pe := asPublishError(t, err)
+			if pe.Category != c.category || pe.Transient != c.transient {
+				t.Fatalf("error %v", pe)
+			}
+			if c.fail == sim.FailRateLimit && pe.RetryAfter != time.Second {
+				t.Errorf("RetryAfter %s", pe.RetryAfter)
+			}
+		})
+	}
+}
+
+func TestUnknownToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	_, err := e.step(e.dest("expired", v.media(5*time.Second, 1080, 1920), `{}`))
+	if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient ||
+		pe.Status != http.StatusUnauthorized || !strings.Contains(pe.Message, "access_token_invalid") {
+		t.Fatalf("error %v", pe)
+	}
+}
+
+// TestFlaky: every third call fails with a 5xx, chunks included; steps retried after the
+// transient errors still publish, and once.
+func TestFlaky(t *testing.T) {
+	t.Parallel()
+	acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}}}
+	var n atomic.Int64
+	rnd := func() float64 {
+		if n.Add(1)%3 == 1 {
+			return 0.1 // below FailRate: this call fails
+		}
+		return 0.9
+	}
+	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1}, rnd)
+	v := newTestVideo(25*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	var out publish.Outcome
+	var err error
+	transient := 0
+	for range 60 {
+		out, err = e.step(d)
+		if err != nil {
+			if pe := asPublishError(t, err); !pe.Transient {
+				t.Fatalf("permanent error %v", pe)
+			}
+			transient++
+			continue
+		}
+		if out.Done() {
+			break
+		}
+		e.clock.Advance(out.After)
+	}
+	if out.Status != publish.StatusPublished || transient == 0 {
+		t.Fatalf("outcome %+v after %d transient errors (last %v)", out, transient, err)
+	}
+	rec := e.sim.Recorder().Snapshot(nil)
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || len(rec.Published) != 1 {
+		t.Errorf("record %+v", rec)
+	}
+	if n := len(e.requests(http.MethodPost, "/video/init/")); n != 1 {
+		t.Errorf("%d inits", n)
+	}
+}
+
+func TestReject(t *testing.T) {
+	t.Parallel()
+	acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}}}
+	e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	_, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`), 20)
+	pe := asPublishError(t, err)
+	if pe.Transient || pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "file_format_check_failed") {
+		t.Fatalf("error %v", pe)
+	}
+	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || len(rec.Published) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// TestVideoCheckedByTikTok: a video the provider cannot judge (no duration known) is refused
+// by TikTok after the upload.
+func TestVideoCheckedByTikTok(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	v := newTestVideo(mb, 2*time.Second, 1080, 1920)
+	m := v.media(0, 0, 0) // not probed
+	_, err := e.run(e.dest("tok", m, `{"mode":"direct"}`), 20)
+	if pe := asPublishError(t, err); pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "duration_check_failed") {
+		t.Fatalf("error %v", pe)
+	}
+}
+
+// failingMedia fails reading after failAfter bytes of the chunk that starts at failAt, once.
+type failingMedia struct {
+	v         *testVideo
+	failAt    int64
+	failAfter int64
+	done      bool
+}
+
+func (f *failingMedia) open(ctx context.Context, off int64) (io.ReadCloser, error) {
+	rc, _ := f.v.open(ctx, off)
+	if off != f.failAt || f.done {
+		return rc, nil
+	}
+	f.done = true
+	return io.NopCloser(io.MultiReader(io.LimitReader(rc, f.failAfter), errReader{})), nil
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk read failed") }
+
+// TestCrashResume stops the upload at several points and resumes from an older stored State,
+// as a restarted worker would: the upload completes, and exactly one complete upload with the
+// right hash reaches TikTok.
+func TestCrashResume(t *testing.T) {
+	t.Parallel()
+	const size = 35 * mb // 3 chunks: 10, 10, 15 MB
+	for _, c := range []struct {
+		name string
+		// resumeFrom is the step (0 = init) whose stored State the crashed worker left behind;
+		// crashAfter is how many steps actually ran before the crash.
+		resumeFrom, crashAfter int
+		midChunk               bool
+	}{
+		{name: "state of chunk 2 lost", resumeFrom: 1, crashAfter: 2},
+		{name: "state of chunks 1 and 2 lost", resumeFrom: 0, crashAfter: 2},
+		{name: "201 answered but not stored", resumeFrom: 2, crashAfter: 3},
+		{name: "connection lost mid-chunk", resumeFrom: 1, crashAfter: 2, midChunk: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1})
+			v := newTestVideo(size, 30*time.Second, 1080, 1920)
+			fm := &failingMedia{v: v, failAt: 10 * mb, failAfter: 3 * mb, done: !c.midChunk}
+			m := v.media(30*time.Second, 1080, 1920)
+			m.Open = fm.open
+			d := e.dest("tok", m, `{"mode":"direct"}`)
+			var states [][]byte
+			for i := 0; i <= c.crashAfter; i++ {
+				out, err := e.step(d)
+				if c.midChunk && i == c.crashAfter {
+					if err == nil {
+						t.Fatalf("step %d: no error from a broken chunk", i)
+					}
+					break
+				}
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				states = append(states, out.State)
+			}
+			// The worker restarts from an older State.
+			d.State = states[c.resumeFrom]
+			out, err := e.run(d, 30)
+			if err != nil || out.Status != publish.StatusPublished {
+				t.Fatalf("after resume: %+v %v", out, err)
+			}
+			rec := e.sim.Recorder().Snapshot(nil)
+			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || rec.Uploads[0].Bytes != size {
+				t.Errorf("uploads %+v, want one with %s", rec.Uploads, v.sha256())
+			}
+			if len(rec.Published) != 1 {
+				t.Errorf("published %+v", rec.Published)
+			}
+			if n := len(e.requests(http.MethodPost, "/video/init/")); n != 1 {
+				t.Errorf("%d inits", n)
+			}
+			if !c.midChunk && c.resumeFrom < c.crashAfter {
+				if n := len(e.requests(http.MethodPut, "/video/")); n < 4 {
+					t.Errorf("only %d PUTs: the lost chunk was not sent again", n)
+				}
+			}
+		})
+	}
+}
+
+// TestUploadURLExpired: an upload that outlives its URL starts over with a new init, and
+// TikTok still receives one complete upload.
+func TestUploadURLExpired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	v := newTestVideo(25*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	for range 2 { // init, chunk 1
+		if _, err := e.step(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := stateOf(t, d.State).PublishID
+	e.clock.Advance(2 * time.Hour)
+	out, err := e.run(d, 30)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("%+v %v", out, err)
+	}
+	st := stateOf(t, out.State)
+	if st.PublishID == first || st.Restarts != 1 {
+		t.Errorf("state %+v", st)
+	}
+	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() {
+		t.Errorf("uploads %+v", rec.Uploads)
+	}
+}
+
+// TestURLExpiredAfterCompleteUpload: the upload completed but its 201 was lost and the URL has
+// expired since; the status fetch says TikTok has every byte, so nothing is sent again.
+func TestURLExpiredAfterCompleteUpload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	v := newTestVideo(3*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	out, err := e.step(d) // init
+	if err != nil {
+		t.Fatal(err)
+	}
+	afterInit := out.State
+	if out, err = e.step(d); err != nil || out.Status != publish.StatusProcessing {
+		t.Fatalf("%+v %v", out, err)
+	}
+	d.State = afterInit
+	e.clock.Advance(3 * time.Hour)
+	out, err = e.run(d, 10)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if n := len(e.requests(http.MethodPut, "/video/")); n != 1 {
+		t.Errorf("%d PUTs", n)
+	}
+	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 {
+		t.Errorf("uploads %+v", rec.Uploads)
+	}
+}
+
+func TestDailyCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{PostsPerDay: 2}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	for i := range 3 {
+		_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
+		if i < 2 {
+			if err != nil {
+				t.Fatalf("post %d: %v", i, err)
+			}
+			continue
+		}
+		pe := asPublishError(t, err)
+		if pe.Category != publish.CategoryQuotaExceeded || pe.Transient || !strings.Contains(pe.Message, "spam_risk_too_many_posts") {
+			t.Fatalf("error %v", pe)
+		}
+	}
+}
+
+func TestInitRateLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	for i := range 7 {
+		_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
+		if i < 6 {
+			if err != nil {
+				t.Fatalf("init %d: %v", i, err)
+			}
+			e.clock.Advance(time.Second)
+			continue
+		}
+		pe := asPublishError(t, err)
+		if pe.Category != publish.CategoryRateLimited || !pe.Transient || pe.Status != http.StatusTooManyRequests ||
+			pe.RetryAfter != 54*time.Second { // the first of the six left the window 54 s later
+			t.Fatalf("error %v (retry after %s)", pe, pe.RetryAfter)
+		}
+	}
+	e.clock.Advance(54 * time.Second)
+	if _, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+}
+
+// TestDoneStateIsStable: a Step on a finished destination answers the same outcome.
+func TestDoneStateIsStable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	out, err := e.run(d, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.step(d)
+	if err != nil || again.Status != out.Status || again.URL != out.URL || again.ExternalID != out.ExternalID {
+		t.Fatalf("%+v %v, want %+v", again, err, out)
+	}
+	if got := fmt.Sprint(len(e.sim.Recorder().Snapshot(nil).Uploads)); got != "1" {
+		t.Errorf("uploads %s", got)
+	}
+}
