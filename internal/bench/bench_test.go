@@ -112,8 +112,10 @@ func TestRun(t *testing.T) {
 	mu.Lock()
 	n := len(conns)
 	mu.Unlock()
-	if n > 4 {
-		t.Errorf("%d connections for 4 workers: keep-alive is not reused", n)
+	// Keep-alive must carry many requests per connection. Under a loaded machine (-race, other
+	// packages) the transport may replace a connection now and then, so the bound is loose.
+	if n > 8 || int64(n)*10 > served.Load() {
+		t.Errorf("%d connections for 4 workers and %d requests: keep-alive is not reused", n, served.Load())
 	}
 }
 

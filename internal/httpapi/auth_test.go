@@ -164,17 +164,17 @@ func TestRateLimit(t *testing.T) {
 		if r.Code != http.StatusTooManyRequests || r.errCode() != "rate_limited" {
 			t.Fatalf("4th request: %d %s", r.Code, r.Body)
 		}
-		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 2 {
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 3 {
 			t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
 		}
 		// Buckets are per credential.
 		if r := e.do(req{Method: "GET", Path: "/api/v1/projects", Key: e.b.Key}); r.Code != 200 {
 			t.Errorf("another account was limited: %d", r.Code)
 		}
-		// The bucket refills at the configured rate.
-		time.Sleep(1100 * time.Millisecond)
+		// The bucket refills at the configured rate (one token per 2 s).
+		time.Sleep(2100 * time.Millisecond)
 		if r := e.do(req{Method: "GET", Path: "/api/v1/projects", Key: e.a.Key}); r.Code != 200 {
 			t.Errorf("after refill: %d", r.Code)
 		}
-	}, func(o *httpapi.Options) { o.RateLimitRPS = 1; o.RateLimitBurst = 3 })
+	}, func(o *httpapi.Options) { o.RateLimitRPS = 0.5; o.RateLimitBurst = 3 })
 }

@@ -1,0 +1,1243 @@
+package sim
+
+// YouTube Data API v3 simulator: videos.insert by the resumable upload protocol (and the
+// multipart form the Google client libraries use for small files), videos.list,
+// thumbnails.set and videoCategories.list. Sources: developers.google.com/youtube/v3
+// guides/using_resumable_upload_protocol, docs/videos/insert, docs/videos/update (error
+// table), docs/thumbnails/set, docs/core_errors, determine_quota_cost, and the discovery
+// document shipped with google.golang.org/api/youtube/v3 (enums of status.uploadStatus,
+// failureReason, rejectionReason, processingDetails.processingStatus).
+//
+// What it reproduces:
+//   - POST /upload/youtube/v3/videos?uploadType=resumable&part=... with a video resource as
+//     JSON, X-Upload-Content-Length and X-Upload-Content-Type → 200 with the session URI in
+//     Location (below Config.BaseURL, with upload_id); the snippet is checked as YouTube
+//     checks it (title required, at most 100 characters, no < or >; description at most 5000
+//     bytes, no < or >; tags at most 500 characters; a known assignable categoryId;
+//     privacyStatus public|unlisted|private; publishAt only with private);
+//   - PUT (or POST) on the session URI with Content-Range "bytes a-b/total" or "a-b/*": a
+//     chunk must start at the byte after the last one received, its length must match
+//     Content-Length, and every chunk but the last must be a multiple of 256 KiB, else 400;
+//     308 Resume Incomplete with "Range: bytes=0-N" (no Range when nothing arrived), or, when
+//     the client sends "X-GUploader-No-308: yes" as the Go client library does, 200 with
+//     "X-HTTP-Status-Code-Override: 308"; the status query (empty PUT with "bytes */total");
+//     201 Created with the video resource when the last byte arrives, and the same answer to
+//     any later request on that session; a chunk cut off mid-body keeps what arrived, rounded
+//     down to 256 KiB ("do not assume that the server received all (or none) of the bytes");
+//     sessions expire (a week by default) → 404;
+//   - bytes are spooled to a temporary file, never held in memory, and hashed when complete;
+//     every complete upload is recorded; a file that media.Sniff and media.Probe do not take
+//     for an MP4, MOV or WebM video fails processing (uploadStatus failed, failureReason
+//     invalidFile), and a video longer than the capabilities' maximum (15 minutes for an
+//     unverified channel) is rejected with rejectionReason length;
+//   - processing: status.uploadStatus uploaded → processed and processingDetails.
+//     processingStatus processing → succeeded after the account's processing time measured
+//     with Config.Now; the reject behavior ends in uploadStatus rejected with a
+//     rejectionReason; a processed video is recorded as published, with its /shorts/ URL when
+//     it is vertical or square and at most 3 minutes long, its /watch?v= URL otherwise;
+//   - quota per account and per day (days end at midnight Pacific Time, as Google's do):
+//     10,000 units, videos.insert 1,600, thumbnails.set 50, list calls 1 → 403 quotaExceeded;
+//     optionally a cap of uploads per day → 400 uploadLimitExceeded;
+//   - errors as Google renders them: {"error":{"code","message","errors":[{"message",
+//     "domain","reason"}],"status"}}; the account's call faults as 503 backendError, 401
+//     authError and 429 rateLimitExceeded with Retry-After.
+//
+// Not reproduced: the quota belongs to the Google Cloud project in reality (here: to the
+// account); uploads from unaudited projects are not forced to private; "the chunk size must
+// be the same for each request" is not enforced, because a resume after a partial chunk
+// legitimately shifts the chunk boundaries.
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// YouTubeOptions tunes the YouTube simulator. Zero values take the defaults.
+type YouTubeOptions struct {
+	// DailyQuota is each account's quota in units per day; 0 means 10,000 and a negative
+	// value disables the quota.
+	DailyQuota int
+	// InsertCost is what one videos.insert costs; 0 means 1,600.
+	InsertCost int
+	// DailyUploads caps the uploads an account may start per day (400 uploadLimitExceeded,
+	// the newer per-channel bucket); 0 means no cap.
+	DailyUploads int
+	// SessionTTL is how long a resumable session URI lives; 0 means a week.
+	SessionTTL time.Duration
+	// Processing is the processing time of accounts whose Behavior.ProcessingMS is negative;
+	// 0 means 2 s.
+	Processing time.Duration
+	// RetryAfter is what the rate_limit fault sends in Retry-After; 0 means 10 s.
+	RetryAfter time.Duration
+	// MaxThumbnailBytes is the largest thumbnail thumbnails.set accepts; 0 means 2 MB.
+	MaxThumbnailBytes int64
+	// SpoolDir holds partial uploads; "" means os.TempDir().
+	SpoolDir string
+}
+
+const (
+	ytChunkQuantum     = 256 << 10 // chunks are multiples of 256 KiB
+	ytMaxShort         = 3 * time.Minute
+	ytMaxTagsChars     = 500
+	ytMaxMetadataBytes = 1 << 20
+	ytDefaultCategory  = "22" // People & Blogs
+	ytSystemChannel    = "UCBR8-60-B28hp2BmDPdntcQ"
+)
+
+// Upload statuses, processing statuses and reasons (youtube/v3 discovery document).
+const (
+	ytUploaded  = "uploaded"
+	ytProcessed = "processed"
+	ytFailed    = "failed"
+	ytRejected  = "rejected"
+
+	ytProcessing = "processing"
+	ytSucceeded  = "succeeded"
+	ytTerminated = "terminated"
+
+	ytRejectReason  = "termsOfUse"
+	ytFailureReason = "invalidFile"
+)
+
+// Limits that platform.Capabilities holds: the largest file, the longest video (of a channel
+// without phone verification), title and description lengths.
+var (
+	ytCaps          = func() platform.Capabilities { c, _ := platform.CapabilitiesOf(platform.YouTube); return c }()
+	ytMaxVideoBytes = ytCaps.MaxVideoBytes
+	ytMaxDuration   = time.Duration(ytCaps.MaxDurationSeconds * float64(time.Second))
+	ytTitleLimit    = ytCaps.Text["title"]
+	ytDescLimit     = ytCaps.Text["description"]
+)
+
+// ytCategory is a video category of region US, as videoCategories.list returns it.
+type ytCategory struct {
+	id, title  string
+	assignable bool
+}
+
+var ytCategories = []ytCategory{
+	{"1", "Film & Animation", true}, {"2", "Autos & Vehicles", true}, {"10", "Music", true},
+	{"15", "Pets & Animals", true}, {"17", "Sports", true}, {"18", "Short Movies", false},
+	{"19", "Travel & Events", true}, {"20", "Gaming", true}, {"21", "Videoblogging", false},
+	{"22", "People & Blogs", true}, {"23", "Comedy", true}, {"24", "Entertainment", true},
+	{"25", "News & Politics", true}, {"26", "Howto & Style", true}, {"27", "Education", true},
+	{"28", "Science & Technology", true}, {"29", "Nonprofits & Activism", true},
+	{"30", "Movies", false}, {"31", "Anime/Animation", false}, {"32", "Action/Adventure", false},
+	{"33", "Classics", false}, {"34", "Comedy", false}, {"35", "Documentary", false},
+	{"36", "Drama", false}, {"37", "Family", false}, {"38", "Foreign", false},
+	{"39", "Horror", false}, {"40", "Sci-Fi/Fantasy", false}, {"41", "Thriller", false},
+	{"42", "Shorts", false}, {"43", "Shows", false}, {"44", "Trailers", false},
+}
+
+var ytVideoParts = map[string]bool{
+	"id": true, "snippet": true, "status": true, "processingDetails": true, "contentDetails": true,
+	"statistics": true, "player": true, "topicDetails": true, "recordingDetails": true,
+	"fileDetails": true, "suggestions": true, "liveStreamingDetails": true, "localizations": true,
+	"paidProductPlacementDetails": true,
+}
+
+// ytPacific is where YouTube's quota day ends.
+var ytPacific = func() *time.Location {
+	if l, err := time.LoadLocation("America/Los_Angeles"); err == nil {
+		return l
+	}
+	return time.FixedZone("PST", -8*3600)
+}()
+
+// ytMeta is the writable part of a video resource that videos.insert takes.
+type ytMeta struct {
+	title, description, categoryID string
+	tags                           []string
+	privacy                        string
+	madeForKids                    bool
+	publishAt                      string
+}
+
+type ytSession struct {
+	mu          sync.Mutex // serialises the requests of one upload
+	id          string
+	account     string
+	channel     ytChannel
+	created     time.Time
+	parts       []string
+	meta        ytMeta
+	contentType string
+	total       int64 // -1 until known
+	received    int64
+	spool       *os.File
+	done        *ytVideo // set when the upload completed
+	gone        bool     // expired and cleaned up
+}
+
+type ytChannel struct{ id, title string }
+
+type ytVideo struct {
+	id          string
+	account     string
+	channel     ytChannel
+	meta        ytMeta
+	bytes       int64
+	sha         string
+	contentType string
+	uploaded    time.Time
+	ready       time.Time // processing ends
+	processTime time.Duration
+	outcome     string // status.uploadStatus once processing ends: processed, rejected or failed
+	rejection   string // rejectionReason when rejected
+	state       string // status.uploadStatus now
+	thumbnail   bool   // a custom thumbnail is set
+	short       bool   // vertical or square, at most 3 minutes: a Short
+}
+
+type ytUsage struct {
+	day     string
+	units   int
+	uploads int
+}
+
+type ytSim struct {
+	cfg    Config
+	opt    YouTubeOptions
+	prefix string
+
+	mu       sync.Mutex
+	sessions map[string]*ytSession
+	videos   map[string]*ytVideo
+	pending  map[string]*ytVideo
+	usage    map[string]*ytUsage
+}
+
+// NewYouTube returns the simulator of the YouTube Data API v3 with default options.
+func NewYouTube(cfg Config) http.Handler {
+	return NewYouTubeWith(cfg, YouTubeOptions{})
+}
+
+// NewYouTubeWith returns the simulator of the YouTube Data API v3 tuned by opt.
+func NewYouTubeWith(cfg Config, opt YouTubeOptions) http.Handler {
+	cfg.Normalize()
+	if opt.DailyQuota == 0 {
+		opt.DailyQuota = 10_000
+	}
+	if opt.InsertCost == 0 {
+		opt.InsertCost = 1_600
+	}
+	if opt.SessionTTL == 0 {
+		opt.SessionTTL = 7 * 24 * time.Hour
+	}
+	if opt.Processing == 0 {
+		opt.Processing = 2 * time.Second
+	}
+	if opt.RetryAfter == 0 {
+		opt.RetryAfter = 10 * time.Second
+	}
+	if opt.MaxThumbnailBytes == 0 {
+		opt.MaxThumbnailBytes = 2 << 20
+	}
+	s := &ytSim{
+		cfg: cfg, opt: opt,
+		sessions: map[string]*ytSession{},
+		videos:   map[string]*ytVideo{},
+		pending:  map[string]*ytVideo{},
+		usage:    map[string]*ytUsage{},
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		s.prefix = strings.TrimRight(u.Path, "/")
+	}
+	return s
+}
+
+// ytErr is a Google API error.
+type ytErr struct {
+	code    int
+	domain  string
+	reason  string
+	message string
+	header  map[string]string
+}
+
+func ytError(code int, domain, reason, format string, args ...any) *ytErr {
+	return &ytErr{code: code, domain: domain, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+var ytStatusNames = map[int]string{
+	400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+	405: "METHOD_NOT_ALLOWED", 413: "FAILED_PRECONDITION", 429: "RESOURCE_EXHAUSTED",
+	500: "INTERNAL", 503: "UNAVAILABLE",
+}
+
+func ytWriteErr(w http.ResponseWriter, e *ytErr) {
+	for k, v := range e.header {
+		w.Header().Set(k, v)
+	}
+	body := map[string]any{"error": map[string]any{
+		"code":    e.code,
+		"message": e.message,
+		"errors":  []map[string]string{{"message": e.message, "domain": e.domain, "reason": e.reason}},
+		"status":  ytStatusNames[e.code],
+	}}
+	ytWriteJSON(w, e.code, body)
+}
+
+func ytWriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := s.cfg.Now()
+	s.advance(now)
+
+	p := r.URL.Path
+	if s.prefix != "" {
+		p = strings.TrimPrefix(p, s.prefix)
+	}
+	q := r.URL.Query()
+	var route func(http.ResponseWriter, *http.Request, Account, url.Values, time.Time) *ytErr
+	switch {
+	case p == "/upload/youtube/v3/videos" && q.Get("upload_id") != "" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
+		route = s.chunk
+	case p == "/upload/youtube/v3/videos" && r.Method == http.MethodPost:
+		route = s.insert
+	case p == "/upload/youtube/v3/thumbnails/set" && r.Method == http.MethodPost:
+		route = s.setThumbnail
+	case p == "/youtube/v3/videos" && r.Method == http.MethodGet:
+		route = s.listVideos
+	case p == "/youtube/v3/videoCategories" && r.Method == http.MethodGet:
+		route = s.listCategories
+	case p == "/youtube/v3/videos" && r.Method == http.MethodPost:
+		ytWriteErr(w, ytError(400, "global", "wrongUrlForUpload",
+			"Uploads must be sent to the upload URL. Re-send this request to https://www.googleapis.com/upload/youtube/v3/videos"))
+		return
+	case p == "/upload/youtube/v3/videos" || p == "/upload/youtube/v3/thumbnails/set" ||
+		p == "/youtube/v3/videos" || p == "/youtube/v3/videoCategories":
+		ytWriteErr(w, ytError(405, "global", "httpMethodNotAllowed", "Method %s is not allowed for %s.", r.Method, p))
+		return
+	default:
+		ytWriteErr(w, ytError(404, "global", "notFound", "Not Found"))
+		return
+	}
+
+	acct, e := s.authenticate(r)
+	if e == nil {
+		e = s.fault(acct)
+	}
+	if e == nil {
+		e = route(w, r, acct, q, now)
+	}
+	if e != nil {
+		ytWriteErr(w, e)
+	}
+}
+
+// authenticate resolves the Bearer token, answering 401 as Google does.
+func (s *ytSim) authenticate(r *http.Request) (Account, *ytErr) {
+	h := r.Header.Get("Authorization")
+	scheme, token, _ := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if h == "" || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		e := ytError(401, "global", "required",
+			"Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
+		e.header = map[string]string{"WWW-Authenticate": `Bearer realm="https://accounts.google.com/"`}
+		return Account{}, e
+	}
+	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
+	if !ok {
+		return Account{}, ytAuthError()
+	}
+	return acct, nil
+}
+
+func ytAuthError() *ytErr {
+	e := ytError(401, "global", "authError",
+		"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
+	e.header = map[string]string{"WWW-Authenticate": `Bearer realm="https://accounts.google.com/", error="invalid_token"`}
+	return e
+}
+
+// fault renders the account's call fault, if this call draws one.
+func (s *ytSim) fault(acct Account) *ytErr {
+	switch CallFault(acct.Behavior, s.cfg.Rand) {
+	case FailUnavailable:
+		return ytError(503, "global", "backendError", "Backend Error")
+	case FailAuth:
+		return ytAuthError()
+	case FailRateLimit:
+		e := ytError(429, "youtube.quota", "rateLimitExceeded", "Too many requests have been sent within a given time span.")
+		e.header = map[string]string{"Retry-After": strconv.Itoa(int(s.opt.RetryAfter.Round(time.Second) / time.Second))}
+		return e
+	}
+	return nil
+}
+
+// charge takes units of the account's quota for today; extraUpload counts an upload against
+// the daily upload cap.
+func (s *ytSim) charge(account string, units int, upload bool, now time.Time) *ytErr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	day := now.In(ytPacific).Format("2006-01-02")
+	u := s.usage[account]
+	if u == nil || u.day != day {
+		u = &ytUsage{day: day}
+		s.usage[account] = u
+	}
+	if upload && s.opt.DailyUploads > 0 && u.uploads >= s.opt.DailyUploads {
+		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload.")
+	}
+	if s.opt.DailyQuota > 0 && u.units+units > s.opt.DailyQuota {
+		return ytError(403, "youtube.quota", "quotaExceeded",
+			`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>.`)
+	}
+	u.units += units
+	if upload {
+		u.uploads++
+	}
+	return nil
+}
+
+// insert is POST /upload/youtube/v3/videos: a resumable session start or a multipart upload.
+func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	parts, e := ytParts(q.Get("part"))
+	if e != nil {
+		return e
+	}
+	switch q.Get("uploadType") {
+	case "resumable":
+		return s.startSession(w, r, acct, parts, now)
+	case "multipart":
+		return s.multipartInsert(w, r, acct, parts, now)
+	case "":
+		return ytError(400, "global", "badRequest", "Media upload requires the uploadType parameter.")
+	default:
+		return ytError(400, "global", "invalidParameter", "Invalid value %q for uploadType: this simulator takes resumable or multipart.", q.Get("uploadType"))
+	}
+}
+
+func ytParts(part string) ([]string, *ytErr) {
+	if strings.TrimSpace(part) == "" {
+		return nil, ytError(400, "global", "required", "Required parameter: part")
+	}
+	var out []string
+	for _, p := range strings.Split(part, ",") {
+		p = strings.TrimSpace(p)
+		if !ytVideoParts[p] {
+			return nil, ytError(400, "youtube.part", "unknownPart", "%q", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
+	total := int64(-1)
+	if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return ytError(400, "global", "invalidHeader", "Invalid X-Upload-Content-Length header: %q", v)
+		}
+		if n == 0 {
+			return ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
+		}
+		if ytMaxVideoBytes > 0 && n > ytMaxVideoBytes {
+			return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
+		}
+		total = n
+	}
+	ctype := r.Header.Get("X-Upload-Content-Type")
+	if e := ytCheckVideoType(ctype); e != nil {
+		return e
+	}
+	meta, e := ytReadMeta(io.LimitReader(r.Body, ytMaxMetadataBytes+1), r.Header.Get("Content-Type"))
+	if e != nil {
+		return e
+	}
+	if e := s.charge(acct.ID, s.opt.InsertCost, true, now); e != nil {
+		return e
+	}
+	sess := &ytSession{
+		id: ytRandomID(24), account: acct.ID, channel: ytChannelOf(acct), created: now,
+		parts: parts, meta: meta, contentType: ctype, total: total,
+	}
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	s.mu.Unlock()
+
+	v := url.Values{"uploadType": {"resumable"}, "upload_id": {sess.id}, "part": {strings.Join(parts, ",")}}
+	w.Header().Set("Location", s.cfg.BaseURL+"/upload/youtube/v3/videos?"+v.Encode())
+	w.Header().Set("X-GUploader-UploadID", sess.id)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func ytCheckVideoType(ctype string) *ytErr {
+	if ctype == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err == nil && (strings.HasPrefix(mt, "video/") || mt == "application/octet-stream") {
+		return nil
+	}
+	return ytError(400, "global", "badContent",
+		"Media type '%s' is not supported. Valid media types: [video/*, application/octet-stream]", ctype)
+}
+
+// ytReadMeta parses and checks the video resource of an insert.
+func ytReadMeta(body io.Reader, ctype string) (ytMeta, *ytErr) {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return ytMeta{}, ytError(400, "global", "badRequest", "The request body could not be read.")
+	}
+	if len(raw) > ytMaxMetadataBytes {
+		return ytMeta{}, ytError(413, "global", "backendRequestTooLarge", "The request is too large.")
+	}
+	var in struct {
+		Snippet *struct {
+			Title       *string         `json:"title"`
+			Description string          `json:"description"`
+			Tags        []string        `json:"tags"`
+			CategoryID  json.RawMessage `json:"categoryId"`
+		} `json:"snippet"`
+		Status *struct {
+			PrivacyStatus           string `json:"privacyStatus"`
+			SelfDeclaredMadeForKids *bool  `json:"selfDeclaredMadeForKids"`
+			PublishAt               string `json:"publishAt"`
+		} `json:"status"`
+	}
+	if len(strings.TrimSpace(string(raw))) > 0 {
+		if mt, _, _ := mime.ParseMediaType(ctype); ctype != "" && mt != "application/json" {
+			return ytMeta{}, ytError(400, "global", "badContent", "Unsupported content with type: %s", ctype)
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return ytMeta{}, ytError(400, "global", "parseError", "Parse Error")
+		}
+	}
+	m := ytMeta{privacy: "public", categoryID: ytDefaultCategory}
+	if in.Snippet != nil {
+		if in.Snippet.Title != nil {
+			m.title = *in.Snippet.Title
+		}
+		m.description = in.Snippet.Description
+		m.tags = in.Snippet.Tags
+		if c := strings.Trim(strings.TrimSpace(string(in.Snippet.CategoryID)), `"`); c != "" && c != "null" {
+			m.categoryID = c
+		}
+	}
+	if in.Status != nil {
+		if in.Status.PrivacyStatus != "" {
+			m.privacy = in.Status.PrivacyStatus
+		}
+		if in.Status.SelfDeclaredMadeForKids != nil {
+			m.madeForKids = *in.Status.SelfDeclaredMadeForKids
+		}
+		m.publishAt = in.Status.PublishAt
+	}
+	return m, ytCheckMeta(m)
+}
+
+func ytCheckMeta(m ytMeta) *ytErr {
+	invalidTitle := ytError(400, "youtube.video", "invalidTitle", "The request metadata specifies an invalid or empty video title.")
+	switch {
+	case strings.TrimSpace(m.title) == "":
+		return invalidTitle
+	case !ytTitleLimit.Check(m.title), strings.ContainsAny(m.title, "<>"), !utf8.ValidString(m.title):
+		return invalidTitle
+	case !ytDescLimit.Check(m.description), strings.ContainsAny(m.description, "<>"), !utf8.ValidString(m.description):
+		return ytError(400, "youtube.video", "invalidDescription", "The request metadata specifies an invalid video description.")
+	}
+	tagChars := 0
+	for _, t := range m.tags {
+		tagChars += utf8.RuneCountInString(t)
+		if strings.Contains(t, " ") {
+			tagChars += 2 // a tag with a space counts with its quotes
+		}
+		if strings.ContainsAny(t, "<>") {
+			tagChars = ytMaxTagsChars + 1
+		}
+	}
+	if tagChars > ytMaxTagsChars {
+		return ytError(400, "youtube.video", "invalidTags", "The request metadata specifies invalid video keywords.")
+	}
+	known := false
+	for _, c := range ytCategories {
+		if c.id == m.categoryID && c.assignable {
+			known = true
+		}
+	}
+	if !known {
+		return ytError(400, "youtube.video", "invalidCategoryId", "The <code>snippet.categoryId</code> property specifies an invalid category ID.")
+	}
+	switch m.privacy {
+	case "public", "unlisted", "private":
+	default:
+		return ytError(400, "youtube.video", "invalidVideoMetadata", "The request metadata is invalid: unknown status.privacyStatus %q.", m.privacy)
+	}
+	if m.publishAt != "" {
+		t, err := time.Parse(time.RFC3339, m.publishAt)
+		if err != nil || m.privacy != "private" || t.IsZero() {
+			return ytError(400, "youtube.video", "invalidPublishAt", "The request metadata specifies an invalid scheduled publishing time.")
+		}
+	}
+	return nil
+}
+
+// ytRange is a parsed Content-Range of an upload request.
+type ytRange struct {
+	query       bool  // "bytes */total"
+	first, last int64 // when !query
+	total       int64 // -1 for "*"
+}
+
+func ytParseRange(h string) (ytRange, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes ")
+	if !ok {
+		return ytRange{}, false
+	}
+	span, tot, ok := strings.Cut(strings.TrimSpace(rest), "/")
+	if !ok {
+		return ytRange{}, false
+	}
+	r := ytRange{total: -1}
+	if tot != "*" {
+		n, err := strconv.ParseInt(tot, 10, 64)
+		if err != nil || n < 0 {
+			return ytRange{}, false
+		}
+		r.total = n
+	}
+	if span == "*" {
+		r.query = true
+		return r, r.total >= 0
+	}
+	a, b, ok := strings.Cut(span, "-")
+	if !ok {
+		return ytRange{}, false
+	}
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || first < 0 || last < first || (r.total >= 0 && last >= r.total) {
+		return ytRange{}, false
+	}
+	r.first, r.last = first, last
+	return r, true
+}
+
+// chunk is a request on a session URI: a chunk of bytes or the status query.
+func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	s.mu.Lock()
+	sess := s.sessions[q.Get("upload_id")]
+	s.mu.Unlock()
+	if sess == nil {
+		return ytError(404, "global", "notFound", "Not Found: the upload session does not exist or has expired.")
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.gone || now.Sub(sess.created) >= s.opt.SessionTTL {
+		s.dropSession(sess)
+		return ytError(404, "global", "notFound", "Not Found: the upload session does not exist or has expired.")
+	}
+	if sess.account != acct.ID {
+		return ytError(403, "global", "forbidden", "The upload session belongs to another user.")
+	}
+	if sess.done != nil {
+		s.writeVideo(w, http.StatusCreated, sess.done, sess.parts, acct.ID)
+		return nil
+	}
+
+	var rg ytRange
+	if h := r.Header.Get("Content-Range"); h != "" {
+		var ok bool
+		if rg, ok = ytParseRange(h); !ok {
+			return ytError(400, "global", "badRequest", "Failed to parse Content-Range header.")
+		}
+	} else {
+		// A whole-file upload in one request: the body is the file.
+		if r.ContentLength <= 0 {
+			return ytError(400, "global", "badRequest", "Content-Range or a non-empty body with Content-Length is required.")
+		}
+		rg = ytRange{first: 0, last: r.ContentLength - 1, total: r.ContentLength}
+	}
+	// The total becomes known from X-Upload-Content-Length or from the first Content-Range
+	// that states it; it is kept only once the request is accepted.
+	total := sess.total
+	if rg.total >= 0 {
+		switch {
+		case total >= 0 && rg.total != total:
+			return ytError(400, "global", "badRequest",
+				"Content-Range total %d does not match the upload's length %d (X-Upload-Content-Length).", rg.total, total)
+		case rg.total < sess.received:
+			return ytError(400, "global", "badRequest", "Content-Range total %d is less than the %d bytes already received.", rg.total, sess.received)
+		}
+		total = rg.total
+	}
+
+	if rg.query {
+		if r.ContentLength > 0 {
+			return ytError(400, "global", "badRequest", "A status query (Content-Range: bytes */%d) must have an empty body.", rg.total)
+		}
+		sess.total = total
+		if sess.received == sess.total {
+			return s.complete(w, sess, acct, now)
+		}
+		s.resumeIncomplete(w, r, sess)
+		return nil
+	}
+
+	n := rg.last - rg.first + 1
+	switch {
+	case rg.first != sess.received:
+		return ytError(400, "global", "badRequest",
+			"Content-Range starts at byte %d but the upload has received %d bytes: the next chunk must start at byte %d.", rg.first, sess.received, sess.received)
+	case r.ContentLength >= 0 && r.ContentLength != n:
+		return ytError(400, "global", "badRequest", "Content-Length %d does not match Content-Range %d-%d (%d bytes).", r.ContentLength, rg.first, rg.last, n)
+	case total >= 0 && rg.last >= total:
+		return ytError(400, "global", "badRequest", "Content-Range %d-%d reaches past the upload's length %d.", rg.first, rg.last, total)
+	case ytMaxVideoBytes > 0 && rg.last >= ytMaxVideoBytes:
+		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
+	}
+	final := total >= 0 && rg.last+1 == total
+	if !final && n%ytChunkQuantum != 0 {
+		return ytError(400, "global", "badRequest",
+			"Invalid chunk size %d: every chunk except the last must be a multiple of 262144 bytes (256 KiB).", n)
+	}
+	sess.total = total
+
+	if err := s.spoolChunk(sess, r.Body, n); err != nil {
+		if errors.Is(err, errYTSpool) {
+			return ytError(500, "global", "internalError", "The request failed due to an internal error.")
+		}
+		return ytError(400, "global", "badRequest", "The chunk ended before Content-Range %d-%d was complete; %d bytes are kept.", rg.first, rg.last, sess.received)
+	}
+	if final || sess.received == sess.total {
+		return s.complete(w, sess, acct, now)
+	}
+	s.resumeIncomplete(w, r, sess)
+	return nil
+}
+
+var errYTSpool = errors.New("spool file")
+
+// spoolChunk appends n bytes of body to the session's spool file. A body cut short keeps what
+// arrived, rounded down to 256 KiB, as Google's upload servers may keep part of a chunk.
+func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
+	if sess.spool == nil {
+		f, err := os.CreateTemp(s.opt.SpoolDir, "reelay-sim-youtube-*")
+		if err != nil {
+			return fmt.Errorf("%w: %v", errYTSpool, err)
+		}
+		sess.spool = f
+	}
+	if _, err := sess.spool.Seek(sess.received, io.SeekStart); err != nil {
+		return fmt.Errorf("%w: %v", errYTSpool, err)
+	}
+	got, err := io.CopyN(sess.spool, body, n)
+	if err == nil {
+		// Content-Length matched, but a chunked body could carry more than the range.
+		var one [1]byte
+		if m, _ := io.ReadFull(body, one[:]); m > 0 {
+			err = errors.New("body longer than Content-Range")
+			got = 0
+		}
+	}
+	if err != nil {
+		kept := got / ytChunkQuantum * ytChunkQuantum
+		sess.received += kept
+		if terr := sess.spool.Truncate(sess.received); terr != nil {
+			return fmt.Errorf("%w: %v", errYTSpool, terr)
+		}
+		return err
+	}
+	sess.received += n
+	return nil
+}
+
+// resumeIncomplete answers 308 Resume Incomplete with the Range received so far.
+func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, sess *ytSession) {
+	if sess.received > 0 {
+		w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", sess.received-1))
+	}
+	w.Header().Set("X-GUploader-UploadID", sess.id)
+	w.Header().Set("Content-Length", "0")
+	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
+		w.Header().Set("X-HTTP-Status-Code-Override", "308")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusPermanentRedirect) // 308, "Resume Incomplete" in Google's wording
+}
+
+// complete turns a fully received session into a video and answers 201 with it.
+func (s *ytSim) complete(w http.ResponseWriter, sess *ytSession, acct Account, now time.Time) *ytErr {
+	v, e := s.createVideo(sess.spool, sess.received, sess.account, sess.channel, sess.meta, sess.contentType, acct, now)
+	if e != nil {
+		return e
+	}
+	sess.spool.Close()
+	os.Remove(sess.spool.Name())
+	sess.spool = nil
+	sess.done = v
+	s.writeVideo(w, http.StatusCreated, v, sess.parts, acct.ID)
+	return nil
+}
+
+// createVideo hashes the spooled bytes, records the upload and starts processing.
+func (s *ytSim) createVideo(f *os.File, size int64, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
+	if f == nil || size == 0 {
+		return nil, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, ytError(500, "global", "internalError", "The request failed due to an internal error.")
+	}
+	h := sha256.New()
+	head := make([]byte, media.SniffLen)
+	nh, _ := io.ReadFull(f, head)
+	head = head[:nh]
+	h.Write(head)
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, ytError(500, "global", "internalError", "The request failed due to an internal error.")
+	}
+	var info media.Info
+	kind, isMedia := media.Sniff(head)
+	isVideo := isMedia && kind.IsVideo()
+	if isVideo {
+		var err error
+		info, err = media.Probe(f, size)
+		isVideo = err == nil
+	}
+	processing := s.opt.Processing
+	if acct.Behavior.ProcessingMS >= 0 {
+		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
+	}
+	v := &ytVideo{
+		id: ytRandomID(11), account: account, channel: ch, meta: meta,
+		bytes: size, sha: hex.EncodeToString(h.Sum(nil)), contentType: ctype,
+		uploaded: now, ready: now.Add(processing), processTime: processing,
+		state: ytUploaded, outcome: ytProcessed,
+		short: info.Width > 0 && info.Height >= info.Width && info.Duration > 0 && info.Duration <= ytMaxShort,
+	}
+	switch {
+	case !isVideo:
+		v.outcome = ytFailed
+	case ytMaxDuration > 0 && info.Duration > ytMaxDuration:
+		v.outcome, v.rejection = ytRejected, "length"
+	case acct.Behavior.Fail == FailReject:
+		v.outcome, v.rejection = ytRejected, ytRejectReason
+	}
+	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: size, SHA256: v.sha})
+	s.mu.Lock()
+	s.videos[v.id] = v
+	s.pending[v.id] = v
+	s.mu.Unlock()
+	s.finishProcessing(now) // a processing time of 0 ends at once
+	return v, nil
+}
+
+// advance ends the processing that is due, and forgets expired sessions. It takes no session
+// lock while it holds s.mu, and is never called with a session lock held.
+func (s *ytSim) advance(now time.Time) {
+	s.finishProcessing(now)
+	var expired []*ytSession
+	s.mu.Lock()
+	for id, sess := range s.sessions {
+		if now.Sub(sess.created) >= s.opt.SessionTTL {
+			delete(s.sessions, id)
+			expired = append(expired, sess)
+		}
+	}
+	s.mu.Unlock()
+	for _, sess := range expired {
+		sess.mu.Lock()
+		s.dropSession(sess)
+		sess.mu.Unlock()
+	}
+}
+
+// finishProcessing moves the videos whose processing time is over to their final status and
+// records the processed ones as published.
+func (s *ytSim) finishProcessing(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, v := range s.pending {
+		if now.Before(v.ready) {
+			continue
+		}
+		delete(s.pending, id)
+		v.state = v.outcome
+		if v.state == ytProcessed {
+			u := "https://www.youtube.com/watch?v=" + v.id
+			if v.short {
+				u = "https://www.youtube.com/shorts/" + v.id
+			}
+			s.cfg.Recorder.RecordPublished(Published{Account: v.account, ID: v.id, URL: u, SHA256: v.sha, Text: v.meta.title})
+		}
+	}
+}
+
+// dropSession forgets an expired session and its bytes; sess.mu is held.
+func (s *ytSim) dropSession(sess *ytSession) {
+	sess.gone = true
+	if sess.spool != nil {
+		sess.spool.Close()
+		os.Remove(sess.spool.Name())
+		sess.spool = nil
+	}
+	s.mu.Lock()
+	delete(s.sessions, sess.id)
+	s.mu.Unlock()
+}
+
+// multipartInsert is videos.insert with uploadType=multipart: a multipart/related body of the
+// video resource and the media, as client libraries send files smaller than their chunk size.
+func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/related" || params["boundary"] == "" {
+		return ytError(400, "global", "badContent", "A multipart upload needs a multipart/related body.")
+	}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	metaPart, err := mr.NextPart()
+	if err != nil {
+		return ytError(400, "global", "badContent", "The multipart body has no metadata part.")
+	}
+	meta, e := ytReadMeta(io.LimitReader(metaPart, ytMaxMetadataBytes+1), metaPart.Header.Get("Content-Type"))
+	if e != nil {
+		return e
+	}
+	part, err := mr.NextPart()
+	if err != nil {
+		return ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
+	}
+	ctype := part.Header.Get("Content-Type")
+	if e := ytCheckVideoType(ctype); e != nil {
+		return e
+	}
+	if e := s.charge(acct.ID, s.opt.InsertCost, true, now); e != nil {
+		return e
+	}
+	f, err := os.CreateTemp(s.opt.SpoolDir, "reelay-sim-youtube-*")
+	if err != nil {
+		return ytError(500, "global", "internalError", "The request failed due to an internal error.")
+	}
+	defer func() { f.Close(); os.Remove(f.Name()) }()
+	n, err := io.Copy(f, io.LimitReader(part, ytMaxVideoBytes+1))
+	if err != nil {
+		return ytError(400, "global", "badRequest", "The request body could not be read.")
+	}
+	if n > ytMaxVideoBytes {
+		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
+	}
+	v, e := s.createVideo(f, n, acct.ID, ytChannelOf(acct), meta, ctype, acct, now)
+	if e != nil {
+		return e
+	}
+	s.writeVideo(w, http.StatusOK, v, parts, acct.ID)
+	return nil
+}
+
+// listVideos is videos.list with the id filter.
+func (s *ytSim) listVideos(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	parts, e := ytParts(q.Get("part"))
+	if e != nil {
+		return e
+	}
+	if q.Get("id") == "" {
+		if q.Get("chart") != "" || q.Get("myRating") != "" {
+			return ytError(400, "global", "invalidParameter", "This simulator lists videos by id only.")
+		}
+		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: myRating, id, chart")
+	}
+	ids := strings.Split(q.Get("id"), ",")
+	if len(ids) > 50 {
+		return ytError(400, "youtube.parameter", "invalidParameter", "The id parameter takes at most 50 ids.")
+	}
+	if e := s.charge(acct.ID, 1, false, now); e != nil {
+		return e
+	}
+	items := []map[string]any{}
+	for _, id := range ids {
+		s.mu.Lock()
+		v := s.videos[strings.TrimSpace(id)]
+		var item map[string]any
+		if v != nil && (v.account == acct.ID || (v.meta.privacy != "private" && v.state == ytProcessed)) {
+			item = s.resource(v, parts, acct.ID, now)
+		}
+		s.mu.Unlock()
+		if item != nil {
+			items = append(items, item)
+		}
+	}
+	ytWriteJSON(w, http.StatusOK, map[string]any{
+		"kind": "youtube#videoListResponse", "etag": ytEtag(),
+		"items":    items,
+		"pageInfo": map[string]int{"totalResults": len(items), "resultsPerPage": len(items)},
+	})
+	return nil
+}
+
+func (s *ytSim) writeVideo(w http.ResponseWriter, code int, v *ytVideo, parts []string, viewer string) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	res := s.resource(v, parts, viewer, now)
+	s.mu.Unlock()
+	ytWriteJSON(w, code, res)
+}
+
+// resource renders a video resource with the requested parts; s.mu is held.
+func (s *ytSim) resource(v *ytVideo, parts []string, viewer string, now time.Time) map[string]any {
+	res := map[string]any{"kind": "youtube#video", "etag": ytEtag(), "id": v.id}
+	owner := viewer == v.account
+	for _, p := range parts {
+		switch p {
+		case "snippet":
+			thumbs := ytThumbnails(v.id, v.thumbnail)
+			tags := v.meta.tags
+			if tags == nil {
+				tags = []string{}
+			}
+			res["snippet"] = map[string]any{
+				"publishedAt": v.uploaded.UTC().Format(time.RFC3339), "channelId": v.channel.id,
+				"title": v.meta.title, "description": v.meta.description, "thumbnails": thumbs,
+				"channelTitle": v.channel.title, "tags": tags, "categoryId": v.meta.categoryID,
+				"liveBroadcastContent": "none",
+				"localized":            map[string]any{"title": v.meta.title, "description": v.meta.description},
+			}
+		case "status":
+			st := map[string]any{
+				"uploadStatus": v.state, "privacyStatus": v.meta.privacy, "license": "youtube",
+				"embeddable": true, "publicStatsViewable": true, "madeForKids": v.meta.madeForKids,
+			}
+			if owner {
+				st["selfDeclaredMadeForKids"] = v.meta.madeForKids
+			}
+			if v.meta.publishAt != "" {
+				st["publishAt"] = v.meta.publishAt
+			}
+			switch v.state {
+			case ytFailed:
+				st["failureReason"] = ytFailureReason
+			case ytRejected:
+				st["rejectionReason"] = v.rejection
+			}
+			res["status"] = st
+		case "processingDetails":
+			if !owner {
+				continue
+			}
+			pd := map[string]any{}
+			switch v.state {
+			case ytUploaded:
+				pd["processingStatus"] = ytProcessing
+				total := int64(1000)
+				done := total
+				left := v.ready.Sub(now)
+				if v.processTime > 0 {
+					done = total - total*int64(left)/int64(v.processTime)
+				}
+				pd["processingProgress"] = map[string]any{
+					"partsTotal": strconv.FormatInt(total, 10), "partsProcessed": strconv.FormatInt(max(done, 0), 10),
+					"timeLeftMs": strconv.FormatInt(max(left.Milliseconds(), 0), 10),
+				}
+			case ytProcessed:
+				pd["processingStatus"] = ytSucceeded
+			case ytFailed:
+				pd["processingStatus"] = ytFailed
+				pd["processingFailureReason"] = "transcodeFailed"
+			case ytRejected:
+				pd["processingStatus"] = ytTerminated
+			}
+			res["processingDetails"] = pd
+		case "statistics":
+			res["statistics"] = map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
+		case "fileDetails":
+			if owner {
+				res["fileDetails"] = map[string]any{"fileSize": strconv.FormatInt(v.bytes, 10), "fileType": "video", "container": v.contentType}
+			}
+		}
+	}
+	return res
+}
+
+// setThumbnail is thumbnails.set, with the image as the body (uploadType=media) or as the
+// second part of a multipart/related body (uploadType=multipart).
+func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	id := q.Get("videoId")
+	if id == "" {
+		return ytError(400, "global", "required", "Required parameter: videoId")
+	}
+	var img io.Reader
+	ctype := r.Header.Get("Content-Type")
+	switch q.Get("uploadType") {
+	case "media", "":
+		img = r.Body
+	case "multipart":
+		mt, params, err := mime.ParseMediaType(ctype)
+		if err != nil || mt != "multipart/related" || params["boundary"] == "" {
+			return ytError(400, "global", "badContent", "A multipart upload needs a multipart/related body.")
+		}
+		mr := multipart.NewReader(r.Body, params["boundary"])
+		if _, err := mr.NextPart(); err != nil { // the (empty) metadata part
+			return ytError(400, "youtube.thumbnail", "mediaBodyRequired", "The request does not include the image content.")
+		}
+		part, err := mr.NextPart()
+		if err != nil {
+			return ytError(400, "youtube.thumbnail", "mediaBodyRequired", "The request does not include the image content.")
+		}
+		img, ctype = part, part.Header.Get("Content-Type")
+	default:
+		return ytError(400, "global", "invalidParameter", "Invalid value %q for uploadType: this simulator takes media or multipart.", q.Get("uploadType"))
+	}
+	if mt, _, _ := mime.ParseMediaType(ctype); ctype != "" && mt != "image/jpeg" && mt != "image/png" && mt != "application/octet-stream" {
+		return ytError(400, "global", "badContent",
+			"Media type '%s' is not supported. Valid media types: [image/jpeg, image/png, application/octet-stream]", ctype)
+	}
+	s.mu.Lock()
+	v := s.videos[id]
+	s.mu.Unlock()
+	if v == nil {
+		return ytError(404, "youtube.thumbnail", "videoNotFound", "The video that you are trying to insert a thumbnail image for cannot be found.")
+	}
+	if v.account != acct.ID {
+		return ytError(403, "youtube.thumbnail", "forbidden", "The authenticated user doesn't have permissions for uploading and setting custom thumbnails for this video.")
+	}
+	// Read at most the limit plus one byte: the image is small and never spooled.
+	data, err := io.ReadAll(io.LimitReader(img, s.opt.MaxThumbnailBytes+1))
+	if err != nil {
+		return ytError(400, "global", "badRequest", "The request body could not be read.")
+	}
+	switch {
+	case int64(len(data)) > s.opt.MaxThumbnailBytes:
+		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large: the thumbnail's maximum file size is %d bytes.", s.opt.MaxThumbnailBytes)
+	case len(data) == 0:
+		return ytError(400, "youtube.thumbnail", "mediaBodyRequired", "The request does not include the image content.")
+	case !ytLooksLikeImage(data):
+		return ytError(400, "youtube.thumbnail", "invalidImage", "The provided image content is invalid.")
+	}
+	if e := s.charge(acct.ID, 50, false, now); e != nil {
+		return e
+	}
+	s.mu.Lock()
+	v.thumbnail = true
+	s.mu.Unlock()
+	ytWriteJSON(w, http.StatusOK, map[string]any{
+		"kind": "youtube#thumbnailSetResponse", "etag": ytEtag(), "items": []any{ytThumbnails(id, true)},
+	})
+	return nil
+}
+
+// ytThumbnails is a thumbnails object; a custom thumbnail adds the larger sizes.
+func ytThumbnails(id string, custom bool) map[string]any {
+	sizes := []struct {
+		name string
+		w, h int
+	}{{"default", 120, 90}, {"medium", 320, 180}, {"high", 480, 360}}
+	if custom {
+		sizes = append(sizes, struct {
+			name string
+			w, h int
+		}{"standard", 640, 480}, struct {
+			name string
+			w, h int
+		}{"maxres", 1280, 720})
+	}
+	out := map[string]any{}
+	for _, t := range sizes {
+		out[t.name] = map[string]any{"url": "https://i.ytimg.com/vi/" + id + "/" + t.name + ".jpg", "width": t.w, "height": t.h}
+	}
+	return out
+}
+
+func ytLooksLikeImage(b []byte) bool {
+	jpeg := len(b) >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF
+	png := len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n"
+	return jpeg || png
+}
+
+// listCategories is videoCategories.list by regionCode or id.
+func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	if strings.TrimSpace(q.Get("part")) == "" {
+		return ytError(400, "global", "required", "Required parameter: part")
+	}
+	for _, p := range strings.Split(q.Get("part"), ",") {
+		if p = strings.TrimSpace(p); p != "snippet" && p != "id" {
+			return ytError(400, "youtube.part", "unknownPart", "%q", p)
+		}
+	}
+	region, ids := q.Get("regionCode"), q.Get("id")
+	switch {
+	case region == "" && ids == "":
+		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: id, regionCode")
+	case region != "" && ids != "":
+		return ytError(400, "youtube.parameter", "incompatibleParameters", "The request specifies two or more parameters that cannot be used in the same request.")
+	case region != "" && (len(region) != 2 || strings.ToUpper(region) != region):
+		return ytError(400, "youtube.parameter", "invalidRegionCode", "The regionCode parameter specifies an invalid region code.")
+	}
+	if e := s.charge(acct.ID, 1, false, now); e != nil {
+		return e
+	}
+	want := map[string]bool{}
+	for _, id := range strings.Split(ids, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			want[id] = true
+		}
+	}
+	items := []map[string]any{}
+	for _, c := range ytCategories {
+		if ids != "" && !want[c.id] {
+			continue
+		}
+		items = append(items, map[string]any{
+			"kind": "youtube#videoCategory", "etag": ytEtag(), "id": c.id,
+			"snippet": map[string]any{"title": c.title, "assignable": c.assignable, "channelId": ytSystemChannel},
+		})
+	}
+	ytWriteJSON(w, http.StatusOK, map[string]any{"kind": "youtube#videoCategoryListResponse", "etag": ytEtag(), "items": items})
+	return nil
+}
+
+// ytChannelOf is the channel of a simulated account: a stable "UC…" id derived from the
+// account id, titled with the username.
+func ytChannelOf(acct Account) ytChannel {
+	sum := sha256.Sum256([]byte("youtube-channel|" + acct.ID))
+	id := "UC" + ytEncode(sum[:])[:22]
+	title := acct.Username
+	if title == "" {
+		title = acct.ID
+	}
+	return ytChannel{id: id, title: title}
+}
+
+const ytAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+func ytEncode(b []byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = ytAlphabet[c&63]
+	}
+	return string(out)
+}
+
+// ytRandomID returns n random characters of YouTube's id alphabet (video ids have 11).
+func ytRandomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return ytEncode(b)
+}
+
+func ytEtag() string { return ytRandomID(27) }

@@ -1,0 +1,810 @@
+// Package youtube publishes videos to YouTube through the Data API v3: videos.insert by the
+// resumable upload protocol, processing polled with videos.list, an optional custom thumbnail
+// with thumbnails.set, and the channel's options (video categories) from videoCategories.list.
+//
+// Each Step does one thing and returns the State to store before the next:
+//
+//  1. start: POST {base}/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status
+//     with the snippet and status as JSON → State{session_uri}.
+//  2. upload: ask the session how much it holds (empty PUT, "Content-Range: bytes */SIZE" →
+//     308 with Range, or 200/201 when the upload is already complete), then stream the rest
+//     from Media.Open(offset) in chunks of Config.ChunkSize (a multiple of 256 KiB), each PUT
+//     with "Content-Range: bytes a-b/SIZE". YouTube keeps every confirmed chunk, so a crash
+//     loses at most the chunk in flight. 404/410 on the session means it expired: the State is
+//     reset and the next step starts a new session (nothing was created on YouTube). The final
+//     200/201 carries the video → State{video_id}, Outcome processing. A transient failure
+//     after the step got bytes confirmed is returned as progress (Outcome uploading with After),
+//     not as an error, so a long upload that keeps advancing never runs out of retries; a 400
+//     on a chunk (the session's offset moved under it) makes the step ask the session again.
+//  3. process: thumbnails.set once when a thumbnail was given (its failure is reported in
+//     Outcome.Message, never fails the post), then videos.list?part=status,processingDetails
+//     until status.uploadStatus is processed → published, with a /shorts/ URL for a vertical
+//     or square video of at most 3 minutes and /watch?v= otherwise; failed, rejected or deleted
+//     → a permanent media_rejected error with YouTube's reason. Polls back off through
+//     Outcome.After, from Config.PollInterval doubling up to Config.MaxPollInterval.
+//
+// Why plain net/http and not google.golang.org/api/youtube/v3, although DESIGN.md prefers the
+// official client where it fits:
+//   - Its resumable upload (internal/gensupport.ResumableUpload) lives inside one Do call: it
+//     cannot be handed a stored session URI, ask the session what it holds and continue in
+//     another process, which is exactly what Step must do after a crash. It also buffers each
+//     chunk in memory and assumes the server kept every byte it sent.
+//   - Its media paths are absolute ("/upload/youtube/v3/..." resolved against the host), so a
+//     base URL with a path, such as the sandbox's /sandbox/youtube, is silently dropped.
+//   - v0.311.0 (the version DESIGN.md names) does not build here: it needs
+//     google.golang.org/genproto/googleapis/rpc@v0.0.0-20261026165753-2ffab32bce7e, which the
+//     module proxy refuses, and it would bring gRPC, OpenTelemetry and S2A into the binary for
+//     three small JSON calls (videos.list, thumbnails.set, videoCategories.list).
+//
+// The simulator (internal/platform/sim) also accepts the client library's dialect (chunks by
+// POST, "bytes a-b/*", X-GUploader-No-308, multipart uploads). Moving videos.list and
+// videoCategories.list to the library later needs only option.WithEndpoint(base+"/") and
+// option.WithHTTPClient; thumbnails.set through it would need the base path put back on its
+// absolute /upload/ URL.
+package youtube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// DefaultBaseURL is the Google API host that Destination.BaseURL overrides.
+const DefaultBaseURL = "https://www.googleapis.com"
+
+// Limits of YouTube that the provider checks before spending quota. The text limits are the
+// registry's (platform.Capabilities).
+const (
+	chunkQuantum      = 256 << 10 // resumable chunks are multiples of 256 KiB
+	maxThumbnailBytes = 2 << 20   // thumbnails.set: maximum file size 2 MB
+	maxShort          = 3 * time.Minute
+	thumbnailTries    = 3
+	defaultCategory   = "22" // People & Blogs
+)
+
+var titleLimit, descLimit = func() (platform.TextLimit, platform.TextLimit) {
+	caps, _ := platform.CapabilitiesOf(platform.YouTube)
+	return caps.Text["title"], caps.Text["description"]
+}()
+
+// Config tunes the provider. Zero values take the defaults.
+type Config struct {
+	// HTTPClient makes the requests; a client without a timeout is used when nil (uploads
+	// are long: each Step is bounded by its context). Redirects are never followed: Google's
+	// 308 means Resume Incomplete.
+	HTTPClient *http.Client
+	// ChunkSize is the size of each upload request, rounded up to a multiple of 256 KiB;
+	// default 8 MiB. A crash loses at most one chunk.
+	ChunkSize int64
+	// UploadStepDuration, when positive, ends an upload step after the first chunk confirmed
+	// past this duration, returning the progress as its own outcome; 0 uploads everything in
+	// one step.
+	UploadStepDuration time.Duration
+	// PollInterval is the wait before the second processing poll; it doubles per poll up to
+	// MaxPollInterval. Defaults 2 s and 1 min.
+	PollInterval    time.Duration
+	MaxPollInterval time.Duration
+	// Region is the region whose video categories Options lists; default "US".
+	Region string
+}
+
+// Provider publishes to YouTube. It is safe for concurrent use.
+type Provider struct {
+	cfg    Config
+	client *http.Client
+}
+
+// New returns a YouTube provider.
+func New(cfg Config) *Provider {
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = 8 << 20
+	}
+	cfg.ChunkSize = (cfg.ChunkSize + chunkQuantum - 1) / chunkQuantum * chunkQuantum
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 2 * time.Second
+	}
+	if cfg.MaxPollInterval <= 0 {
+		cfg.MaxPollInterval = time.Minute
+	}
+	if cfg.MaxPollInterval < cfg.PollInterval {
+		cfg.MaxPollInterval = cfg.PollInterval
+	}
+	if cfg.Region == "" {
+		cfg.Region = "US"
+	}
+	client := &http.Client{}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Provider{cfg: cfg, client: client}
+}
+
+// Platform implements publish.Provider.
+func (p *Provider) Platform() string { return platform.YouTube }
+
+// State is what the provider stores between steps.
+type State struct {
+	// SessionURI is the resumable session of the upload in progress.
+	SessionURI string `json:"session_uri,omitempty"`
+	// Offset is how many bytes YouTube had confirmed when the last step ended (informative:
+	// each upload step asks the session itself).
+	Offset int64 `json:"offset,omitempty"`
+	// Restarts counts sessions that expired and were started again.
+	Restarts int `json:"restarts,omitempty"`
+	// VideoID is set once the upload is complete.
+	VideoID string `json:"video_id,omitempty"`
+	// Thumbnail is "pending" until thumbnails.set succeeded or gave up, then "set" or
+	// "failed"; ThumbnailError is the last transient failure, retried at the next poll.
+	Thumbnail      string `json:"thumbnail,omitempty"`
+	ThumbnailTries int    `json:"thumbnail_tries,omitempty"`
+	ThumbnailError string `json:"thumbnail_error,omitempty"`
+	// Polls counts processing polls, for the back-off.
+	Polls int `json:"polls,omitempty"`
+	// Message is feedback carried to every later outcome (a thumbnail that was not set).
+	Message string `json:"message,omitempty"`
+}
+
+const (
+	thumbPending = "pending"
+	thumbSet     = "set"
+	thumbFailed  = "failed"
+)
+
+// PostOptions is the youtube object of a publish request: the seed's title, description,
+// privacy_status (public, unlisted or private; default public) and made_for_kids (default
+// false), plus category_id as the channel options offer it (default 22, People & Blogs).
+type PostOptions struct {
+	Title         string          `json:"title"`
+	Description   string          `json:"description"`
+	PrivacyStatus string          `json:"privacy_status"`
+	MadeForKids   bool            `json:"made_for_kids"`
+	CategoryID    json.RawMessage `json:"category_id,omitempty"`
+}
+
+// metadata is what videos.insert sends, resolved from the options and the post's texts.
+type metadata struct {
+	title, description, privacy, category string
+	madeForKids                           bool
+}
+
+// resolve applies the defaults and fallbacks (title → post title → first line of the
+// description; description → caption) and checks YouTube's rules, so that a video YouTube
+// would refuse spends no quota.
+func resolve(d *publish.Destination) (metadata, error) {
+	var o PostOptions
+	if len(d.Options) > 0 && string(d.Options) != "null" {
+		if err := json.Unmarshal(d.Options, &o); err != nil {
+			return metadata{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "youtube options: %v", err)
+		}
+	}
+	m := metadata{
+		title: strings.TrimSpace(o.Title), description: o.Description,
+		privacy: o.PrivacyStatus, madeForKids: o.MadeForKids, category: defaultCategory,
+	}
+	if m.description == "" {
+		m.description = d.Caption
+	}
+	if m.title == "" {
+		m.title = strings.TrimSpace(d.Title)
+	}
+	if m.title == "" {
+		line, _, _ := strings.Cut(strings.TrimSpace(m.description), "\n")
+		m.title = truncateRunes(strings.TrimSpace(line), titleLimit.Max)
+	}
+	if c := strings.Trim(strings.TrimSpace(string(o.CategoryID)), `"`); c != "" && c != "null" {
+		m.category = c
+	}
+	if m.privacy == "" {
+		m.privacy = "public"
+	}
+	switch {
+	case m.title == "":
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube requires a title: set title or youtube.title")
+	case !titleLimit.Check(m.title):
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube titles are at most %d %s; this one has %d", titleLimit.Max, titleLimit.Unit, titleLimit.Count(m.title))
+	case strings.ContainsAny(m.title, "<>"):
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube titles must not contain < or >")
+	case !descLimit.Check(m.description):
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube descriptions are at most %d %s; this one has %d", descLimit.Max, descLimit.Unit, descLimit.Count(m.description))
+	case strings.ContainsAny(m.description, "<>"):
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube descriptions must not contain < or >")
+	}
+	switch m.privacy {
+	case "public", "unlisted", "private":
+	default:
+		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "youtube.privacy_status must be public, unlisted or private, not %q", m.privacy)
+	}
+	return m, nil
+}
+
+// truncateRunes cuts s to n characters.
+func truncateRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return strings.TrimSpace(s[:i])
+		}
+		n--
+	}
+	return s
+}
+
+// Step implements publish.Provider.
+func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+	var st State
+	if len(d.State) > 0 && string(d.State) != "null" {
+		if err := json.Unmarshal(d.State, &st); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored youtube state is unreadable: %v", err)
+		}
+	}
+	c, err := p.newCall(ctx, d)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	switch {
+	case st.VideoID != "":
+		return p.process(c, d, st)
+	case st.SessionURI != "":
+		return p.upload(c, d, st)
+	default:
+		return p.start(c, d, st)
+	}
+}
+
+// start opens a resumable session (step 1).
+func (p *Provider) start(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+	m, err := resolve(d)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	if d.Video.Size <= 0 || d.Video.Open == nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+	}
+	body, _ := json.Marshal(map[string]any{
+		"snippet": map[string]any{"title": m.title, "description": m.description, "categoryId": m.category},
+		"status":  map[string]any{"privacyStatus": m.privacy, "selfDeclaredMadeForKids": m.madeForKids},
+	})
+	u := c.base + "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status"
+	h := http.Header{}
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	h.Set("X-Upload-Content-Length", strconv.FormatInt(d.Video.Size, 10))
+	h.Set("X-Upload-Content-Type", videoType(d.Video.ContentType))
+	resp, perr := c.do(http.MethodPost, u, strings.NewReader(string(body)), int64(len(body)), h)
+	if perr != nil {
+		return publish.Outcome{}, perr
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return publish.Outcome{}, errorFrom(resp)
+	}
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.Header.Get("Location") == "" || (loc.Scheme != "http" && loc.Scheme != "https") {
+		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0,
+			"YouTube started no upload session (no usable Location header)")
+	}
+	next := State{SessionURI: loc.String(), Restarts: st.Restarts}
+	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(next)}, nil
+}
+
+func videoType(ct string) string {
+	if strings.HasPrefix(ct, "video/") {
+		return ct
+	}
+	return "application/octet-stream"
+}
+
+// upload sends what the session does not hold yet (step 2).
+func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+	size := d.Video.Size
+	off, res, err := c.sessionStatus(st.SessionURI, size)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	switch {
+	case res.expired:
+		return restart(st), nil
+	case res.video != "":
+		return p.uploaded(d, st, res.video)
+	case res.retryAfter > 0:
+		st.Offset = off
+		return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st), After: res.retryAfter}, nil
+	}
+
+	began, startOff, requeries := time.Now(), off, 0
+	var src io.ReadCloser
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	// interrupted reports a transient failure: as an error when this step confirmed nothing,
+	// else as progress, so that an upload that advances never runs out of retries.
+	interrupted := func(perr *publish.Error) (publish.Outcome, error) {
+		if !perr.Transient || off == startOff {
+			return publish.Outcome{}, perr
+		}
+		st.Offset = off
+		return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st), After: max(perr.RetryAfter, time.Second),
+			Message: "upload interrupted, resuming: " + perr.Message}, nil
+	}
+	for off < size {
+		if err := c.ctx.Err(); err != nil {
+			return interrupted(publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "upload stopped: %v", err))
+		}
+		if p.cfg.UploadStepDuration > 0 && off > startOff && time.Since(began) >= p.cfg.UploadStepDuration {
+			st.Offset = off
+			return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
+		}
+		if src == nil {
+			if src, err = d.Video.Open(c.ctx, off); err != nil {
+				src = nil
+				return interrupted(publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off, err))
+			}
+		}
+		n := min(p.cfg.ChunkSize, size-off)
+		body := &countingReader{r: io.LimitReader(src, n)}
+		h := http.Header{}
+		h.Set("Content-Type", videoType(d.Video.ContentType))
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
+		resp, perr := c.do(http.MethodPut, st.SessionURI, body, n, h)
+		if body.err != nil {
+			if resp != nil {
+				drain(resp)
+			}
+			return interrupted(publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+body.n, body.err))
+		}
+		if perr != nil {
+			return interrupted(perr)
+		}
+		switch code := resp.StatusCode; {
+		case code == http.StatusPermanentRedirect: // Resume Incomplete
+			next, ok := parseRange(resp.Header.Get("Range"))
+			drain(resp)
+			if !ok {
+				return interrupted(publish.Transient(publish.CategoryUpstreamUnavailable, code, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range")))
+			}
+			if next != off+n || body.n != n {
+				// YouTube kept a different amount than was sent: continue from what it holds.
+				src.Close()
+				src = nil
+			}
+			off = next
+		case code == http.StatusOK || code == http.StatusCreated:
+			id, err := videoID(resp)
+			if err != nil {
+				return publish.Outcome{}, err
+			}
+			return p.uploaded(d, st, id)
+		case code == http.StatusNotFound || code == http.StatusGone:
+			drain(resp)
+			return restart(st), nil
+		case code == http.StatusBadRequest && requeries < 3:
+			// A chunk the session did not expect: its offset moved under us (the last bytes of
+			// a dead request arriving late). Ask it where it stands and go on from there.
+			perr := errorFrom(resp)
+			perr.Transient, perr.Category = true, publish.CategoryUpstreamUnavailable
+			drain(resp)
+			requeries++
+			next, res, err := c.sessionStatus(st.SessionURI, size)
+			switch {
+			case err != nil:
+				return interrupted(publish.AsError(err))
+			case res.expired:
+				return restart(st), nil
+			case res.video != "":
+				return p.uploaded(d, st, res.video)
+			case next == off:
+				return interrupted(perr) // the offset did not move: retried later, then given up
+			}
+			src.Close()
+			src = nil
+			off = next
+		default:
+			perr := errorFrom(resp)
+			drain(resp)
+			if code == http.StatusBadRequest { // chunks refused again and again: retried, then given up
+				perr.Transient, perr.Category = true, publish.CategoryUpstreamUnavailable
+			}
+			return interrupted(perr)
+		}
+	}
+	// Every byte was confirmed without a final answer: the next step's status query gets it.
+	st.Offset = off
+	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
+}
+
+// restart forgets an expired session; the next step starts a new one.
+func restart(st State) publish.Outcome {
+	next := State{Restarts: st.Restarts + 1}
+	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(next),
+		Message: "the YouTube upload session expired; starting a new one"}
+}
+
+// uploaded records the video YouTube created.
+func (p *Provider) uploaded(d *publish.Destination, st State, id string) (publish.Outcome, error) {
+	next := State{VideoID: id, Restarts: st.Restarts}
+	if d.Thumbnail != nil {
+		next.Thumbnail = thumbPending
+	}
+	return publish.Outcome{Status: publish.StatusProcessing, State: mustJSON(next), ExternalID: id}, nil
+}
+
+// process sets the thumbnail and polls processing (step 3).
+func (p *Provider) process(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+	if st.Thumbnail == thumbPending {
+		p.setThumbnail(c, d, &st)
+	}
+	v, err := c.video(st.VideoID)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	if v == nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube no longer has video %s (it was deleted or removed)", st.VideoID)
+	}
+	out := publish.Outcome{ExternalID: st.VideoID, Message: st.Message}
+	switch v.Status.UploadStatus {
+	case "processed":
+		if st.Thumbnail == thumbPending { // its retries are cut short by the video being ready
+			st.Thumbnail, st.Message = thumbFailed, "thumbnail not set: "+st.ThumbnailError
+			out.Message = st.Message
+		}
+		out.Status = publish.StatusPublished
+		out.URL = videoURL(st.VideoID, d.Video)
+		out.State = mustJSON(st)
+		return out, nil
+	case "failed":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube could not process the video: %s", describe(failureReasons, v.Status.FailureReason, v.ProcessingDetails.ProcessingFailureReason))
+	case "rejected":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube rejected the video: %s", describe(rejectionReasons, v.Status.RejectionReason, ""))
+	case "deleted":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video was deleted on YouTube")
+	}
+	switch v.ProcessingDetails.ProcessingStatus {
+	case "failed", "terminated":
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube could not process the video: processing %s (%s)",
+			v.ProcessingDetails.ProcessingStatus, orUnknown(v.ProcessingDetails.ProcessingFailureReason))
+	}
+	out.Status = publish.StatusProcessing
+	out.After = p.pollDelay(st.Polls)
+	st.Polls++
+	out.State = mustJSON(st)
+	return out, nil
+}
+
+// pollDelay is the wait before poll n+1: none before the first, then PollInterval doubling up
+// to MaxPollInterval.
+func (p *Provider) pollDelay(polls int) time.Duration {
+	d := p.cfg.PollInterval
+	for i := 0; i < polls && d < p.cfg.MaxPollInterval; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.MaxPollInterval)
+}
+
+// videoURL is the Shorts URL for a vertical or square video of at most 3 minutes (YouTube
+// classifies those as Shorts; the API has no flag), the watch URL otherwise.
+func videoURL(id string, m publish.Media) string {
+	if m.Width > 0 && m.Height >= m.Width && m.Duration > 0 && m.Duration <= maxShort {
+		return "https://www.youtube.com/shorts/" + id
+	}
+	return "https://www.youtube.com/watch?v=" + id
+}
+
+var rejectionReasons = map[string]string{
+	"claim": "a content claim", "copyright": "copyright infringement", "duplicate": "a duplicate of another upload",
+	"inappropriate": "inappropriate content", "legal": "legal reasons", "length": "the video is too long",
+	"termsOfUse": "a Terms of Service violation", "trademark": "trademark infringement",
+	"uploaderAccountClosed": "the uploader's account is closed", "uploaderAccountSuspended": "the uploader's account is suspended",
+}
+
+var failureReasons = map[string]string{
+	"codec": "an unsupported codec", "conversion": "the conversion failed", "emptyFile": "the file is empty",
+	"invalidFile": "the file is not a valid video", "tooSmall": "the file is too small", "uploadAborted": "the upload was aborted",
+}
+
+// describe renders a YouTube reason code with its meaning, e.g. "termsOfUse (a Terms of
+// Service violation)".
+func describe(meanings map[string]string, reason, detail string) string {
+	if reason == "" {
+		reason = detail
+		detail = ""
+	}
+	s := orUnknown(reason)
+	if m, ok := meanings[reason]; ok {
+		s += " (" + m + ")"
+	}
+	if detail != "" {
+		s += ", " + detail
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// setThumbnail tries thumbnails.set; a failure becomes the outcome's message.
+func (p *Provider) setThumbnail(c *call, d *publish.Destination, st *State) {
+	fail := func(format string, args ...any) {
+		st.Thumbnail = thumbFailed
+		st.Message = "thumbnail not set: " + fmt.Sprintf(format, args...)
+	}
+	t := d.Thumbnail
+	ct := strings.ToLower(strings.TrimSpace(strings.Split(t.ContentType, ";")[0]))
+	switch {
+	case t.Open == nil || t.Size <= 0:
+		fail("the image is empty")
+		return
+	case t.Size > maxThumbnailBytes:
+		fail("YouTube takes thumbnails of at most 2 MB; this one has %d bytes", t.Size)
+		return
+	case ct != "image/jpeg" && ct != "image/png":
+		fail("YouTube takes JPEG or PNG thumbnails, not %s", orUnknown(t.ContentType))
+		return
+	}
+	st.ThumbnailTries++
+	r, err := t.Open(c.ctx, 0)
+	if err != nil {
+		if st.ThumbnailTries >= thumbnailTries {
+			fail("reading the image: %v", err)
+		} else {
+			st.ThumbnailError = "reading the image: " + err.Error()
+		}
+		return
+	}
+	defer r.Close()
+	h := http.Header{}
+	h.Set("Content-Type", ct)
+	u := c.base + "/upload/youtube/v3/thumbnails/set?uploadType=media&videoId=" + url.QueryEscape(st.VideoID)
+	resp, perr := c.do(http.MethodPost, u, r, t.Size, h)
+	if perr == nil {
+		defer drain(resp)
+		if resp.StatusCode == http.StatusOK {
+			st.Thumbnail = thumbSet
+			return
+		}
+		perr = errorFrom(resp)
+	}
+	if perr.Transient && st.ThumbnailTries < thumbnailTries {
+		st.ThumbnailError = perr.Message // tried again at the next poll
+		return
+	}
+	fail("%s", perr.Message)
+}
+
+// videoResource is the part of a video resource the provider reads.
+type videoResource struct {
+	ID     string `json:"id"`
+	Status struct {
+		UploadStatus    string `json:"uploadStatus"`
+		FailureReason   string `json:"failureReason"`
+		RejectionReason string `json:"rejectionReason"`
+		PrivacyStatus   string `json:"privacyStatus"`
+	} `json:"status"`
+	ProcessingDetails struct {
+		ProcessingStatus        string `json:"processingStatus"`
+		ProcessingFailureReason string `json:"processingFailureReason"`
+	} `json:"processingDetails"`
+}
+
+func videoID(resp *http.Response) (string, error) {
+	defer drain(resp)
+	var v videoResource
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil || v.ID == "" {
+		return "", publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube completed the upload without a readable video resource")
+	}
+	return v.ID, nil
+}
+
+// Options returns the publish options of a YouTube channel: privacy and made-for-kids as in
+// the static registry, and the video categories assignable in Config.Region, live from
+// videoCategories.list (1 quota unit).
+func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
+	c, err := p.newCall(ctx, &publish.Destination{BaseURL: baseURL, Credentials: credentials})
+	if err != nil {
+		return nil, err
+	}
+	u := c.base + "/youtube/v3/videoCategories?part=snippet&regionCode=" + url.QueryEscape(p.cfg.Region)
+	resp, perr := c.do(http.MethodGet, u, nil, 0, nil)
+	if perr != nil {
+		return nil, perr
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return nil, errorFrom(resp)
+	}
+	var list struct {
+		Items []struct {
+			ID      string `json:"id"`
+			Snippet struct {
+				Title      string `json:"title"`
+				Assignable bool   `json:"assignable"`
+			} `json:"snippet"`
+		} `json:"items"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable videoCategories.list answer: %v", err)
+	}
+	choices := []any{}
+	for _, it := range list.Items {
+		if it.Snippet.Assignable {
+			choices = append(choices, map[string]any{"id": it.ID, "title": it.Snippet.Title})
+		}
+	}
+	opts := platform.StaticOptions(platform.YouTube)
+	opts["category_id"] = map[string]any{
+		"type": "string", "choices": choices, "default": defaultCategory,
+		"note": "YouTube videoCategories assignable in region " + p.cfg.Region + "; the default is People & Blogs",
+	}
+	return opts, nil
+}
+
+// call is one step's access to the API.
+type call struct {
+	p     *Provider
+	ctx   context.Context
+	token string
+	base  string
+}
+
+func (p *Provider) newCall(ctx context.Context, d *publish.Destination) (*call, error) {
+	token := strings.TrimSpace(d.Credentials["access_token"])
+	if token == "" {
+		return nil, publish.Permanent(publish.CategoryAuthExpired, 0, "the channel has no YouTube access token: reconnect it")
+	}
+	base := strings.TrimRight(d.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	return &call{p: p, ctx: ctx, token: token, base: base}, nil
+}
+
+// do sends one request; a failure to get an answer is a transient error.
+func (c *call) do(method, u string, body io.Reader, length int64, h http.Header) (*http.Response, *publish.Error) {
+	if body == nil {
+		body = http.NoBody
+	}
+	req, err := http.NewRequestWithContext(c.ctx, method, u, body)
+	if err != nil {
+		return nil, publish.Permanent(publish.CategoryInternal, 0, "youtube request: %v", err)
+	}
+	req.ContentLength = length
+	if length == 0 {
+		req.Body = http.NoBody
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.p.client.Do(req)
+	if err != nil {
+		if cerr := c.ctx.Err(); cerr != nil {
+			err = cerr
+		}
+		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
+	}
+	return resp, nil
+}
+
+// statusResult is what a session's status query found.
+type statusResult struct {
+	expired    bool
+	video      string // the upload is complete
+	retryAfter time.Duration
+}
+
+// sessionStatus asks a resumable session how many bytes it holds.
+func (c *call) sessionStatus(session string, size int64) (int64, statusResult, error) {
+	h := http.Header{}
+	h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+	resp, perr := c.do(http.MethodPut, session, nil, 0, h)
+	if perr != nil {
+		return 0, statusResult{}, perr
+	}
+	switch resp.StatusCode {
+	case http.StatusPermanentRedirect:
+		drain(resp)
+		off, ok := parseRange(resp.Header.Get("Range"))
+		if !ok {
+			return 0, statusResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range"))
+		}
+		return off, statusResult{retryAfter: retryAfter(resp.Header)}, nil
+	case http.StatusOK, http.StatusCreated:
+		id, err := videoID(resp)
+		return size, statusResult{video: id}, err
+	case http.StatusNotFound, http.StatusGone:
+		drain(resp)
+		return 0, statusResult{expired: true}, nil
+	}
+	defer drain(resp)
+	return 0, statusResult{}, errorFrom(resp)
+}
+
+// video is videos.list?part=status,processingDetails&id=; nil when YouTube has no such video.
+func (c *call) video(id string) (*videoResource, error) {
+	u := c.base + "/youtube/v3/videos?part=status,processingDetails&id=" + url.QueryEscape(id)
+	resp, perr := c.do(http.MethodGet, u, nil, 0, nil)
+	if perr != nil {
+		return nil, perr
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return nil, errorFrom(resp)
+	}
+	var list struct {
+		Items []videoResource `json:"items"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable videos.list answer: %v", err)
+	}
+	for i := range list.Items {
+		if list.Items[i].ID == id {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// parseRange reads "bytes=0-N" into the next offset N+1; no header means nothing was received.
+func parseRange(h string) (int64, bool) {
+	if h == "" {
+		return 0, true
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !ok {
+		return 0, false
+	}
+	first, last, ok := strings.Cut(rest, "-")
+	if !ok || first != "0" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(last, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n + 1, true
+}
+
+// countingReader counts what the HTTP client read from the video and keeps the reader's own
+// error apart from the network's.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return n, err
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
