@@ -108,6 +108,13 @@ func TestServeFirstStart(t *testing.T) {
 	if code != 200 || len(projects) != 1 || projects[0].(map[string]any)["name"] != "Default" {
 		t.Fatalf("projects: %d %v", code, body)
 	}
+	// The simulators are mounted, and their introspection answers only with a key.
+	if code, body := getJSON(t, url+"/sandbox/tiktok/_introspect", key); code != 200 || body["uploads"] == nil {
+		t.Errorf("tiktok introspection: %d %v", code, body)
+	}
+	if code, _ := getJSON(t, url+"/sandbox/youtube/_introspect", ""); code != 401 {
+		t.Errorf("introspection without a key: %d", code)
+	}
 	info, err := os.Stat(filepath.Join(dataDir, "secret.key"))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("secret key file: %v %v", info, err)

@@ -21,6 +21,8 @@ import (
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/jobs"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -115,6 +117,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
 		Registry: reg, OpenAPIJSON: spec,
 		SandboxKey: secret.Derive(secretKey, "sandbox tokens"), PublicURL: cfg.PublicURL,
+		Simulators: simulators,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -141,6 +144,15 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		log.Warn("http shutdown", "error", err)
 	}
 	return nil
+}
+
+// simulators are the platform simulators sandbox channels publish to. Only callers holding a
+// sandbox token can drive them, and only this server mints those (from its secret key), so the
+// simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
+var simulators = map[string]httpapi.SimulatorFactory{
+	platform.YouTube:   sim.NewYouTube,
+	platform.Instagram: sim.NewInstagram,
+	platform.TikTok:    sim.NewTikTok,
 }
 
 // loadSecretKey finds the key that seals platform tokens (and from which the keys of sandbox
