@@ -20,6 +20,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/reelay/reelay/internal/clocktest"
 )
 
 const testAudience = "reelay-api"
@@ -393,30 +395,12 @@ func TestOIDCVerifierKeyRotation(t *testing.T) {
 	assertInvalid(t, err, oldToken, "bad signature")
 }
 
-// fakeClock is the back-off's clock, advanced by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestOIDCVerifierDiscoveryBackoff(t *testing.T) {
 	t.Parallel()
 	key := newRSAKey(t, "k")
 	idp := newTestIdP(t, key)
 	idp.discoveryDown.Store(true)
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
 	v := idp.verifier()
 	v.now = clock.Now
 	ctx := context.Background()
@@ -472,7 +456,7 @@ func TestOIDCVerifierCancelledDiscoveryDoesNotBackOff(t *testing.T) {
 	key := newRSAKey(t, "k")
 	idp := newTestIdP(t, key)
 	v := idp.verifier()
-	v.now = (&fakeClock{now: time.Unix(1_700_000_000, 0)}).Now // frozen: a back-off would never end
+	v.now = clocktest.New(time.Unix(1_700_000_000, 0)).Now // frozen: a back-off would never end
 	token := key.sign(t, claims(idp, nil))
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -26,28 +27,11 @@ const (
 	account = "17841400000000001"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // env is one simulator, one media server standing in for reelay's signed media links, and a
 // provider, sharing a clock that the test moves.
 type env struct {
 	t        *testing.T
-	clock    *clock
+	clock    *clocktest.Clock
 	rec      *sim.Recorder
 	api      string // the simulator's Graph root, version included
 	media    *httptest.Server
@@ -61,7 +45,7 @@ type envOption func(*sim.Config, *instagram.Config)
 
 func newEnv(t *testing.T, b sim.Behavior, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{t: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)}, rec: &sim.Recorder{}, behavior: b}
+	e := &env{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}, behavior: b}
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := e.videos.Load(r.URL.Path)
 		if !ok {

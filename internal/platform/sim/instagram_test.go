@@ -10,10 +10,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
 
@@ -22,28 +22,11 @@ const (
 	igTestAccount = "17841400000000042"
 )
 
-type igTestClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *igTestClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *igTestClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type igTestEnv struct {
 	t     *testing.T
 	sim   *igSim
 	srv   *httptest.Server
-	clock *igTestClock
+	clock *clocktest.Clock
 	rec   *Recorder
 	video []byte
 	media *httptest.Server
@@ -53,7 +36,7 @@ type igTestEnv struct {
 // server answering /v.mp4 with a valid 5-second MP4 (anything else: 404).
 func newIGTestEnv(t *testing.T, b Behavior) *igTestEnv {
 	t.Helper()
-	e := &igTestEnv{t: t, clock: &igTestClock{t: time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)}, rec: &Recorder{}}
+	e := &igTestEnv{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)), rec: &Recorder{}}
 	e.video = igReel(t, mediatest.Options{Size: 64 << 10})
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v.mp4" {
@@ -68,7 +51,7 @@ func newIGTestEnv(t *testing.T, b Behavior) *igTestEnv {
 		BaseURL:  "http://" + e.srv.Listener.Addr().String() + "/sandbox/instagram/",
 		Accounts: StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: b}},
 		Recorder: e.rec,
-		Now:      e.clock.now,
+		Now:      e.clock.Now,
 	})
 	e.sim = h.(*igSim)
 	e.srv.Config.Handler = h
@@ -319,7 +302,7 @@ func TestInstagramLifecycle(t *testing.T) {
 		t.Fatalf("publishing an unfinished container: %d %v", a.status, a.body)
 	}
 
-	e.clock.advance(10 * time.Second)
+	e.clock.Advance(10 * time.Second)
 	if code, _ := e.statusCode(id); code != "FINISHED" {
 		t.Fatalf("status %s after the processing time", code)
 	}
@@ -346,11 +329,11 @@ func TestInstagramLifecycle(t *testing.T) {
 	if a := e.get("/"+mediaID, url.Values{"fields": {"likes_of_cats"}}); a.code() != 100 {
 		t.Fatalf("unknown field: %v", a.body)
 	}
-	list := e.get("/"+igTestAccount+"/media", url.Values{"fields": {"id,caption"}, "since": {fmt.Sprint(e.clock.now().Add(-time.Minute).Unix())}}).body
+	list := e.get("/"+igTestAccount+"/media", url.Values{"fields": {"id,caption"}, "since": {fmt.Sprint(e.clock.Now().Add(-time.Minute).Unix())}}).body
 	if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != mediaID {
 		t.Fatalf("media list = %v", list)
 	}
-	if list := e.get("/"+igTestAccount+"/media", url.Values{"since": {fmt.Sprint(e.clock.now().Add(time.Minute).Unix())}}).body; len(list["data"].([]any)) != 0 {
+	if list := e.get("/"+igTestAccount+"/media", url.Values{"since": {fmt.Sprint(e.clock.Now().Add(time.Minute).Unix())}}).body; len(list["data"].([]any)) != 0 {
 		t.Fatalf("since filter: %v", list)
 	}
 
@@ -392,7 +375,7 @@ func TestInstagramContainerErrors(t *testing.T) {
 				e.video = c.video
 			}
 			id := e.create(e.media.URL+c.path, "x")
-			e.clock.advance(3 * time.Second) // the default processing time
+			e.clock.Advance(3 * time.Second) // the default processing time
 			code, status := e.statusCode(id)
 			if code != "ERROR" || status != fmt.Sprintf("Error: Media upload has failed with error code %d", c.subcode) {
 				t.Fatalf("status %s %q", code, status)
@@ -414,7 +397,7 @@ func TestInstagramExpiry(t *testing.T) {
 	if code, _ := e.statusCode(id); code != "FINISHED" {
 		t.Fatalf("status %s", code)
 	}
-	e.clock.advance(24 * time.Hour)
+	e.clock.Advance(24 * time.Hour)
 	if code, _ := e.statusCode(id); code != "EXPIRED" {
 		t.Fatalf("status %s after 24 hours", code)
 	}
@@ -454,11 +437,11 @@ func TestInstagramPublishingLimits(t *testing.T) {
 	if a.code() != 9 || a.subcode() != 2207042 {
 		t.Fatalf("101st publish: %v", a.body)
 	}
-	e.clock.advance(23 * time.Hour)
+	e.clock.Advance(23 * time.Hour)
 	if a := e.post("/"+igTestAccount+"/media_publish", url.Values{"creation_id": {id}}); a.code() != 9 {
 		t.Fatalf("within the window: %v", a.body)
 	}
-	e.clock.advance(time.Hour)
+	e.clock.Advance(time.Hour)
 	if l := limit(); l["quota_usage"] != 0.0 {
 		t.Fatalf("limit after the window = %v", l)
 	}
@@ -480,7 +463,7 @@ func TestInstagramContainerCap(t *testing.T) {
 	if a := e.post("/"+igTestAccount+"/media", e.reel(gone, "x")); a.status != 400 || a.code() != 9 {
 		t.Fatalf("container 401: %v", a.body)
 	}
-	e.clock.advance(24 * time.Hour)
+	e.clock.Advance(24 * time.Hour)
 	if a := e.post("/"+igTestAccount+"/media", e.reel(gone, "x")); a.status != 200 {
 		t.Fatalf("after the window: %v", a.body)
 	}

@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
 
@@ -90,21 +90,9 @@ func (v *ttVideo) sha() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-type ttClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *ttClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *ttClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type ttEnv struct {
 	t     *testing.T
-	clock *ttClock
+	clock *clocktest.Clock
 	sim   *TikTok
 	srv   *httptest.Server
 	base  string
@@ -123,7 +111,7 @@ func newTTEnvRand(t *testing.T, opts TikTokOptions, accounts StaticAccounts, rnd
 			"other": {ID: "open_2", Username: "creator2", Behavior: Behavior{ProcessingMS: -1}},
 		}
 	}
-	e := &ttEnv{t: t, clock: &ttClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	e := &ttEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)

@@ -15,37 +15,19 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
-
-// ytClock is a clock the tests move by hand.
-type ytClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *ytClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *ytClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 type ytEnv struct {
 	t     *testing.T
 	base  string // the simulator's base URL, below a /sandbox/youtube mount
 	addr  string
 	rec   *Recorder
-	clock *ytClock
+	clock *clocktest.Clock
 }
 
 var ytTestAccounts = StaticAccounts{
@@ -60,7 +42,7 @@ var ytTestAccounts = StaticAccounts{
 
 func newYTEnv(t *testing.T, opt YouTubeOptions) *ytEnv {
 	t.Helper()
-	clock := &ytClock{t: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	rec := &Recorder{}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + "/sandbox/youtube"

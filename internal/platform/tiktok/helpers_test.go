@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/publish"
@@ -115,25 +116,7 @@ func (v *testVideo) media(dur time.Duration, w, h int) publish.Media {
 	return publish.Media{Size: v.size, ContentType: "video/mp4", Width: w, Height: h, Duration: dur, Open: v.open}
 }
 
-// clock is a settable clock shared by the provider and the simulator.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 // request is one request the simulator received.
 type request struct {
@@ -145,7 +128,7 @@ type request struct {
 // mounts it, and a provider pointed at it.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *clocktest.Clock
 	sim   *sim.TikTok
 	base  string
 	prov  *Provider

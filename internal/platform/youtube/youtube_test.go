@@ -19,28 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/publish"
 )
-
-// clock is the simulator's clock; the tests move it by each Outcome.After instead of waiting.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // countingTransport counts the requests the provider sends, and lets a test act before one.
 type countingTransport struct {
@@ -60,7 +43,7 @@ type harness struct {
 	t        *testing.T
 	base     string
 	rec      *sim.Recorder
-	clock    *clock
+	clock    *clocktest.Clock
 	p        *Provider
 	requests *countingTransport
 }
@@ -76,7 +59,7 @@ type setup struct {
 // with one account whose token is "tok".
 func newHarness(t *testing.T, s setup) *harness {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
+	c := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	rec := &sim.Recorder{}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + "/sandbox/youtube"
