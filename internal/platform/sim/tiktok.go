@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // TikTok's documented limits, in the strictest reading (see the file comment).
@@ -76,12 +77,17 @@ const (
 	tiktokMaxChunks      = 1000          // "a maximum of 1000 chunks"
 	tiktokMaxVideoBytes  = 4_000_000_000 // "Maximum of 4GB"
 	tiktokUploadURLTTL   = time.Hour     // "The upload_url is valid for one hour after issuance."
-	tiktokTitleMaxUTF16  = 2200          // "Maximum length: 2200 UTF-16 runes"
 	tiktokMinDuration    = 3 * time.Second
 	tiktokDevMaxDuration = 600 * time.Second // longest video a developer can send
 	tiktokMinSide        = 360
 	tiktokMaxSide        = 4096
 )
+
+// tiktokTitleLimit is the registry's limit of post_info.title.
+var tiktokTitleLimit = func() platform.TextLimit {
+	c, _ := platform.CapabilitiesOf(platform.TikTok)
+	return c.Text["title"]
+}()
 
 // Privacy levels of TikTok posts.
 const (
@@ -571,9 +577,10 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 			return
 		}
 		if pi.Title != nil {
-			if n := utf16Len(*pi.Title); n > tiktokTitleMaxUTF16 {
+			// "Maximum length: 2200 UTF-16 runes": the registry holds the number and the counting.
+			if lim := tiktokTitleLimit; !lim.Check(*pi.Title) {
 				tiktokError(w, http.StatusBadRequest, "invalid_params",
-					fmt.Sprintf("The title is too long: %d UTF-16 units, the maximum is %d.", n, tiktokTitleMaxUTF16), nil)
+					fmt.Sprintf("The title is too long: %d UTF-16 units, the maximum is %d.", lim.Count(*pi.Title), lim.Max), nil)
 				return
 			}
 			p.title = *pi.Title
@@ -996,18 +1003,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r > 0xFFFF {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 func randomBytes(n int) []byte {
