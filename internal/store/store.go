@@ -57,6 +57,8 @@ type Store struct {
 	read    *sql.DB
 	jobsDB  *sql.DB       // SQLite: River's own pool
 	pgPool  *pgxpool.Pool // PostgreSQL: the pool River's pgx driver works on
+	// migrations applied the schema at Open; Ready asks it what is pending.
+	migrations *goose.Provider
 }
 
 // Open connects to the database named by databaseURL (a postgres:// URL, or a SQLite file path
@@ -229,6 +231,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
+	s.migrations = p
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("store: apply migrations: %w", err)
 	}
@@ -264,13 +267,9 @@ func (s *Store) Ready(ctx context.Context) map[string]error {
 		checks["migrations"] = errors.New("database unreachable")
 		return checks
 	}
-	p, err := s.gooseProvider()
-	if err == nil {
-		var pending bool
-		pending, err = p.HasPending(ctx)
-		if err == nil && pending {
-			err = errors.New("pending migrations")
-		}
+	pending, err := s.migrations.HasPending(ctx)
+	if err == nil && pending {
+		err = errors.New("pending migrations")
 	}
 	checks["migrations"] = err
 	return checks
