@@ -59,7 +59,7 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 		}
 		project = projects[0]
 	} else {
-		if !isUUID(projectID) {
+		if !store.ValidID(projectID) {
 			return apierr.Field("projectId", "must be a UUID")
 		}
 		var err error
@@ -126,7 +126,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case req.ProjectID == "":
 		f.Add("project_id", "is required")
-	case !isUUID(req.ProjectID):
+	case !store.ValidID(req.ProjectID):
 		f.Add("project_id", "must be a UUID")
 	}
 	switch {

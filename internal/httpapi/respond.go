@@ -164,7 +164,7 @@ func jsonTypeName(kind string) string {
 // pathID reads a UUID path parameter; anything else is a 400 naming the parameter.
 func pathID(r *http.Request, name string) (string, error) {
 	id := r.PathValue(name)
-	if !isUUID(id) {
+	if !store.ValidID(id) {
 		return "", apierr.Field(name, "must be a UUID")
 	}
 	return id, nil

@@ -4,18 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/reelay/reelay/internal/apierr"
 )
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
 
 // checkName validates a required display name: not blank, at most max characters.
 func checkName(f *apierr.Fields, field, v string, max int) {

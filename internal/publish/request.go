@@ -9,10 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
 )
 
 // Request is a publish request as the seed defines POST /publish, in JSON or multipart form.
@@ -137,14 +136,14 @@ func (r *Request) CheckStatic(now time.Time, hasUpload, hasThumbUpload bool) (sc
 	switch {
 	case r.ProjectID == "":
 		f.Add("project_id", "is required")
-	case !isUUID(r.ProjectID):
+	case !store.ValidID(r.ProjectID):
 		f.Add("project_id", "must be a UUID")
 	}
 	seen := map[string]bool{}
 	for i, id := range r.ChannelIDs {
 		field := fmt.Sprintf("channel_ids[%d]", i)
 		switch {
-		case !isUUID(id):
+		case !store.ValidID(id):
 			f.Add(field, "must be a UUID")
 		case seen[id]:
 			f.Add(field, "is listed twice")
@@ -329,14 +328,6 @@ func validSubreddit(s string) bool {
 		}
 	}
 	return true
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
 }
 
 // EffectiveOptions returns what will be sent to one platform: its object with the seed's

@@ -83,7 +83,7 @@ func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccoun
 
 // GetAccount reads one account.
 func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
-	if !validID(id) {
+	if !ValidID(id) {
 		return Account{}, ErrNotFound
 	}
 	row := s.read.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
@@ -159,9 +159,10 @@ func timePtr(t sql.NullTime) *time.Time {
 	return &v
 }
 
-// validID reports whether id is a UUID in its canonical form. Ids that are not are answered
-// with ErrNotFound before they reach PostgreSQL, which would otherwise fail on the cast.
-func validID(id string) bool {
+// ValidID reports whether id is a UUID in its canonical form, the form of every id reelay
+// hands out. The store answers other ids with ErrNotFound before they reach PostgreSQL, which
+// would otherwise fail on the cast; the API and request validation use it too.
+func ValidID(id string) bool {
 	if len(id) != 36 {
 		return false
 	}

@@ -70,7 +70,7 @@ func scanAPIKey(r scanner) (APIKey, error) {
 // RevokeAPIKey revokes one of an account's active keys. A key that is already revoked, or
 // belongs to another account, is ErrNotFound.
 func (s *Store) RevokeAPIKey(ctx context.Context, accountID, id string) error {
-	if !validID(id) {
+	if !ValidID(id) {
 		return ErrNotFound
 	}
 	res, err := s.write.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $1

@@ -89,7 +89,7 @@ func (s *Store) ListChannels(ctx context.Context, accountID, projectID string) (
 
 // GetChannel reads one of an account's channels.
 func (s *Store) GetChannel(ctx context.Context, accountID, id string) (Channel, error) {
-	if !validID(id) {
+	if !ValidID(id) {
 		return Channel{}, ErrNotFound
 	}
 	row := s.read.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
@@ -101,7 +101,7 @@ func (s *Store) GetChannel(ctx context.Context, accountID, id string) (Channel, 
 // DeleteChannel disconnects one of an account's channels. The row stays (marked deleted, its
 // credentials erased) so that the history of posts that went through it keeps its name.
 func (s *Store) DeleteChannel(ctx context.Context, accountID, id string) error {
-	if !validID(id) {
+	if !ValidID(id) {
 		return ErrNotFound
 	}
 	res, err := s.write.ExecContext(ctx, `UPDATE channels SET deleted_at = $1, credentials = NULL

@@ -44,7 +44,7 @@ func (s *Store) ListProjects(ctx context.Context, accountID string) ([]Project, 
 
 // GetProject reads one of an account's projects.
 func (s *Store) GetProject(ctx context.Context, accountID, id string) (Project, error) {
-	if !validID(id) {
+	if !ValidID(id) {
 		return Project{}, ErrNotFound
 	}
 	row := s.read.QueryRowContext(ctx, `SELECT id, account_id, name, description, created_at
