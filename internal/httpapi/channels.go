@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,7 +101,7 @@ func (b *sandboxBehavior) check(f *apierr.Fields) {
 	if b.ProcessingMS != nil && (*b.ProcessingMS < 0 || *b.ProcessingMS > 600000) {
 		f.Add("sandbox_behavior.processing_ms", "must be between 0 and 600000")
 	}
-	if b.Fail != "" && !contains(sandboxFailures, b.Fail) {
+	if b.Fail != "" && !slices.Contains(sandboxFailures, b.Fail) {
 		f.Addf("sandbox_behavior.fail", "must be one of %s", strings.Join(sandboxFailures, ", "))
 	}
 	if b.FailRate != nil && (*b.FailRate < 0 || *b.FailRate > 1) {
@@ -223,7 +224,7 @@ func checkCredentials(f *apierr.Fields, name string, creds map[string]string) {
 	for k, v := range creds {
 		field := "credentials." + k
 		switch {
-		case !contains(caps.CredentialFields, k):
+		case !slices.Contains(caps.CredentialFields, k):
 			f.Addf(field, "unknown credential for %s; expected %s", platform.DisplayName(name), strings.Join(caps.CredentialFields, ", "))
 		case strings.TrimSpace(v) == "":
 			f.Add(field, "must not be blank")
@@ -318,15 +319,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
