@@ -571,7 +571,7 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	}
 	if mode == "direct" {
 		pi := req.PostInfo
-		if pi == nil || pi.PrivacyLevel == nil || !contains(c.PrivacyLevelOptions, *pi.PrivacyLevel) {
+		if pi == nil || pi.PrivacyLevel == nil || !slices.Contains(c.PrivacyLevelOptions, *pi.PrivacyLevel) {
 			tiktokError(w, http.StatusForbidden, "privacy_level_option_mismatch",
 				"privacy_level is not specified or not among the options from the privacy_level_options returned in /publish/creator_info/query/ API.", nil)
 			return
@@ -994,15 +994,6 @@ func writeTikTok(w http.ResponseWriter, status int, data any, code, msg string) 
 func drain(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, tiktokMaxFinalChunk+1))
 	_ = body.Close()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func randomBytes(n int) []byte {
