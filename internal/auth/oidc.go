@@ -231,6 +231,10 @@ func (v *OIDCVerifier) discover(ctx context.Context) (*oidc.IDTokenVerifier, err
 	return oidc.NewVerifier(v.issuer, keys, &oidc.Config{ClientID: v.audience, SupportedSigningAlgs: algs}), nil
 }
 
+// rotationRetryDelay is how long VerifySignature waits before its second try; go-oidc clears
+// its in-flight fetch within microseconds of signalling it.
+const rotationRetryDelay = 20 * time.Millisecond
+
 // keyProbe records, for one Verify call, what the key set made of the token.
 type keyProbe struct {
 	called   bool
@@ -250,6 +254,17 @@ type probingKeySet struct {
 // VerifySignature implements oidc.KeySet.
 func (k *probingKeySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
 	payload, err := k.inner.VerifySignature(ctx, jwt)
+	if err != nil && errors.Unwrap(err) == nil {
+		// No key verified it. RemoteKeySet signals a finished fetch before it clears its
+		// in-flight marker, so a token with a just-rotated kid that arrives right after a fetch
+		// can join that stale fetch and see the old keys. Once the marker has cleared, a
+		// second try fetches afresh. (A genuinely bad signature costs one more JWKS request.)
+		select {
+		case <-ctx.Done():
+		case <-time.After(rotationRetryDelay):
+			payload, err = k.inner.VerifySignature(ctx, jwt)
+		}
+	}
 	if p, ok := ctx.Value(keyProbeKey{}).(*keyProbe); ok {
 		p.called = true
 		p.payload = payload
