@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 )
 
@@ -24,6 +25,14 @@ type Provider interface {
 	// Errors are *Error values (transient or permanent, with a category); any other error is
 	// treated as transient.
 	Step(ctx context.Context, d *Destination) (Outcome, error)
+}
+
+// NewHTTPClient returns the client a provider uses when none is configured: a connection pool
+// of its own, so that one platform's connections are not another's, and nothing that closes
+// http.DefaultTransport's idle connections (every httptest.Server.Close does) breaks a
+// provider's request in flight. timeout 0 means none (uploads are bounded by their context).
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
 // Destination is what a provider needs to deliver one post to one channel.

@@ -95,7 +95,7 @@ func New(cfg Config) *Provider {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+		cfg.HTTPClient = publish.NewHTTPClient(60 * time.Second)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

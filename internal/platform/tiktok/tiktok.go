@@ -100,7 +100,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		cfg.HTTPClient = publish.NewHTTPClient(0)
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = defaultChunk

@@ -122,7 +122,7 @@ func New(cfg Config) *Provider {
 	if cfg.Region == "" {
 		cfg.Region = "US"
 	}
-	client := &http.Client{}
+	client := publish.NewHTTPClient(0)
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
 		client = &c
