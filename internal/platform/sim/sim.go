@@ -178,7 +178,7 @@ type Config struct {
 	// Rand draws flaky failures (math/rand/v2's Float64 when nil).
 	Rand func() float64
 	// PullClient fetches media for pull-based uploads (Instagram video_url, TikTok
-	// PULL_FROM_URL); http.DefaultClient when nil.
+	// PULL_FROM_URL); a client with its own connection pool when nil.
 	PullClient *http.Client
 }
 
@@ -195,7 +195,8 @@ func (c *Config) Normalize() {
 		c.Recorder = &Recorder{}
 	}
 	if c.PullClient == nil {
-		c.PullClient = http.DefaultClient
+		// A pool of its own: http.DefaultTransport's idle connections are anyone's to close.
+		c.PullClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 }
 
