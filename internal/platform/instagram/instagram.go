@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -410,6 +411,42 @@ func containerError(status string) string {
 		}
 	}
 	return msg
+}
+
+// Options returns the publish options of an Instagram channel: the static registry's
+// (share_to_feed), plus account, the account's identity and its publishing quota, read live
+// with AccountInfo. The signature is the other providers' so that callers treat them alike:
+// the Instagram user id, which Graph paths need, comes in credentials["ig_user_id"] next to
+// access_token. baseURL "" means the configured one. Errors are *publish.Error values,
+// classified as for Step.
+func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
+	igUserID := strings.TrimSpace(credentials["ig_user_id"])
+	if igUserID == "" {
+		return nil, publish.Permanent(publish.CategoryInvalidOptions, 0, "Instagram: options need the channel's Instagram user id (ig_user_id)")
+	}
+	info, err := p.AccountInfo(ctx, baseURL, credentials["access_token"], igUserID)
+	if err != nil {
+		return nil, err
+	}
+	account := map[string]any{"id": info.ID, "username": info.Username}
+	if info.Name != "" {
+		account["name"] = info.Name
+	}
+	if info.ProfilePictureURL != "" {
+		account["avatar_url"] = info.ProfilePictureURL
+	}
+	// Graph answers an empty list rather than an error for accounts it has no quota for; a
+	// zero total would read as "no posts allowed", so the quota is left out instead.
+	if info.QuotaTotal > 0 {
+		lim := map[string]any{"quota_usage": info.QuotaUsage, "quota_total": info.QuotaTotal}
+		if info.QuotaWindow > 0 {
+			lim["quota_duration_sec"] = int(info.QuotaWindow / time.Second)
+		}
+		account["publishing_limit"] = lim
+	}
+	opts := platform.StaticOptions(platform.Instagram)
+	opts["account"] = account
+	return opts, nil
 }
 
 // AccountInfo is what GET /channels/{id}/options shows of a connected Instagram account.

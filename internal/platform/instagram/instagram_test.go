@@ -608,3 +608,42 @@ func TestAccountInfo(t *testing.T) {
 	_, err = e.p.AccountInfo(context.Background(), e.api, "wrong", account)
 	wantErr(t, err, publish.CategoryAuthExpired, false, "code 190")
 }
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0})
+	if _, _, err := e.run(e.dest(e.serve("v.mp4", reel(t, mediatest.Options{}))), false); err != nil {
+		t.Fatal(err)
+	}
+	creds := map[string]string{"access_token": token, "ig_user_id": account}
+	opts, err := e.p.Options(context.Background(), e.api, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, _ := opts["share_to_feed"].(map[string]any)
+	if share["type"] != "boolean" || share["default"] != true {
+		t.Fatalf("share_to_feed = %+v", opts["share_to_feed"])
+	}
+	acc, _ := opts["account"].(map[string]any)
+	lim, _ := acc["publishing_limit"].(map[string]any)
+	if acc["id"] != account || acc["username"] != "reelay.test" || acc["name"] != "reelay.test" ||
+		lim["quota_usage"] != 1 || lim["quota_total"] != 100 || lim["quota_duration_sec"] != 86400 {
+		t.Fatalf("account = %+v", opts["account"])
+	}
+	if _, ok := acc["avatar_url"]; ok {
+		t.Fatalf("avatar_url present though Graph has no profile picture: %+v", acc)
+	}
+
+	// An empty baseURL is the configured one.
+	p := instagram.New(instagram.Config{BaseURL: e.api, HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	if opts, err := p.Options(context.Background(), "", creds); err != nil || opts["account"].(map[string]any)["username"] != "reelay.test" {
+		t.Fatalf("configured base: %+v, %v", opts, err)
+	}
+
+	_, err = e.p.Options(context.Background(), e.api, map[string]string{"access_token": "wrong", "ig_user_id": account})
+	wantErr(t, err, publish.CategoryAuthExpired, false, "code 190")
+	_, err = e.p.Options(context.Background(), e.api, map[string]string{"ig_user_id": account})
+	wantErr(t, err, publish.CategoryAuthExpired, false, "no access token")
+	_, err = e.p.Options(context.Background(), e.api, map[string]string{"access_token": token})
+	wantErr(t, err, publish.CategoryInvalidOptions, false, "ig_user_id")
+}

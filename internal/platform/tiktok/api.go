@@ -149,11 +149,20 @@ func (p *Provider) call(ctx context.Context, base, token, path string, body, out
 type creatorInfo struct {
 	Username        string   `json:"creator_username"`
 	Nickname        string   `json:"creator_nickname"`
+	AvatarURL       string   `json:"creator_avatar_url"`
 	PrivacyOptions  []string `json:"privacy_level_options"`
 	CommentDisabled bool     `json:"comment_disabled"`
 	DuetDisabled    bool     `json:"duet_disabled"`
 	StitchDisabled  bool     `json:"stitch_disabled"`
 	MaxDurationSec  int      `json:"max_video_post_duration_sec"`
+}
+
+// creatorInfo queries creator_info. TikTok asks clients to call it before every post, so the
+// privacy levels and interaction settings it answers are current.
+func (p *Provider) creatorInfo(ctx context.Context, base, token string) (creatorInfo, error) {
+	var ci creatorInfo
+	err := p.call(ctx, base, token, pathCreatorInfo, nil, &ci)
+	return ci, err
 }
 
 type postInfo struct {

@@ -213,13 +213,9 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state is unreadable: %v", err)
 		}
 	}
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the TikTok channel has no access token")
-	}
-	base := strings.TrimRight(d.BaseURL, "/")
-	if base == "" {
-		base = p.cfg.BaseURL
+	base, token, err := p.target(d.BaseURL, d.Credentials)
+	if err != nil {
+		return publish.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -232,6 +228,79 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 		return st.outcome(), nil
 	}
 	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state has unknown phase %q", st.Phase)
+}
+
+// target resolves the API base and the access token of a channel.
+func (p *Provider) target(baseURL string, credentials map[string]string) (base, token string, err error) {
+	token = credentials["access_token"]
+	if token == "" {
+		return "", "", publish.Permanent(publish.CategoryAuthExpired, 0, "the TikTok channel has no access token")
+	}
+	base = strings.TrimRight(baseURL, "/")
+	if base == "" {
+		base = p.cfg.BaseURL
+	}
+	return base, token, nil
+}
+
+// Options returns the publish options of a TikTok channel: the static registry's, with the
+// creator's own privacy levels, interaction settings and maximum duration from creator_info
+// put in key by key, so the answer has the same keys whether it is live or not. account is
+// the creator's identity, for showing which account a post goes to. baseURL "" means the
+// configured one; credentials carry access_token. Errors are *publish.Error values, classified
+// as for Step.
+func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
+	base, token, err := p.target(baseURL, credentials)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := p.creatorInfo(ctx, base, token)
+	if err != nil {
+		return nil, classify(err)
+	}
+	opts := platform.StaticOptions(platform.TikTok)
+
+	choices := make([]any, 0, len(ci.PrivacyOptions))
+	for _, l := range ci.PrivacyOptions {
+		choices = append(choices, l)
+	}
+	privacy := map[string]any{"type": "string", "choices": choices,
+		"note": "the privacy levels this creator's account allows; direct posts must use one of them"}
+	if slices.Contains(ci.PrivacyOptions, PrivacyPublic) {
+		privacy["default"] = PrivacyPublic
+	} else {
+		// Step applies PUBLIC_TO_EVERYONE when privacy_level is absent, which this creator
+		// would refuse: a direct post has to choose.
+		privacy["required"] = true
+		privacy["note"] = "this creator's account does not allow " + PrivacyPublic + ": direct posts must set one of these"
+	}
+	opts["privacy_level"] = privacy
+
+	for _, s := range []struct {
+		key      string
+		disabled bool
+		what     string
+	}{
+		{"allow_comment", ci.CommentDisabled, "comments"},
+		{"allow_duet", ci.DuetDisabled, "duets"},
+		{"allow_stitch", ci.StitchDisabled, "stitches"},
+	} {
+		if s.disabled {
+			// Step accepts true but TikTok would still turn them off; false is the only
+			// outcome, so it is the only choice shown.
+			opts[s.key] = map[string]any{"type": "boolean", "choices": []any{false}, "default": false,
+				"note": "the creator's TikTok settings turn " + s.what + " off"}
+		}
+	}
+
+	if ci.MaxDurationSec > 0 {
+		caps, _ := platform.CapabilitiesOf(platform.TikTok)
+		opts["max_video_post_duration_sec"] = map[string]any{"type": "integer", "default": ci.MaxDurationSec,
+			"note": fmt.Sprintf("this creator's maximum for direct posts; inbox uploads may last up to %g s", caps.MaxDurationSeconds)}
+	}
+
+	opts["account"] = map[string]any{"username": ci.Username, "name": ci.Nickname, "avatar_url": ci.AvatarURL}
+	return opts, nil
 }
 
 // start checks everything that can be checked before TikTok is asked, queries creator_info,
@@ -283,9 +352,9 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
 	}
 
-	var ci creatorInfo
 	haveCreator := true
-	if err := p.call(ctx, base, token, pathCreatorInfo, nil, &ci); err != nil {
+	ci, err := p.creatorInfo(ctx, base, token)
+	if err != nil {
 		var ae *apiError
 		// An inbox upload needs only the video.upload scope and does not count as a post:
 		// creator_info (video.publish) is then only a courtesy.

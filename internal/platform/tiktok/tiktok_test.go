@@ -636,3 +636,83 @@ func TestDoneStateIsStable(t *testing.T) {
 		t.Errorf("uploads %s", got)
 	}
 }
+
+// TestOptions: creator_info fills the static options key by key, and a rejected token is
+// auth_expired like a rejected publish.
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.StaticAccounts{
+		"tok":     {ID: "open_1", Username: "reelaydemo"},
+		"private": {ID: "open_2", Username: "quiet"},
+	}, sim.TikTokOptions{Creators: map[string]sim.TikTokCreator{
+		"open_2": {Nickname: "Quiet One", CommentDisabled: true, DuetDisabled: true,
+			PrivacyLevelOptions: []string{"SELF_ONLY"}, MaxVideoPostDurationSec: 180},
+	}}, Config{})
+	option := func(t *testing.T, opts map[string]any, key string) map[string]any {
+		t.Helper()
+		o, ok := opts[key].(map[string]any)
+		if !ok {
+			t.Fatalf("no option %q in %+v", key, opts)
+		}
+		return o
+	}
+
+	opts, err := e.prov.Options(context.Background(), e.base, map[string]string{"access_token": "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc := option(t, opts, "account"); acc["username"] != "reelaydemo" || acc["name"] != "reelaydemo" ||
+		acc["avatar_url"] != e.base+"/avatar/open_1.jpeg" {
+		t.Errorf("account %+v", acc)
+	}
+	if p := option(t, opts, "privacy_level"); fmt.Sprint(p["choices"]) != "[PUBLIC_TO_EVERYONE MUTUAL_FOLLOW_FRIENDS SELF_ONLY]" ||
+		p["default"] != PrivacyPublic || p["required"] != nil {
+		t.Errorf("privacy_level %+v", p)
+	}
+	if m := option(t, opts, "mode"); fmt.Sprint(m["choices"]) != "[inbox direct]" || m["default"] != ModeInbox {
+		t.Errorf("mode %+v", m)
+	}
+	for _, k := range []string{"allow_comment", "allow_duet", "allow_stitch"} {
+		if o := option(t, opts, k); o["default"] != true || o["choices"] != nil {
+			t.Errorf("%s %+v", k, o)
+		}
+	}
+	if d := option(t, opts, "max_video_post_duration_sec"); d["default"] != 600 {
+		t.Errorf("max_video_post_duration_sec %+v", d)
+	}
+	if option(t, opts, "is_aigc")["default"] != false {
+		t.Errorf("is_aigc %+v", opts["is_aigc"])
+	}
+
+	// An empty baseURL is the configured one.
+	p := New(Config{BaseURL: e.base + "/", HTTPClient: e.prov.cfg.HTTPClient, Now: e.clock.Now})
+	opts, err = p.Options(context.Background(), "", map[string]string{"access_token": "private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc := option(t, opts, "account"); acc["username"] != "quiet" || acc["name"] != "Quiet One" {
+		t.Errorf("account %+v", acc)
+	}
+	if p := option(t, opts, "privacy_level"); fmt.Sprint(p["choices"]) != "[SELF_ONLY]" || p["default"] != nil || p["required"] != true {
+		t.Errorf("privacy_level %+v", p)
+	}
+	for k, off := range map[string]bool{"allow_comment": true, "allow_duet": true, "allow_stitch": false} {
+		o := option(t, opts, k)
+		if off && (o["default"] != false || fmt.Sprint(o["choices"]) != "[false]") || !off && o["default"] != true {
+			t.Errorf("%s %+v", k, o)
+		}
+	}
+	if d := option(t, opts, "max_video_post_duration_sec"); d["default"] != 180 {
+		t.Errorf("max_video_post_duration_sec %+v", d)
+	}
+	if n := len(e.requests(http.MethodPost, pathCreatorInfo)); n != 2 {
+		t.Errorf("%d creator_info calls, want 2", n)
+	}
+
+	for _, creds := range []map[string]string{{"access_token": "expired"}, {}} {
+		_, err = e.prov.Options(context.Background(), e.base, creds)
+		if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient {
+			t.Errorf("credentials %v: error %v", creds, pe)
+		}
+	}
+}
