@@ -16,7 +16,7 @@ import (
 
 func newAccountsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "accounts", Short: "Manage accounts in the local database"}
-	cmd.AddCommand(newAccountsCreateCmd(), newAccountsListCmd())
+	cmd.AddCommand(newAccountsCreateCmd(), newAccountsListCmd(), newAccountsUpdateCmd())
 	return cmd
 }
 
@@ -97,17 +97,9 @@ func newAccountsListCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				type row struct {
-					ID               string    `json:"id"`
-					Name             string    `json:"name"`
-					MonthlyPostLimit *int      `json:"monthly_post_limit"`
-					AICredits        int64     `json:"ai_credits"`
-					Suspended        bool      `json:"suspended"`
-					CreatedAt        time.Time `json:"created_at"`
-				}
-				rows := make([]row, len(accounts))
+				rows := make([]accountRow, len(accounts))
 				for i, a := range accounts {
-					rows[i] = row{a.ID, a.Name, a.MonthlyPostLimit, a.AICredits, a.Suspended, a.CreatedAt}
+					rows[i] = newAccountRow(a)
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
@@ -124,6 +116,102 @@ func newAccountsListCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	storageCommand(cmd, &cfg)
+	return cmd
+}
+
+// accountRow is how `accounts list --json` and `accounts update --json` print an account.
+type accountRow struct {
+	ID               string    `json:"id"`
+	Name             string    `json:"name"`
+	MonthlyPostLimit *int      `json:"monthly_post_limit"`
+	AICredits        int64     `json:"ai_credits"`
+	Suspended        bool      `json:"suspended"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+func newAccountRow(a store.Account) accountRow {
+	return accountRow{a.ID, a.Name, a.MonthlyPostLimit, a.AICredits, a.Suspended, a.CreatedAt}
+}
+
+func newAccountsUpdateCmd() *cobra.Command {
+	var cfg config.Config
+	var suspend, unsuspend, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "update ID [--monthly-post-limit N] [--ai-credits N] [--suspend|--unsuspend] [--name NAME]",
+		Short: "Change an account's plan: its post limit, AI credits, suspension or name",
+		Long: "Change an account's monthly post limit, AI credits, suspension or name; fields whose flag " +
+			"is not given stay as they are. Works against the same database as a running server.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			f := cmd.Flags()
+			var u store.AccountUpdate
+			if f.Changed("name") {
+				name, _ := f.GetString("name")
+				if name == "" {
+					return errors.New("--name must not be empty")
+				}
+				u.Name = &name
+			}
+			if limit := flagInt(f, "monthly-post-limit"); limit != nil {
+				switch {
+				case *limit == -1:
+					limit = nil
+				case *limit < 0:
+					return errors.New("--monthly-post-limit must be -1 (unlimited) or not negative")
+				}
+				u.MonthlyPostLimit = &limit
+			}
+			if f.Changed("ai-credits") {
+				credits, _ := f.GetInt64("ai-credits")
+				if credits < 0 {
+					return errors.New("--ai-credits must not be negative")
+				}
+				u.AICredits = &credits
+			}
+			if suspend && unsuspend {
+				return errors.New("--suspend and --unsuspend cannot be used together")
+			}
+			if suspend || unsuspend {
+				u.Suspended = &suspend
+			}
+			if u == (store.AccountUpdate{}) {
+				return errors.New("nothing to update: give --monthly-post-limit, --ai-credits, --suspend, --unsuspend or --name")
+			}
+			var a store.Account
+			err := withStore(cmd.Context(), &cfg, func(st *store.Store) (err error) {
+				a, err = st.UpdateAccount(cmd.Context(), id, u)
+				if errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("account %s %w", id, err)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(newAccountRow(a))
+			}
+			limit, state := "unlimited", "active"
+			if a.MonthlyPostLimit != nil {
+				limit = fmt.Sprint(*a.MonthlyPostLimit)
+			}
+			if a.Suspended {
+				state = "suspended"
+			}
+			fmt.Fprintf(out, "account %s (%s): monthly post limit %s, %d AI credits, %s\n", a.ID, a.Name, limit, a.AICredits, state)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.String("name", "", "new account name")
+	f.Int("monthly-post-limit", 0, "posts allowed per UTC month; -1 for unlimited")
+	f.Int64("ai-credits", 0, "set the AI credits to this (not negative)")
+	f.BoolVar(&suspend, "suspend", false, "suspend the account")
+	f.BoolVar(&unsuspend, "unsuspend", false, "lift the account's suspension")
+	f.BoolVar(&asJSON, "json", false, "print the account as JSON, in the shape accounts list --json uses")
 	storageCommand(cmd, &cfg)
 	return cmd
 }

@@ -178,3 +178,54 @@ func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
 	}
 	return accounts, nil
 }
+
+// AccountUpdate names the fields of an account to change; a nil field stays as it is.
+type AccountUpdate struct {
+	Name *string
+	// MonthlyPostLimit, when set, replaces the limit; point it at a nil *int for unlimited.
+	MonthlyPostLimit **int
+	AICredits        *int64
+	Suspended        *bool
+}
+
+// UpdateAccount changes the given fields of an account in one statement and returns the
+// account as it is afterwards. An unknown or malformed id is ErrNotFound; an update that names
+// no field only reads the account.
+func (s *Store) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (Account, error) {
+	if !ValidID(id) {
+		return Account{}, ErrNotFound
+	}
+	set := ""
+	var args []any
+	add := func(column string, v any) {
+		if set != "" {
+			set += ", "
+		}
+		args = append(args, v)
+		set += fmt.Sprintf("%s = $%d", column, len(args))
+	}
+	if u.Name != nil {
+		add("name", *u.Name)
+	}
+	if u.MonthlyPostLimit != nil {
+		add("monthly_post_limit", nullInt(*u.MonthlyPostLimit))
+	}
+	if u.AICredits != nil {
+		add("ai_credits", *u.AICredits)
+	}
+	if u.Suspended != nil {
+		add("suspended", *u.Suspended)
+	}
+	if set == "" {
+		return s.GetAccount(ctx, id)
+	}
+	args = append(args, id)
+	res, err := s.write.ExecContext(ctx, fmt.Sprintf(`UPDATE accounts SET %s WHERE id = $%d`, set, len(args)), args...)
+	if err != nil {
+		return Account{}, fmt.Errorf("store: update account: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Account{}, ErrNotFound
+	}
+	return s.GetAccount(ctx, id)
+}
