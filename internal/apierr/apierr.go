@@ -67,6 +67,8 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeIdempotencyConflict  = "idempotency_conflict"
 	CodeDuplicatePost        = "duplicate_post"
+	CodeInvalidState         = "invalid_state"
+	CodeForbidden            = "forbidden"
 	CodeCredentialsInURL     = "credentials_in_url"
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "service_unavailable"

@@ -9,20 +9,17 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 
-	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/httpapi"
-	"github.com/reelay/reelay/internal/jobs"
-	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -55,10 +52,6 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if err != nil {
 		return err
 	}
-	box, err := secret.NewBox(secretKey)
-	if err != nil {
-		return err
-	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -70,21 +63,45 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		return err
 	}
 
-	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), MaxAttempts: cfg.RetryAttempts, JobTimeout: 10 * time.Minute}
-	if cfg.Role != config.RoleAPI {
-		queueCfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 50}}
+	// Listen before anything else is built, so that a server on port 0 (tests) knows the
+	// address the simulators and media links must name.
+	var ln net.Listener
+	if cfg.Role != config.RoleWorker {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return err
+		}
+		defer ln.Close()
+		if strings.HasSuffix(cfg.PublicURL, ":0") {
+			cfg.PublicURL = "http://" + ln.Addr().String()
+		}
 	}
-	queue, err := jobs.New(st, queueCfg)
+	// With SQLite one process owns the database, and the lock makes sure of it: jobs found
+	// running at start were left by a process that died, and resume at once instead of after
+	// River's rescue delay.
+	soleWorker := st.Dialect() == store.SQLite && cfg.Role != config.RoleAPI
+	if st.Dialect() == store.SQLite {
+		unlock, err := lockDatabase(cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: secretKey, Logger: log, Registry: reg,
+		Version: Version, SoleWorker: soleWorker})
 	if err != nil {
 		return err
 	}
-	if err := queue.Start(ctx); err != nil {
-		return fmt.Errorf("start jobs: %w", err)
+	if err := a.Start(ctx); err != nil {
+		a.Close()
+		return err
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := queue.Stop(stopCtx); err != nil {
+		if err := a.Stop(stopCtx); err != nil {
 			log.Warn("stop jobs", "error", err)
 		}
 	}()
@@ -96,35 +113,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		return nil
 	}
 
-	usage := auth.NewUsageTracker(st.TouchAPIKeys, log.With("component", "auth"))
-	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
-	usageDone := make(chan struct{})
-	go func() { usage.Run(usageCtx, 15*time.Second); close(usageDone) }()
-	defer func() { stopUsage(); <-usageDone }()
-
-	var oidc *auth.OIDCVerifier
-	if cfg.OIDCIssuer != "" {
-		oidc = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, &http.Client{Timeout: 10 * time.Second})
-	}
-	spec, err := api.JSON()
-	if err != nil {
-		return err
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := httpapi.New(httpapi.Options{
-		Store: st, Box: box, Usage: usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
-		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
-		Registry: reg, OpenAPIJSON: spec,
-		SandboxKey: secret.Derive(secretKey, "sandbox tokens"), PublicURL: cfg.PublicURL,
-		Simulators: simulators,
-	})
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
-	srv := httpapi.NewHTTPServer(cfg.Addr, handler, ctx)
+	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
@@ -144,15 +133,6 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		log.Warn("http shutdown", "error", err)
 	}
 	return nil
-}
-
-// simulators are the platform simulators sandbox channels publish to. Only callers holding a
-// sandbox token can drive them, and only this server mints those (from its secret key), so the
-// simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
-var simulators = map[string]httpapi.SimulatorFactory{
-	platform.YouTube:   sim.NewYouTube,
-	platform.Instagram: sim.NewInstagram,
-	platform.TikTok:    sim.NewTikTok,
 }
 
 // loadSecretKey finds the key that seals platform tokens (and from which the keys of sandbox

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -34,7 +35,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	box, _ := secret.NewBox(bytes.Repeat([]byte{3}, secret.KeySize))
 	usage := auth.NewUsageTracker(st.TouchAPIKeys, nil)
 	// A limit out of reach: the benchmark measures the limiter's cost, not its refusals.
-	h := httpapi.New(httpapi.Options{Store: st, Box: box, Usage: usage, RateLimitRPS: 1e9, RateLimitBurst: 1 << 30,
+	h := httpapi.New(httpapi.Options{Store: st, Access: publish.ChannelAccess{Box: box}, Usage: usage, RateLimitRPS: 1e9, RateLimitBurst: 1 << 30,
 		Sandbox: true, Registry: prometheus.NewRegistry()})
 	raw, rec := auth.NewKey("default")
 	ca, err := st.CreateAccount(context.Background(), store.NewAccount{Name: "bench", Key: &rec})

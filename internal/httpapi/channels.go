@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -184,8 +186,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 		if c.Name == "" {
 			c.Name = platform.DisplayName(req.Platform) + " " + c.Username
 		}
-		plain, _ := json.Marshal(req.Credentials)
-		c.Credentials = s.box.Seal(plain, credentialsAD(c))
+		c.Credentials = s.access.Seal(c, req.Credentials)
 	}
 	saved, created, err := s.store.SaveChannel(r.Context(), c)
 	if err != nil {
@@ -197,12 +198,6 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, map[string]any{"success": true, "channel": toChannelJSON(saved)})
 	return nil
-}
-
-// credentialsAD binds sealed credentials to the channel they belong to, so that a sealed value
-// moved to another row does not open.
-func credentialsAD(c store.Channel) []byte {
-	return []byte("channel-credentials:" + c.ProjectID + "|" + c.Platform + "|" + c.ExternalAccountID)
 }
 
 var (
@@ -336,9 +331,12 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// channelOptions answers the publish choices a channel offers. Until each platform's provider
-// reads them live (boards, creator settings, flair), they come from the platform registry's
-// static data, and the answer says so in source.
+// OptionsSource reads a channel's live publish options from its platform (YouTube categories,
+// Instagram account, TikTok creator info).
+type OptionsSource func(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
+
+// channelOptions answers the publish choices a channel offers: live from the platform where
+// its provider reads them, else the platform registry's static choices; source says which.
 func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -351,11 +349,30 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	options := platform.StaticOptions(c.Platform)
+	options, source := platform.StaticOptions(c.Platform), "registry"
+	if read, ok := s.optionSources[c.Platform]; ok {
+		base, creds, err := s.access.Open(c)
+		if err != nil {
+			return err
+		}
+		// Instagram's calls are made on the account's own node.
+		creds["ig_user_id"] = c.ExternalAccountID
+		if options, err = read(r.Context(), base, creds); err != nil {
+			pe := publish.AsError(err)
+			if pe.Category == publish.CategoryAuthExpired {
+				if err := s.store.SetChannelStatus(r.Context(), c.ID, store.ChannelReauthRequired); err != nil {
+					return err
+				}
+			}
+			return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s",
+				platform.DisplayName(c.Platform), pe.Message).Wrap(err)
+		}
+		source = "platform"
+	}
 	if options == nil {
 		options = map[string]any{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "channel_id": c.ID, "platform": c.Platform,
-		"options": options, "source": "registry"})
+		"options": options, "source": source})
 	return nil
 }

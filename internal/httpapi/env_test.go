@@ -18,8 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -41,6 +44,9 @@ type env struct {
 	usage   *auth.UsageTracker
 	a, b    tenant
 	routers []routers.Router
+	// app and cfg are set by newAppEnv.
+	app *app.App
+	cfg *config.Config
 }
 
 var (
@@ -95,7 +101,7 @@ func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
 	}
 	box, _ := secret.NewBox(bytes.Repeat([]byte{3}, secret.KeySize))
 	usage := auth.NewUsageTracker(st.TouchAPIKeys, nil)
-	o := httpapi.Options{Store: st, Box: box, Usage: usage, RateLimitRPS: 1000, RateLimitBurst: 1000,
+	o := httpapi.Options{Store: st, Access: publish.ChannelAccess{Box: box}, Usage: usage, RateLimitRPS: 1000, RateLimitBurst: 1000,
 		Sandbox: true, Registry: prometheus.NewRegistry(), OpenAPIJSON: spec}
 	for _, opt := range opts {
 		opt(&o)

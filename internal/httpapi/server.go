@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
-	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -27,8 +29,6 @@ const APIPrefix = "/api/v1"
 // Options are what the API needs from the process that runs it.
 type Options struct {
 	Store *store.Store
-	// Box seals platform credentials before they are stored.
-	Box   *secret.Box
 	Usage *auth.UsageTracker
 	// OIDC verifies bearer tokens that are not reelay keys; nil when no issuer is configured.
 	OIDC           *auth.OIDCVerifier
@@ -47,12 +47,23 @@ type Options struct {
 	Simulators map[string]SimulatorFactory
 	SandboxKey []byte
 	PublicURL  string
+
+	// Publisher takes publish requests; Queue inserts the jobs of edits and retries; Media
+	// serves signed media links; PublishWait is how long POST /publish waits for destinations
+	// to settle unless the client asks otherwise.
+	Publisher   *publish.Service
+	Queue       publish.Enqueuer
+	Media       *media.Store
+	PublishWait time.Duration
+	// Access opens channels' credentials (and seals new ones); ChannelOptions reads live
+	// publish options of a platform's channel.
+	Access         publish.ChannelAccess
+	ChannelOptions map[string]OptionsSource
 }
 
 // Server is the HTTP API.
 type Server struct {
 	store          *store.Store
-	box            *secret.Box
 	usage          *auth.UsageTracker
 	oidc           *auth.OIDCVerifier
 	oidcAutoCreate bool
@@ -62,6 +73,12 @@ type Server struct {
 	metrics        *httpMetrics
 	registry       *prometheus.Registry
 	openapiJSON    []byte
+	publisher      *publish.Service
+	queue          publish.Enqueuer
+	media          *media.Store
+	publishWait    time.Duration
+	access         publish.ChannelAccess
+	optionSources  map[string]OptionsSource
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -71,10 +88,12 @@ type Server struct {
 // New builds the API.
 func New(o Options) *Server {
 	s := &Server{
-		store: o.Store, box: o.Box, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
+		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
 		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst),
 		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
-		mux: http.NewServeMux(), methods: map[string][]string{},
+		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
+		optionSources: o.ChannelOptions,
+		mux:           http.NewServeMux(), methods: map[string][]string{},
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -109,6 +128,16 @@ func (s *Server) routes() {
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
 	s.private("GET "+APIPrefix+"/channels/{id}/options", s.channelOptions)
 
+	s.private("POST "+APIPrefix+"/publish", s.publish)
+	s.private("POST "+APIPrefix+"/posts/publish", s.publish)
+	s.private("GET "+APIPrefix+"/posts", s.listPosts)
+	s.private("GET "+APIPrefix+"/posts/{id}", s.getPost)
+	s.private("PATCH "+APIPrefix+"/posts/{id}", s.updatePost)
+	s.private("DELETE "+APIPrefix+"/posts/{id}", s.cancelPost)
+	s.private("POST "+APIPrefix+"/posts/{id}/retry", s.retryPost)
+	s.private("GET "+APIPrefix+"/account/usage", s.accountUsage)
+	s.public("GET "+APIPrefix+"/media/{id}", s.serveMedia)
+
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
 	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)
 	s.private("DELETE "+APIPrefix+"/api-keys/{id}", s.revokeAPIKey)
@@ -117,11 +146,18 @@ func (s *Server) routes() {
 	for path, methods := range s.methods {
 		sort.Strings(methods)
 		allow := strings.Join(methods, ", ")
-		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, r, apierr.Newf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed,
 				"%s is not allowed here; allowed: %s", r.Method, allow))
-		})
+		}
+		// One pattern per missing method, not a method-less one: "/posts/publish" without a
+		// method would collide with "GET /posts/{id}" in ServeMux's precedence rules.
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if !slices.Contains(methods, m) {
+				s.mux.HandleFunc(m+" "+path, notAllowed)
+			}
+		}
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path))

@@ -34,6 +34,10 @@ type Config struct {
 	JobTimeout time.Duration
 	// MaxAttempts bounds River's retries of a job that returns an error.
 	MaxAttempts int
+	// RescueRunningOnStart makes jobs left running by a dead process available again when the
+	// queue starts. Only for a process that is the database's sole worker (SQLite, locked):
+	// elsewhere River's rescuer finds them after the jobs' time limit.
+	RescueRunningOnStart bool
 }
 
 // Queue inserts and works jobs. Exactly one of the two clients is set, by dialect.
@@ -42,6 +46,9 @@ type Queue struct {
 	pg     *river.Client[pgx.Tx]
 	// working is false for an insert-only queue, which has nothing to start.
 	working bool
+	st      *store.Store
+	rescue  bool
+	log     *slog.Logger
 }
 
 // New builds a Queue on the store's database.
@@ -71,7 +78,11 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	if rc.FetchCooldown > rc.FetchPollInterval {
 		rc.FetchCooldown = rc.FetchPollInterval
 	}
-	q := &Queue{working: len(rc.Queues) > 0}
+	if cfg.JobTimeout > 0 {
+		// River's rescuer treats a job running this long as orphaned by a dead process.
+		rc.RescueStuckJobsAfter = cfg.JobTimeout + time.Minute
+	}
+	q := &Queue{working: len(rc.Queues) > 0, st: st, rescue: cfg.RescueRunningOnStart, log: rc.Logger}
 	var err error
 	switch st.Dialect() {
 	case store.Postgres:
@@ -92,6 +103,17 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	if q.pg != nil {
 		return q.pg.Start(ctx)
+	}
+	if q.rescue {
+		// River's SQLite schema; the jobs were running in a process that no longer exists.
+		res, err := q.st.JobsDB().ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = datetime('now', 'subsec')
+			WHERE state = 'running'`)
+		if err != nil {
+			return fmt.Errorf("jobs: rescue running jobs: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 && q.log != nil {
+			q.log.Info("resumed jobs a previous process left running", "jobs", n)
+		}
 	}
 	return q.sqlite.Start(ctx)
 }

@@ -26,6 +26,11 @@ type Request struct {
 	ScheduledFor   string   `json:"scheduled_for,omitempty"`
 	AllowDuplicate bool     `json:"allow_duplicate,omitempty"`
 
+	PlatformObjects
+}
+
+// PlatformObjects are the per-platform objects of a publish request.
+type PlatformObjects struct {
 	YouTube   *YouTubeOptions   `json:"youtube,omitempty"`
 	Instagram *InstagramOptions `json:"instagram,omitempty"`
 	TikTok    *TikTokOptions    `json:"tiktok,omitempty"`
@@ -468,4 +473,51 @@ func boolOr(p *bool, def bool) *bool {
 		return p
 	}
 	return &def
+}
+
+// Empty reports whether no platform object is given.
+func (o PlatformObjects) Empty() bool { return o == PlatformObjects{} }
+
+// Merge replaces each platform object that other gives.
+func (o *PlatformObjects) Merge(other PlatformObjects) {
+	replace(&o.YouTube, other.YouTube)
+	replace(&o.Instagram, other.Instagram)
+	replace(&o.TikTok, other.TikTok)
+	replace(&o.LinkedIn, other.LinkedIn)
+	replace(&o.Pinterest, other.Pinterest)
+	replace(&o.Threads, other.Threads)
+	replace(&o.Facebook, other.Facebook)
+	replace(&o.Bluesky, other.Bluesky)
+	replace(&o.Telegram, other.Telegram)
+	replace(&o.Discord, other.Discord)
+	replace(&o.Mastodon, other.Mastodon)
+	replace(&o.Reddit, other.Reddit)
+}
+
+func replace[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+// Edit applies an edited request to a scheduled post that has not fired: it validates the
+// request as publishing does (a scheduled post stays scheduled: scheduled_for cannot be
+// removed) and recomputes what each destination will receive. Failures are *apierr.Error.
+func Edit(req *Request, p *store.Post, now time.Time) error {
+	scheduledFor, f := req.CheckStatic(now, req.VideoURL == "", false)
+	if req.ScheduledFor == "" {
+		f.Add("scheduled_for", "cannot be removed from a scheduled post; cancel it and publish again to publish now")
+	}
+	for i := range p.Destinations {
+		p.Destinations[i].Options = req.EffectiveOptions(p.Destinations[i].Platform, &f)
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	p.Title, p.Caption, p.Request, p.ScheduledFor = req.Title, req.Caption, raw, scheduledFor
+	return nil
 }

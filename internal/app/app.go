@@ -1,0 +1,194 @@
+// Package app assembles one reelay process from its parts: media storage, platform providers,
+// the publish service and worker, the job queue and the HTTP API. `reelay serve` runs it; tests
+// run the very same assembly against their own database and listener.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/jobs"
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/tiktok"
+	"github.com/reelay/reelay/internal/platform/youtube"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Params are what an App is built from.
+type Params struct {
+	Config    *config.Config
+	Store     *store.Store
+	SecretKey []byte
+	Logger    *slog.Logger
+	Registry  *prometheus.Registry
+	// Providers replaces the platform providers (tests tune their polling); nil = Providers(0).
+	Providers map[string]publish.Provider
+	// Version goes into the User-Agent of media downloads.
+	Version string
+	// SoleWorker says this process is the only worker of its database (SQLite, locked): jobs
+	// found running at start belong to a dead process and resume at once.
+	SoleWorker bool
+}
+
+// App is one reelay process.
+type App struct {
+	Handler http.Handler // nil for the worker role
+	Queue   *jobs.Queue
+	Media   *media.Store
+	Service *publish.Service
+
+	usage *auth.UsageTracker
+	stop  []func()
+}
+
+// Providers returns the providers of the platforms reelay publishes to. poll, when positive,
+// replaces every provider's first processing-poll interval (tests).
+func Providers(poll time.Duration) map[string]publish.Provider {
+	return map[string]publish.Provider{
+		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInterval: poll}),
+		platform.Instagram: instagram.New(instagram.Config{PollInterval: poll}),
+		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
+	}
+}
+
+// optionsReader is a provider that reads a channel's live publish options.
+type optionsReader interface {
+	Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
+}
+
+// Simulators are the platform simulators sandbox channels publish to. Only callers holding a
+// sandbox token can drive them, and only this server mints those (from its secret key), so the
+// simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
+var Simulators = map[string]httpapi.SimulatorFactory{
+	platform.YouTube:   sim.NewYouTube,
+	platform.Instagram: sim.NewInstagram,
+	platform.TikTok:    sim.NewTikTok,
+}
+
+// New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
+// workers, or both.
+func New(ctx context.Context, p Params) (*App, error) {
+	cfg, st, log := p.Config, p.Store, p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if p.Registry == nil {
+		p.Registry = prometheus.NewRegistry()
+	}
+	box, err := secret.NewBox(p.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{}
+	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL))
+	if err != nil {
+		return nil, fmt.Errorf("media storage: %w", err)
+	}
+	a.stop = append(a.stop, func() { a.Media.Close() })
+
+	access := publish.ChannelAccess{
+		Box: box, SandboxKey: secret.Derive(p.SecretKey, "sandbox tokens"), PublicURL: cfg.PublicURL,
+		SandboxAPIPaths: map[string]string{platform.Instagram: "/" + instagram.APIVersion},
+	}
+	providers := p.Providers
+	if providers == nil {
+		providers = Providers(0)
+	}
+	hub := publish.NewHub()
+	worker := &publish.Worker{
+		Store: st, Media: a.Media, Access: access, Hub: hub, Log: log.With("component", "publish"),
+		Providers: providers, RetryAttempts: cfg.RetryAttempts, RetryBaseDelay: cfg.RetryBaseDelay,
+	}
+	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: worker.Timeout(nil)}
+	if cfg.Role != config.RoleAPI {
+		queueCfg.Workers = river.NewWorkers()
+		if err := river.AddWorkerSafely(queueCfg.Workers, worker); err != nil {
+			a.Close()
+			return nil, err
+		}
+		queueCfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: 10},
+			publish.QueueName:  {MaxWorkers: 100},
+		}
+		queueCfg.RescueRunningOnStart = p.SoleWorker
+	}
+	if a.Queue, err = jobs.New(st, queueCfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
+	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Queue: a.Queue, Hub: hub, Log: log.With("component", "publish")}
+	if cfg.Role == config.RoleWorker {
+		return a, nil
+	}
+
+	a.usage = auth.NewUsageTracker(st.TouchAPIKeys, log.With("component", "auth"))
+	var oidc *auth.OIDCVerifier
+	if cfg.OIDCIssuer != "" {
+		oidc = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, &http.Client{Timeout: 10 * time.Second})
+	}
+	spec, err := api.JSON()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	options := map[string]httpapi.OptionsSource{}
+	for name, prov := range providers {
+		if r, ok := prov.(optionsReader); ok {
+			options[name] = r.Options
+		}
+	}
+	a.Handler = httpapi.New(httpapi.Options{
+		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
+		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
+		Registry: p.Registry, OpenAPIJSON: spec,
+		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
+		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
+		Access: access, ChannelOptions: options,
+	})
+	return a, nil
+}
+
+// Start starts the workers and the API's background flushes.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.Queue.Start(ctx); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	if a.usage != nil {
+		usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { a.usage.Run(usageCtx, 15*time.Second); close(done) }()
+		a.stop = append(a.stop, func() { stopUsage(); <-done })
+	}
+	return nil
+}
+
+// Stop stops the workers (waiting for running jobs until ctx ends) and flushes what is pending.
+func (a *App) Stop(ctx context.Context) error {
+	err := a.Queue.Stop(ctx)
+	a.Close()
+	return err
+}
+
+// Close releases what New acquired, last first.
+func (a *App) Close() {
+	for i := len(a.stop) - 1; i >= 0; i-- {
+		a.stop[i]()
+	}
+	a.stop = nil
+}

@@ -1,0 +1,342 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// destinationJSON is one destination's result (publish_results / platforms).
+type destinationJSON struct {
+	DestinationID string     `json:"destination_id"`
+	Platform      string     `json:"platform"`
+	ChannelID     string     `json:"channel_id"`
+	ChannelTitle  string     `json:"channel_title"`
+	Success       bool       `json:"success"`
+	Published     bool       `json:"published"`
+	UploadStatus  string     `json:"upload_status"`
+	ID            *string    `json:"id"`
+	URL           *string    `json:"url"`
+	Error         *string    `json:"error"`
+	ErrorCategory *string    `json:"error_category"`
+	Message       string     `json:"message,omitempty"`
+	PublishedAt   *time.Time `json:"published_at"`
+}
+
+func toDestinationJSON(d store.Destination) destinationJSON {
+	return destinationJSON{
+		DestinationID: d.ID, Platform: d.Platform, ChannelID: d.ChannelID, ChannelTitle: d.ChannelName,
+		// Rule 1 of the seed: success can be true before publication; it is false only once
+		// the destination failed or was canceled.
+		Success:      d.Status != store.DestFailed && d.Status != store.DestCanceled,
+		Published:    d.Status == store.DestPublished,
+		UploadStatus: d.Status, ID: nullable(d.ExternalID), URL: nullable(d.URL), Error: nullable(d.Error),
+		ErrorCategory: nullable(d.ErrorCategory), Message: d.Message, PublishedAt: d.PublishedAt,
+	}
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+type postJSON struct {
+	ID             string            `json:"id"`
+	ProjectID      string            `json:"project_id"`
+	Status         string            `json:"status"`
+	Platforms      []string          `json:"platforms"`
+	Title          string            `json:"title"`
+	Caption        string            `json:"caption"`
+	ScheduledFor   *time.Time        `json:"scheduled_for"`
+	PublishedAt    *time.Time        `json:"published_at"`
+	CreatedAt      time.Time         `json:"created_at"`
+	PublishResults []destinationJSON `json:"publish_results"`
+}
+
+func toPostJSON(p store.Post) postJSON {
+	out := postJSON{ID: p.ID, ProjectID: p.ProjectID, Status: p.Status, Platforms: []string{}, Title: p.Title,
+		Caption: p.Caption, ScheduledFor: p.ScheduledFor, PublishedAt: p.PublishedAt, CreatedAt: p.CreatedAt,
+		PublishResults: make([]destinationJSON, len(p.Destinations))}
+	for i, d := range p.Destinations {
+		out.PublishResults[i] = toDestinationJSON(d)
+		if !slices.Contains(out.Platforms, d.Platform) {
+			out.Platforms = append(out.Platforms, d.Platform)
+		}
+	}
+	return out
+}
+
+// postResponse is GET /posts/{id}'s body: the post with the success flag.
+func postResponse(p store.Post) any {
+	return struct {
+		Success bool `json:"success"`
+		postJSON
+	}{true, toPostJSON(p)}
+}
+
+// publishResponse is POST /publish's body (DESIGN.md section 6 item 4).
+func publishResponse(p store.Post) map[string]any {
+	results := make([]destinationJSON, len(p.Destinations))
+	for i, d := range p.Destinations {
+		results[i] = toDestinationJSON(d)
+	}
+	return map[string]any{
+		"success":       p.Status != store.PostFailed && p.Status != store.PostCanceled,
+		"post_id":       p.ID,
+		"status":        p.Status,
+		"platforms":     results,
+		"scheduled_for": p.ScheduledFor,
+	}
+}
+
+func dryRunJSON(dr *publish.DryRun) map[string]any {
+	dests := make([]map[string]any, len(dr.Destinations))
+	for i, d := range dr.Destinations {
+		dests[i] = map[string]any{"platform": d.Platform, "channel_id": d.ChannelID, "channel_title": d.ChannelTitle,
+			"payload": d.Payload}
+	}
+	video := map[string]any{"content_type": dr.Video.Kind.ContentType, "bytes": dr.VideoBytes,
+		"duration_seconds": nil, "width": nil, "height": nil}
+	if dr.Video.Duration > 0 {
+		video["duration_seconds"] = dr.Video.Duration.Seconds()
+	}
+	if dr.Video.Width > 0 {
+		video["width"], video["height"] = dr.Video.Width, dr.Video.Height
+	}
+	return map[string]any{"success": true, "dry_run": true, "status": dr.Status, "video": video, "platforms": dests}
+}
+
+func (s *Server) getPost(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.GetPost(r.Context(), mustPrincipal(r).AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("post")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, postResponse(p))
+	return nil
+}
+
+var postStatuses = []string{store.PostScheduled, store.PostProcessing, store.PostPublished,
+	store.PostPartiallyPublished, store.PostFailed, store.PostCanceled}
+
+// listPosts is the post history, newest first, paged by an opaque cursor.
+func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	filter := store.PostFilter{ProjectID: q.Get("project_id"), Status: q.Get("status")}
+	if filter.ProjectID == "" {
+		filter.ProjectID = q.Get("projectId")
+	}
+	if filter.ProjectID != "" && !store.ValidID(filter.ProjectID) {
+		f.Add("project_id", "must be a UUID")
+	}
+	if filter.Status != "" && !slices.Contains(postStatuses, filter.Status) {
+		f.Addf("status", "must be one of %s", strings.Join(postStatuses, ", "))
+	}
+	limit, err := limitQuery(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	filter.Limit = limit + 1 // one more tells whether there is a next page
+	if c := q.Get("cursor"); c != "" {
+		t, id, ok := decodeCursor(c)
+		if !ok {
+			f.Add("cursor", "is not a cursor this server handed out")
+		}
+		filter.AfterTime, filter.AfterID = &t, id
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if filter.ProjectID != "" {
+		if _, err := s.ownProject(r, filter.ProjectID); err != nil {
+			return err
+		}
+	}
+	posts, err := s.store.ListPosts(r.Context(), mustPrincipal(r).AccountID, filter)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if len(posts) > limit {
+		posts = posts[:limit]
+		last := posts[limit-1]
+		c := encodeCursor(last.CreatedAt, last.ID)
+		next = &c
+	}
+	out := make([]postJSON, len(posts))
+	for i, p := range posts {
+		out[i] = toPostJSON(p)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "posts": out, "next_cursor": next})
+	return nil
+}
+
+func limitQuery(r *http.Request, def, max int) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		return 0, apierr.Field("limit", "must be an integer from 1 to "+strconv.Itoa(max))
+	}
+	return n, nil
+}
+
+func encodeCursor(t time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + id))
+}
+
+func decodeCursor(c string) (time.Time, string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	ts, id, ok := strings.Cut(string(raw), "|")
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if !ok || err != nil || !store.ValidID(id) {
+		return time.Time{}, "", false
+	}
+	return t, id, true
+}
+
+// postNotScheduled is the 409 of an edit or cancel that came too late.
+func postNotScheduled(action string) error {
+	return apierr.Newf(http.StatusConflict, apierr.CodeInvalidState,
+		"only a scheduled post that has not fired can be %s; read its status with GET /posts/{id}", action)
+}
+
+func (s *Server) cancelPost(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.CancelPost(r.Context(), mustPrincipal(r).AccountID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apierr.NotFound("post")
+	case errors.Is(err, store.ErrConflict):
+		return postNotScheduled("canceled")
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusOK, postResponse(p))
+	return nil
+}
+
+// updatePostRequest is PATCH /posts/{id}: each field present replaces the stored one.
+type updatePostRequest struct {
+	ScheduledFor *string `json:"scheduled_for"`
+	Title        *string `json:"title"`
+	Caption      *string `json:"caption"`
+	publish.PlatformObjects
+}
+
+func (s *Server) updatePost(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var body updatePostRequest
+	if err := decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	if body.ScheduledFor == nil && body.Title == nil && body.Caption == nil && body.PlatformObjects.Empty() {
+		return apierr.Field("body", "give at least one of scheduled_for, title, caption or a platform object")
+	}
+	accountID := mustPrincipal(r).AccountID
+	p, err := s.store.UpdatePost(r.Context(), accountID, id, func(p *store.Post) error {
+		var req publish.Request
+		if err := json.Unmarshal(p.Request, &req); err != nil {
+			return err
+		}
+		if body.Title != nil {
+			req.Title = *body.Title
+		}
+		if body.Caption != nil {
+			req.Caption = *body.Caption
+		}
+		if body.ScheduledFor != nil {
+			req.ScheduledFor = *body.ScheduledFor
+		}
+		req.PlatformObjects.Merge(body.PlatformObjects)
+		return publish.Edit(&req, p, time.Now())
+	}, func(tx *store.Tx, p store.Post) error {
+		return publish.EnqueueDestinations(r.Context(), s.queue, tx, p)
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apierr.NotFound("post")
+	case errors.Is(err, store.ErrConflict):
+		return postNotScheduled("changed")
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusOK, postResponse(p))
+	return nil
+}
+
+func (s *Server) retryPost(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.RetryPost(r.Context(), mustPrincipal(r).AccountID, id, func(tx *store.Tx, p store.Post) error {
+		return publish.EnqueueDestinations(r.Context(), s.queue, tx, p)
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apierr.NotFound("post")
+	case errors.Is(err, store.ErrConflict):
+		return apierr.New(http.StatusConflict, apierr.CodeInvalidState,
+			"this post has no failed destination to retry; published destinations are never sent again")
+	case errors.Is(err, store.ErrAccountSuspended):
+		return apierr.New(http.StatusForbidden, apierr.CodeAccountSuspended, "this account is suspended; contact the operator of this server")
+	case err != nil:
+		return err
+	}
+	writeJSON(w, http.StatusOK, postResponse(p))
+	return nil
+}
+
+// accountUsage answers the account's plan usage this month.
+func (s *Server) accountUsage(w http.ResponseWriter, r *http.Request) error {
+	accountID := mustPrincipal(r).AccountID
+	u, err := s.store.GetUsage(r.Context(), accountID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "account_id": accountID, "month": u.Month,
+		"posts_this_month": u.Posts, "monthly_post_limit": u.MonthlyPostLimit, "ai_credits": u.AICredits})
+	return nil
+}
+
+// media serves stored media by signed link, without credentials: the link is the credential.
+func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) error {
+	key, err := s.media.VerifySignedURL(r.PathValue("id"), r.URL.Query())
+	if err != nil {
+		return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "this media link is invalid or has expired")
+	}
+	if err := s.media.ServeBlob(w, r, key); err != nil {
+		return apierr.NotFound("media")
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package httpapi_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/media/mediatest"
+)
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestPublishToDefaultPlatforms(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		channels := e.defaultChannels(e.a)
+		mp4 := video(t, 5)
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+			"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4",
+			"title": "Morning run", "caption": "Five seconds of sunrise #run",
+			"youtube": map[string]any{"privacy_status": "unlisted"},
+			"tiktok":  map[string]any{"mode": "direct"},
+		}})
+		if r.Code != http.StatusOK {
+			t.Fatalf("publish: %d %s", r.Code, r.Body)
+		}
+		if r.JSON["status"] != "published" || r.JSON["success"] != true {
+			t.Fatalf("status after the publish wait: %s", r.Body)
+		}
+		results := r.JSON["platforms"].([]any)
+		if len(results) != 3 {
+			t.Fatalf("want 3 destinations: %s", r.Body)
+		}
+		for _, x := range results {
+			d := x.(map[string]any)
+			if d["published"] != true || d["upload_status"] != "published" || d["id"] == nil {
+				t.Errorf("destination not published with an id: %v", d)
+			}
+			// TikTok hands out a public link only after its moderation, later.
+			if d["url"] == nil && d["platform"] != "tiktok" {
+				t.Errorf("destination without a url: %v", d)
+			}
+			if d["channel_id"] != channels[d["platform"].(string)] {
+				t.Errorf("destination on the wrong channel: %v", d)
+			}
+		}
+		if ms.hits.Load() != 1 {
+			t.Errorf("video_url fetched %d times, want once", ms.hits.Load())
+		}
+		// Every platform received exactly the bytes, once.
+		for _, p := range []string{"youtube", "instagram", "tiktok"} {
+			uploads, published := e.introspect(e.a, p)
+			if len(uploads) != 1 || uploads[0]["sha256"] != sha(mp4) {
+				t.Errorf("%s uploads: %v", p, uploads)
+			}
+			if len(published) != 1 {
+				t.Errorf("%s published: %v", p, published)
+			}
+		}
+		// The other tenant sees none of it.
+		if up, _ := e.introspect(e.b, "youtube"); len(up) != 0 {
+			t.Errorf("bob sees alice's uploads: %v", up)
+		}
+		id := r.JSON["post_id"].(string)
+		got := e.do(req{Method: "GET", Path: "/api/v1/posts/" + id, Key: e.a.Key})
+		if got.Code != http.StatusOK || got.JSON["status"] != "published" || got.JSON["published_at"] == nil {
+			t.Fatalf("get post: %d %s", got.Code, got.Body)
+		}
+		if n := len(got.JSON["publish_results"].([]any)); n != 3 {
+			t.Errorf("publish_results: %d", n)
+		}
+		if r := e.do(req{Method: "GET", Path: "/api/v1/posts/" + id, Key: e.b.Key}); r.Code != http.StatusNotFound {
+			t.Errorf("another tenant's post: %d", r.Code)
+		}
+		list := e.do(req{Method: "GET", Path: "/api/v1/posts?status=published", Key: e.a.Key})
+		if posts := list.JSON["posts"].([]any); len(posts) != 1 || posts[0].(map[string]any)["id"] != id {
+			t.Errorf("history: %s", list.Body)
+		}
+		usage := e.do(req{Method: "GET", Path: "/api/v1/account/usage", Key: e.a.Key})
+		if usage.JSON["posts_this_month"] != float64(1) {
+			t.Errorf("usage: %s", usage.Body)
+		}
+	})
+}
+
+func TestPublishMultipart(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		yt, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+		e.sandboxChannel(e.a, "tiktok", nil) // not listed in channel_ids: not published to
+		mp4 := video(t, 4)
+		thumb := mediatest.JPEG(t, 1280, 720)
+		body, ct := multipartBody(t, map[string]string{
+			"project_id":  e.a.ProjectID,
+			"channel_ids": `["` + yt + `"]`,
+			"title":       "Upload",
+			"youtube":     `{"privacy_status":"private","made_for_kids":true}`,
+		}, map[string][]byte{"video": mp4, "thumbnail": thumb})
+		r := e.do(req{Method: "POST", Path: "/api/v1/posts/publish", Key: e.a.Key, Body: body,
+			Header: map[string]string{"Content-Type": ct}})
+		if r.Code != http.StatusOK || r.JSON["status"] != "published" {
+			t.Fatalf("publish: %d %s", r.Code, r.Body)
+		}
+		if n := len(r.JSON["platforms"].([]any)); n != 1 {
+			t.Fatalf("destinations: %s", r.Body)
+		}
+		uploads, _ := e.introspect(e.a, "youtube")
+		if len(uploads) != 1 || uploads[0]["sha256"] != sha(mp4) {
+			t.Errorf("youtube uploads: %v", uploads)
+		}
+		if up, _ := e.introspect(e.a, "tiktok"); len(up) != 0 {
+			t.Errorf("tiktok received an upload it was not asked for: %v", up)
+		}
+	})
+}
+
+// Every refusal is a 4xx naming the field, and leaves nothing behind: no post, no allowance
+// spent, no stored media.
+func TestPublishRefusals(t *testing.T) {
+	e := newAppEnv(t, "sqlite")
+	e.defaultChannels(e.a)
+	mp4 := video(t, 5)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4, "/long.mp4": video(t, 700),
+		"/text.txt": []byte(strings.Repeat("not a video ", 100))})
+	base := func(extra map[string]any) map[string]any {
+		b := map[string]any{"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "title": "t"}
+		for k, v := range extra {
+			if v == nil {
+				delete(b, k)
+			} else {
+				b[k] = v
+			}
+		}
+		return b
+	}
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	cases := []struct {
+		name   string
+		body   map[string]any
+		status int
+		field  string
+	}{
+		{"no project", base(map[string]any{"project_id": nil}), 400, "project_id"},
+		{"bad project id", base(map[string]any{"project_id": "x"}), 400, "project_id"},
+		{"other tenant's project", base(map[string]any{"project_id": e.b.ProjectID}), 404, ""},
+		{"no video", base(map[string]any{"video_url": nil}), 400, "video_url"},
+		{"ftp url", base(map[string]any{"video_url": "ftp://example.com/v.mp4"}), 400, "video_url"},
+		{"title too long", base(map[string]any{"title": strings.Repeat("a", 101)}), 400, "title"},
+		{"caption too long", base(map[string]any{"caption": strings.Repeat("é", 5001)}), 400, "caption"},
+		{"unknown platform", base(map[string]any{"platforms": []string{"myspace"}}), 400, "platforms[0]"},
+		{"platform without channel", base(map[string]any{"platforms": []string{"bluesky"}}), 400, "platforms"},
+		{"schedule in the past", base(map[string]any{"scheduled_for": "2020-01-01T00:00:00Z"}), 400, "scheduled_for"},
+		{"schedule without offset", base(map[string]any{"scheduled_for": strings.TrimSuffix(future, "Z")}), 400, "scheduled_for"},
+		{"bad privacy", base(map[string]any{"youtube": map[string]any{"privacy_status": "friends"}}), 400, "youtube.privacy_status"},
+		{"bad tiktok mode", base(map[string]any{"tiktok": map[string]any{"mode": "later"}}), 400, "tiktok.mode"},
+		{"threads text over 500 bytes", base(map[string]any{"threads": map[string]any{"text": strings.Repeat("é", 300)}}), 400, "threads.text"},
+		{"bluesky over 300 graphemes", base(map[string]any{"bluesky": map[string]any{"text": strings.Repeat("a", 301)}}), 400, "bluesky.text"},
+		{"unknown field", base(map[string]any{"colour": "red"}), 400, "colour"},
+		{"foreign channel id", base(map[string]any{"channel_ids": []string{"00000000-0000-4000-8000-000000000000"}}), 400, "channel_ids[0]"},
+		{"not a video", base(map[string]any{"video_url": ms.URL + "/text.txt"}), 415, "video_url"},
+		{"missing file", base(map[string]any{"video_url": ms.URL + "/gone.mp4"}), 400, "video_url"},
+		{"too long for TikTok and Instagram", base(map[string]any{"video_url": ms.URL + "/long.mp4"}), 400, "video_url"},
+	}
+	for _, c := range cases {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish?dry_run=false", Key: e.a.Key, Body: c.body})
+		if r.Code != c.status {
+			t.Errorf("%s: status %d, want %d: %s", c.name, r.Code, c.status, r.Body)
+			continue
+		}
+		if c.field != "" && r.field(c.field) == "" {
+			t.Errorf("%s: no message for field %s: %s", c.name, c.field, r.Body)
+		}
+	}
+	list := e.do(req{Method: "GET", Path: "/api/v1/posts", Key: e.a.Key})
+	if n := len(list.JSON["posts"].([]any)); n != 0 {
+		t.Errorf("refused requests left %d posts", n)
+	}
+	usage := e.do(req{Method: "GET", Path: "/api/v1/account/usage", Key: e.a.Key})
+	if usage.JSON["posts_this_month"] != float64(0) {
+		t.Errorf("refused requests spent allowance: %s", usage.Body)
+	}
+	if n := e.blobCount(); n != 0 {
+		t.Errorf("refused requests left %d stored files", n)
+	}
+}

@@ -1,0 +1,90 @@
+package publish
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// CheckVideo checks a probed video against one platform's capabilities: container, size,
+// duration, aspect ratio and width. Problems are added to f under field ("video" or
+// "video_url"), naming the platform, so that a user learns before anything is sent that,
+// say, a 20-minute video is fine for YouTube and too long for TikTok.
+func CheckVideo(f *apierr.Fields, field, name string, size int64, info media.Info) {
+	caps, ok := platform.CapabilitiesOf(name)
+	if !ok {
+		return
+	}
+	display := platform.DisplayName(name)
+	if len(caps.VideoFormats) > 0 && !slices.Contains(caps.VideoFormats, info.Kind.Name) {
+		f.Addf(field, "%s accepts %s video, not %s", display, strings.ToUpper(strings.Join(caps.VideoFormats, "/")), strings.ToUpper(info.Kind.Name))
+	}
+	if caps.MaxVideoBytes > 0 && size > caps.MaxVideoBytes {
+		f.Addf(field, "is %s; %s accepts at most %s", humanBytes(size), display, humanBytes(caps.MaxVideoBytes))
+	}
+	secs := info.Duration.Seconds()
+	if info.Duration > 0 {
+		if caps.MaxDurationSeconds > 0 && secs > caps.MaxDurationSeconds {
+			f.Addf(field, "is %s long; %s accepts at most %s", seconds(secs), display, seconds(caps.MaxDurationSeconds))
+		}
+		if caps.MinDurationSeconds > 0 && secs < caps.MinDurationSeconds {
+			f.Addf(field, "is %s long; %s needs at least %s", seconds(secs), display, seconds(caps.MinDurationSeconds))
+		}
+	}
+	if info.Width > 0 && info.Height > 0 {
+		ratio := float64(info.Width) / float64(info.Height)
+		if len(caps.AspectRatios) > 0 && !matchesRatio(ratio, caps.AspectRatios) {
+			f.Addf(field, "is %dx%d; %s accepts aspect ratios %s", info.Width, info.Height, display, strings.Join(caps.AspectRatios, ", "))
+		}
+		if caps.MinAspectRatio > 0 && ratio < caps.MinAspectRatio-0.01 {
+			f.Addf(field, "is %dx%d (aspect %.2f); %s needs at least %.2f", info.Width, info.Height, ratio, display, caps.MinAspectRatio)
+		}
+		if caps.MaxAspectRatio > 0 && ratio > caps.MaxAspectRatio+0.01 {
+			f.Addf(field, "is %dx%d (aspect %.2f); %s accepts at most %.2f", info.Width, info.Height, ratio, display, caps.MaxAspectRatio)
+		}
+		if caps.MaxWidth > 0 && info.Width > caps.MaxWidth {
+			f.Addf(field, "is %d pixels wide; %s accepts at most %d", info.Width, display, caps.MaxWidth)
+		}
+	}
+}
+
+// matchesRatio reports whether ratio is one of "W:H" within 1%.
+func matchesRatio(ratio float64, allowed []string) bool {
+	for _, a := range allowed {
+		w, h, ok := strings.Cut(a, ":")
+		if !ok {
+			continue
+		}
+		wf, err1 := strconv.ParseFloat(w, 64)
+		hf, err2 := strconv.ParseFloat(h, 64)
+		if err1 == nil && err2 == nil && hf > 0 && math.Abs(ratio-wf/hf) <= 0.01*wf/hf {
+			return true
+		}
+	}
+	return false
+}
+
+func seconds(s float64) string {
+	if s >= 120 {
+		return fmt.Sprintf("%.4g minutes", s/60)
+	}
+	return fmt.Sprintf("%.4g seconds", s)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.4g GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.4g MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.4g KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,243 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Worker takes destinations through their provider's steps, as River jobs. Each step's
+// outcome (the platform's own references) is stored before the next step, so a job that
+// dies anywhere resumes from the last stored state. Transient platform errors snooze the job
+// with exponential back-off and jitter (honouring Retry-After) up to RetryAttempts in a row;
+// permanent ones fail the destination at once with the platform's message.
+type Worker struct {
+	river.WorkerDefaults[PublishArgs]
+
+	Store     *store.Store
+	Media     *media.Store
+	Providers map[string]Provider
+	Access    ChannelAccess
+	Hub       *Hub
+	Log       *slog.Logger
+
+	// RetryAttempts bounds the transient failures of one step in a row (default 5);
+	// RetryBaseDelay is the first back-off (default 2 s), doubled per failure up to 10 min.
+	RetryAttempts  int
+	RetryBaseDelay time.Duration
+	// StepTimeout bounds one step (default 10 min: a chunk of a slow upload).
+	StepTimeout time.Duration
+	// RunBudget is how long a job keeps stepping before it yields its worker slot (default 1 min).
+	RunBudget time.Duration
+	// SleepUnder: waits a provider asks for that are shorter than this are slept in the job;
+	// longer ones snooze it (default 2 s).
+	SleepUnder time.Duration
+	// MediaLinkTTL is the lifetime of the signed media links pull-based platforms fetch
+	// (default 24 h).
+	MediaLinkTTL time.Duration
+}
+
+func (w *Worker) defaults() {
+	if w.RetryAttempts <= 0 {
+		w.RetryAttempts = 5
+	}
+	if w.RetryBaseDelay <= 0 {
+		w.RetryBaseDelay = 2 * time.Second
+	}
+	if w.StepTimeout <= 0 {
+		w.StepTimeout = 10 * time.Minute
+	}
+	if w.RunBudget <= 0 {
+		w.RunBudget = time.Minute
+	}
+	if w.SleepUnder <= 0 {
+		w.SleepUnder = 2 * time.Second
+	}
+	if w.MediaLinkTTL <= 0 {
+		w.MediaLinkTTL = 24 * time.Hour
+	}
+	if w.Log == nil {
+		w.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Timeout is River's limit for one run of the job: the run budget plus one step, with room.
+func (w *Worker) Timeout(*river.Job[PublishArgs]) time.Duration {
+	w.defaults()
+	return w.RunBudget + w.StepTimeout + time.Minute
+}
+
+// Work runs one destination job.
+func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
+	w.defaults()
+	err := w.work(ctx, job.Args)
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	var snooze *river.JobSnoozeError
+	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
+		// River gives up on the job after this; the destination must not stay open forever.
+		w.fail(context.WithoutCancel(ctx), job.Args, "", Permanent(CategoryInternal, 0, "reelay could not process this destination: %v", err))
+	}
+	return err
+}
+
+func (w *Worker) work(ctx context.Context, args PublishArgs) error {
+	if err := w.Store.StartDelivery(ctx, args.DestinationID, args.Seq); err != nil {
+		if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	dl, err := w.Store.LoadDelivery(ctx, args.DestinationID, args.Seq)
+	if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := w.Log.With("destination", dl.Destination.ID, "post", dl.Post.ID, "platform", dl.Destination.Platform)
+	provider := w.Providers[dl.Destination.Platform]
+	if provider == nil {
+		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
+	}
+	d, err := w.destination(dl)
+	if err != nil {
+		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err))
+	}
+
+	started := time.Now()
+	attempts := dl.Destination.Attempts
+	status := dl.Destination.Status
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
+		out, err := provider.Step(stepCtx, d)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				// Shutdown or the job's time limit: River runs the job again, from the last
+				// stored state.
+				return ctx.Err()
+			}
+			pe := AsError(err)
+			attempts++
+			if !pe.Transient || attempts >= w.RetryAttempts {
+				log.Warn("destination failed", "category", pe.Category, "attempts", attempts, "error", pe.Message)
+				return w.fail(ctx, args, dl.Channel.ID, pe)
+			}
+			delay := w.backoff(attempts, pe.RetryAfter)
+			log.Info("transient platform error; retrying", "category", pe.Category, "attempt", attempts, "in", delay, "error", pe.Message)
+			msg := fmt.Sprintf("retrying in %s (attempt %d of %d) after: %s", delay.Round(time.Second), attempts+1, w.RetryAttempts, pe.Message)
+			if err := w.save(ctx, args, store.StepUpdate{Status: status, Message: msg, Attempts: attempts}); err != nil {
+				return err
+			}
+			return river.JobSnooze(delay)
+		}
+		attempts = 0
+		if out.Status != "" {
+			status = out.Status
+		}
+		u := store.StepUpdate{Status: status, State: out.State, ExternalID: out.ExternalID, URL: out.URL, Message: out.Message}
+		if err := w.save(ctx, args, u); err != nil {
+			return err
+		}
+		if out.Done() {
+			log.Info("destination settled", "status", out.Status, "external_id", out.ExternalID)
+			return nil
+		}
+		if out.State != nil {
+			d.State = out.State
+		}
+		if out.After >= w.SleepUnder || time.Since(started) > w.RunBudget {
+			return river.JobSnooze(out.After)
+		}
+		if out.After > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(out.After):
+			}
+		}
+	}
+}
+
+// save stores a step's outcome; a destination that moved on meanwhile (canceled) ends the job
+// quietly through ErrStale → nil.
+func (w *Worker) save(ctx context.Context, args PublishArgs, u store.StepUpdate) error {
+	postID, _, err := w.Store.SaveStep(ctx, args.DestinationID, args.Seq, u)
+	if errors.Is(err, store.ErrStale) {
+		return errStop
+	}
+	if err == nil && w.Hub != nil {
+		w.Hub.Notify(postID)
+	}
+	return err
+}
+
+// errStop ends a job whose destination moved on without it.
+var errStop = errors.New("destination moved on")
+
+// fail settles a destination as failed with the platform's message and category. An
+// auth_expired failure marks the channel reauth_required.
+func (w *Worker) fail(ctx context.Context, args PublishArgs, channelID string, pe *Error) error {
+	err := w.save(ctx, args, store.StepUpdate{Status: StatusFailed, Error: pe.Message, ErrorCategory: pe.Category})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if pe.Category == CategoryAuthExpired && channelID != "" {
+		return w.Store.SetChannelStatus(ctx, channelID, store.ChannelReauthRequired)
+	}
+	return nil
+}
+
+// backoff is the wait before retry n (1-based): exponential from RetryBaseDelay with equal
+// jitter, capped at 10 minutes, and never shorter than the platform's Retry-After.
+func (w *Worker) backoff(n int, retryAfter time.Duration) time.Duration {
+	d := w.RetryBaseDelay << min(n-1, 20)
+	if d > 10*time.Minute || d <= 0 {
+		d = 10 * time.Minute
+	}
+	d = d/2 + rand.N(d/2+1)
+	return max(d, retryAfter)
+}
+
+// destination builds what the provider needs from a delivery: unsealed credentials, the base
+// URL, and media readers and links.
+func (w *Worker) destination(dl store.Delivery) (*Destination, error) {
+	base, creds, err := w.Access.Open(dl.Channel)
+	if err != nil {
+		return nil, err
+	}
+	d := &Destination{
+		ID: dl.Destination.ID, Account: dl.Channel.ExternalAccountID, Credentials: creds, BaseURL: base,
+		Title: dl.Post.Title, Caption: dl.Post.Caption, Options: dl.Destination.Options, State: dl.Destination.State,
+		Video: w.mediaOf(dl.Video),
+	}
+	if dl.Thumbnail != nil {
+		m := w.mediaOf(*dl.Thumbnail)
+		d.Thumbnail = &m
+	}
+	return d, nil
+}
+
+func (w *Worker) mediaOf(m store.Media) Media {
+	key := m.BlobKey
+	link, _ := w.Media.SignedURL(key, w.MediaLinkTTL)
+	return Media{
+		Size: m.Size, SHA256: m.SHA256, ContentType: m.ContentType, Width: m.Width, Height: m.Height, Duration: m.Duration,
+		Open: func(ctx context.Context, offset int64) (io.ReadCloser, error) { return w.Media.Open(ctx, key, offset) },
+		URL:  link,
+	}
+}

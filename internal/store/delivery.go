@@ -1,0 +1,345 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrStale is returned to a job whose destination moved on without it: settled, canceled, or
+// rescheduled or retried under a newer job.
+var ErrStale = errors.New("destination job is stale")
+
+// Delivery is everything a worker needs to take one destination a step further.
+type Delivery struct {
+	Post        Post // without Destinations
+	Destination Destination
+	Channel     Channel
+	Video       Media
+	Thumbnail   *Media
+}
+
+// LoadDelivery reads a destination with its post, channel and media. It answers ErrStale when
+// the job's seq is not the destination's or the destination has settled.
+func (s *Store) LoadDelivery(ctx context.Context, destinationID string, seq int) (Delivery, error) {
+	var dl Delivery
+	d, err := scanDestination(s.read.QueryRowContext(ctx, `SELECT `+destinationColumns+`
+		FROM destinations d JOIN channels c ON c.id = d.channel_id WHERE d.id = $1`, destinationID))
+	if err != nil {
+		return dl, notFound(err)
+	}
+	if d.Seq != seq || Settled(d.Status) {
+		return dl, ErrStale
+	}
+	dl.Destination = d
+	if dl.Post, err = scanPost(s.read.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1`, d.PostID)); err != nil {
+		return dl, fmt.Errorf("store: read post: %w", notFound(err))
+	}
+	if dl.Channel, err = scanChannel(s.read.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = $1`, d.ChannelID)); err != nil {
+		return dl, fmt.Errorf("store: read channel: %w", notFound(err))
+	}
+	if dl.Video, err = getMedia(ctx, s.read, dl.Post.VideoSHA256); err != nil {
+		return dl, fmt.Errorf("store: read video: %w", err)
+	}
+	if dl.Post.ThumbnailSHA256 != "" {
+		m, err := getMedia(ctx, s.read, dl.Post.ThumbnailSHA256)
+		if err != nil {
+			return dl, fmt.Errorf("store: read thumbnail: %w", err)
+		}
+		dl.Thumbnail = &m
+	}
+	return dl, nil
+}
+
+// StepUpdate is what a step learned about a destination.
+type StepUpdate struct {
+	Status        string
+	State         []byte // nil keeps the stored state
+	ExternalID    string // "" keeps the stored one
+	URL           string
+	Message       string
+	Error         string
+	ErrorCategory string
+	Attempts      int
+}
+
+// SaveStep stores the outcome of a step of destination id (only while seq is current and the
+// destination unsettled: ErrStale otherwise) and brings the post's status up to date. It
+// returns the post's status after the update.
+func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
+	err = s.InTx(ctx, func(tx *Tx) error {
+		var curSeq int
+		var cur string
+		err := tx.tx.QueryRowContext(ctx, `SELECT post_id, seq, status FROM destinations WHERE id = $1`+tx.forUpdate(), id).
+			Scan(&postID, &curSeq, &cur)
+		if err != nil {
+			return notFound(err)
+		}
+		if curSeq != seq || Settled(cur) {
+			return ErrStale
+		}
+		t := now()
+		var publishedAt *time.Time
+		if u.Status == DestPublished {
+			publishedAt = &t
+		}
+		_, err = tx.tx.ExecContext(ctx, `UPDATE destinations SET status = $1, state = COALESCE($2, state),
+			external_id = CASE WHEN $3 = '' THEN external_id ELSE $3 END,
+			url = CASE WHEN $4 = '' THEN url ELSE $4 END, message = $5, error = $6, error_category = $7,
+			attempts = $8, published_at = COALESCE(published_at, $9), updated_at = $10 WHERE id = $11`,
+			u.Status, nullBytes(u.State), u.ExternalID, u.URL, u.Message, u.Error, u.ErrorCategory, u.Attempts,
+			publishedAt, t, id)
+		if err != nil {
+			return fmt.Errorf("store: save step: %w", err)
+		}
+		if cur == u.Status && !Settled(u.Status) {
+			return tx.readPostStatus(ctx, postID, &postStatus)
+		}
+		postStatus, err = tx.refreshPostStatus(ctx, postID, t)
+		return err
+	})
+	return postID, postStatus, err
+}
+
+func nullBytes(b []byte) sql.NullString {
+	return sql.NullString{String: string(b), Valid: b != nil}
+}
+
+func (t *Tx) readPostStatus(ctx context.Context, postID string, status *string) error {
+	return t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`, postID).Scan(status)
+}
+
+// refreshPostStatus recomputes a post's status from its destinations. The post row is locked
+// first, so that two destinations settling at once on PostgreSQL cannot both read the other as
+// unsettled.
+func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time) (string, error) {
+	var current string
+	if err := t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current); err != nil {
+		return "", fmt.Errorf("store: lock post: %w", err)
+	}
+	statuses, err := collect(func(r scanner) (string, error) {
+		var st string
+		return st, r.Scan(&st)
+	})(t.tx.QueryContext(ctx, `SELECT status FROM destinations WHERE post_id = $1`, postID))
+	if err != nil {
+		return "", fmt.Errorf("store: read destination statuses: %w", err)
+	}
+	next := PostStatusOf(current, statuses)
+	// Not MIN(published_at): SQLite's aggregate loses the column type the driver reads times by.
+	var published sql.NullTime
+	err = t.tx.QueryRowContext(ctx, `SELECT published_at FROM destinations WHERE post_id = $1 AND published_at IS NOT NULL
+		ORDER BY published_at LIMIT 1`, postID).Scan(&published)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: read published_at: %w", err)
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`,
+		next, timePtr(published), at, postID)
+	if err != nil {
+		return "", fmt.Errorf("store: update post status: %w", err)
+	}
+	return next, nil
+}
+
+// CancelPost cancels one of an account's scheduled posts: its destinations become canceled
+// (their jobs, when they fire, find nothing to do) and its allowance unit is given back.
+// A post that is no longer scheduled answers ErrConflict.
+func (s *Store) CancelPost(ctx context.Context, accountID, id string) (Post, error) {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		p, err := tx.lockPost(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if p.Status != PostScheduled {
+			return ErrConflict
+		}
+		t := now()
+		if _, err := tx.tx.ExecContext(ctx, `UPDATE destinations SET status = $1, seq = seq + 1, updated_at = $2
+			WHERE post_id = $3`, DestCanceled, t, id); err != nil {
+			return fmt.Errorf("store: cancel destinations: %w", err)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostCanceled, t, id); err != nil {
+			return fmt.Errorf("store: cancel post: %w", err)
+		}
+		_, err = tx.tx.ExecContext(ctx, `UPDATE usage_months SET posts = posts - 1
+			WHERE account_id = $1 AND month = $2 AND posts > 0`, accountID, p.UsageMonth)
+		if err != nil {
+			return fmt.Errorf("store: refund usage: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Post{}, err
+	}
+	return s.GetPost(ctx, accountID, id)
+}
+
+func (t *Tx) lockPost(ctx context.Context, accountID, id string) (Post, error) {
+	if !ValidID(id) {
+		return Post{}, ErrNotFound
+	}
+	p, err := scanPost(t.tx.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`+t.forUpdate(), id, accountID))
+	return p, notFound(err)
+}
+
+// PostEdit changes a scheduled post; UpdatePost hands it the post as stored and writes back
+// Title, Caption, Request, ScheduledFor and each destination's Options.
+type PostEdit func(p *Post) error
+
+// UpdatePost edits one of an account's scheduled posts in a transaction: edit changes it, the
+// destinations' job numbers move on (their old jobs will do nothing), and enqueue inserts the
+// new jobs. A post that is no longer scheduled answers ErrConflict.
+func (s *Store) UpdatePost(ctx context.Context, accountID, id string, edit PostEdit, enqueue func(tx *Tx, p Post) error) (Post, error) {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		p, err := tx.lockPost(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if p.Status != PostScheduled {
+			return ErrConflict
+		}
+		if err := s.attachDestinations(ctx, tx.tx, []*Post{&p}); err != nil {
+			return err
+		}
+		if err := edit(&p); err != nil {
+			return err
+		}
+		t := now()
+		_, err = tx.tx.ExecContext(ctx, `UPDATE posts SET title = $1, caption = $2, request = $3, scheduled_for = $4,
+			updated_at = $5 WHERE id = $6`, p.Title, p.Caption, string(p.Request), p.ScheduledFor, t, p.ID)
+		if err != nil {
+			return fmt.Errorf("store: update post: %w", err)
+		}
+		for i := range p.Destinations {
+			d := &p.Destinations[i]
+			d.Seq++
+			if _, err := tx.tx.ExecContext(ctx, `UPDATE destinations SET options = $1, seq = $2, updated_at = $3 WHERE id = $4`,
+				string(d.Options), d.Seq, t, d.ID); err != nil {
+				return fmt.Errorf("store: update destination: %w", err)
+			}
+		}
+		return enqueue(tx, p)
+	})
+	if err != nil {
+		return Post{}, err
+	}
+	return s.GetPost(ctx, accountID, id)
+}
+
+// Error categories after which a retry keeps the provider's state (the platform may still hold
+// the upload session or container); after the others it starts over.
+var resumableCategories = []any{"auth_expired", "rate_limited", "quota_exceeded", "upstream_unavailable"}
+
+// RetryPost queues the failed destinations of one of an account's posts again, in a
+// transaction with their new jobs (enqueue receives the post with only those destinations).
+// Published destinations are never touched. A post without failed destinations answers
+// ErrConflict; a suspended account ErrAccountSuspended.
+func (s *Store) RetryPost(ctx context.Context, accountID, id string, enqueue func(tx *Tx, p Post) error) (Post, error) {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var suspended bool
+		if err := tx.tx.QueryRowContext(ctx, `SELECT suspended FROM accounts WHERE id = $1`, accountID).Scan(&suspended); err != nil {
+			return notFound(err)
+		}
+		if suspended {
+			return ErrAccountSuspended
+		}
+		p, err := tx.lockPost(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if err := s.attachDestinations(ctx, tx.tx, []*Post{&p}); err != nil {
+			return err
+		}
+		t := now()
+		var retried []Destination
+		for _, d := range p.Destinations {
+			if d.Status != DestFailed {
+				continue
+			}
+			d.Seq++
+			args := append([]any{DestQueued, d.Seq, t, d.ID}, resumableCategories...)
+			_, err := tx.tx.ExecContext(ctx, `UPDATE destinations SET status = $1, seq = $2, error = '', error_category = '',
+				message = '', attempts = 0, updated_at = $3,
+				state = CASE WHEN error_category IN ($5, $6, $7, $8) THEN state ELSE NULL END WHERE id = $4`, args...)
+			if err != nil {
+				return fmt.Errorf("store: retry destination: %w", err)
+			}
+			d.Status = DestQueued
+			retried = append(retried, d)
+		}
+		if len(retried) == 0 {
+			return ErrConflict
+		}
+		if _, err := tx.refreshPostStatus(ctx, p.ID, t); err != nil {
+			return err
+		}
+		p.Destinations = retried
+		return enqueue(tx, p)
+	})
+	if err != nil {
+		return Post{}, err
+	}
+	return s.GetPost(ctx, accountID, id)
+}
+
+// Usage is an account's allowance use in one month.
+type Usage struct {
+	Month            string
+	Posts            int
+	MonthlyPostLimit *int
+	AICredits        int64
+}
+
+// GetUsage reads an account's use of the current UTC month.
+func (s *Store) GetUsage(ctx context.Context, accountID string) (Usage, error) {
+	a, err := s.GetAccount(ctx, accountID)
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{Month: UsageMonth(now()), MonthlyPostLimit: a.MonthlyPostLimit, AICredits: a.AICredits}
+	err = s.read.QueryRowContext(ctx, `SELECT posts FROM usage_months WHERE account_id = $1 AND month = $2`,
+		accountID, u.Month).Scan(&u.Posts)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Usage{}, fmt.Errorf("store: read usage: %w", err)
+	}
+	return u, nil
+}
+
+// PostStatus reads a post's status; the publish wait polls it.
+func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
+	var st string
+	err := s.read.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`, id).Scan(&st)
+	return st, notFound(err)
+}
+
+// StartDelivery is called when a destination's job runs: it answers ErrStale when the job is
+// not the destination's current one or the destination has settled, and otherwise marks a
+// scheduled post as fired (processing). The post row is locked first, so that a cancel or an
+// edit of the post and its firing cannot interleave.
+func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		var postID string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, destinationID).Scan(&postID); err != nil {
+			return notFound(err)
+		}
+		var status string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+tx.forUpdate(), postID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		var curSeq int
+		var cur string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`, destinationID).Scan(&curSeq, &cur); err != nil {
+			return notFound(err)
+		}
+		if curSeq != seq || Settled(cur) {
+			return ErrStale
+		}
+		if status == PostScheduled {
+			if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostProcessing, now(), postID); err != nil {
+				return fmt.Errorf("store: fire post: %w", err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,508 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Post statuses (status in the API).
+const (
+	PostScheduled          = "scheduled"
+	PostProcessing         = "processing"
+	PostPublished          = "published"
+	PostPartiallyPublished = "partially_published"
+	PostFailed             = "failed"
+	PostCanceled           = "canceled"
+)
+
+// Destination statuses (upload_status in the API); the same words as publish's.
+const (
+	DestQueued      = "queued"
+	DestUploading   = "uploading"
+	DestProcessing  = "processing"
+	DestPublished   = "published"
+	DestSentToInbox = "sent_to_inbox"
+	DestFailed      = "failed"
+	DestCanceled    = "canceled"
+)
+
+// Settled reports whether a destination status is final.
+func Settled(status string) bool {
+	switch status {
+	case DestPublished, DestSentToInbox, DestFailed, DestCanceled:
+		return true
+	}
+	return false
+}
+
+// Media is a stored file, once per content hash.
+type Media struct {
+	SHA256      string
+	BlobKey     string
+	Kind        string // mp4, mov, webm, jpeg, png, webp
+	ContentType string
+	Size        int64
+	Width       int
+	Height      int
+	Duration    time.Duration
+	CreatedAt   time.Time
+}
+
+// Post is a publish request and its destinations.
+type Post struct {
+	ID        string
+	AccountID string
+	ProjectID string
+	Status    string
+	Title     string
+	Caption   string
+	// Request is the validated publish request, kept so that an edit before the post fires
+	// can recompute what each destination receives.
+	Request         json.RawMessage
+	VideoSHA256     string
+	ThumbnailSHA256 string // "" when none
+	ContentHash     string
+	UsageMonth      string
+	ScheduledFor    *time.Time
+	PublishedAt     *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Destinations    []Destination
+}
+
+// Destination is one channel a post goes to.
+type Destination struct {
+	ID          string
+	PostID      string
+	ChannelID   string
+	ChannelName string // read from the channel
+	Platform    string
+	Position    int
+	Status      string
+	Options     json.RawMessage
+	State       json.RawMessage // the provider's references, nil before the first step
+	// Seq numbers the jobs of a destination: rescheduling or retrying bumps it, and a job
+	// carrying an older number does nothing.
+	Seq           int
+	ExternalID    string
+	URL           string
+	Message       string
+	Error         string
+	ErrorCategory string
+	// Attempts counts transient failures of the current step.
+	Attempts    int
+	PublishedAt *time.Time
+	UpdatedAt   time.Time
+}
+
+// Errors of CreatePost.
+var (
+	ErrAccountSuspended    = errors.New("account suspended")
+	ErrMonthlyLimit        = errors.New("monthly post limit reached")
+	ErrIdempotencyConflict = errors.New("idempotency key reused with another request")
+)
+
+// ReplayError is CreatePost's answer to an idempotency key already used with the same
+// request: the post it created.
+type ReplayError struct{ PostID string }
+
+func (e *ReplayError) Error() string { return "idempotent replay of post " + e.PostID }
+
+// DuplicateError is CreatePost's answer to the same video and text sent to the same channel
+// within DuplicateWindow.
+type DuplicateError struct{ PostID string }
+
+func (e *DuplicateError) Error() string { return "duplicate of post " + e.PostID }
+
+// Windows of idempotency keys and duplicate detection (DESIGN.md section 6 item 7).
+const (
+	IdempotencyWindow = 24 * time.Hour
+	DuplicateWindow   = 10 * time.Minute
+)
+
+// NewPost is what CreatePost stores.
+type NewPost struct {
+	AccountID    string
+	ProjectID    string
+	Title        string
+	Caption      string
+	Request      json.RawMessage
+	Video        Media
+	Thumbnail    *Media
+	ContentHash  string
+	ScheduledFor *time.Time
+	// Destinations need ChannelID, Platform and Options.
+	Destinations []Destination
+	// IdempotencyKey and RequestHash, when the client sent a key.
+	IdempotencyKey string
+	RequestHash    string
+	// AllowDuplicate skips duplicate detection.
+	AllowDuplicate bool
+}
+
+// UsageMonth is the allowance month of t: UTC "YYYY-MM".
+func UsageMonth(t time.Time) string { return t.UTC().Format("2006-01") }
+
+// CreatePost checks the account's standing, idempotency key, duplicates and allowance, then
+// writes the post, its destinations and (through enqueue, in the same transaction) their jobs.
+// Publishes of one account are serialised (the account row is locked on PostgreSQL; SQLite
+// has one writer), so that concurrent identical requests see each other.
+func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx, p Post) error) (Post, error) {
+	var out Post
+	err := s.InTx(ctx, func(tx *Tx) error {
+		t := now()
+		var limit sql.NullInt64
+		var suspended bool
+		err := tx.tx.QueryRowContext(ctx, `SELECT monthly_post_limit, suspended FROM accounts WHERE id = $1`+tx.forUpdate(),
+			np.AccountID).Scan(&limit, &suspended)
+		if err != nil {
+			return notFound(err)
+		}
+		if suspended {
+			return ErrAccountSuspended
+		}
+		if np.IdempotencyKey != "" {
+			var hash, postID string
+			err := tx.tx.QueryRowContext(ctx, `SELECT request_hash, post_id FROM idempotency_keys
+				WHERE account_id = $1 AND key = $2 AND created_at > $3`,
+				np.AccountID, np.IdempotencyKey, t.Add(-IdempotencyWindow)).Scan(&hash, &postID)
+			switch {
+			case err == nil && hash == np.RequestHash:
+				return &ReplayError{PostID: postID}
+			case err == nil:
+				return ErrIdempotencyConflict
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("store: idempotency key: %w", err)
+			}
+		}
+		if !np.AllowDuplicate {
+			if id, err := duplicateOf(ctx, tx.tx, np, t); err != nil {
+				return err
+			} else if id != "" {
+				return &DuplicateError{PostID: id}
+			}
+		}
+		month := UsageMonth(t)
+		if err := useAllowance(ctx, tx.tx, np.AccountID, month, limit); err != nil {
+			return err
+		}
+		for _, m := range []*Media{&np.Video, np.Thumbnail} {
+			if m != nil {
+				if err := saveMedia(ctx, tx.tx, m, t); err != nil {
+					return err
+				}
+			}
+		}
+		p := Post{ID: uuid.NewString(), AccountID: np.AccountID, ProjectID: np.ProjectID, Status: PostProcessing,
+			Title: np.Title, Caption: np.Caption, Request: np.Request, VideoSHA256: np.Video.SHA256,
+			ContentHash: np.ContentHash, UsageMonth: month, ScheduledFor: np.ScheduledFor, CreatedAt: t, UpdatedAt: t}
+		if np.Thumbnail != nil {
+			p.ThumbnailSHA256 = np.Thumbnail.SHA256
+		}
+		if p.ScheduledFor != nil {
+			p.Status = PostScheduled
+		}
+		_, err = tx.tx.ExecContext(ctx, `INSERT INTO posts (id, account_id, project_id, status, title, caption, request,
+			video_sha256, thumbnail_sha256, content_hash, usage_month, scheduled_for, published_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, $13, $13)`,
+			p.ID, p.AccountID, p.ProjectID, p.Status, p.Title, p.Caption, string(p.Request), p.VideoSHA256,
+			nullString(p.ThumbnailSHA256), p.ContentHash, p.UsageMonth, p.ScheduledFor, t)
+		if err != nil {
+			return fmt.Errorf("store: insert post: %w", err)
+		}
+		for i, d := range np.Destinations {
+			d.ID, d.PostID, d.Position, d.Status, d.Seq, d.UpdatedAt = uuid.NewString(), p.ID, i, DestQueued, 1, t
+			_, err := tx.tx.ExecContext(ctx, `INSERT INTO destinations (id, post_id, channel_id, platform, position, status,
+				options, seq, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				d.ID, d.PostID, d.ChannelID, d.Platform, d.Position, d.Status, string(d.Options), d.Seq, t)
+			if err != nil {
+				return fmt.Errorf("store: insert destination: %w", err)
+			}
+			p.Destinations = append(p.Destinations, d)
+		}
+		if np.IdempotencyKey != "" {
+			// An expired row for the key is replaced.
+			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2`,
+				np.AccountID, np.IdempotencyKey); err != nil {
+				return fmt.Errorf("store: idempotency key: %w", err)
+			}
+			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, post_id, created_at)
+				VALUES ($1, $2, $3, $4, $5)`, np.AccountID, np.IdempotencyKey, np.RequestHash, p.ID, t); err != nil {
+				return fmt.Errorf("store: idempotency key: %w", err)
+			}
+		}
+		if enqueue != nil {
+			if err := enqueue(tx, p); err != nil {
+				return err
+			}
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// duplicateOf finds a live post of the account with the same content to one of the same
+// channels within DuplicateWindow.
+func duplicateOf(ctx context.Context, q queryer, np NewPost, t time.Time) (string, error) {
+	if len(np.Destinations) == 0 {
+		return "", nil
+	}
+	args := []any{np.AccountID, np.ContentHash, t.Add(-DuplicateWindow), PostCanceled}
+	marks := make([]string, len(np.Destinations))
+	for i, d := range np.Destinations {
+		args = append(args, d.ChannelID)
+		marks[i] = fmt.Sprintf("$%d", len(args))
+	}
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT p.id FROM posts p JOIN destinations d ON d.post_id = p.id
+		WHERE p.account_id = $1 AND p.content_hash = $2 AND p.created_at > $3 AND p.status <> $4
+		AND d.channel_id IN (`+strings.Join(marks, ", ")+`) ORDER BY p.created_at DESC LIMIT 1`, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: duplicate check: %w", err)
+	}
+	return id, nil
+}
+
+// useAllowance counts one post in the month, refusing when the limit is reached. The check
+// and the count are one statement, so no interleaving can overspend.
+func useAllowance(ctx context.Context, q queryer, accountID, month string, limit sql.NullInt64) error {
+	if limit.Valid && limit.Int64 <= 0 {
+		return ErrMonthlyLimit
+	}
+	res, err := q.ExecContext(ctx, `INSERT INTO usage_months (account_id, month, posts) VALUES ($1, $2, 1)
+		ON CONFLICT (account_id, month) DO UPDATE SET posts = usage_months.posts + 1
+		WHERE $3 < 0 OR usage_months.posts < $3`, accountID, month, nullLimit(limit))
+	if err != nil {
+		return fmt.Errorf("store: count usage: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrMonthlyLimit
+	}
+	return nil
+}
+
+func nullLimit(limit sql.NullInt64) int64 {
+	if !limit.Valid {
+		return -1
+	}
+	return limit.Int64
+}
+
+func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO media (sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256) DO NOTHING`,
+		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
+	if err != nil {
+		return fmt.Errorf("store: save media: %w", err)
+	}
+	return nil
+}
+
+// MediaReferenced reports whether a stored file is known to the database (a post uses it), so
+// that cleanup after a refused request never deletes bytes another post relies on.
+func (s *Store) MediaReferenced(ctx context.Context, sha256 string) (bool, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM media WHERE sha256 = $1`, sha256).Scan(&n)
+	return n > 0, err
+}
+
+// GetMedia reads a stored file's description.
+func (s *Store) GetMedia(ctx context.Context, sha256 string) (Media, error) {
+	return getMedia(ctx, s.read, sha256)
+}
+
+func getMedia(ctx context.Context, q queryer, sha256 string) (Media, error) {
+	var m Media
+	var ms int64
+	err := q.QueryRowContext(ctx, `SELECT sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at
+		FROM media WHERE sha256 = $1`, sha256).Scan(&m.SHA256, &m.BlobKey, &m.Kind, &m.ContentType, &m.Size,
+		&m.Width, &m.Height, &ms, &m.CreatedAt)
+	m.Duration = time.Duration(ms) * time.Millisecond
+	return m, notFound(err)
+}
+
+const postColumns = `id, account_id, project_id, status, title, caption, request, video_sha256,
+	COALESCE(thumbnail_sha256, ''), content_hash, usage_month, scheduled_for, published_at, created_at, updated_at`
+
+func scanPost(r scanner) (Post, error) {
+	var p Post
+	var req string
+	var sched, pub sql.NullTime
+	err := r.Scan(&p.ID, &p.AccountID, &p.ProjectID, &p.Status, &p.Title, &p.Caption, &req, &p.VideoSHA256,
+		&p.ThumbnailSHA256, &p.ContentHash, &p.UsageMonth, &sched, &pub, &p.CreatedAt, &p.UpdatedAt)
+	p.Request = json.RawMessage(req)
+	p.ScheduledFor, p.PublishedAt = timePtr(sched), timePtr(pub)
+	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	return p, err
+}
+
+const destinationColumns = `d.id, d.post_id, d.channel_id, c.name, d.platform, d.position, d.status, d.options,
+	COALESCE(d.state, ''), d.seq, d.external_id, d.url, d.message, d.error, d.error_category, d.attempts,
+	d.published_at, d.updated_at`
+
+func scanDestination(r scanner) (Destination, error) {
+	var d Destination
+	var opts, state string
+	var pub sql.NullTime
+	err := r.Scan(&d.ID, &d.PostID, &d.ChannelID, &d.ChannelName, &d.Platform, &d.Position, &d.Status, &opts,
+		&state, &d.Seq, &d.ExternalID, &d.URL, &d.Message, &d.Error, &d.ErrorCategory, &d.Attempts, &pub, &d.UpdatedAt)
+	d.Options = json.RawMessage(opts)
+	if state != "" {
+		d.State = json.RawMessage(state)
+	}
+	d.PublishedAt = timePtr(pub)
+	d.UpdatedAt = d.UpdatedAt.UTC()
+	return d, err
+}
+
+// GetPost reads one of an account's posts with its destinations.
+func (s *Store) GetPost(ctx context.Context, accountID, id string) (Post, error) {
+	if !ValidID(id) {
+		return Post{}, ErrNotFound
+	}
+	p, err := scanPost(s.read.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
+	if err != nil {
+		return Post{}, notFound(err)
+	}
+	if err := s.attachDestinations(ctx, s.read, []*Post{&p}); err != nil {
+		return Post{}, err
+	}
+	return p, nil
+}
+
+// attachDestinations reads the destinations of posts in one query.
+func (s *Store) attachDestinations(ctx context.Context, q queryer, posts []*Post) error {
+	if len(posts) == 0 {
+		return nil
+	}
+	args := make([]any, len(posts))
+	marks := make([]string, len(posts))
+	byID := make(map[string]*Post, len(posts))
+	for i, p := range posts {
+		args[i], marks[i], byID[p.ID] = p.ID, fmt.Sprintf("$%d", i+1), p
+		p.Destinations = []Destination{}
+	}
+	ds, err := collect(scanDestination)(q.QueryContext(ctx, `SELECT `+destinationColumns+`
+		FROM destinations d JOIN channels c ON c.id = d.channel_id
+		WHERE d.post_id IN (`+strings.Join(marks, ", ")+`) ORDER BY d.post_id, d.position`, args...))
+	if err != nil {
+		return fmt.Errorf("store: read destinations: %w", err)
+	}
+	for _, d := range ds {
+		p := byID[d.PostID]
+		p.Destinations = append(p.Destinations, d)
+	}
+	return nil
+}
+
+// PostFilter selects posts for ListPosts.
+type PostFilter struct {
+	ProjectID string
+	Status    string
+	Limit     int
+	// After continues a listing after the post with this creation time and id (the last of
+	// the previous page).
+	AfterTime *time.Time
+	AfterID   string
+}
+
+// ListPosts lists an account's posts, newest first.
+func (s *Store) ListPosts(ctx context.Context, accountID string, f PostFilter) ([]Post, error) {
+	where := []string{"account_id = $1"}
+	args := []any{accountID}
+	add := func(cond string, v ...any) {
+		for _, x := range v {
+			args = append(args, x)
+			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
+		}
+		where = append(where, cond)
+	}
+	if f.ProjectID != "" {
+		add("project_id = ?", f.ProjectID)
+	}
+	if f.Status != "" {
+		add("status = ?", f.Status)
+	}
+	if f.AfterTime != nil {
+		add("(created_at < ? OR (created_at = ? AND id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
+	}
+	args = append(args, f.Limit)
+	posts, err := collect(scanPost)(s.read.QueryContext(ctx, `SELECT `+postColumns+` FROM posts WHERE `+
+		strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args)), args...))
+	if err != nil {
+		return nil, fmt.Errorf("store: list posts: %w", err)
+	}
+	ptrs := make([]*Post, len(posts))
+	for i := range posts {
+		ptrs[i] = &posts[i]
+	}
+	if err := s.attachDestinations(ctx, s.read, ptrs); err != nil {
+		return nil, err
+	}
+	return posts, nil
+}
+
+// PostStatusOf aggregates destination statuses into the post's status (DESIGN.md section 6
+// item 6). A post whose destinations have not started keeps scheduled until it fires.
+func PostStatusOf(current string, destStatuses []string) string {
+	var ok, failed, open, started int
+	for _, st := range destStatuses {
+		switch st {
+		case DestPublished, DestSentToInbox:
+			ok++
+		case DestFailed:
+			failed++
+		case DestCanceled:
+		case DestQueued:
+			open++
+		default:
+			open++
+			started++
+		}
+	}
+	switch {
+	case open > 0:
+		if current == PostScheduled && started == 0 && ok+failed == 0 {
+			return PostScheduled
+		}
+		return PostProcessing
+	case ok == 0 && failed == 0:
+		return PostCanceled
+	case failed == 0:
+		return PostPublished
+	case ok == 0:
+		return PostFailed
+	default:
+		return PostPartiallyPublished
+	}
+}
+
+// forUpdate locks the selected row until the transaction ends, on PostgreSQL; SQLite
+// transactions are already serialised (BEGIN IMMEDIATE on one writer).
+func (t *Tx) forUpdate() string {
+	if t.dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// LookupIdempotencyKey reads an account's unexpired idempotency key: the hash of the request
+// that used it and the post it created.
+func (s *Store) LookupIdempotencyKey(ctx context.Context, accountID, key string) (requestHash, postID string, err error) {
+	err = s.read.QueryRowContext(ctx, `SELECT request_hash, post_id FROM idempotency_keys
+		WHERE account_id = $1 AND key = $2 AND created_at > $3`, accountID, key, now().Add(-IdempotencyWindow)).Scan(&requestHash, &postID)
+	return requestHash, postID, notFound(err)
+}
