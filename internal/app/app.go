@@ -101,8 +101,12 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	a.stop = append(a.stop, func() { a.Media.Close() })
 
+	simulators := cfg.SandboxURL
+	if simulators == "" {
+		simulators = cfg.PublicURL
+	}
 	access := publish.ChannelAccess{
-		Box: box, SandboxKey: secret.Derive(p.SecretKey, "sandbox tokens"), PublicURL: cfg.PublicURL,
+		Box: box, SandboxKey: secret.Derive(p.SecretKey, "sandbox tokens"), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{platform.Instagram: "/" + instagram.APIVersion},
 	}
 	providers := p.Providers

@@ -22,6 +22,7 @@ type Config struct {
 	DatabaseURL      string
 	BlobURL          string
 	PublicURL        string
+	SandboxURL       string
 	SecretKey        string
 	Sandbox          bool
 	AllowPrivateURLs bool
@@ -65,6 +66,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.BlobURL, "blob-url", "", "media storage: file:///path or s3://bucket?endpoint=...&region=... (default file://<data-dir>/blobs)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how platforms and users reach this server (default http://<addr>)")
+	fs.StringVar(&c.SandboxURL, "sandbox-url", "", "where sandbox channels reach their simulators (default: this server's own, at <public-url>/sandbox/)")
 	fs.BoolVar(&c.Sandbox, "sandbox", true, "serve the built-in platform simulators for sandbox channels")
 	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url and thumbnail_url point at private addresses (tests only)")
 	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
@@ -130,6 +132,7 @@ func (c *Config) Finish() error {
 		c.PublicURL = "http://" + host
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.SandboxURL = strings.TrimRight(c.SandboxURL, "/")
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("public URL %q must be an absolute http(s) URL", c.PublicURL)

@@ -16,8 +16,9 @@ type ChannelAccess struct {
 	Box *secret.Box
 	// SandboxKey signs the tokens sandbox channels present to the simulators.
 	SandboxKey []byte
-	// PublicURL is the server's public base URL, under which the simulators are mounted.
-	PublicURL string
+	// SimulatorsURL is where the simulators are mounted (at /sandbox/{platform}): the
+	// server's own public URL, or a separate simulator host (REELAY_SANDBOX_URL).
+	SimulatorsURL string
 	// SandboxAPIPaths are what follows a simulator's mount point in its API base URL, per
 	// platform (Instagram's Graph API version segment).
 	SandboxAPIPaths map[string]string
@@ -38,7 +39,7 @@ func (a ChannelAccess) Seal(c store.Channel, creds map[string]string) []byte {
 // Open returns the base URL ("" = the provider's default) and credentials of a channel.
 func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]string, err error) {
 	if c.Sandbox {
-		return a.PublicURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform], map[string]string{"access_token": sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)}, nil
+		return a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform], map[string]string{"access_token": sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)}, nil
 	}
 	if len(c.Credentials) == 0 {
 		return "", nil, fmt.Errorf("channel %s has no credentials", c.ID)

@@ -31,7 +31,7 @@ type Worker struct {
 	Log       *slog.Logger
 
 	// RetryAttempts bounds the transient failures of one step in a row (default 5);
-	// RetryBaseDelay is the first back-off (default 2 s), doubled per failure up to 10 min.
+	// RetryBaseDelay is the first back-off (default 2 s), doubled per failure (see backoff).
 	RetryAttempts  int
 	RetryBaseDelay time.Duration
 	// StepTimeout bounds one step (default 10 min: a chunk of a slow upload).
@@ -203,12 +203,11 @@ func (w *Worker) fail(ctx context.Context, args PublishArgs, channelID string, p
 }
 
 // backoff is the wait before retry n (1-based): exponential from RetryBaseDelay with equal
-// jitter, capped at 10 minutes, and never shorter than the platform's Retry-After.
+// jitter, capped at 256 times the base or 10 minutes, whichever is less, and never shorter
+// than the platform's Retry-After.
 func (w *Worker) backoff(n int, retryAfter time.Duration) time.Duration {
-	d := w.RetryBaseDelay << min(n-1, 20)
-	if d > 10*time.Minute || d <= 0 {
-		d = 10 * time.Minute
-	}
+	d := w.RetryBaseDelay << min(n-1, 8)
+	d = min(d, 10*time.Minute)
 	d = d/2 + rand.N(d/2+1)
 	return max(d, retryAfter)
 }
