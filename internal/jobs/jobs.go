@@ -62,6 +62,7 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 		FetchCooldown:     50 * time.Millisecond,
 		JobTimeout:        cfg.JobTimeout,
 		MaxAttempts:       cfg.MaxAttempts,
+		Middleware:        []rivertype.Middleware{&onTime{}},
 	}
 	// Without workers there is nothing to work: the queue only inserts (River refuses to start
 	// queues with no worker).
@@ -174,4 +175,20 @@ func pgxTxOf(tx *store.Tx) (pgx.Tx, error) {
 		return nil, err
 	}
 	return &connTx{conn: conn}, nil
+}
+
+// onTime inserts jobs meant for later as available rather than scheduled, keeping their time.
+// River's fetch takes only available jobs whose time has come, so such a job starts within a
+// fetch poll interval of its time; as scheduled it would wait for River's scheduler, which
+// runs every 5 seconds and only then makes it available. Scheduled posts must fire within a
+// second or two of their time.
+type onTime struct{ river.MiddlewareDefaults }
+
+func (*onTime) InsertMany(ctx context.Context, params []*rivertype.JobInsertParams, doInner func(context.Context) ([]*rivertype.JobInsertResult, error)) ([]*rivertype.JobInsertResult, error) {
+	for _, p := range params {
+		if p.State == rivertype.JobStateScheduled {
+			p.State = rivertype.JobStateAvailable
+		}
+	}
+	return doInner(ctx)
 }

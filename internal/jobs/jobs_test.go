@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/store"
@@ -86,6 +87,60 @@ func TestInsertTxRunsAfterCommitOnly(t *testing.T) {
 		case tag := <-w.done:
 			t.Fatalf("a second job ran: %q", tag)
 		case <-time.After(time.Second):
+		}
+	})
+}
+
+type stampWorker struct {
+	river.WorkerDefaults[echoArgs]
+	ran chan time.Time
+}
+
+func (w *stampWorker) Work(ctx context.Context, job *river.Job[echoArgs]) error {
+	w.ran <- time.Now()
+	return nil
+}
+
+// A job inserted for later runs at its time, not before, and without waiting for River's
+// scheduler (every 5 s): scheduled posts fire within a second or two.
+func TestScheduledJobRunsOnTime(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		w := &stampWorker{ran: make(chan time.Time, 1)}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		q, err := jobs.New(s, jobs.Config{Workers: workers,
+			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop(context.Background())
+		at := time.Now().Add(1500 * time.Millisecond)
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			res, err := q.InsertTx(ctx, tx, echoArgs{Tag: "later"}, &river.InsertOpts{ScheduledAt: at})
+			if err == nil && res.Job.State != rivertype.JobStateAvailable {
+				t.Errorf("inserted as %s: it would wait for River's scheduler", res.Job.State)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ran := <-w.ran:
+			if ran.Before(at) {
+				t.Fatalf("ran %s before its time", at.Sub(ran))
+			}
+			if late := ran.Sub(at); late > 3*time.Second {
+				t.Errorf("ran %s late", late)
+			}
+		case <-ctx.Done():
+			t.Fatal("the scheduled job did not run")
 		}
 	})
 }
