@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
 
@@ -186,5 +187,72 @@ func TestPublishRefusals(t *testing.T) {
 	}
 	if n := e.blobCount(); n != 0 {
 		t.Errorf("refused requests left %d stored files", n)
+	}
+}
+
+// A video_url on a private address is refused before a byte is stored, unless the server
+// allows private URLs (tests, closed networks).
+func TestPublishRefusesPrivateAddresses(t *testing.T) {
+	e := newAppEnv(t, "sqlite", func(c *config.Config) { c.AllowPrivateURLs = false })
+	e.defaultChannels(e.a)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	for _, u := range []string{ms.URL + "/clip.mp4", "http://169.254.169.254/latest/meta-data", "http://[::1]:9/x.mp4", "http://10.0.0.1/x.mp4"} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+			"project_id": e.a.ProjectID, "video_url": u, "title": "t"}})
+		if r.Code != http.StatusBadRequest || r.field("video_url") == "" {
+			t.Errorf("%s: %d %s", u, r.Code, r.Body)
+		}
+	}
+	if ms.hits.Load() != 0 {
+		t.Errorf("a private address was fetched %d times", ms.hits.Load())
+	}
+	if n := e.blobCount(); n != 0 {
+		t.Errorf("%d files stored", n)
+	}
+}
+
+// TikTok's default mode sends the video to the creator's inbox: a success that is not a
+// publication (rule 2 of the seed), said so per destination.
+func TestTikTokInbox(t *testing.T) {
+	e := newAppEnv(t, "sqlite")
+	tt, _ := e.sandboxChannel(e.a, "tiktok", nil)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+		"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "caption": "inbox", "channel_ids": []string{tt}}})
+	if r.Code != http.StatusOK {
+		t.Fatalf("publish: %d %s", r.Code, r.Body)
+	}
+	p := e.waitPost(e.a, r.JSON["post_id"].(string), 10*time.Second, statusIs("published"))
+	d := p["publish_results"].([]any)[0].(map[string]any)
+	if d["upload_status"] != "sent_to_inbox" || d["published"] != false || d["success"] != true || d["message"] == nil {
+		t.Errorf("inbox destination: %v", d)
+	}
+}
+
+// Prefer: wait=0 answers at once, before the destinations settle.
+func TestPreferWaitZero(t *testing.T) {
+	e := newAppEnv(t, "sqlite")
+	e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 2000})
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"},
+		Body: map[string]any{"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "title": "t", "platforms": []string{"youtube"}}})
+	if r.Code != http.StatusOK || r.JSON["status"] != "processing" || r.Header.Get("Preference-Applied") != "wait=0" {
+		t.Fatalf("wait=0: %d %v %s", r.Code, r.Header, r.Body)
+	}
+	e.waitPost(e.a, r.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
+}
+
+// The channels of the three default platforms answer live options from their platform.
+func TestLiveChannelOptions(t *testing.T) {
+	e := newAppEnv(t, "sqlite")
+	for platform, id := range e.defaultChannels(e.a) {
+		r := e.do(req{Method: "GET", Path: "/api/v1/channels/" + id + "/options", Key: e.a.Key})
+		if r.Code != http.StatusOK || r.JSON["source"] != "platform" {
+			t.Errorf("%s options: %d %s", platform, r.Code, r.Body)
+		}
+	}
+	expired, _ := e.sandboxChannel(e.a, "tiktok", map[string]any{"fail": "auth"})
+	if r := e.do(req{Method: "GET", Path: "/api/v1/channels/" + expired + "/options", Key: e.a.Key}); r.Code != http.StatusBadGateway {
+		t.Errorf("options with an expired token: %d %s", r.Code, r.Body)
 	}
 }
