@@ -70,10 +70,19 @@ type StepUpdate struct {
 // returns the post's status after the update.
 func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
 	err = s.InTx(ctx, func(tx *Tx) error {
+		// Locks are taken post first, then destination, as everywhere, so that transactions
+		// on one post never wait for each other in a cycle.
+		if err := tx.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, id).Scan(&postID); err != nil {
+			return notFound(err)
+		}
+		var postStatusNow string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+tx.forUpdate(), postID).Scan(&postStatusNow); err != nil {
+			return notFound(err)
+		}
 		var curSeq int
 		var cur string
-		err := tx.tx.QueryRowContext(ctx, `SELECT post_id, seq, status FROM destinations WHERE id = $1`+tx.forUpdate(), id).
-			Scan(&postID, &curSeq, &cur)
+		err := tx.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`+tx.forUpdate(), id).
+			Scan(&curSeq, &cur)
 		if err != nil {
 			return notFound(err)
 		}
@@ -95,7 +104,8 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			return fmt.Errorf("store: save step: %w", err)
 		}
 		if cur == u.Status && !Settled(u.Status) {
-			return tx.readPostStatus(ctx, postID, &postStatus)
+			postStatus = postStatusNow
+			return nil
 		}
 		postStatus, err = tx.refreshPostStatus(ctx, postID, t)
 		return err
@@ -107,13 +117,9 @@ func nullBytes(b []byte) sql.NullString {
 	return sql.NullString{String: string(b), Valid: b != nil}
 }
 
-func (t *Tx) readPostStatus(ctx context.Context, postID string, status *string) error {
-	return t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`, postID).Scan(status)
-}
-
 // refreshPostStatus recomputes a post's status from its destinations. The post row is locked
-// first, so that two destinations settling at once on PostgreSQL cannot both read the other as
-// unsettled.
+// (callers lock it first already), so that two destinations settling at once on PostgreSQL
+// cannot both read the other as unsettled.
 func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time) (string, error) {
 	var current string
 	if err := t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current); err != nil {
