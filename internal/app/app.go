@@ -125,6 +125,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 			a.Close()
 			return nil, err
 		}
+		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, Log: log.With("component", "housekeeping")})
+		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: 100},

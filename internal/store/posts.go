@@ -506,3 +506,12 @@ func (s *Store) LookupIdempotencyKey(ctx context.Context, accountID, key string)
 		WHERE account_id = $1 AND key = $2 AND created_at > $3`, accountID, key, now().Add(-IdempotencyWindow)).Scan(&requestHash, &postID)
 	return requestHash, postID, notFound(err)
 }
+
+// DeleteExpiredIdempotencyKeys forgets the keys older than IdempotencyWindow.
+func (s *Store) DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at <= $1`, now().Add(-IdempotencyWindow))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete expired idempotency keys: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// newPost stores a post of the account to one new sandbox channel.
+func newPost(t *testing.T, s *store.Store, ca store.CreatedAccount, np store.NewPost) store.Post {
+	t.Helper()
+	ctx := context.Background()
+	ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: "youtube",
+		Name: "yt", ExternalAccountID: "sbx_" + time.Now().Format("150405.000000000"), Sandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	np.AccountID, np.ProjectID = ca.Account.ID, ca.Project.ID
+	np.Video = store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10}
+	np.Request = []byte(`{}`)
+	np.Destinations = []store.Destination{{ChannelID: ch.ID, Platform: "youtube", Options: []byte(`{}`)}}
+	p, err := s.CreatePost(ctx, np, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPostLifecycle(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		other := newAccount(t, s, "b")
+		at := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+		p := newPost(t, s, ca, store.NewPost{ContentHash: "h1", ScheduledFor: &at, IdempotencyKey: "k", RequestHash: "r"})
+		if p.Status != store.PostScheduled {
+			t.Fatalf("status %s", p.Status)
+		}
+		if _, err := s.GetPost(ctx, other.Account.ID, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("another account reads the post: %v", err)
+		}
+		hash, id, err := s.LookupIdempotencyKey(ctx, ca.Account.ID, "k")
+		if err != nil || hash != "r" || id != p.ID {
+			t.Fatalf("idempotency key: %q %q %v", hash, id, err)
+		}
+		// A fresh key is not expired.
+		if n, err := s.DeleteExpiredIdempotencyKeys(ctx); err != nil || n != 0 {
+			t.Errorf("deleted %d fresh keys (%v)", n, err)
+		}
+		if u, _ := s.GetUsage(ctx, ca.Account.ID); u.Posts != 1 {
+			t.Errorf("usage %d", u.Posts)
+		}
+		// A stale job does nothing; the current one fires the post.
+		d := p.Destinations[0]
+		if err := s.StartDelivery(ctx, d.ID, d.Seq+1); !errors.Is(err, store.ErrStale) {
+			t.Errorf("stale start: %v", err)
+		}
+		canceled, err := s.CancelPost(ctx, ca.Account.ID, p.ID)
+		if err != nil || canceled.Status != store.PostCanceled || canceled.Destinations[0].Status != store.DestCanceled {
+			t.Fatalf("cancel: %v %+v", err, canceled)
+		}
+		if u, _ := s.GetUsage(ctx, ca.Account.ID); u.Posts != 0 {
+			t.Errorf("cancel did not refund: %d", u.Posts)
+		}
+		if err := s.StartDelivery(ctx, d.ID, d.Seq); !errors.Is(err, store.ErrStale) {
+			t.Errorf("a canceled destination's job started: %v", err)
+		}
+
+		// An immediate post settles through its steps.
+		q := newPost(t, s, ca, store.NewPost{ContentHash: "h2"})
+		qd := q.Destinations[0]
+		if err := s.StartDelivery(ctx, qd.ID, qd.Seq); err != nil {
+			t.Fatal(err)
+		}
+		if _, st, err := s.SaveStep(ctx, qd.ID, qd.Seq, store.StepUpdate{Status: store.DestUploading, State: []byte(`{"session":"s1"}`)}); err != nil || st != store.PostProcessing {
+			t.Fatalf("step: %s %v", st, err)
+		}
+		dl, err := s.LoadDelivery(ctx, qd.ID, qd.Seq)
+		if err != nil || string(dl.Destination.State) != `{"session":"s1"}` {
+			t.Fatalf("state not kept: %s %v", dl.Destination.State, err)
+		}
+		if _, st, err := s.SaveStep(ctx, qd.ID, qd.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: "v1", URL: "https://x/v1"}); err != nil || st != store.PostPublished {
+			t.Fatalf("publish: %s %v", st, err)
+		}
+		got, _ := s.GetPost(ctx, ca.Account.ID, q.ID)
+		if got.PublishedAt == nil || got.Destinations[0].ExternalID != "v1" || string(got.Destinations[0].State) != `{"session":"s1"}` {
+			t.Errorf("published post: %+v", got)
+		}
+		if _, _, err := s.SaveStep(ctx, qd.ID, qd.Seq, store.StepUpdate{Status: store.DestFailed}); !errors.Is(err, store.ErrStale) {
+			t.Errorf("a settled destination changed: %v", err)
+		}
+		if _, err := s.RetryPost(ctx, ca.Account.ID, q.ID, nil); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("retry of a post without failures: %v", err)
+		}
+		list, err := s.ListPosts(ctx, ca.Account.ID, store.PostFilter{Limit: 10})
+		if err != nil || len(list) != 2 || list[0].ID != q.ID {
+			t.Errorf("list newest first: %v %d", err, len(list))
+		}
+	})
+}
