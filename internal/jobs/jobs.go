@@ -69,6 +69,8 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	if rc.Workers == nil {
 		rc.Workers = river.NewWorkers()
 		rc.Queues = nil
+		// The kinds it inserts are registered with the workers of other processes.
+		rc.SkipUnknownJobCheck = true
 	}
 	if rc.Logger == nil {
 		rc.Logger = slog.New(slog.DiscardHandler)

@@ -144,3 +144,42 @@ func TestScheduledJobRunsOnTime(t *testing.T) {
 		}
 	})
 }
+
+// An insert-only queue (the API role) inserts kinds that only another process works.
+func TestInsertOnlyQueue(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		api, err := jobs.New(s, jobs.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			_, err := api.InsertTx(ctx, tx, echoArgs{Tag: "from-api"}, nil)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert-only queue refused a job: %v", err)
+		}
+		w := &echoWorker{done: make(chan string, 1)}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		worker, err := jobs.New(s, jobs.Config{Workers: workers, Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worker.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer worker.Stop(context.Background())
+		select {
+		case tag := <-w.done:
+			if tag != "from-api" {
+				t.Fatalf("worked %q", tag)
+			}
+		case <-ctx.Done():
+			t.Fatal("the worker did not run the API's job")
+		}
+	})
+}

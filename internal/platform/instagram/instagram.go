@@ -131,7 +131,14 @@ type State struct {
 	MediaID string `json:"media_id,omitempty"`
 	// Searches counts the lookups for the media of a container found PUBLISHED.
 	Searches int `json:"searches,omitempty"`
+	// Refetches counts the containers dropped because Instagram could not download the
+	// video (the media link was down, e.g. reelay restarting) and created anew.
+	Refetches int `json:"refetches,omitempty"`
 }
+
+// maxRefetches bounds the new containers made after failed downloads: a link that fails
+// three times is not coming back soon.
+const maxRefetches = 2
 
 // Options is the instagram object of a publish request.
 type Options struct {
@@ -173,7 +180,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case st.ContainerID != "":
 		return p.advance(ctx, g, d, st, opts)
 	default:
-		return p.create(ctx, g, d, opts)
+		return p.create(ctx, g, d, opts, st.Refetches)
 	}
 }
 
@@ -190,7 +197,7 @@ func caption(d *publish.Destination, o Options) string {
 }
 
 // create checks the publishing limit and creates the Reels container.
-func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, o Options) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
 	if d.Video.URL == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
 	}
@@ -230,7 +237,7 @@ func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, 
 	if created.ID == "" {
 		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: container creation answered no id")
 	}
-	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC()}
+	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC(), Refetches: refetches}
 	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
 }
 
@@ -269,6 +276,13 @@ func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination,
 	case "PUBLISHED":
 		return p.recover(ctx, g, d, st, o)
 	case "ERROR":
+		if fetchFailed(c.Status) && st.Refetches < maxRefetches {
+			// Instagram could not download the video from reelay's link, which is reelay's
+			// side (down or restarting), not a verdict on the video. A container in ERROR
+			// can never be published, so a new one cannot publish twice.
+			next := State{Refetches: st.Refetches + 1}
+			return p.outcome(publish.StatusProcessing, next, p.cfg.PollInterval)
+		}
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "Instagram: %s", containerError(c.Status))
 	case "EXPIRED":
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
@@ -396,6 +410,12 @@ func (p *Provider) outcome(status string, st State, after time.Duration) (publis
 
 // containerError explains a container's ERROR status ("Error: Media upload has failed with
 // error code 2207026") with the meaning of its subcode.
+// fetchFailed reports whether a container's ERROR status is a failed download of the video
+// (2207052) or a download that took too long (2207003).
+func fetchFailed(status string) bool {
+	return strings.Contains(status, "error code 2207052") || strings.Contains(status, "error code 2207003")
+}
+
 func containerError(status string) string {
 	msg := "Instagram could not process the video"
 	if status == "" {

@@ -647,3 +647,41 @@ func TestOptions(t *testing.T) {
 	_, err = e.p.Options(context.Background(), e.api, map[string]string{"access_token": token})
 	wantErr(t, err, publish.CategoryInvalidOptions, false, "ig_user_id")
 }
+
+// A download that fails because reelay's link was down (a restart) is not the video's fault:
+// the provider makes a new container, and the Reel is published once.
+func TestRefetchAfterFailedDownload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.Behavior{})
+	v := reel(t, mediatest.Options{})
+	d := e.dest(e.media.URL + "/media/later.mp4") // not served yet: the first download fails
+	out, err := e.p.Step(context.Background(), d)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	d.State = out.State
+	// Let the simulator's download fail, then bring the link up.
+	var st instagram.State
+	for range 200 {
+		e.clock.Advance(out.After)
+		time.Sleep(time.Millisecond)
+		if out, err = e.p.Step(context.Background(), d); err != nil {
+			t.Fatalf("step: %v", err)
+		}
+		d.State = out.State
+		if st = state(t, out.State); st.Refetches == 1 {
+			break
+		}
+	}
+	if st.Refetches != 1 || st.ContainerID != "" {
+		t.Fatalf("after the failed download: %+v", st)
+	}
+	e.serve("later.mp4", v)
+	if _, _, err := e.run(d, false); err != nil {
+		t.Fatalf("publish after the refetch: %v", err)
+	}
+	snap := e.rec.Snapshot(nil)
+	if len(snap.Published) != 1 || len(snap.Uploads) != 1 || snap.Uploads[0].SHA256 != sum(v) {
+		t.Fatalf("published %d, uploads %+v", len(snap.Published), snap.Uploads)
+	}
+}

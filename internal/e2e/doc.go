@@ -1,0 +1,8 @@
+// Package e2e holds end-to-end tests that run the reelay binary as real processes: a server
+// killed with SIGKILL in the middle of an upload and restarted on the same SQLite database, and
+// one API process with two worker processes sharing PostgreSQL and S3. The platform
+// simulators live in the test process (or in the API process) so that they outlive the
+// servers and can tell how many times each video arrived.
+//
+// The tests build ./cmd/reelay once (TestMain) and are skipped with -short.
+package e2e

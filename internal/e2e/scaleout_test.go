@@ -1,0 +1,258 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+const (
+	scalePosts = 20
+	// scaleGroups: each post goes to one group of three channels (YouTube, Instagram, TikTok).
+	// One group would not do: the simulators enforce the platforms' quotas per account, and a
+	// YouTube account may insert 6 videos a day (10,000 units at 1,600 each), a TikTok token
+	// init 6 posts a minute.
+	scaleGroups = 5
+)
+
+// s3BlobURL starts an in-process S3 fake with bucket "media" and returns the blob URL that
+// names it, as the media package's tests do.
+func s3BlobURL(t *testing.T) string {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("media"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	return "s3://media?" + url.Values{
+		"endpoint":       {srv.URL},
+		"region":         {"us-east-1"},
+		"use_path_style": {"true"},
+		"disable_https":  {"true"},
+		"anonymous":      {"true"},
+	}.Encode()
+}
+
+// logLines returns the JSON log records of a process's output whose msg is msg.
+func logLines(out, msg string) []map[string]any {
+	var recs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil && rec["msg"] == msg {
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+// TestScaleOut runs one API process and two worker processes on one PostgreSQL database and
+// one S3 bucket, publishes 20 posts to three platforms each, and checks that every
+// destination was published, that each platform received and published each video exactly
+// once, and that the work was shared by the workers (and never done by the API process).
+func TestScaleOut(t *testing.T) {
+	needBinary(t)
+	if os.Getenv(storetest.EnvPostgres) == "" {
+		t.Skipf("%s is not set: the scale-out test needs PostgreSQL", storetest.EnvPostgres)
+	}
+	t.Parallel()
+	dbURL := storetest.URL(t, store.Postgres)
+	blobURL := s3BlobURL(t)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	common := map[string]string{
+		"REELAY_DATA_DIR":           t.TempDir(),
+		"REELAY_DATABASE_URL":       dbURL,
+		"REELAY_BLOB_URL":           blobURL,
+		"REELAY_PUBLIC_URL":         base,
+		"REELAY_ALLOW_PRIVATE_URLS": "true",
+		"REELAY_PUBLISH_WAIT":       "0s",
+		"REELAY_RETRY_BASE_DELAY":   "100ms",
+		"REELAY_RATE_LIMIT_RPS":     "1000",
+		"REELAY_RATE_LIMIT_BURST":   "1000",
+		"REELAY_LOG_FORMAT":         "json",
+	}
+	envWith := func(extra map[string]string) []string {
+		kv := map[string]string{}
+		for k, v := range common {
+			kv[k] = v
+		}
+		for k, v := range extra {
+			kv[k] = v
+		}
+		return append(envOf(kv), secretKeyEnv())
+	}
+
+	// The account, made by the administration command against the same database.
+	create := exec.Command(binary, "accounts", "create", "--name", "e2e-scale", "--json", "--database-url", dbURL)
+	create.Env = append(baseEnv(), "REELAY_DATA_DIR="+common["REELAY_DATA_DIR"])
+	var stderr strings.Builder
+	create.Stderr = &stderr
+	out, err := create.Output()
+	if err != nil {
+		t.Fatalf("reelay accounts create: %v\n%s", err, stderr.String())
+	}
+	var acct struct {
+		AccountID string `json:"account_id"`
+		ProjectID string `json:"project_id"`
+		APIKey    string `json:"api_key"`
+	}
+	if err := json.Unmarshal(out, &acct); err != nil || acct.APIKey == "" || acct.ProjectID == "" {
+		t.Fatalf("reelay accounts create printed %q: %v", out, err)
+	}
+
+	api := startProc(t, "reelay serve --role api", envWith(map[string]string{"REELAY_ADDR": addr}), "serve", "--role", "api")
+	workers := []*proc{
+		startProc(t, "reelay serve --role worker #1", envWith(nil), "serve", "--role", "worker"),
+		startProc(t, "reelay serve --role worker #2", envWith(nil), "serve", "--role", "worker"),
+	}
+	api.waitHealthy(base, 60*time.Second)
+	workerRunning := regexp.MustCompile(`"msg":"worker running"`)
+	for _, w := range workers {
+		w.waitOutput(workerRunning, 60*time.Second)
+	}
+	if strings.Contains(api.out.String(), "API key") {
+		t.Errorf("the API process made a first-start account although the database had one")
+	}
+
+	c := newClient(t, base, acct.APIKey)
+	if got := c.projectID(); got != acct.ProjectID {
+		t.Fatalf("project %s, want %s", got, acct.ProjectID)
+	}
+	groups := make([]map[string]channel, scaleGroups)
+	for g := range groups {
+		groups[g] = map[string]channel{}
+		for _, p := range platforms {
+			groups[g][p] = c.sandboxChannel(acct.ProjectID, p)
+		}
+	}
+
+	// Distinct videos (their durations differ), so that each upload names its post.
+	type sent struct {
+		id, sha string
+		size    int64
+		group   int
+	}
+	posts := make([]sent, scalePosts)
+	shas := map[string]bool{}
+	start := time.Now()
+	for i := range posts {
+		video := mediatest.MP4(t, mediatest.Options{Duration: 4*time.Second + time.Duration(i)*100*time.Millisecond, Width: 1080, Height: 1920})
+		sum, size := fileSHA256(t, video)
+		if shas[sum] {
+			t.Fatalf("video %d is not distinct", i)
+		}
+		shas[sum] = true
+		g := i % scaleGroups
+		ids, _ := json.Marshal([]string{groups[g]["youtube"].ID, groups[g]["instagram"].ID, groups[g]["tiktok"].ID})
+		id := c.publishForm(map[string]string{
+			"project_id": acct.ProjectID, "channel_ids": string(ids),
+			"title": fmt.Sprintf("Scale-out %d", i), "caption": fmt.Sprintf("scale-out post %d #e2e", i),
+			"tiktok": `{"mode":"direct"}`,
+		}, video)
+		posts[i] = sent{id: id, sha: sum, size: size, group: g}
+	}
+	t.Logf("%d posts submitted in %s", scalePosts, time.Since(start).Round(time.Millisecond))
+
+	deadline := time.Now().Add(90 * time.Second)
+	for i, p := range posts {
+		post := c.waitSettled(p.id, time.Until(deadline))
+		if post["status"] != "published" {
+			t.Errorf("post %d (%s): status %v: %s", i, p.id, post["status"], jsonText(post["publish_results"]))
+			continue
+		}
+		for _, r := range post["publish_results"].([]any) {
+			d := r.(map[string]any)
+			if d["upload_status"] != "published" || d["id"] == nil {
+				t.Errorf("post %d %s destination: %v", i, d["platform"], d)
+			}
+		}
+	}
+	t.Logf("all posts settled %s after the first publish", time.Since(start).Round(time.Millisecond))
+
+	// Each platform received and published each video exactly once, on the right account.
+	total := 0
+	for _, pl := range platforms {
+		in := c.introspect(pl)
+		type key struct{ account, sha string }
+		want := map[key]bool{}
+		for _, p := range posts {
+			want[key{groups[p.group][pl].Account, p.sha}] = true
+		}
+		uploads, items := map[key]int{}, map[key]int{}
+		for _, u := range in.Uploads {
+			k := key{u.Account, u.SHA256}
+			if !want[k] {
+				t.Errorf("%s: unexpected upload %+v", pl, u)
+			}
+			uploads[k]++
+		}
+		for _, x := range in.Published {
+			k := key{x.Account, x.SHA256}
+			if !want[k] {
+				t.Errorf("%s: unexpected published item %+v", pl, x)
+			}
+			items[k]++
+		}
+		for k := range want {
+			if uploads[k] != 1 || items[k] != 1 {
+				t.Errorf("%s: account %s received video %s %d times and published it %d times, want once each",
+					pl, k.account, k.sha[:12], uploads[k], items[k])
+			}
+		}
+		if len(in.Uploads) != scalePosts || len(in.Published) != scalePosts {
+			t.Errorf("%s: %d uploads and %d published items, want %d each", pl, len(in.Uploads), len(in.Published), scalePosts)
+		}
+		total += len(in.Uploads)
+	}
+	if total != 3*scalePosts {
+		t.Errorf("%d uploads in all, want %d", total, 3*scalePosts)
+	}
+
+	// The workers shared the destinations, each settled by exactly one process; the API
+	// process, which runs no jobs, settled none.
+	settled := map[string]int{}
+	for i, w := range workers {
+		recs := logLines(w.out.String(), "destination settled")
+		for _, r := range recs {
+			d, _ := r["destination"].(string)
+			settled[d]++
+		}
+		t.Logf("worker #%d settled %d destinations", i+1, len(recs))
+		if len(recs) == 0 {
+			t.Errorf("worker #%d settled no destination: the work was not shared", i+1)
+		}
+	}
+	if n := len(logLines(api.out.String(), "destination settled")); n != 0 {
+		t.Errorf("the API process settled %d destinations; it runs no jobs", n)
+	}
+	if len(settled) != 3*scalePosts {
+		t.Errorf("the workers settled %d distinct destinations, want %d", len(settled), 3*scalePosts)
+	}
+	for d, n := range settled {
+		if n != 1 {
+			t.Errorf("destination %s settled %d times", d, n)
+		}
+	}
+}
