@@ -3,9 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -14,12 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
-
 	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/config"
-	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -31,15 +24,6 @@ import (
 func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
 	t.Helper()
 	st := storetest.New(t, d)
-	doc, ops, _ := contract(t)
-	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opsRouter, err := legacy.NewRouter(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := &config.Config{
 		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
@@ -67,7 +51,7 @@ func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env
 		a.Stop(stopCtx)
 		srv.Close()
 	})
-	e := &env{t: t, st: st, h: a.Handler, routers: []routers.Router{router, opsRouter}, app: a, cfg: cfg}
+	e := &env{t: t, st: st, h: a.Handler, routers: contractRouters(t), app: a, cfg: cfg}
 	e.a = e.newTenant("alice")
 	e.b = e.newTenant("bob")
 	return e
@@ -215,12 +199,3 @@ func (e *env) blobCount() int {
 	walk(root)
 	return n
 }
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-var _ = io.EOF
-var _ = fmt.Sprint
-var _ = httpapi.APIPrefix

@@ -85,12 +85,11 @@ func contract(t *testing.T) (doc, ops *openapi3.T, spec []byte) {
 	return contractDoc, opsDoc, contractJSON
 }
 
-type envOption func(*httpapi.Options)
-
-func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
+// contractRouters find the contract's operation of a request: the versioned API's, and the
+// operational paths' (outside /api/v1).
+func contractRouters(t *testing.T) []routers.Router {
 	t.Helper()
-	st := storetest.New(t, d)
-	doc, ops, spec := contract(t)
+	doc, ops, _ := contract(t)
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +98,15 @@ func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return []routers.Router{router, opsRouter}
+}
+
+type envOption func(*httpapi.Options)
+
+func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
+	t.Helper()
+	st := storetest.New(t, d)
+	_, _, spec := contract(t)
 	box, _ := secret.NewBox(bytes.Repeat([]byte{3}, secret.KeySize))
 	usage := auth.NewUsageTracker(st.TouchAPIKeys, nil)
 	o := httpapi.Options{Store: st, Access: publish.ChannelAccess{Box: box}, Usage: usage, RateLimitRPS: 1000, RateLimitBurst: 1000,
@@ -106,7 +114,7 @@ func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &env{t: t, st: st, h: httpapi.New(o), usage: usage, routers: []routers.Router{router, opsRouter}}
+	e := &env{t: t, st: st, h: httpapi.New(o), usage: usage, routers: contractRouters(t)}
 	e.a = e.newTenant("alice")
 	e.b = e.newTenant("bob")
 	return e

@@ -48,7 +48,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if err := decodeStrict(body, &sub.Request); err != nil {
+		if err := decodeStrict(bytes.NewReader(body), &sub.Request); err != nil {
 			return err
 		}
 		sub.RequestHash = publish.RequestHash("json", string(body))
@@ -99,19 +99,6 @@ func upstreamFailure(p store.Post) bool {
 		}
 	}
 	return false
-}
-
-// decodeStrict decodes one JSON object with no unknown fields.
-func decodeStrict(body []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body must hold a single JSON object")
-	}
-	return nil
 }
 
 // Multipart fields of the publish form besides the files: plain strings, JSON arrays, JSON
@@ -189,7 +176,7 @@ func (s *Server) readPublishForm(w http.ResponseWriter, r *http.Request, sub *pu
 		}
 	}
 	body, _ := json.Marshal(fields)
-	if err := decodeStrict(body, &sub.Request); err != nil {
+	if err := decodeStrict(bytes.NewReader(body), &sub.Request); err != nil {
 		return err
 	}
 	sort.Strings(hashParts)

@@ -87,7 +87,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := requireContentType(r, "application/json"); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	return decodeStrict(http.MaxBytesReader(w, r.Body, maxJSONBody), dst)
+}
+
+// decodeStrict decodes one JSON value from r, refusing unknown fields and trailing data.
+func decodeStrict(r io.Reader, dst any) error {
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)

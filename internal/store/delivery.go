@@ -70,24 +70,10 @@ type StepUpdate struct {
 // returns the post's status after the update.
 func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
 	err = s.InTx(ctx, func(tx *Tx) error {
-		// Locks are taken post first, then destination, as everywhere, so that transactions
-		// on one post never wait for each other in a cycle.
-		if err := tx.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, id).Scan(&postID); err != nil {
-			return notFound(err)
-		}
-		var postStatusNow string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+tx.forUpdate(), postID).Scan(&postStatusNow); err != nil {
-			return notFound(err)
-		}
-		var curSeq int
-		var cur string
-		err := tx.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`+tx.forUpdate(), id).
-			Scan(&curSeq, &cur)
-		if err != nil {
-			return notFound(err)
-		}
-		if curSeq != seq || Settled(cur) {
-			return ErrStale
+		var postStatusNow, cur string
+		var err error
+		if postID, postStatusNow, cur, err = tx.lockDelivery(ctx, id, seq); err != nil {
+			return err
 		}
 		t := now()
 		var publishedAt *time.Time
@@ -325,21 +311,9 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 // edit of the post and its firing cannot interleave.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
 	return s.InTx(ctx, func(tx *Tx) error {
-		var postID string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, destinationID).Scan(&postID); err != nil {
-			return notFound(err)
-		}
-		var status string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+tx.forUpdate(), postID).Scan(&status); err != nil {
-			return notFound(err)
-		}
-		var curSeq int
-		var cur string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`, destinationID).Scan(&curSeq, &cur); err != nil {
-			return notFound(err)
-		}
-		if curSeq != seq || Settled(cur) {
-			return ErrStale
+		postID, status, _, err := tx.lockDelivery(ctx, destinationID, seq)
+		if err != nil {
+			return err
 		}
 		if status == PostScheduled {
 			if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostProcessing, now(), postID); err != nil {
@@ -348,4 +322,25 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 		}
 		return nil
 	})
+}
+
+// lockDelivery locks a destination's post, then the destination (post first, then
+// destination, as every transaction on a post does, so that none wait for each other in a
+// cycle), and answers ErrStale when seq is not the destination's or it has settled.
+func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (postID, postStatus, destStatus string, err error) {
+	if err = t.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, destinationID).Scan(&postID); err != nil {
+		return "", "", "", notFound(err)
+	}
+	if err = t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&postStatus); err != nil {
+		return "", "", "", notFound(err)
+	}
+	var curSeq int
+	err = t.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`+t.forUpdate(), destinationID).Scan(&curSeq, &destStatus)
+	if err != nil {
+		return "", "", "", notFound(err)
+	}
+	if curSeq != seq || Settled(destStatus) {
+		return "", "", "", ErrStale
+	}
+	return postID, postStatus, destStatus, nil
 }
