@@ -1,6 +1,9 @@
-// Package bench is a small closed-loop HTTP load generator: a fixed number of workers each send
-// one request, wait for the answer, and send the next, until the time is up. It measures what
-// `reelay bench` reports: throughput and latency percentiles over real TCP connections.
+// Package bench measures what `reelay bench` reports. Run is a small closed-loop HTTP load
+// generator: a fixed number of workers each send one request, wait for the answer, and send the
+// next, until the time is up, for throughput and latency percentiles over real TCP connections
+// (`bench api`, `bench reads`). Ingest, Burst and Throughput are the publishing scenarios: they
+// drive a server's publish API against its sandbox simulators through Client and read what
+// happened from the posts it reports.
 package bench
 
 import (
@@ -11,6 +14,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +33,9 @@ type Config struct {
 	Duration, Warmup time.Duration
 	// Method defaults to GET.
 	Method, Path string
+	// Paths, when not empty, replaces Path: the workers go through them round-robin, each
+	// starting at its own offset (GET /posts/{id} over many posts).
+	Paths []string
 }
 
 // Result is what a run measured, after the warmup.
@@ -81,11 +88,23 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Method == "" {
 		cfg.Method = http.MethodGet
 	}
-	target := strings.TrimRight(cfg.URL, "/") + "/" + strings.TrimLeft(cfg.Path, "/")
-	if cfg.Path == "" {
-		target = cfg.URL
+	paths := cfg.Paths
+	if len(paths) == 0 {
+		paths = []string{cfg.Path}
 	}
-	proto, err := http.NewRequest(cfg.Method, target, nil)
+	targets := make([]*url.URL, len(paths))
+	for i, p := range paths {
+		target := strings.TrimRight(cfg.URL, "/") + "/" + strings.TrimLeft(p, "/")
+		if p == "" {
+			target = cfg.URL
+		}
+		u, err := url.Parse(target)
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %w", err)
+		}
+		targets[i] = u
+	}
+	proto, err := http.NewRequest(cfg.Method, targets[0].String(), nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %w", err)
 	}
@@ -119,9 +138,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		w := &worker{latencies: make([]time.Duration, 0, perWorker), status: map[int]int{}}
 		workers[i] = w
 		wg.Add(1)
+		// Each worker starts at its own place in the paths, so that they do not move in step.
+		offset := i * len(targets) / cfg.Concurrency
 		go func() {
 			defer wg.Done()
-			w.loop(runCtx, tr, proto, measureFrom, end)
+			w.loop(runCtx, tr, proto, targets, offset, measureFrom, end)
 		}()
 	}
 	wg.Wait()
@@ -139,14 +160,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, ctx.Err()
 }
 
-func (w *worker) loop(ctx context.Context, tr http.RoundTripper, proto *http.Request, measureFrom, end time.Time) {
-	// One request value per worker, reused once its answer has been read and closed.
+func (w *worker) loop(ctx context.Context, tr http.RoundTripper, proto *http.Request, targets []*url.URL, next int,
+	measureFrom, end time.Time) {
+	// One request value per worker, reused once its answer has been read and closed; only its
+	// URL changes (the transport reads it, never writes it).
 	req := proto.Clone(ctx)
 	for ctx.Err() == nil {
 		t0 := time.Now()
 		if !t0.Before(end) {
 			return
 		}
+		req.URL = targets[next%len(targets)]
+		next++
 		status, err := do(tr, req)
 		if t0.Before(measureFrom) {
 			continue

@@ -2,17 +2,22 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -24,7 +29,8 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the server's throughput and latency"}
-	cmd.AddCommand(newBenchAPICmd())
+	cmd.AddCommand(newBenchAPICmd(), newBenchIngestCmd(), newBenchBurstCmd(), newBenchThroughputCmd(), newBenchReadsCmd(),
+		newBenchServerCmd())
 	return cmd
 }
 
@@ -71,7 +77,7 @@ func newBenchAPICmd() *cobra.Command {
 				if key != "" {
 					return errors.New("--key needs --url: the self-contained benchmark makes its own key")
 				}
-				srv, err := startBenchServer(ctx, role, serverLog)
+				srv, err := startBenchServer(ctx, benchServerOptions{Role: role, LogLevel: serverLog})
 				if err != nil {
 					return err
 				}
@@ -136,21 +142,40 @@ func newBenchAPICmd() *cobra.Command {
 	return cmd
 }
 
-// benchServer is a server started by `reelay bench api` for itself.
+// benchServer is a server started by `reelay bench` for itself.
 type benchServer struct {
 	url, key string
-	stop     func()
+	// pid is the server's process when it runs as a child process, else 0.
+	pid  int
+	stop func()
 }
 
-// startBenchServer runs serve, with the settings `reelay serve` would use, on a fresh SQLite
-// database in a temporary folder that holds an account made for the run. Only the rate limit is
-// raised out of reach, and logs go nowhere.
-func startBenchServer(ctx context.Context, role, logLevel string) (*benchServer, error) {
+// benchServerOptions are what a bench server may differ in from `reelay serve`'s defaults.
+type benchServerOptions struct {
+	// Role is all (as serve, with job workers) or api.
+	Role string
+	// LogLevel of the server's logs, which go nowhere.
+	LogLevel string
+	// DatabaseURL is "" for a fresh SQLite database in the temporary folder, or a postgres://
+	// URL: the server then runs in a fresh schema on that database, dropped when it stops.
+	DatabaseURL string
+}
+
+// startBenchServer runs serve, with the settings `reelay serve` would use, on a fresh database
+// (see benchServerOptions) that holds an account made for the run; media and the rest live in
+// a temporary folder. Only the rate limit is raised out of reach, and logs go nowhere.
+func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, error) {
 	dir, err := os.MkdirTemp("", "reelay-bench-")
 	if err != nil {
 		return nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 
 	var cfg config.Config
 	cfg.RegisterServer(pflag.NewFlagSet("serve", pflag.ContinueOnError)) // serve's defaults
@@ -158,8 +183,27 @@ func startBenchServer(ctx context.Context, role, logLevel string) (*benchServer,
 	cfg.DataDir = dir
 	cfg.RateLimitRPS = 1e9
 	cfg.RateLimitBurst = 1 << 30
-	cfg.LogLevel = logLevel
-	cfg.Role = role
+	cfg.LogLevel = o.LogLevel
+	if o.Role != "" {
+		cfg.Role = o.Role
+	}
+	if o.DatabaseURL != "" {
+		if !strings.HasPrefix(o.DatabaseURL, "postgres://") && !strings.HasPrefix(o.DatabaseURL, "postgresql://") {
+			cleanup()
+			return nil, errors.New("--database-url must be a postgres:// URL (the default is a fresh SQLite database)")
+		}
+		dbURL, drop, err := freshPostgresSchema(ctx, o.DatabaseURL)
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		cleanups = append(cleanups, drop)
+		cfg.DatabaseURL = dbURL
+		// PostgreSQL servers share a configured key; this one is the run's own.
+		key := make([]byte, 32)
+		rand.Read(key)
+		cfg.SecretKey = base64.StdEncoding.EncodeToString(key)
+	}
 	if err := cfg.Finish(); err != nil {
 		cleanup()
 		return nil, err
@@ -199,4 +243,48 @@ func startBenchServer(ctx context.Context, role, logLevel string) (*benchServer,
 		}
 		return nil, fmt.Errorf("bench server: %w", err)
 	}
+}
+
+// freshPostgresSchema creates a schema of its own for a run on the PostgreSQL server of base,
+// as the tests do (internal/store/storetest), and returns base with that schema as its
+// search_path, and a function that drops the schema.
+func freshPostgresSchema(ctx context.Context, base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, err
+	}
+	// The schema is made on a plain connection, which knows no pool settings (pool_max_conns).
+	admin := *u
+	q := admin.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	admin.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to --database-url: %w", err)
+	}
+	defer conn.Close(ctx)
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "reelay_bench_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, fmt.Errorf("create schema: %w", err)
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := pgx.Connect(ctx, admin.String())
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+	}
+	q = u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
 }

@@ -1,0 +1,493 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/reelay/reelay/internal/bench"
+	"github.com/reelay/reelay/internal/config"
+)
+
+// The publishing scenarios of `reelay bench`: ingest, burst, throughput and reads. They share
+// how the server under test is found or started, the CPU profile, and how results are printed
+// (scenarioFlags and runScenario below); each adds only its own knobs.
+
+// scenarioFlags are the flags every publishing scenario has.
+type scenarioFlags struct {
+	url, key      string
+	databaseURL   string
+	serverLog     string
+	profile       string
+	trace         string
+	settleTimeout time.Duration
+}
+
+func (s *scenarioFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&s.url, "url", "", "base URL of a running server with sandbox channels enabled (default: start one on a fresh database)")
+	f.StringVar(&s.key, "key", "", "API key for --url (default $REELAY_API_KEY); sent in the X-API-Key header")
+	f.StringVar(&s.databaseURL, "database-url", "", "postgres:// URL for the self-contained server, which then works in a fresh schema "+
+		"there, dropped afterwards (default: a fresh SQLite database in a temporary folder)")
+	f.StringVar(&s.serverLog, "server-log-level", "error", "log level of the self-contained server (its logs go nowhere)")
+	f.StringVar(&s.profile, "cpuprofile", "", "write a CPU profile to this file: of this process (server and clients) while measuring, "+
+		"or of the whole server process when it runs apart (ingest)")
+	f.StringVar(&s.trace, "trace", "", "write an execution trace of this process while measuring (go tool trace; "+
+		"-pprof=sync or syscall shows where goroutines wait, which a CPU profile does not)")
+	f.DurationVar(&s.settleTimeout, "settle-timeout", 5*time.Minute, "how long to wait for posts to settle")
+}
+
+// scenarioResult is what a scenario returns.
+type scenarioResult interface {
+	Summary() string
+}
+
+// scenarioRun is what a scenario gets: a client of the server, the server's process when it
+// runs apart, and the function that brackets the measured part (the CPU profile).
+type scenarioRun struct {
+	client  *bench.Client
+	pid     int
+	measure func() func()
+}
+
+// runScenario finds or starts the server, runs the scenario, and prints its result: JSON on
+// stdout, a summary on stderr. child runs a self-contained server as a process of its own
+// (`reelay bench server`), whose memory can then be measured.
+func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
+	run func(ctx context.Context, r scenarioRun) (scenarioResult, error)) error {
+	ctx := cmd.Context()
+	// The child server's output and this process's share stderr.
+	stderr := &syncWriter{w: cmd.ErrOrStderr()}
+	target := "self-contained server (SQLite)"
+	if sf.databaseURL != "" {
+		target = "self-contained server (PostgreSQL)"
+	}
+	var r scenarioRun
+	url, key := sf.url, sf.key
+	switch {
+	case url != "":
+		if sf.databaseURL != "" {
+			return errors.New("--database-url is for the self-contained server; leave it out with --url")
+		}
+		if key == "" {
+			key = os.Getenv("REELAY_API_KEY")
+		}
+		if key == "" {
+			return errors.New("--url needs an API key: --key or REELAY_API_KEY")
+		}
+		target = url
+	case key != "":
+		return errors.New("--key needs --url: the self-contained benchmark makes its own key")
+	case child:
+		srv, err := startChildServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL},
+			sf.profile, stderr)
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		url, key, r.pid = srv.url, srv.key, srv.pid
+		target += fmt.Sprintf(", as child process %d", srv.pid)
+	default:
+		srv, err := startBenchServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL})
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		url, key = srv.url, srv.key
+		target += ", in this process"
+	}
+	r.client = bench.NewClient(url, key, conns)
+	defer r.client.Close()
+
+	var starts []func() (stop func(), err error)
+	if sf.profile != "" && r.pid == 0 {
+		f, err := os.Create(sf.profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		starts = append(starts, func() (func(), error) { return pprof.StopCPUProfile, pprof.StartCPUProfile(f) })
+	}
+	if sf.trace != "" {
+		f, err := os.Create(sf.trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		starts = append(starts, func() (func(), error) { return trace.Stop, trace.Start(f) })
+	}
+	r.measure = func() func() {
+		var stops []func()
+		for _, start := range starts {
+			stop, err := start()
+			if err != nil {
+				fmt.Fprintln(stderr, "profile:", err)
+				continue
+			}
+			stops = append(stops, stop)
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}
+	}
+
+	res, err := run(ctx, r)
+	if res != nil {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if jerr := enc.Encode(res); jerr != nil && err == nil {
+			err = jerr
+		}
+		fmt.Fprintf(stderr, "%s\n(%s; GOMAXPROCS %d, %d CPUs, %s, %s/%s)\n", res.Summary(), target,
+			runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		if t, ok := targetsOf(res); ok && err == nil {
+			if missed := t.Missed(); len(missed) > 0 {
+				fmt.Fprintf(stderr, "targets missed: %s\n", strings.Join(missed, ", "))
+			} else {
+				fmt.Fprintln(stderr, "targets met")
+			}
+		}
+	}
+	return err
+}
+
+// syncWriter serialises writes from several goroutines (a child process's output is copied
+// by one). It has only Write, so that io.Copy into it never holds on to a buffer's insides.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func targetsOf(res scenarioResult) (bench.Targets, bool) {
+	switch r := res.(type) {
+	case *bench.IngestResult:
+		return r.Targets, true
+	case *bench.BurstResult:
+		return r.Targets, true
+	case *bench.ThroughputResult:
+		return r.Targets, true
+	case *bench.ReadsResult:
+		return r.Targets, true
+	}
+	return nil, false
+}
+
+func platformsFlag(f *pflag.FlagSet, p *string, def string) {
+	f.StringVar(p, "platforms", def, "comma-separated sandbox platforms each post goes to, one channel of each (youtube, instagram, tiktok)")
+}
+
+func newBenchIngestCmd() *cobra.Command {
+	var (
+		sf        scenarioFlags
+		size      string
+		refs      int
+		inProcess bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ingest",
+		Short: "Upload one large video to YouTube, Instagram and TikTok sandboxes; compare with plain loopback transfers",
+		Long: "Generate an MP4 of --size bytes (streamed to a temporary file), publish it by multipart POST /publish to " +
+			"instant sandbox channels of YouTube, Instagram and TikTok, and measure the time from the request's start " +
+			"to the last destination published, against --references plain HTTP transfers of the same file over " +
+			"loopback to a server that discards it (the upload plus one transfer per platform). The ratio of the two " +
+			"is the overhead of reelay and the simulators. The self-contained server runs as a child process " +
+			"(`reelay bench server`), so that its peak resident memory (VmHWM) can be read from /proc (Linux).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := parseSize(size)
+			if err != nil {
+				return fmt.Errorf("--size: %w", err)
+			}
+			child := !inProcess && sf.url == ""
+			return runScenario(cmd, &sf, 4, child, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+				res, err := bench.Ingest(ctx, bench.IngestConfig{Client: r.client, Size: n, References: refs,
+					ServerPID: r.pid, Timeout: sf.settleTimeout, Measure: r.measure})
+				return &res, err
+			})
+		},
+	}
+	f := cmd.Flags()
+	sf.register(f)
+	f.StringVar(&size, "size", "100MB", "size of the video: bytes, or with a unit (kB, MB, GB; KiB, MiB, GiB)")
+	f.IntVar(&refs, "references", 4, "plain loopback transfers of the file that make the reference")
+	f.BoolVar(&inProcess, "in-process", false, "run the self-contained server in this process (its memory is then not measured)")
+	return cmd
+}
+
+func newBenchBurstCmd() *cobra.Command {
+	var (
+		sf        scenarioFlags
+		cfg       bench.BurstConfig
+		platforms string
+	)
+	cmd := &cobra.Command{
+		Use:   "burst",
+		Short: "Schedule many posts for one instant and measure how late they publish",
+		Long: "Schedule --posts posts (a small video, to one sandbox channel of each of --platforms) for the same " +
+			"instant, --lead after their submission starts; wait until all have settled, and report per post the " +
+			"lateness of its first destination's published_at, and of its last, behind scheduled_for.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Platforms, err = bench.ParsePlatforms(platforms); err != nil {
+				return err
+			}
+			if cfg.Posts < 1 || cfg.Concurrency < 1 || cfg.Lead <= 0 {
+				return errors.New("--posts, --concurrency and --lead must be positive")
+			}
+			return runScenario(cmd, &sf, cfg.Concurrency, false, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+				c := cfg
+				c.Client, c.Timeout, c.Measure = r.client, sf.settleTimeout, r.measure
+				res, err := bench.Burst(ctx, c)
+				return &res, err
+			})
+		},
+	}
+	f := cmd.Flags()
+	sf.register(f)
+	f.IntVar(&cfg.Posts, "posts", 1000, "posts scheduled for the same instant")
+	f.IntVar(&cfg.Concurrency, "concurrency", 32, "clients submitting the posts")
+	f.DurationVar(&cfg.Lead, "lead", 10*time.Second, "how long after the submission starts the posts are scheduled (must cover the submission)")
+	platformsFlag(f, &platforms, "youtube,tiktok")
+	return cmd
+}
+
+func newBenchThroughputCmd() *cobra.Command {
+	var (
+		sf        scenarioFlags
+		cfg       bench.ThroughputConfig
+		platforms string
+	)
+	cmd := &cobra.Command{
+		Use:   "throughput",
+		Short: "Publish immediately at a concurrency and measure posts/s published to every destination",
+		Long: "For --duration, --concurrency clients publish a small video immediately (multipart, Prefer: wait=0) to " +
+			"one sandbox channel of each of --platforms, each client sending its next post when the last is " +
+			"accepted; then wait until every post has settled. posts_per_sec is the posts published to all their " +
+			"destinations divided by the time from the first request to the last destination published.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Platforms, err = bench.ParsePlatforms(platforms); err != nil {
+				return err
+			}
+			if cfg.Concurrency < 1 || cfg.Duration <= 0 || cfg.MaxPosts < 1 {
+				return errors.New("--concurrency, --duration and --max-posts must be positive")
+			}
+			return runScenario(cmd, &sf, cfg.Concurrency, false, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+				c := cfg
+				c.Client, c.Timeout, c.Measure = r.client, sf.settleTimeout, r.measure
+				res, err := bench.Throughput(ctx, c)
+				return &res, err
+			})
+		},
+	}
+	f := cmd.Flags()
+	sf.register(f)
+	f.IntVar(&cfg.Concurrency, "concurrency", 32, "clients publishing, each with one request in flight")
+	f.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to submit posts")
+	f.IntVar(&cfg.MaxPosts, "max-posts", 5000, "stop submitting after this many posts (sandbox channels are made for this many)")
+	platformsFlag(f, &platforms, "youtube,instagram,tiktok")
+	return cmd
+}
+
+func newBenchReadsCmd() *cobra.Command {
+	var (
+		sf        scenarioFlags
+		cfg       bench.ReadsConfig
+		platforms string
+	)
+	cmd := &cobra.Command{
+		Use:   "reads",
+		Short: "Publish posts, then load GET /posts/{id} over them",
+		Long: "Publish --posts posts (a small video to one sandbox channel of each of --platforms) and wait until they " +
+			"are published; then --concurrency closed-loop keep-alive clients read them round-robin with GET " +
+			"/api/v1/posts/{id} for --duration after --warmup, as `reelay bench api` does for one path.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Platforms, err = bench.ParsePlatforms(platforms); err != nil {
+				return err
+			}
+			if cfg.Posts < 1 || cfg.Concurrency < 1 || cfg.Duration <= 0 || cfg.Warmup < 0 {
+				return errors.New("--posts, --concurrency and --duration must be positive, --warmup not negative")
+			}
+			return runScenario(cmd, &sf, cfg.Concurrency, false, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+				c := cfg
+				c.Client, c.Timeout, c.Measure, c.SetupConcurrency = r.client, sf.settleTimeout, r.measure, 32
+				res, err := bench.Reads(ctx, c)
+				return &res, err
+			})
+		},
+	}
+	f := cmd.Flags()
+	sf.register(f)
+	f.IntVar(&cfg.Posts, "posts", 500, "posts to publish, then read")
+	f.IntVar(&cfg.Concurrency, "concurrency", 32, "concurrent readers, each with one request in flight")
+	f.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to measure")
+	f.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "how long to read before measuring")
+	platformsFlag(f, &platforms, "youtube,instagram,tiktok")
+	return cmd
+}
+
+// newBenchServerCmd is the server a scenario runs as a child process: startBenchServer in a
+// process of its own. It prints one JSON line, {"url","key"}, once it listens, and stops when
+// its standard input ends (the parent closed it, or died) or on a signal.
+func newBenchServerCmd() *cobra.Command {
+	var (
+		o       benchServerOptions
+		profile string
+	)
+	cmd := &cobra.Command{
+		Use:    "server",
+		Short:  "Run a self-contained bench server until standard input ends (used by the scenarios)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			srv, err := startBenchServer(ctx, o)
+			if err != nil {
+				return err
+			}
+			defer srv.stop()
+			line, _ := json.Marshal(map[string]string{"url": srv.url, "key": srv.key})
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line)
+			go func() {
+				io.Copy(io.Discard, cmd.InOrStdin())
+				cancel()
+			}()
+			<-ctx.Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.DatabaseURL, "database-url", "", "postgres:// URL (a fresh schema there); default a fresh SQLite database")
+	f.StringVar(&o.LogLevel, "server-log-level", "error", "log level (logs go nowhere)")
+	f.StringVar(&o.Role, "server-role", config.RoleAll, "all or api")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of this process to this file")
+	return cmd
+}
+
+// benchExecutable is the binary that runs child servers.
+var benchExecutable = os.Executable
+
+// startChildServer runs `reelay bench server` as a child process and waits until it listens.
+func startChildServer(ctx context.Context, o benchServerOptions, profile string, stderr io.Writer) (*benchServer, error) {
+	exe, err := benchExecutable()
+	if err != nil {
+		return nil, fmt.Errorf("find the reelay binary for the server process: %w", err)
+	}
+	args := []string{"bench", "server", "--server-log-level", o.LogLevel}
+	if o.DatabaseURL != "" {
+		args = append(args, "--database-url", o.DatabaseURL)
+	}
+	if profile != "" {
+		args = append(args, "--cpuprofile", profile)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	stop := func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-exited
+		}
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+		exited <- cmd.Wait()
+	}()
+	var info struct{ URL, Key string }
+	select {
+	case line, ok := <-lines:
+		if !ok || json.Unmarshal([]byte(line), &info) != nil || info.URL == "" {
+			stop()
+			return nil, fmt.Errorf("the server process did not start (it printed %q)", line)
+		}
+	case <-ctx.Done():
+		stop()
+		return nil, ctx.Err()
+	case <-time.After(2 * time.Minute):
+		stop()
+		return nil, errors.New("the server process did not listen within 2 minutes")
+	}
+	return &benchServer{url: info.URL, key: info.Key, pid: cmd.Process.Pid, stop: stop}, nil
+}
+
+// parseSize reads a byte count: digits, optionally with a decimal (kB, MB, GB) or binary (KiB,
+// MiB, GiB) unit.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
+	mult := 1.0
+	lower := strings.ToLower(s)
+	for _, u := range units {
+		if strings.HasSuffix(lower, u.suffix) {
+			mult, s = u.mult, strings.TrimSpace(s[:len(s)-len(u.suffix)])
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size", s)
+	}
+	return int64(v * mult), nil
+}

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// benchChildEnv makes this test binary act as the reelay command, so that `reelay bench
+// ingest` can run its server as a child process of the test (os.Executable is the test binary).
+const benchChildEnv = "REELAY_CLI_TEST_AS_REELAY"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) == "1" {
+		os.Exit(Main(os.Args[1:]))
+	}
+	os.Setenv(benchChildEnv, "1") // for the child processes only: this process has decided
+	os.Exit(m.Run())
+}
+
+// runBench runs a bench scenario in-process and decodes its JSON result. The scenarios run in
+// tiny configurations: these tests check that they work and report what they should, never
+// how fast anything was.
+func runBench(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs(append([]string{"bench"}, args...))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("reelay bench %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(errOut.String(), args[0]+": ") || !strings.Contains(errOut.String(), "GOMAXPROCS") {
+		t.Errorf("no summary on stderr:\n%s", errOut.String())
+	}
+	if res["scenario"] != args[0] {
+		t.Errorf("scenario %v, want %s", res["scenario"], args[0])
+	}
+	if _, ok := res["targets"].(map[string]any); !ok {
+		t.Errorf("no targets: %v", res)
+	}
+	return res
+}
+
+// num reads a number at a dotted path of a result.
+func num(t *testing.T, res map[string]any, path string) float64 {
+	t.Helper()
+	var v any = res
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %v is not an object", path, v)
+		}
+		v = m[k]
+	}
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("%s is %v, not a number", path, v)
+	}
+	return f
+}
+
+func TestBenchIngest(t *testing.T) {
+	t.Parallel()
+	res := runBench(t, "ingest", "--size", "5MB")
+	if res["status"] != "published" {
+		t.Errorf("status %v", res["status"])
+	}
+	if n := num(t, res, "video_bytes"); n < 4.9e6 || n > 5.1e6 {
+		t.Errorf("video of %v bytes, want about 5 MB", n)
+	}
+	dests, _ := res["destinations"].([]any)
+	platforms := map[string]bool{}
+	for _, d := range dests {
+		d := d.(map[string]any)
+		platforms[d["platform"].(string)] = true
+		if d["status"] != "published" || num(t, d, "published_after_upload_seconds") < 0 {
+			t.Errorf("destination %v", d)
+		}
+	}
+	if len(dests) != 3 || !platforms["youtube"] || !platforms["instagram"] || !platforms["tiktok"] {
+		t.Errorf("destinations %v", dests)
+	}
+	upload, wall, ref := num(t, res, "upload_seconds"), num(t, res, "wall_seconds"), num(t, res, "reference_seconds")
+	if upload <= 0 || wall < upload || ref <= 0 || num(t, res, "ratio") <= 0 {
+		t.Errorf("upload %v, wall %v, reference %v, ratio %v", upload, wall, ref, res["ratio"])
+	}
+	if r, _ := res["reference_transfers_seconds"].([]any); len(r) != 4 {
+		t.Errorf("reference transfers %v, want 4", r)
+	}
+	if runtime.GOOS == "linux" { // the child server's memory, from /proc
+		peak, before := num(t, res, "server_peak_rss_mb"), num(t, res, "server_rss_before_mb")
+		if before <= 0 || peak < before {
+			t.Errorf("server memory: peak %v MB, before %v MB", peak, before)
+		}
+	}
+}
+
+func TestBenchBurst(t *testing.T) {
+	t.Parallel()
+	checkBurst(t, runBench(t, "burst", "--posts", "20", "--lead", "4s", "--concurrency", "4"), 20)
+}
+
+func TestBenchBurstPostgres(t *testing.T) {
+	base := os.Getenv(storetest.EnvPostgres)
+	if base == "" {
+		t.Skipf("%s is not set", storetest.EnvPostgres)
+	}
+	t.Parallel()
+	checkBurst(t, runBench(t, "burst", "--posts", "10", "--lead", "4s", "--concurrency", "4", "--database-url", base), 10)
+}
+
+func checkBurst(t *testing.T, res map[string]any, posts float64) {
+	t.Helper()
+	if num(t, res, "posts") != posts || num(t, res, "published") != posts || num(t, res, "not_published") != 0 {
+		t.Errorf("posts %v, published %v, not published %v", res["posts"], res["published"], res["not_published"])
+	}
+	for _, d := range []string{"lateness_first_published", "lateness_all_published", "submit_latency"} {
+		if num(t, res, d+".n") != posts {
+			t.Errorf("%s counts %v posts", d, res[d])
+		}
+	}
+	if first, all := num(t, res, "lateness_first_published.max_ms"), num(t, res, "lateness_all_published.max_ms"); first <= 0 || all < first {
+		t.Errorf("lateness: first %v ms, all %v ms", first, all)
+	}
+	if num(t, res, "channels") != 2*num(t, res, "projects") { // youtube and tiktok
+		t.Errorf("%v channels in %v projects", res["channels"], res["projects"])
+	}
+}
+
+func TestBenchThroughput(t *testing.T) {
+	t.Parallel()
+	res := runBench(t, "throughput", "--duration", "1s", "--concurrency", "4", "--max-posts", "40")
+	posts := num(t, res, "posts")
+	if posts < 1 || num(t, res, "published") != posts || num(t, res, "not_published") != 0 {
+		t.Errorf("posts %v, published %v", posts, res["published"])
+	}
+	if num(t, res, "posts_per_sec") <= 0 || num(t, res, "accepted_per_sec") <= 0 || num(t, res, "completion.n") != posts {
+		t.Errorf("rates: %v posts/s, %v accepted/s, completion %v", res["posts_per_sec"], res["accepted_per_sec"], res["completion"])
+	}
+	if num(t, res, "settle_seconds") < num(t, res, "drain_seconds") {
+		t.Errorf("settle %v s < drain %v s", res["settle_seconds"], res["drain_seconds"])
+	}
+	if p, _ := res["platforms"].([]any); len(p) != 3 {
+		t.Errorf("platforms %v", p)
+	}
+}
+
+func TestBenchReads(t *testing.T) {
+	t.Parallel()
+	res := runBench(t, "reads", "--posts", "5", "--duration", "1s", "--warmup", "0s", "--concurrency", "4", "--platforms", "youtube")
+	if num(t, res, "posts") != 5 || num(t, res, "requests") < 1 || num(t, res, "errors") != 0 || num(t, res, "rps") <= 0 {
+		t.Errorf("result %v", res)
+	}
+	if num(t, res, "status_counts.200") != num(t, res, "requests") {
+		t.Errorf("statuses %v", res["status_counts"])
+	}
+}
+
+func TestBenchScenarioFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"burst", "--platforms", "myspace"},
+		{"burst", "--posts", "0"},
+		{"throughput", "--duration", "0s"},
+		{"reads", "--posts", "0"},
+		{"ingest", "--size", "lots"},
+		{"ingest", "--key", "k"},
+		{"reads", "--url", "http://127.0.0.1:1", "--database-url", "postgres://x"},
+	} {
+		if _, err := run(t, append([]string{"bench"}, args...)...); err == nil {
+			t.Errorf("bench %v: no error", args)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"100MB": 100_000_000, "5 MB": 5_000_000, "1MiB": 1 << 20, "2kB": 2000,
+		"1.5GB": 1_500_000_000, "123": 123, "10b": 10} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "MB", "-1MB", "0", "ten"} {
+		if _, err := parseSize(bad); err == nil {
+			t.Errorf("parseSize(%q) accepted", bad)
+		}
+	}
+}
