@@ -49,13 +49,14 @@ var migrationsFS embed.FS
 // Store holds the database handles. On SQLite, writes go through one connection (SQLite has one
 // writer; a single connection with BEGIN IMMEDIATE means requests queue instead of failing with
 // "database is locked") and reads through a pool of read-only connections, which WAL lets run
-// beside the writer. River gets its own single-connection pool, as its SQLite driver advises.
+// beside the writer. River works on the same single write connection: with a pool of its own
+// the two writers would wait for each other inside SQLite (busy sleeps, a third of the time
+// under load), where sharing one connection makes them queue in Go instead.
 // On PostgreSQL all three are the same pgx pool.
 type Store struct {
 	dialect Dialect
 	write   *sql.DB
 	read    *sql.DB
-	jobsDB  *sql.DB       // SQLite: River's own pool
 	pgPool  *pgxpool.Pool // PostgreSQL: the pool River's pgx driver works on
 	// migrations applied the schema at Open; Ready asks it what is pending.
 	migrations *goose.Provider
@@ -131,25 +132,14 @@ func openSQLite(databaseURL string) (*Store, error) {
 	read.SetMaxOpenConns(max(4, 2*runtime.NumCPU()))
 	read.SetMaxIdleConns(max(4, 2*runtime.NumCPU()))
 
-	jobsParams := cloneValues(params)
-	jobsParams.Set("_txlock", "immediate")
-	jobsDB, err := sql.Open("sqlite", base+jobsParams.Encode())
-	if err != nil {
-		write.Close()
-		read.Close()
-		return nil, fmt.Errorf("store: open sqlite: %w", err)
-	}
-	jobsDB.SetMaxOpenConns(1)
-
 	// The first connection creates the file and switches it to WAL before the read-only pool
 	// touches it.
 	if err := write.Ping(); err != nil {
 		write.Close()
 		read.Close()
-		jobsDB.Close()
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
-	return &Store{dialect: SQLite, write: write, read: read, jobsDB: jobsDB}, nil
+	return &Store{dialect: SQLite, write: write, read: read}, nil
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -183,14 +173,14 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // PgPool is the pgx pool on PostgreSQL (nil on SQLite); River's pgx driver works on it.
 func (s *Store) PgPool() *pgxpool.Pool { return s.pgPool }
 
-// JobsDB is the *sql.DB River works on with its SQLite driver (nil on PostgreSQL).
-func (s *Store) JobsDB() *sql.DB { return s.jobsDB }
+// JobsDB is the *sql.DB River works on with its SQLite driver: the write connection.
+func (s *Store) JobsDB() *sql.DB { return s.write }
 
 // Close releases every connection.
 func (s *Store) Close() error {
 	var errs []error
 	if s.dialect == SQLite {
-		errs = append(errs, s.read.Close(), s.jobsDB.Close())
+		errs = append(errs, s.read.Close())
 	}
 	errs = append(errs, s.write.Close())
 	if s.pgPool != nil {

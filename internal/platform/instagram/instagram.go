@@ -77,7 +77,7 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the content_publishing_limit call before a container
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (3 s when 0); each
+	// PollInterval is the first wait before reading a container's status (500 ms when 0); each
 	// further poll doubles it, up to MaxPollInterval (1 min when 0).
 	PollInterval, MaxPollInterval time.Duration
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
@@ -102,7 +102,7 @@ func New(cfg Config) *Provider {
 		cfg.Now = time.Now
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 3 * time.Second
+		cfg.PollInterval = 500 * time.Millisecond
 	}
 	if cfg.MaxPollInterval <= 0 {
 		cfg.MaxPollInterval = time.Minute

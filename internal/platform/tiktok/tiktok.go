@@ -79,7 +79,7 @@ type Config struct {
 	RetryDelay   time.Duration
 	// APITimeout bounds each JSON API call (30 s).
 	APITimeout time.Duration
-	// PollInitial and PollMax bound the wait between status fetches (2 s doubling every second
+	// PollInitial and PollMax bound the wait between status fetches (500 ms doubling every second
 	// poll, at most 30 s; the status fetch allows 30 requests per minute and token).
 	PollInitial, PollMax time.Duration
 	// Now is the clock (time.Now).
@@ -117,7 +117,7 @@ func New(cfg Config) *Provider {
 		cfg.APITimeout = 30 * time.Second
 	}
 	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 2 * time.Second
+		cfg.PollInitial = 500 * time.Millisecond
 	}
 	if cfg.PollMax <= 0 {
 		cfg.PollMax = 30 * time.Second

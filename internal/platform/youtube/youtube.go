@@ -91,7 +91,8 @@ type Config struct {
 	// one step.
 	UploadStepDuration time.Duration
 	// PollInterval is the wait before the second processing poll; it doubles per poll up to
-	// MaxPollInterval. Defaults 2 s and 1 min.
+	// MaxPollInterval. Defaults 500 ms and 1 min: a short video is often ready at once, and
+	// the doubling keeps a long wait to a handful of calls.
 	PollInterval    time.Duration
 	MaxPollInterval time.Duration
 	// Region is the region whose video categories Options lists; default "US".
@@ -111,7 +112,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.ChunkSize = (cfg.ChunkSize + chunkQuantum - 1) / chunkQuantum * chunkQuantum
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 2 * time.Second
+		cfg.PollInterval = 500 * time.Millisecond
 	}
 	if cfg.MaxPollInterval <= 0 {
 		cfg.MaxPollInterval = time.Minute
