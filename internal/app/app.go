@@ -129,7 +129,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
-			publish.QueueName:  {MaxWorkers: 100},
+			publish.QueueName:  {MaxWorkers: 1000},
 		}
 		queueCfg.RescueRunningOnStart = p.SoleWorker
 	}
