@@ -24,7 +24,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // ErrNotFound is returned when a row does not exist or belongs to another account; callers
@@ -115,7 +114,7 @@ func openSQLite(databaseURL string) (*Store, error) {
 
 	writeParams := cloneValues(params)
 	writeParams.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite", base+writeParams.Encode())
+	write, err := sql.Open(sqliteDriverName, base+writeParams.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
@@ -124,7 +123,7 @@ func openSQLite(databaseURL string) (*Store, error) {
 
 	readParams := cloneValues(params)
 	readParams.Add("_pragma", "query_only(1)")
-	read, err := sql.Open("sqlite", base+readParams.Encode())
+	read, err := sql.Open(sqliteDriverName, base+readParams.Encode())
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
