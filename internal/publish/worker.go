@@ -92,13 +92,13 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
 }
 
 func (w *Worker) work(ctx context.Context, args PublishArgs) error {
-	if err := w.Store.StartDelivery(ctx, args.DestinationID, args.Seq); err != nil {
-		if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
 	dl, err := w.Store.LoadDelivery(ctx, args.DestinationID, args.Seq)
+	if err == nil && dl.Post.Status == store.PostScheduled {
+		// The first job of a scheduled post fires it, under the post's lock, so that a cancel
+		// or an edit cannot slip in. Once the post is processing neither can happen any more,
+		// and the read above is enough.
+		err = w.Store.StartDelivery(ctx, args.DestinationID, args.Seq)
+	}
 	if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -70,9 +70,9 @@ type StepUpdate struct {
 // returns the post's status after the update.
 func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
 	err = s.InTx(ctx, func(tx *Tx) error {
-		var postStatusNow, cur string
+		var postStatusNow string
 		var err error
-		if postID, postStatusNow, cur, err = tx.lockDelivery(ctx, id, seq); err != nil {
+		if postID, postStatusNow, _, err = tx.lockDelivery(ctx, id, seq); err != nil {
 			return err
 		}
 		t := now()
@@ -89,7 +89,9 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 		if err != nil {
 			return fmt.Errorf("store: save step: %w", err)
 		}
-		if cur == u.Status && !Settled(u.Status) {
+		// Moves between unsettled statuses leave a post that has fired processing; only a
+		// destination settling, or a post still marked scheduled, can change its status.
+		if !Settled(u.Status) && postStatusNow != PostScheduled {
 			postStatus = postStatusNow
 			return nil
 		}
