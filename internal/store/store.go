@@ -149,10 +149,18 @@ func cloneValues(v url.Values) url.Values {
 	return c
 }
 
+// defaultPostgresConns is each process's connection pool size on PostgreSQL.
+const defaultPostgresConns = 20
+
 func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// pgxpool's default (4 on a small machine) starves hundreds of publish jobs, each
+		// holding a connection for a short transaction; pool_max_conns in the URL wins.
+		cfg.MaxConns = defaultPostgresConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
