@@ -50,11 +50,7 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 		return res, errors.New("burst: posts and lead must be positive")
 	}
 	c := cfg.Client
-	video, err := SmallVideo()
-	if err != nil {
-		return res, err
-	}
-	fx, err := NewFixture(ctx, c, "burst", cfg.Platforms, cfg.Posts, cfg.Concurrency)
+	video, fx, err := setUp(ctx, c, "burst", cfg.Platforms, cfg.Posts, cfg.Concurrency)
 	if err != nil {
 		return res, err
 	}
@@ -158,11 +154,7 @@ func Throughput(ctx context.Context, cfg ThroughputConfig) (ThroughputResult, er
 		return res, errors.New("throughput: duration and max posts must be positive")
 	}
 	c := cfg.Client
-	video, err := SmallVideo()
-	if err != nil {
-		return res, err
-	}
-	fx, err := NewFixture(ctx, c, "throughput", cfg.Platforms, cfg.MaxPosts, cfg.Concurrency)
+	video, fx, err := setUp(ctx, c, "throughput", cfg.Platforms, cfg.MaxPosts, cfg.Concurrency)
 	if err != nil {
 		return res, err
 	}
@@ -251,12 +243,8 @@ func Reads(ctx context.Context, cfg ReadsConfig) (ReadsResult, error) {
 		return res, errors.New("reads: posts must be positive")
 	}
 	c := cfg.Client
-	video, err := SmallVideo()
-	if err != nil {
-		return res, err
-	}
 	start := time.Now()
-	fx, err := NewFixture(ctx, c, "reads", cfg.Platforms, cfg.Posts, cfg.SetupConcurrency)
+	video, fx, err := setUp(ctx, c, "reads", cfg.Platforms, cfg.Posts, cfg.SetupConcurrency)
 	if err != nil {
 		return res, err
 	}
@@ -315,4 +303,14 @@ func (r IngestResult) Summary() string {
 	return fmt.Sprintf("ingest: %.1f MB to YouTube, Instagram and TikTok in %.2f s (upload %.2f s; published after the upload:%s); "+
 		"reference %d loopback transfers %.2f s; ratio %.2f; %s",
 		float64(r.VideoBytes)/1e6, r.WallSeconds, r.UploadSeconds, dests, len(r.ReferenceTransfers), r.ReferenceSeconds, r.Ratio, rss)
+}
+
+// setUp makes what the posting scenarios start from: the small video and the channels.
+func setUp(ctx context.Context, c *Client, scenario string, platforms []string, posts, conns int) ([]byte, *Fixture, error) {
+	video, err := SmallVideo()
+	if err != nil {
+		return nil, nil, err
+	}
+	fx, err := NewFixture(ctx, c, scenario, platforms, posts, conns)
+	return video, fx, err
 }

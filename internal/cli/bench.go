@@ -87,20 +87,12 @@ func newBenchAPICmd() *cobra.Command {
 			cfg.URL = url
 			cfg.Header = http.Header{"X-Api-Key": {key}}
 
-			if profile != "" {
-				f, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
+			stopProfile, err := startCPUProfile(profile)
+			if err != nil {
+				return err
 			}
 			res, err := bench.Run(ctx, cfg)
-			if profile != "" {
-				pprof.StopCPUProfile()
-			}
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -287,4 +279,21 @@ func freshPostgresSchema(ctx context.Context, base string) (string, func(), erro
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called; an empty path profiles
+// nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

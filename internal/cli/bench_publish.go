@@ -367,17 +367,11 @@ func newBenchServerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if profile != "" {
-				f, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stopProfile, err := startCPUProfile(profile)
+			if err != nil {
+				return err
 			}
+			defer stopProfile()
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			srv, err := startBenchServer(ctx, o)

@@ -87,15 +87,11 @@ func postResponse(p store.Post) any {
 
 // publishResponse is POST /publish's body (DESIGN.md section 6 item 4).
 func publishResponse(p store.Post) map[string]any {
-	results := make([]destinationJSON, len(p.Destinations))
-	for i, d := range p.Destinations {
-		results[i] = toDestinationJSON(d)
-	}
 	return map[string]any{
 		"success":       p.Status != store.PostFailed && p.Status != store.PostCanceled,
 		"post_id":       p.ID,
 		"status":        p.Status,
-		"platforms":     results,
+		"platforms":     toPostJSON(p).PublishResults,
 		"scheduled_for": p.ScheduledFor,
 	}
 }

@@ -167,7 +167,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 				return res, err
 			}
 		}
-		if u, err := s.Store.GetUsage(ctx, sub.AccountID); err != nil {
+		if u, err := s.Store.UsageOf(ctx, account); err != nil {
 			return res, err
 		} else if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
 			return res, errMonthlyLimit(u)

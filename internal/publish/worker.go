@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -44,6 +45,9 @@ type Worker struct {
 	// MediaLinkTTL is the lifetime of the signed media links pull-based platforms fetch
 	// (default 24 h).
 	MediaLinkTTL time.Duration
+
+	// once fills the defaults before the first job; jobs run concurrently and only read.
+	once sync.Once
 }
 
 func (w *Worker) defaults() {
@@ -72,13 +76,13 @@ func (w *Worker) defaults() {
 
 // Timeout is River's limit for one run of the job: the run budget plus one step, with room.
 func (w *Worker) Timeout(*river.Job[PublishArgs]) time.Duration {
-	w.defaults()
+	w.once.Do(w.defaults)
 	return w.RunBudget + w.StepTimeout + time.Minute
 }
 
 // Work runs one destination job.
 func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
-	w.defaults()
+	w.once.Do(w.defaults)
 	err := w.work(ctx, job.Args)
 	if errors.Is(err, errStop) {
 		return nil

@@ -291,9 +291,14 @@ func (s *Store) GetUsage(ctx context.Context, accountID string) (Usage, error) {
 	if err != nil {
 		return Usage{}, err
 	}
+	return s.UsageOf(ctx, a)
+}
+
+// UsageOf is GetUsage for an account already read.
+func (s *Store) UsageOf(ctx context.Context, a Account) (Usage, error) {
 	u := Usage{Month: UsageMonth(now()), MonthlyPostLimit: a.MonthlyPostLimit, AICredits: a.AICredits}
-	err = s.read.QueryRowContext(ctx, `SELECT posts FROM usage_months WHERE account_id = $1 AND month = $2`,
-		accountID, u.Month).Scan(&u.Posts)
+	err := s.read.QueryRowContext(ctx, `SELECT posts FROM usage_months WHERE account_id = $1 AND month = $2`,
+		a.ID, u.Month).Scan(&u.Posts)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Usage{}, fmt.Errorf("store: read usage: %w", err)
 	}

@@ -619,15 +619,6 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, err
 	}
-	u := c.base + "/youtube/v3/videoCategories?part=snippet&regionCode=" + url.QueryEscape(p.cfg.Region)
-	resp, perr := c.do(http.MethodGet, u, nil, 0, nil)
-	if perr != nil {
-		return nil, perr
-	}
-	defer drain(resp)
-	if resp.StatusCode != http.StatusOK {
-		return nil, errorFrom(resp)
-	}
 	var list struct {
 		Items []struct {
 			ID      string `json:"id"`
@@ -637,8 +628,8 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 			} `json:"snippet"`
 		} `json:"items"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
-		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable videoCategories.list answer: %v", err)
+	if err := c.list("videoCategories", "part=snippet&regionCode="+url.QueryEscape(p.cfg.Region), &list); err != nil {
+		return nil, err
 	}
 	choices := []any{}
 	for _, it := range list.Items {
@@ -735,22 +726,30 @@ func (c *call) sessionStatus(session string, size int64) (int64, statusResult, e
 	return 0, statusResult{}, errorFrom(resp)
 }
 
-// video is videos.list?part=status,processingDetails&id=; nil when YouTube has no such video.
-func (c *call) video(id string) (*videoResource, error) {
-	u := c.base + "/youtube/v3/videos?part=status,processingDetails&id=" + url.QueryEscape(id)
-	resp, perr := c.do(http.MethodGet, u, nil, 0, nil)
+// list calls a resource's list method (GET /youtube/v3/{resource}?{query}) and decodes its
+// answer into out.
+func (c *call) list(resource, query string, out any) error {
+	resp, perr := c.do(http.MethodGet, c.base+"/youtube/v3/"+resource+"?"+query, nil, 0, nil)
 	if perr != nil {
-		return nil, perr
+		return perr
 	}
 	defer drain(resp)
 	if resp.StatusCode != http.StatusOK {
-		return nil, errorFrom(resp)
+		return errorFrom(resp)
 	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable %s.list answer: %v", resource, err)
+	}
+	return nil
+}
+
+// video is videos.list?part=status,processingDetails&id=; nil when YouTube has no such video.
+func (c *call) video(id string) (*videoResource, error) {
 	var list struct {
 		Items []videoResource `json:"items"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
-		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable videos.list answer: %v", err)
+	if err := c.list("videos", "part=status,processingDetails&id="+url.QueryEscape(id), &list); err != nil {
+		return nil, err
 	}
 	for i := range list.Items {
 		if list.Items[i].ID == id {
