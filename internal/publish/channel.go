@@ -39,7 +39,9 @@ func (a ChannelAccess) Seal(c store.Channel, creds map[string]string) []byte {
 // Open returns the base URL ("" = the provider's default) and credentials of a channel.
 func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]string, err error) {
 	if c.Sandbox {
-		return a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform], map[string]string{"access_token": sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)}, nil
+		base := a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform]
+		token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
+		return base, sim.SandboxCredentials(c.Platform, base, c.ExternalAccountID, token), nil
 	}
 	if len(c.Credentials) == 0 {
 		return "", nil, fmt.Errorf("channel %s has no credentials", c.ID)

@@ -156,3 +156,14 @@ func AsError(err error) *Error {
 	}
 	return &Error{Category: CategoryUpstreamUnavailable, Transient: true, Message: err.Error()}
 }
+
+// Identity is who a channel's credentials belong to on the platform: what connecting a channel
+// stores (external_account_id, name, username, avatar_url). Providers that can tell implement
+// Identify(ctx, baseURL, credentials) (Identity, error); a token-based channel is verified that
+// way before it is stored, and an OAuth channel is named that way after the code exchange.
+type Identity struct {
+	ExternalID string
+	Name       string
+	Username   string
+	AvatarURL  string
+}

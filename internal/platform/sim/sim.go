@@ -237,3 +237,30 @@ func tokenMAC(key []byte, platform, account string) string {
 	m.Write([]byte("reelay-sandbox-token|" + platform + "|" + account))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
 }
+
+// SandboxCredentials are the credentials a sandbox channel presents to its simulator, in the
+// form the platform's provider reads for a real channel: most platforms take an OAuth access
+// token; the token-based ones take what their users paste (a Telegram bot token and chat, a
+// Discord webhook URL, a Bluesky handle and app password, a Mastodon instance and token).
+// baseURL is the simulator's (what the provider gets as Destination.BaseURL) and token the
+// account's sandbox token.
+func SandboxCredentials(platform, baseURL, account, token string) map[string]string {
+	switch platform {
+	case "bluesky":
+		return map[string]string{"handle": BlueskySandboxHandle(account), "app_password": token, "pds_url": baseURL}
+	case "telegram":
+		return map[string]string{"bot_token": token, "chat_id": "@" + account}
+	case "discord":
+		return map[string]string{"webhook_url": baseURL + "/api/webhooks/" + account + "/" + token}
+	case "mastodon":
+		return map[string]string{"instance_url": baseURL, "access_token": token}
+	default:
+		return map[string]string{"access_token": token}
+	}
+}
+
+// BlueskySandboxHandle is the handle of a sandbox Bluesky account: account ids ("sbx_…") are
+// not valid handles, so the underscore becomes a hyphen under a reserved-looking domain.
+func BlueskySandboxHandle(account string) string {
+	return strings.ToLower(strings.ReplaceAll(account, "_", "-")) + ".sandbox.bsky.test"
+}
