@@ -114,6 +114,10 @@ type RedditOptions struct {
 	Subreddit string `json:"subreddit,omitempty"`
 	NSFW      *bool  `json:"nsfw,omitempty"`
 	Spoiler   *bool  `json:"spoiler,omitempty"`
+	// FlairID and FlairText are an extension of the seed's object: subreddits that require
+	// flair refuse a post without one (GET /channels/{id}/options?subreddit=... lists them).
+	FlairID   string `json:"flair_id,omitempty"`
+	FlairText string `json:"flair_text,omitempty"`
 }
 
 // Service-wide limits of the seed (section 8).
@@ -292,6 +296,12 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 		checkText(f, platform.Reddit, "title", "reddit.title", o.Title)
 		if o.Subreddit != "" && !validSubreddit(o.Subreddit) {
 			f.Add("reddit.subreddit", "must be a subreddit name (3–21 letters, digits or underscores), without r/")
+		}
+		if len(o.FlairID) > 36 {
+			f.Add("reddit.flair_id", "must be at most 36 characters (a flair template id)")
+		}
+		if utf8.RuneCountInString(o.FlairText) > 64 {
+			f.Add("reddit.flair_text", "must be at most 64 characters")
 		}
 	}
 }
