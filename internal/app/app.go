@@ -16,6 +16,7 @@ import (
 	"github.com/reelay/reelay/api"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/media"
@@ -113,10 +114,26 @@ func New(ctx context.Context, p Params) (*App, error) {
 	if providers == nil {
 		providers = Providers(0)
 	}
+	connector := &connect.Connector{
+		Store: st, Access: access, Identifiers: map[string]connect.Identifier{}, Clients: map[string]connect.Client{},
+		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
+		HTTPClient: publish.NewHTTPClient(30 * time.Second),
+	}
+	for name, prov := range providers {
+		if idf, ok := prov.(connect.Identifier); ok {
+			connector.Identifiers[name] = idf
+		}
+	}
+	for name, cl := range cfg.OAuthClients {
+		if cl != nil && cl.ID != "" {
+			connector.Clients[name] = connect.Client{ID: cl.ID, Secret: cl.Secret}
+		}
+	}
 	hub := publish.NewHub()
 	worker := &publish.Worker{
 		Store: st, Media: a.Media, Access: access, Hub: hub, Log: log.With("component", "publish"),
 		Providers: providers, RetryAttempts: cfg.RetryAttempts, RetryBaseDelay: cfg.RetryBaseDelay,
+		Tokens: connector,
 	}
 	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: worker.Timeout(nil)}
 	if cfg.Role != config.RoleAPI {
@@ -126,7 +143,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 			return nil, err
 		}
 		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, Log: log.With("component", "housekeeping")})
-		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob()}
+		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: connector, Log: log.With("component", "connect")})
+		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: 1000},
@@ -165,7 +183,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Registry: p.Registry, OpenAPIJSON: spec,
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
-		Access: access, ChannelOptions: options,
+		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
 	})
 	return a, nil
 }

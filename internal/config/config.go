@@ -37,7 +37,23 @@ type Config struct {
 	Role             string
 	LogLevel         string
 	LogFormat        string
+	// OAuthClients are reelay's OAuth apps on the platforms that connect by consent, by
+	// platform (--youtube-client-id, REELAY_YOUTUBE_CLIENT_ID, ...); a platform without one
+	// cannot be connected by consent, only with a pasted token pair or as a sandbox channel.
+	OAuthClients map[string]*OAuthClient
+	// ConnectReturnURL is where the OAuth callback sends the browser after connecting a
+	// channel ("" answers a small page instead).
+	ConnectReturnURL string
 }
+
+// OAuthClient is an OAuth app's credentials on one platform.
+type OAuthClient struct {
+	ID     string
+	Secret string
+}
+
+// OAuthPlatforms are the platforms whose channels connect through an OAuth consent.
+var OAuthPlatforms = []string{"youtube", "instagram", "tiktok", "linkedin", "pinterest", "threads", "facebook", "reddit"}
 
 // Roles a process can take.
 const (
@@ -80,6 +96,14 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Role, "role", RoleAll, "what this process does: all, api (HTTP only) or worker (jobs only)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	fs.StringVar(&c.ConnectReturnURL, "connect-return-url", "", "where the browser goes after connecting a channel by OAuth (default: a page saying what was connected)")
+	c.OAuthClients = map[string]*OAuthClient{}
+	for _, p := range OAuthPlatforms {
+		cl := &OAuthClient{}
+		c.OAuthClients[p] = cl
+		fs.StringVar(&cl.ID, p+"-client-id", "", "OAuth client id of reelay's app on "+p)
+		fs.StringVar(&cl.Secret, p+"-client-secret", "", "OAuth client secret of reelay's app on "+p)
+	}
 }
 
 // EnvName is the environment variable of a flag.
@@ -154,6 +178,16 @@ func (c *Config) Finish() error {
 	}
 	if c.RetryAttempts < 1 {
 		return errors.New("retry attempts must be at least 1")
+	}
+	for p, cl := range c.OAuthClients {
+		if (cl.ID == "") != (cl.Secret == "") {
+			return fmt.Errorf("%s OAuth app needs both %s and %s", p, EnvName(p+"-client-id"), EnvName(p+"-client-secret"))
+		}
+	}
+	if c.ConnectReturnURL != "" {
+		if u, err := url.Parse(c.ConnectReturnURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("connect return URL %q must be an absolute http(s) URL", c.ConnectReturnURL)
+		}
 	}
 	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
 		return errors.New("OIDC needs both an issuer and an audience")

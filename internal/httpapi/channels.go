@@ -169,7 +169,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if req.Sandbox {
 		c.Sandbox = true
 		c.ExternalAccountID = "sbx_" + randomHex(8)
-		c.Username = "sandbox_" + req.Platform + "_" + c.ExternalAccountID[4:10]
+		c.Username = sandboxUsername(req.Platform, c.ExternalAccountID)
 		if c.Name == "" {
 			c.Name = platform.DisplayName(req.Platform) + " sandbox"
 		}
@@ -180,9 +180,23 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 		raw, _ := json.Marshal(behavior)
 		c.SandboxBehavior = string(raw)
 	} else {
-		// The platform's own identity of the account arrives with each platform's provider;
-		// until then it is derived from the credentials, without revealing them.
-		c.ExternalAccountID, c.Username = identityFromCredentials(req.Platform, req.Credentials)
+		// The platform itself says whose credentials these are (and refuses wrong ones, with
+		// nothing stored); without a provider to ask, the identity is derived from the
+		// credentials, without revealing them.
+		who, verified := publish.Identity{}, false
+		if s.connector != nil {
+			if who, verified, err = s.connector.Verify(r.Context(), req.Platform, req.Credentials); err != nil {
+				return err
+			}
+		}
+		if verified {
+			c.ExternalAccountID, c.Username, c.AvatarURL = who.ExternalID, who.Username, who.AvatarURL
+			if c.Name == "" {
+				c.Name = who.Name
+			}
+		} else {
+			c.ExternalAccountID, c.Username = identityFromCredentials(req.Platform, req.Credentials)
+		}
 		if c.Name == "" {
 			c.Name = platform.DisplayName(req.Platform) + " " + c.Username
 		}

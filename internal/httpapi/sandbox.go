@@ -3,7 +3,10 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -28,6 +31,12 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 			Accounts: sandboxAccounts{store: s.store, key: key, platform: name},
 			Recorder: rec,
 		})
+		// The simulator's consent page approves at once and sends the browser back to this
+		// server's callback, so the whole OAuth round trip runs in the sandbox.
+		h = sim.WithOAuth(name, sim.OAuthConfig{
+			Mint:         sim.TokenMint{Key: key, Platform: name},
+			RedirectURIs: []string{publicURL + "/oauth/" + name + "/callback"},
+		}, h)
 		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
 		s.private("GET "+prefix+"/_introspect", func(w http.ResponseWriter, r *http.Request) error {
 			return s.introspect(w, r, name, rec)
@@ -59,11 +68,17 @@ type sandboxAccounts struct {
 }
 
 func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account, bool) {
-	p, account, ok := sim.ParseSandboxToken(a.key, token)
-	if !ok || p != a.platform {
+	account, exp, ok := sim.TokenMint{Key: a.key, Platform: a.platform}.ParseAccessToken(token)
+	if !ok || (!exp.IsZero() && time.Now().After(exp)) {
 		return sim.Account{}, false
 	}
-	c, err := a.store.SandboxChannel(ctx, p, account)
+	c, err := a.store.SandboxChannel(ctx, a.platform, account)
+	if errors.Is(err, store.ErrNotFound) && !exp.IsZero() {
+		// A token the simulator's consent issued, for an account whose channel the callback
+		// has not stored yet (it asks who the account is first): the account exists, and
+		// behaves.
+		return sim.Account{ID: account, Username: sandboxUsername(a.platform, account), Behavior: sim.Behavior{ProcessingMS: -1}}, true
+	}
 	if err != nil {
 		return sim.Account{}, false
 	}
@@ -80,4 +95,13 @@ func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account
 		b.ProcessingMS = *stored.ProcessingMS
 	}
 	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, true
+}
+
+// sandboxUsername is the username of a simulated account.
+func sandboxUsername(platformName, account string) string {
+	id := strings.TrimPrefix(account, "sbx_")
+	if len(id) > 6 {
+		id = id[:6]
+	}
+	return "sandbox_" + platformName + "_" + id
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -59,6 +60,10 @@ type Options struct {
 	// publish options of a platform's channel.
 	Access         publish.ChannelAccess
 	ChannelOptions map[string]OptionsSource
+	// Connector connects channels (OAuth consents, verified credentials); ConnectReturnURL is
+	// where the OAuth callback sends the browser ("" answers a page).
+	Connector        *connect.Connector
+	ConnectReturnURL string
 }
 
 // Server is the HTTP API.
@@ -79,6 +84,9 @@ type Server struct {
 	publishWait    time.Duration
 	access         publish.ChannelAccess
 	optionSources  map[string]OptionsSource
+	connector      *connect.Connector
+	// connectReturnURL: see Options.
+	connectReturnURL string
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -92,8 +100,8 @@ func New(o Options) *Server {
 		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst),
 		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
-		optionSources: o.ChannelOptions,
-		mux:           http.NewServeMux(), methods: map[string][]string{},
+		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
+		mux: http.NewServeMux(), methods: map[string][]string{},
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -126,7 +134,8 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/channels", s.listChannels)
 	s.private("POST "+APIPrefix+"/channels", s.createChannel)
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
-	s.private("GET "+APIPrefix+"/channels/{id}/options", s.channelOptions)
+	s.private("GET "+APIPrefix+"/channels/{a}/{b}", s.channelSubresource) // connect/{platform}, {id}/options
+	s.public("GET /oauth/{platform}/callback", s.oauthCallback)
 
 	s.private("POST "+APIPrefix+"/publish", s.publish)
 	s.private("POST "+APIPrefix+"/posts/publish", s.publish)

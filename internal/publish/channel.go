@@ -39,9 +39,13 @@ func (a ChannelAccess) Seal(c store.Channel, creds map[string]string) []byte {
 // Open returns the base URL ("" = the provider's default) and credentials of a channel.
 func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]string, err error) {
 	if c.Sandbox {
-		base := a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform]
-		token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
-		return base, sim.SandboxCredentials(c.Platform, base, c.ExternalAccountID, token), nil
+		baseURL = a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform]
+		if len(c.Credentials) == 0 {
+			// A sandbox channel created as such: its token is minted, never stored.
+			token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
+			return baseURL, sim.SandboxCredentials(c.Platform, baseURL, c.ExternalAccountID, token), nil
+		}
+		// Connected through a simulator's consent: the tokens it issued, stored like any.
 	}
 	if len(c.Credentials) == 0 {
 		return "", nil, fmt.Errorf("channel %s has no credentials", c.ID)
@@ -53,5 +57,5 @@ func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]s
 	if err := json.Unmarshal(plain, &creds); err != nil {
 		return "", nil, fmt.Errorf("channel %s: credentials: %w", c.ID, err)
 	}
-	return "", creds, nil
+	return baseURL, creds, nil
 }

@@ -37,12 +37,16 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	if err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
+	states, err := h.Store.DeleteExpiredOAuthStates(ctx)
+	if err != nil {
+		return fmt.Errorf("housekeeping: %w", err)
+	}
 	temps, err := h.Media.CleanupTemp(ctx, tempUploadAge)
 	if err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
-	if h.Log != nil && keys+int64(temps) > 0 {
-		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "abandoned_uploads", temps)
+	if h.Log != nil && keys+states+int64(temps) > 0 {
+		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "expired_oauth_states", states, "abandoned_uploads", temps)
 	}
 	return nil
 }

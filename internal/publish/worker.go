@@ -30,6 +30,9 @@ type Worker struct {
 	Access    ChannelAccess
 	Hub       *Hub
 	Log       *slog.Logger
+	// Tokens renews channels' OAuth tokens: before a step when they are about to expire, and
+	// once when the platform refuses one. nil never renews.
+	Tokens TokenRefresher
 
 	// RetryAttempts bounds the transient failures of one step in a row (default 5);
 	// RetryBaseDelay is the first back-off (default 2 s), doubled per failure (see backoff).
@@ -74,6 +77,12 @@ func (w *Worker) defaults() {
 	}
 }
 
+// TokenRefresher renews a channel's access token when it is due (or at once when force) and
+// returns the channel as stored afterwards; a refusal is a permanent auth_expired *Error.
+type TokenRefresher interface {
+	Refresh(ctx context.Context, ch store.Channel, force bool) (store.Channel, error)
+}
+
 // Timeout is River's limit for one run of the job: the run budget plus one step, with room.
 func (w *Worker) Timeout(*river.Job[PublishArgs]) time.Duration {
 	w.once.Do(w.defaults)
@@ -114,6 +123,19 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	if provider == nil {
 		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
 	}
+	if dl.Channel.Status == store.ChannelReauthRequired {
+		return w.fail(ctx, args, "", Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
+	}
+	if w.Tokens != nil {
+		ch, err := w.Tokens.Refresh(ctx, dl.Channel, false)
+		switch {
+		case err == nil:
+			dl.Channel = ch
+		case !AsError(err).Transient:
+			return w.fail(ctx, args, dl.Channel.ID, AsError(err))
+		}
+		// A transient failure leaves the old token, which may well still work.
+	}
 	d, err := w.destination(dl)
 	if err != nil {
 		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err))
@@ -122,6 +144,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	started := time.Now()
 	attempts := dl.Destination.Attempts
 	status := dl.Destination.Status
+	renewed := false
 	for {
 		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
 		out, err := provider.Step(stepCtx, d)
@@ -133,6 +156,21 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 				return ctx.Err()
 			}
 			pe := AsError(err)
+			if pe.Category == CategoryAuthExpired && w.Tokens != nil && !renewed {
+				// The platform refused the token: renew it once and repeat the step (a
+				// refused request changed nothing on the platform).
+				renewed = true
+				if ch, rerr := w.Tokens.Refresh(ctx, dl.Channel, true); rerr == nil {
+					dl.Channel = ch
+					if _, creds, oerr := w.Access.Open(ch); oerr == nil {
+						log.Info("platform refused the token; renewed it")
+						d.Credentials = creds
+						continue
+					}
+				} else if rpe := AsError(rerr); rpe.Transient {
+					pe = rpe
+				}
+			}
 			attempts++
 			if !pe.Transient || attempts >= w.RetryAttempts {
 				log.Warn("destination failed", "category", pe.Category, "attempts", attempts, "error", pe.Message)

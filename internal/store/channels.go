@@ -32,10 +32,13 @@ type Channel struct {
 	Credentials       []byte // sealed
 	Status            string
 	CreatedAt         time.Time
+	// TokenExpiresAt is when the access token in Credentials expires (nil: never, or unknown):
+	// what the token refresher looks at without opening the credentials.
+	TokenExpiresAt *time.Time
 }
 
 const channelColumns = `id, account_id, project_id, platform, name, username, avatar_url, external_account_id,
-	sandbox, sandbox_behavior, credentials, status, created_at`
+	sandbox, sandbox_behavior, credentials, status, created_at, token_expires_at`
 
 // SaveChannel stores a channel. Connecting the same platform account to the same project again
 // updates the existing channel (new credentials, active again) instead of adding a second one,
@@ -43,6 +46,11 @@ const channelColumns = `id, account_id, project_id, platform, name, username, av
 func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, created bool, err error) {
 	if c.SandboxBehavior == "" {
 		c.SandboxBehavior = "{}"
+	}
+	if c.TokenExpiresAt != nil {
+		// UTC always: SQLite compares these as text.
+		t := c.TokenExpiresAt.UTC().Truncate(time.Microsecond)
+		c.TokenExpiresAt = &t
 	}
 	err = s.InTx(ctx, func(tx *Tx) error {
 		row := tx.tx.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
@@ -52,8 +60,9 @@ func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, crea
 		switch {
 		case err == nil:
 			_, err = tx.tx.ExecContext(ctx, `UPDATE channels SET name = $1, username = $2, avatar_url = $3,
-				sandbox_behavior = $4, credentials = $5, status = $6 WHERE id = $7`,
-				c.Name, c.Username, c.AvatarURL, c.SandboxBehavior, c.Credentials, ChannelActive, existing.ID)
+				sandbox_behavior = $4, credentials = $5, status = $6, token_expires_at = $7, refresh_lease_until = NULL
+				WHERE id = $8`,
+				c.Name, c.Username, c.AvatarURL, c.SandboxBehavior, c.Credentials, ChannelActive, c.TokenExpiresAt, existing.ID)
 			if err != nil {
 				return fmt.Errorf("store: update channel: %w", err)
 			}
@@ -65,9 +74,9 @@ func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, crea
 		}
 		c.ID, c.CreatedAt, c.Status = uuid.NewString(), now(), ChannelActive
 		_, err = tx.tx.ExecContext(ctx, `INSERT INTO channels (`+channelColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			c.ID, c.AccountID, c.ProjectID, c.Platform, c.Name, c.Username, c.AvatarURL, c.ExternalAccountID,
-			c.Sandbox, c.SandboxBehavior, c.Credentials, c.Status, c.CreatedAt)
+			c.Sandbox, c.SandboxBehavior, c.Credentials, c.Status, c.CreatedAt, c.TokenExpiresAt)
 		if err != nil {
 			return fmt.Errorf("store: create channel: %w", err)
 		}
@@ -126,8 +135,13 @@ func (s *Store) SetChannelStatus(ctx context.Context, id, status string) error {
 
 func scanChannel(r scanner) (Channel, error) {
 	var c Channel
+	var expires sql.NullTime
 	err := r.Scan(&c.ID, &c.AccountID, &c.ProjectID, &c.Platform, &c.Name, &c.Username, &c.AvatarURL,
-		&c.ExternalAccountID, &c.Sandbox, &c.SandboxBehavior, &c.Credentials, &c.Status, &c.CreatedAt)
+		&c.ExternalAccountID, &c.Sandbox, &c.SandboxBehavior, &c.Credentials, &c.Status, &c.CreatedAt, &expires)
 	c.CreatedAt = c.CreatedAt.UTC()
+	if expires.Valid {
+		t := expires.Time.UTC()
+		c.TokenExpiresAt = &t
+	}
 	return c, err
 }

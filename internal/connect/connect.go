@@ -1,0 +1,299 @@
+// Package connect connects channels to reelay: by an OAuth consent (the consent URL with a
+// signed, single-use state, the callback that exchanges the code, names the account and stores
+// the channel), by credentials a user pastes (verified against the platform before anything is
+// stored), and keeps OAuth tokens alive (refreshed before expiry and on a refused token, one
+// refresh at a time per channel across processes).
+package connect
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Identifier tells whose credentials these are on a platform (each platform's provider).
+type Identifier interface {
+	Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error)
+}
+
+// Connector connects channels.
+type Connector struct {
+	Store  *store.Store
+	Access publish.ChannelAccess
+	// Identifiers name accounts, by platform.
+	Identifiers map[string]Identifier
+	// Clients are reelay's OAuth apps, by platform (from configuration).
+	Clients map[string]Client
+	// PublicURL is reelay's, where platforms send the browser back (/oauth/{platform}/callback).
+	PublicURL string
+	// StateKey signs the state parameters.
+	StateKey []byte
+	// APIBases replaces the platforms' API base URLs when verifying credentials a user pasted
+	// (tests point them at the simulators); "" is the provider's default, the platform's own.
+	APIBases   map[string]string
+	HTTPClient *http.Client
+	Now        func() time.Time
+}
+
+// StateTTL is how long a consent may take.
+const StateTTL = 15 * time.Minute
+
+var errNothingToConnect = errors.New("nothing to connect")
+
+func (c *Connector) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Connector) httpClient() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
+	}
+	return http.DefaultClient
+}
+
+// RedirectURI is where platform sends the browser back after the consent.
+func (c *Connector) RedirectURI(platformName string) string {
+	return c.PublicURL + "/oauth/" + platformName + "/callback"
+}
+
+// oauthRoot is where a platform's authorization server is: the simulator's mount point for
+// sandbox flows, "" (the platform's own URLs) otherwise.
+func (c *Connector) oauthRoot(platformName string, sandbox bool) string {
+	if sandbox {
+		return c.Access.SimulatorsURL + "/sandbox/" + platformName
+	}
+	return ""
+}
+
+// client is the OAuth app to use: the simulator's sandbox app, or the configured one.
+func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
+	if sandbox {
+		return Client{ID: sim.SandboxClientID, Secret: sim.TokenMint{Key: c.Access.SandboxKey, Platform: platformName}.ClientSecret()}, nil
+	}
+	cl, ok := c.Clients[platformName]
+	if !ok || cl.ID == "" {
+		up := strings.ToUpper(platformName)
+		return Client{}, apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
+			"this server has no %s app: set REELAY_%s_CLIENT_ID and REELAY_%s_CLIENT_SECRET, connect with a token pair through POST /channels, or add sandbox=true",
+			platform.DisplayName(platformName), up, up)
+	}
+	return cl, nil
+}
+
+// Begin starts a consent for a channel of platformName in the caller's project and returns the
+// platform's consent URL. The project must be the caller's (checked by the caller).
+func (c *Connector) Begin(ctx context.Context, accountID, projectID, platformName string, sandbox bool) (string, error) {
+	d, ok := dialects[platformName]
+	if !ok {
+		return "", apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
+			"%s connects with credentials, not a consent: POST /channels with %s",
+			platform.DisplayName(platformName), strings.Join(platform.RequiredCredentials(platformName), ", "))
+	}
+	cl, err := c.client(platformName, sandbox)
+	if err != nil {
+		return "", err
+	}
+	id := randomString(18)
+	st := store.OAuthState{ID: id, AccountID: accountID, ProjectID: projectID, Platform: platformName,
+		Sandbox: sandbox, ExpiresAt: c.now().Add(StateTTL)}
+	var challenge string
+	if d.pkce {
+		verifier := randomString(48)
+		sum := sha256.Sum256([]byte(verifier))
+		challenge = base64.RawURLEncoding.EncodeToString(sum[:])
+		st.Verifier = c.Access.Box.Seal([]byte(verifier), stateAD(id))
+	}
+	if err := c.Store.CreateOAuthState(ctx, st); err != nil {
+		return "", err
+	}
+	return d.authCodeURL(c.oauthRoot(platformName, sandbox), cl, c.RedirectURI(platformName), c.signState(id), challenge), nil
+}
+
+func stateAD(id string) []byte { return []byte("oauth-state:" + id) }
+
+// signState is the state parameter: the flow's id and a MAC, so that a forged state is refused
+// before the database is asked.
+func (c *Connector) signState(id string) string {
+	m := hmac.New(sha256.New, c.StateKey)
+	m.Write([]byte("oauth-state|" + id))
+	return id + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+func (c *Connector) verifyState(state string) (string, bool) {
+	id, _, ok := strings.Cut(state, ".")
+	return id, ok && hmac.Equal([]byte(state), []byte(c.signState(id)))
+}
+
+// Refusal is a callback that cannot connect anything: the user declined, the state is forged,
+// replayed or stale, or the platform refused the code. Its message is shown to the user.
+type Refusal struct {
+	Message string
+	Err     error
+}
+
+func (r *Refusal) Error() string { return r.Message }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Callback is what the platform sent the browser back with.
+type Callback struct {
+	Code, State, Error, ErrorDescription string
+}
+
+// Complete finishes a consent: it spends the state, exchanges the code, names the account(s)
+// and stores the channel(s) (Facebook: one per Page). Failures are *Refusal (nothing stored) or
+// transient platform errors.
+func (c *Connector) Complete(ctx context.Context, platformName string, cb Callback) ([]store.Channel, error) {
+	id, ok := c.verifyState(cb.State)
+	if !ok {
+		return nil, &Refusal{Message: "This link is not valid: the state parameter was not issued by this server. Start the connection again."}
+	}
+	st, err := c.Store.ConsumeOAuthState(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Refusal{Message: "This link has expired or was already used. Start the connection again."}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Platform != platformName {
+		return nil, &Refusal{Message: "This link was issued for " + platform.DisplayName(st.Platform) + ", not " + platform.DisplayName(platformName) + "."}
+	}
+	if cb.Error != "" {
+		msg := cb.Error
+		if cb.ErrorDescription != "" {
+			msg += ": " + cb.ErrorDescription
+		}
+		return nil, &Refusal{Message: platform.DisplayName(platformName) + " did not grant access (" + msg + ")."}
+	}
+	if cb.Code == "" {
+		return nil, &Refusal{Message: platform.DisplayName(platformName) + " sent no authorization code."}
+	}
+	var verifier string
+	if len(st.Verifier) > 0 {
+		plain, err := c.Access.Box.Open(st.Verifier, stateAD(st.ID))
+		if err != nil {
+			return nil, fmt.Errorf("connect: PKCE verifier: %w", err)
+		}
+		verifier = string(plain)
+	}
+	d := dialects[platformName]
+	cl, err := c.client(platformName, st.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := d.exchange(ctx, c.httpClient(), c.oauthRoot(platformName, st.Sandbox), cl, cb.Code, c.RedirectURI(platformName), verifier)
+	if err != nil {
+		if pe := publish.AsError(err); !pe.Transient {
+			return nil, &Refusal{Message: platform.DisplayName(platformName) + " refused the authorization: " + pe.Message, Err: err}
+		}
+		return nil, err
+	}
+	creds := map[string]string{"access_token": tok.AccessToken}
+	if tok.RefreshToken != "" {
+		creds["refresh_token"] = tok.RefreshToken
+	}
+	draft := store.Channel{AccountID: st.AccountID, ProjectID: st.ProjectID, Platform: platformName, Sandbox: st.Sandbox,
+		TokenExpiresAt: tok.expiry(c.now())}
+	if !d.pages {
+		ch, err := c.identifyAndSave(ctx, draft, creds)
+		if err != nil {
+			return nil, err
+		}
+		return []store.Channel{ch}, nil
+	}
+	ps, err := pages(ctx, c.httpClient(), c.apiBase(platformName, st.Sandbox), tok.AccessToken)
+	if errors.Is(err, errNothingToConnect) {
+		return nil, &Refusal{Message: strings.TrimPrefix(err.Error(), errNothingToConnect.Error()+": "), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Channel
+	for _, p := range ps {
+		// A Page token derived from a long-lived user token does not expire.
+		pd := draft
+		pd.TokenExpiresAt = nil
+		ch, err := c.identifyAndSave(ctx, pd, map[string]string{"access_token": p.AccessToken})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// apiBase is the platform API's base URL for the calls connect makes itself.
+func (c *Connector) apiBase(platformName string, sandbox bool) string {
+	if sandbox {
+		return c.Access.SimulatorsURL + "/sandbox/" + platformName + c.Access.SandboxAPIPaths[platformName]
+	}
+	return "https://graph.facebook.com/" + graphVersion
+}
+
+// identifyAndSave names the account behind creds and stores (or reconnects) its channel.
+func (c *Connector) identifyAndSave(ctx context.Context, ch store.Channel, creds map[string]string) (store.Channel, error) {
+	idf, ok := c.Identifiers[ch.Platform]
+	if !ok {
+		return store.Channel{}, fmt.Errorf("connect: no identifier for %s", ch.Platform)
+	}
+	base := ""
+	if ch.Sandbox {
+		base = c.Access.SimulatorsURL + "/sandbox/" + ch.Platform + c.Access.SandboxAPIPaths[ch.Platform]
+	}
+	who, err := idf.Identify(ctx, base, creds)
+	if err != nil {
+		if pe := publish.AsError(err); !pe.Transient {
+			return store.Channel{}, &Refusal{Message: platform.DisplayName(ch.Platform) + ": " + pe.Message, Err: err}
+		}
+		return store.Channel{}, err
+	}
+	ch.ExternalAccountID, ch.Name, ch.Username, ch.AvatarURL = who.ExternalID, who.Name, who.Username, who.AvatarURL
+	if ch.Name == "" {
+		ch.Name = platform.DisplayName(ch.Platform) + " " + who.Username
+	}
+	ch.Credentials = c.Access.Seal(ch, creds)
+	saved, _, err := c.Store.SaveChannel(ctx, ch)
+	return saved, err
+}
+
+// Verify checks pasted credentials with the platform and names their account: what POST
+// /channels stores for a token-based channel. A refused credential is a 400 naming it; a
+// platform that cannot be reached a 502. It returns ok=false for a platform without an
+// identifier (nothing to verify with).
+func (c *Connector) Verify(ctx context.Context, platformName string, creds map[string]string) (publish.Identity, bool, error) {
+	idf, ok := c.Identifiers[platformName]
+	if !ok {
+		return publish.Identity{}, false, nil
+	}
+	who, err := idf.Identify(ctx, c.APIBases[platformName], creds)
+	if err != nil {
+		pe := publish.AsError(err)
+		if pe.Transient {
+			return who, true, apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s could not be reached to verify the credentials: %s",
+				platform.DisplayName(platformName), pe.Message).Wrap(err)
+		}
+		return who, true, apierr.Field("credentials", fmt.Sprintf("%s refused them: %s", platform.DisplayName(platformName), pe.Message))
+	}
+	return who, true, nil
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,328 @@
+package connect
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// simIdentity names the account behind a simulator-issued token, as the simulator sees it: the
+// connect flows are under test here; each provider's own Identify is tested in its package
+// against its simulator.
+type simIdentity struct{ key []byte }
+
+func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (publish.Identity, error) {
+	platform := base[strings.LastIndex(base, "/sandbox/")+len("/sandbox/"):]
+	platform, _, _ = strings.Cut(platform, "/")
+	account, _, ok := sim.TokenMint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
+	if !ok {
+		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 401, "invalid token")
+	}
+	return publish.Identity{ExternalID: account, Name: "Sim " + account, Username: "@" + account}, nil
+}
+
+type fixture struct {
+	t         *testing.T
+	st        *store.Store
+	c         *Connector
+	account   string
+	project   string
+	grants    atomic.Int64 // token requests with grant_type=refresh_token (or Meta's refresh)
+	sandboxed string
+}
+
+func newFixture(t *testing.T, st *store.Store) *fixture {
+	t.Helper()
+	key := bytes.Repeat([]byte{7}, 32)
+	box, err := secret.NewBox(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, st: st}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("grant_type") == "refresh_token" || strings.HasSuffix(r.URL.Path, "/refresh_access_token") {
+			f.grants.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	sandboxKey := secret.Derive(key, "sandbox tokens")
+	for _, p := range sim.OAuthPlatforms() {
+		api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sim.TokenMint{Key: sandboxKey, Platform: p},
+			RedirectURIs: []string{srv.URL + "/oauth/" + p + "/callback"}}, api)
+		mux.Handle("/sandbox/"+p+"/", http.StripPrefix("/sandbox/"+p, h))
+	}
+	access := publish.ChannelAccess{Box: box, SandboxKey: sandboxKey, SimulatorsURL: srv.URL}
+	ids := map[string]Identifier{}
+	for _, p := range sim.OAuthPlatforms() {
+		ids[p] = simIdentity{key: sandboxKey}
+	}
+	f.c = &Connector{Store: st, Access: access, Identifiers: ids, PublicURL: srv.URL,
+		StateKey: bytes.Repeat([]byte{9}, 32), HTTPClient: srv.Client()}
+	acct, err := st.CreateAccount(context.Background(), store.NewAccount{Name: "alice",
+		Identity: &store.Identity{Issuer: "https://issuer.test", Subject: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.account, f.project = acct.Account.ID, acct.Project.ID
+	return f
+}
+
+// consent starts a sandbox consent and follows the simulator's consent page to the redirect,
+// returning what the platform sent back to the callback.
+func (f *fixture) consent(platform string) Callback {
+	f.t.Helper()
+	link, err := f.c.Begin(context.Background(), f.account, f.project, platform, true)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(link)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		f.t.Fatalf("consent page %s: %s", link, resp.Status)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Path != "/oauth/"+platform+"/callback" {
+		f.t.Fatalf("consent redirected to %q", resp.Header.Get("Location"))
+	}
+	q := loc.Query()
+	return Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description")}
+}
+
+func (f *fixture) creds(ch store.Channel) map[string]string {
+	f.t.Helper()
+	_, creds, err := f.c.Access.Open(ch)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return creds
+}
+
+func TestConsentRoundTripPerPlatform(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		for _, p := range []string{"youtube", "tiktok", "linkedin", "pinterest", "reddit", "instagram", "threads"} {
+			t.Run(p, func(t *testing.T) {
+				d := dialects[p]
+				link, _ := f.c.Begin(context.Background(), f.account, f.project, p, true)
+				u, _ := url.Parse(link)
+				real, _ := url.Parse(d.authURL)
+				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sim.SandboxClientID {
+					t.Fatalf("consent URL %s: want the simulator's %s with %s", link, real.Path, d.clientParam)
+				}
+				if got := u.Query().Get("code_challenge") != ""; got != d.pkce {
+					t.Fatalf("code_challenge present = %v, want %v", got, d.pkce)
+				}
+				cb := f.consent(p)
+				if cb.Code == "" || cb.Error != "" {
+					t.Fatalf("callback %+v", cb)
+				}
+				before := time.Now()
+				chans, err := f.c.Complete(context.Background(), p, cb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(chans) != 1 {
+					t.Fatalf("%d channels", len(chans))
+				}
+				ch := chans[0]
+				if !ch.Sandbox || ch.ProjectID != f.project || !strings.HasPrefix(ch.ExternalAccountID, "sbx_") {
+					t.Fatalf("channel %+v", ch)
+				}
+				creds := f.creds(ch)
+				if _, _, ok := (sim.TokenMint{Key: f.c.Access.SandboxKey, Platform: p}).ParseAccessToken(creds["access_token"]); !ok {
+					t.Fatalf("stored access token %q is not the simulator's", creds["access_token"])
+				}
+				wantRefresh := !d.meta
+				if (creds["refresh_token"] != "") != wantRefresh {
+					t.Fatalf("refresh token stored = %v, want %v", creds["refresh_token"] != "", wantRefresh)
+				}
+				// Meta's tokens are exchanged for long-lived ones (60 days); others last as long
+				// as the platform says.
+				if ch.TokenExpiresAt == nil || ch.TokenExpiresAt.Before(before.Add(30*time.Minute)) {
+					t.Fatalf("token expires at %v", ch.TokenExpiresAt)
+				}
+				if d.meta && ch.TokenExpiresAt.Before(before.Add(59*24*time.Hour)) {
+					t.Fatalf("Meta token expires at %v: not long-lived", ch.TokenExpiresAt)
+				}
+				// The stored row is what Complete returned, credentials sealed.
+				got, err := st.GetChannel(context.Background(), f.account, ch.ID)
+				if err != nil || bytes.Contains(got.Credentials, []byte(creds["access_token"])) {
+					t.Fatalf("stored channel: %v (credentials in plain text?)", err)
+				}
+			})
+		}
+	})
+}
+
+func TestCallbackRefusals(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		good := f.consent("reddit")
+
+		cases := map[string]struct {
+			platform string
+			cb       func() Callback
+			want     string
+		}{
+			"forged state":              {"reddit", func() Callback { return Callback{Code: good.Code, State: "abc.def"} }, "not issued by this server"},
+			"state of another platform": {"linkedin", func() Callback { return f.consent("reddit") }, "issued for Reddit"},
+			"user declined": {"reddit", func() Callback {
+				cb := f.consent("reddit")
+				return Callback{State: cb.State, Error: "access_denied", ErrorDescription: "The user said no"}
+			}, "did not grant access (access_denied: The user said no)"},
+			"code refused": {"reddit", func() Callback {
+				cb := f.consent("reddit")
+				cb.Code += "x"
+				return cb
+			}, "refused the authorization: invalid_grant"},
+			"expired state": {"reddit", func() Callback {
+				f.c.Now = func() time.Time { return time.Now().Add(-StateTTL - time.Minute) }
+				defer func() { f.c.Now = nil }()
+				return f.consent("reddit")
+			}, "expired or was already used"},
+		}
+		for name, tc := range cases {
+			_, err := f.c.Complete(ctx, tc.platform, tc.cb())
+			r, ok := ErrRefusal(err)
+			if !ok || !strings.Contains(r.Message, tc.want) {
+				t.Errorf("%s: error %v; want a refusal saying %q", name, err, tc.want)
+			}
+		}
+		chans, err := st.ListChannels(ctx, f.account, f.project)
+		if err != nil || len(chans) != 0 {
+			t.Fatalf("refused callbacks stored %d channels (%v)", len(chans), err)
+		}
+
+		// The good callback works once; the same state again is a replay.
+		if _, err := f.c.Complete(ctx, "reddit", good); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.c.Complete(ctx, "reddit", good)
+		if r, ok := ErrRefusal(err); !ok || !strings.Contains(r.Message, "already used") {
+			t.Fatalf("replayed state: %v", err)
+		}
+	})
+}
+
+func TestBeginWithoutAnApp(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, storetest.New(t, store.SQLite))
+	_, err := f.c.Begin(context.Background(), f.account, f.project, "linkedin", false)
+	if err == nil || !strings.Contains(err.Error(), "REELAY_LINKEDIN_CLIENT_ID") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = f.c.Begin(context.Background(), f.account, f.project, "telegram", true)
+	if err == nil || !strings.Contains(err.Error(), "POST /channels") {
+		t.Fatalf("token platform: error %v", err)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, st)
+		connect := func(p string) store.Channel {
+			chans, err := f.c.Complete(ctx, p, f.consent(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return chans[0]
+		}
+
+		// Not due: nothing is asked of the platform.
+		ch := connect("tiktok")
+		if _, err := f.c.Refresh(ctx, ch, false); err != nil || f.grants.Load() != 0 {
+			t.Fatalf("refresh of a fresh token: %v, %d grants", err, f.grants.Load())
+		}
+
+		// Due (the refresher looks RefreshAhead ahead): renewed, and TikTok's rotated refresh
+		// token replaces the old one.
+		old := f.creds(ch)
+		f.c.Now = func() time.Time { return time.Now().Add(24*time.Hour - RefreshAhead/2) }
+		due, err := st.ChannelsDueForRefresh(ctx, f.c.Now().Add(RefreshAhead), 10)
+		if err != nil || len(due) != 1 || due[0].ID != ch.ID {
+			t.Fatalf("due: %v %v", due, err)
+		}
+		got, err := f.c.Refresh(ctx, due[0], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.c.Now = nil
+		renewed := f.creds(got)
+		if renewed["access_token"] == old["access_token"] || renewed["refresh_token"] == old["refresh_token"] || renewed["refresh_token"] == "" {
+			t.Fatalf("tokens not renewed and rotated: %v → %v", old, renewed)
+		}
+		if !got.TokenExpiresAt.After(*ch.TokenExpiresAt) || f.grants.Load() != 1 {
+			t.Fatalf("expiry %v → %v, %d grants", ch.TokenExpiresAt, got.TokenExpiresAt, f.grants.Load())
+		}
+
+		// Many processes refusing the token at once: one refresh; all see its result.
+		f.grants.Store(0)
+		ch = connect("reddit")
+		var wg sync.WaitGroup
+		results := make([]store.Channel, 6)
+		errs := make([]error, 6)
+		for i := range results {
+			wg.Add(1)
+			go func() { defer wg.Done(); results[i], errs[i] = f.c.Refresh(ctx, ch, true) }()
+		}
+		wg.Wait()
+		if f.grants.Load() != 1 {
+			t.Fatalf("%d refresh grants for one channel; want 1", f.grants.Load())
+		}
+		want := f.creds(results[0])["access_token"]
+		for i := range results {
+			if errs[i] != nil || f.creds(results[i])["access_token"] != want {
+				t.Fatalf("refresh %d: %v, token %q want %q", i, errs[i], f.creds(results[i])["access_token"], want)
+			}
+		}
+
+		// A refresh the platform refuses: reauth_required, a permanent auth_expired error.
+		creds := f.creds(results[0])
+		creds["refresh_token"] = "revoked"
+		ch = results[0]
+		ch.Credentials = f.c.Access.Seal(ch, creds)
+		if err := st.SaveRefreshedCredentials(ctx, ch.ID, ch.Credentials, ch.TokenExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.c.Refresh(ctx, ch, true)
+		if pe := publish.AsError(err); err == nil || pe.Transient || pe.Category != publish.CategoryAuthExpired {
+			t.Fatalf("refused refresh: %v", err)
+		}
+		after, _ := st.GetChannel(ctx, f.account, ch.ID)
+		if after.Status != store.ChannelReauthRequired {
+			t.Fatalf("status %q after a refused refresh", after.Status)
+		}
+
+		// Threads extends its long-lived token through its own endpoint.
+		f.grants.Store(0)
+		ch = connect("threads")
+		if _, err := f.c.Refresh(ctx, ch, true); err != nil || f.grants.Load() != 1 {
+			t.Fatalf("threads refresh: %v, %d grants", err, f.grants.Load())
+		}
+	})
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/connect"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// channelSubresource serves GET /channels/{a}/{b}: /channels/connect/{platform} and
+// /channels/{id}/options share the shape, and ServeMux refuses two patterns that both match
+// /channels/connect/options, so one handler tells them apart.
+func (s *Server) channelSubresource(w http.ResponseWriter, r *http.Request) error {
+	a, b := r.PathValue("a"), r.PathValue("b")
+	switch {
+	case a == "connect":
+		return s.connectChannel(w, r, b)
+	case b == "options":
+		r.SetPathValue("id", a)
+		return s.channelOptions(w, r)
+	}
+	return apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path)
+}
+
+// connectChannel answers the consent URL of a platform for a channel in the caller's project.
+func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name string) error {
+	q := r.URL.Query()
+	var f apierr.Fields
+	if !platform.Valid(name) {
+		f.Addf("platform", "unknown platform %q; one of %s", name, strings.Join(platform.All, ", "))
+	}
+	projectID := q.Get("project_id")
+	if projectID == "" {
+		projectID = q.Get("projectId")
+	}
+	switch {
+	case projectID == "":
+		f.Add("project_id", "is required")
+	case !store.ValidID(projectID):
+		f.Add("project_id", "must be a UUID")
+	}
+	sandbox := false
+	switch q.Get("sandbox") {
+	case "", "false":
+	case "true":
+		sandbox = true
+		if !s.sandbox {
+			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
+		}
+	default:
+		f.Add("sandbox", "must be true or false")
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	project, err := s.ownProject(r, projectID)
+	if err != nil {
+		return err
+	}
+	if s.connector == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this process")
+	}
+	link, err := s.connector.Begin(r.Context(), project.AccountID, project.ID, name, sandbox)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "url": link, "platform": name,
+		"expires_at": time.Now().Add(connect.StateTTL).UTC().Format(time.RFC3339)})
+	return nil
+}
+
+var connectedPage = template.Must(template.New("connected").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>reelay: {{.Title}}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.4rem}.err{color:#a11}</style></head>
+<body><h1{{if .Failed}} class="err"{{end}}>{{.Title}}</h1>
+{{range .Channels}}<p>{{.Platform}} account <strong>{{.Name}}</strong>{{if .Username}} ({{.Username}}){{end}} is connected as channel <code>{{.ID}}</code>.</p>{{end}}
+{{if .Message}}<p>{{.Message}}</p>{{end}}
+<p>You can close this window.</p></body></html>
+`))
+
+type connectedChannel struct{ Platform, Name, Username, ID string }
+
+// oauthCallback finishes a consent: the platform sends the browser here with a code and the
+// state. It answers a small page (or sends the browser to REELAY_CONNECT_RETURN_URL) saying
+// what was connected, or why nothing was.
+func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("platform")
+	if !connect.OAuthPlatform(name) || s.connector == nil {
+		return apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path)
+	}
+	q := r.URL.Query()
+	channels, err := s.connector.Complete(r.Context(), name, connect.Callback{
+		Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description")})
+	if refusal, ok := connect.ErrRefusal(err); ok {
+		s.log.Info("channel connection refused", "platform", name, "reason", refusal.Message)
+		return s.connectResult(w, r, http.StatusBadRequest, name, nil, refusal.Message)
+	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return s.connectResult(w, r, ae.Status, name, nil, ae.Message)
+	}
+	if err != nil {
+		s.log.Warn("channel connection failed", "platform", name, "error", err)
+		return s.connectResult(w, r, http.StatusBadGateway, name, nil,
+			platform.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
+	}
+	return s.connectResult(w, r, http.StatusOK, name, channels, "")
+}
+
+func (s *Server) connectResult(w http.ResponseWriter, r *http.Request, status int, name string, channels []store.Channel, message string) error {
+	if s.connectReturnURL != "" {
+		u, err := url.Parse(s.connectReturnURL)
+		if err == nil {
+			v := u.Query()
+			v.Set("platform", name)
+			if status == http.StatusOK {
+				v.Set("status", "connected")
+				for _, c := range channels {
+					v.Add("channel_id", c.ID)
+				}
+			} else {
+				v.Set("status", "error")
+				v.Set("message", message)
+			}
+			u.RawQuery = v.Encode()
+			http.Redirect(w, r, u.String(), http.StatusFound)
+			return nil
+		}
+	}
+	data := struct {
+		Title    string
+		Failed   bool
+		Channels []connectedChannel
+		Message  string
+	}{Title: platform.DisplayName(name) + " connected", Message: message}
+	if status != http.StatusOK {
+		data.Title, data.Failed = "Could not connect "+platform.DisplayName(name), true
+	}
+	for _, c := range channels {
+		data.Channels = append(data.Channels, connectedChannel{platform.DisplayName(c.Platform), c.Name, c.Username, c.ID})
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	return connectedPage.Execute(w, data)
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// OAuthState is a consent flow in progress: what the state parameter handed to a platform
+// stands for. Verifier is the PKCE code verifier, sealed.
+type OAuthState struct {
+	ID        string
+	AccountID string
+	ProjectID string
+	Platform  string
+	Sandbox   bool
+	Verifier  []byte
+	ExpiresAt time.Time
+}
+
+// CreateOAuthState records a consent flow.
+func (s *Store) CreateOAuthState(ctx context.Context, st OAuthState) error {
+	_, err := s.write.ExecContext(ctx, `INSERT INTO oauth_states (id, account_id, project_id, platform, sandbox, verifier, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		st.ID, st.AccountID, st.ProjectID, st.Platform, st.Sandbox, st.Verifier, st.ExpiresAt.UTC())
+	if err != nil {
+		return fmt.Errorf("store: create oauth state: %w", err)
+	}
+	return nil
+}
+
+// ConsumeOAuthState takes a consent flow out of the table, so that its state works once, and
+// returns it; an unknown, used or expired state is ErrNotFound. The project must still exist.
+func (s *Store) ConsumeOAuthState(ctx context.Context, id string) (OAuthState, error) {
+	var st OAuthState
+	err := s.write.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = $1
+		RETURNING id, account_id, project_id, platform, sandbox, verifier, expires_at`, id).
+		Scan(&st.ID, &st.AccountID, &st.ProjectID, &st.Platform, &st.Sandbox, &st.Verifier, &st.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, ErrNotFound
+	}
+	if err != nil {
+		return st, fmt.Errorf("store: consume oauth state: %w", err)
+	}
+	if !now().Before(st.ExpiresAt) {
+		return st, ErrNotFound
+	}
+	return st, nil
+}
+
+// DeleteExpiredOAuthStates removes consent flows nobody finished.
+func (s *Store) DeleteExpiredOAuthStates(ctx context.Context) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM oauth_states WHERE expires_at < $1`, now())
+	if err != nil {
+		return 0, fmt.Errorf("store: delete expired oauth states: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// ChannelByID reads a live channel whoever owns it: for the workers, never for API callers.
+func (s *Store) ChannelByID(ctx context.Context, id string) (Channel, error) {
+	if !ValidID(id) {
+		return Channel{}, ErrNotFound
+	}
+	c, err := scanChannel(s.read.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
+		WHERE id = $1 AND deleted_at IS NULL`, id))
+	return c, notFound(err)
+}
+
+// ChannelsDueForRefresh lists active channels whose access token expires before `before` and
+// that nobody is refreshing, soonest first.
+func (s *Store) ChannelsDueForRefresh(ctx context.Context, before time.Time, limit int) ([]Channel, error) {
+	t := now()
+	channels, err := collect(scanChannel)(s.read.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels
+		WHERE deleted_at IS NULL AND status = $1 AND token_expires_at IS NOT NULL AND token_expires_at < $2
+		AND (refresh_lease_until IS NULL OR refresh_lease_until < $3)
+		ORDER BY token_expires_at LIMIT $4`, ChannelActive, before.UTC(), t, limit))
+	if err != nil {
+		return nil, fmt.Errorf("store: channels due for refresh: %w", err)
+	}
+	return channels, nil
+}
+
+// AcquireRefreshLease makes this caller the one refreshing a channel's token until `until`;
+// false when another holds an unexpired lease. A lease that outlives a crashed holder simply
+// expires.
+func (s *Store) AcquireRefreshLease(ctx context.Context, id string, until time.Time) (bool, error) {
+	res, err := s.write.ExecContext(ctx, `UPDATE channels SET refresh_lease_until = $1
+		WHERE id = $2 AND deleted_at IS NULL AND (refresh_lease_until IS NULL OR refresh_lease_until < $3)`,
+		until.UTC(), id, now())
+	if err != nil {
+		return false, fmt.Errorf("store: acquire refresh lease: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// ReleaseRefreshLease ends a refresh that changed nothing; status, when not empty, is the
+// channel's new status (reauth_required after a refused refresh).
+func (s *Store) ReleaseRefreshLease(ctx context.Context, id, status string) error {
+	q, args := `UPDATE channels SET refresh_lease_until = NULL WHERE id = $1`, []any{id}
+	if status != "" {
+		q, args = `UPDATE channels SET refresh_lease_until = NULL, status = $2 WHERE id = $1`, []any{id, status}
+	}
+	if _, err := s.write.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("store: release refresh lease: %w", err)
+	}
+	return nil
+}
+
+// SaveRefreshedCredentials stores a refreshed token and ends the lease.
+func (s *Store) SaveRefreshedCredentials(ctx context.Context, id string, sealed []byte, expiresAt *time.Time) error {
+	var exp any
+	if expiresAt != nil {
+		exp = expiresAt.UTC()
+	}
+	_, err := s.write.ExecContext(ctx, `UPDATE channels SET credentials = $1, token_expires_at = $2,
+		refresh_lease_until = NULL, status = $3 WHERE id = $4 AND deleted_at IS NULL`, sealed, exp, ChannelActive, id)
+	if err != nil {
+		return fmt.Errorf("store: save refreshed credentials: %w", err)
+	}
+	return nil
+}
