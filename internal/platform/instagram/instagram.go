@@ -506,3 +506,66 @@ func (p *Provider) AccountInfo(ctx context.Context, baseURL, accessToken, igUser
 	info.QuotaUsage, info.QuotaTotal, info.QuotaWindow = lim.usage, lim.total, lim.window
 	return info, nil
 }
+
+// maxPageReads bounds how many pages of the user's Facebook Pages Identify reads looking for a
+// linked Instagram account (100 Pages each).
+const maxPageReads = 10
+
+// Identify returns the Instagram professional account that an access token of Instagram API
+// with Facebook Login reaches: GET /me/accounts?fields=instagram_business_account{id,username,
+// name,profile_picture_url} lists the Facebook Pages the user manages, each with the
+// Instagram account linked to it, and the first Page that has one names the channel.
+// ExternalID is the IG user id, which Step uses as the channel's ig_user_id (Destination.
+// Account); Name falls back to the username when the account has no name. A token Graph
+// refuses is a permanent auth_expired error; a user none of whose Pages has a linked account
+// is a permanent invalid_options error. The token needs pages_show_list and instagram_basic.
+// (Instagram Login's tokens have no Pages: their account is GET /me.)
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+	token := credentials["access_token"]
+	if token == "" {
+		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	}
+	if baseURL == "" {
+		baseURL = p.cfg.BaseURL
+	}
+	g := graph{base: strings.TrimRight(baseURL, "/"), token: token, hc: p.cfg.HTTPClient}
+	q := url.Values{"fields": {"instagram_business_account{id,username,name,profile_picture_url}"}, "limit": {"100"}}
+	for range maxPageReads {
+		var pages struct {
+			Data []struct {
+				IG *struct {
+					ID                string `json:"id"`
+					Username          string `json:"username"`
+					Name              string `json:"name"`
+					ProfilePictureURL string `json:"profile_picture_url"`
+				} `json:"instagram_business_account"`
+			} `json:"data"`
+			Paging struct {
+				Cursors struct {
+					After string `json:"after"`
+				} `json:"cursors"`
+				Next string `json:"next"`
+			} `json:"paging"`
+		}
+		if err := g.get(ctx, "/me/accounts", q, &pages); err != nil {
+			return publish.Identity{}, classify(err)
+		}
+		for _, pg := range pages.Data {
+			if pg.IG == nil || pg.IG.ID == "" {
+				continue
+			}
+			name := pg.IG.Name
+			if name == "" {
+				name = pg.IG.Username
+			}
+			return publish.Identity{ExternalID: pg.IG.ID, Name: name, Username: pg.IG.Username, AvatarURL: pg.IG.ProfilePictureURL}, nil
+		}
+		if pages.Paging.Next == "" || pages.Paging.Cursors.After == "" {
+			break
+		}
+		q.Set("after", pages.Paging.Cursors.After)
+	}
+	return publish.Identity{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		"Instagram: no Instagram professional account is linked to a Facebook Page of this user: "+
+			"switch the Instagram account to a professional (business or creator) account, link it to a Facebook Page the user manages, then connect again")
+}

@@ -45,6 +45,12 @@ type envOption func(*sim.Config, *instagram.Config)
 
 func newEnv(t *testing.T, b sim.Behavior, opts ...envOption) *env {
 	t.Helper()
+	return newEnvWith(t, b, sim.InstagramOptions{}, opts...)
+}
+
+// newEnvWith is newEnv with the simulator tuned by sopt.
+func newEnvWith(t *testing.T, b sim.Behavior, sopt sim.InstagramOptions, opts ...envOption) *env {
+	t.Helper()
 	e := &env{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}, behavior: b}
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, ok := e.videos.Load(r.URL.Path)
@@ -68,7 +74,7 @@ func newEnv(t *testing.T, b sim.Behavior, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&scfg, &pcfg)
 	}
-	h := sim.NewInstagram(scfg)
+	h := sim.NewInstagramWith(scfg, sopt)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.RawQuery, token) || r.Header.Get("Authorization") != "Bearer "+token {
 			e.leaks.Add(1)
@@ -683,5 +689,78 @@ func TestRefetchAfterFailedDownload(t *testing.T) {
 	snap := e.rec.Snapshot(nil)
 	if len(snap.Published) != 1 || len(snap.Uploads) != 1 || snap.Uploads[0].SHA256 != sum(v) {
 		t.Fatalf("published %d, uploads %+v", len(snap.Published), snap.Uploads)
+	}
+}
+
+// withPages is a simulator where the test account's user manages these Facebook Pages.
+func withPages(pages ...sim.InstagramPage) sim.InstagramOptions {
+	return sim.InstagramOptions{Pages: map[string][]sim.InstagramPage{account: pages}}
+}
+
+func TestIdentify(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		sim  sim.InstagramOptions
+	}{
+		{"default page", sim.InstagramOptions{}},
+		// The first Page with a linked account names the channel, past Pages without one and
+		// past a page of results (100 Pages each).
+		{"after unlinked pages", withPages(append(make([]sim.InstagramPage, 120), sim.InstagramPage{Name: "Linked", Linked: true})...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, sim.Behavior{}, c.sim)
+			id, err := e.p.Identify(context.Background(), e.api, map[string]string{"access_token": token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := publish.Identity{ExternalID: account, Name: "reelay.test", Username: "reelay.test"}
+			if id != want {
+				t.Fatalf("identity = %+v, want %+v", id, want)
+			}
+			if e.leaks.Load() != 0 {
+				t.Fatalf("%d requests carried the token outside the Authorization header", e.leaks.Load())
+			}
+		})
+	}
+
+	// The identity is the account Step publishes to: a channel named by it publishes.
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0})
+	id, err := e.p.Identify(context.Background(), e.api, map[string]string{"access_token": token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.dest(e.serve("v.mp4", reel(t, mediatest.Options{})))
+	d.Account = id.ExternalID
+	if _, _, err := e.run(d, false); err != nil {
+		t.Fatalf("publish to the identified account: %v", err)
+	}
+
+	for _, c := range []struct {
+		name      string
+		behavior  sim.Behavior
+		sim       sim.InstagramOptions
+		token     string
+		category  string
+		transient bool
+		contains  string
+	}{
+		{"rejected token", sim.Behavior{}, sim.InstagramOptions{}, "wrong", publish.CategoryAuthExpired, false, "code 190"},
+		{"expired session", sim.Behavior{Fail: sim.FailAuth}, sim.InstagramOptions{}, token, publish.CategoryAuthExpired, false, "code 190, subcode 463"},
+		{"no token", sim.Behavior{}, sim.InstagramOptions{}, "", publish.CategoryAuthExpired, false, "no access token"},
+		{"unlinked page", sim.Behavior{}, withPages(sim.InstagramPage{Name: "Shop"}), token,
+			publish.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
+		{"no page", sim.Behavior{}, withPages(), token,
+			publish.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, sim.InstagramOptions{}, token, publish.CategoryUpstreamUnavailable, true, "code 2"},
+		{"throttled", sim.Behavior{Fail: sim.FailRateLimit}, sim.InstagramOptions{}, token, publish.CategoryRateLimited, true, "code 4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, c.behavior, c.sim)
+			_, err := e.p.Identify(context.Background(), e.api, map[string]string{"access_token": c.token})
+			wantErr(t, err, c.category, c.transient, c.contains)
+		})
 	}
 }

@@ -17,6 +17,13 @@ package sim
 //   - GET /{container}?fields=status_code,status; POST /{ig-user-id}/media_publish?creation_id=
 //     → {"id": media}; GET /{media}?fields=permalink,shortcode,...; GET /{ig-user-id}/media;
 //     GET /{ig-user-id}/content_publishing_limit; GET /{ig-user-id}?fields=id,username,name;
+//   - GET /me/accounts: the Facebook Pages the token's user manages, with field expansion
+//     (fields=instagram_business_account{id,username,name,profile_picture_url}) and cursor
+//     paging (limit, after). By default each account's user manages one Page, linked to the
+//     Instagram professional account whose id is the account's ID; InstagramOptions.Pages
+//     changes that per account (Pages without a linked account, no Page at all). Without a
+//     fields parameter a Page has its default fields, less access_token (the simulator has no
+//     Page tokens);
 //   - limits: 100 published posts and 400 containers per account per rolling 24 hours;
 //   - errors as Graph renders them: {"error":{"message","type","code","error_subcode",
 //     "is_transient","error_user_title","error_user_msg","fbtrace_id"}}.
@@ -25,10 +32,12 @@ package sim
 // container, and to the 400-container cap) is the simulator's own and says so in the code.
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -107,6 +116,7 @@ type igMedia struct {
 
 type igSim struct {
 	cfg    Config
+	opt    InstagramOptions
 	prefix string // path of cfg.BaseURL, stripped from request paths
 	caps   platform.Capabilities
 
@@ -119,12 +129,36 @@ type igSim struct {
 	published  map[string][]time.Time // publishes per account
 }
 
+// InstagramPage is a Facebook Page that a simulated account's Facebook user manages.
+type InstagramPage struct {
+	// ID is the Page id (a number derived from the account when "").
+	ID   string
+	Name string
+	// Linked reports whether the account's Instagram professional account is linked to the
+	// Page (its instagram_business_account).
+	Linked bool
+}
+
+// InstagramOptions tunes the Instagram simulator; the zero value is the default.
+type InstagramOptions struct {
+	// Pages overrides, per account ID, the Pages that GET /me/accounts lists, in order. An
+	// account without an entry manages one Page, linked to its Instagram account; an empty
+	// list manages none.
+	Pages map[string][]InstagramPage
+}
+
 // NewInstagram returns the simulator of the Instagram Graph API (Reels publishing).
 func NewInstagram(cfg Config) http.Handler {
+	return NewInstagramWith(cfg, InstagramOptions{})
+}
+
+// NewInstagramWith returns the simulator of the Instagram Graph API tuned by opt.
+func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Instagram)
 	s := &igSim{
 		cfg:        cfg,
+		opt:        opt,
 		caps:       caps,
 		containers: map[string]*igContainer{},
 		media:      map[string]*igMedia{},
@@ -193,16 +227,23 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	id := segs[0]
-	if id == "me" {
-		id = acct.ID
-	}
 	edge := ""
 	if len(segs) == 2 {
 		edge = segs[1]
 	}
+	// /me is the token's user: its Pages on the accounts edge (a Facebook User's edge), the
+	// IG user elsewhere (as Instagram Login's /me is).
+	pagesEdge := id == "me" && edge == "accounts"
+	if id == "me" {
+		id = acct.ID
+	}
 	var res any
 	var gerr *igError
 	switch {
+	case pagesEdge && r.Method == http.MethodGet:
+		res, gerr = s.pages(acct, params)
+	case pagesEdge:
+		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, "me"))
 	case r.Method == http.MethodPost && edge == "media":
 		res, gerr = s.createContainer(acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":
@@ -483,11 +524,7 @@ func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
 	var typ string
 	if id == acct.ID {
 		typ = "IGUser"
-		// Fields the simulated account has no value for are known but left out, as Graph
-		// leaves out empty fields.
-		all = map[string]any{"id": acct.ID, "username": acct.Username, "name": acct.Username,
-			"media_count": s.countMedia(acct.ID), "followers_count": 0, "follows_count": 0,
-			"profile_picture_url": nil, "biography": nil, "website": nil}
+		all = s.igUser(acct)
 	} else if c, ok := s.containers[id]; ok && c.account == acct.ID {
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
@@ -499,6 +536,176 @@ func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
 	return igSelect(all, typ, p.Get("fields"), "id")
+}
+
+// igUser is every field of the account's IG User node. Fields the simulated account has no
+// value for are known but nil, left out as Graph leaves out empty fields. The caller holds s.mu.
+func (s *igSim) igUser(acct Account) map[string]any {
+	return map[string]any{"id": acct.ID, "username": acct.Username, "name": acct.Username,
+		"media_count": s.countMedia(acct.ID), "followers_count": 0, "follows_count": 0,
+		"profile_picture_url": nil, "biography": nil, "website": nil}
+}
+
+// pages is GET /me/accounts: the Pages the token's user manages, with field expansion and
+// cursor paging.
+func (s *igSim) pages(acct Account, p url.Values) (any, *igError) {
+	pages, ok := s.opt.Pages[acct.ID]
+	if !ok {
+		pages = []InstagramPage{{Linked: true}}
+	}
+	fields := p.Get("fields")
+	if fields == "" {
+		fields = "name,category,category_list,id,tasks"
+	}
+	want, gerr := igParseFields(fields)
+	if gerr != nil {
+		return nil, gerr
+	}
+	limit := 25
+	if v := p.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+		}
+		limit = min(n, 100)
+	}
+	start := 0
+	if v := p.Get("after"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		n, aerr := strconv.Atoi(string(b))
+		if err != nil || aerr != nil || n < 0 {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+		}
+		start = n
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data := []any{}
+	for i := start; i < len(pages) && i < start+limit; i++ {
+		pg := pages[i]
+		if pg.ID == "" {
+			sum := sha256.Sum256([]byte("reelay-sim-instagram-page|" + acct.ID + "|" + strconv.Itoa(i)))
+			pg.ID = strconv.FormatUint(100000000000000+binary.BigEndian.Uint64(sum[:8])%900000000000000, 10)
+		}
+		if pg.Name == "" {
+			pg.Name = cmp.Or(acct.Username, acct.ID)
+		}
+		all := map[string]any{
+			"id": pg.ID, "name": pg.Name, "category": "Creator",
+			"category_list": []map[string]string{{"id": "2700", "name": "Creator"}},
+			"tasks":         []string{"ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MESSAGING", "MODERATE", "MANAGE"},
+		}
+		// A Page without a linked account has the field, empty: Graph leaves it out.
+		all["instagram_business_account"] = nil
+		if pg.Linked {
+			all["instagram_business_account"] = s.igUser(acct)
+		}
+		row, gerr := igExpand(all, "Page", want, map[string]string{"instagram_business_account": "IGUser"})
+		if gerr != nil {
+			return nil, gerr
+		}
+		data = append(data, row)
+	}
+	res := map[string]any{"data": data}
+	if len(data) > 0 {
+		cursor := func(n int) string { return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(n))) }
+		paging := map[string]any{"cursors": map[string]string{"before": cursor(start), "after": cursor(start + len(data))}}
+		if start+len(data) < len(pages) {
+			q := url.Values{"fields": {fields}, "limit": {strconv.Itoa(limit)}, "after": {cursor(start + len(data))}}
+			paging["next"] = s.cfg.BaseURL + "/me/accounts?" + q.Encode()
+		}
+		res["paging"] = paging
+	}
+	return res, nil
+}
+
+// igField is one field of a fields parameter, with its expansion (name{a,b}) when it has one.
+type igField struct {
+	name     string
+	expanded bool
+	sub      []igField
+}
+
+// igParseFields parses Graph's fields syntax: names separated by commas, each optionally
+// followed by {subfields}, nested. Modifiers (.limit(n), .as(x)) are not simulated.
+func igParseFields(s string) ([]igField, *igError) {
+	fs, rest, err := igParseFieldList(s, 0)
+	if err == nil && rest != len(s) {
+		err = fmt.Errorf("unexpected %q at character %d", s[rest], rest)
+	}
+	if err != nil {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Syntax error in fields: "+err.Error())
+	}
+	return fs, nil
+}
+
+func igParseFieldList(s string, i int) ([]igField, int, error) {
+	var out []igField
+	for {
+		start := i
+		for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+			i++
+		}
+		if i == start {
+			if i < len(s) {
+				return nil, i, fmt.Errorf("expected a field name at character %d, found %q", i, s[i])
+			}
+			return nil, i, fmt.Errorf("expected a field name at the end")
+		}
+		f := igField{name: s[start:i]}
+		if i < len(s) && s[i] == '{' {
+			sub, j, err := igParseFieldList(s, i+1)
+			if err != nil {
+				return nil, j, err
+			}
+			if j >= len(s) || s[j] != '}' {
+				return nil, j, fmt.Errorf("expected } at character %d", j)
+			}
+			f.expanded, f.sub, i = true, sub, j+1
+		}
+		out = append(out, f)
+		if i >= len(s) || s[i] != ',' {
+			return out, i, nil
+		}
+		i++
+	}
+}
+
+// igExpand keeps the requested fields of a node, always with its id, expanding the fields
+// that hold nodes (edges names their node types) with their own selection, or with their id
+// alone. An unknown field, or the expansion of a field that holds no node, is Graph's error
+// 100.
+func igExpand(all map[string]any, typ string, want []igField, edges map[string]string) (map[string]any, *igError) {
+	out := map[string]any{}
+	if id, ok := all["id"]; ok {
+		out["id"] = id
+	}
+	for _, f := range want {
+		v, ok := all[f.name]
+		if !ok {
+			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.name, typ))
+		}
+		subType, isEdge := edges[f.name]
+		if f.expanded && !isEdge {
+			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.name, typ))
+		}
+		if v == nil {
+			continue
+		}
+		if isEdge {
+			sub := []igField{{name: "id"}}
+			if f.expanded {
+				sub = f.sub
+			}
+			row, gerr := igExpand(v.(map[string]any), subType, sub, nil)
+			if gerr != nil {
+				return nil, gerr
+			}
+			v = row
+		}
+		out[f.name] = v
+	}
+	return out, nil
 }
 
 func (m *igMedia) fields() map[string]any {

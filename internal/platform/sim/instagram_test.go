@@ -36,6 +36,12 @@ type igTestEnv struct {
 // server answering /v.mp4 with a valid 5-second MP4 (anything else: 404).
 func newIGTestEnv(t *testing.T, b Behavior) *igTestEnv {
 	t.Helper()
+	return newIGTestEnvWith(t, b, InstagramOptions{})
+}
+
+// newIGTestEnvWith is newIGTestEnv with the simulator tuned by opt.
+func newIGTestEnvWith(t *testing.T, b Behavior, opt InstagramOptions) *igTestEnv {
+	t.Helper()
 	e := &igTestEnv{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)), rec: &Recorder{}}
 	e.video = igReel(t, mediatest.Options{Size: 64 << 10})
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,12 +53,12 @@ func newIGTestEnv(t *testing.T, b Behavior) *igTestEnv {
 	}))
 	t.Cleanup(e.media.Close)
 	e.srv = httptest.NewUnstartedServer(nil)
-	h := NewInstagram(Config{
+	h := NewInstagramWith(Config{
 		BaseURL:  "http://" + e.srv.Listener.Addr().String() + "/sandbox/instagram/",
 		Accounts: StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: b}},
 		Recorder: e.rec,
 		Now:      e.clock.Now,
-	})
+	}, opt)
 	e.sim = h.(*igSim)
 	e.srv.Config.Handler = h
 	e.srv.Start()
@@ -551,5 +557,102 @@ func TestInstagramCountTags(t *testing.T) {
 		if h, m := igCountTags(c.s, '#'), igCountTags(c.s, '@'); h != c.hashtags || m != c.mentions {
 			t.Errorf("%q: %d hashtags, %d mentions; want %d, %d", c.s, h, m, c.hashtags, c.mentions)
 		}
+	}
+}
+
+func TestInstagramPages(t *testing.T) {
+	t.Parallel()
+	const expand = "instagram_business_account{id,username,name,profile_picture_url}"
+	data := func(a igAnswer) []map[string]any {
+		t.Helper()
+		if a.status != 200 {
+			t.Fatalf("answer %d: %v", a.status, a.body)
+		}
+		var out []map[string]any
+		for _, row := range a.body["data"].([]any) {
+			out = append(out, row.(map[string]any))
+		}
+		return out
+	}
+
+	e := newIGTestEnv(t, Behavior{})
+	// By default the user manages one Page, linked to the account itself.
+	rows := data(e.get("/me/accounts", url.Values{"fields": {expand}}))
+	if len(rows) != 1 || rows[0]["id"] == "" || len(rows[0]) != 2 {
+		t.Fatalf("pages = %+v", rows)
+	}
+	ig, _ := rows[0]["instagram_business_account"].(map[string]any)
+	if ig["id"] != igTestAccount || ig["username"] != "sim.user" || ig["name"] != "sim.user" || len(ig) != 3 {
+		t.Fatalf("linked account = %+v (no profile picture: left out)", ig)
+	}
+	// Without an expansion the linked account is its id; without fields, a Page has its
+	// default fields and no linked account.
+	rows = data(e.get("/me/accounts", url.Values{"fields": {"instagram_business_account,name"}}))
+	if ig, _ := rows[0]["instagram_business_account"].(map[string]any); len(ig) != 1 || ig["id"] != igTestAccount || rows[0]["name"] != "sim.user" {
+		t.Fatalf("unexpanded = %+v", rows)
+	}
+	rows = data(e.get("/me/accounts", nil))
+	if _, ok := rows[0]["instagram_business_account"]; ok || rows[0]["name"] == nil || rows[0]["category"] == nil || rows[0]["tasks"] == nil {
+		t.Fatalf("default fields = %+v", rows)
+	}
+	// The account found is the one that publishes.
+	if id := e.create(e.media.URL+"/v.mp4", "x"); id == "" {
+		t.Fatal("no container")
+	}
+
+	for _, c := range []struct {
+		name    string
+		method  string
+		fields  string
+		auth    string
+		status  int
+		code    int
+		subcode int
+		message string
+	}{
+		{"unknown page field", "GET", "instagram_business_account,followers", "Bearer " + igTestToken, 400, 100, 0, "nonexisting field (followers) on node type (Page)"},
+		{"unknown account field", "GET", "instagram_business_account{id,bio}", "Bearer " + igTestToken, 400, 100, 0, "nonexisting field (bio) on node type (IGUser)"},
+		{"expanded scalar", "GET", "name{id}", "Bearer " + igTestToken, 400, 100, 0, "has no subfields"},
+		{"unclosed brace", "GET", "instagram_business_account{id,username", "Bearer " + igTestToken, 400, 100, 0, "Syntax error"},
+		{"empty field", "GET", "id,,name", "Bearer " + igTestToken, 400, 100, 0, "Syntax error"},
+		{"wrong method", "POST", expand, "Bearer " + igTestToken, 400, 100, 33, "Unsupported post request"},
+		{"no token", "GET", expand, "", 400, 104, 0, "access token is required"},
+		{"unknown token", "GET", expand, "Bearer nope", 400, 190, 0, "Invalid OAuth access token"},
+	} {
+		a := e.call(c.method, "/me/accounts", url.Values{"fields": {c.fields}}, c.auth)
+		msg, _ := a.body["error"].(map[string]any)["message"].(string)
+		if a.status != c.status || a.code() != c.code || a.subcode() != c.subcode || !strings.Contains(msg, c.message) {
+			t.Errorf("%s: %d %v", c.name, a.status, a.body)
+		}
+	}
+
+	// Pages without a linked account have no instagram_business_account; paging by cursor.
+	e = newIGTestEnvWith(t, Behavior{}, InstagramOptions{Pages: map[string][]InstagramPage{igTestAccount: {
+		{ID: "101", Name: "Shop"}, {ID: "102", Name: "Blog"}, {ID: "103", Name: "Reels", Linked: true},
+	}}})
+	a := e.get("/me/accounts", url.Values{"fields": {"name," + expand}, "limit": {"2"}})
+	rows = data(a)
+	if len(rows) != 2 || rows[0]["id"] != "101" || rows[1]["name"] != "Blog" || rows[0]["instagram_business_account"] != nil || rows[1]["instagram_business_account"] != nil {
+		t.Fatalf("first page = %+v", rows)
+	}
+	paging, _ := a.body["paging"].(map[string]any)
+	next, _ := paging["next"].(string)
+	after, _ := paging["cursors"].(map[string]any)["after"].(string)
+	if !strings.Contains(next, "/me/accounts?") || after == "" {
+		t.Fatalf("paging = %+v", paging)
+	}
+	a = e.get("/me/accounts", url.Values{"fields": {"name," + expand}, "limit": {"2"}, "after": {after}})
+	rows = data(a)
+	if len(rows) != 1 || rows[0]["id"] != "103" || rows[0]["instagram_business_account"].(map[string]any)["id"] != igTestAccount {
+		t.Fatalf("second page = %+v", rows)
+	}
+	if _, more := a.body["paging"].(map[string]any)["next"]; more {
+		t.Fatalf("a next link after the last page: %+v", a.body["paging"])
+	}
+
+	// A user who manages no Page: an empty list.
+	e = newIGTestEnvWith(t, Behavior{}, InstagramOptions{Pages: map[string][]InstagramPage{igTestAccount: {}}})
+	if rows := data(e.get("/me/accounts", url.Values{"fields": {expand}})); len(rows) != 0 {
+		t.Fatalf("no pages = %+v", rows)
 	}
 }

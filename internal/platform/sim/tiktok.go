@@ -37,6 +37,18 @@ package sim
 //     inbox uploads per day → spam_risk_too_many_pending_share.
 //   - Call faults in TikTok's error shape: unavailable → 503 internal_error (the upload URL too),
 //     auth → 401 access_token_invalid, rate_limit → 429 rate_limit_exceeded, Retry-After: 1.
+//   - GET /v2/user/info/?fields=... (tiktok-api-v2-get-user-info): data.user with exactly the
+//     fields asked for; fields is required, and a name outside the documented User Object is
+//     refused with invalid_params (the simulator's choice: the page lists the fields, not
+//     what TikTok does with others). Each field needs its scope: open_id, union_id,
+//     avatar_url, avatar_url_100, avatar_large_url and display_name user.info.basic; username,
+//     bio_description, profile_deep_link and is_verified user.info.profile; the counts
+//     user.info.stats (the 2024 scope migration bulletin); one missing scope fails the whole
+//     request with 401 scope_not_authorized, as API users report. open_id is the account's ID,
+//     so that a sandbox channel named by it is the channel that publishes. 600 requests per
+//     minute (the rate-limits page; TikTok counts per app, the simulator per token).
+//   - Scopes (TikTokOptions.Scopes, all by default): creator_info and the direct post init
+//     need video.publish, the inbox init video.upload, the status fetch either.
 //
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
 // the frame-rate check (media.Probe does not report it), unaudited clients' private-only rule
@@ -136,8 +148,23 @@ type TikTokOptions struct {
 	// (0: 5).
 	PendingSharesPerDay int
 	// Per-token requests per minute: creator_info (0: 20), each init endpoint (0: 6),
-	// status fetch (0: 30).
-	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute int
+	// status fetch (0: 30), user info (0: 600).
+	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute, UserInfoPerMinute int
+	// Scopes are the scopes each account (by ID) granted the app; an account without an entry
+	// granted them all (TikTokScopes).
+	Scopes map[string][]string
+}
+
+// TikTokScopes are the scopes the simulator knows.
+var TikTokScopes = []string{"user.info.basic", "user.info.profile", "user.info.stats", "video.list", "video.publish", "video.upload"}
+
+// tiktokUserFields are the fields of the User Object of /v2/user/info/ and the scope each needs.
+var tiktokUserFields = map[string]string{
+	"open_id": "user.info.basic", "union_id": "user.info.basic", "avatar_url": "user.info.basic",
+	"avatar_url_100": "user.info.basic", "avatar_large_url": "user.info.basic", "display_name": "user.info.basic",
+	"bio_description": "user.info.profile", "profile_deep_link": "user.info.profile", "is_verified": "user.info.profile",
+	"username": "user.info.profile", "follower_count": "user.info.stats", "following_count": "user.info.stats",
+	"likes_count": "user.info.stats", "video_count": "user.info.stats",
 }
 
 // TikTokPost is what the simulator knows of one publish_id (for tests and introspection).
@@ -243,6 +270,9 @@ func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
 	}
 	if opts.StatusPerMinute <= 0 {
 		opts.StatusPerMinute = 30
+	}
+	if opts.UserInfoPerMinute <= 0 {
+		opts.UserInfoPerMinute = 600
 	}
 	basePath := ""
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
@@ -368,6 +398,8 @@ func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case "/v2/post/publish/status/fetch/":
 		t.api(w, r, "status_fetch", t.statusFetch)
+	case "/v2/user/info/":
+		t.api(w, r, "user_info", t.userInfo)
 	case "/video/":
 		t.upload(w, r)
 	default:
@@ -375,13 +407,17 @@ func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// api does what every JSON endpoint shares: method, token, the account's faults and the
-// per-token rate limit.
+// api does what every JSON endpoint shares: method, token, the account's faults, the
+// per-token rate limit and the endpoint's scope.
 func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 	h func(http.ResponseWriter, *http.Request, Account, string)) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		tiktokError(w, http.StatusMethodNotAllowed, "invalid_params", "The HTTP method must be POST.", nil)
+	method := http.MethodPost
+	if endpoint == "user_info" {
+		method = http.MethodGet
+	}
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		tiktokError(w, http.StatusMethodNotAllowed, "invalid_params", "The HTTP method must be "+method+".", nil)
 		return
 	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -403,6 +439,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 	limit := map[string]int{
 		"creator_info": t.opts.CreatorInfoPerMinute, "video_init": t.opts.InitPerMinute,
 		"inbox_init": t.opts.InitPerMinute, "status_fetch": t.opts.StatusPerMinute,
+		"user_info": t.opts.UserInfoPerMinute,
 	}[endpoint]
 	if wait, limited := t.rateLimit(token+"|"+endpoint, limit); limited {
 		secs := int((wait + time.Second - 1) / time.Second)
@@ -411,7 +448,72 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 			"Your request is blocked due to exceeding the API rate limit.", nil)
 		return
 	}
+	need := map[string][]string{
+		"creator_info": {"video.publish"}, "video_init": {"video.publish"}, "inbox_init": {"video.upload"},
+		"status_fetch": {"video.publish", "video.upload"},
+	}[endpoint]
+	if len(need) > 0 && !slices.ContainsFunc(need, func(sc string) bool { return t.granted(acc, sc) }) {
+		tiktokScopeError(w)
+		return
+	}
 	h(w, r, acc, token)
+}
+
+// granted reports whether the account granted the app a scope.
+func (t *TikTok) granted(acc Account, scope string) bool {
+	scopes, ok := t.opts.Scopes[acc.ID]
+	return !ok || slices.Contains(scopes, scope)
+}
+
+func tiktokScopeError(w http.ResponseWriter) {
+	tiktokError(w, http.StatusUnauthorized, "scope_not_authorized",
+		"The user did not authorize the scope required for completing this request.", nil)
+}
+
+// userInfo is GET /v2/user/info/?fields=...: the token's user, with the fields asked for.
+func (t *TikTok) userInfo(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+	q := r.URL.Query()
+	if strings.TrimSpace(q.Get("fields")) == "" {
+		tiktokError(w, http.StatusBadRequest, "invalid_params", "The fields parameter is required.", nil)
+		return
+	}
+	var fields []string
+	for _, f := range strings.Split(q.Get("fields"), ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := tiktokUserFields[f]; !ok {
+			tiktokError(w, http.StatusBadRequest, "invalid_params", fmt.Sprintf("Unknown user field %q.", f), nil)
+			return
+		}
+		fields = append(fields, f)
+	}
+	for _, f := range fields {
+		if !t.granted(acc, tiktokUserFields[f]) {
+			tiktokScopeError(w)
+			return
+		}
+	}
+	t.mu.Lock()
+	c := t.creatorOf(acc)
+	videos := 0
+	for _, p := range t.posts {
+		if p.account.ID == acc.ID && p.recordedPost {
+			videos++
+		}
+	}
+	t.mu.Unlock()
+	union := sha256.Sum256([]byte("reelay-sim-tiktok-union|" + acc.ID))
+	all := map[string]any{
+		"open_id": acc.ID, "union_id": hex.EncodeToString(union[:16]),
+		"avatar_url": c.AvatarURL, "avatar_url_100": c.AvatarURL, "avatar_large_url": c.AvatarURL,
+		"display_name": c.Nickname, "bio_description": "", "username": c.Username,
+		"profile_deep_link": "https://www.tiktok.com/@" + url.PathEscape(c.Username), "is_verified": false,
+		"follower_count": 0, "following_count": 0, "likes_count": 0, "video_count": videos,
+	}
+	user := map[string]any{}
+	for _, f := range fields {
+		user[f] = all[f]
+	}
+	tiktokOK(w, map[string]any{"user": user})
 }
 
 // tiktokFault renders a call fault in TikTok's error shape; it reports whether it answered.

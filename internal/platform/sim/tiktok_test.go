@@ -681,3 +681,115 @@ func TestTikTokChunkRules(t *testing.T) {
 		}
 	}
 }
+
+// userInfo sends a request to /v2/user/info/ with the query and a bearer token.
+func (e *ttEnv) userInfo(method, query, token string) ttAnswer {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.base+"/v2/user/info/?"+query, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Data  map[string]any `json:"data"`
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			LogID   string `json:"log_id"`
+		} `json:"error"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &env); err != nil || env.Error.Code == "" || env.Error.LogID == "" {
+		e.t.Fatalf("user info: answer %s is not TikTok's shape: %v", raw, err)
+	}
+	return ttAnswer{resp.StatusCode, resp.Header, env.Data, env.Error.Code, env.Error.Message}
+}
+
+func TestTikTokUserInfo(t *testing.T) {
+	t.Parallel()
+	e := newTTEnv(t, TikTokOptions{
+		Creators: map[string]TikTokCreator{"open_1": {Nickname: "Creator One"}},
+		Scopes:   map[string][]string{"open_2": {"user.info.basic", "video.upload"}},
+	}, nil)
+	a := e.userInfo("GET", "fields=open_id,union_id,avatar_url,display_name,username", "tok")
+	user, _ := a.data["user"].(map[string]any)
+	if a.status != 200 || a.code != "ok" || user["open_id"] != "open_1" || user["display_name"] != "Creator One" ||
+		user["username"] != "creator1" || user["avatar_url"] != e.base+"/avatar/open_1.jpeg" || len(user["union_id"].(string)) != 32 || len(user) != 5 {
+		t.Fatalf("user info: %d %s %+v", a.status, a.code, a.data)
+	}
+	// Only what is asked for; the union_id is stable.
+	b := e.userInfo("GET", "fields=union_id", "tok")
+	if u := b.data["user"].(map[string]any); len(u) != 1 || u["union_id"] != user["union_id"] {
+		t.Fatalf("union_id only: %+v", b.data)
+	}
+
+	for _, c := range []struct {
+		name, method, query, token string
+		status                     int
+		code                       string
+	}{
+		{"no fields", "GET", "", "tok", 400, "invalid_params"},
+		{"empty fields", "GET", "fields=", "tok", 400, "invalid_params"},
+		{"unknown field", "GET", "fields=open_id,email", "tok", 400, "invalid_params"},
+		{"wrong method", "POST", "fields=open_id", "tok", 405, "invalid_params"},
+		{"no token", "GET", "fields=open_id", "", 401, "access_token_invalid"},
+		{"unknown token", "GET", "fields=open_id", "nope", 401, "access_token_invalid"},
+		// open_2 granted user.info.basic only: username (user.info.profile) fails the request.
+		{"field outside the scopes", "GET", "fields=open_id,username", "other", 401, "scope_not_authorized"},
+		{"stats outside the scopes", "GET", "fields=open_id,follower_count", "other", 401, "scope_not_authorized"},
+	} {
+		a := e.userInfo(c.method, c.query, c.token)
+		if a.status != c.status || a.code != c.code {
+			t.Errorf("%s: %d %s %s", c.name, a.status, a.code, a.msg)
+		}
+	}
+	if a := e.userInfo("GET", "fields=open_id,display_name,avatar_url", "other"); a.status != 200 || a.data["user"].(map[string]any)["open_id"] != "open_2" {
+		t.Fatalf("basic fields with user.info.basic: %d %s %+v", a.status, a.code, a.data)
+	}
+	// The scopes bind the publishing endpoints too: no video.publish, no creator_info nor
+	// direct post; video.upload allows the inbox.
+	if a := e.api("/v2/post/publish/creator_info/query/", "other", nil); a.status != 401 || a.code != "scope_not_authorized" {
+		t.Errorf("creator_info without video.publish: %d %s", a.status, a.code)
+	}
+	if a := e.init("other", "direct", 1000, 1000, 1, nil); a.status != 401 || a.code != "scope_not_authorized" {
+		t.Errorf("direct init without video.publish: %d %s", a.status, a.code)
+	}
+	if a := e.init("other", "inbox", 1000, 1000, 1, nil); a.status != 200 || a.code != "ok" {
+		t.Errorf("inbox init with video.upload: %d %s %s", a.status, a.code, a.msg)
+	}
+}
+
+func TestTikTokUserInfoFaults(t *testing.T) {
+	t.Parallel()
+	e := newTTEnv(t, TikTokOptions{UserInfoPerMinute: 2}, StaticAccounts{
+		"tok":   {ID: "open_1"},
+		"down":  {ID: "d", Behavior: Behavior{Fail: FailUnavailable}},
+		"authx": {ID: "a", Behavior: Behavior{Fail: FailAuth}},
+		"slow":  {ID: "s", Behavior: Behavior{Fail: FailRateLimit}},
+	})
+	for tok, want := range map[string]struct {
+		status int
+		code   string
+	}{"down": {503, "internal_error"}, "authx": {401, "access_token_invalid"}, "slow": {429, "rate_limit_exceeded"}} {
+		if a := e.userInfo("GET", "fields=open_id", tok); a.status != want.status || a.code != want.code {
+			t.Errorf("%s: %d %s", tok, a.status, a.code)
+		}
+	}
+	// The per-minute limit; it frees up as the window slides.
+	for range 2 {
+		if a := e.userInfo("GET", "fields=open_id", "tok"); a.status != 200 {
+			t.Fatalf("under the limit: %d %s", a.status, a.code)
+		}
+	}
+	if a := e.userInfo("GET", "fields=open_id", "tok"); a.status != 429 || a.code != "rate_limit_exceeded" || a.header.Get("Retry-After") == "" {
+		t.Fatalf("over the limit: %d %s", a.status, a.code)
+	}
+	e.clock.Advance(time.Minute)
+	if a := e.userInfo("GET", "fields=open_id", "tok"); a.status != 200 {
+		t.Fatalf("a minute later: %d %s", a.status, a.code)
+	}
+}

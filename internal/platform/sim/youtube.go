@@ -2,9 +2,10 @@ package sim
 
 // YouTube Data API v3 simulator: videos.insert by the resumable upload protocol (and the
 // multipart form the Google client libraries use for small files), videos.list,
-// thumbnails.set and videoCategories.list. Sources: developers.google.com/youtube/v3
-// guides/using_resumable_upload_protocol, docs/videos/insert, docs/videos/update (error
-// table), docs/thumbnails/set, docs/core_errors, determine_quota_cost, and the discovery
+// thumbnails.set, videoCategories.list and channels.list?mine=true. Sources:
+// developers.google.com/youtube/v3 guides/using_resumable_upload_protocol, docs/videos/insert,
+// docs/videos/update (error table), docs/thumbnails/set, docs/channels/list,
+// docs/core_errors, determine_quota_cost, and the discovery
 // document shipped with google.golang.org/api/youtube/v3 (enums of status.uploadStatus,
 // failureReason, rejectionReason, processingDetails.processingStatus).
 //
@@ -35,6 +36,11 @@ package sim
 //     with Config.Now; the reject behavior ends in uploadStatus rejected with a
 //     rejectionReason; a processed video is recorded as published, with its /shorts/ URL when
 //     it is vertical or square and at most 3 minutes long, its /watch?v= URL otherwise;
+//   - channels.list?part=...&mine=true: the token's channel (a stable "UC…" id derived from the
+//     account, titled with its username, "@handle" customUrl, thumbnails); exactly one filter
+//     (forHandle, forUsername, id, managedByMe or mine) is required, and this simulator serves
+//     mine=true only. A Google account without a channel (YouTubeOptions.NoChannel) answers
+//     an empty items list there, and 401 youtubeSignupRequired to videos.insert;
 //   - quota per account and per day (days end at midnight Pacific Time, as Google's do):
 //     10,000 units, videos.insert 1,600, thumbnails.set 50, list calls 1 → 403 quotaExceeded;
 //     optionally a cap of uploads per day → 400 uploadLimitExceeded;
@@ -91,6 +97,10 @@ type YouTubeOptions struct {
 	MaxThumbnailBytes int64
 	// SpoolDir holds partial uploads; "" means os.TempDir().
 	SpoolDir string
+	// NoChannel names the accounts (by Account.ID) whose Google account has no YouTube
+	// channel: channels.list?mine=true answers no items, videos.insert 401
+	// youtubeSignupRequired.
+	NoChannel map[string]bool
 }
 
 const (
@@ -145,6 +155,12 @@ var ytCategories = []ytCategory{
 	{"36", "Drama", false}, {"37", "Family", false}, {"38", "Foreign", false},
 	{"39", "Horror", false}, {"40", "Sci-Fi/Fantasy", false}, {"41", "Thriller", false},
 	{"42", "Shorts", false}, {"43", "Shows", false}, {"44", "Trailers", false},
+}
+
+// ytChannelParts are the parts of a channel resource (channels.list reference).
+var ytChannelParts = map[string]bool{
+	"auditDetails": true, "brandingSettings": true, "contentDetails": true, "contentOwnerDetails": true,
+	"id": true, "localizations": true, "snippet": true, "statistics": true, "status": true, "topicDetails": true,
 }
 
 var ytVideoParts = map[string]bool{
@@ -323,12 +339,14 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = s.listVideos
 	case p == "/youtube/v3/videoCategories" && r.Method == http.MethodGet:
 		route = s.listCategories
+	case p == "/youtube/v3/channels" && r.Method == http.MethodGet:
+		route = s.listChannels
 	case p == "/youtube/v3/videos" && r.Method == http.MethodPost:
 		ytWriteErr(w, ytError(400, "global", "wrongUrlForUpload",
 			"Uploads must be sent to the upload URL. Re-send this request to https://www.googleapis.com/upload/youtube/v3/videos"))
 		return
 	case p == "/upload/youtube/v3/videos" || p == "/upload/youtube/v3/thumbnails/set" ||
-		p == "/youtube/v3/videos" || p == "/youtube/v3/videoCategories":
+		p == "/youtube/v3/videos" || p == "/youtube/v3/videoCategories" || p == "/youtube/v3/channels":
 		ytWriteErr(w, ytError(405, "global", "httpMethodNotAllowed", "Method %s is not allowed for %s.", r.Method, p))
 		return
 	default:
@@ -418,6 +436,10 @@ func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct Account, q u
 	parts, e := ytParts(q.Get("part"))
 	if e != nil {
 		return e
+	}
+	if s.opt.NoChannel[acct.ID] {
+		return ytError(401, "youtube.header", "youtubeSignupRequired",
+			"The user has an unlinked Google Account: the account has no YouTube channel, so it cannot upload videos.")
 	}
 	switch q.Get("uploadType") {
 	case "resumable":
@@ -1209,6 +1231,110 @@ func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Acco
 	}
 	ytWriteJSON(w, http.StatusOK, map[string]any{"kind": "youtube#videoCategoryListResponse", "etag": ytEtag(), "items": items})
 	return nil
+}
+
+// listChannels is channels.list. Of its filters (exactly one is required) the simulator serves
+// mine=true, the channel of the token's account; an account without a channel answers no
+// items, as YouTube does.
+func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	if strings.TrimSpace(q.Get("part")) == "" {
+		return ytError(400, "global", "required", "Required parameter: part")
+	}
+	var parts []string
+	for _, p := range strings.Split(q.Get("part"), ",") {
+		p = strings.TrimSpace(p)
+		if !ytChannelParts[p] {
+			return ytError(400, "youtube.part", "unknownPart", "%q", p)
+		}
+		parts = append(parts, p)
+	}
+	filters := 0
+	for _, f := range []string{"forHandle", "forUsername", "id", "managedByMe", "mine"} {
+		if q.Has(f) {
+			filters++
+		}
+	}
+	switch {
+	case filters == 0:
+		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: forHandle, forUsername, id, managedByMe, mine")
+	case filters > 1:
+		return ytError(400, "youtube.parameter", "incompatibleParameters", "The request specifies two or more parameters that cannot be used in the same request.")
+	case !q.Has("mine"):
+		return ytError(400, "global", "invalidParameter", "This simulator lists channels by mine=true only.")
+	case q.Get("mine") != "true" && q.Get("mine") != "false":
+		return ytError(400, "global", "invalidBoolean", "Invalid boolean value: '%s'.", q.Get("mine"))
+	}
+	if e := s.charge(acct.ID, 1, false, now); e != nil {
+		return e
+	}
+	items := []map[string]any{}
+	if q.Get("mine") == "true" && !s.opt.NoChannel[acct.ID] {
+		s.mu.Lock()
+		items = append(items, s.channelResource(acct, parts))
+		s.mu.Unlock()
+	}
+	ytWriteJSON(w, http.StatusOK, map[string]any{
+		"kind": "youtube#channelListResponse", "etag": ytEtag(),
+		"pageInfo": map[string]int{"totalResults": len(items), "resultsPerPage": 5},
+		"items":    items,
+	})
+	return nil
+}
+
+// channelResource renders the channel of acct with the requested parts; s.mu is held.
+func (s *ytSim) channelResource(acct Account, parts []string) map[string]any {
+	ch := ytChannelOf(acct)
+	res := map[string]any{"kind": "youtube#channel", "etag": ytEtag(), "id": ch.id}
+	videos := 0
+	for _, v := range s.videos {
+		if v.account == acct.ID && v.state == ytProcessed {
+			videos++
+		}
+	}
+	for _, p := range parts {
+		switch p {
+		case "snippet":
+			thumbs := map[string]any{}
+			for _, t := range []struct {
+				name string
+				size int
+			}{{"default", 88}, {"medium", 240}, {"high", 800}} {
+				thumbs[t.name] = map[string]any{
+					"url":   fmt.Sprintf("https://yt3.ggpht.com/ytc/%s=s%d-c-k-c0x00ffffff-no-rj", ch.id, t.size),
+					"width": t.size, "height": t.size,
+				}
+			}
+			res["snippet"] = map[string]any{
+				"title": ch.title, "description": "", "customUrl": ytHandle(acct, ch),
+				"publishedAt": "2020-01-01T00:00:00Z", "thumbnails": thumbs,
+				"localized": map[string]any{"title": ch.title, "description": ""},
+			}
+		case "contentDetails":
+			res["contentDetails"] = map[string]any{"relatedPlaylists": map[string]string{"likes": "LL", "uploads": "UU" + ch.id[2:]}}
+		case "statistics":
+			res["statistics"] = map[string]any{"viewCount": "0", "subscriberCount": "0", "hiddenSubscriberCount": false,
+				"videoCount": strconv.Itoa(videos)}
+		case "status":
+			res["status"] = map[string]any{"privacyStatus": "public", "isLinked": true, "longUploadsStatus": "allowed", "madeForKids": false}
+		}
+	}
+	return res
+}
+
+// ytHandle is the "@handle" customUrl of a simulated channel: the username, lowercased, kept
+// to the characters handles may have; the channel id's tail when nothing is left.
+func ytHandle(acct Account, ch ytChannel) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(acct.Username) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' || r == '-' || r == '.' {
+			b.WriteRune(r)
+		}
+	}
+	h := b.String()
+	if len(h) < 3 {
+		h = strings.ToLower(ch.id[2:14])
+	}
+	return "@" + h
 }
 
 // ytChannelOf is the channel of a simulated account: a stable "UC…" id derived from the

@@ -619,3 +619,91 @@ func TestYouTubeThumbnailsAndCategories(t *testing.T) {
 		t.Errorf("categories without filter: %d %s", resp.StatusCode, body)
 	}
 }
+
+func TestYouTubeChannelsMine(t *testing.T) {
+	t.Parallel()
+	e := newYTEnv(t, YouTubeOptions{DailyQuota: 2, NoChannel: map[string]bool{"bob": true}})
+	type channels struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Kind    string `json:"kind"`
+			ID      string `json:"id"`
+			Snippet *struct {
+				Title      string `json:"title"`
+				CustomURL  string `json:"customUrl"`
+				Thumbnails map[string]struct {
+					URL           string `json:"url"`
+					Width, Height int
+				} `json:"thumbnails"`
+			} `json:"snippet"`
+		} `json:"items"`
+	}
+	get := func(query, token string) (*http.Response, []byte, channels) {
+		t.Helper()
+		resp, body := e.do("GET", "/youtube/v3/channels?"+query, token, nil, nil)
+		var c channels
+		if resp.StatusCode == 200 {
+			if err := json.Unmarshal(body, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return resp, body, c
+	}
+
+	resp, body, c := get("part=snippet&mine=true", "tok-alice")
+	if resp.StatusCode != 200 || c.Kind != "youtube#channelListResponse" || len(c.Items) != 1 {
+		t.Fatalf("mine: %d %s", resp.StatusCode, body)
+	}
+	ch := c.Items[0]
+	if ch.Kind != "youtube#channel" || !strings.HasPrefix(ch.ID, "UC") || len(ch.ID) != 24 || ch.Snippet == nil ||
+		ch.Snippet.Title != "Alice" || ch.Snippet.CustomURL != "@alice" ||
+		ch.Snippet.Thumbnails["default"].URL == "" || ch.Snippet.Thumbnails["default"].Width != 88 {
+		t.Fatalf("channel: %s", body)
+	}
+	// The channel is the one its videos name as snippet.channelId.
+	if want := ytChannelOf(Account{ID: "alice"}).id; ch.ID != want {
+		t.Fatalf("channel id %s, want %s", ch.ID, want)
+	}
+	// Only the parts asked for.
+	if _, body, c := get("part=id&mine=true", "tok-alice"); len(c.Items) != 1 || c.Items[0].Snippet != nil {
+		t.Fatalf("part=id: %s", body)
+	}
+
+	// A Google account without a channel: no items, and no uploads.
+	if resp, body, c := get("part=snippet&mine=true", "tok-bob"); resp.StatusCode != 200 || c.Items == nil || len(c.Items) != 0 {
+		t.Fatalf("no channel: %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", "tok-bob",
+		map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
+	if code, _, reason := ytErrorOf(t, body); resp.StatusCode != 401 || code != 401 || reason != "youtubeSignupRequired" {
+		t.Fatalf("insert without a channel: %d %s", resp.StatusCode, body)
+	}
+
+	for _, c := range []struct {
+		name, method, query, token string
+		status                     int
+		reason                     string
+	}{
+		{"no part", "GET", "mine=true", "tok-alice", 400, "required"},
+		{"unknown part", "GET", "part=snippet,processingDetails&mine=true", "tok-alice", 400, "unknownPart"},
+		{"no filter", "GET", "part=snippet", "tok-alice", 400, "missingRequiredParameter"},
+		{"two filters", "GET", "part=snippet&mine=true&id=UCx", "tok-alice", 400, "incompatibleParameters"},
+		{"not a boolean", "GET", "part=snippet&mine=yes", "tok-alice", 400, "invalidBoolean"},
+		{"wrong method", "POST", "part=snippet&mine=true", "tok-alice", 405, "httpMethodNotAllowed"},
+		{"no token", "GET", "part=snippet&mine=true", "", 401, "required"},
+		{"unknown token", "GET", "part=snippet&mine=true", "tok-nobody", 401, "authError"},
+		{"auth fault", "GET", "part=snippet&mine=true", "tok-authx", 401, "authError"},
+		{"unavailable", "GET", "part=snippet&mine=true", "tok-down", 503, "backendError"},
+	} {
+		resp, body := e.do(c.method, "/youtube/v3/channels?"+c.query, c.token, nil, nil)
+		if code, _, reason := ytErrorOf(t, body); resp.StatusCode != c.status || code != c.status || reason != c.reason {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
+		}
+	}
+
+	// Each call costs 1 unit: alice spent her 2.
+	resp, body = e.do("GET", "/youtube/v3/channels?part=snippet&mine=true", "tok-alice", nil, nil)
+	if _, _, reason := ytErrorOf(t, body); resp.StatusCode != 403 || reason != "quotaExceeded" {
+		t.Fatalf("over quota: %d %s", resp.StatusCode, body)
+	}
+}

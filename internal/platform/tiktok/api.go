@@ -20,6 +20,7 @@ const (
 	pathDirectInit  = "/v2/post/publish/video/init/"
 	pathInboxInit   = "/v2/post/publish/inbox/video/init/"
 	pathStatus      = "/v2/post/publish/status/fetch/"
+	pathUserInfo    = "/v2/user/info/"
 )
 
 // apiError is a TikTok API v2 error: {"error":{"code","message","log_id"}}, which TikTok sends
@@ -93,6 +94,11 @@ type envelope struct {
 // call POSTs a JSON body to a TikTok API path and decodes data into out. A failure is an
 // *apiError (TikTok answered) or a transport error.
 func (p *Provider) call(ctx context.Context, base, token, path string, body, out any) error {
+	return p.send(ctx, http.MethodPost, base, token, path, body, out)
+}
+
+// send is call with any method; a GET has no body (path carries the query).
+func (p *Provider) send(ctx context.Context, method, base, token, path string, body, out any) error {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -103,12 +109,14 @@ func (p *Provider) call(ctx context.Context, base, token, path string, body, out
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json; charset=UTF-8")
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json; charset=UTF-8")
+	}
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return err

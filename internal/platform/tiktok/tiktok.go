@@ -303,6 +303,65 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	return opts, nil
 }
 
+// Fields of /v2/user/info/ that Identify asks for: those of the user.info.basic scope, and
+// username, which needs user.info.profile.
+const (
+	userFieldsBasic = "open_id,union_id,avatar_url,display_name"
+	userFieldsAll   = userFieldsBasic + ",username"
+)
+
+type userInfo struct {
+	OpenID      string `json:"open_id"`
+	UnionID     string `json:"union_id"`
+	AvatarURL   string `json:"avatar_url"`
+	DisplayName string `json:"display_name"`
+	Username    string `json:"username"`
+}
+
+// Identify returns the TikTok user an access token belongs to, from GET /v2/user/info/:
+// ExternalID is the open_id (the user's id for this app, which the token exchange also
+// answers), Name the display name, Username the username and AvatarURL the avatar. The token
+// needs user.info.basic; username needs user.info.profile as well, and TikTok refuses a
+// request for a field whose scope is missing as a whole (401 scope_not_authorized), so a
+// token without user.info.profile is asked again for the basic fields alone and the username
+// is taken from creator_info when the token has video.publish. A token TikTok refuses
+// (access_token_invalid, or no user.info.basic) is a permanent auth_expired error; other
+// failures are classified as for Step.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+	base, token, err := p.target(baseURL, credentials)
+	if err != nil {
+		return publish.Identity{}, err
+	}
+	u, err := p.userInfo(ctx, base, token, userFieldsAll)
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Code == "scope_not_authorized" {
+		if u, err = p.userInfo(ctx, base, token, userFieldsBasic); err == nil {
+			if ci, cerr := p.creatorInfo(ctx, base, token); cerr == nil {
+				u.Username = ci.Username
+			}
+		}
+	}
+	if err != nil {
+		return publish.Identity{}, classify(err)
+	}
+	if u.OpenID == "" {
+		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "TikTok answered a user without an open_id")
+	}
+	name := u.DisplayName
+	if name == "" {
+		name = u.Username
+	}
+	return publish.Identity{ExternalID: u.OpenID, Name: name, Username: u.Username, AvatarURL: u.AvatarURL}, nil
+}
+
+// userInfo reads GET /v2/user/info/?fields=... (data.user).
+func (p *Provider) userInfo(ctx context.Context, base, token, fields string) (userInfo, error) {
+	var data struct {
+		User userInfo `json:"user"`
+	}
+	err := p.send(ctx, http.MethodGet, base, token, pathUserInfo+"?fields="+url.QueryEscape(fields), nil, &data)
+	return data.User, err
+}
+
 // start checks everything that can be checked before TikTok is asked, queries creator_info,
 // and initializes the post. Nothing is uploaded in this step.
 func (p *Provider) start(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {

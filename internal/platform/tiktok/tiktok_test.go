@@ -716,3 +716,91 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentify(t *testing.T) {
+	t.Parallel()
+	accts := sim.StaticAccounts{
+		"tok":     {ID: "open_1", Username: "reelaydemo"},
+		"basic":   {ID: "open_2", Username: "basicuser"},
+		"inbox":   {ID: "open_3", Username: "inboxonly"},
+		"noinfo":  {ID: "open_4", Username: "noinfo"},
+		"revoked": {ID: "open_5", Behavior: sim.Behavior{Fail: sim.FailAuth}},
+		"down":    {ID: "open_6", Behavior: sim.Behavior{Fail: sim.FailUnavailable}},
+		"busy":    {ID: "open_7", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
+	}
+	e := newEnv(t, accts, sim.TikTokOptions{
+		Creators: map[string]sim.TikTokCreator{"open_1": {Nickname: "Reelay Demo"}},
+		Scopes: map[string][]string{
+			"open_2": {"user.info.basic", "video.publish", "video.upload"}, // no user.info.profile
+			"open_3": {"user.info.basic", "video.upload"},                  // neither profile nor creator_info
+			"open_4": {"video.publish", "video.upload"},                    // no user.info.basic
+		},
+	}, Config{})
+	identify := func(token string) (publish.Identity, error) {
+		return e.prov.Identify(context.Background(), e.base, map[string]string{"access_token": token})
+	}
+
+	id, err := identify("tok")
+	want := publish.Identity{ExternalID: "open_1", Name: "Reelay Demo", Username: "reelaydemo", AvatarURL: e.base + "/avatar/open_1.jpeg"}
+	if err != nil || id != want {
+		t.Fatalf("identity %+v, %v; want %+v", id, err, want)
+	}
+	if n := len(e.requests(http.MethodGet, "/v2/user/info/")); n != 1 {
+		t.Errorf("%d user info calls", n)
+	}
+	// Without user.info.profile TikTok refuses username: the basic fields, and the username
+	// from creator_info.
+	if id, err := identify("basic"); err != nil || id.ExternalID != "open_2" || id.Username != "basicuser" || id.Name != "basicuser" {
+		t.Errorf("user.info.basic only: %+v, %v", id, err)
+	}
+	// Without video.publish either: no username, the rest is there.
+	if id, err := identify("inbox"); err != nil || id.ExternalID != "open_3" || id.Username != "" || id.Name != "inboxonly" || id.AvatarURL == "" {
+		t.Errorf("user.info.basic and video.upload: %+v, %v", id, err)
+	}
+	// The identity is the creator that Step publishes as.
+	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
+	d := e.dest("tok", v.media(8*time.Second, 720, 1280), `{"mode":"direct"}`)
+	d.Account = id.ExternalID
+	if out, err := e.run(d, 30); err != nil || !out.Done() {
+		t.Fatalf("publish as the identified creator: %+v, %v", out, err)
+	}
+	if posts := e.sim.Posts(id.ExternalID); len(posts) != 1 || posts[0].Status != sim.TikTokPublishComplete {
+		t.Fatalf("posts of %s: %+v", id.ExternalID, posts)
+	}
+
+	for _, c := range []struct {
+		token, category string
+		transient       bool
+		contains        string
+	}{
+		{"nobody", publish.CategoryAuthExpired, false, "access_token_invalid"},
+		{"revoked", publish.CategoryAuthExpired, false, "access_token_invalid"},
+		{"noinfo", publish.CategoryAuthExpired, false, "scope_not_authorized"},
+		{"", publish.CategoryAuthExpired, false, "no access token"},
+		{"down", publish.CategoryUpstreamUnavailable, true, "internal_error"},
+		{"busy", publish.CategoryRateLimited, true, "rate_limit_exceeded"},
+	} {
+		_, err := identify(c.token)
+		pe := asPublishError(t, err)
+		if pe.Category != c.category || pe.Transient != c.transient || !strings.Contains(pe.Message, c.contains) {
+			t.Errorf("%q: %+v", c.token, pe)
+		}
+	}
+}
+
+// A token with video.upload alone (no video.publish) cannot read creator_info: an inbox upload
+// goes ahead without it.
+func TestInboxWithUploadScopeOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, accounts(), sim.TikTokOptions{Scopes: map[string][]string{"open_1": {"video.upload"}}}, Config{})
+	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
+	out, err := e.run(e.dest("tok", v.media(8*time.Second, 720, 1280), `{}`), 20)
+	if err != nil || out.Status != publish.StatusSentToInbox || !strings.Contains(out.Message, "video.upload scope only") {
+		t.Fatalf("inbox: %+v, %v", out, err)
+	}
+	// A direct post needs video.publish.
+	_, err = e.run(e.dest("tok", v.media(8*time.Second, 720, 1280), `{"mode":"direct"}`), 20)
+	if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || !strings.Contains(pe.Message, "scope_not_authorized") {
+		t.Fatalf("direct: %+v", pe)
+	}
+}

@@ -1,6 +1,7 @@
 // Package youtube publishes videos to YouTube through the Data API v3: videos.insert by the
 // resumable upload protocol, processing polled with videos.list, an optional custom thumbnail
-// with thumbnails.set, and the channel's options (video categories) from videoCategories.list.
+// with thumbnails.set, the channel's options (video categories) from videoCategories.list,
+// and the token's channel (Identify) from channels.list?mine=true.
 //
 // Each Step does one thing and returns the State to store before the next:
 //
@@ -643,6 +644,51 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 		"note": "YouTube videoCategories assignable in region " + p.cfg.Region + "; the default is People & Blogs",
 	}
 	return opts, nil
+}
+
+// Identify returns the YouTube channel the access token belongs to, from
+// channels.list?part=snippet&mine=true (1 quota unit): the channel id (ExternalID), its title
+// (Name), its "@handle" (Username) and its default thumbnail (AvatarURL). A token YouTube
+// refuses is a permanent auth_expired error; a Google account without a channel is a
+// permanent invalid_options error, since connecting it again changes nothing until the user
+// creates a channel. Other failures are classified as for Step.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+	c, err := p.newCall(ctx, &publish.Destination{BaseURL: baseURL, Credentials: credentials})
+	if err != nil {
+		return publish.Identity{}, err
+	}
+	type thumbnail struct {
+		URL string `json:"url"`
+	}
+	var list struct {
+		Items []struct {
+			ID      string `json:"id"`
+			Snippet struct {
+				Title      string               `json:"title"`
+				CustomURL  string               `json:"customUrl"`
+				Thumbnails map[string]thumbnail `json:"thumbnails"`
+			} `json:"snippet"`
+		} `json:"items"`
+	}
+	if err := c.list("channels", "part=snippet&mine=true", &list); err != nil {
+		return publish.Identity{}, err
+	}
+	if len(list.Items) == 0 {
+		return publish.Identity{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+			"this Google account has no YouTube channel: create one on youtube.com, then connect the channel again")
+	}
+	ch := list.Items[0]
+	if ch.ID == "" {
+		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "YouTube answered a channel without an id")
+	}
+	id := publish.Identity{ExternalID: ch.ID, Name: ch.Snippet.Title, Username: ch.Snippet.CustomURL}
+	for _, size := range []string{"default", "medium", "high"} {
+		if t := ch.Snippet.Thumbnails[size]; t.URL != "" {
+			id.AvatarURL = t.URL
+			break
+		}
+	}
+	return id, nil
 }
 
 // call is one step's access to the API.

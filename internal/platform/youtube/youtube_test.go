@@ -779,3 +779,54 @@ func TestClassify(t *testing.T) {
 		t.Errorf("Retry-After date: %v", d)
 	}
 }
+
+func TestIdentify(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{})
+	id, err := h.p.Identify(context.Background(), h.base, map[string]string{"access_token": "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(id.ExternalID, "UC") || id.Name != "Channel" || id.Username != "@channel" ||
+		!strings.HasPrefix(id.AvatarURL, "https://yt3.ggpht.com/") || !strings.Contains(id.AvatarURL, "=s88-") {
+		t.Fatalf("identity = %+v", id)
+	}
+	// ExternalID is the channel that the videos it uploads belong to.
+	outs, err := h.drive(h.dest(testVideo(t, 20_000), `{}`), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.snippet(outs[len(outs)-1].ExternalID)["snippet"].(map[string]any)["channelId"]; got != id.ExternalID {
+		t.Fatalf("video of channel %v, identity %s", got, id.ExternalID)
+	}
+
+	for _, c := range []struct {
+		name     string
+		s        setup
+		token    string
+		category string
+		message  string
+	}{
+		{"rejected token", setup{}, "wrong", publish.CategoryAuthExpired, "invalid authentication credentials"},
+		{"token revoked", setup{behavior: sim.Behavior{Fail: sim.FailAuth}}, "tok", publish.CategoryAuthExpired, "authError"},
+		{"no token", setup{}, "", publish.CategoryAuthExpired, "no YouTube access token"},
+		{"no channel", setup{sim: sim.YouTubeOptions{NoChannel: map[string]bool{"acct": true}}}, "tok",
+			publish.CategoryInvalidOptions, "this Google account has no YouTube channel"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, c.s)
+			_, err := h.p.Identify(context.Background(), h.base, map[string]string{"access_token": c.token})
+			pe := asError(t, err)
+			if pe.Category != c.category || pe.Transient || !strings.Contains(pe.Message, c.message) {
+				t.Fatalf("error = %+v", pe)
+			}
+		})
+	}
+	// An outage is transient.
+	h = newHarness(t, setup{behavior: sim.Behavior{Fail: sim.FailUnavailable}})
+	_, err = h.p.Identify(context.Background(), h.base, map[string]string{"access_token": "tok"})
+	if pe := asError(t, err); pe.Category != publish.CategoryUpstreamUnavailable || !pe.Transient {
+		t.Fatalf("unavailable: %+v", pe)
+	}
+}
