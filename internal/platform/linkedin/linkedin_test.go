@@ -384,7 +384,7 @@ func TestCrashAfterPostDoesNotPostAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !again.Done() || again.ExternalID != first.ExternalID || again.URL != first.URL || !strings.Contains(again.Message, "did not post it again") {
-		t.Fatalf("after the lost answer: %+v; first %+v", again, first)
+		t.Fatalf("after the lost answer: %s %s %q; first %s", again.Status, again.ExternalID, again.Message, first.ExternalID)
 	}
 	if n := len(s.Posts()); n != 1 {
 		t.Fatalf("%d posts", n)
