@@ -1,0 +1,697 @@
+// Package linkedin publishes video to a LinkedIn member's feed through the Videos API and the
+// Posts API (learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api and
+// …/posts-api), speaking plain HTTP to https://api.linkedin.com.
+//
+// A destination goes through these steps, one per Step call; the returned State is stored
+// before the next:
+//
+//  1. POST /rest/videos?action=initializeUpload {owner: urn:li:person:{account}, fileSizeBytes,
+//     uploadCaptions: false, uploadThumbnail} → the video URN, the upload token and one upload
+//     URL per part (byte ranges of about 4 MB). Nothing is uploaded in this step.
+//  2. Each part is PUT to its URL (application/octet-stream) and its ETag kept in State, one part
+//     per Step (Config.StepBytes for more); then the thumbnail, when there is one.
+//  3. GET /rest/videos/{urn}: only a video still WAITING_UPLOAD is finalized,
+//     POST /rest/videos?action=finalizeUpload {video, uploadToken, uploadedPartIds: the ETags in
+//     order}. A Step that died after finalizing therefore never finalizes again.
+//  4. GET /rest/videos/{urn}, polled with a doubling, capped wait, until AVAILABLE
+//     (PROCESSING_FAILED fails the destination with media_rejected).
+//  5. POST /rest/posts {author, commentary, visibility PUBLIC, distribution MAIN_FEED,
+//     content.media {title, id}, lifecycleState PUBLISHED} → 201 with the post URN in
+//     x-restli-id; the post is https://www.linkedin.com/feed/update/{urn}/.
+//
+// Crash safety. Parts already ETagged are not sent again; a part whose PUT was cut is sent
+// again whole (the upload URL takes it again). Finalizing is guarded by the video's status. A
+// post call whose answer was lost is made again: LinkedIn refuses content it already has with
+// 422 DUPLICATE_POST naming the existing post ("Content is a duplicate of urn:li:share:…"), and
+// since the content carries this destination's own video URN, that post is this destination's
+// and is taken as its outcome. (Reading posts back would need r_member_social, a private
+// permission, so the duplicate answer is the member-level way to tell.) Upload URLs that
+// expired, or a video LinkedIn no longer knows before it was finalized, start the upload over
+// with a new initializeUpload: an unfinalized video can never be posted, so nothing is
+// published twice.
+//
+// Every /rest call carries LinkedIn-Version (Config.Version, by default the month two months
+// before now) and X-Restli-Protocol-Version: 2.0.0. Commentary is sent in little text format
+// (see Little).
+package linkedin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// DefaultBaseURL is LinkedIn's API host; the paths (/rest/..., /v2/userinfo) are below it.
+const DefaultBaseURL = "https://api.linkedin.com"
+
+// PostURL is the public address of a post.
+func PostURL(urn string) string { return "https://www.linkedin.com/feed/update/" + urn + "/" }
+
+// maxRestarts bounds how often an upload starts over with a new initializeUpload.
+const maxRestarts = 2
+
+// maxFinalizes bounds the finalize calls of one upload (a video found WAITING_UPLOAD again).
+const maxFinalizes = 3
+
+// minVideoBytes is the Videos API's smallest file (75 KB, read as 75 KiB: the stricter).
+const minVideoBytes = 75 << 10
+
+// Config configures the provider. Zero fields take the defaults in their comments.
+type Config struct {
+	// BaseURL is the API host (DefaultBaseURL); a destination's BaseURL wins over it.
+	BaseURL string
+	// HTTPClient makes every request (a client of its own without an overall timeout: parts
+	// are bounded by their context, API calls by APITimeout).
+	HTTPClient *http.Client
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// Version is the LinkedIn-Version header, YYYYMM (the month two months before Now: LinkedIn
+	// serves each monthly version for about a year).
+	Version string
+	// StepBytes is how many bytes one Step uploads before it returns its State (0: one part).
+	StepBytes int64
+	// PartRetries is how often a part is sent again within a Step after a 5xx or a broken
+	// connection (2); RetryDelay the first wait between tries (500 ms, doubled each time).
+	PartRetries int
+	RetryDelay  time.Duration
+	// APITimeout bounds each API call (30 s).
+	APITimeout time.Duration
+	// PollInitial and PollMax bound the wait between video status reads (500 ms doubling, at
+	// most 30 s).
+	PollInitial, PollMax time.Duration
+	// ThrottleWait is the wait after a 429 without Retry-After (1 min; LinkedIn documents no
+	// Retry-After).
+	ThrottleWait time.Duration
+}
+
+// Provider is LinkedIn's publish.Provider.
+type Provider struct {
+	cfg Config
+}
+
+var _ publish.Provider = (*Provider)(nil)
+
+// New returns a LinkedIn provider.
+func New(cfg Config) *Provider {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = publish.NewHTTPClient(0)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PartRetries < 0 {
+		cfg.PartRetries = 0
+	} else if cfg.PartRetries == 0 {
+		cfg.PartRetries = 2
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 500 * time.Millisecond
+	}
+	if cfg.APITimeout <= 0 {
+		cfg.APITimeout = 30 * time.Second
+	}
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 500 * time.Millisecond
+	}
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = 30 * time.Second
+	}
+	if cfg.ThrottleWait <= 0 {
+		cfg.ThrottleWait = time.Minute
+	}
+	return &Provider{cfg: cfg}
+}
+
+// Platform implements publish.Provider.
+func (p *Provider) Platform() string { return platform.LinkedIn }
+
+// version is the LinkedIn-Version header.
+func (p *Provider) version() string {
+	if p.cfg.Version != "" {
+		return p.cfg.Version
+	}
+	now := p.cfg.Now().UTC()
+	return time.Date(now.Year(), now.Month()-2, 1, 0, 0, 0, 0, time.UTC).Format("200601")
+}
+
+// Phases of State.
+const (
+	phaseStart      = ""
+	phaseUploading  = "uploading"
+	phaseFinalizing = "finalizing"
+	phaseProcessing = "processing"
+	phasePosting    = "posting"
+	phaseDone       = "done"
+)
+
+// State is what the publisher stores between Steps. It holds no credential: the upload URLs
+// are LinkedIn's per-video signed links and the upload token only names the upload session;
+// both are useless without the member's access token for finalizing.
+type State struct {
+	Phase       string `json:"phase,omitempty"`
+	Video       string `json:"video,omitempty"` // urn:li:video:…
+	UploadToken string `json:"upload_token,omitempty"`
+	VideoSize   int64  `json:"video_size,omitempty"`
+	// Parts are the upload instructions with the ETag of each part LinkedIn accepted.
+	Parts              []Part    `json:"parts,omitempty"`
+	UploadURLsExpireAt time.Time `json:"upload_urls_expire_at,omitzero"`
+	ThumbnailURL       string    `json:"thumbnail_url,omitempty"`
+	ThumbnailDone      bool      `json:"thumbnail_done,omitempty"`
+	Finalizes          int       `json:"finalizes,omitempty"`
+	Polls              int       `json:"polls,omitempty"`
+	Restarts           int       `json:"restarts,omitempty"`
+	// Notes are remarks for the final Message.
+	Notes []string `json:"notes,omitempty"`
+	// The outcome, once done.
+	PostURN string `json:"post_urn,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Part is one upload instruction and its ETag once LinkedIn accepted it.
+type Part struct {
+	URL   string `json:"url"`
+	First int64  `json:"first"`
+	Last  int64  `json:"last"`
+	ETag  string `json:"etag,omitempty"`
+}
+
+// Options is the linkedin object of a publish request.
+type Options struct {
+	Commentary string `json:"commentary"`
+	Title      string `json:"title"`
+}
+
+// texts returns the commentary (plain text, before little escaping) and the video title.
+func texts(d *publish.Destination) (commentary, title string, err error) {
+	var o Options
+	if len(d.Options) > 0 && string(d.Options) != "null" {
+		if err := json.Unmarshal(d.Options, &o); err != nil {
+			return "", "", fmt.Errorf("linkedin options: %w", err)
+		}
+	}
+	commentary = o.Commentary
+	if commentary == "" {
+		commentary = d.Caption
+	}
+	if commentary == "" {
+		commentary = d.Title
+	}
+	title = o.Title
+	if title == "" {
+		title = d.Title
+	}
+	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
+	if lim := caps.Text["commentary"]; !lim.Check(commentary) {
+		return "", "", fmt.Errorf("the LinkedIn commentary is %d UTF-16 units long; LinkedIn accepts at most %d", lim.Count(commentary), lim.Max)
+	}
+	if lim := caps.Text["title"]; !lim.Check(title) {
+		return "", "", fmt.Errorf("the LinkedIn video title is %d UTF-16 units long; LinkedIn accepts at most %d", lim.Count(title), lim.Max)
+	}
+	return commentary, title, nil
+}
+
+// Step implements publish.Provider.
+func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+	var st State
+	if len(d.State) > 0 && string(d.State) != "null" {
+		if err := json.Unmarshal(d.State, &st); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored LinkedIn state is unreadable: %v", err)
+		}
+	}
+	if st.Phase == phaseDone {
+		return st.outcome(), nil
+	}
+	c, err := p.client(d.BaseURL, d.Credentials)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	if d.Account == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "the LinkedIn channel has no member id")
+	}
+	switch st.Phase {
+	case phaseStart:
+		return p.start(ctx, c, d, st)
+	case phaseUploading:
+		return p.upload(ctx, c, d, st)
+	case phaseFinalizing:
+		return p.finalize(ctx, c, st)
+	case phaseProcessing:
+		return p.poll(ctx, c, st)
+	case phasePosting:
+		return p.post(ctx, c, d, st)
+	}
+	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored LinkedIn state has unknown phase %q", st.Phase)
+}
+
+// client resolves the API base and the access token of a channel.
+func (p *Provider) client(baseURL string, credentials map[string]string) (client, error) {
+	token := credentials["access_token"]
+	if token == "" {
+		return client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the LinkedIn channel has no access token")
+	}
+	base := strings.TrimRight(baseURL, "/")
+	if base == "" {
+		base = p.cfg.BaseURL
+	}
+	return client{p: p, base: base, token: token}, nil
+}
+
+func authorURN(account string) string { return "urn:li:person:" + account }
+
+// thumbnailType returns the thumbnail's content type when it can go to LinkedIn ("" when there
+// is none or LinkedIn would not take it).
+func thumbnailType(t *publish.Media) string {
+	if t == nil || t.Open == nil || t.Size <= 0 {
+		return ""
+	}
+	mt, _, _ := mime.ParseMediaType(t.ContentType)
+	if mt == "image/jpeg" || mt == "image/png" {
+		return mt
+	}
+	return ""
+}
+
+// start checks what can be checked before LinkedIn is asked and initializes the upload.
+func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+	if _, _, err := texts(d); err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+	}
+	v := d.Video
+	if v.Size <= 0 || v.Open == nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+	}
+	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
+	if v.Size < minVideoBytes || (caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes) {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video is %d bytes; LinkedIn takes %d to %d", v.Size, minVideoBytes, caps.MaxVideoBytes)
+	}
+	if mt, _, _ := mime.ParseMediaType(v.ContentType); v.ContentType != "" && mt != "video/mp4" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "LinkedIn takes MP4 video, not %s", v.ContentType)
+	}
+	minDur := time.Duration(caps.MinDurationSeconds * float64(time.Second))
+	maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second))
+	if v.Duration > 0 && (v.Duration < minDur || v.Duration > maxDur) {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video lasts %s; LinkedIn takes %s to %s", v.Duration, minDur, maxDur)
+	}
+	notes := st.Notes
+	thumb := thumbnailType(d.Thumbnail) != ""
+	if d.Thumbnail != nil && !thumb && st.Restarts == 0 {
+		notes = append(notes, "the thumbnail was not sent: LinkedIn takes JPEG or PNG thumbnails")
+	}
+
+	var res initializeUploadResponse
+	req := map[string]initializeUploadRequest{"initializeUploadRequest": {
+		Owner: authorURN(d.Account), FileSizeBytes: v.Size, UploadCaptions: false, UploadThumbnail: thumb,
+	}}
+	if _, err := c.do(ctx, http.MethodPost, pathVideos+"?action=initializeUpload", req, &res, true); err != nil {
+		return publish.Outcome{}, p.classify(err)
+	}
+	val := res.Value
+	parts, err := checkInstructions(val.UploadInstructions, v.Size)
+	if err != nil || !strings.HasPrefix(val.Video, "urn:li:video:") || (thumb && val.ThumbnailUploadURL == "") {
+		if err == nil {
+			err = errors.New("no video URN or thumbnail URL")
+		}
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+			"LinkedIn's initializeUpload answered unusable upload instructions: %v", err)
+	}
+	st = State{
+		Phase:        phaseUploading,
+		Video:        val.Video,
+		UploadToken:  val.UploadToken,
+		VideoSize:    v.Size,
+		Parts:        parts,
+		ThumbnailURL: val.ThumbnailUploadURL,
+		Restarts:     st.Restarts,
+		Notes:        notes,
+	}
+	if !thumb {
+		st.ThumbnailURL = ""
+	}
+	if val.UploadURLsExpireAt > 0 {
+		st.UploadURLsExpireAt = time.UnixMilli(val.UploadURLsExpireAt).UTC()
+	}
+	return st.next(publish.StatusUploading, 0), nil
+}
+
+// checkInstructions verifies that the parts cover the file once, in order.
+func checkInstructions(ins []uploadInstruction, size int64) ([]Part, error) {
+	if len(ins) == 0 {
+		return nil, errors.New("no upload instructions")
+	}
+	parts := make([]Part, 0, len(ins))
+	var next int64
+	for i, in := range ins {
+		u, err := url.Parse(in.UploadURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("part %d has no usable upload URL", i+1)
+		}
+		if in.FirstByte != next || in.LastByte < in.FirstByte {
+			return nil, fmt.Errorf("part %d covers bytes %d-%d, expected to start at %d", i+1, in.FirstByte, in.LastByte, next)
+		}
+		next = in.LastByte + 1
+		parts = append(parts, Part{URL: in.UploadURL, First: in.FirstByte, Last: in.LastByte})
+	}
+	if next != size {
+		return nil, fmt.Errorf("the parts cover %d of %d bytes", next, size)
+	}
+	return parts, nil
+}
+
+// upload sends the next part (or StepBytes worth of parts), then the thumbnail.
+func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+	if !st.UploadURLsExpireAt.IsZero() && !p.cfg.Now().Before(st.UploadURLsExpireAt.Add(-time.Minute)) {
+		return p.restart(st, "the upload URLs expired")
+	}
+	var sent int64
+	for i := range st.Parts {
+		if st.Parts[i].ETag != "" {
+			continue
+		}
+		if sent > 0 && sent >= p.cfg.StepBytes {
+			return st.next(publish.StatusUploading, 0), nil
+		}
+		part := st.Parts[i]
+		n := part.Last - part.First + 1
+		status, etag, body, err := p.putRetrying(ctx, c, part.URL, "application/octet-stream", n, func() (io.ReadCloser, error) {
+			return d.Video.Open(ctx, part.First)
+		}, fmt.Sprintf("part %d of %d", i+1, len(st.Parts)))
+		if err != nil {
+			if sent > 0 {
+				return st.next(publish.StatusUploading, 0), nil // keep the progress; the next Step retries
+			}
+			return publish.Outcome{}, err
+		}
+		switch {
+		case status/100 == 2 && etag != "":
+			st.Parts[i].ETag = etag
+			sent += n
+		case status/100 == 2:
+			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, status, 0,
+				"LinkedIn accepted part %d of %d without an ETag", i+1, len(st.Parts))
+		case status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusGone:
+			return p.restart(st, fmt.Sprintf("the upload URL of part %d answered HTTP %d: %s", i+1, status, body))
+		case status == http.StatusUnauthorized:
+			return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, status, "LinkedIn refused part %d: %s", i+1, body)
+		case status == http.StatusTooManyRequests:
+			return publish.Outcome{}, publish.Transient(publish.CategoryRateLimited, status, p.cfg.ThrottleWait, "LinkedIn throttled part %d: %s", i+1, body)
+		default:
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, status,
+				"LinkedIn refused part %d of %d (bytes %d-%d, HTTP %d): %s", i+1, len(st.Parts), part.First, part.Last, status, body)
+		}
+	}
+	if sent > 0 {
+		// Store the last part's ETag before anything else happens.
+		return st.next(publish.StatusUploading, 0), nil
+	}
+	if st.ThumbnailURL != "" && !st.ThumbnailDone {
+		t := d.Thumbnail
+		if ct := thumbnailType(t); ct != "" {
+			status, _, body, err := p.putRetrying(ctx, c, st.ThumbnailURL, ct, t.Size, func() (io.ReadCloser, error) {
+				return t.Open(ctx, 0)
+			}, "the thumbnail")
+			if err != nil {
+				return publish.Outcome{}, err
+			}
+			if status/100 != 2 {
+				st.Notes = append(st.Notes, fmt.Sprintf("LinkedIn refused the thumbnail (HTTP %d: %s); it chooses one itself", status, body))
+			}
+		} else {
+			st.Notes = append(st.Notes, "the thumbnail was no longer available; LinkedIn chooses one itself")
+		}
+		st.ThumbnailDone = true
+		return st.next(publish.StatusUploading, 0), nil
+	}
+	st.Phase = phaseFinalizing
+	return st.next(publish.StatusUploading, 0), nil
+}
+
+// putRetrying PUTs n bytes from open to an upload URL, again after a broken connection or a 5xx,
+// a bounded number of times. It returns the status, the ETag and the body of the answer.
+func (p *Provider) putRetrying(ctx context.Context, c client, target, ctype string, n int64,
+	open func() (io.ReadCloser, error), what string) (int, string, string, error) {
+	delay := p.cfg.RetryDelay
+	var last error
+	for attempt := 0; ; attempt++ {
+		status, etag, body, err := p.put(ctx, c, target, ctype, n, open)
+		if err == nil && status < 500 {
+			return status, etag, body, nil
+		}
+		if ctx.Err() != nil {
+			return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading %s to LinkedIn: %v", what, ctx.Err())
+		}
+		if err != nil {
+			last = err
+		} else {
+			last = fmt.Errorf("HTTP %d: %s", status, body)
+		}
+		if attempt >= p.cfg.PartRetries {
+			return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, status, 0, "uploading %s to LinkedIn: %v", what, last)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+func (p *Provider) put(ctx context.Context, c client, target, ctype string, n int64, open func() (io.ReadCloser, error)) (int, string, string, error) {
+	rc, err := open()
+	if err != nil {
+		return 0, "", "", fmt.Errorf("opening the media: %w", err)
+	}
+	body := struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, n), rc}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, target, body)
+	if err != nil {
+		rc.Close()
+		return 0, "", "", err
+	}
+	req.ContentLength = n
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // keep the signed URL out of messages
+		}
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, resp.Header.Get("ETag"), strings.TrimSpace(string(raw)), nil
+}
+
+// finalize asks where the video stands and finalizes it only when LinkedIn still waits for it.
+func (p *Provider) finalize(ctx context.Context, c client, st State) (publish.Outcome, error) {
+	v, err := c.getVideo(ctx, st.Video)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.HTTP == http.StatusNotFound {
+			return p.restart(st, "LinkedIn no longer knows video "+st.Video)
+		}
+		return publish.Outcome{}, p.classify(err)
+	}
+	switch v.Status {
+	case videoProcessing, videoAvailable:
+		// Finalized already (a Step that died after finalizing).
+		st.Phase = phaseProcessing
+		return st.next(publish.StatusProcessing, 0), nil
+	case videoProcessingFailed:
+		return publish.Outcome{}, rejected(st, v)
+	}
+	if st.Finalizes >= maxFinalizes {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+			"LinkedIn still reports video %s as %s after %d finalizeUpload calls", st.Video, v.Status, st.Finalizes)
+	}
+	etags := make([]string, len(st.Parts))
+	for i, part := range st.Parts {
+		etags[i] = part.ETag
+	}
+	req := map[string]finalizeUploadRequest{"finalizeUploadRequest": {Video: st.Video, UploadToken: st.UploadToken, UploadedPartIDs: etags}}
+	if _, err := c.do(ctx, http.MethodPost, pathVideos+"?action=finalizeUpload", req, nil, true); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && (ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusNotFound) {
+			// The upload cannot be completed (parts LinkedIn no longer has, a session it
+			// dropped); the video was never finalized, so a new upload cannot post twice.
+			return p.restart(st, "finalizeUpload was refused: "+ae.Error())
+		}
+		return publish.Outcome{}, p.classify(err)
+	}
+	st.Finalizes++
+	st.Phase = phaseProcessing
+	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+}
+
+// poll reads the video's status until it is AVAILABLE.
+func (p *Provider) poll(ctx context.Context, c client, st State) (publish.Outcome, error) {
+	v, err := c.getVideo(ctx, st.Video)
+	if err != nil {
+		return publish.Outcome{}, p.classify(err)
+	}
+	switch v.Status {
+	case videoAvailable:
+		st.Phase = phasePosting
+		return st.next(publish.StatusProcessing, 0), nil
+	case videoProcessingFailed:
+		return publish.Outcome{}, rejected(st, v)
+	case videoWaitingUpload:
+		st.Phase = phaseFinalizing
+		return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	}
+	st.Polls++
+	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+}
+
+func rejected(st State, v video) *publish.Error {
+	msg := fmt.Sprintf("LinkedIn could not process video %s (PROCESSING_FAILED)", st.Video)
+	if v.ProcessingFailureReason != "" {
+		msg += ": " + v.ProcessingFailureReason
+	} else {
+		msg += "; LinkedIn takes MP4 video of 3 seconds to 30 minutes with an aspect ratio between 1:2.4 and 2.4:1"
+	}
+	return publish.Permanent(publish.CategoryMediaRejected, 0, "%s", msg)
+}
+
+func (p *Provider) pollDelay(polls int) time.Duration {
+	d := p.cfg.PollInitial
+	for i := 0; i < polls && d < p.cfg.PollMax; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.PollMax)
+}
+
+// post creates the post. A call whose answer was lost is made again; LinkedIn then answers
+// DUPLICATE_POST naming the post it made (see the package comment).
+func (p *Provider) post(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+	commentary, title, err := texts(d)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+	}
+	req := postRequest{
+		Author:     authorURN(d.Account),
+		Commentary: Little(commentary),
+		Visibility: "PUBLIC",
+		Distribution: distribution{
+			FeedDistribution: "MAIN_FEED", TargetEntities: []string{}, ThirdPartyDistributionChannels: []string{},
+		},
+		Content:        postContent{Media: postMedia{Title: title, ID: st.Video}},
+		LifecycleState: "PUBLISHED",
+	}
+	h, err := c.do(ctx, http.MethodPost, pathPosts, req, nil, true)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			if urn := ae.duplicateOf(); urn != "" {
+				st.Notes = append(st.Notes, "LinkedIn already had this post (its content carries this upload's video); reelay did not post it again")
+				return st.finish(urn), nil
+			}
+			if ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusUnprocessableEntity {
+				lower := strings.ToLower(ae.Message)
+				if strings.Contains(lower, "commentary") || strings.Contains(lower, "title") {
+					return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
+				}
+			}
+		}
+		return publish.Outcome{}, p.classify(err)
+	}
+	urn := h.Get("X-RestLi-Id")
+	if urn == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated,
+			"LinkedIn created the post but answered no x-restli-id; it is not posted again")
+	}
+	return st.finish(urn), nil
+}
+
+// finish records the published post.
+func (st State) finish(urn string) publish.Outcome {
+	st.Phase = phaseDone
+	st.PostURN = urn
+	st.URL = PostURL(urn)
+	var msg []string
+	for _, n := range st.Notes {
+		msg = append(msg, strings.ToUpper(n[:1])+n[1:]+".")
+	}
+	st.Message = strings.Join(msg, " ")
+	return st.outcome()
+}
+
+// restart begins the upload again with a new initializeUpload; only used while the video was
+// never finalized, so it cannot be posted twice.
+func (p *Provider) restart(st State, why string) (publish.Outcome, error) {
+	if st.Restarts >= maxRestarts {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+			"LinkedIn upload failed after %d new starts: %s", st.Restarts, why)
+	}
+	ns := State{Restarts: st.Restarts + 1, Notes: st.Notes}
+	return ns.next(publish.StatusUploading, 0), nil
+}
+
+// next returns the outcome of a step that is not final.
+func (st State) next(status string, after time.Duration) publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: status, State: raw, After: after}
+}
+
+// outcome returns the final outcome stored in a done State.
+func (st State) outcome() publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.PostURN, URL: st.URL, Message: st.Message}
+}
+
+// Identify returns who the access token belongs to: GET /v2/userinfo (OpenID Connect), whose
+// sub is the member id the author URN urn:li:person:{sub} is built from. baseURL "" means the
+// configured one. A rejected token is an auth_expired *publish.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+	c, err := p.client(baseURL, credentials)
+	if err != nil {
+		return publish.Identity{}, err
+	}
+	var ui userinfo
+	if _, err := c.do(ctx, http.MethodGet, pathUserinfo, nil, &ui, false); err != nil {
+		return publish.Identity{}, p.classify(err)
+	}
+	if ui.Sub == "" {
+		return publish.Identity{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "LinkedIn's userinfo answered no sub")
+	}
+	return publish.Identity{ExternalID: ui.Sub, Name: ui.Name, AvatarURL: ui.Picture}, nil
+}
+
+// Options returns the publish options of a LinkedIn channel: the static registry's, plus the
+// member the posts go to, read live from userinfo (which also verifies the token).
+func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
+	id, err := p.Identify(ctx, baseURL, credentials)
+	if err != nil {
+		return nil, err
+	}
+	opts := platform.StaticOptions(platform.LinkedIn)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	account := map[string]any{"id": id.ExternalID, "author": authorURN(id.ExternalID), "name": id.Name}
+	if id.AvatarURL != "" {
+		account["avatar_url"] = id.AvatarURL
+	}
+	opts["account"] = account
+	return opts, nil
+}

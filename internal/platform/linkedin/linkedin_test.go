@@ -1,0 +1,510 @@
+package linkedin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+const member = "mAbC123xyz"
+
+func accounts(b sim.Behavior) sim.StaticAccounts {
+	return sim.StaticAccounts{"tok": {ID: member, Username: "Ada Lovelace", Behavior: b}}
+}
+
+func creds() map[string]string { return sim.SandboxCredentials("linkedin", "", member, "tok") }
+
+// env starts the simulator (with opts) for one account of behavior b, and a provider on the
+// test clock.
+func env(t *testing.T, b sim.Behavior, opts sim.LinkedInOptions) (*providertest.Env, *sim.LinkedIn, *Provider) {
+	t.Helper()
+	if b.ProcessingMS == 0 {
+		b.ProcessingMS = 2000
+	}
+	var s *sim.LinkedIn
+	e := providertest.NewEnv(t, "linkedin", accounts(b), func(c sim.Config) http.Handler {
+		s = sim.NewLinkedInSim(c, opts)
+		return s
+	}, providertest.Options{})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, RetryDelay: time.Millisecond})
+	return e, s, p
+}
+
+func state(t *testing.T, raw json.RawMessage) State {
+	t.Helper()
+	var st State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+var jpeg = append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0}, bytes.Repeat([]byte{7}, 500)...)
+
+func thumbnail() *publish.Media {
+	return &publish.Media{Size: int64(len(jpeg)), ContentType: "image/jpeg",
+		Open: func(context.Context, int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(jpeg)), nil }}
+}
+
+func TestLittle(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"Hello world", "Hello world"},
+		{"", ""},
+		{`a\b`, `a\\b`},
+		{"(beta) [x] {y} <z>", `\(beta\) \[x\] \{y\} \<z\>`},
+		{"a|b *c* _d_ ~e~", `a\|b \*c\* \_d\_ \~e\~`},
+		{"mail me@example.com", `mail me\@example.com`},
+		{"#reelay rocks", `{hashtag|\#|reelay} rocks`},
+		{"new #video, #Go2026!", `new {hashtag|\#|video}, {hashtag|\#|Go2026}!`},
+		{"#my_tag", `{hashtag|\#|my\_tag}`},
+		{"#programação", `{hashtag|\#|programação}`},
+		{"C# and F#", `C\# and F\#`},
+		{"we're #1", `we're \#1`},
+		{"# heading", `\# heading`},
+		{"##double", `\#{hashtag|\#|double}`},
+		{"issue#5", `issue\#5`},
+		{"full-width ＃tag stays", "full-width ＃tag stays"},
+		{"emoji 🎬 (ok)", `emoji 🎬 \(ok\)`},
+	} {
+		got := Little(c.in)
+		if got != c.want {
+			t.Errorf("Little(%q) = %q, want %q", c.in, got, c.want)
+		}
+		// What LinkedIn shows is the text itself, whole.
+		if shown, cut := sim.RenderLittle(got); shown != c.in || cut {
+			t.Errorf("LinkedIn would show %q (cut %v) for Little(%q)", shown, cut, c.in)
+		}
+	}
+}
+
+func TestPublish(t *testing.T) {
+	t.Parallel()
+	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920) // three parts
+	d := e.Destination(member, creds(), v, `{"title":"Launch video"}`)
+	d.Caption = "Our launch (beta) is live: #reelay for C# fans, *really* [1] ~ {ok} @team"
+	d.Thumbnail = thumbnail()
+
+	outs, err := e.Run(p, d, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := outs[len(outs)-1]
+	if last.Status != publish.StatusPublished || !strings.HasPrefix(last.ExternalID, "urn:li:share:") ||
+		last.URL != "https://www.linkedin.com/feed/update/"+last.ExternalID+"/" {
+		t.Fatalf("outcome = %+v", last)
+	}
+	rec := e.Introspect()
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || rec.Uploads[0].Bytes != v.Size() || rec.Uploads[0].Account != member {
+		t.Fatalf("uploads = %+v; want the video once (%s)", rec.Uploads, v.SHA256())
+	}
+	if len(rec.Published) != 1 || rec.Published[0].ID != last.ExternalID || rec.Published[0].Text != d.Caption ||
+		rec.Published[0].SHA256 != v.SHA256() || rec.Published[0].URL != last.URL {
+		t.Fatalf("published = %+v", rec.Published)
+	}
+	posts := s.Posts()
+	if len(posts) != 1 || posts[0].Truncated || posts[0].Title != "Launch video" || posts[0].Visibility != "PUBLIC" || posts[0].Lifecycle != "PUBLISHED" {
+		t.Fatalf("posts = %+v", posts)
+	}
+	sv, _ := s.Video(posts[0].Video)
+	if sv.Parts != 3 || sv.Finalizes != 1 || !sv.Thumbnail {
+		t.Fatalf("video = %+v; want 3 parts, finalized once, with its thumbnail", sv)
+	}
+	if n := len(e.Requests(http.MethodPut, "/uploadedVideo")); n != 3 {
+		t.Errorf("%d part uploads, want 3", n)
+	}
+	for _, r := range e.Requests("", "") {
+		if strings.Contains(r.Path, "/rest/") &&
+			(r.Header.Get("LinkedIn-Version") != p.version() || r.Header.Get("X-Restli-Protocol-Version") != "2.0.0") {
+			t.Errorf("%s %s without LinkedIn's version headers: %v", r.Method, r.Path, r.Header)
+		}
+	}
+	// Stepping a done destination changes nothing.
+	again, err := p.Step(context.Background(), d)
+	if err != nil || again.ExternalID != last.ExternalID || len(e.Introspect().Published) != 1 {
+		t.Fatalf("step after done: %+v, %v", again, err)
+	}
+}
+
+func TestProcessingIsPolledWithBackoff(t *testing.T) {
+	t.Parallel()
+	e, _, p := env(t, sim.Behavior{ProcessingMS: 40_000}, sim.LinkedInOptions{})
+	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
+	outs, err := e.Run(p, d, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []time.Duration
+	for _, o := range outs {
+		if o.Status == publish.StatusProcessing && o.After > 0 {
+			waits = append(waits, o.After)
+		}
+	}
+	if len(waits) < 4 {
+		t.Fatalf("polls waited %v; want several", waits)
+	}
+	for i := 1; i < len(waits); i++ {
+		if waits[i] < waits[i-1] || waits[i] > 30*time.Second {
+			t.Fatalf("waits %v do not back off within 30 s", waits)
+		}
+	}
+	if waits[len(waits)-1] <= waits[0] {
+		t.Fatalf("waits %v never grow", waits)
+	}
+	reads := 0
+	for _, r := range e.Requests(http.MethodGet, "") {
+		if strings.Contains(r.Path, "/rest/videos/urn:li:video:") {
+			reads++
+		}
+	}
+	if n := reads; n != len(waits)+1 {
+		t.Errorf("%d status reads for %d waits", n, len(waits))
+	}
+	if got := e.Introspect(); len(got.Published) != 1 {
+		t.Fatalf("published %+v", got.Published)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		b         sim.Behavior
+		category  string
+		transient bool
+		text      string
+		wait      time.Duration
+	}{
+		{"reject", sim.Behavior{Fail: sim.FailReject}, publish.CategoryMediaRejected, false, "format is not supported", 0},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, publish.CategoryUpstreamUnavailable, true, "Service Unavailable", 0},
+		{"auth", sim.Behavior{Fail: sim.FailAuth}, publish.CategoryAuthExpired, false, "EXPIRED_ACCESS_TOKEN", 0},
+		{"rate_limit", sim.Behavior{Fail: sim.FailRateLimit}, publish.CategoryRateLimited, true, "throttle", time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e, _, p := env(t, c.b, sim.LinkedInOptions{})
+			d := e.Destination(member, creds(), providertest.ShortVideo(), "")
+			_, err := e.Run(p, d, 40)
+			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
+			if pe.RetryAfter != c.wait {
+				t.Errorf("RetryAfter = %v, want %v", pe.RetryAfter, c.wait)
+			}
+			if len(e.Introspect().Published) != 0 {
+				t.Error("published despite the fault")
+			}
+		})
+	}
+	t.Run("unknown token", func(t *testing.T) {
+		t.Parallel()
+		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		d := e.Destination(member, map[string]string{"access_token": "nope"}, providertest.ShortVideo(), "")
+		_, err := e.Run(p, d, 5)
+		providertest.WantError(t, err, publish.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN")
+	})
+	t.Run("daily post cap", func(t *testing.T) {
+		t.Parallel()
+		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{PostsPerDay: 1})
+		if _, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 40); err != nil {
+			t.Fatal(err)
+		}
+		d := e.Destination(member, creds(), providertest.ShortVideo(), "")
+		d.Caption = "another one"
+		_, err := e.Run(p, d, 40)
+		providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "DAY limit")
+	})
+	t.Run("inactive version", func(t *testing.T) {
+		t.Parallel()
+		e, _, _ := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202301"})
+		_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 5)
+		providertest.WantError(t, err, publish.CategoryInternal, false, "Requested version 20230101 is not active")
+	})
+}
+
+func TestFlakyPublishesOnce(t *testing.T) {
+	t.Parallel()
+	var n atomic.Uint64
+	rnd := func() float64 { return float64(n.Add(1)*7919%100) / 100 } // about 40% of calls fail
+	e := providertest.NewEnv(t, "linkedin", accounts(sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.4, ProcessingMS: 3000}),
+		sim.NewLinkedIn, providertest.Options{Rand: rnd})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, RetryDelay: time.Millisecond, PartRetries: -1})
+	v := providertest.NewVideo(9<<20, 10*time.Second, 1080, 1920)
+	d := e.Destination(member, creds(), v, "")
+	outs, err := e.RunRetrying(p, d, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !outs[len(outs)-1].Done() {
+		t.Fatal("not published")
+	}
+	rec := e.Introspect()
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || len(rec.Published) != 1 {
+		t.Fatalf("uploads %+v, published %+v; want one of each", rec.Uploads, rec.Published)
+	}
+	if failed := len(e.Requests("", "")) - len(okRequests(e)); failed == 0 {
+		t.Fatal("the flaky account never failed a call")
+	}
+}
+
+func okRequests(e *providertest.Env) []providertest.Request {
+	var out []providertest.Request
+	for _, r := range e.Requests("", "") {
+		if r.Status < 500 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// failingOpen returns an Open that breaks the first read stream starting at offset at after
+// some bytes, as a storage outage mid-part would.
+func failingOpen(m publish.Media, at int64) (func(context.Context, int64) (io.ReadCloser, error), *atomic.Bool) {
+	var failed atomic.Bool
+	return func(ctx context.Context, off int64) (io.ReadCloser, error) {
+		rc, err := m.Open(ctx, off)
+		if err != nil || off != at || failed.Swap(true) {
+			return rc, err
+		}
+		return io.NopCloser(io.MultiReader(io.LimitReader(rc, 1<<20), errReader{})), nil
+	}, &failed
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("storage went away") }
+
+func TestResumeMidPart(t *testing.T) {
+	t.Parallel()
+	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920)
+	d := e.Destination(member, creds(), v, "")
+	open, failed := failingOpen(d.Video, 4<<20) // the second part
+	d.Video.Open = open
+	p.cfg.PartRetries = 0
+
+	var sawErr bool
+	for range 40 {
+		out, err := providertest.Step(context.Background(), p, d)
+		if err != nil {
+			pe := providertest.AsError(t, err)
+			if !pe.Transient {
+				t.Fatal(err)
+			}
+			sawErr = true
+			continue // the publisher retries with the state it had
+		}
+		if out.Done() {
+			break
+		}
+		e.Clock.Advance(out.After)
+	}
+	if !sawErr || !failed.Load() {
+		t.Fatal("the video never failed mid-part")
+	}
+	puts := map[string]int{}
+	for _, r := range e.Requests(http.MethodPut, "/uploadedVideo") {
+		puts[r.Query[:strings.Index(r.Query, "&")]]++
+	}
+	if puts["part=0"] != 1 || puts["part=1"] != 2 || puts["part=2"] != 1 {
+		t.Fatalf("part uploads %v; want only the broken part twice", puts)
+	}
+	rec := e.Introspect()
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || len(rec.Published) != 1 {
+		t.Fatalf("uploads %+v, published %+v", rec.Uploads, rec.Published)
+	}
+}
+
+// runTo steps d until its State reaches phase, and returns that State (not yet stepped).
+func runTo(t *testing.T, e *providertest.Env, p *Provider, d *publish.Destination, phase string) json.RawMessage {
+	t.Helper()
+	for range 60 {
+		if len(d.State) > 0 && state(t, d.State).Phase == phase {
+			return append(json.RawMessage(nil), d.State...)
+		}
+		out, err := providertest.Step(context.Background(), p, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(out.After)
+	}
+	t.Fatalf("never reached phase %q", phase)
+	return nil
+}
+
+func TestCrashAfterFinalizeDoesNotFinalizeAgain(t *testing.T) {
+	t.Parallel()
+	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	v := providertest.ShortVideo()
+	d := e.Destination(member, creds(), v, "")
+	before := runTo(t, e, p, d, phaseFinalizing)
+	if _, err := providertest.Step(context.Background(), p, d); err != nil { // finalizes
+		t.Fatal(err)
+	}
+	d.State = before // the process died before the new state was stored
+	if _, err := e.Run(p, d, 40); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.Requests(http.MethodPost, "/rest/videos")); n != 2 { // initialize + one finalize
+		t.Errorf("%d video actions, want initializeUpload and one finalizeUpload", n)
+	}
+	vids := s.Videos(member)
+	if len(vids) != 1 || vids[0].Finalizes != 1 {
+		t.Fatalf("videos %+v", vids)
+	}
+	rec := e.Introspect()
+	if len(rec.Uploads) != 1 || len(rec.Published) != 1 {
+		t.Fatalf("uploads %+v, published %+v", rec.Uploads, rec.Published)
+	}
+}
+
+func TestCrashAfterPostDoesNotPostAgain(t *testing.T) {
+	t.Parallel()
+	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
+	before := runTo(t, e, p, d, phasePosting)
+	first, err := providertest.Step(context.Background(), p, d)
+	if err != nil || !first.Done() {
+		t.Fatalf("%+v, %v", first, err)
+	}
+	d.State = before // the answer to the post call was lost
+	again, err := providertest.Step(context.Background(), p, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Done() || again.ExternalID != first.ExternalID || again.URL != first.URL || !strings.Contains(again.Message, "did not post it again") {
+		t.Fatalf("after the lost answer: %s %s %q; first %s", again.Status, again.ExternalID, again.Message, first.ExternalID)
+	}
+	if n := len(s.Posts()); n != 1 {
+		t.Fatalf("%d posts", n)
+	}
+	if rec := e.Introspect(); len(rec.Published) != 1 || len(rec.Uploads) != 1 {
+		t.Fatalf("uploads %+v, published %+v", rec.Uploads, rec.Published)
+	}
+}
+
+func TestExpiredUploadURLsStartOver(t *testing.T) {
+	t.Parallel()
+	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{UploadURLTTL: time.Hour})
+	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920)
+	d := e.Destination(member, creds(), v, "")
+	if _, err := providertest.Step(context.Background(), p, d); err != nil { // initialize
+		t.Fatal(err)
+	}
+	if _, err := providertest.Step(context.Background(), p, d); err != nil { // part 1
+		t.Fatal(err)
+	}
+	e.Clock.Advance(2 * time.Hour)
+	if _, err := e.Run(p, d, 60); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Videos(member)); n != 2 {
+		t.Fatalf("%d videos; want the expired one and a new one", n)
+	}
+	rec := e.Introspect()
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || len(rec.Published) != 1 {
+		t.Fatalf("uploads %+v, published %+v", rec.Uploads, rec.Published)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, options, text string }{
+		{"commentary", `{"commentary":"` + strings.Repeat("a", 3001) + `"}`, "commentary is 3001"},
+		{"title", `{"title":"` + strings.Repeat("t", 201) + `"}`, "title is 201"},
+		{"json", `{"title":7}`, "linkedin options"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+			_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), c.options), 3)
+			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.text)
+			if n := len(e.Requests("", "")); n != 0 {
+				t.Errorf("%d requests reached LinkedIn", n)
+			}
+		})
+	}
+	t.Run("video", func(t *testing.T) {
+		t.Parallel()
+		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		v := providertest.NewVideo(2<<20, 2*time.Second, 1080, 1920)
+		_, err := e.Run(p, e.Destination(member, creds(), v, ""), 3)
+		providertest.WantError(t, err, publish.CategoryMediaRejected, false, "LinkedIn takes 3s")
+	})
+}
+
+func TestIdentifyAndOptions(t *testing.T) {
+	t.Parallel()
+	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	id, err := p.Identify(context.Background(), e.BaseURL, creds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.ExternalID != member || id.Name != "Ada Lovelace" || !strings.HasPrefix(id.AvatarURL, e.BaseURL) {
+		t.Fatalf("identity %+v", id)
+	}
+	_, err = p.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": "nope"})
+	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid access token")
+	_, err = p.Identify(context.Background(), e.BaseURL, map[string]string{})
+	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+
+	opts, err := p.Options(context.Background(), e.BaseURL, creds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, _ := opts["account"].(map[string]any)
+	if acct["author"] != "urn:li:person:"+member || acct["name"] != "Ada Lovelace" {
+		t.Fatalf("options %v", opts)
+	}
+	for _, r := range e.Requests(http.MethodGet, "/v2/userinfo") {
+		if r.Header.Get("Authorization") == "" {
+			t.Error("userinfo without a token")
+		}
+	}
+}
+
+func TestStateHoldsNoToken(t *testing.T) {
+	t.Parallel()
+	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
+	outs, err := e.Run(p, d, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if bytes.Contains(o.State, []byte(`"tok"`)) || bytes.Contains(o.State, []byte("Bearer")) {
+			t.Fatalf("state carries the access token: %s", o.State)
+		}
+	}
+}
+
+func TestDefaultVersion(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		now  time.Time
+		want string
+	}{
+		{time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC), "202601"},
+		{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "202511"},
+		{time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC), "202512"},
+	} {
+		p := New(Config{Now: func() time.Time { return c.now }})
+		if got := p.version(); got != c.want {
+			t.Errorf("version at %v = %s, want %s", c.now, got, c.want)
+		}
+	}
+	if got := New(Config{Version: "202509"}).version(); got != "202509" {
+		t.Errorf("configured version = %s", got)
+	}
+}
