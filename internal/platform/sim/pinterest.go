@@ -425,7 +425,7 @@ func (p *Pinterest) boardJSON(acc Account, b PinterestBoard) map[string]any {
 	return map[string]any{
 		"id": b.ID, "name": b.Name, "description": "", "privacy": b.Privacy,
 		"owner":              map[string]any{"username": p.usernameOf(acc)},
-		"created_at":         "2024-01-01T00:00:00",
+		"created_at":         "2024-01-01T00:00:00-00:00",
 		"pin_count":          count,
 		"follower_count":     0,
 		"collaborator_count": 0,
@@ -647,6 +647,7 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	fields := map[string]string{}
+	pre := 0 // bytes of the fields before the file: S3 takes at most 20 KB
 	var file *multipart.Part
 	for {
 		part, err := mr.NextPart()
@@ -662,9 +663,13 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 			file = part
 			break // S3 ignores whatever follows the file
 		}
-		v, err := io.ReadAll(io.LimitReader(part, 20<<10))
+		v, err := io.ReadAll(io.LimitReader(part, int64(20<<10-pre+1)))
 		if err != nil {
 			s3Error(w, http.StatusBadRequest, "MalformedPOSTRequest", "The body of your POST request is not well-formed multipart/form-data.")
+			return
+		}
+		if pre += len(name) + len(v); pre > 20<<10 {
+			s3Error(w, http.StatusBadRequest, "MaxPostPreDataLengthExceeded", "Your POST request fields preceeding the upload file was too large.")
 			return
 		}
 		if _, dup := fields[strings.ToLower(name)]; dup {
