@@ -149,6 +149,27 @@ func TestPublish(t *testing.T) {
 	}
 }
 
+// TestLargeVideo streams a video of tens of megabytes through the S3 form: the Content-Length
+// is exact and the bytes arrive whole.
+func TestLargeVideo(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("large upload")
+	}
+	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	v := providertest.NewVideo(48<<20+13, 30*time.Second, 1080, 1920)
+	if _, err := e.Run(e.prov, e.dest("tok", v, ""), 30); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Introspect(); len(got.Uploads) != 1 || got.Uploads[0].SHA256 != v.SHA256() || got.Uploads[0].Bytes != v.Size() {
+		t.Fatalf("uploads %+v", got.Uploads)
+	}
+	// The simulator refuses bodies without a Content-Length (411), as S3 does.
+	if r := e.Requests(http.MethodPost, "/_upload/"); len(r) != 1 || r[0].Status != http.StatusNoContent {
+		t.Errorf("upload requests %+v", r)
+	}
+}
+
 func TestTextsDefaultToTheCommonOnes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
@@ -379,6 +400,21 @@ func TestCrashResume(t *testing.T) {
 		// The next step asks the media (registered) and sends the file again with the same
 		// upload parameters.
 		finish(t, r, r.e.prov, 1, 1, 1)
+		if n := len(r.e.Requests(http.MethodPost, "/_upload/")); n != 2 {
+			t.Errorf("%d upload requests, want 2", n)
+		}
+	})
+
+	t.Run("upload parameters expired", func(t *testing.T) {
+		t.Parallel()
+		r := setup(t)
+		if _, err := step(t, r.e.prov, r.d); err != nil {
+			t.Fatal(err)
+		}
+		r.e.Clock.Advance(2 * time.Hour) // the S3 policy lasts an hour
+		// S3 refuses the form (403 Policy expired); the provider asks the media
+		// (registered) and registers again.
+		finish(t, r, r.e.prov, 1, 2, 1)
 		if n := len(r.e.Requests(http.MethodPost, "/_upload/")); n != 2 {
 			t.Errorf("%d upload requests, want 2", n)
 		}
