@@ -1,0 +1,270 @@
+package pinterest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// API paths (Pinterest API v5 reference), below the base URL.
+const (
+	pathUserAccount = "/v5/user_account"
+	pathBoards      = "/v5/boards"
+	pathMedia       = "/v5/media"
+	pathPins        = "/v5/pins"
+)
+
+// Pinterest's error codes the provider tells apart (Error schema examples of the v5 reference
+// and what the API answers).
+const (
+	codeAuthenticationFailed = 2
+	codeRateLimited          = 8
+	codeNotPermitted         = 29
+	codeBoardNotFound        = 40
+	codeImageBroken          = 235
+)
+
+// apiError is Pinterest's error answer {"code":N,"message":"..."}, or a non-JSON failure.
+type apiError struct {
+	HTTP       int
+	Code       int
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.HTTP)
+	}
+	if e.Code != 0 {
+		return fmt.Sprintf("Pinterest: %s (code %d, HTTP %d)", msg, e.Code, e.HTTP)
+	}
+	return fmt.Sprintf("Pinterest: %s (HTTP %d)", msg, e.HTTP)
+}
+
+// publishError classifies an API error. other is the category of a 4xx that is none of the
+// known kinds (what the request was about: invalid_options for a Pin, internal for a call
+// whose input reelay builds alone).
+func (e *apiError) publishError(other string) *publish.Error {
+	msg := e.Error()
+	switch {
+	case e.HTTP == http.StatusUnauthorized || e.Code == codeAuthenticationFailed:
+		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+	case e.HTTP == http.StatusTooManyRequests || e.Code == codeRateLimited:
+		ra := e.RetryAfter
+		if ra <= 0 {
+			// Standard access limits are per minute: a minute frees the window.
+			ra = time.Minute
+		}
+		return publish.Transient(publish.CategoryRateLimited, e.HTTP, ra, "%s", msg)
+	case e.HTTP >= 500 || e.HTTP == http.StatusRequestTimeout:
+		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+	case e.HTTP == http.StatusForbidden && e.Code == codeNotPermitted:
+		// A token without pins:write/boards:write (or a Trial app's token against production):
+		// connecting the channel again with the scopes is the cure.
+		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP,
+			"%s; the token lacks a scope Pinterest needs for this (boards:read, boards:write, pins:read, pins:write)", msg)
+	}
+	return publish.Permanent(other, e.HTTP, "%s", msg)
+}
+
+// call sends a JSON request to a Pinterest API path and decodes a 2xx answer into out.
+// Failures are *apiError (Pinterest answered) or a transient *publish.Error (no answer).
+func (p *Provider) call(ctx context.Context, method, base, token, path string, q url.Values, body, out any) error {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return publish.Permanent(publish.CategoryInternal, 0, "Pinterest: encoding %s %s: %v", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
+	defer cancel()
+	u := base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return publish.Permanent(publish.CategoryInternal, 0, "Pinterest: building %s %s: %v", method, path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.cfg.HTTPClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: reading the answer: %v", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		ae := &apiError{HTTP: resp.StatusCode, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
+		var eb struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &eb) == nil && eb.Message != "" {
+			ae.Code, ae.Message = eb.Code, eb.Message
+		} else {
+			ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+		}
+		return ae
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: unexpected answer: %v", method, path, err)
+		}
+	}
+	return nil
+}
+
+// classify turns a call's error into a *publish.Error; other is the category of an
+// unrecognised 4xx (see publishError).
+func classify(err error, other string) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.publishError(other)
+	}
+	return publish.AsError(err)
+}
+
+// retryAfter reads how long Pinterest asks to wait: Retry-After when present, else
+// X-RateLimit-Reset (seconds until the window frees a request; a Unix time is accepted too).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+			return time.Duration(s) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			return t.Sub(now)
+		}
+	}
+	if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+			if s > 1_000_000_000 { // a Unix time
+				if t := time.Unix(s, 0); t.After(now) {
+					return t.Sub(now)
+				}
+				return 0
+			}
+			return time.Duration(s) * time.Second
+		}
+	}
+	return 0
+}
+
+// user is GET /v5/user_account.
+type user struct {
+	AccountType  string `json:"account_type"`
+	ID           string `json:"id"`
+	Username     string `json:"username"`
+	ProfileImage string `json:"profile_image"`
+	BusinessName string `json:"business_name"`
+}
+
+// board is an item of GET /v5/boards.
+type board struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Privacy     string `json:"privacy"`
+	Description string `json:"description"`
+}
+
+// page is Pinterest's Paginated answer.
+type page[T any] struct {
+	Items    []T     `json:"items"`
+	Bookmark *string `json:"bookmark"`
+}
+
+// mediaUpload is the answer of POST /v5/media.
+type mediaUpload struct {
+	MediaID          string            `json:"media_id"`
+	MediaType        string            `json:"media_type"`
+	UploadURL        string            `json:"upload_url"`
+	UploadParameters map[string]string `json:"upload_parameters"`
+}
+
+// mediaDetails is the answer of GET /v5/media/{media_id}.
+type mediaDetails struct {
+	MediaID   string `json:"media_id"`
+	MediaType string `json:"media_type"`
+	Status    string `json:"status"`
+}
+
+// Media upload statuses.
+const (
+	mediaRegistered = "registered"
+	mediaProcessing = "processing"
+	mediaSucceeded  = "succeeded"
+	mediaFailed     = "failed"
+)
+
+// pinCreate is the body of POST /v5/pins for a video Pin.
+type pinCreate struct {
+	BoardID     string      `json:"board_id"`
+	Title       string      `json:"title,omitempty"`
+	Description string      `json:"description,omitempty"`
+	Link        string      `json:"link,omitempty"`
+	MediaSource videoSource `json:"media_source"`
+}
+
+// videoSource is PinMediaSourceVideoID: a cover is required, as an image URL or a key frame
+// time in seconds.
+type videoSource struct {
+	SourceType        string `json:"source_type"`
+	MediaID           string `json:"media_id"`
+	CoverImageURL     string `json:"cover_image_url,omitempty"`
+	CoverKeyFrameTime *int   `json:"cover_image_key_frame_time,omitempty"`
+}
+
+// pin is the Pin object, as much as the provider reads of it.
+type pin struct {
+	ID          string  `json:"id"`
+	CreatedAt   string  `json:"created_at"`
+	Title       *string `json:"title"`
+	Description *string `json:"description"`
+	Link        *string `json:"link"`
+	BoardID     string  `json:"board_id"`
+	Media       *struct {
+		MediaType string `json:"media_type"`
+	} `json:"media"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// createdAt parses a Pin's created_at ("2020-01-01T20:10:40-00:00", or without an offset:
+// UTC).
+func (x pin) createdAt() (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05-07:00", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, x.CreatedAt); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
