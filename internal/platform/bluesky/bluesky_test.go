@@ -378,6 +378,27 @@ func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 	providertest.WantError(t, err, publish.CategoryInternal, false, "another record already holds")
 }
 
+func TestLostJobUploadsAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	d := e.dest(providertest.ShortVideo(), "")
+	stepUntil(t, e, d, phaseUpload)
+	var st State
+	_ = json.Unmarshal(d.State, &st)
+	st.Phase, st.JobID = phaseProcessing, "forgotten-job"
+	d.State, _ = json.Marshal(st)
+	out, err := providertest.Step(context.Background(), e.prov, d)
+	if err != nil || out.Status != publish.StatusUploading {
+		t.Fatalf("poll of a lost job = %+v, %v", out, err)
+	}
+	if _, err := e.Run(e.prov, d, 50); err != nil {
+		t.Fatal(err)
+	}
+	if in := e.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
+		t.Errorf("uploads %d, published %d", len(in.Uploads), len(in.Published))
+	}
+}
+
 func TestSessionIsCachedRefreshedAndRecreated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})

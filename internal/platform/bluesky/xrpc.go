@@ -336,6 +336,12 @@ func (p *Provider) session(ctx context.Context, c channel) (*session, error) {
 		return s, nil
 	}
 	if err := p.createSession(ctx, c, s); err != nil {
+		// Forget a session that never was: wrong passwords leave nothing behind.
+		p.mu.Lock()
+		if p.sessions[c.key()] == s {
+			delete(p.sessions, c.key())
+		}
+		p.mu.Unlock()
 		return nil, err
 	}
 	return s, nil
