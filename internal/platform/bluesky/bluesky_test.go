@@ -456,8 +456,14 @@ func TestCreateSessionRateLimit(t *testing.T) {
 	if pe.RetryAfter < 4*time.Minute || pe.RetryAfter > 5*time.Minute+2*time.Second {
 		t.Errorf("RetryAfter = %s, want the rest of the 5-minute window", pe.RetryAfter)
 	}
-	// The cached session of an earlier provider still works without signing in.
-	e.Clock.Advance(time.Minute)
+	// A provider without a cached session is refused as well: the limit is per handle.
+	first := count(e, "com.atproto.server.createSession")
+	if _, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50); err == nil {
+		t.Error("e.prov had no session yet and should have been refused too")
+	}
+	if count(e, "com.atproto.server.createSession") != first+1 {
+		t.Error("e.prov did not try to sign in")
+	}
 }
 
 func TestIdentify(t *testing.T) {
