@@ -1,0 +1,850 @@
+// Package bluesky publishes video to Bluesky (AT Protocol) with an app password.
+//
+// It speaks XRPC over plain net/http. The official Go SDK (github.com/bluesky-social/indigo)
+// would bring a very large dependency tree for the handful of JSON calls used here:
+// com.atproto.server.createSession / refreshSession / getServiceAuth,
+// com.atproto.repo.createRecord / getRecord / uploadBlob, app.bsky.actor.getProfile and the
+// video service's app.bsky.video.getUploadLimits / uploadVideo / getJobStatus.
+//
+// A destination goes through these steps, one per Step call; the State returned is stored
+// before the next, and it never holds a token or password:
+//
+//  1. start: the text (bluesky.text, else the caption, else the title) and the video are checked
+//     against Bluesky's limits; the session is opened (or reused, see xrpc.go); the video
+//     service's getUploadLimits (with a service token for the video service) refuses a spent
+//     daily allowance (quota_exceeded) or an account that may not upload video
+//     (invalid_options, e.g. an unverified e-mail address).
+//  2. upload: a service token for the account's PDS (lxm com.atproto.repo.uploadBlob, 30
+//     minutes) authorizes POST {video service}/xrpc/app.bsky.video.uploadVideo?did=&name= with
+//     the raw video streamed from storage → the job id. The video service knows every video an
+//     account sent it: the same bytes again answer 409 already_exists with the first job's id.
+//     That is how a Step repeated after a crash during the upload resumes without a second
+//     job. Without a video service (Config.Upload = UploadBlob, or a PDS whose network answers
+//     404/501 for the video methods) the video goes to com.atproto.repo.uploadBlob on the PDS,
+//     which answers the blob at once.
+//  3. processing: app.bsky.video.getJobStatus?jobId= is polled with a capped, doubling interval
+//     until the job has its blob (JOB_STATE_COMPLETED, or any state carrying a blob, as the
+//     docs advise for already_exists) or fails (JOB_STATE_FAILED → media_rejected with the
+//     service's message). The record key (a TID) and createdAt of the post are chosen then, and
+//     stored before the post is attempted.
+//  4. post: com.atproto.repo.createRecord with that rkey. A PDS refuses a second record under
+//     the same key, so a create repeated after a crash cannot post twice; whenever a create
+//     fails or its answer is lost, com.atproto.repo.getRecord tells whether the post is there
+//     with this blob and text, and if so that is the outcome.
+//
+// The outcome's ExternalID is the post's at:// URI; its URL is
+// https://bsky.app/profile/{handle}/post/{rkey}.
+//
+// Where things live: the PDS is the channel's pds_url (default https://bsky.social), the video
+// service https://video.bsky.app (did:web:video.bsky.app). A destination with BaseURL (a
+// sandbox channel) has both at BaseURL: the XRPC method names do not collide.
+//
+// Errors: XRPC answers {"error","message"}. ExpiredToken renews the session (refreshSession,
+// else createSession) once; a refused app password or token after that is auth_expired; 429 or
+// RateLimitExceeded is rate_limited with the wait from Retry-After or ratelimit-reset; 5xx and
+// network failures are transient upstream_unavailable; a refused video is media_rejected, a
+// refused record invalid_options.
+package bluesky
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// Defaults of Config.
+const (
+	DefaultPDS             = "https://bsky.social"
+	DefaultVideoServiceURL = "https://video.bsky.app"
+	DefaultVideoServiceDID = "did:web:video.bsky.app"
+	DefaultAppURL          = "https://bsky.app"
+)
+
+// Upload methods of Config.Upload.
+const (
+	// UploadVideoService sends the video to the video service, which processes it and stores
+	// the result on the PDS before the post exists (what Bluesky recommends).
+	UploadVideoService = "video_service"
+	// UploadBlob sends the video to the PDS with com.atproto.repo.uploadBlob (for networks
+	// without a video service; the video is processed only once the post is seen).
+	UploadBlob = "blob"
+)
+
+// Job states of app.bsky.video.defs#jobStatus; any other state means "in progress".
+const (
+	JobCompleted = "JOB_STATE_COMPLETED"
+	JobFailed    = "JOB_STATE_FAILED"
+)
+
+// Config configures the provider. Zero fields take the defaults in their comments.
+type Config struct {
+	// BaseURL is the PDS of channels without pds_url (DefaultPDS). A destination's BaseURL wins
+	// over it and over pds_url, and then serves the video service too.
+	BaseURL string
+	// VideoServiceURL and VideoServiceDID locate the video service (DefaultVideoServiceURL,
+	// DefaultVideoServiceDID).
+	VideoServiceURL string
+	VideoServiceDID string
+	// AppURL is the web app the post links point to (DefaultAppURL).
+	AppURL string
+	// Upload is UploadVideoService (default) or UploadBlob.
+	Upload string
+	// HTTPClient makes every request (publish.NewHTTPClient(0) when nil).
+	HTTPClient *http.Client
+	// APITimeout bounds each JSON call (30 s); uploads are bounded by their context.
+	APITimeout time.Duration
+	// PollInitial and PollMax bound the wait between job status polls (1 s doubling every
+	// second poll, at most 15 s).
+	PollInitial, PollMax time.Duration
+	// JobTimeout is how long a video job may stay in progress before the destination fails
+	// (30 minutes).
+	JobTimeout time.Duration
+	// ServiceAuthTTL is the lifetime asked for the upload's service token (30 minutes, as
+	// Bluesky's video guide recommends; the PDS allows at most an hour).
+	ServiceAuthTTL time.Duration
+	// Now is the clock (time.Now).
+	Now func() time.Time
+}
+
+// Provider is Bluesky's publish.Provider.
+type Provider struct {
+	cfg Config
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+var _ publish.Provider = (*Provider)(nil)
+
+// New returns a Bluesky provider.
+func New(cfg Config) *Provider {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultPDS
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.VideoServiceURL == "" {
+		cfg.VideoServiceURL = DefaultVideoServiceURL
+	}
+	cfg.VideoServiceURL = strings.TrimRight(cfg.VideoServiceURL, "/")
+	if cfg.VideoServiceDID == "" {
+		cfg.VideoServiceDID = DefaultVideoServiceDID
+	}
+	if cfg.AppURL == "" {
+		cfg.AppURL = DefaultAppURL
+	}
+	cfg.AppURL = strings.TrimRight(cfg.AppURL, "/")
+	if cfg.Upload == "" {
+		cfg.Upload = UploadVideoService
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = publish.NewHTTPClient(0)
+	}
+	if cfg.APITimeout <= 0 {
+		cfg.APITimeout = 30 * time.Second
+	}
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = time.Second
+	}
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = 15 * time.Second
+	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = 30 * time.Minute
+	}
+	if cfg.ServiceAuthTTL <= 0 {
+		cfg.ServiceAuthTTL = 30 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Provider{cfg: cfg, sessions: map[string]*session{}}
+}
+
+// Platform implements publish.Provider.
+func (p *Provider) Platform() string { return platform.Bluesky }
+
+// Phases of State.
+const (
+	phaseStart      = ""
+	phaseUpload     = "upload"
+	phaseProcessing = "processing"
+	phasePost       = "post"
+	phaseDone       = "done"
+)
+
+// Blob is an atproto blob reference: {"$type":"blob","ref":{"$link":cid},"mimeType","size"}.
+type Blob struct {
+	Type     string  `json:"$type"`
+	Ref      BlobRef `json:"ref"`
+	MimeType string  `json:"mimeType"`
+	Size     int64   `json:"size"`
+}
+
+// BlobRef is a blob's CID link.
+type BlobRef struct {
+	Link string `json:"$link"`
+}
+
+// State is what the publisher stores between Steps. It holds no secrets.
+type State struct {
+	Phase string `json:"phase,omitempty"`
+	// Upload is the upload method chosen at the start (video_service or blob).
+	Upload string `json:"upload,omitempty"`
+	DID    string `json:"did,omitempty"`
+	Handle string `json:"handle,omitempty"`
+	// JobID is the video service's job, once the upload was answered.
+	JobID      string    `json:"job_id,omitempty"`
+	UploadedAt time.Time `json:"uploaded_at,omitzero"`
+	Polls      int       `json:"polls,omitempty"`
+	// Restarts counts uploads begun again because the video service forgot a job.
+	Restarts int   `json:"restarts,omitempty"`
+	Blob     *Blob `json:"blob,omitempty"`
+	// Rkey and CreatedAt are chosen before the post is created, so that a create repeated after
+	// a crash is the same record under the same key.
+	Rkey      string `json:"rkey,omitempty"`
+	CreatedAt string `json:"created_at,omitempty"`
+	// The outcome, once done.
+	URI string `json:"uri,omitempty"`
+	CID string `json:"cid,omitempty"`
+	URL string `json:"url,omitempty"`
+}
+
+// Options is the bluesky object of a publish request.
+type Options struct {
+	Text *string `json:"text"`
+}
+
+func parseOptions(raw json.RawMessage) (Options, error) {
+	var o Options
+	if len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			return o, fmt.Errorf("bluesky options: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// postText is the post's text: bluesky.text, else the caption, else the title.
+func postText(d *publish.Destination, o Options) string {
+	switch {
+	case o.Text != nil:
+		return *o.Text
+	case d.Caption != "":
+		return d.Caption
+	}
+	return d.Title
+}
+
+// Step implements publish.Provider.
+func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+	var st State
+	if len(d.State) > 0 && string(d.State) != "null" {
+		if err := json.Unmarshal(d.State, &st); err != nil {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Bluesky state is unreadable: %v", err)
+		}
+	}
+	if st.Phase == phaseDone {
+		return st.outcome(), nil
+	}
+	opts, err := parseOptions(d.Options)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+	}
+	text := postText(d, opts)
+	c, err := p.channelOf(d.BaseURL, d.Credentials)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	switch st.Phase {
+	case phaseStart:
+		return p.start(ctx, d, c, text)
+	case phaseUpload:
+		return p.upload(ctx, d, c, st)
+	case phaseProcessing:
+		return p.poll(ctx, c, st)
+	case phasePost:
+		return p.post(ctx, d, c, st, text)
+	}
+	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Bluesky state has unknown phase %q", st.Phase)
+}
+
+// checkText applies the post record's limits: 300 graphemes and 3000 UTF-8 bytes.
+func checkText(text string) error {
+	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	if lim := caps.Text["text"]; !lim.Check(text) {
+		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+			"the Bluesky text is %d graphemes long; Bluesky accepts at most %d", lim.Count(text), lim.Max)
+	}
+	if len(text) > maxTextBytes {
+		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+			"the Bluesky text is %d bytes long in UTF-8; Bluesky accepts at most %d", len(text), maxTextBytes)
+	}
+	if !utf8.ValidString(text) {
+		return publish.Permanent(publish.CategoryInvalidOptions, 0, "the Bluesky text is not valid UTF-8")
+	}
+	return nil
+}
+
+// maxTextBytes is app.bsky.feed.post's maxLength of text (lexicon string lengths are UTF-8 bytes).
+const maxTextBytes = 3000
+
+// videoType returns the Content-Type the video is uploaded with.
+func videoType(ct string) (string, error) {
+	if ct == "" {
+		return "video/mp4", nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && mt == "video/mp4" {
+		return mt, nil
+	}
+	return "", fmt.Errorf("Bluesky takes MP4 video (app.bsky.embed.video accepts video/mp4), not %s", ct)
+}
+
+// start checks what can be checked before Bluesky is asked, opens the session and reads the
+// account's video allowance. Nothing is uploaded in this step.
+func (p *Provider) start(ctx context.Context, d *publish.Destination, c channel, text string) (publish.Outcome, error) {
+	if err := checkText(text); err != nil {
+		return publish.Outcome{}, err
+	}
+	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	v := d.Video
+	if v.Size <= 0 || v.Open == nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+	}
+	if caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video is %d bytes; Bluesky accepts at most %d", v.Size, caps.MaxVideoBytes)
+	}
+	if maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second)); maxDur > 0 && v.Duration > maxDur {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"the video lasts %s; Bluesky accepts at most %s", v.Duration, maxDur)
+	}
+	if _, err := videoType(v.ContentType); err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+	}
+	s, err := p.session(ctx, c)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	st := State{Phase: phaseUpload, Upload: p.cfg.Upload}
+	st.DID, st.Handle = s.identity()
+	if st.Upload == UploadVideoService {
+		lim, err := p.uploadLimits(ctx, c, s)
+		switch {
+		case errors.Is(err, errNoVideoService):
+			st.Upload = UploadBlob
+		case err != nil:
+			return publish.Outcome{}, classifyXRPC(err, publish.CategoryInvalidOptions)
+		default:
+			if err := lim.check(v.Size); err != nil {
+				return publish.Outcome{}, err
+			}
+		}
+	}
+	return st.next(publish.StatusUploading, 0), nil
+}
+
+func (s *session) identity() (did, handle string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.did, s.handle
+}
+
+// UploadLimits is app.bsky.video.getUploadLimits's answer.
+type UploadLimits struct {
+	CanUpload            bool   `json:"canUpload"`
+	RemainingDailyVideos *int64 `json:"remainingDailyVideos,omitempty"`
+	RemainingDailyBytes  *int64 `json:"remainingDailyBytes,omitempty"`
+	Message              string `json:"message,omitempty"`
+	Error                string `json:"error,omitempty"`
+}
+
+// check refuses an upload of size bytes that the allowance does not cover.
+func (l UploadLimits) check(size int64) error {
+	why := strings.TrimSpace(strings.Join(nonEmpty(l.Message, l.Error), ": "))
+	spent := (l.RemainingDailyVideos != nil && *l.RemainingDailyVideos <= 0) ||
+		(l.RemainingDailyBytes != nil && *l.RemainingDailyBytes < size)
+	switch {
+	case spent:
+		if why == "" {
+			why = "the daily video allowance (25 videos or 10 GB) is spent"
+		}
+		return publish.Permanent(publish.CategoryQuotaExceeded, 0, "Bluesky video upload limit: %s", why)
+	case !l.CanUpload:
+		if why == "" {
+			why = "this account may not upload video now"
+		}
+		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+			"Bluesky refuses video uploads for this account: %s (video needs a verified e-mail address)", why)
+	}
+	return nil
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// errNoVideoService marks a network without a video service (the method is unknown there).
+var errNoVideoService = errors.New("no Bluesky video service")
+
+func noVideoService(err error) bool {
+	var xe *xrpcError
+	return errors.As(err, &xe) && (xe.Status == http.StatusNotFound || xe.Status == http.StatusNotImplemented ||
+		xe.Name == "MethodNotImplemented" || xe.Name == "XRPCNotSupported")
+}
+
+// serviceToken asks the PDS for a service token for aud and lxm.
+func (p *Provider) serviceToken(ctx context.Context, c channel, s *session, aud, lxm string, ttl time.Duration) (string, error) {
+	q := url.Values{"aud": {aud}, "lxm": {lxm}}
+	if ttl > 0 {
+		q.Set("exp", fmt.Sprint(p.cfg.Now().Add(ttl).Unix()))
+	}
+	var out struct {
+		Token string `json:"token"`
+	}
+	if err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetServiceAuth, query: q}, &out); err != nil {
+		return "", err
+	}
+	if out.Token == "" {
+		return "", publish.Permanent(publish.CategoryInternal, http.StatusOK, "Bluesky getServiceAuth answered without a token")
+	}
+	return out.Token, nil
+}
+
+// uploadLimits reads the account's video allowance from the video service.
+func (p *Provider) uploadLimits(ctx context.Context, c channel, s *session) (UploadLimits, error) {
+	var l UploadLimits
+	tok, err := p.serviceToken(ctx, c, s, c.videoDID, nsidGetUploadLimits, 0)
+	if err != nil {
+		return l, err
+	}
+	err = p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetUploadLimits, bearer: tok}, &l)
+	if err != nil && noVideoService(err) {
+		return l, errNoVideoService
+	}
+	return l, err
+}
+
+// JobStatus is app.bsky.video.defs#jobStatus.
+type JobStatus struct {
+	JobID    string `json:"jobId"`
+	DID      string `json:"did"`
+	State    string `json:"state"`
+	Progress int    `json:"progress,omitempty"`
+	Blob     *Blob  `json:"blob,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// parseJobStatus reads a jobStatus either bare (what video.bsky.app answers uploadVideo with,
+// bluesky-social/atproto#3026) or wrapped in {"jobStatus":...} (the lexicon's shape, and
+// getJobStatus's).
+func parseJobStatus(raw []byte) (JobStatus, bool) {
+	var w struct {
+		JobStatus *JobStatus `json:"jobStatus"`
+	}
+	if json.Unmarshal(raw, &w) == nil && w.JobStatus != nil {
+		return *w.JobStatus, true
+	}
+	var js JobStatus
+	if json.Unmarshal(raw, &js) == nil && (js.JobID != "" || js.State != "" || js.Error != "") {
+		return js, true
+	}
+	return js, false
+}
+
+func (p *Provider) openVideo(ctx context.Context, d *publish.Destination) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		rc, err := d.Video.Open(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		// The request must not read past the declared length.
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(rc, d.Video.Size), rc}, nil
+	}
+}
+
+// upload sends the video: to the video service (→ job id) or to the PDS (→ blob).
+func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel, st State) (publish.Outcome, error) {
+	s, err := p.session(ctx, c)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	ctype, err := videoType(d.Video.ContentType)
+	if err != nil {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+	}
+	if st.Upload == UploadBlob {
+		var out struct {
+			Blob *Blob `json:"blob"`
+		}
+		err := p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidUploadBlob,
+			open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &out)
+		if err != nil {
+			return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+		}
+		if out.Blob == nil || out.Blob.Ref.Link == "" {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "Bluesky uploadBlob answered without a blob")
+		}
+		st.UploadedAt = p.cfg.Now()
+		return p.ready(st, out.Blob), nil
+	}
+
+	s.mu.Lock()
+	aud := "did:web:" + strings.ReplaceAll(s.pdsHost, ":", "%3A")
+	s.mu.Unlock()
+	tok, err := p.serviceToken(ctx, c, s, aud, nsidUploadBlob, p.cfg.ServiceAuthTTL)
+	if err != nil {
+		return publish.Outcome{}, classifyXRPC(err, publish.CategoryInvalidOptions)
+	}
+	// The name is stable across attempts: the same video under the same name.
+	name := "reelay-" + d.Video.SHA256
+	if len(name) > 23 {
+		name = name[:23]
+	}
+	q := url.Values{"did": {st.DID}, "name": {name + ".mp4"}}
+	var raw json.RawMessage
+	err = p.do(ctx, request{method: http.MethodPost, base: c.video, nsid: nsidUploadVideo, query: q, bearer: tok,
+		open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &raw)
+	var xe *xrpcError
+	switch {
+	case err == nil:
+	case errors.As(err, &xe) && xe.Status == http.StatusConflict:
+		// already_exists: the video service has these bytes from this account already, and
+		// names the job that took them.
+		raw = xe.Body
+	case noVideoService(err):
+		st.Upload = UploadBlob
+		return st.next(publish.StatusUploading, 0), nil
+	default:
+		if errors.As(err, &xe) {
+			if j, ok := parseJobStatus(xe.Body); ok && j.Error == "unconfirmed_email" {
+				return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, xe.Status,
+					"Bluesky refuses video uploads until the account's e-mail address is verified (%s)", j.Error)
+			}
+		}
+		return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+	}
+	js, ok := parseJobStatus(raw)
+	if !ok || js.JobID == "" {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+			"Bluesky's video service answered the upload without a job id: %s", truncate(string(raw), 300))
+	}
+	st.JobID, st.UploadedAt, st.Polls = js.JobID, p.cfg.Now(), 0
+	if js.Blob != nil && js.Blob.Ref.Link != "" {
+		return p.ready(st, js.Blob), nil
+	}
+	st.Phase = phaseProcessing
+	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// poll asks the video service how the job is doing.
+func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outcome, error) {
+	var out struct {
+		JobStatus *JobStatus `json:"jobStatus"`
+	}
+	err := p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetJobStatus, query: url.Values{"jobId": {st.JobID}}}, &out)
+	var xe *xrpcError
+	if err != nil && errors.As(err, &xe) && xe.Status >= 400 && xe.Status < 500 && !xe.rateLimited() && !xe.authFailure() {
+		// The service no longer knows the job. Uploading again is safe: if it still has the
+		// video it answers already_exists with a job, otherwise it takes the video anew.
+		if st.Restarts >= maxRestarts {
+			return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, xe.Status,
+				"Bluesky's video service lost job %s again: %s", st.JobID, xe.Error())
+		}
+		return State{Phase: phaseUpload, Upload: st.Upload, DID: st.DID, Handle: st.Handle, Restarts: st.Restarts + 1}.
+			next(publish.StatusUploading, 0), nil
+	}
+	if err != nil {
+		return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+	}
+	if out.JobStatus == nil {
+		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0,
+			"Bluesky's video service answered getJobStatus without a jobStatus")
+	}
+	js := *out.JobStatus
+	// The docs: check for a blob whatever the state says (already_exists answers carry one).
+	if js.Blob != nil && js.Blob.Ref.Link != "" {
+		return p.ready(st, js.Blob), nil
+	}
+	if js.State == JobFailed {
+		why := strings.Join(nonEmpty(js.Message, js.Error), ": ")
+		if why == "" {
+			why = "the video could not be processed"
+		}
+		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+			"Bluesky's video service failed job %s: %s", st.JobID, why)
+	}
+	if p.cfg.Now().Sub(st.UploadedAt) > p.cfg.JobTimeout {
+		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+			"Bluesky's video service did not finish job %s within %s (state %s)", st.JobID, p.cfg.JobTimeout, js.State)
+	}
+	st.Polls++
+	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+}
+
+// maxRestarts bounds how often the upload begins again because a job was lost.
+const maxRestarts = 2
+
+func (p *Provider) pollDelay(polls int) time.Duration {
+	return min(p.cfg.PollInitial<<min(polls/2, 16), p.cfg.PollMax)
+}
+
+// ready stores the blob and chooses the post's record key and time. The record is not created
+// in this step, so that the key is stored before any create is attempted.
+func (p *Provider) ready(st State, b *Blob) publish.Outcome {
+	st.Blob = b
+	if st.Blob.Type == "" {
+		st.Blob.Type = "blob"
+	}
+	st.Phase = phasePost
+	now := p.cfg.Now()
+	st.Rkey = NewTID(now)
+	st.CreatedAt = now.UTC().Format("2006-01-02T15:04:05.000Z")
+	return st.next(publish.StatusProcessing, 0)
+}
+
+// PostCollection is the collection of posts.
+const PostCollection = "app.bsky.feed.post"
+
+// record builds the post record. Everything in it comes from State and the destination, so a
+// create repeated after a crash sends the same record.
+func record(d *publish.Destination, st State, text string) map[string]any {
+	embed := map[string]any{"$type": "app.bsky.embed.video", "video": st.Blob}
+	if w, h := d.Video.Width, d.Video.Height; w > 0 && h > 0 {
+		embed["aspectRatio"] = map[string]int{"width": w, "height": h}
+	}
+	rec := map[string]any{
+		"$type":     PostCollection,
+		"text":      text,
+		"createdAt": st.CreatedAt,
+		"embed":     embed,
+	}
+	if f := Facets(text); len(f) > 0 {
+		rec["facets"] = f
+	}
+	return rec
+}
+
+type recordRef struct {
+	URI string `json:"uri"`
+	CID string `json:"cid"`
+}
+
+// post creates the record under the stored key, or finds it there.
+func (p *Provider) post(ctx context.Context, d *publish.Destination, c channel, st State, text string) (publish.Outcome, error) {
+	if err := checkText(text); err != nil {
+		return publish.Outcome{}, err
+	}
+	s, err := p.session(ctx, c)
+	if err != nil {
+		return publish.Outcome{}, err
+	}
+	var ref recordRef
+	err = p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
+		"repo": st.DID, "collection": PostCollection, "rkey": st.Rkey, "record": record(d, st, text),
+	}}, &ref)
+	if err == nil && ref.URI != "" {
+		return p.finish(st, ref), nil
+	}
+	perr := classifyXRPC(err, publish.CategoryInvalidOptions)
+	if err == nil {
+		perr = publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
+	}
+	if perr.Category == publish.CategoryAuthExpired || perr.Category == publish.CategoryRateLimited {
+		return publish.Outcome{}, perr
+	}
+	// The create failed, or its answer was lost, or an earlier create (before a crash) made the
+	// record already and the PDS refuses the key: the record under our key tells.
+	found, ferr := p.findPost(ctx, c, st, text)
+	if ferr != nil {
+		// Another record under the key is final; a failed look-up is not, and then the
+		// create's own error says more.
+		if fe := publish.AsError(ferr); !fe.Transient || !perr.Transient {
+			return publish.Outcome{}, fe
+		}
+		return publish.Outcome{}, perr
+	}
+	if found != nil {
+		return p.finish(st, *found), nil
+	}
+	return publish.Outcome{}, perr
+}
+
+// findPost reads the record under st.Rkey: nil when there is none; an error when it is there
+// but is not this post (never taken for ours).
+func (p *Provider) findPost(ctx context.Context, c channel, st State, text string) (*recordRef, error) {
+	var out struct {
+		URI   string `json:"uri"`
+		CID   string `json:"cid"`
+		Value struct {
+			Text  string `json:"text"`
+			Embed struct {
+				Video *Blob `json:"video"`
+			} `json:"embed"`
+		} `json:"value"`
+	}
+	q := url.Values{"repo": {st.DID}, "collection": {PostCollection}, "rkey": {st.Rkey}}
+	err := p.do(ctx, request{method: http.MethodGet, base: c.pds, nsid: nsidGetRecord, query: q}, &out)
+	var xe *xrpcError
+	if err != nil && errors.As(err, &xe) && (xe.Name == "RecordNotFound" || xe.Status == http.StatusNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classifyXRPC(err, publish.CategoryInternal)
+	}
+	v := out.Value.Embed.Video
+	if out.Value.Text != text || v == nil || st.Blob == nil || v.Ref.Link != st.Blob.Ref.Link {
+		return nil, publish.Permanent(publish.CategoryInternal, 0,
+			"another record already holds Bluesky record key %s of %s; this post was not created", st.Rkey, st.DID)
+	}
+	return &recordRef{URI: out.URI, CID: out.CID}, nil
+}
+
+func (p *Provider) finish(st State, ref recordRef) publish.Outcome {
+	st.Phase = phaseDone
+	st.URI, st.CID = ref.URI, ref.CID
+	rkey := st.Rkey
+	if i := strings.LastIndexByte(ref.URI, '/'); i >= 0 {
+		rkey = ref.URI[i+1:]
+	}
+	actor := st.Handle
+	if actor == "" || actor == "handle.invalid" {
+		actor = st.DID
+	}
+	st.URL = p.cfg.AppURL + "/profile/" + actor + "/post/" + rkey
+	return st.outcome()
+}
+
+// next returns the outcome of a step that is not final.
+func (st State) next(status string, after time.Duration) publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: status, State: raw, After: after}
+}
+
+// outcome returns the final outcome stored in a done State.
+func (st State) outcome() publish.Outcome {
+	raw, _ := json.Marshal(st)
+	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.URI, URL: st.URL}
+}
+
+// NewTID returns a record key in the TID form (atproto "Timestamp Identifier"): 64 bits with
+// the top bit zero, 53 bits of microseconds since the Unix epoch and a 10-bit random clock id,
+// in base32-sortable (234567abcdefghijklmnopqrstuvwxyz), 13 characters.
+func NewTID(now time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	v := uint64(now.UnixMicro())&(1<<53-1)<<10 | uint64(binary.BigEndian.Uint16(b[:])&0x3FF)
+	const alphabet = "234567abcdefghijklmnopqrstuvwxyz"
+	var out [13]byte
+	for i := 12; i >= 0; i-- {
+		out[i] = alphabet[v&31]
+		v >>= 5
+	}
+	return string(out[:])
+}
+
+// Identify verifies a channel's handle and app password and names the account: its DID
+// (ExternalID), display name, handle and avatar. A refused password is auth_expired. baseURL
+// "" means the channel's own PDS.
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+	c, err := p.channelOf(baseURL, creds)
+	if err != nil {
+		return publish.Identity{}, err
+	}
+	s, err := p.session(ctx, c)
+	if err != nil {
+		return publish.Identity{}, err
+	}
+	did, handle := s.identity()
+	var prof struct {
+		DID         string `json:"did"`
+		Handle      string `json:"handle"`
+		DisplayName string `json:"displayName"`
+		Avatar      string `json:"avatar"`
+	}
+	err = p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetProfile, query: url.Values{"actor": {did}}}, &prof)
+	if err != nil {
+		return publish.Identity{}, classifyXRPC(err, publish.CategoryInternal)
+	}
+	id := publish.Identity{ExternalID: did, Name: prof.DisplayName, Username: handle, AvatarURL: prof.Avatar}
+	if prof.Handle != "" {
+		id.Username = prof.Handle
+	}
+	if id.Name == "" {
+		id.Name = id.Username
+	}
+	return id, nil
+}
+
+// Options returns the publish options of a Bluesky channel: the registry's, with the account's
+// video allowance for today from the video service. Errors are *publish.Error values.
+func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
+	c, err := p.channelOf(baseURL, creds)
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.session(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	opts := platform.StaticOptions(platform.Bluesky)
+	did, handle := s.identity()
+	opts["account"] = map[string]any{"did": did, "handle": handle}
+	if p.cfg.Upload != UploadVideoService {
+		return opts, nil
+	}
+	l, err := p.uploadLimits(ctx, c, s)
+	if errors.Is(err, errNoVideoService) {
+		return opts, nil
+	}
+	if err != nil {
+		return nil, classifyXRPC(err, publish.CategoryInternal)
+	}
+	note := "whether this account may upload video now (Bluesky's video service)"
+	if why := strings.Join(nonEmpty(l.Message, l.Error), ": "); why != "" {
+		note += ": " + why
+	}
+	opts["can_upload_video"] = map[string]any{"type": "boolean", "default": l.CanUpload, "note": note}
+	if l.RemainingDailyVideos != nil {
+		opts["remaining_daily_videos"] = map[string]any{"type": "integer", "default": *l.RemainingDailyVideos,
+			"note": "videos this account may still upload today"}
+	}
+	if l.RemainingDailyBytes != nil {
+		opts["remaining_daily_bytes"] = map[string]any{"type": "integer", "default": *l.RemainingDailyBytes,
+			"note": "bytes of video this account may still upload today"}
+	}
+	return opts, nil
+}
