@@ -1,0 +1,1149 @@
+package sim
+
+// Mastodon REST API simulator: one instance, with the endpoints a video post needs.
+//
+// Sources: docs.joinmastodon.org methods/media (POST /api/v2/media, GET /api/v1/media/:id),
+// methods/statuses (POST /api/v1/statuses, Idempotency-Key "stored for up to 1 hour"),
+// methods/instance and entities/Instance (configuration), api/rate-limits; and Mastodon's own
+// source where the pages are silent: config/initializers/rack_attack.rb (the throttles and
+// their 429 answer), app/lib/rate_limiter.rb (300 statuses per 3 hours),
+// app/controllers/api/v1|v2/media_controller.rb (202/206/422 and their messages),
+// app/services/post_status_service.rb (idempotency first, then the media checks and their
+// messages), app/validators/status_length_validator.rb (grapheme count, URLs as 23
+// characters, mentions without their domain, content warning included) and
+// app/workers/scheduler/media_cleanup_scheduler.rb (unattached media removed after a day).
+// All were read through the search tool.
+//
+// What it reproduces:
+//   - GET /api/v2/instance and GET /api/v1/instance (public) with configuration.statuses
+//     (max_characters, max_media_attachments, characters_reserved_per_url) and
+//     configuration.media_attachments (supported_mime_types, image/video size limits,
+//     video_frame_rate_limit, video_matrix_limit), all set by MastodonOptions;
+//   - Authorization: Bearer tokens resolved through Config.Accounts; a missing or unknown one
+//     → 401 {"error":"The access token is invalid"};
+//   - GET /api/v1/accounts/verify_credentials → the account;
+//   - POST /api/v2/media, multipart/form-data with file (required, with a supported MIME type),
+//     thumbnail (an image), description (at most 1500 characters) and focus. The file is
+//     spooled to a temporary file and hashed while it streams, checked against the instance's
+//     size limit for its type, and probed: a video whose bytes are not the video type it
+//     claims → 422. A video answers 202 with url null (Mastodon 4 processes video
+//     asynchronously); every accepted upload is recorded;
+//   - GET /api/v1/media/:id: 206 while processing, 200 with url when processed, 422 "Error
+//     processing thumbnail for uploaded media" when processing failed (the reject behavior,
+//     or a picture over video_matrix_limit), 404 "Record not found" for media of another
+//     account, media already attached to a status, or media left unattached for a day
+//     (Mastodon's cleanup deletes it);
+//   - POST /api/v1/statuses as JSON or form data (status, media_ids, visibility, sensitive,
+//     spoiler_text, language, in_reply_to_id): a known Idempotency-Key of the same account
+//     within an hour of the status answers that status again and creates nothing; then the
+//     media checks (more than max_media_attachments, not found or already attached, a video
+//     with other media, not finished processing → 422 with Mastodon's messages), the text
+//     (blank without media, over max_characters as Mastodon counts → 422 "Validation failed:
+//     ..."), the visibility; a created status is recorded as published with its first video's
+//     hash;
+//   - GET /api/v1/statuses/:id and GET /api/v1/accounts/:id/statuses (limit, max_id,
+//     only_media), newest first;
+//   - throttles as rack-attack and RateLimiter count them, in windows aligned on the epoch:
+//     300 API calls per token and 5 minutes, 30 media uploads per account and 30 minutes
+//     (every POST counts), 300 statuses per account and 3 hours (created statuses count) →
+//     429 {"error":"Too many requests"} with X-RateLimit-Limit, X-RateLimit-Remaining 0 and
+//     X-RateLimit-Reset (ISO 8601); Mastodon sends no Retry-After;
+//   - call faults: unavailable → 502 with nginx's HTML page (what a client meets when the
+//     instance's Rails processes are down), auth → 401 {"error":"The access token is
+//     invalid"}, rate_limit → 429 as above; processing takes Behavior.ProcessingMS (< 0:
+//     MastodonOptions.DefaultProcessing, 2 s) on Config.Now.
+//
+// Not reproduced: scheduled statuses and polls (refused with 422 naming the simulator), OAuth
+// scopes (every token may do everything), image and audio processing beyond a magic-byte
+// check, the frame-rate limit (media.Probe does not report the frame rate), and the exact
+// URL extraction of twitter-text (a URL here is http:// or https:// up to the next space, less
+// trailing punctuation).
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Mastodon's MIME type lists (app/models/media_attachment.rb): what supported_mime_types
+// answers on a stock server.
+var (
+	mastodonImageTypes = []string{"image/avif", "image/gif", "image/heic", "image/heif", "image/jpeg", "image/png", "image/webp"}
+	mastodonVideoTypes = []string{"video/mp4", "video/ogg", "video/quicktime", "video/webm"}
+	mastodonAudioTypes = []string{"audio/3gpp", "audio/aac", "audio/flac", "audio/m4a", "audio/mp3", "audio/mp4",
+		"audio/mpeg", "audio/ogg", "audio/vnd.wave", "audio/vorbis", "audio/wav", "audio/wave", "audio/webm",
+		"audio/x-m4a", "audio/x-pn-wave", "audio/x-wav", "video/x-ms-asf"}
+)
+
+// Mastodon's messages.
+const (
+	mastodonInvalidToken   = "The access token is invalid"
+	mastodonNotFound       = "Record not found"
+	mastodonTooMany        = "Too many requests"
+	mastodonProcessingErr  = "Error processing thumbnail for uploaded media"
+	mastodonNotReady       = "Cannot attach files that have not finished processing. Try again in a moment!"
+	mastodonImagesAndVideo = "Cannot attach a video to a post that already contains images"
+	mastodonDescriptionMax = 1500
+)
+
+// MastodonOptions configures the simulated instance. Zero values take a stock server's
+// defaults (the values mastodon.social answered in configuration for years).
+type MastodonOptions struct {
+	// Domain is the instance's domain (default: the host of Config.BaseURL).
+	Domain string
+	// MaxCharacters is configuration.statuses.max_characters (500).
+	MaxCharacters int
+	// CharactersReservedPerURL is what each URL counts for (23).
+	CharactersReservedPerURL int
+	// MaxMediaAttachments is configuration.statuses.max_media_attachments (4).
+	MaxMediaAttachments int
+	// SupportedMimeTypes is configuration.media_attachments.supported_mime_types (Mastodon's
+	// image, video and audio lists: video/mp4, video/quicktime, video/webm, video/ogg, ...).
+	SupportedMimeTypes []string
+	// ImageSizeLimit (10 MiB), VideoSizeLimit (40 MiB) in bytes.
+	ImageSizeLimit, VideoSizeLimit int64
+	// VideoFrameRateLimit (60) is announced only; VideoMatrixLimit (2,304,000 pixels, e.g.
+	// 1920×1200) and ImageMatrixLimit (16,777,216) are width × height maxima.
+	VideoFrameRateLimit                int
+	VideoMatrixLimit, ImageMatrixLimit int64
+	// DefaultProcessing is the processing time of a video when the account's
+	// Behavior.ProcessingMS < 0 (2 s).
+	DefaultProcessing time.Duration
+	// MediaUploadsPerWindow is the media uploads per account per 30 minutes (30);
+	// StatusesPerWindow the statuses per account per 3 hours (300); CallsPerWindow the API
+	// calls per token per 5 minutes (300).
+	MediaUploadsPerWindow, StatusesPerWindow, CallsPerWindow int
+	// IdempotencyTTL is how long an Idempotency-Key is kept (1 h).
+	IdempotencyTTL time.Duration
+	// UnattachedMediaTTL is how long media that no status uses is kept (24 h).
+	UnattachedMediaTTL time.Duration
+	// LegacyInstance makes the server a Mastodon 3.x: GET /api/v2/instance answers 404 and
+	// only /api/v1/instance exists.
+	LegacyInstance bool
+}
+
+func (o *MastodonOptions) normalize(baseURL string) {
+	if o.Domain == "" {
+		if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
+			o.Domain = u.Host
+		} else {
+			o.Domain = "mastodon.example"
+		}
+	}
+	setInt := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	setInt64 := func(p *int64, v int64) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	setInt(&o.MaxCharacters, 500)
+	setInt(&o.CharactersReservedPerURL, 23)
+	setInt(&o.MaxMediaAttachments, 4)
+	if len(o.SupportedMimeTypes) == 0 {
+		o.SupportedMimeTypes = slices.Concat(mastodonImageTypes, mastodonVideoTypes, mastodonAudioTypes)
+		slices.Sort(o.SupportedMimeTypes)
+	}
+	setInt64(&o.ImageSizeLimit, 10<<20)
+	setInt64(&o.VideoSizeLimit, 40<<20)
+	setInt(&o.VideoFrameRateLimit, 60)
+	setInt64(&o.VideoMatrixLimit, 2_304_000)
+	setInt64(&o.ImageMatrixLimit, 16_777_216)
+	if o.DefaultProcessing <= 0 {
+		o.DefaultProcessing = 2 * time.Second
+	}
+	setInt(&o.MediaUploadsPerWindow, 30)
+	setInt(&o.StatusesPerWindow, 300)
+	setInt(&o.CallsPerWindow, 300)
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = time.Hour
+	}
+	if o.UnattachedMediaTTL <= 0 {
+		o.UnattachedMediaTTL = 24 * time.Hour
+	}
+}
+
+// MastodonMedia is what the simulator knows of one media attachment (for tests).
+type MastodonMedia struct {
+	ID, Account, ContentType string
+	Bytes                    int64
+	SHA256                   string
+	Description              string
+	// ThumbnailType and ThumbnailBytes describe the custom thumbnail, if one was sent.
+	ThumbnailType  string
+	ThumbnailBytes int64
+	CreatedAt      time.Time
+	StatusID       string
+}
+
+// MastodonStatus is what the simulator knows of one status (for tests).
+type MastodonStatus struct {
+	ID, Account, URL, URI string
+	Text, SpoilerText     string
+	Visibility, Language  string
+	Sensitive             bool
+	MediaIDs              []string
+	IdempotencyKey        string
+	CreatedAt             time.Time
+}
+
+// Mastodon simulates one Mastodon instance. It implements http.Handler.
+type Mastodon struct {
+	cfg      Config
+	opts     MastodonOptions
+	basePath string
+
+	mu       sync.Mutex
+	seq      int64
+	media    map[string]*mastodonMedia
+	statuses map[string]*mastodonStatus
+	order    []*mastodonStatus        // by creation
+	idem     map[string]*mastodonIdem // account|key
+	windows  map[string]int           // bucket|who|window → count
+	accounts map[string]Account       // every account seen, by id
+}
+
+type mastodonMedia struct {
+	MastodonMedia
+	username   string
+	kind       string // video, image, audio
+	width      int
+	height     int
+	duration   time.Duration
+	readyAt    time.Time
+	failed     bool
+	previewURL string
+	fileURL    string
+}
+
+type mastodonStatus struct {
+	MastodonStatus
+	account Account
+}
+
+type mastodonIdem struct {
+	statusID string
+	at       time.Time
+}
+
+// NewMastodon returns the Mastodon simulator with a stock instance's configuration.
+func NewMastodon(cfg Config) http.Handler { return NewMastodonSim(cfg, MastodonOptions{}) }
+
+// NewMastodonSim returns the Mastodon simulator with an instance configured by opts (a stricter
+// instance, other timings, a Mastodon 3.x).
+func NewMastodonSim(cfg Config, opts MastodonOptions) *Mastodon {
+	cfg.Normalize()
+	opts.normalize(cfg.BaseURL)
+	basePath := ""
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		basePath = strings.TrimRight(u.Path, "/")
+	}
+	return &Mastodon{
+		cfg: cfg, opts: opts, basePath: basePath,
+		media:    map[string]*mastodonMedia{},
+		statuses: map[string]*mastodonStatus{},
+		idem:     map[string]*mastodonIdem{},
+		windows:  map[string]int{},
+		accounts: map[string]Account{},
+	}
+}
+
+// Recorder returns the record of what the simulator received.
+func (m *Mastodon) Recorder() *Recorder { return m.cfg.Recorder }
+
+// Options returns the instance's configuration, defaults filled in.
+func (m *Mastodon) Options() MastodonOptions { return m.opts }
+
+// Media reports what the simulator knows of a media attachment.
+func (m *Mastodon) Media(id string) (MastodonMedia, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	md, ok := m.media[id]
+	if !ok {
+		return MastodonMedia{}, false
+	}
+	return md.MastodonMedia, true
+}
+
+// MediaOf lists the media an account uploaded, oldest first.
+func (m *Mastodon) MediaOf(account string) []MastodonMedia {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []MastodonMedia
+	for _, md := range m.media {
+		if md.Account == account {
+			out = append(out, md.MastodonMedia)
+		}
+	}
+	slices.SortFunc(out, func(a, b MastodonMedia) int { return mastodonCompareIDs(a.ID, b.ID) })
+	return out
+}
+
+// Statuses lists the statuses of an account, oldest first.
+func (m *Mastodon) Statuses(account string) []MastodonStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []MastodonStatus
+	for _, s := range m.order {
+		if s.Account == account {
+			out = append(out, s.MastodonStatus)
+		}
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler. Paths are Mastodon's, below Config.BaseURL; they are
+// accepted with or without BaseURL's path in front.
+func (m *Mastodon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if m.basePath != "" {
+		if rest, ok := strings.CutPrefix(path, m.basePath); ok && (rest == "" || rest[0] == '/') {
+			path = rest
+		}
+	}
+	get, post := r.Method == http.MethodGet || r.Method == http.MethodHead, r.Method == http.MethodPost
+	switch {
+	case path == "/api/v2/instance" && get && !m.opts.LegacyInstance:
+		m.instanceV2(w)
+	case path == "/api/v1/instance" && get:
+		m.instanceV1(w)
+	case path == "/api/v1/accounts/verify_credentials" && get:
+		m.authed(w, r, m.verifyCredentials)
+	case path == "/api/v2/media" && post:
+		m.authed(w, r, m.uploadMedia)
+	case strings.HasPrefix(path, "/api/v1/media/") && get:
+		id := strings.TrimPrefix(path, "/api/v1/media/")
+		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc Account) { m.getMedia(w, acc, id) })
+	case path == "/api/v1/statuses" && post:
+		m.authed(w, r, m.postStatus)
+	case strings.HasPrefix(path, "/api/v1/statuses/") && get:
+		m.getStatus(w, r, strings.TrimPrefix(path, "/api/v1/statuses/"))
+	case strings.HasPrefix(path, "/api/v1/accounts/") && strings.HasSuffix(path, "/statuses") && get:
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/accounts/"), "/statuses")
+		m.accountStatuses(w, r, id)
+	default:
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+	}
+}
+
+// token returns the Bearer token of a request, "" when there is none.
+func mastodonToken(r *http.Request) string {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// authed resolves the token, applies the account's call faults and the per-token throttle.
+func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, Account)) {
+	tok := mastodonToken(r)
+	var acc Account
+	ok := tok != "" && m.cfg.Accounts != nil
+	if ok {
+		acc, ok = m.cfg.Accounts.Resolve(r.Context(), tok)
+	}
+	if !ok {
+		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
+		return
+	}
+	switch CallFault(acc.Behavior, m.cfg.Rand) {
+	case FailUnavailable:
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
+		return
+	case FailAuth:
+		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
+		return
+	case FailRateLimit:
+		m.tooMany(w, m.opts.CallsPerWindow, m.windowEnd(5*time.Minute))
+		return
+	}
+	m.mu.Lock()
+	m.accounts[acc.ID] = acc
+	m.mu.Unlock()
+	if end, limited := m.throttle("api", tok, 5*time.Minute, m.opts.CallsPerWindow, true); limited {
+		m.tooMany(w, m.opts.CallsPerWindow, end)
+		return
+	}
+	h(w, r, acc)
+}
+
+// throttle counts a request in a window aligned on the epoch, as rack-attack and RateLimiter
+// do; count false only checks. It reports the window's end and whether the limit is reached.
+func (m *Mastodon) throttle(bucket, who string, period time.Duration, limit int, count bool) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.throttleLocked(bucket, who, period, limit, count)
+}
+
+// throttleLocked is throttle under m.mu.
+func (m *Mastodon) throttleLocked(bucket, who string, period time.Duration, limit int, count bool) (time.Time, bool) {
+	now := m.cfg.Now()
+	secs := int64(period / time.Second)
+	idx := now.Unix() / secs
+	end := time.Unix((idx+1)*secs, 0).UTC()
+	key := bucket + "|" + who + "|" + strconv.FormatInt(idx, 10)
+	if len(m.windows) > 10_000 {
+		clear(m.windows)
+	}
+	n := m.windows[key]
+	if n >= limit {
+		return end, true
+	}
+	if count {
+		m.windows[key] = n + 1
+	}
+	return end, false
+}
+
+func (m *Mastodon) windowEnd(period time.Duration) time.Time {
+	secs := int64(period / time.Second)
+	return time.Unix((m.cfg.Now().Unix()/secs+1)*secs, 0).UTC()
+}
+
+// tooMany answers 429 as rack-attack's throttled_responder does.
+func (m *Mastodon) tooMany(w http.ResponseWriter, limit int, reset time.Time) {
+	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	w.Header().Set("X-RateLimit-Remaining", "0")
+	w.Header().Set("X-RateLimit-Reset", reset.UTC().Format("2006-01-02T15:04:05.000000Z"))
+	mastodonError(w, http.StatusTooManyRequests, mastodonTooMany)
+}
+
+func (m *Mastodon) configuration(v2 bool) map[string]any {
+	o := m.opts
+	media := map[string]any{
+		"supported_mime_types":   o.SupportedMimeTypes,
+		"image_size_limit":       o.ImageSizeLimit,
+		"image_matrix_limit":     o.ImageMatrixLimit,
+		"video_size_limit":       o.VideoSizeLimit,
+		"video_frame_rate_limit": o.VideoFrameRateLimit,
+		"video_matrix_limit":     o.VideoMatrixLimit,
+	}
+	c := map[string]any{
+		"accounts": map[string]any{"max_featured_tags": 10},
+		"statuses": map[string]any{
+			"max_characters":              o.MaxCharacters,
+			"max_media_attachments":       o.MaxMediaAttachments,
+			"characters_reserved_per_url": o.CharactersReservedPerURL,
+		},
+		"media_attachments": media,
+		"polls": map[string]any{"max_options": 4, "max_characters_per_option": 50,
+			"min_expiration": 300, "max_expiration": 2629746},
+	}
+	if v2 {
+		media["description_limit"] = mastodonDescriptionMax
+		c["urls"] = map[string]any{"streaming": "wss://" + o.Domain}
+		c["translation"] = map[string]any{"enabled": false}
+	}
+	return c
+}
+
+func (m *Mastodon) instanceV2(w http.ResponseWriter) {
+	mastodonJSON(w, http.StatusOK, map[string]any{
+		"domain":        m.opts.Domain,
+		"title":         "reelay Mastodon simulator",
+		"version":       "4.3.0",
+		"source_url":    "https://github.com/mastodon/mastodon",
+		"description":   "A simulated Mastodon instance for reelay's sandbox channels.",
+		"usage":         map[string]any{"users": map[string]any{"active_month": 1}},
+		"thumbnail":     map[string]any{"url": m.cfg.BaseURL + "/packs/media/images/preview.png"},
+		"languages":     []string{"en"},
+		"configuration": m.configuration(true),
+		"registrations": map[string]any{"enabled": false, "approval_required": false, "message": nil},
+		"contact":       map[string]any{"email": "", "account": nil},
+		"rules":         []any{},
+	})
+}
+
+func (m *Mastodon) instanceV1(w http.ResponseWriter) {
+	mastodonJSON(w, http.StatusOK, map[string]any{
+		"uri":               m.opts.Domain,
+		"title":             "reelay Mastodon simulator",
+		"short_description": "A simulated Mastodon instance.",
+		"description":       "A simulated Mastodon instance for reelay's sandbox channels.",
+		"email":             "",
+		"version":           "3.5.3",
+		"urls":              map[string]any{"streaming_api": "wss://" + m.opts.Domain},
+		"stats":             map[string]any{"user_count": 1, "status_count": 0, "domain_count": 0},
+		"thumbnail":         m.cfg.BaseURL + "/packs/media/images/preview.png",
+		"languages":         []string{"en"},
+		"registrations":     false,
+		"approval_required": false,
+		"invites_enabled":   false,
+		"configuration":     m.configuration(false),
+		"contact_account":   nil,
+		"rules":             []any{},
+	})
+}
+
+func (m *Mastodon) username(acc Account) string {
+	if acc.Username != "" {
+		return acc.Username
+	}
+	return acc.ID
+}
+
+// accountJSON renders an Account (under m.mu).
+func (m *Mastodon) accountJSON(acc Account) map[string]any {
+	count := 0
+	for _, s := range m.order {
+		if s.Account == acc.ID {
+			count++
+		}
+	}
+	u := m.username(acc)
+	avatar := m.cfg.BaseURL + "/system/accounts/avatars/" + url.PathEscape(acc.ID) + "/original/avatar.png"
+	return map[string]any{
+		"id": acc.ID, "username": u, "acct": u, "display_name": u, "locked": false, "bot": false,
+		"created_at": "2024-01-01T00:00:00.000Z", "note": "", "url": m.cfg.BaseURL + "/@" + u,
+		"avatar": avatar, "avatar_static": avatar,
+		"header": m.cfg.BaseURL + "/headers/original/missing.png", "header_static": m.cfg.BaseURL + "/headers/original/missing.png",
+		"followers_count": 0, "following_count": 0, "statuses_count": count,
+		"emojis": []any{}, "fields": []any{},
+	}
+}
+
+func (m *Mastodon) verifyCredentials(w http.ResponseWriter, _ *http.Request, acc Account) {
+	m.mu.Lock()
+	a := m.accountJSON(acc)
+	m.mu.Unlock()
+	a["source"] = map[string]any{"privacy": "public", "sensitive": false, "language": "", "note": "", "fields": []any{}}
+	mastodonJSON(w, http.StatusOK, a)
+}
+
+// nextID returns a snowflake-like id: milliseconds of Config.Now shifted left 16 bits, plus
+// a sequence (under m.mu).
+func (m *Mastodon) nextID() string {
+	m.seq++
+	return strconv.FormatInt(m.cfg.Now().UnixMilli()<<16|(m.seq&0xffff), 10)
+}
+
+func mastodonCompareIDs(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// uploadMedia serves POST /api/v2/media.
+func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Account) {
+	if end, limited := m.throttle("media", acc.ID, 30*time.Minute, m.opts.MediaUploadsPerWindow, true); limited {
+		m.tooMany(w, m.opts.MediaUploadsPerWindow, end)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, m.opts.VideoSizeLimit+2*m.opts.ImageSizeLimit+1<<20)
+	defer drainMastodon(r.Body)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		mastodonError(w, http.StatusUnprocessableEntity, "Validation failed: File can't be blank")
+		return
+	}
+	md := &mastodonMedia{}
+	var file *os.File
+	defer func() {
+		if file != nil {
+			_ = file.Close()
+			_ = os.Remove(file.Name())
+		}
+	}()
+	var fileErr, thumbErr string
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			mastodonBrokenBody(w, err)
+			return
+		}
+		switch part.FormName() {
+		case "file":
+			if file != nil {
+				break // Rails keeps one value per name; the first is used here.
+			}
+			file, fileErr, err = m.receiveFile(part, md)
+			if err != nil {
+				mastodonBrokenBody(w, err)
+				return
+			}
+		case "thumbnail":
+			thumbErr, err = m.receiveThumbnail(part, md)
+			if err != nil {
+				mastodonBrokenBody(w, err)
+				return
+			}
+		case "description":
+			b, _ := io.ReadAll(io.LimitReader(part, 64<<10))
+			md.Description = string(b)
+		}
+		_ = part.Close()
+	}
+	var errs []string
+	switch {
+	case file == nil && fileErr == "":
+		errs = append(errs, "File can't be blank")
+	case fileErr != "":
+		errs = append(errs, fileErr)
+	}
+	if thumbErr != "" {
+		errs = append(errs, thumbErr)
+	}
+	if n := utf8.RuneCountInString(md.Description); n > mastodonDescriptionMax {
+		errs = append(errs, fmt.Sprintf("Description is too long (maximum is %d characters)", mastodonDescriptionMax))
+	}
+	if len(errs) > 0 {
+		mastodonError(w, http.StatusUnprocessableEntity, "Validation failed: "+strings.Join(errs, ", "))
+		return
+	}
+
+	now := m.cfg.Now()
+	processing := m.opts.DefaultProcessing
+	if ms := acc.Behavior.ProcessingMS; ms >= 0 {
+		processing = time.Duration(ms) * time.Millisecond
+	}
+	if md.kind == "image" {
+		processing = 0 // images are processed synchronously (Mastodon 4.0)
+	}
+	md.failed = md.failed || acc.Behavior.Fail == FailReject
+	m.cfg.Recorder.RecordUpload(Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
+
+	m.mu.Lock()
+	md.ID = m.nextID()
+	md.Account = acc.ID
+	md.username = m.username(acc)
+	md.CreatedAt = now
+	md.readyAt = now.Add(processing)
+	ext := map[string]string{"video": ".mp4", "image": ".png", "audio": ".mp3"}[md.kind]
+	md.fileURL = m.cfg.BaseURL + "/system/media_attachments/files/" + md.ID + "/original/" + md.SHA256[:16] + ext
+	md.previewURL = m.cfg.BaseURL + "/system/media_attachments/files/" + md.ID + "/small/" + md.SHA256[:16] + ".png"
+	m.media[md.ID] = md
+	body := m.mediaJSON(md, now)
+	m.mu.Unlock()
+	status := http.StatusOK
+	if md.kind != "image" {
+		status = http.StatusAccepted // video and audio are processed in the background
+	}
+	mastodonJSON(w, status, body)
+}
+
+// receiveFile spools the file part to a temporary file, hashing it, and checks its type and
+// size. A non-empty message is a validation error; err means the body broke off.
+func (m *Mastodon) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, string, error) {
+	ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	md.ContentType = ct
+	if !slices.Contains(m.opts.SupportedMimeTypes, ct) {
+		_, err := io.Copy(io.Discard, part)
+		return nil, "File content type is invalid, File is invalid", err
+	}
+	switch {
+	case slices.Contains(mastodonVideoTypes, ct):
+		md.kind = "video"
+	case slices.Contains(mastodonImageTypes, ct):
+		md.kind = "image"
+	default:
+		md.kind = "audio"
+	}
+	limit := m.opts.VideoSizeLimit
+	if md.kind == "image" {
+		limit = m.opts.ImageSizeLimit
+	}
+	f, err := os.CreateTemp("", "reelay-mastodon-sim-*.upload")
+	if err != nil {
+		return nil, "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(part, limit+1))
+	if err != nil {
+		return f, "", err
+	}
+	if n > limit {
+		_, err := io.Copy(io.Discard, part)
+		return f, fmt.Sprintf("File file size must be less than %s", mastodonHumanSize(limit)), err
+	}
+	if n == 0 {
+		return f, "File can't be blank", nil
+	}
+	md.Bytes, md.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	const spoofed = "File has contents that are not what they are reported to be"
+	switch md.kind {
+	case "video":
+		info, err := media.Probe(f, n)
+		want := map[string][]string{"video/mp4": {"mp4", "mov"}, "video/quicktime": {"mov", "mp4"}, "video/webm": {"webm"}}[ct]
+		if err != nil || (want != nil && !slices.Contains(want, info.Kind.Name)) || !info.Kind.IsVideo() {
+			return f, spoofed, nil
+		}
+		md.width, md.height, md.duration = info.Width, info.Height, info.Duration
+		// The transcoder refuses pictures over the matrix limit: processing fails.
+		md.failed = int64(info.Width)*int64(info.Height) > m.opts.VideoMatrixLimit
+	case "image":
+		head := make([]byte, 16)
+		k, _ := f.ReadAt(head, 0)
+		if _, ok := media.Sniff(head[:k]); !ok {
+			return f, spoofed, nil
+		}
+	}
+	return f, "", nil
+}
+
+// receiveThumbnail reads the thumbnail part, hashing and counting it without keeping it.
+func (m *Mastodon) receiveThumbnail(part *multipart.Part, md *mastodonMedia) (string, error) {
+	ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	md.ThumbnailType = ct
+	head := make([]byte, 16)
+	k, _ := io.ReadFull(part, head)
+	n, err := io.Copy(io.Discard, io.LimitReader(part, m.opts.ImageSizeLimit+1))
+	if err != nil {
+		return "", err
+	}
+	md.ThumbnailBytes = int64(k) + n
+	if !slices.Contains(mastodonImageTypes, ct) || !slices.Contains(m.opts.SupportedMimeTypes, ct) {
+		return "Thumbnail content type is invalid, Thumbnail is invalid", nil
+	}
+	if md.ThumbnailBytes > m.opts.ImageSizeLimit {
+		_, err := io.Copy(io.Discard, part)
+		return "Thumbnail file size must be less than " + mastodonHumanSize(m.opts.ImageSizeLimit), err
+	}
+	if _, ok := media.Sniff(head[:k]); !ok {
+		return "Thumbnail has contents that are not what they are reported to be", nil
+	}
+	return "", nil
+}
+
+// mastodonHumanSize writes a size as Rails' number_to_human_size does for whole units.
+func mastodonHumanSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + " GB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " Bytes"
+}
+
+// usable reports whether media can still be fetched or attached (under m.mu): owned by acc,
+// not attached, not cleaned up.
+func (m *Mastodon) usable(md *mastodonMedia, accountID string, now time.Time) bool {
+	return md != nil && md.Account == accountID && md.StatusID == "" &&
+		now.Before(md.CreatedAt.Add(m.opts.UnattachedMediaTTL))
+}
+
+func (m *Mastodon) getMedia(w http.ResponseWriter, acc Account, id string) {
+	now := m.cfg.Now()
+	m.mu.Lock()
+	md := m.media[id]
+	if !m.usable(md, acc.ID, now) {
+		m.mu.Unlock()
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+		return
+	}
+	ready := !now.Before(md.readyAt)
+	body := m.mediaJSON(md, now)
+	m.mu.Unlock()
+	switch {
+	case ready && md.failed:
+		mastodonError(w, http.StatusUnprocessableEntity, mastodonProcessingErr)
+	case ready:
+		mastodonJSON(w, http.StatusOK, body)
+	default:
+		mastodonJSON(w, http.StatusPartialContent, body)
+	}
+}
+
+// mediaJSON renders a MediaAttachment (under m.mu); url is null until processed.
+func (m *Mastodon) mediaJSON(md *mastodonMedia, now time.Time) map[string]any {
+	typ := md.kind
+	if typ == "" {
+		typ = "unknown"
+	}
+	out := map[string]any{
+		"id": md.ID, "type": typ, "url": nil, "preview_url": md.previewURL, "remote_url": nil,
+		"preview_remote_url": nil, "text_url": nil, "meta": map[string]any{}, "blurhash": nil,
+		"description": nil,
+	}
+	if md.Description != "" {
+		out["description"] = md.Description
+	}
+	if !now.Before(md.readyAt) && !md.failed {
+		out["url"] = md.fileURL
+		if md.width > 0 && md.height > 0 {
+			orig := map[string]any{"width": md.width, "height": md.height,
+				"size":   fmt.Sprintf("%dx%d", md.width, md.height),
+				"aspect": float64(md.width) / float64(md.height)}
+			if md.duration > 0 {
+				orig["duration"] = md.duration.Seconds()
+			}
+			out["meta"] = map[string]any{"original": orig}
+		}
+	}
+	return out
+}
+
+// mastodonStatusParams are the parameters of POST /api/v1/statuses.
+type mastodonStatusParams struct {
+	status, visibility, spoiler, language, inReplyTo, scheduledAt string
+	sensitive                                                     bool
+	mediaIDs                                                      []string
+	poll                                                          bool
+}
+
+// parseStatusParams reads JSON, form-urlencoded or multipart parameters, as Rails does.
+func parseStatusParams(r *http.Request) (mastodonStatusParams, error) {
+	var p mastodonStatusParams
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "application/json" {
+		var raw map[string]json.RawMessage
+		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+		dec.UseNumber()
+		if err := dec.Decode(&raw); err != nil {
+			return p, err
+		}
+		str := func(k string) string {
+			var v any
+			if b, ok := raw[k]; ok && json.Unmarshal(b, &v) == nil && v != nil {
+				return fmt.Sprint(v)
+			}
+			return ""
+		}
+		p.status, p.visibility, p.spoiler = str("status"), str("visibility"), str("spoiler_text")
+		p.language, p.inReplyTo, p.scheduledAt = str("language"), str("in_reply_to_id"), str("scheduled_at")
+		p.sensitive = mastodonBool(str("sensitive"))
+		if b, ok := raw["media_ids"]; ok {
+			var ids []any
+			if err := json.Unmarshal(b, &ids); err != nil {
+				return p, errors.New("media_ids must be an array")
+			}
+			for _, id := range ids {
+				p.mediaIDs = append(p.mediaIDs, fmt.Sprint(id))
+			}
+		}
+		_, p.poll = raw["poll"]
+		return p, nil
+	}
+	if mt == "multipart/form-data" {
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			return p, err
+		}
+	} else if err := r.ParseForm(); err != nil {
+		return p, err
+	}
+	f := r.Form
+	p.status, p.visibility, p.spoiler = f.Get("status"), f.Get("visibility"), f.Get("spoiler_text")
+	p.language, p.inReplyTo, p.scheduledAt = f.Get("language"), f.Get("in_reply_to_id"), f.Get("scheduled_at")
+	p.sensitive = mastodonBool(f.Get("sensitive"))
+	p.mediaIDs = f["media_ids[]"]
+	for k := range f {
+		if strings.HasPrefix(k, "poll[") {
+			p.poll = true
+		}
+	}
+	return p, nil
+}
+
+// mastodonBool casts as ActiveModel::Type::Boolean: "", "0", "f", "false", "off" are false.
+func mastodonBool(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "0", "f", "false", "off":
+		return false
+	}
+	return true
+}
+
+// postStatus serves POST /api/v1/statuses.
+func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Account) {
+	p, err := parseStatusParams(r)
+	if err != nil {
+		mastodonError(w, http.StatusBadRequest, "Invalid parameters: "+err.Error())
+		return
+	}
+	now := m.cfg.Now()
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// PostStatusService answers a known key before anything else is checked.
+	if key != "" {
+		if e, ok := m.idem[acc.ID+"|"+key]; ok && now.Before(e.at.Add(m.opts.IdempotencyTTL)) {
+			if s, ok := m.statuses[e.statusID]; ok {
+				mastodonJSON(w, http.StatusOK, m.statusJSON(s))
+				return
+			}
+		}
+	}
+	if p.scheduledAt != "" {
+		mastodonError(w, http.StatusUnprocessableEntity, "scheduled_at is not supported by the reelay simulator")
+		return
+	}
+	var attached []*mastodonMedia
+	if len(p.mediaIDs) > 0 {
+		if len(p.mediaIDs) > m.opts.MaxMediaAttachments || p.poll {
+			mastodonError(w, http.StatusUnprocessableEntity, fmt.Sprintf("Cannot attach more than %d files", m.opts.MaxMediaAttachments))
+			return
+		}
+		var missing []string
+		for _, id := range p.mediaIDs {
+			md := m.media[id]
+			if !m.usable(md, acc.ID, now) || slices.Contains(attached, md) {
+				missing = append(missing, id)
+				continue
+			}
+			attached = append(attached, md)
+		}
+		if len(missing) > 0 {
+			mastodonError(w, http.StatusUnprocessableEntity, "Media "+strings.Join(missing, ", ")+" not found or already attached to another post")
+			return
+		}
+		if len(attached) > 1 && slices.ContainsFunc(attached, func(md *mastodonMedia) bool { return md.kind != "image" }) {
+			mastodonError(w, http.StatusUnprocessableEntity, mastodonImagesAndVideo)
+			return
+		}
+		for _, md := range attached {
+			if now.Before(md.readyAt) || md.failed {
+				mastodonError(w, http.StatusUnprocessableEntity, mastodonNotReady)
+				return
+			}
+		}
+	} else if p.poll {
+		mastodonError(w, http.StatusUnprocessableEntity, "polls are not supported by the reelay simulator")
+		return
+	}
+	var parent *mastodonStatus
+	if p.inReplyTo != "" {
+		if parent = m.statuses[p.inReplyTo]; parent == nil {
+			mastodonError(w, http.StatusNotFound, mastodonNotFound)
+			return
+		}
+	}
+	visibility := p.visibility
+	if visibility == "" {
+		visibility = "public" // the account's default privacy
+	}
+	var errs []string
+	if strings.TrimSpace(p.status) == "" && len(attached) == 0 {
+		if strings.TrimSpace(p.spoiler) != "" {
+			p.status, p.spoiler = p.spoiler, "" // PostStatusService uses a lone content warning as text
+		} else {
+			errs = append(errs, "Text can't be blank")
+		}
+	}
+	if n := MastodonCountLength(p.status, p.spoiler, m.opts.CharactersReservedPerURL); n > m.opts.MaxCharacters {
+		errs = append(errs, fmt.Sprintf("Text character limit of %d exceeded", m.opts.MaxCharacters))
+	}
+	if !slices.Contains([]string{"public", "unlisted", "private", "direct"}, visibility) {
+		errs = append(errs, "Visibility is not included in the list")
+	}
+	if len(errs) > 0 {
+		mastodonError(w, http.StatusUnprocessableEntity, "Validation failed: "+strings.Join(errs, ", "))
+		return
+	}
+	if end, limited := m.throttleLocked("statuses", acc.ID, 3*time.Hour, m.opts.StatusesPerWindow, true); limited {
+		m.tooMany(w, m.opts.StatusesPerWindow, end)
+		return
+	}
+	language := p.language
+	if !mastodonLanguageRe.MatchString(language) {
+		language = "en" // valid_locale_cascade falls back to the default locale
+	}
+	u := m.username(acc)
+	s := &mastodonStatus{account: acc, MastodonStatus: MastodonStatus{
+		ID: m.nextID(), Account: acc.ID, Text: p.status, SpoilerText: p.spoiler, Visibility: visibility,
+		Language: language, Sensitive: p.sensitive || p.spoiler != "", IdempotencyKey: key, CreatedAt: now,
+	}}
+	s.URL = m.cfg.BaseURL + "/@" + u + "/" + s.ID
+	s.URI = m.cfg.BaseURL + "/users/" + u + "/statuses/" + s.ID
+	sha := ""
+	for _, md := range attached {
+		md.StatusID = s.ID
+		s.MediaIDs = append(s.MediaIDs, md.ID)
+		if sha == "" && md.kind == "video" {
+			sha = md.SHA256
+		}
+	}
+	m.statuses[s.ID] = s
+	m.order = append(m.order, s)
+	if key != "" {
+		m.idem[acc.ID+"|"+key] = &mastodonIdem{statusID: s.ID, at: now}
+	}
+	m.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: s.ID, URL: s.URL, SHA256: sha, Text: s.Text})
+	mastodonJSON(w, http.StatusOK, m.statusJSON(s))
+}
+
+// statusJSON renders a Status (under m.mu).
+func (m *Mastodon) statusJSON(s *mastodonStatus) map[string]any {
+	attachments := make([]any, 0, len(s.MediaIDs))
+	for _, id := range s.MediaIDs {
+		if md := m.media[id]; md != nil {
+			attachments = append(attachments, m.mediaJSON(md, m.cfg.Now()))
+		}
+	}
+	content := ""
+	for _, para := range strings.Split(s.Text, "\n\n") {
+		content += "<p>" + strings.ReplaceAll(html.EscapeString(para), "\n", "<br />") + "</p>"
+	}
+	account := m.accountJSON(s.account)
+	return map[string]any{
+		"id": s.ID, "created_at": s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
+		"in_reply_to_id": nil, "in_reply_to_account_id": nil, "sensitive": s.Sensitive,
+		"spoiler_text": s.SpoilerText, "visibility": s.Visibility, "language": s.Language,
+		"uri": s.URI, "url": s.URL, "replies_count": 0, "reblogs_count": 0, "favourites_count": 0,
+		"edited_at": nil, "content": content, "reblog": nil,
+		"application":       map[string]any{"name": "reelay", "website": nil},
+		"account":           account,
+		"media_attachments": attachments, "mentions": []any{}, "tags": []any{}, "emojis": []any{},
+		"card": nil, "poll": nil,
+	}
+}
+
+// visibleTo reports whether a status may be shown to the caller (under m.mu).
+func visibleTo(s *mastodonStatus, callerID string) bool {
+	return s.Visibility == "public" || s.Visibility == "unlisted" || s.Account == callerID
+}
+
+// caller resolves an optional token; public endpoints answer 401 to a token that is invalid.
+func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
+	tok := mastodonToken(r)
+	if tok == "" {
+		return "", true
+	}
+	if m.cfg.Accounts != nil {
+		if acc, ok := m.cfg.Accounts.Resolve(r.Context(), tok); ok {
+			return acc.ID, true
+		}
+	}
+	mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
+	return "", false
+}
+
+func (m *Mastodon) getStatus(w http.ResponseWriter, r *http.Request, id string) {
+	callerID, ok := m.caller(w, r)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.statuses[id]
+	if s == nil || !visibleTo(s, callerID) {
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+		return
+	}
+	mastodonJSON(w, http.StatusOK, m.statusJSON(s))
+}
+
+func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id string) {
+	callerID, ok := m.caller(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	limit := 20
+	if v, err := strconv.Atoi(q.Get("limit")); err == nil && v > 0 {
+		limit = min(v, 40)
+	}
+	onlyMedia := mastodonBool(q.Get("only_media"))
+	maxID := q.Get("max_id")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, known := m.accounts[id]; !known {
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+		return
+	}
+	out := []any{}
+	for i := len(m.order) - 1; i >= 0 && len(out) < limit; i-- {
+		s := m.order[i]
+		if s.Account != id || !visibleTo(s, callerID) || (onlyMedia && len(s.MediaIDs) == 0) ||
+			(maxID != "" && mastodonCompareIDs(s.ID, maxID) >= 0) {
+			continue
+		}
+		out = append(out, m.statusJSON(s))
+	}
+	mastodonJSON(w, http.StatusOK, out)
+}
+
+// MastodonCountLength is the length StatusLengthValidator checks against max_characters: the
+// content warning and the text together, in grapheme clusters, with every http(s) URL counted
+// as perURL characters and every mention @user@domain as @user.
+func MastodonCountLength(text, spoiler string, perURL int) int {
+	lim := platform.TextLimit{Unit: platform.UnitGraphemes}
+	return lim.Count(spoiler + mastodonCountable(text, perURL))
+}
+
+var (
+	mastodonLanguageRe = regexp.MustCompile(`^[a-z]{2,3}$`)
+	mastodonURLRe      = regexp.MustCompile(`https?://[^\s<>"]+`)
+	mastodonMentionRe  = regexp.MustCompile(`(^|[^\p{L}\p{N}_/@])@([\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+`)
+)
+
+func mastodonCountable(text string, perURL int) string {
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range mastodonURLRe.FindAllStringIndex(text, -1) {
+		end := loc[1]
+		for end > loc[0] && strings.ContainsRune(".,:;!?'\")]", rune(text[end-1])) {
+			end--
+		}
+		if end-loc[0] <= len("https://") {
+			continue
+		}
+		b.WriteString(text[last:loc[0]])
+		b.WriteString(strings.Repeat("x", perURL))
+		last = end
+	}
+	b.WriteString(text[last:])
+	return mastodonMentionRe.ReplaceAllString(b.String(), "${1}@${2}")
+}
+
+func mastodonJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func mastodonError(w http.ResponseWriter, status int, msg string) {
+	mastodonJSON(w, status, map[string]string{"error": msg})
+}
+
+// mastodonBrokenBody answers a request body that broke off or grew too large.
+func mastodonBrokenBody(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		mastodonError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+		return
+	}
+	mastodonError(w, http.StatusBadRequest, "The request body is incomplete: "+err.Error())
+}
+
+func drainMastodon(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, body)
+	_ = body.Close()
+}
+
+var _ http.Handler = (*Mastodon)(nil)
