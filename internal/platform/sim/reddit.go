@@ -1,0 +1,1284 @@
+package sim
+
+// Reddit simulator: the OAuth API at oauth.reddit.com, the S3 buckets Reddit leases uploads
+// into, and the websocket that reports a media post's result.
+//
+// Sources: Reddit's API documentation (www.reddit.com/dev/api: listings, /api/v1/me,
+// /api/submit, /api/v1/{subreddit}/post_requirements, /r/{subreddit}/api/link_flair_v2,
+// /subreddits/mine/subscriber), the Reddit API rules (OAuth only, a descriptive User-Agent,
+// X-Ratelimit-Used/Remaining/Reset), PRAW's subreddit.py (_upload_media, _submit_media,
+// submit_video) and the HTTP interactions PRAW recorded for its submit_video test
+// (test cassette TestSubreddit.test_submit_video), read through the search tool. Video posts
+// are not in Reddit's documented API: this follows what PRAW does and what its recording shows.
+//
+//   - POST /api/media/asset.json (form filepath, mimetype) leases one S3 object: {"args":
+//     {"action":"//<bucket host>","fields":[{name,value}...]},"asset":{"asset_id",
+//     "processing_state":"incomplete","payload":{"filepath"},"websocket_url"}}. Videos go to the
+//     bucket reddit-uploaded-video under the key {asset_id}, images to reddit-uploaded-media
+//     under rte_images/{asset_id}. The fields are S3's POST-policy fields in Reddit's order (acl,
+//     key, X-Amz-Credential, X-Amz-Algorithm, X-Amz-Date, success_action_status=201,
+//     content-type, x-amz-storage-class, x-amz-meta-ext, policy, X-Amz-Signature,
+//     x-amz-security-token); the policy expires one minute after it is issued and limits the
+//     size with content-length-range (2 GiB for video, 20 MiB for images), as recorded.
+//   - Here the action is "//<host of Config.BaseURL><path>/s3/<bucket>": protocol-relative like
+//     Reddit's, on the simulator. The upload is a multipart POST with every field, then the file
+//     as the last part; S3 checks it against the policy (signature, expiry, every field a
+//     condition, every condition met, size) and answers 201 with <PostResponse> XML, or S3's
+//     <Error> XML (AccessDenied, SignatureDoesNotMatch, EntityTooLarge, MissingContentLength,
+//     IncompleteBody, ...). A POST either stores the whole object or nothing. HEAD on
+//     {action}/{key} tells whether the object exists (the acl is public-read); the simulator
+//     keeps hashes, not bytes, so GET is refused.
+//   - POST /api/submit with api_type=json, kind=video, sr, title, url (the video object's URL),
+//     video_poster_url (an uploaded image's URL), nsfw, spoiler, sendreplies, resubmit,
+//     flair_id, flair_text answers {"json":{"errors":[[CODE, message, field]...],"data":
+//     {"user_submitted_page","websocket_url"}}}. Error codes: SUBREDDIT_REQUIRED,
+//     SUBREDDIT_NOEXIST, NO_TEXT, TOO_LONG (title over 300), NO_VIDEOS (the subreddit does not
+//     allow video), SUBMIT_VALIDATION_FLAIR_REQUIRED (field "flair", "Your post must contain
+//     post flair."), BAD_FLAIR_TEMPLATE_ID, BAD_URL (url or video_poster_url not an object
+//     this account uploaded), INVALID_OPTION (a kind other than video: the simulator only
+//     does video). The codes and the flair message are Reddit's; other messages are this
+//     simulator's wording.
+//   - Processing takes Behavior.ProcessingMS (< 0: RedditOptions.DefaultProcessing, 5 s) on
+//     Config.Now after the submit. Then the post exists (in /user/{name}/submitted, its url
+//     https://v.redd.it/{asset_id} as Reddit lists hosted video) and the websocket sends
+//     {"type":"success","payload":{"redirect":"https://www.reddit.com/r/{sr}/comments/{id}/{slug}/"}}
+//     and closes; or, when the video is not MP4/MOV H.264/HEVC of at most 15 minutes, the poster
+//     is not a JPEG or PNG, or the account's behavior is reject, no post is made and the
+//     websocket sends {"type":"failed"}.
+//   - The websocket (/ws/{asset_id}?m=<mac>, on Config.BaseURL's host) is a broadcast, as
+//     Reddit's is: a result is delivered only to connections that were open when it happened
+//     (cfg.Now at connect <= the processing end); a client that connects later hears nothing
+//     and has to look in /user/{name}/submitted. Because tests move Config.Now by hand, each
+//     open connection checks the clock every RedditOptions.Tick (10 ms) of real time and
+//     sends the result as soon as the clock has passed the processing end; every API call
+//     that shows posts also settles the processing that is due.
+//   - Auth: "Authorization: bearer <token>" (any case of bearer), resolved with
+//     Config.Accounts; otherwise 401 {"message":"Unauthorized","error":401} with
+//     WWW-Authenticate. A User-Agent is required and Go's default one is refused (403; the
+//     API rules say default agents are drastically limited). Every API answer carries
+//     X-Ratelimit-Used/Remaining/Reset for the token's ten-minute window (1000 requests by
+//     default, 100 a minute); over it: 429 {"message":"Too Many Requests","error":429}.
+//   - Call faults: unavailable → 503 {"message":"Service Unavailable","error":503} (and S3's
+//     503 ServiceUnavailable on uploads), auth → 401, rate_limit → 429 with
+//     X-Ratelimit-Remaining 0 and X-Ratelimit-Reset 1 (Reddit's equivalent of Retry-After).
+//   - Identity and choices: GET /api/v1/me; GET /subreddits/mine/subscriber (a Listing of t5,
+//     limit up to 100, after = the last fullname); GET /r/{sr}/about (t5 with allow_videos,
+//     submission_type, over18; 404 {"message":"Not Found","error":404} for none);
+//     GET /api/v1/{sr}/post_requirements; GET /r/{sr}/api/link_flair_v2; GET
+//     /user/{name}/submitted (a Listing of t3, newest first).
+//
+// Uploads recorded in the introspection are the videos only (the poster image is part of
+// the post, not the video); one published entry per post, with the video's hash.
+//
+// Not reproduced: link, self, image, gallery and videogif posts; comments; crossposts; the
+// per-account posting cooldown (RATELIMIT); subreddit bans and karma rules.
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Reddit's limits as recorded and documented.
+const (
+	redditVideoBucket   = "reddit-uploaded-video"
+	redditImageBucket   = "reddit-uploaded-media"
+	redditMaxVideoBytes = 2 << 30  // content-length-range of a video lease
+	redditMaxImageBytes = 20 << 20 // content-length-range of an image lease
+	redditLeaseTTL      = time.Minute
+	redditMaxDuration   = 15 * time.Minute
+	redditRateWindow    = 10 * time.Minute
+)
+
+// redditTitleLimit is the registry's limit of a post title.
+var redditTitleLimit = func() platform.TextLimit {
+	c, _ := platform.CapabilitiesOf(platform.Reddit)
+	return c.Text["title"]
+}()
+
+// RedditFlair is one link flair template of a subreddit.
+type RedditFlair struct {
+	ID           string
+	Text         string
+	TextEditable bool
+	ModOnly      bool
+}
+
+// RedditSubreddit is one community of the simulator.
+type RedditSubreddit struct {
+	Name  string
+	Title string
+	// AllowVideos false refuses video posts (NO_VIDEOS).
+	AllowVideos bool
+	Over18      bool
+	// SubmissionType is any, link or self ("" = any).
+	SubmissionType string
+	// FlairRequired refuses posts without a flair template (SUBMIT_VALIDATION_FLAIR_REQUIRED).
+	FlairRequired bool
+	Flairs        []RedditFlair
+	// TitleMinLength and TitleMaxLength are post requirements (0 = none).
+	TitleMinLength, TitleMaxLength int
+}
+
+// RedditDefaultSubreddits are the communities every account sees unless RedditOptions says
+// otherwise: two that take video, one that requires flair, one that refuses video.
+func RedditDefaultSubreddits() []RedditSubreddit {
+	return []RedditSubreddit{
+		{Name: "reelay_sandbox", Title: "reelay sandbox", AllowVideos: true, Flairs: []RedditFlair{
+			{ID: "0c3e6a52-2d7f-4c11-9a0e-5f1d7b2c9a01", Text: "Clip"},
+			{ID: "0c3e6a52-2d7f-4c11-9a0e-5f1d7b2c9a02", Text: "Tutorial"},
+		}},
+		{Name: "reelay_shorts", Title: "Short videos", AllowVideos: true},
+		{Name: "reelay_flair", Title: "Flair required", AllowVideos: true, FlairRequired: true, Flairs: []RedditFlair{
+			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01", Text: "Original content"},
+			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b02", Text: "Meme", TextEditable: true},
+			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b03", Text: "Announcement", ModOnly: true},
+		}},
+		{Name: "reelay_textonly", Title: "No videos here", AllowVideos: false},
+	}
+}
+
+// RedditOptions tunes the simulator; the zero value is the default set of communities and
+// Reddit's documented behaviour.
+type RedditOptions struct {
+	// Subreddits are the communities that exist (nil: RedditDefaultSubreddits).
+	Subreddits []RedditSubreddit
+	// Subscriptions lists, per account ID, the subreddit names the account is subscribed to
+	// (what /subreddits/mine/subscriber answers); an account not in it is subscribed to all.
+	Subscriptions map[string][]string
+	// DefaultProcessing is the processing time when Behavior.ProcessingMS < 0 (0: 5 s).
+	DefaultProcessing time.Duration
+	// RequestsPerWindow is each token's allowance per ten-minute window (0: 1000).
+	RequestsPerWindow int
+	// Tick is how often (real time) an open websocket checks Config.Now (0: 10 ms).
+	Tick time.Duration
+}
+
+// RedditPost is what the simulator knows of one post or submission (for tests).
+type RedditPost struct {
+	// ID is the post's fullname (t3_...), "" while processing or when it failed.
+	ID          string
+	Account     string
+	Subreddit   string
+	Title       string
+	NSFW        bool
+	Spoiler     bool
+	SendReplies bool
+	FlairID     string
+	FlairText   string
+	VideoURL    string
+	PosterURL   string
+	AssetID     string
+	// Status is processing, success or failed.
+	Status    string
+	Permalink string
+	// Listened says a websocket connection for the video was open when the post was
+	// submitted (Reddit's result is missed otherwise).
+	Listened bool
+}
+
+// Reddit simulates Reddit's API. It implements http.Handler.
+type Reddit struct {
+	cfg        Config
+	opts       RedditOptions
+	basePath   string
+	actionBase string // "//host/path/s3/"
+	wsBase     string // ws(s)://host/path/ws/
+	secret     []byte
+
+	mu          sync.Mutex
+	subs        map[string]*RedditSubreddit // by lower-case name
+	leases      map[string]*redditLease     // by bucket/key
+	assets      map[string]*redditLease     // by asset id
+	objects     map[string]*redditObject    // by bucket/key
+	submissions []*redditSubmission
+	windows     map[string]*redditWindow // by token
+	listeners   map[string]int           // open websocket connections by object key
+}
+
+type redditLease struct {
+	assetID     string
+	account     Account
+	bucket, key string
+	mimetype    string
+	filepath    string
+	policy      string // base64
+	signature   string
+	token       string // x-amz-security-token
+	expires     time.Time
+}
+
+type redditObject struct {
+	lease   *redditLease
+	size    int64
+	sha     string
+	etag    string
+	ctype   string
+	verdict string // why processing fails with this object, "" when fine
+}
+
+type redditSubmission struct {
+	account     Account
+	sub         *RedditSubreddit
+	title       string
+	nsfw        bool
+	spoiler     bool
+	sendReplies bool
+	flairID     string
+	flairText   string
+	video       *redditObject
+	videoURL    string
+	posterURL   string
+	poster      *redditObject
+	submitted   time.Time
+	readyAt     time.Time
+	status      string // processing, success, failed
+	postID      string // base36
+	permalink   string
+	listened    bool
+}
+
+type redditWindow struct {
+	start time.Time
+	used  int
+}
+
+// NewReddit returns the Reddit simulator with the default communities.
+func NewReddit(cfg Config) http.Handler { return NewRedditSim(cfg, RedditOptions{}) }
+
+// NewRedditSim returns the Reddit simulator with options.
+func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
+	cfg.Normalize()
+	if opts.Subreddits == nil {
+		opts.Subreddits = RedditDefaultSubreddits()
+	}
+	if opts.DefaultProcessing <= 0 {
+		opts.DefaultProcessing = 5 * time.Second
+	}
+	if opts.RequestsPerWindow <= 0 {
+		opts.RequestsPerWindow = 1000
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = 10 * time.Millisecond
+	}
+	rd := &Reddit{
+		cfg: cfg, opts: opts, secret: randomBytes(32),
+		subs: map[string]*RedditSubreddit{}, leases: map[string]*redditLease{},
+		assets: map[string]*redditLease{}, objects: map[string]*redditObject{},
+		windows: map[string]*redditWindow{}, listeners: map[string]int{},
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		rd.basePath = strings.TrimRight(u.Path, "/")
+		ws := "ws"
+		if u.Scheme == "https" {
+			ws = "wss"
+		}
+		rd.actionBase = "//" + u.Host + rd.basePath + "/s3/"
+		rd.wsBase = ws + "://" + u.Host + rd.basePath + "/ws/"
+	}
+	for i := range opts.Subreddits {
+		s := opts.Subreddits[i]
+		rd.subs[strings.ToLower(s.Name)] = &s
+	}
+	return rd
+}
+
+// Recorder returns the record of what the simulator received.
+func (rd *Reddit) Recorder() *Recorder { return rd.cfg.Recorder }
+
+// Posts lists the submissions of an account, oldest first, settling those that are due.
+func (rd *Reddit) Posts(accountID string) []RedditPost {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	now := rd.cfg.Now()
+	var out []RedditPost
+	for _, s := range rd.submissions {
+		if s.account.ID != accountID {
+			continue
+		}
+		rd.settle(s, now)
+		p := RedditPost{Account: s.account.ID, Subreddit: s.sub.Name, Title: s.title, NSFW: s.nsfw,
+			Spoiler: s.spoiler, SendReplies: s.sendReplies, FlairID: s.flairID, FlairText: s.flairText,
+			VideoURL: s.videoURL, PosterURL: s.posterURL, AssetID: s.video.lease.assetID, Status: s.status,
+			Listened: s.listened}
+		if s.postID != "" {
+			p.ID, p.Permalink = "t3_"+s.postID, s.permalink
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler. Paths are Reddit's, below Config.BaseURL, with or without
+// BaseURL's path in front.
+func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if rd.basePath != "" {
+		if rest, ok := strings.CutPrefix(path, rd.basePath); ok && (rest == "" || rest[0] == '/') {
+			path = rest
+		}
+	}
+	switch {
+	case strings.HasPrefix(path, "/s3/"):
+		rd.s3(w, r, strings.TrimPrefix(path, "/s3/"))
+		return
+	case strings.HasPrefix(path, "/ws/"):
+		rd.serveWebsocket(w, r, strings.TrimPrefix(path, "/ws/"))
+		return
+	}
+	seg := strings.Split(strings.Trim(path, "/"), "/")
+	route := func(method string, h func(http.ResponseWriter, *http.Request, Account)) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			redditJSON(w, http.StatusMethodNotAllowed, map[string]any{"message": "Method Not Allowed", "error": 405})
+			return
+		}
+		rd.api(w, r, h)
+	}
+	switch {
+	case path == "/api/v1/me":
+		route(http.MethodGet, rd.me)
+	case path == "/subreddits/mine/subscriber":
+		route(http.MethodGet, rd.mine)
+	case path == "/api/media/asset.json":
+		route(http.MethodPost, rd.lease)
+	case path == "/api/submit" || path == "/api/submit/":
+		route(http.MethodPost, rd.submit)
+	case len(seg) == 3 && seg[0] == "r" && seg[2] == "about":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.about(w, a, seg[1]) })
+	case len(seg) == 4 && seg[0] == "api" && seg[1] == "v1" && seg[3] == "post_requirements":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.requirements(w, seg[2]) })
+	case len(seg) == 4 && seg[0] == "r" && seg[2] == "api" && seg[3] == "link_flair_v2":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.flairs(w, seg[1]) })
+	case len(seg) == 3 && seg[0] == "user" && seg[2] == "submitted":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.submitted(w, r, seg[1]) })
+	default:
+		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
+	}
+}
+
+// api does what every OAuth endpoint shares: the bearer token, the User-Agent, the account's
+// faults and the rate-limit window with its headers.
+func (rd *Reddit) api(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, Account)) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	var acc Account
+	ok := strings.EqualFold(scheme, "bearer") && token != "" && rd.cfg.Accounts != nil
+	if ok {
+		acc, ok = rd.cfg.Accounts.Resolve(r.Context(), token)
+	}
+	if !ok {
+		redditUnauthorized(w)
+		return
+	}
+	if ua := r.Header.Get("User-Agent"); ua == "" || strings.HasPrefix(ua, "Go-http-client/") {
+		redditJSON(w, http.StatusForbidden, map[string]any{"message": "Forbidden", "error": 403,
+			"reason": "a unique and descriptive User-Agent is required"})
+		return
+	}
+	switch CallFault(acc.Behavior, rd.cfg.Rand) {
+	case FailUnavailable:
+		redditJSON(w, http.StatusServiceUnavailable, map[string]any{"message": "Service Unavailable", "error": 503})
+		return
+	case FailAuth:
+		redditUnauthorized(w)
+		return
+	case FailRateLimit:
+		w.Header().Set("X-Ratelimit-Used", strconv.Itoa(rd.opts.RequestsPerWindow))
+		w.Header().Set("X-Ratelimit-Remaining", "0.0")
+		w.Header().Set("X-Ratelimit-Reset", "1")
+		redditJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too Many Requests", "error": 429})
+		return
+	}
+	now := rd.cfg.Now()
+	rd.mu.Lock()
+	win := rd.windows[token]
+	if win == nil || !now.Before(win.start.Add(redditRateWindow)) {
+		win = &redditWindow{start: now}
+		rd.windows[token] = win
+	}
+	win.used++
+	used := win.used
+	reset := int(win.start.Add(redditRateWindow).Sub(now).Seconds())
+	rd.mu.Unlock()
+	remaining := max(rd.opts.RequestsPerWindow-used, 0)
+	w.Header().Set("X-Ratelimit-Used", strconv.Itoa(used))
+	w.Header().Set("X-Ratelimit-Remaining", strconv.Itoa(remaining)+".0")
+	w.Header().Set("X-Ratelimit-Reset", strconv.Itoa(max(reset, 1)))
+	if used > rd.opts.RequestsPerWindow {
+		redditJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too Many Requests", "error": 429})
+		return
+	}
+	h(w, r, acc)
+}
+
+func redditUnauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="reddit", error="invalid_token"`)
+	redditJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized", "error": 401})
+}
+
+func redditJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// redditName is the account's Reddit name.
+func redditName(a Account) string {
+	if a.Username != "" {
+		return a.Username
+	}
+	return a.ID
+}
+
+func (rd *Reddit) me(w http.ResponseWriter, _ *http.Request, a Account) {
+	name := redditName(a)
+	redditJSON(w, http.StatusOK, map[string]any{
+		"name": name, "id": strings.TrimPrefix(a.ID, "t2_"),
+		"icon_img":      "https://www.redditstatic.com/avatars/defaults/v2/avatar_default_1.png",
+		"snoovatar_img": "", "created_utc": 1.6e9, "is_suspended": false, "has_verified_email": true,
+		"subreddit": map[string]any{"display_name": "u_" + name, "display_name_prefixed": "u/" + name, "title": ""},
+	})
+}
+
+// t5 renders a subreddit as its listing data.
+func redditT5(s *RedditSubreddit) map[string]any {
+	st := s.SubmissionType
+	if st == "" {
+		st = "any"
+	}
+	return map[string]any{
+		"display_name": s.Name, "display_name_prefixed": "r/" + s.Name, "name": "t5_" + redditSubID(s.Name),
+		"id": redditSubID(s.Name), "title": s.Title, "url": "/r/" + s.Name + "/", "over18": s.Over18,
+		"allow_videos": s.AllowVideos, "allow_videogifs": s.AllowVideos, "allow_images": true,
+		"submission_type": st, "subreddit_type": "public", "link_flair_enabled": len(s.Flairs) > 0,
+		"user_is_subscriber": true,
+	}
+}
+
+// redditSubID is a stable base36 id for a subreddit name.
+func redditSubID(name string) string {
+	h := sha256.Sum256([]byte(strings.ToLower(name)))
+	return strconv.FormatUint(uint64(h[0])<<24|uint64(h[1])<<16|uint64(h[2])<<8|uint64(h[3]), 36)
+}
+
+func (rd *Reddit) mine(w http.ResponseWriter, r *http.Request, a Account) {
+	q := r.URL.Query()
+	limit := 25
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			n = 25
+		}
+		limit = min(n, 100)
+	}
+	var names []string
+	if subs, ok := rd.opts.Subscriptions[a.ID]; ok {
+		names = subs
+	} else {
+		for _, s := range rd.opts.Subreddits {
+			names = append(names, s.Name)
+		}
+	}
+	var all []*RedditSubreddit
+	for _, n := range names {
+		if s, ok := rd.subs[strings.ToLower(n)]; ok {
+			all = append(all, s)
+		}
+	}
+	start := 0
+	if after := q.Get("after"); after != "" {
+		start = len(all)
+		for i, s := range all {
+			if "t5_"+redditSubID(s.Name) == after {
+				start = i + 1
+				break
+			}
+		}
+	}
+	page := all[start:min(start+limit, len(all))]
+	children := make([]any, 0, len(page))
+	for _, s := range page {
+		children = append(children, map[string]any{"kind": "t5", "data": redditT5(s)})
+	}
+	var next any
+	if start+limit < len(all) && len(page) > 0 {
+		next = "t5_" + redditSubID(page[len(page)-1].Name)
+	}
+	redditJSON(w, http.StatusOK, map[string]any{"kind": "Listing", "data": map[string]any{
+		"after": next, "before": nil, "dist": len(children), "children": children, "modhash": nil}})
+}
+
+func (rd *Reddit) sub(name string) *RedditSubreddit {
+	return rd.subs[strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(name, "r/"), "/r/"))]
+}
+
+func (rd *Reddit) about(w http.ResponseWriter, _ Account, name string) {
+	s := rd.sub(name)
+	if s == nil {
+		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
+		return
+	}
+	redditJSON(w, http.StatusOK, map[string]any{"kind": "t5", "data": redditT5(s)})
+}
+
+func (rd *Reddit) requirements(w http.ResponseWriter, name string) {
+	s := rd.sub(name)
+	if s == nil {
+		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
+		return
+	}
+	intOrNil := func(n int) any {
+		if n <= 0 {
+			return nil
+		}
+		return n
+	}
+	redditJSON(w, http.StatusOK, map[string]any{
+		"title_regexes": []string{}, "body_blacklisted_strings": []string{}, "title_blacklisted_strings": []string{},
+		"body_text_max_length": nil, "title_required_strings": []string{}, "guidelines_text": nil,
+		"gallery_min_items": nil, "domain_blacklist": []string{}, "domain_whitelist": []string{},
+		"title_text_max_length": intOrNil(s.TitleMaxLength), "body_restriction_policy": "none",
+		"link_restriction_policy": "none", "guidelines_display_policy": nil, "body_required_strings": []string{},
+		"title_text_min_length": intOrNil(s.TitleMinLength), "gallery_captions_requirement": "none",
+		"is_flair_required": s.FlairRequired, "gallery_max_items": nil, "gallery_urls_requirement": "none",
+		"body_regexes": []string{}, "link_repost_age": nil, "body_text_min_length": nil,
+	})
+}
+
+func (rd *Reddit) flairs(w http.ResponseWriter, name string) {
+	s := rd.sub(name)
+	if s == nil {
+		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
+		return
+	}
+	if len(s.Flairs) == 0 {
+		// Reddit answers 403 when link flair is not enabled in the community.
+		redditJSON(w, http.StatusForbidden, map[string]any{"message": "Forbidden", "error": 403})
+		return
+	}
+	out := make([]any, 0, len(s.Flairs))
+	for _, f := range s.Flairs {
+		out = append(out, map[string]any{
+			"id": f.ID, "text": f.Text, "text_editable": f.TextEditable, "mod_only": f.ModOnly,
+			"type": "text", "allowable_content": "all", "max_emojis": 10, "richtext": []any{},
+			"background_color": "", "text_color": "dark", "css_class": "",
+		})
+	}
+	redditJSON(w, http.StatusOK, out)
+}
+
+// redditForm parses an application/x-www-form-urlencoded body; it reports whether it could.
+func redditForm(r *http.Request) (url.Values, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, false
+	}
+	v, err := url.ParseQuery(string(body))
+	return v, err == nil
+}
+
+func redditErrors(w http.ResponseWriter, status int, errs ...[3]string) {
+	list := make([]any, 0, len(errs))
+	for _, e := range errs {
+		list = append(list, []string{e[0], e[1], e[2]})
+	}
+	redditJSON(w, status, map[string]any{"json": map[string]any{"errors": list}})
+}
+
+// redditMimeExt are the media types asset.json leases, with the extension Reddit records.
+var redditMimeExt = map[string]string{
+	"video/mp4": "mp4", "video/quicktime": "mov", "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif",
+}
+
+func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
+	form, ok := redditForm(r)
+	if !ok {
+		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "the body must be application/x-www-form-urlencoded", ""})
+		return
+	}
+	fp, mt := form.Get("filepath"), form.Get("mimetype")
+	if fp == "" {
+		redditErrors(w, http.StatusBadRequest, [3]string{"NO_TEXT", "we need something here", "filepath"})
+		return
+	}
+	ext, ok := redditMimeExt[mt]
+	if !ok {
+		redditErrors(w, http.StatusBadRequest, [3]string{"INVALID_OPTION", "that option is not valid", "mimetype"})
+		return
+	}
+	id := redditBase36(13)
+	bucket, key, maxBytes := redditImageBucket, "rte_images/"+id, int64(redditMaxImageBytes)
+	if strings.HasPrefix(mt, "video/") {
+		bucket, key, maxBytes = redditVideoBucket, id, redditMaxVideoBytes
+	}
+	now := rd.cfg.Now().UTC()
+	date := now.Format("20060102T150405Z")
+	cred := "ASIASIMREDDIT" + strings.ToUpper(randomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
+	token := base64.StdEncoding.EncodeToString(randomBytes(48))
+	l := &redditLease{assetID: id, account: a, bucket: bucket, key: key, mimetype: mt, filepath: fp,
+		token: token, expires: now.Add(redditLeaseTTL)}
+	policy := map[string]any{
+		"expiration": l.expires.Format("2006-01-02T15:04:05Z"),
+		"conditions": []any{
+			map[string]string{"bucket": bucket}, map[string]string{"key": key},
+			map[string]string{"acl": "public-read"}, map[string]string{"x-amz-storage-class": "STANDARD"},
+			map[string]string{"x-amz-credential": cred}, map[string]string{"x-amz-algorithm": "AWS4-HMAC-SHA256"},
+			map[string]string{"x-amz-date": date}, map[string]string{"x-amz-security-token": token},
+			map[string]string{"success_action_status": "201"}, []any{"content-length-range", 0, maxBytes},
+			map[string]string{"x-amz-meta-ext": ext}, map[string]string{"content-type": mt},
+		},
+	}
+	raw, _ := json.Marshal(policy)
+	l.policy = base64.StdEncoding.EncodeToString(raw)
+	l.signature = rd.mac("s3|" + l.policy)
+	rd.mu.Lock()
+	rd.leases[bucket+"/"+key] = l
+	rd.assets[id] = l
+	rd.mu.Unlock()
+	fields := [][2]string{
+		{"acl", "public-read"}, {"key", key}, {"X-Amz-Credential", cred}, {"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
+		{"X-Amz-Date", date}, {"success_action_status", "201"}, {"content-type", mt},
+		{"x-amz-storage-class", "STANDARD"}, {"x-amz-meta-ext", ext}, {"policy", l.policy},
+		{"X-Amz-Signature", l.signature}, {"x-amz-security-token", token},
+	}
+	fl := make([]any, 0, len(fields))
+	for _, f := range fields {
+		fl = append(fl, map[string]string{"name": f[0], "value": f[1]})
+	}
+	redditJSON(w, http.StatusOK, map[string]any{
+		"args": map[string]any{"action": rd.actionBase + bucket, "fields": fl},
+		"asset": map[string]any{"asset_id": id, "processing_state": "incomplete",
+			"payload": map[string]any{"filepath": fp}, "websocket_url": rd.wsURL(key)},
+	})
+}
+
+func (rd *Reddit) mac(s string) string {
+	m := hmac.New(sha256.New, rd.secret)
+	m.Write([]byte(s))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (rd *Reddit) wsURL(key string) string {
+	return rd.wsBase + key + "?m=" + rd.mac("ws|" + key)[:40]
+}
+
+// objectURL is the URL of an uploaded object, as clients build it ("https:" + action + "/" +
+// key on Reddit; here the scheme is Config.BaseURL's).
+func (rd *Reddit) objectURL(bucket, key string) string {
+	scheme := "https:"
+	if strings.HasPrefix(rd.cfg.BaseURL, "http:") {
+		scheme = "http:"
+	}
+	return scheme + rd.actionBase + bucket + "/" + key
+}
+
+// s3 serves the upload buckets: POST /s3/{bucket} (a POST-policy form) and HEAD
+// /s3/{bucket}/{key}.
+func (rd *Reddit) s3(w http.ResponseWriter, r *http.Request, rest string) {
+	bucket, key, _ := strings.Cut(rest, "/")
+	if bucket != redditVideoBucket && bucket != redditImageBucket {
+		drainReddit(r.Body)
+		redditS3Error(w, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist", nil)
+		return
+	}
+	if key != "" {
+		rd.s3Object(w, r, bucket, key)
+		return
+	}
+	if r.Method != http.MethodPost {
+		drainReddit(r.Body)
+		w.Header().Set("Allow", http.MethodPost)
+		redditS3Error(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.", nil)
+		return
+	}
+	rd.s3Post(w, r, bucket)
+}
+
+func (rd *Reddit) s3Object(w http.ResponseWriter, r *http.Request, bucket, key string) {
+	rd.mu.Lock()
+	obj := rd.objects[bucket+"/"+key]
+	rd.mu.Unlock()
+	switch r.Method {
+	case http.MethodHead:
+		if obj == nil {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(obj.size, 10))
+		w.Header().Set("Content-Type", obj.ctype)
+		w.Header().Set("ETag", `"`+obj.etag+`"`)
+		w.WriteHeader(http.StatusOK)
+	case http.MethodGet:
+		if obj == nil {
+			redditS3Error(w, http.StatusNotFound, "NoSuchKey", "The specified key does not exist.", map[string]string{"Key": key})
+			return
+		}
+		redditS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied (the simulator keeps no object bytes)", nil)
+	default:
+		drainReddit(r.Body)
+		redditS3Error(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.", nil)
+	}
+}
+
+// s3Post checks a POST-policy upload and stores the object whole or not at all.
+func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) {
+	defer drainReddit(r.Body)
+	if r.ContentLength < 0 {
+		redditS3Error(w, http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.", nil)
+		return
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		redditS3Error(w, http.StatusPreconditionFailed, "PreconditionFailed",
+			"At least one of the pre-conditions you specified did not hold", map[string]string{"Condition": "Bucket POST must be of the enclosure-type multipart/form-data"})
+		return
+	}
+	fields := map[string]string{} // lower-case names
+	var (
+		file     *os.File
+		size     int64
+		sha, md  hash.Hash
+		fileSeen bool
+		lease    *redditLease
+	)
+	defer func() {
+		if file != nil {
+			_ = file.Close()
+			_ = os.Remove(file.Name())
+		}
+	}()
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			redditS3Error(w, http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly", nil)
+			return
+		}
+		name := strings.ToLower(part.FormName())
+		if name != "file" {
+			if fileSeen {
+				continue // S3 ignores fields after the file
+			}
+			v, err := io.ReadAll(io.LimitReader(part, 20<<10))
+			if err != nil {
+				redditS3Error(w, http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly", nil)
+				return
+			}
+			fields[name] = string(v)
+			continue
+		}
+		if fileSeen {
+			continue
+		}
+		fileSeen = true
+		// The policy is checked before any byte of the file is taken.
+		l, code, status, msg := rd.checkPolicy(bucket, fields)
+		if l == nil {
+			redditS3Error(w, status, code, msg, nil)
+			return
+		}
+		if CallFault(l.account.Behavior, rd.cfg.Rand) == FailUnavailable {
+			redditS3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate.", nil)
+			return
+		}
+		lease = l
+		limit := int64(redditMaxImageBytes)
+		if bucket == redditVideoBucket {
+			limit = redditMaxVideoBytes
+		}
+		file, err = os.CreateTemp("", "reelay-reddit-sim-*.upload")
+		if err != nil {
+			redditS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.", nil)
+			return
+		}
+		sha, md = sha256.New(), md5.New()
+		n, err := io.CopyBuffer(io.MultiWriter(file, sha, md), io.LimitReader(part, limit+1), make([]byte, 256<<10))
+		if err != nil {
+			redditS3Error(w, http.StatusBadRequest, "IncompleteBody", "The request body terminated unexpectedly", nil)
+			return
+		}
+		if n > limit {
+			redditS3Error(w, http.StatusBadRequest, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size",
+				map[string]string{"ProposedSize": strconv.FormatInt(r.ContentLength, 10), "MaxSizeAllowed": strconv.FormatInt(limit, 10)})
+			return
+		}
+		size = n
+	}
+	if !fileSeen {
+		redditS3Error(w, http.StatusBadRequest, "InvalidArgument", "POST requires exactly one file upload per request.",
+			map[string]string{"ArgumentName": "file", "ArgumentValue": "0"})
+		return
+	}
+	l := lease
+	obj := &redditObject{lease: l, size: size, sha: hex.EncodeToString(sha.Sum(nil)), etag: hex.EncodeToString(md.Sum(nil)), ctype: l.mimetype}
+	obj.verdict = redditCheckMedia(file, size, bucket)
+	rd.mu.Lock()
+	rd.objects[bucket+"/"+l.key] = obj
+	rd.mu.Unlock()
+	if bucket == redditVideoBucket {
+		rd.cfg.Recorder.RecordUpload(Upload{Account: l.account.ID, Bytes: size, SHA256: obj.sha})
+	}
+	loc := rd.objectURL(bucket, url.PathEscape(l.key))
+	w.Header().Set("Location", loc)
+	w.Header().Set("ETag", `"`+obj.etag+`"`)
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<PostResponse><Location>%s</Location><Bucket>%s</Bucket><Key>%s</Key><ETag>"%s"</ETag></PostResponse>`,
+		redditXMLEscape(loc), bucket, redditXMLEscape(l.key), obj.etag)
+}
+
+// checkPolicy applies S3's POST-policy rules to the fields sent before the file.
+func (rd *Reddit) checkPolicy(bucket string, fields map[string]string) (l *redditLease, code string, status int, msg string) {
+	policyB64, sig := fields["policy"], fields["x-amz-signature"]
+	if policyB64 == "" || sig == "" {
+		return nil, "AccessDenied", http.StatusForbidden, "Bucket POST must contain a field named 'policy' and 'X-Amz-Signature'"
+	}
+	if !hmac.Equal([]byte(sig), []byte(rd.mac("s3|"+policyB64))) {
+		return nil, "SignatureDoesNotMatch", http.StatusForbidden,
+			"The request signature we calculated does not match the signature you provided. Check your key and signing method."
+	}
+	raw, err := base64.StdEncoding.DecodeString(policyB64)
+	var policy struct {
+		Expiration string            `json:"expiration"`
+		Conditions []json.RawMessage `json:"conditions"`
+	}
+	if err != nil || json.Unmarshal(raw, &policy) != nil {
+		return nil, "InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid JSON."
+	}
+	exp, err := time.Parse("2006-01-02T15:04:05Z", policy.Expiration)
+	if err != nil || !rd.cfg.Now().Before(exp) {
+		return nil, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Policy expired."
+	}
+	conds := map[string]string{}
+	for _, c := range policy.Conditions {
+		var m map[string]string
+		if json.Unmarshal(c, &m) == nil {
+			for k, v := range m {
+				conds[strings.ToLower(k)] = v
+			}
+		}
+	}
+	if conds["bucket"] != bucket {
+		return nil, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "` + conds["bucket"] + `"]`
+	}
+	for k, v := range conds {
+		if k == "bucket" {
+			continue
+		}
+		if got, ok := fields[k]; !ok || got != v {
+			return nil, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$` + k + `", "` + v + `"]`
+		}
+	}
+	for k := range fields {
+		if k == "policy" || k == "x-amz-signature" || strings.HasPrefix(k, "x-ignore-") {
+			continue
+		}
+		if _, ok := conds[k]; !ok {
+			return nil, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Extra input fields: " + k
+		}
+	}
+	rd.mu.Lock()
+	l = rd.leases[bucket+"/"+conds["key"]]
+	rd.mu.Unlock()
+	if l == nil {
+		return nil, "AccessDenied", http.StatusForbidden, "Access Denied"
+	}
+	return l, "", 0, ""
+}
+
+// redditCheckMedia returns why Reddit's processing would fail on an object, or "".
+func redditCheckMedia(f io.ReaderAt, size int64, bucket string) string {
+	info, err := media.Probe(f, size)
+	if bucket == redditImageBucket {
+		if err != nil || (info.Kind.Name != "jpeg" && info.Kind.Name != "png") {
+			return "the poster image is not a JPEG or PNG"
+		}
+		return ""
+	}
+	if err != nil || (info.Kind.Name != "mp4" && info.Kind.Name != "mov") {
+		return "the video is not MP4 or MOV"
+	}
+	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
+		return "the video codec " + info.VideoCodec + " is not supported"
+	}
+	if info.Duration > redditMaxDuration {
+		return "the video is longer than 15 minutes"
+	}
+	return ""
+}
+
+func redditS3Error(w http.ResponseWriter, status int, code, msg string, extra map[string]string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + code + "</Code><Message>" + redditXMLEscape(msg) + "</Message>")
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	// ProposedSize comes before MaxSizeAllowed, as S3 writes them.
+	slices.SortFunc(keys, func(a, b string) int {
+		if a == "ProposedSize" {
+			return -1
+		}
+		if b == "ProposedSize" {
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys {
+		b.WriteString("<" + k + ">" + redditXMLEscape(extra[k]) + "</" + k + ">")
+	}
+	b.WriteString("<RequestId>" + strings.ToUpper(randomHex(8)) + "</RequestId><HostId>" + base64.StdEncoding.EncodeToString(randomBytes(24)) + "</HostId></Error>")
+	_, _ = io.WriteString(w, b.String())
+}
+
+func redditXMLEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+func drainReddit(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, redditMaxVideoBytes+1<<20))
+	_ = body.Close()
+}
+
+// redditBool reads Reddit's booleans ("true", "True", "1", "on", "yes").
+func redditBool(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	return v != "" && v != "off" && v[0] != 'f' && v[0] != 'n' && v != "0"
+}
+
+// objectFor resolves a URL the client built from a lease to the uploaded object, if this
+// account uploaded it to bucket.
+func (rd *Reddit) objectFor(a Account, raw, bucket string) (*redditLease, *redditObject) {
+	prefix := rd.objectURL(bucket, "")
+	key, ok := strings.CutPrefix(raw, prefix)
+	if !ok || key == "" {
+		return nil, nil
+	}
+	if k, err := url.PathUnescape(key); err == nil {
+		key = k
+	}
+	l := rd.leases[bucket+"/"+key]
+	if l == nil || l.account.ID != a.ID {
+		return nil, nil
+	}
+	return l, rd.objects[bucket+"/"+key]
+}
+
+func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
+	form, ok := redditForm(r)
+	if !ok {
+		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "the body must be application/x-www-form-urlencoded", ""})
+		return
+	}
+	if form.Get("api_type") != "json" {
+		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "this simulator answers api_type=json only", "api_type"})
+		return
+	}
+	var errs [][3]string
+	kind := form.Get("kind")
+	if kind != "video" {
+		errs = append(errs, [3]string{"INVALID_OPTION", "that option is not valid (this simulator takes kind=video)", "kind"})
+	}
+	sr := form.Get("sr")
+	s := rd.sub(sr)
+	switch {
+	case sr == "":
+		errs = append(errs, [3]string{"SUBREDDIT_REQUIRED", "please enter a community", "sr"})
+	case s == nil:
+		errs = append(errs, [3]string{"SUBREDDIT_NOEXIST", "that community doesn't exist", "sr"})
+	}
+	title := form.Get("title")
+	switch {
+	case strings.TrimSpace(title) == "":
+		errs = append(errs, [3]string{"NO_TEXT", "we need something here", "title"})
+	case !redditTitleLimit.Check(title):
+		errs = append(errs, [3]string{"TOO_LONG", fmt.Sprintf("this is too long (max: %d)", redditTitleLimit.Max), "title"})
+	case s != nil && s.TitleMaxLength > 0 && redditTitleLimit.Count(title) > s.TitleMaxLength:
+		errs = append(errs, [3]string{"SUBMIT_VALIDATION_TITLE_TOO_LONG", fmt.Sprintf("Title must be at most %d characters", s.TitleMaxLength), "title"})
+	case s != nil && s.TitleMinLength > 0 && redditTitleLimit.Count(title) < s.TitleMinLength:
+		errs = append(errs, [3]string{"SUBMIT_VALIDATION_TITLE_TOO_SHORT", fmt.Sprintf("Title must be at least %d characters", s.TitleMinLength), "title"})
+	}
+	if s != nil && kind == "video" {
+		if !s.AllowVideos || s.SubmissionType == "self" {
+			errs = append(errs, [3]string{"NO_VIDEOS", "This community doesn't allow videos", "sr"})
+		}
+	}
+	flairID := form.Get("flair_id")
+	if s != nil {
+		var tmpl *RedditFlair
+		for i := range s.Flairs {
+			if s.Flairs[i].ID == flairID && !s.Flairs[i].ModOnly {
+				tmpl = &s.Flairs[i]
+			}
+		}
+		switch {
+		case flairID != "" && tmpl == nil:
+			errs = append(errs, [3]string{"BAD_FLAIR_TEMPLATE_ID", "That flair template is not available in this community", "flair"})
+		case flairID == "" && s.FlairRequired:
+			errs = append(errs, [3]string{"SUBMIT_VALIDATION_FLAIR_REQUIRED", "Your post must contain post flair.", "flair"})
+		}
+	}
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	videoURL, posterURL := form.Get("url"), form.Get("video_poster_url")
+	vl, vobj := rd.objectFor(a, videoURL, redditVideoBucket)
+	if vl == nil {
+		errs = append(errs, [3]string{"BAD_URL", "you should check that url", "url"})
+	}
+	pl, pobj := rd.objectFor(a, posterURL, redditImageBucket)
+	if pl == nil {
+		errs = append(errs, [3]string{"BAD_URL", "you should check that url", "video_poster_url"})
+	}
+	if len(errs) > 0 {
+		redditErrors(w, http.StatusOK, errs...)
+		return
+	}
+	now := rd.cfg.Now()
+	processing := rd.opts.DefaultProcessing
+	if ms := a.Behavior.ProcessingMS; ms >= 0 {
+		processing = time.Duration(ms) * time.Millisecond
+	}
+	if vobj == nil {
+		// Leased but never uploaded: the post fails in processing, as Reddit's does.
+		vobj = &redditObject{lease: vl, verdict: "the video was never uploaded"}
+	}
+	if pobj == nil {
+		pobj = &redditObject{lease: pl, verdict: "the poster image was never uploaded"}
+	}
+	flairText := ""
+	for _, f := range s.Flairs {
+		if f.ID == flairID {
+			flairText = f.Text
+			if f.TextEditable && form.Get("flair_text") != "" {
+				flairText = form.Get("flair_text")
+			}
+		}
+	}
+	sendReplies := true
+	if v, ok := form["sendreplies"]; ok {
+		sendReplies = redditBool(v[0])
+	}
+	rd.submissions = append(rd.submissions, &redditSubmission{
+		account: a, sub: s, title: title, nsfw: redditBool(form.Get("nsfw")) || s.Over18,
+		spoiler: redditBool(form.Get("spoiler")), sendReplies: sendReplies, flairID: flairID, flairText: flairText,
+		video: vobj, videoURL: videoURL, poster: pobj, posterURL: posterURL,
+		submitted: now, readyAt: now.Add(processing), status: "processing", listened: rd.listeners[vl.key] > 0,
+	})
+	redditJSON(w, http.StatusOK, map[string]any{"json": map[string]any{"errors": []any{}, "data": map[string]any{
+		"user_submitted_page": "https://www.reddit.com/user/" + redditName(a) + "/submitted/",
+		"websocket_url":       rd.wsURL(vl.key),
+	}}})
+}
+
+// settle ends the processing of a submission whose time has come (under rd.mu).
+func (rd *Reddit) settle(s *redditSubmission, now time.Time) {
+	if s.status != "processing" || now.Before(s.readyAt) {
+		return
+	}
+	if s.account.Behavior.Fail == FailReject || s.video.verdict != "" || s.poster.verdict != "" {
+		s.status = "failed"
+		return
+	}
+	s.status = "success"
+	s.postID = redditBase36(7)
+	s.permalink = "/r/" + s.sub.Name + "/comments/" + s.postID + "/" + redditSlug(s.title) + "/"
+	rd.cfg.Recorder.RecordPublished(Published{Account: s.account.ID, ID: "t3_" + s.postID,
+		URL: "https://www.reddit.com" + s.permalink, SHA256: s.video.sha, Text: s.title})
+}
+
+// redditSlug is the title part of a permalink: lower-case words joined by underscores, at
+// most 50 characters.
+func redditSlug(title string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(title) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			sep = false
+			b.WriteRune(r)
+		} else {
+			sep = true
+		}
+		if b.Len() >= 50 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "video"
+	}
+	return b.String()
+}
+
+func redditBase36(n int) string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := randomBytes(n)
+	for i := range b {
+		b[i] = digits[int(b[i])%36]
+	}
+	if b[0] >= '0' && b[0] <= '9' {
+		b[0] = 'a' + b[0]%26
+	}
+	return string(b)
+}
+
+func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string) {
+	q := r.URL.Query()
+	limit := 25
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
+		limit = min(n, 100)
+	}
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	now := rd.cfg.Now()
+	var posts []*redditSubmission // newest first
+	for i := len(rd.submissions) - 1; i >= 0; i-- {
+		s := rd.submissions[i]
+		if !strings.EqualFold(redditName(s.account), name) {
+			continue
+		}
+		rd.settle(s, now)
+		if s.status == "success" {
+			posts = append(posts, s)
+		}
+	}
+	start := 0
+	if after := q.Get("after"); after != "" {
+		start = len(posts)
+		for i, s := range posts {
+			if "t3_"+s.postID == after {
+				start = i + 1
+				break
+			}
+		}
+	}
+	page := posts[start:min(start+limit, len(posts))]
+	children := make([]any, 0, len(page))
+	for _, s := range page {
+		children = append(children, map[string]any{"kind": "t3", "data": map[string]any{
+			"id": s.postID, "name": "t3_" + s.postID, "title": s.title, "author": redditName(s.account),
+			"author_fullname": "t2_" + strings.TrimPrefix(s.account.ID, "t2_"),
+			"subreddit":       s.sub.Name, "subreddit_name_prefixed": "r/" + s.sub.Name, "permalink": s.permalink,
+			"url": "https://v.redd.it/" + s.video.lease.assetID, "domain": "v.redd.it", "is_video": true,
+			"over_18": s.nsfw, "spoiler": s.spoiler, "link_flair_template_id": s.flairID,
+			"link_flair_text": s.flairText, "created_utc": float64(s.readyAt.Unix()), "score": 1, "ups": 1,
+			"num_comments": 0, "upvote_ratio": 1.0, "view_count": nil, "send_replies": s.sendReplies,
+		}})
+	}
+	var next any
+	if start+limit < len(posts) && len(page) > 0 {
+		next = "t3_" + page[len(page)-1].postID
+	}
+	redditJSON(w, http.StatusOK, map[string]any{"kind": "Listing", "data": map[string]any{
+		"after": next, "before": nil, "dist": len(children), "children": children, "modhash": nil}})
+}
+
+// serveWebsocket serves /ws/{key}?m=...: it sends the result of the asset's processing to
+// connections that were open when it ended, then closes.
+func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key string) {
+	if key == "" || !hmac.Equal([]byte(r.URL.Query().Get("m")), []byte(rd.mac("ws|" + key)[:40])) {
+		w.WriteHeader(http.StatusForbidden)
+		return
+	}
+	connected := rd.cfg.Now()
+	// Counted before the handshake completes, so that a submit right after the client's dial
+	// sees the listener.
+	rd.mu.Lock()
+	rd.listeners[key]++
+	rd.mu.Unlock()
+	defer func() {
+		rd.mu.Lock()
+		if rd.listeners[key]--; rd.listeners[key] <= 0 {
+			delete(rd.listeners, key)
+		}
+		rd.mu.Unlock()
+	}()
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	ctx := c.CloseRead(context.Background())
+	tick := time.NewTicker(rd.opts.Tick)
+	defer tick.Stop()
+	for {
+		if msg, ok := rd.result(key, connected); ok {
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := c.Write(wctx, websocket.MessageText, msg)
+			cancel()
+			if err == nil {
+				_ = c.Close(websocket.StatusNormalClosure, "")
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// result is the websocket message of the first submission of the asset under key that ended
+// after the connection opened, if any.
+func (rd *Reddit) result(key string, connected time.Time) ([]byte, bool) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	now := rd.cfg.Now()
+	for _, s := range rd.submissions {
+		if s.video.lease == nil || s.video.lease.key != key {
+			continue
+		}
+		rd.settle(s, now)
+		if s.status == "processing" || s.readyAt.Before(connected) {
+			continue
+		}
+		if s.status == "failed" {
+			b, _ := json.Marshal(map[string]any{"type": "failed"})
+			return b, true
+		}
+		b, _ := json.Marshal(map[string]any{"type": "success", "payload": map[string]any{
+			"redirect": "https://www.reddit.com" + s.permalink}})
+		return b, true
+	}
+	return nil, false
+}
+
+var _ http.Handler = (*Reddit)(nil)
