@@ -21,8 +21,15 @@ import (
 	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/bluesky"
+	"github.com/reelay/reelay/internal/platform/discord"
 	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/linkedin"
+	"github.com/reelay/reelay/internal/platform/mastodon"
+	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
 	"github.com/reelay/reelay/internal/publish"
@@ -60,10 +67,19 @@ type App struct {
 // Providers returns the providers of the platforms reelay publishes to. poll, when positive,
 // replaces every provider's first processing-poll interval (tests).
 func Providers(poll time.Duration) map[string]publish.Provider {
+	// One instance per platform per process: some keep what must not leave memory (Bluesky's
+	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
 	return map[string]publish.Provider{
 		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInterval: poll}),
 		platform.Instagram: instagram.New(instagram.Config{PollInterval: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
+		platform.LinkedIn:  linkedin.New(linkedin.Config{PollInitial: poll}),
+		platform.Pinterest: pinterest.New(pinterest.Config{PollInitial: poll}),
+		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll}),
+		platform.Telegram:  telegram.New(telegram.Config{}),
+		platform.Discord:   discord.New(discord.Config{}),
+		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll}),
+		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
 	}
 }
 
@@ -79,6 +95,13 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.YouTube:   sim.NewYouTube,
 	platform.Instagram: sim.NewInstagram,
 	platform.TikTok:    sim.NewTikTok,
+	platform.LinkedIn:  sim.NewLinkedIn,
+	platform.Pinterest: sim.NewPinterest,
+	platform.Bluesky:   sim.NewBluesky,
+	platform.Telegram:  sim.NewTelegram,
+	platform.Discord:   sim.NewDiscord,
+	platform.Mastodon:  sim.NewMastodon,
+	platform.Reddit:    sim.NewReddit,
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the

@@ -119,7 +119,7 @@ type MastodonOptions struct {
 	// SupportedMimeTypes is configuration.media_attachments.supported_mime_types (Mastodon's
 	// image, video and audio lists: video/mp4, video/quicktime, video/webm, video/ogg, ...).
 	SupportedMimeTypes []string
-	// ImageSizeLimit (10 MiB), VideoSizeLimit (40 MiB) in bytes.
+	// ImageSizeLimit (10 MiB), VideoSizeLimit (99 MiB, a stock Mastodon 4 server) in bytes.
 	ImageSizeLimit, VideoSizeLimit int64
 	// VideoFrameRateLimit (60) is announced only; VideoMatrixLimit (2,304,000 pixels, e.g.
 	// 1920×1200) and ImageMatrixLimit (16,777,216) are width × height maxima.
@@ -167,7 +167,7 @@ func (o *MastodonOptions) normalize(baseURL string) {
 		slices.Sort(o.SupportedMimeTypes)
 	}
 	setInt64(&o.ImageSizeLimit, 10<<20)
-	setInt64(&o.VideoSizeLimit, 40<<20)
+	setInt64(&o.VideoSizeLimit, 99<<20)
 	setInt(&o.VideoFrameRateLimit, 60)
 	setInt64(&o.VideoMatrixLimit, 2_304_000)
 	setInt64(&o.ImageMatrixLimit, 16_777_216)
