@@ -337,11 +337,14 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 
 	// Stream the body to the file at the offset, hashing as it goes; the bytes written count
 	// even if the body breaks, which is what makes the upload resumable.
-	n, _ := fbCopy(f, h, at, io.LimitReader(r.Body, want))
+	_, _ = fbCopy(f, h, at, io.LimitReader(r.Body, want), func(m int64) {
+		s.mu.Lock()
+		v.received += m // the status shows the bytes as they arrive
+		s.mu.Unlock()
+	})
 
 	s.mu.Lock()
 	v.uploading = false
-	v.received += n
 	if v.received < v.size {
 		s.mu.Unlock()
 		fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
@@ -352,8 +355,9 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	metaJSON(w, map[string]bool{"success": true})
 }
 
-// fbCopy writes r to f from offset at, through h, and answers the bytes written.
-func fbCopy(f *os.File, h hash.Hash, at int64, r io.Reader) (int64, error) {
+// fbCopy writes r to f from offset at, through h, telling each write to wrote, and answers
+// the bytes written.
+func fbCopy(f *os.File, h hash.Hash, at int64, r io.Reader, wrote func(int64)) (int64, error) {
 	buf := make([]byte, 64<<10)
 	var n int64
 	for {
@@ -364,6 +368,7 @@ func fbCopy(f *os.File, h hash.Hash, at int64, r io.Reader) (int64, error) {
 			}
 			h.Write(buf[:m])
 			n += int64(m)
+			wrote(int64(m))
 		}
 		if err == io.EOF {
 			return n, nil
