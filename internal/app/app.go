@@ -23,6 +23,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/bluesky"
 	"github.com/reelay/reelay/internal/platform/discord"
+	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/linkedin"
 	"github.com/reelay/reelay/internal/platform/mastodon"
@@ -30,6 +31,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
+	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
 	"github.com/reelay/reelay/internal/publish"
@@ -80,6 +82,8 @@ func Providers(poll time.Duration) map[string]publish.Provider {
 		platform.Discord:   discord.New(discord.Config{}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
+		platform.Threads:   threads.New(threads.Config{PollInterval: poll}),
+		platform.Facebook:  facebook.New(facebook.Config{PollInterval: poll}),
 	}
 }
 
@@ -102,6 +106,8 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.Discord:   sim.NewDiscord,
 	platform.Mastodon:  sim.NewMastodon,
 	platform.Reddit:    sim.NewReddit,
+	platform.Threads:   sim.NewThreads,
+	platform.Facebook:  sim.NewFacebook,
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
@@ -131,7 +137,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	access := publish.ChannelAccess{
 		Box: box, SandboxKey: secret.Derive(p.SecretKey, "sandbox tokens"), SimulatorsURL: simulators,
-		SandboxAPIPaths: map[string]string{platform.Instagram: "/" + instagram.APIVersion},
+		SandboxAPIPaths: map[string]string{
+			platform.Instagram: "/" + instagram.APIVersion,
+			platform.Threads:   "/" + threads.APIVersion,
+			platform.Facebook:  "/" + facebook.APIVersion,
+		},
 	}
 	providers := p.Providers
 	if providers == nil {

@@ -197,6 +197,8 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.reels(acct, id, params, version)
 	case r.Method == http.MethodGet && edge == "video_reels":
 		res, gerr = s.list(acct, id, params)
+	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
+		res = s.accounts(acct, igToken(r, params))
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
 	case edge == "":
@@ -622,4 +624,19 @@ func fbLater(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// accounts is GET /me/accounts: the Pages the token's user manages, each with its Page token.
+// A simulated account is one user managing one Page of the same id, and the Page token is the
+// token the user presented (the simulator's tokens name an account, not a kind of token), so a
+// consent in the sandbox ends with a Page channel whose token the simulator accepts.
+func (s *fbSim) accounts(acct Account, token string) any {
+	name := acct.Username
+	if name == "" {
+		name = "Page " + acct.ID
+	}
+	return map[string]any{
+		"data":   []any{map[string]any{"id": acct.ID, "name": name, "access_token": token, "category": "Video Creator"}},
+		"paging": map[string]any{"cursors": map[string]any{"before": "MA==", "after": "MA=="}},
+	}
 }

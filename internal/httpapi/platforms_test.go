@@ -1,0 +1,84 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/app"
+	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+)
+
+// One post to every platform reelay has a simulator for reaches each of them, once, with the
+// video byte for byte and each platform's own text.
+func TestPublishToEveryPlatform(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		var names []string
+		for _, p := range platform.All {
+			if _, ok := app.Simulators[p]; ok {
+				names = append(names, p)
+			}
+		}
+		channels, accounts := map[string]string{}, map[string]string{}
+		for _, p := range names {
+			channels[p], accounts[p] = e.sandboxChannel(e.a, p, map[string]any{"processing_ms": 0})
+		}
+		// 256 KB: LinkedIn refuses videos under 75 KB.
+		mp4 := mediatest.MP4Bytes(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920, Size: 256 << 10})
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
+		body := map[string]any{
+			"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": names,
+			"title": "Morning run", "caption": "Five seconds of sunrise #run",
+			"tiktok":   map[string]any{"mode": "direct"},
+			"bluesky":  map[string]any{"text": "Sunrise, five seconds of it #run"},
+			"mastodon": map[string]any{"text": "Sunrise on Mastodon #run"},
+			"telegram": map[string]any{"caption": "Sunrise for the channel"},
+			"discord":  map[string]any{"content": "Sunrise for the server"},
+			"threads":  map[string]any{"text": "Sunrise on Threads #run"},
+			"reddit":   map[string]any{"subreddit": "reelay_sandbox", "title": "Five seconds of sunrise"},
+		}
+		if slices.Contains(names, platform.Pinterest) {
+			body["pinterest"] = map[string]any{"board_id": sim.PinterestDefaultBoards(accounts[platform.Pinterest])[0].ID}
+		}
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: body})
+		if r.Code != http.StatusOK {
+			t.Fatalf("publish: %d %s", r.Code, r.Body)
+		}
+		p := e.waitPost(e.a, r.JSON["post_id"].(string), 60*time.Second, statusIs("published"))
+		results := p["publish_results"].([]any)
+		if len(results) != len(names) {
+			t.Fatalf("%d destinations for %d platforms", len(results), len(names))
+		}
+		for _, x := range results {
+			d := x.(map[string]any)
+			if d["published"] != true || d["id"] == nil || d["channel_id"] != channels[d["platform"].(string)] {
+				t.Errorf("destination: %v", d)
+			}
+			if d["url"] == nil && d["platform"] != platform.TikTok {
+				t.Errorf("destination without a url: %v", d)
+			}
+		}
+		wantText := map[string]string{
+			platform.Bluesky: "Sunrise, five seconds of it #run", platform.Mastodon: "Sunrise on Mastodon #run",
+			platform.Telegram: "Sunrise for the channel", platform.Discord: "Sunrise for the server",
+			platform.Threads: "Sunrise on Threads #run",
+		}
+		for _, name := range names {
+			uploads, published := e.introspect(e.a, name)
+			if len(uploads) != 1 || uploads[0]["sha256"] != sha(mp4) || uploads[0]["account"] != accounts[name] {
+				t.Errorf("%s uploads: %v", name, uploads)
+			}
+			if len(published) != 1 {
+				t.Errorf("%s published: %v", name, published)
+				continue
+			}
+			if want, ok := wantText[name]; ok && !strings.Contains(published[0]["text"].(string), want) {
+				t.Errorf("%s published text %q, want %q", name, published[0]["text"], want)
+			}
+		}
+	})
+}
