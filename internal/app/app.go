@@ -7,7 +7,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,8 +49,9 @@ type Params struct {
 	SecretKey []byte
 	Logger    *slog.Logger
 	Registry  *prometheus.Registry
-	// Providers replaces the platform providers (tests tune their polling); nil = Providers(0).
-	Providers map[string]publish.Provider
+	// PollInterval, when positive, replaces every provider's first processing-poll interval
+	// (tests).
+	PollInterval time.Duration
 	// Version goes into the User-Agent of media downloads.
 	Version string
 	// SoleWorker says this process is the only worker of its database (SQLite, locked): jobs
@@ -66,9 +70,11 @@ type App struct {
 	stop  []func()
 }
 
-// Providers returns the providers of the platforms reelay publishes to. poll, when positive,
+// Providers returns the providers of the platforms reelay publishes to. userHosts makes the
+// requests of the platforms whose host a user names (a Mastodon instance, a Bluesky PDS): it
+// must refuse the server's own network. poll, when positive,
 // replaces every provider's first processing-poll interval (tests).
-func Providers(poll time.Duration) map[string]publish.Provider {
+func Providers(poll time.Duration, userHosts *http.Client) map[string]publish.Provider {
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
 	return map[string]publish.Provider{
@@ -77,10 +83,10 @@ func Providers(poll time.Duration) map[string]publish.Provider {
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{PollInitial: poll}),
 		platform.Pinterest: pinterest.New(pinterest.Config{PollInitial: poll}),
-		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll}),
+		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
 		platform.Discord:   discord.New(discord.Config{}),
-		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll}),
+		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
 		platform.Threads:   threads.New(threads.Config{PollInterval: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{PollInterval: poll}),
@@ -90,6 +96,12 @@ func Providers(poll time.Duration) map[string]publish.Provider {
 // optionsReader is a provider that reads a channel's live publish options.
 type optionsReader interface {
 	Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
+}
+
+// subredditReader reads one subreddit's requirements and flair (Reddit), asked for with
+// ?subreddit= on the options endpoint.
+type subredditReader interface {
+	SubredditOptions(ctx context.Context, baseURL string, credentials map[string]string, subreddit string) (map[string]any, error)
 }
 
 // Simulators are the platform simulators sandbox channels publish to. Only callers holding a
@@ -143,10 +155,19 @@ func New(ctx context.Context, p Params) (*App, error) {
 			platform.Facebook:  "/" + facebook.APIVersion,
 		},
 	}
-	providers := p.Providers
-	if providers == nil {
-		providers = Providers(0)
+	policy, err := userHostPolicy(cfg, simulators)
+	if err != nil {
+		a.Close()
+		return nil, err
 	}
+	providers := Providers(p.PollInterval, &http.Client{Transport: media.SafeTransport(policy)})
+	a.stop = append(a.stop, func() {
+		for _, prov := range providers {
+			if c, ok := prov.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+	})
 	connector := &connect.Connector{
 		Store: st, Access: access, Identifiers: map[string]connect.Identifier{}, Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
@@ -206,8 +227,16 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	options := map[string]httpapi.OptionsSource{}
 	for name, prov := range providers {
-		if r, ok := prov.(optionsReader); ok {
-			options[name] = r.Options
+		r, ok := prov.(optionsReader)
+		if !ok {
+			continue
+		}
+		sr, scoped := prov.(subredditReader)
+		options[name] = func(ctx context.Context, base string, creds map[string]string, q url.Values) (map[string]any, error) {
+			if sub := q.Get("subreddit"); scoped && sub != "" {
+				return sr.SubredditOptions(ctx, base, creds, sub)
+			}
+			return r.Options(ctx, base, creds)
 		}
 	}
 	a.Handler = httpapi.New(httpapi.Options{
@@ -248,4 +277,35 @@ func (a *App) Close() {
 		a.stop[i]()
 	}
 	a.stop = nil
+}
+
+// userHostPolicy is where requests to hosts users name may go: public addresses, and this
+// server's simulators (sandbox channels of those platforms live there); anywhere when private
+// URLs are allowed (tests).
+func userHostPolicy(cfg *config.Config, simulators string) (media.AddressPolicy, error) {
+	if cfg.AllowPrivateURLs {
+		return func(netip.AddrPort) error { return nil }, nil
+	}
+	allowed := map[netip.AddrPort]bool{}
+	if u, err := url.Parse(simulators); err == nil && u.Host != "" {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", u.Hostname())
+		if err != nil {
+			return nil, fmt.Errorf("simulators URL %s: %w", simulators, err)
+		}
+		for _, a := range addrs {
+			if ap, err := netip.ParseAddrPort(net.JoinHostPort(a.Unmap().String(), port)); err == nil {
+				allowed[ap] = true
+			}
+		}
+	}
+	return func(ap netip.AddrPort) error {
+		if allowed[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] {
+			return nil
+		}
+		return media.PublicOnly(ap)
+	}, nil
 }

@@ -67,9 +67,15 @@ func (c *Connector) httpClient() *http.Client {
 	return http.DefaultClient
 }
 
-// RedirectURI is where platform sends the browser back after the consent.
+// RedirectURI is where platform sends the browser back after the consent (the URL to register
+// with the platform's app).
 func (c *Connector) RedirectURI(platformName string) string {
-	return c.PublicURL + "/oauth/" + platformName + "/callback"
+	return c.PublicURL + CallbackPath(platformName)
+}
+
+// CallbackPath is the path of platform's OAuth callback on reelay.
+func CallbackPath(platformName string) string {
+	return "/api/v1/oauth/" + platformName + "/callback"
 }
 
 // oauthRoot is where a platform's authorization server is: the simulator's mount point for

@@ -64,7 +64,7 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 	for _, p := range sim.OAuthPlatforms() {
 		api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sim.TokenMint{Key: sandboxKey, Platform: p},
-			RedirectURIs: []string{srv.URL + "/oauth/" + p + "/callback"}}, api)
+			RedirectURIs: []string{srv.URL + CallbackPath(p)}}, api)
 		mux.Handle("/sandbox/"+p+"/", http.StripPrefix("/sandbox/"+p, h))
 	}
 	access := publish.ChannelAccess{Box: box, SandboxKey: sandboxKey, SimulatorsURL: srv.URL}
@@ -101,7 +101,7 @@ func (f *fixture) consent(platform string) Callback {
 		f.t.Fatalf("consent page %s: %s", link, resp.Status)
 	}
 	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || loc.Path != "/oauth/"+platform+"/callback" {
+	if err != nil || loc.Path != CallbackPath(platform) {
 		f.t.Fatalf("consent redirected to %q", resp.Header.Get("Location"))
 	}
 	q := loc.Query()

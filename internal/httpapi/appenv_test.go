@@ -36,7 +36,7 @@ func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env
 	}
 	ctx := context.Background()
 	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{4}, 32),
-		Providers: app.Providers(20 * time.Millisecond)})
+		PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

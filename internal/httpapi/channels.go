@@ -51,24 +51,12 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 	if projectID == "" {
 		projectID = q.Get("project_id")
 	}
-	var project store.Project
-	if projectID == "" {
-		projects, err := s.store.ListProjects(r.Context(), p.AccountID)
-		if err != nil {
-			return err
-		}
-		if len(projects) != 1 {
-			return apierr.Field("projectId", fmt.Sprintf("is required: the account has %d projects (GET /projects lists them)", len(projects)))
-		}
-		project = projects[0]
-	} else {
-		if !store.ValidID(projectID) {
-			return apierr.Field("projectId", "must be a UUID")
-		}
-		var err error
-		if project, err = s.ownProject(r, projectID); err != nil {
-			return err
-		}
+	if projectID != "" && !store.ValidID(projectID) {
+		return apierr.Field("projectId", "must be a UUID")
+	}
+	project, err := s.projectOrOnly(r, projectID, "projectId")
+	if err != nil {
+		return err
 	}
 	channels, err := s.store.ListChannels(r.Context(), p.AccountID, project.ID)
 	if err != nil {
@@ -80,6 +68,23 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "project_id": project.ID, "channels": out})
 	return nil
+}
+
+// projectOrOnly is the caller's project id, or when id is empty the account's only project:
+// with several, leaving it out is ambiguous.
+// field names the parameter in the error.
+func (s *Server) projectOrOnly(r *http.Request, id, field string) (store.Project, error) {
+	if id != "" {
+		return s.ownProject(r, id)
+	}
+	projects, err := s.store.ListProjects(r.Context(), mustPrincipal(r).AccountID)
+	if err != nil {
+		return store.Project{}, err
+	}
+	if len(projects) != 1 {
+		return store.Project{}, apierr.Field(field, fmt.Sprintf("is required: the account has %d projects (GET /projects lists them)", len(projects)))
+	}
+	return projects[0], nil
 }
 
 func (s *Server) ownProject(r *http.Request, id string) (store.Project, error) {
@@ -346,8 +351,9 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 // OptionsSource reads a channel's live publish options from its platform (YouTube categories,
-// Instagram account, TikTok creator info).
-type OptionsSource func(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
+// Instagram account, TikTok creator info, Pinterest boards, ...); query is the request's, for
+// options scoped further (Reddit's ?subreddit=).
+type OptionsSource func(ctx context.Context, baseURL string, credentials map[string]string, query url.Values) (map[string]any, error)
 
 // channelOptions answers the publish choices a channel offers: live from the platform where
 // its provider reads them, else the platform registry's static choices; source says which.
@@ -371,8 +377,11 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 		}
 		// Instagram's calls are made on the account's own node.
 		creds["ig_user_id"] = c.ExternalAccountID
-		if options, err = read(r.Context(), base, creds); err != nil {
+		if options, err = read(r.Context(), base, creds, r.URL.Query()); err != nil {
 			pe := publish.AsError(err)
+			if pe.Category == publish.CategoryInvalidOptions && r.URL.Query().Get("subreddit") != "" {
+				return apierr.Field("subreddit", pe.Message)
+			}
 			if pe.Category == publish.CategoryAuthExpired {
 				if err := s.store.SetChannelStatus(r.Context(), c.ID, store.ChannelReauthRequired); err != nil {
 					return err

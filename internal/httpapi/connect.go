@@ -40,10 +40,7 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	if projectID == "" {
 		projectID = q.Get("projectId")
 	}
-	switch {
-	case projectID == "":
-		f.Add("project_id", "is required")
-	case !store.ValidID(projectID):
+	if projectID != "" && !store.ValidID(projectID) {
 		f.Add("project_id", "must be a UUID")
 	}
 	sandbox := false
@@ -60,7 +57,7 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	if err := f.Err(); err != nil {
 		return err
 	}
-	project, err := s.ownProject(r, projectID)
+	project, err := s.projectOrOnly(r, projectID, "project_id")
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/store"
@@ -35,7 +36,7 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		// server's callback, so the whole OAuth round trip runs in the sandbox.
 		h = sim.WithOAuth(name, sim.OAuthConfig{
 			Mint:         sim.TokenMint{Key: key, Platform: name},
-			RedirectURIs: []string{publicURL + "/oauth/" + name + "/callback"},
+			RedirectURIs: []string{publicURL + connect.CallbackPath(name)},
 		}, h)
 		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
 		s.private("GET "+prefix+"/_introspect", func(w http.ResponseWriter, r *http.Request) error {

@@ -139,6 +139,29 @@ func NewFetcher(cfg FetcherConfig) *Fetcher {
 			policy = PublicOnly
 		}
 	}
+	transport := SafeTransport(policy)
+	// Media is already compressed; transparent gzip would only hide the real size from the
+	// Content-Length check.
+	transport.DisableCompression = true
+	client := &http.Client{
+		Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return &UpstreamError{URL: via[0].URL.Redacted(), Err: fmt.Errorf("more than %d redirects", maxRedirects)}
+			}
+			// The dialer checks where the redirect leads; the URL itself must still be
+			// something reelay would accept from a client.
+			return checkURL(req.URL)
+		},
+	}
+	return &Fetcher{cfg: cfg, client: client}
+}
+
+// SafeTransport returns an HTTP transport that connects only to addresses policy allows,
+// checked after DNS resolution for every connection (redirects included), so that a URL a
+// user supplied (a video_url, a Mastodon instance, a Bluesky PDS) cannot reach the server's
+// own network.
+func SafeTransport(policy AddressPolicy) *http.Transport {
 	dialer := &net.Dialer{
 		Timeout:   15 * time.Second,
 		KeepAlive: 30 * time.Second,
@@ -170,22 +193,8 @@ func NewFetcher(cfg FetcherConfig) *Fetcher {
 		MaxIdleConns:           16,
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
-		// Media is already compressed; transparent gzip would only hide the real size
-		// from the Content-Length check.
-		DisableCompression: true,
 	}
-	client := &http.Client{
-		Transport: transport,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > maxRedirects {
-				return &UpstreamError{URL: via[0].URL.Redacted(), Err: fmt.Errorf("more than %d redirects", maxRedirects)}
-			}
-			// The dialer checks where the redirect leads; the URL itself must still be
-			// something reelay would accept from a client.
-			return checkURL(req.URL)
-		},
-	}
-	return &Fetcher{cfg: cfg, client: client}
+	return transport
 }
 
 // PublicOnly is the default AddressPolicy: it allows globally routable unicast addresses

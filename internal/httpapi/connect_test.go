@@ -1,0 +1,156 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/secret"
+)
+
+// appSandboxKey is the key the app env's sandbox tokens are signed with.
+var appSandboxKey = secret.Derive(bytes.Repeat([]byte{4}, 32), "sandbox tokens")
+
+// browse opens link the way a browser does, following redirects across the simulator's consent
+// page to reelay's callback, and returns the final answer.
+func browse(t *testing.T, link string) (int, string, *url.URL) {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), resp.Request.URL
+}
+
+// The whole OAuth round trip of every OAuth platform runs against its simulator: consent URL,
+// consent page, callback, channel stored with its tokens sealed, and a post through it.
+func TestOAuthRoundTrip(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		for _, p := range sim.OAuthPlatforms() {
+			r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/" + p + "?sandbox=true&project_id=" + e.a.ProjectID, Key: e.a.Key})
+			if r.Code != http.StatusOK || !strings.HasPrefix(r.JSON["url"].(string), e.cfg.PublicURL+"/sandbox/"+p+"/") {
+				t.Fatalf("%s connect: %d %s", p, r.Code, r.Body)
+			}
+			code, page, final := browse(t, r.JSON["url"].(string))
+			if code != http.StatusOK || final.Path != "/api/v1/oauth/"+p+"/callback" || !strings.Contains(page, "is connected as channel") {
+				t.Fatalf("%s callback: %d at %s: %s", p, code, final, page)
+			}
+		}
+		r := e.do(req{Method: "GET", Path: "/api/v1/channels?projectId=" + e.a.ProjectID, Key: e.a.Key})
+		channels := r.JSON["channels"].([]any)
+		if len(channels) != len(sim.OAuthPlatforms()) {
+			t.Fatalf("%d channels after %d consents: %s", len(channels), len(sim.OAuthPlatforms()), r.Body)
+		}
+		var platforms []string
+		for _, c := range channels {
+			ch := c.(map[string]any)
+			if ch["sandbox"] != true || ch["status"] != "active" || ch["external_account_id"] == "" || ch["name"] == "" {
+				t.Errorf("connected channel: %v", ch)
+			}
+			platforms = append(platforms, ch["platform"].(string))
+		}
+		// The connected channels publish with the tokens the consent gave them.
+		mp4 := video(t, 5)
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
+		pub := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
+			"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"youtube", "tiktok", "threads", "facebook", "instagram"},
+			"title": "Connected", "caption": "Through OAuth", "tiktok": map[string]any{"mode": "direct"}}})
+		if pub.Code != http.StatusOK {
+			t.Fatalf("publish: %d %s", pub.Code, pub.Body)
+		}
+		e.waitPost(e.a, pub.JSON["post_id"].(string), 30*time.Second, statusIs("published"))
+
+		// Another tenant cannot start a consent into this project.
+		if r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/youtube?sandbox=true&project_id=" + e.a.ProjectID, Key: e.b.Key}); r.Code != http.StatusNotFound {
+			t.Errorf("connect into another tenant's project: %d", r.Code)
+		}
+	})
+}
+
+func TestConnectRefusals(t *testing.T) {
+	e := newAppEnv(t, "sqlite", func(c *config.Config) {
+		c.OAuthClients = map[string]*config.OAuthClient{"reddit": {ID: "app", Secret: "s3cret"}}
+	})
+	for name, tc := range map[string]struct {
+		path, field string
+		code        int
+	}{
+		"no app configured":  {"/api/v1/channels/connect/linkedin?project_id=" + e.a.ProjectID, "", 400},
+		"token platform":     {"/api/v1/channels/connect/telegram?sandbox=true", "", 400},
+		"unknown platform":   {"/api/v1/channels/connect/myspace", "platform", 400},
+		"bad project":        {"/api/v1/channels/connect/youtube?project_id=nope", "project_id", 400},
+		"bad sandbox":        {"/api/v1/channels/connect/youtube?sandbox=maybe", "sandbox", 400},
+		"someone's project":  {"/api/v1/channels/connect/youtube?sandbox=true&project_id=" + e.b.ProjectID, "", 404},
+		"configured, single": {"/api/v1/channels/connect/reddit", "", 200},
+	} {
+		r := e.do(req{Method: "GET", Path: tc.path, Key: e.a.Key})
+		if r.Code != tc.code || (tc.field != "" && r.field(tc.field) == "") {
+			t.Errorf("%s: %d %s", name, r.Code, r.Body)
+		}
+		if name == "configured, single" {
+			u, _ := url.Parse(r.JSON["url"].(string))
+			q := u.Query()
+			if u.Host != "www.reddit.com" || q.Get("client_id") != "app" || q.Get("duration") != "permanent" ||
+				q.Get("redirect_uri") != e.cfg.PublicURL+"/api/v1/oauth/reddit/callback" || q.Get("state") == "" {
+				t.Errorf("reddit consent URL %s", u)
+			}
+		}
+	}
+	// A callback with a forged state is refused with a page, and stores nothing.
+	code, page, _ := browse(t, e.cfg.PublicURL+"/api/v1/oauth/youtube/callback?code=x&state=forged.state")
+	if code != http.StatusBadRequest || !strings.Contains(page, "not issued by this server") {
+		t.Errorf("forged state: %d %s", code, page)
+	}
+	if r := e.do(req{Method: "GET", Path: "/api/v1/channels", Key: e.a.Key}); len(r.JSON["channels"].([]any)) != 0 {
+		t.Errorf("channels after refusals: %s", r.Body)
+	}
+}
+
+// Credentials pasted for a token-based platform are checked with the platform before anything
+// is stored, and the channel is named after the account they belong to.
+func TestTokenChannelsAreVerified(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		// Simulated accounts that exist: those of sandbox channels.
+		_, blueskyAccount := e.sandboxChannel(e.a, "bluesky", nil)
+		_, mastodonAccount := e.sandboxChannel(e.a, "mastodon", nil)
+		bsky := map[string]any{"handle": sim.BlueskySandboxHandle(blueskyAccount),
+			"app_password": sim.SandboxToken(appSandboxKey, "bluesky", blueskyAccount), "pds_url": e.cfg.PublicURL + "/sandbox/bluesky"}
+		masto := map[string]any{"instance_url": e.cfg.PublicURL + "/sandbox/mastodon",
+			"access_token": sim.SandboxToken(appSandboxKey, "mastodon", mastodonAccount)}
+
+		for platform, creds := range map[string]map[string]any{"bluesky": bsky, "mastodon": masto} {
+			wrong := map[string]any{}
+			for k, v := range creds {
+				wrong[k] = v
+			}
+			secretField := map[string]string{"bluesky": "app_password", "mastodon": "access_token"}[platform]
+			wrong[secretField] = "not-the-password"
+			r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: map[string]any{
+				"project_id": e.a.ProjectID, "platform": platform, "credentials": wrong}})
+			if r.Code != http.StatusBadRequest || !strings.Contains(r.field("credentials"), "refused") {
+				t.Errorf("%s with a wrong secret: %d %s", platform, r.Code, r.Body)
+			}
+			r = e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: map[string]any{
+				"project_id": e.a.ProjectID, "platform": platform, "credentials": creds}})
+			if r.Code != http.StatusCreated {
+				t.Fatalf("%s: %d %s", platform, r.Code, r.Body)
+			}
+			ch := r.JSON["channel"].(map[string]any)
+			if ch["sandbox"] != false || ch["username"] == "" || strings.HasPrefix(ch["external_account_id"].(string), "token:") {
+				t.Errorf("%s channel not named by the platform: %v", platform, ch)
+			}
+		}
+		r := e.do(req{Method: "GET", Path: "/api/v1/channels?projectId=" + e.a.ProjectID, Key: e.a.Key})
+		if n := len(r.JSON["channels"].([]any)); n != 4 {
+			t.Errorf("%d channels; want the 2 sandbox ones and the 2 verified ones", n)
+		}
+	})
+}
