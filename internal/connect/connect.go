@@ -109,7 +109,7 @@ func (c *Connector) Begin(ctx context.Context, accountID, projectID, platformNam
 	if !ok {
 		return "", apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
 			"%s connects with credentials, not a consent: POST /channels with %s",
-			platform.DisplayName(platformName), strings.Join(platform.RequiredCredentials(platformName), ", "))
+			platform.DisplayName(platformName), platform.CredentialsHint(platformName))
 	}
 	cl, err := c.client(platformName, sandbox)
 	if err != nil {

@@ -220,10 +220,11 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 var (
-	telegramToken  = regexp.MustCompile(`^[0-9]{3,}:[A-Za-z0-9_-]{30,}$`)
-	telegramChat   = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$`)
-	discordWebhook = regexp.MustCompile(`^/api/(v[0-9]+/)?webhooks/([0-9]{5,25})/[A-Za-z0-9_-]{20,}$`)
-	blueskyHandle  = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$`)
+	telegramToken    = regexp.MustCompile(`^[0-9]{3,}:[A-Za-z0-9_-]{30,}$`)
+	telegramChat     = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$`)
+	discordSnowflake = regexp.MustCompile(`^[0-9]{5,25}$`)
+	discordWebhook   = regexp.MustCompile(`^/api/(v[0-9]+/)?webhooks/([0-9]{5,25})/[A-Za-z0-9_-]{20,}$`)
+	blueskyHandle    = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$`)
 )
 
 // checkCredentials validates the shape of token-based credentials; whether the platform
@@ -232,7 +233,7 @@ func checkCredentials(f *apierr.Fields, name string, creds map[string]string) {
 	caps, _ := platform.CapabilitiesOf(name)
 	if creds == nil {
 		f.Addf("credentials", "is required for a %s channel: %s (or set \"sandbox\": true)",
-			platform.DisplayName(name), strings.Join(platform.RequiredCredentials(name), ", "))
+			platform.DisplayName(name), platform.CredentialsHint(name))
 		return
 	}
 	for k, v := range creds {
@@ -263,8 +264,19 @@ func checkCredentials(f *apierr.Fields, name string, creds map[string]string) {
 			f.Add("credentials.chat_id", "must be a numeric chat id or a @channelusername")
 		}
 	case platform.Discord:
-		if _, ok := discordWebhookID(creds["webhook_url"]); !ok {
-			f.Add("credentials.webhook_url", "must be a Discord webhook URL: https://discord.com/api/webhooks/{id}/{token}")
+		_, hasBot := creds["bot_token"]
+		_, hasChannel := creds["channel_id"]
+		switch _, hasHook := creds["webhook_url"]; {
+		case hasHook && (hasBot || hasChannel):
+			f.Add("credentials", "give either a webhook_url or a bot_token with a channel_id, not both")
+		case hasHook:
+			if _, ok := discordWebhookID(creds["webhook_url"]); !ok {
+				f.Add("credentials.webhook_url", "must be a Discord webhook URL: https://discord.com/api/webhooks/{id}/{token}")
+			}
+		case hasBot != hasChannel || !hasBot:
+			f.Add("credentials", "a Discord channel needs a webhook_url, or a bot_token with a channel_id")
+		case !discordSnowflake.MatchString(creds["channel_id"]):
+			f.Add("credentials.channel_id", "must be a Discord channel id (digits)")
 		}
 	case platform.Mastodon:
 		if !isHTTPURL(creds["instance_url"]) {
@@ -312,8 +324,10 @@ func identityFromCredentials(name string, creds map[string]string) (externalID, 
 	case platform.Telegram:
 		return creds["chat_id"], creds["chat_id"]
 	case platform.Discord:
-		id, _ := discordWebhookID(creds["webhook_url"])
-		return "webhook:" + id, "webhook " + id
+		if id, ok := discordWebhookID(creds["webhook_url"]); ok {
+			return "webhook:" + id, "webhook " + id
+		}
+		return "channel:" + creds["channel_id"], "channel " + creds["channel_id"]
 	case platform.Mastodon:
 		u, _ := url.Parse(creds["instance_url"])
 		fp := fingerprint(creds["access_token"])

@@ -1,6 +1,9 @@
 package platform
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // Capabilities describes what a platform accepts and offers. It is shown to
 // API users as channel.capabilities and is what publish validation checks a
@@ -416,19 +419,22 @@ var registry = func() map[string]entry {
 				// stricter of the plausible units.
 				"content": {Max: 2000, Unit: UnitUTF16},
 			},
-			Thumbnail:        false,
-			UploadMethod:     UploadMultipart,
-			Analytics:        []string{},
-			Comments:         false,
-			Replies:          false,
-			Connect:          ConnectToken,
-			CredentialFields: []string{"webhook_url"},
+			Thumbnail:    false,
+			UploadMethod: UploadMultipart,
+			Analytics:    []string{},
+			Comments:     false,
+			Replies:      false,
+			Connect:      ConnectToken,
+			// A webhook URL, or a bot token and the channel it posts to
+			// (checked together by the API).
+			CredentialFields: []string{"webhook_url", "bot_token", "channel_id"},
 			Notes: []string{
+				"connect with a webhook_url, or with a bot_token and channel_id",
 				"a webhook can post but cannot read messages, so there is no comment inbox",
 				"the upload limit is 10 MiB unless the server is boosted",
 				"Discord offers no analytics (reactions only)",
 			},
-		}, required: []string{"webhook_url"}},
+		}, required: nil},
 
 		Mastodon: {caps: Capabilities{
 			// Defaults of a stock server (MediaAttachment video limit 99 MiB);
@@ -503,6 +509,16 @@ func RequiredCredentials(name string) []string {
 		return nil
 	}
 	return cloneStrings(e.required)
+}
+
+// CredentialsHint names what connecting a channel of the platform takes, for messages: the
+// required fields, or every field where the choice is between sets (Discord).
+func CredentialsHint(name string) string {
+	if req := RequiredCredentials(name); len(req) > 0 {
+		return strings.Join(req, ", ")
+	}
+	caps, _ := CapabilitiesOf(name)
+	return strings.Join(caps.CredentialFields, ", ")
 }
 
 // clone returns a deep copy of c. Slices come back non-nil so that JSON shows
