@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 )
 
@@ -151,6 +153,69 @@ func TestTokenChannelsAreVerified(t *testing.T) {
 		r := e.do(req{Method: "GET", Path: "/api/v1/channels?projectId=" + e.a.ProjectID, Key: e.a.Key})
 		if n := len(r.JSON["channels"].([]any)); n != 4 {
 			t.Errorf("%d channels; want the 2 sandbox ones and the 2 verified ones", n)
+		}
+	})
+}
+
+// A platform that refuses a channel's token gets a renewed one, and the step is repeated; a
+// refresh the platform refuses fails the destination as auth_expired and marks the channel
+// reauth_required.
+func TestRefusedTokenIsRenewed(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/tiktok?sandbox=true", Key: e.a.Key})
+		if code, page, _ := browse(t, r.JSON["url"].(string)); code != http.StatusOK {
+			t.Fatalf("consent: %d %s", code, page)
+		}
+		list := e.do(req{Method: "GET", Path: "/api/v1/channels", Key: e.a.Key}).JSON["channels"].([]any)
+		ch, err := e.st.GetChannel(ctx, e.a.AccountID, list[0].(map[string]any)["id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, _ := secret.NewBox(bytes.Repeat([]byte{4}, 32))
+		access := publish.ChannelAccess{Box: box}
+		_, creds, err := publish.ChannelAccess{Box: box, SimulatorsURL: e.cfg.PublicURL}.Open(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The stored token has expired although reelay believes it good for an hour: only the
+		// platform's refusal can tell.
+		mint := sim.TokenMint{Key: appSandboxKey, Platform: "tiktok"}
+		creds["access_token"] = mint.Access(ch.ExternalAccountID, time.Now().Add(-time.Minute))
+		later := time.Now().Add(time.Hour)
+		if err := e.st.SaveRefreshedCredentials(ctx, ch.ID, access.Seal(ch, creds), &later); err != nil {
+			t.Fatal(err)
+		}
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+		publishTo := func() string {
+			r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
+				"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"tiktok"},
+				"title": "Renewed", "tiktok": map[string]any{"mode": "direct"}, "allow_duplicate": true}})
+			if r.Code != http.StatusOK {
+				t.Fatalf("publish: %d %s", r.Code, r.Body)
+			}
+			return r.JSON["post_id"].(string)
+		}
+		e.waitPost(e.a, publishTo(), 30*time.Second, statusIs("published"))
+		after, _ := e.st.GetChannel(ctx, e.a.AccountID, ch.ID)
+		_, renewed, _ := publish.ChannelAccess{Box: box}.Open(after)
+		if renewed["access_token"] == creds["access_token"] || renewed["refresh_token"] == creds["refresh_token"] {
+			t.Fatalf("tokens not renewed (and TikTok's refresh token not rotated)")
+		}
+
+		// Now the refresh token is revoked too.
+		renewed["access_token"] = mint.Access(ch.ExternalAccountID, time.Now().Add(-time.Minute))
+		renewed["refresh_token"] = "revoked"
+		if err := e.st.SaveRefreshedCredentials(ctx, ch.ID, access.Seal(ch, renewed), &later); err != nil {
+			t.Fatal(err)
+		}
+		p := e.waitPost(e.a, publishTo(), 30*time.Second, statusIs("failed"))
+		d := p["publish_results"].([]any)[0].(map[string]any)
+		if d["error_category"] != "auth_expired" {
+			t.Errorf("destination: %v", d)
+		}
+		if c, _ := e.st.GetChannel(ctx, e.a.AccountID, ch.ID); c.Status != "reauth_required" {
+			t.Errorf("channel status %q", c.Status)
 		}
 	})
 }
