@@ -11,6 +11,8 @@ import (
 type Capabilities struct {
 	// MaxVideoBytes is the largest video file the platform accepts; 0 = none known.
 	MaxVideoBytes int64 `json:"max_video_bytes"`
+	// MinVideoBytes is the smallest video file the platform accepts; 0 = none.
+	MinVideoBytes int64 `json:"min_video_bytes"`
 	// MinDurationSeconds is the shortest accepted video; 0 = no minimum.
 	MinDurationSeconds float64 `json:"min_duration_seconds"`
 	// MaxDurationSeconds is the longest accepted video; 0 = none known.
@@ -244,7 +246,9 @@ var registry = func() map[string]entry {
 		LinkedIn: {caps: Capabilities{
 			// Videos API: 200 MB to 500 MB depending on the documentation
 			// version; the stricter is kept.
-			MaxVideoBytes:      200 * mb,
+			MaxVideoBytes: 200 * mb,
+			// 75 KB, read as KiB: the stricter.
+			MinVideoBytes:      75 << 10,
 			MinDurationSeconds: 3,
 			MaxDurationSeconds: 30 * 60,
 			VideoFormats:       []string{FormatMP4},

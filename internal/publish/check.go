@@ -25,6 +25,9 @@ func CheckVideo(f *apierr.Fields, field, name string, size int64, info media.Inf
 	if len(caps.VideoFormats) > 0 && !slices.Contains(caps.VideoFormats, info.Kind.Name) {
 		f.Addf(field, "%s accepts %s video, not %s", display, strings.ToUpper(strings.Join(caps.VideoFormats, "/")), strings.ToUpper(info.Kind.Name))
 	}
+	if caps.MinVideoBytes > 0 && size < caps.MinVideoBytes {
+		f.Addf(field, "is %s; %s needs at least %s", humanBytes(size), display, humanBytes(caps.MinVideoBytes))
+	}
 	if caps.MaxVideoBytes > 0 && size > caps.MaxVideoBytes {
 		f.Addf(field, "is %s; %s accepts at most %s", humanBytes(size), display, humanBytes(caps.MaxVideoBytes))
 	}

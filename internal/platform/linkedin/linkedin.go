@@ -63,8 +63,6 @@ const maxRestarts = 2
 // maxFinalizes bounds the finalize calls of one upload (a video found WAITING_UPLOAD again).
 const maxFinalizes = 3
 
-// minVideoBytes is the Videos API's smallest file (75 KB, read as 75 KiB: the stricter).
-const minVideoBytes = 75 << 10
 
 // Config configures the provider. Zero fields take the defaults in their comments.
 type Config struct {
@@ -296,9 +294,9 @@ func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, 
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
 	}
 	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
-	if v.Size < minVideoBytes || (caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes) {
+	if v.Size < caps.MinVideoBytes || (caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes) {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
-			"the video is %d bytes; LinkedIn takes %d to %d", v.Size, minVideoBytes, caps.MaxVideoBytes)
+			"the video is %d bytes; LinkedIn takes %d to %d", v.Size, caps.MinVideoBytes, caps.MaxVideoBytes)
 	}
 	if mt, _, _ := mime.ParseMediaType(v.ContentType); v.ContentType != "" && mt != "video/mp4" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "LinkedIn takes MP4 video, not %s", v.ContentType)
