@@ -63,7 +63,6 @@ const maxRestarts = 2
 // maxFinalizes bounds the finalize calls of one upload (a video found WAITING_UPLOAD again).
 const maxFinalizes = 3
 
-
 // Config configures the provider. Zero fields take the defaults in their comments.
 type Config struct {
 	// BaseURL is the API host (DefaultBaseURL); a destination's BaseURL wins over it.
