@@ -269,6 +269,14 @@ func (c *Connector) identifyAndSave(ctx context.Context, ch store.Channel, creds
 		return store.Channel{}, err
 	}
 	ch.ExternalAccountID, ch.Name, ch.Username, ch.AvatarURL = who.ExternalID, who.Name, who.Username, who.AvatarURL
+	if ch.Sandbox {
+		// A simulated account is known by the id its tokens carry, whatever the platform calls
+		// it (YouTube's UC… channel id, Reddit's t2_ fullname): that is how the simulator
+		// records what it received and finds the channel's sandbox behaviour.
+		if account, _, ok := (sim.TokenMint{Key: c.Access.SandboxKey, Platform: ch.Platform}).ParseAccessToken(creds["access_token"]); ok {
+			ch.ExternalAccountID = account
+		}
+	}
 	if ch.Name == "" {
 		ch.Name = platform.DisplayName(ch.Platform) + " " + who.Username
 	}

@@ -54,7 +54,7 @@ func TestOAuthRoundTrip(t *testing.T) {
 		var platforms []string
 		for _, c := range channels {
 			ch := c.(map[string]any)
-			if ch["sandbox"] != true || ch["status"] != "active" || ch["external_account_id"] == "" || ch["name"] == "" {
+			if ch["sandbox"] != true || ch["status"] != "active" || !strings.HasPrefix(ch["external_account_id"].(string), "sbx_") || ch["name"] == "" {
 				t.Errorf("connected channel: %v", ch)
 			}
 			platforms = append(platforms, ch["platform"].(string))
@@ -69,6 +69,12 @@ func TestOAuthRoundTrip(t *testing.T) {
 			t.Fatalf("publish: %d %s", pub.Code, pub.Body)
 		}
 		e.waitPost(e.a, pub.JSON["post_id"].(string), 30*time.Second, statusIs("published"))
+		// What the simulators received is shown as the connected channels' own.
+		for _, p := range []string{"youtube", "tiktok", "threads", "facebook", "instagram"} {
+			if uploads, published := e.introspect(e.a, p); len(uploads) != 1 || len(published) != 1 {
+				t.Errorf("%s introspection: %v %v", p, uploads, published)
+			}
+		}
 
 		// Another tenant cannot start a consent into this project.
 		if r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/youtube?sandbox=true&project_id=" + e.a.ProjectID, Key: e.b.Key}); r.Code != http.StatusNotFound {
