@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
@@ -115,7 +116,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			status := strconv.Itoa(rec.status)
 			s.metrics.requests.WithLabelValues(route, r.Method, status).Inc()
 			s.metrics.latency.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
-			attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route, "status", rec.status,
+			attrs := []any{"method", r.Method, "path", redactPath(r.URL.Path), "route", route, "status", rec.status,
 				"bytes", rec.bytes, "duration_ms", float64(elapsed.Microseconds()) / 1000}
 			if p, ok := principalFrom(r.Context()); ok {
 				attrs = append(attrs, "account_id", p.AccountID)
@@ -128,4 +129,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// redactPath hides the secrets some platforms carry in their URL paths (Telegram's bot token,
+// a Discord webhook's token), which the simulators receive like the platforms do: any path
+// segment holding a sandbox token is logged as "REDACTED".
+func redactPath(p string) string {
+	if !strings.Contains(p, "sbx1.") && !strings.Contains(p, "sbx2.") {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.Contains(s, "sbx1.") || strings.Contains(s, "sbx2.") {
+			segs[i] = "REDACTED"
+		}
+	}
+	return strings.Join(segs, "/")
 }
