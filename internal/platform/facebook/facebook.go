@@ -44,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -148,16 +149,9 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
 	}
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: stored state is unreadable: %v", err)
-		}
-	}
 	var opts Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &opts); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Facebook: options: %v", err)
-		}
+	if err := metagraph.Decode("Facebook", d, &st, &opts); err != nil {
+		return publish.Outcome{}, err
 	}
 	if d.Account == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the channel has no Page id")
@@ -175,11 +169,11 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	}
 }
 
-func (p *Provider) graph(baseURL, token string) graph {
+func (p *Provider) graph(baseURL, token string) metagraph.Client {
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL
 	}
-	return graph{base: strings.TrimRight(baseURL, "/"), token: token, hc: p.cfg.HTTPClient}
+	return metagraph.New("Facebook", baseURL, token, p.cfg.HTTPClient)
 }
 
 func (p *Provider) apiContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -187,20 +181,20 @@ func (p *Provider) apiContext(ctx context.Context) (context.Context, context.Can
 }
 
 // start opens an upload session.
-func (p *Provider) start(ctx context.Context, g graph, d *publish.Destination, restarts int) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, g metagraph.Client, d *publish.Destination, restarts int) (publish.Outcome, error) {
 	ctx, cancel := p.apiContext(ctx)
 	defer cancel()
 	var res struct {
 		VideoID   string `json:"video_id"`
 		UploadURL string `json:"upload_url"`
 	}
-	if err := g.post(ctx, "/"+url.PathEscape(d.Account)+"/video_reels", url.Values{"upload_phase": {"start"}}, &res); err != nil {
+	if err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/video_reels", url.Values{"upload_phase": {"start"}}, &res); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if res.VideoID == "" || res.UploadURL == "" {
 		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: the start phase answered no video id or upload URL")
 	}
-	if err := checkUploadURL(res.UploadURL, g.base); err != nil {
+	if err := checkUploadURL(res.UploadURL, g.BaseURL); err != nil {
 		return publish.Outcome{}, err
 	}
 	return p.outcome(publish.StatusUploading, State{VideoID: res.VideoID, UploadURL: res.UploadURL, Restarts: restarts}, 0)
@@ -260,13 +254,13 @@ type videoStatus struct {
 	Publishing  phase  `json:"publishing_phase"`
 }
 
-func (p *Provider) status(ctx context.Context, g graph, videoID string) (videoStatus, error) {
+func (p *Provider) status(ctx context.Context, g metagraph.Client, videoID string) (videoStatus, error) {
 	ctx, cancel := p.apiContext(ctx)
 	defer cancel()
 	var res struct {
 		Status videoStatus `json:"status"`
 	}
-	if err := g.get(ctx, "/"+url.PathEscape(videoID), url.Values{"fields": {"status"}}, &res); err != nil {
+	if err := g.Get(ctx, "/"+url.PathEscape(videoID), url.Values{"fields": {"status"}}, &res); err != nil {
 		return videoStatus{}, classify(err)
 	}
 	return res.Status, nil
@@ -300,7 +294,7 @@ func (p *Provider) restart(st State) (publish.Outcome, error) {
 }
 
 // upload sends the bytes the platform does not hold yet.
-func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.Destination, st State) (publish.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
 		return publish.Outcome{}, err
@@ -324,7 +318,7 @@ func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, 
 	if offset < 0 || offset > size {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the platform holds %d bytes of a %d-byte video", offset, size)
 	}
-	if err := checkUploadURL(st.UploadURL, g.base); err != nil {
+	if err := checkUploadURL(st.UploadURL, g.BaseURL); err != nil {
 		return publish.Outcome{}, err
 	}
 	body, err := d.Video.Open(ctx, offset)
@@ -337,11 +331,11 @@ func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, 
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: building the upload: %v", err)
 	}
 	req.ContentLength = size - offset
-	req.Header.Set("Authorization", "OAuth "+g.token)
+	req.Header.Set("Authorization", "OAuth "+g.Token)
 	req.Header.Set("offset", strconv.FormatInt(offset, 10))
 	req.Header.Set("file_size", strconv.FormatInt(size, 10))
 	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := g.hc.Do(req)
+	resp, err := g.HTTP.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -359,7 +353,7 @@ func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, 
 			Type      string `json:"type"`
 			Message   string `json:"message"`
 		} `json:"debug_info"`
-		Error *graphError `json:"error"`
+		Error *metagraph.ErrorBody `json:"error"`
 	}
 	_ = json.Unmarshal(raw, &res)
 	switch {
@@ -367,7 +361,7 @@ func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, 
 		st.Uploaded = true
 		return p.outcome(publish.StatusProcessing, st, 0)
 	case res.Error != nil:
-		return publish.Outcome{}, classify(&apiError{status: resp.StatusCode, header: resp.Header, err: *res.Error})
+		return publish.Outcome{}, classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Body: *res.Error})
 	case res.DebugInfo != nil:
 		di := res.DebugInfo
 		msg := fmt.Sprintf("Facebook: upload from byte %d: %s: %s", offset, di.Type, di.Message)
@@ -382,11 +376,11 @@ func (p *Provider) upload(ctx context.Context, g graph, d *publish.Destination, 
 		}
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, resp.StatusCode, "%s", msg)
 	}
-	return publish.Outcome{}, classify(&apiError{status: resp.StatusCode, header: resp.Header, raw: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
+	return publish.Outcome{}, classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Raw: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
 }
 
 // finish publishes the uploaded reel, unless a finish already went through.
-func (p *Provider) finish(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
 		return publish.Outcome{}, err
@@ -420,7 +414,7 @@ func (p *Provider) finish(ctx context.Context, g graph, d *publish.Destination, 
 	var res struct {
 		Success bool `json:"success"`
 	}
-	if err := g.post(actx, "/"+url.PathEscape(d.Account)+"/video_reels", form, &res); err != nil {
+	if err := g.Post(actx, "/"+url.PathEscape(d.Account)+"/video_reels", form, &res); err != nil {
 		// A finish whose answer was lost is found on the next Step by the status read above.
 		return publish.Outcome{}, classify(err)
 	}
@@ -432,7 +426,7 @@ func (p *Provider) finish(ctx context.Context, g graph, d *publish.Destination, 
 }
 
 // poll waits for the reel to be published.
-func (p *Provider) poll(ctx context.Context, g graph, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
 		return publish.Outcome{}, err
@@ -451,19 +445,11 @@ func (p *Provider) poll(ctx context.Context, g graph, st State) (publish.Outcome
 
 // backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
 func (p *Provider) backoff(n int) time.Duration {
-	d := p.cfg.PollInterval
-	for i := 0; i < n && d < p.cfg.MaxPollInterval; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.MaxPollInterval)
+	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: encoding state: %v", err)
-	}
-	return publish.Outcome{Status: status, State: b, After: after}, nil
+	return metagraph.Outcome("Facebook", status, st, after)
 }
 
 // Identify tells whose the credentials are: GET /me?fields=id,name,username,category,picture
@@ -490,10 +476,10 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 		} `json:"picture"`
 	}
 	// category exists on Pages only: with a user token, Graph refuses the field.
-	err := g.get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
-	if ae := (*apiError)(nil); errors.As(err, &ae) && (ae.err.Code == codeInvalidParameter || ae.err.Code == 12) &&
-		strings.Contains(ae.err.Message, "(User)") {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, ae.status,
+	err := g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
+	if ae := (*metagraph.APIError)(nil); errors.As(err, &ae) && (ae.Body.Code == metagraph.CodeInvalidParameter || ae.Body.Code == 12) &&
+		strings.Contains(ae.Body.Message, "(User)") {
+		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, ae.Status,
 			"Facebook: the access token is a user token; Reels are published with the Page's access token (from /me/accounts)")
 	}
 	if err != nil {

@@ -1,177 +1,37 @@
 package instagram
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
-	"time"
 
+	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/publish"
 )
 
-// graph calls the Graph API with one access token. The token travels in the Authorization
-// header, never in a URL, so that no log line of a URL can carry it; POST parameters travel in
-// a form body (captions are long, and URLs end up in logs).
-type graph struct {
-	base  string
-	token string
-	hc    *http.Client
-}
-
-// graphError is the "error" object of a Graph API error answer.
-type graphError struct {
-	Message     string `json:"message"`
-	Type        string `json:"type"`
-	Code        int    `json:"code"`
-	Subcode     int    `json:"error_subcode"`
-	IsTransient bool   `json:"is_transient"`
-	UserTitle   string `json:"error_user_title"`
-	UserMsg     string `json:"error_user_msg"`
-	FBTraceID   string `json:"fbtrace_id"`
-}
-
-// apiError is a Graph API error answer, before classification.
-type apiError struct {
-	status int
-	header http.Header
-	err    graphError
-	raw    string // the body, when it was not Graph's JSON
-}
-
-func (e *apiError) Error() string {
-	if e.err.Code == 0 && e.err.Message == "" {
-		return fmt.Sprintf("HTTP %d: %s", e.status, e.raw)
-	}
-	return e.err.Message
-}
-
-func (g graph) get(ctx context.Context, path string, q url.Values, out any) error {
-	u := g.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "Instagram: building GET %s: %v", path, err)
-	}
-	return g.do(req, path, out)
-}
-
-func (g graph) post(ctx context.Context, path string, form url.Values, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.base+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "Instagram: building POST %s: %v", path, err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return g.do(req, path, out)
-}
-
-// do sends req and decodes a 2xx answer into out. Failures come back as *apiError (Graph
-// answered with an error) or as a transient *publish.Error (the call did not complete).
-func (g graph) do(req *http.Request, path string, out any) error {
-	req.Header.Set("Authorization", "Bearer "+g.token)
-	req.Header.Set("Accept", "application/json")
-	resp, err := g.hc.Do(req)
-	if err != nil {
-		// The *url.Error names the URL; ours carry no token, but the message stays short.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: %s %s: %v", req.Method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Instagram: %s %s: reading the answer: %v", req.Method, path, err)
-	}
-	var env struct {
-		Error *graphError `json:"error"`
-	}
-	_ = json.Unmarshal(body, &env)
-	if resp.StatusCode/100 != 2 || env.Error != nil {
-		ae := &apiError{status: resp.StatusCode, header: resp.Header}
-		if env.Error != nil {
-			ae.err = *env.Error
-		} else {
-			ae.raw = strings.TrimSpace(string(bytes.ToValidUTF8(body[:min(len(body), 300)], nil)))
-		}
-		return ae
-	}
-	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Instagram: %s %s: unexpected answer: %v", req.Method, path, err)
-		}
-	}
-	return nil
-}
-
-// quota is an account's content_publishing_limit.
-type quota struct {
-	usage, total int
-	window       time.Duration
+// graph is a Graph API client for baseURL with one access token.
+func graph(baseURL, token string, hc *http.Client) metagraph.Client {
+	return metagraph.New("Instagram", baseURL, token, hc)
 }
 
 // publishingLimit reads GET /{ig-user-id}/content_publishing_limit?fields=quota_usage,config.
-func (g graph) publishingLimit(ctx context.Context, igUserID string) (quota, error) {
-	var lim struct {
-		Data []struct {
-			Usage  int `json:"quota_usage"`
-			Config struct {
-				Total    int `json:"quota_total"`
-				Duration int `json:"quota_duration"`
-			} `json:"config"`
-		} `json:"data"`
-	}
-	path := "/" + url.PathEscape(igUserID) + "/content_publishing_limit"
-	if err := g.get(ctx, path, url.Values{"fields": {"quota_usage,config"}}, &lim); err != nil {
-		return quota{}, err
-	}
-	if len(lim.Data) == 0 {
-		return quota{}, nil
-	}
-	l := lim.Data[0]
-	return quota{usage: l.Usage, total: l.Config.Total, window: time.Duration(l.Config.Duration) * time.Second}, nil
+func publishingLimit(ctx context.Context, g metagraph.Client, igUserID string) (metagraph.Quota, error) {
+	return g.PublishingLimit(ctx, "/"+url.PathEscape(igUserID)+"/content_publishing_limit")
 }
 
-// Graph API error codes (developers.facebook.com/docs/graph-api/guides/error-handling and the
-// Instagram error-codes reference).
+// Graph API error codes of Instagram's own (the Instagram error-codes reference); the codes
+// every Meta platform shares are metagraph's.
 const (
-	codeUnknown          = 1
-	codeService          = 2
-	codeTooManyCalls     = 4
-	codeUserLimit        = 9 // with 2207042: the account's publishing limit is spent
-	codePermission       = 10
-	codeUserTooManyCalls = 17
-	codeMediaNotFound    = 24
-	codeAccountRestrict  = 25
-	codePageTooManyCalls = 32
-	codeInvalidParameter = 100
-	codeSessionKey       = 102
-	codeNoToken          = 104
-	codeTokenInvalid     = 190
-	codeAppLimit         = 341
-	codeFormat           = 352
-	codePolicyBlock      = 368
-	codeCustomRate       = 613
-	codeFetchFailed      = 9004
-	codeNotReady         = 9007
-	codeImageTooLarge    = 36000
-	codeImageFormat      = 36001
-	codeAspectRatio      = 36003
-	codeCaptionTooLong   = 36004
-	codeIGRateLimited    = 80002 // Business Use Case rate limit of the Instagram Platform
+	codeFetchFailed    = 9004
+	codeImageTooLarge  = 36000
+	codeImageFormat    = 36001
+	codeAspectRatio    = 36003
+	codeCaptionTooLong = 36004
+	codeIGRateLimited  = 80002 // Business Use Case rate limit of the Instagram Platform
 
 	subMediaExpired   = 2207020
 	subNotReady       = 2207027
-	subMaxPosts       = 2207042
+	subMaxPosts       = 2207042 // with code 9: the account's 24-hour publishing limit is spent
 	subSpam           = 2207051
 	subBuilderExpired = 2207008
 )
@@ -188,117 +48,30 @@ var subcodeText = map[int]string{
 	2207053: "unknown upload error",
 }
 
-// classify turns a failed call into a *publish.Error.
-func classify(err error) *publish.Error {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		return publish.AsError(err)
-	}
-	ge := ae.err
-	msg := "Instagram: " + describe(ae)
-	transient := func(cat string) *publish.Error {
-		return publish.Transient(cat, ae.status, retryAfter(ae.header), "%s", msg)
-	}
-	permanent := func(cat string) *publish.Error { return publish.Permanent(cat, ae.status, "%s", msg) }
+// classify turns a failed call into a *publish.Error: metagraph's table with Instagram's
+// differences. A 403 without Graph's JSON is internal, not auth_expired; 4 with 2207051
+// (suspected spam) is permanent media_rejected; 80002 is rate_limited; 2207020 (an expired
+// container) is media_rejected even from a 5xx; 2207008 is transient; 36004 (caption) is
+// invalid_options; 9004, 36000, 36001 and 36003 are media_rejected.
+var classify = metagraph.Classifier{
+	Platform:                 "Instagram",
+	PlainForbiddenIsInternal: true,
+	BeforeRateLimit: []metagraph.Rule{
+		{Code: metagraph.CodeTooManyCalls, Subcode: subSpam, Category: publish.CategoryMediaRejected},
+	},
+	RateLimitedCodes: []int{codeIGRateLimited},
+	BeforeUpstream: []metagraph.Rule{
+		{Subcode: subMediaExpired, Category: publish.CategoryMediaRejected},
+	},
+	UpstreamSubcodes:    []int{subBuilderExpired},
+	InvalidOptionsCodes: []int{codeCaptionTooLong},
+	MediaRejectedCodes:  []int{codeFetchFailed, codeImageTooLarge, codeImageFormat, codeAspectRatio},
+	SubcodeText:         subcodeText,
+}.Classify
 
-	switch {
-	case ge.Code == 0 && ge.Message == "":
-		// Not Graph's JSON: a proxy or an outage page.
-		switch {
-		case ae.status == http.StatusTooManyRequests:
-			return transient(publish.CategoryRateLimited)
-		case ae.status == http.StatusUnauthorized:
-			return permanent(publish.CategoryAuthExpired)
-		case ae.status >= 500:
-			return transient(publish.CategoryUpstreamUnavailable)
-		}
-		return permanent(publish.CategoryInternal)
-	case ge.Code == codeTokenInvalid || ge.Code == codeSessionKey || ge.Code == codeNoToken ||
-		ge.Code == codePermission || (ge.Code >= 200 && ge.Code <= 299):
-		return permanent(publish.CategoryAuthExpired)
-	case ge.Code == codeAccountRestrict:
-		// The professional account is inactive, checkpointed or restricted: the owner must
-		// sign in to the Instagram app, which is what reauth_required asks for.
-		return permanent(publish.CategoryAuthExpired)
-	case ge.Code == codeTooManyCalls && ge.Subcode == subSpam:
-		return permanent(publish.CategoryMediaRejected)
-	case ge.Code == codeTooManyCalls || ge.Code == codeUserTooManyCalls || ge.Code == codePageTooManyCalls ||
-		ge.Code == codeCustomRate || ge.Code == codeAppLimit || ge.Code == codeIGRateLimited || ge.Code == codePolicyBlock:
-		return transient(publish.CategoryRateLimited)
-	case ge.Code == codeUserLimit:
-		return permanent(publish.CategoryQuotaExceeded)
-	case ge.Subcode == subMediaExpired:
-		return permanent(publish.CategoryMediaRejected)
-	case ge.Code == codeUnknown || ge.Code == codeService || ge.Code == -1 || ge.Code == -2 ||
-		ge.Subcode == subBuilderExpired || ae.status >= 500:
-		return transient(publish.CategoryUpstreamUnavailable)
-	case ge.Code == codeCaptionTooLong || ge.Code == codeInvalidParameter:
-		return permanent(publish.CategoryInvalidOptions)
-	case ge.Code == codeFormat || ge.Code == codeFetchFailed || ge.Code == codeMediaNotFound ||
-		ge.Code == codeImageTooLarge || ge.Code == codeImageFormat || ge.Code == codeAspectRatio:
-		return permanent(publish.CategoryMediaRejected)
-	case ge.IsTransient:
-		return transient(publish.CategoryUpstreamUnavailable)
-	}
-	return permanent(publish.CategoryInternal)
-}
-
-// describe renders a Graph error readably: the user-facing title and text when Graph gave
-// them, the developer message, and the codes for support.
-func describe(ae *apiError) string {
-	ge := ae.err
-	if ge.Code == 0 && ge.Message == "" {
-		return fmt.Sprintf("HTTP %d: %s", ae.status, ae.raw)
-	}
-	var b strings.Builder
-	if ge.UserMsg != "" {
-		if ge.UserTitle != "" {
-			b.WriteString(ge.UserTitle + ": ")
-		}
-		b.WriteString(ge.UserMsg)
-		if ge.Message != "" && ge.Message != ge.UserMsg {
-			b.WriteString(" (" + ge.Message + ")")
-		}
-	} else {
-		b.WriteString(ge.Message)
-	}
-	fmt.Fprintf(&b, " [code %d", ge.Code)
-	if ge.Subcode != 0 {
-		fmt.Fprintf(&b, ", subcode %d", ge.Subcode)
-		if t, ok := subcodeText[ge.Subcode]; ok && ge.UserMsg == "" {
-			b.WriteString(": " + t)
-		}
-	}
-	if ge.FBTraceID != "" {
-		b.WriteString(", fbtrace_id " + ge.FBTraceID)
-	}
-	b.WriteString("]")
-	return b.String()
-}
-
-// retryAfter reads how long to wait from a throttled answer: Retry-After when present, else
-// the largest estimated_time_to_regain_access (minutes) of X-Business-Use-Case-Usage. Graph's
-// X-App-Usage gives percentages only: 0 leaves the wait to the publisher's back-off.
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := h.Get("Retry-After"); v != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-			return time.Duration(n) * time.Second
-		}
-	}
-	var usage map[string][]struct {
-		Regain float64 `json:"estimated_time_to_regain_access"`
-	}
-	if v := h.Get("X-Business-Use-Case-Usage"); v != "" && json.Unmarshal([]byte(v), &usage) == nil {
-		var most float64
-		for _, list := range usage {
-			for _, u := range list {
-				most = max(most, u.Regain)
-			}
-		}
-		return time.Duration(most * float64(time.Minute))
-	}
-	return 0
+// notReady reports whether err is media_publish's "the media is not ready" (9007 with
+// 2207027): the container is polled again.
+func notReady(err error) bool {
+	code, sub, ok := metagraph.Code(err)
+	return ok && code == metagraph.CodeNotReady && sub == subNotReady
 }

@@ -42,8 +42,6 @@ package instagram
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -52,6 +50,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -155,16 +154,9 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: stored state is unreadable: %v", err)
-		}
-	}
 	var opts Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &opts); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Instagram: options: %v", err)
-		}
+	if err := metagraph.Decode("Instagram", d, &st, &opts); err != nil {
+		return publish.Outcome{}, err
 	}
 	if d.Account == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the channel has no Instagram account id")
@@ -173,7 +165,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	if d.BaseURL != "" {
 		base = d.BaseURL
 	}
-	g := graph{base: strings.TrimRight(base, "/"), token: token, hc: p.cfg.HTTPClient}
+	g := graph(base, token, p.cfg.HTTPClient)
 	switch {
 	case st.MediaID != "":
 		return p.finish(ctx, g, st)
@@ -197,20 +189,20 @@ func caption(d *publish.Destination, o Options) string {
 }
 
 // create checks the publishing limit and creates the Reels container.
-func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
 	if d.Video.URL == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
 	}
 	acct := url.PathEscape(d.Account)
 	if !p.cfg.SkipPublishingLimitCheck {
-		lim, err := g.publishingLimit(ctx, d.Account)
+		lim, err := publishingLimit(ctx, g, d.Account)
 		if err != nil {
 			return publish.Outcome{}, classify(err)
 		}
-		if lim.total > 0 && lim.usage >= lim.total {
+		if lim.Total > 0 && lim.Usage >= lim.Total {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0,
 				"Instagram: the account has published %d of the %d posts allowed through the API in %s",
-				lim.usage, lim.total, lim.window)
+				lim.Usage, lim.Total, lim.Window)
 		}
 	}
 	share := true
@@ -231,7 +223,7 @@ func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, 
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := g.post(ctx, "/"+acct+"/media", form, &created); err != nil {
+	if err := g.Post(ctx, "/"+acct+"/media", form, &created); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
@@ -242,13 +234,13 @@ func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, 
 }
 
 // advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
 	var c struct {
 		StatusCode string `json:"status_code"`
 		Status     string `json:"status"`
 	}
 	q := url.Values{"fields": {"status_code,status"}}
-	if err := g.get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c); err != nil {
+	if err := g.Get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	switch c.StatusCode {
@@ -257,8 +249,8 @@ func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination,
 			ID string `json:"id"`
 		}
 		form := url.Values{"creation_id": {st.ContainerID}}
-		err := g.post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
-		if ae := (*apiError)(nil); errors.As(err, &ae) && ae.err.Code == codeNotReady && ae.err.Subcode == subNotReady {
+		err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
+		if notReady(err) {
 			return p.wait(st)
 		}
 		if err != nil {
@@ -300,15 +292,11 @@ func (p *Provider) wait(st State) (publish.Outcome, error) {
 
 // backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
 func (p *Provider) backoff(n int) time.Duration {
-	d := p.cfg.PollInterval
-	for i := 0; i < n && d < p.cfg.MaxPollInterval; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.MaxPollInterval)
+	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 // recover finds the media of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
 	want := caption(d, o)
 	from := st.CreatedAt.Add(-5 * time.Minute)
 	q := url.Values{
@@ -319,15 +307,12 @@ func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination,
 	var list struct {
 		Data []mediaNode `json:"data"`
 	}
-	if err := g.get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list); err != nil {
+	if err := g.Get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	var found []mediaNode
 	for _, m := range list.Data {
-		ts, err := time.Parse("2006-01-02T15:04:05-0700", m.Timestamp)
-		if err != nil {
-			ts, err = time.Parse(time.RFC3339, m.Timestamp)
-		}
+		ts, err := metagraph.ParseTime(m.Timestamp)
 		if err != nil || ts.Before(st.CreatedAt.Add(-time.Minute)) {
 			continue // published before our container existed (one minute of clock skew allowed)
 		}
@@ -380,10 +365,10 @@ func (m mediaNode) link() string {
 }
 
 // finish reads the published media's permalink.
-func (p *Provider) finish(ctx context.Context, g graph, st State) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
 	var m mediaNode
 	q := url.Values{"fields": {"permalink,shortcode"}}
-	err := g.get(ctx, "/"+url.PathEscape(st.MediaID), q, &m)
+	err := g.Get(ctx, "/"+url.PathEscape(st.MediaID), q, &m)
 	if err != nil {
 		pe := classify(err)
 		if pe.Transient || pe.Category == publish.CategoryAuthExpired {
@@ -401,11 +386,7 @@ func (p *Provider) finish(ctx context.Context, g graph, st State) (publish.Outco
 }
 
 func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: encoding state: %v", err)
-	}
-	return publish.Outcome{Status: status, State: b, After: after}, nil
+	return metagraph.Outcome("Instagram", status, st, after)
 }
 
 // containerError explains a container's ERROR status ("Error: Media upload has failed with
@@ -493,17 +474,17 @@ func (p *Provider) AccountInfo(ctx context.Context, baseURL, accessToken, igUser
 	if accessToken == "" {
 		return AccountInfo{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
-	g := graph{base: strings.TrimRight(baseURL, "/"), token: accessToken, hc: p.cfg.HTTPClient}
+	g := graph(baseURL, accessToken, p.cfg.HTTPClient)
 	acct := "/" + url.PathEscape(igUserID)
 	var info AccountInfo
-	if err := g.get(ctx, acct, url.Values{"fields": {"id,username,name,profile_picture_url"}}, &info); err != nil {
+	if err := g.Get(ctx, acct, url.Values{"fields": {"id,username,name,profile_picture_url"}}, &info); err != nil {
 		return AccountInfo{}, classify(err)
 	}
-	lim, err := g.publishingLimit(ctx, igUserID)
+	lim, err := publishingLimit(ctx, g, igUserID)
 	if err != nil {
 		return AccountInfo{}, classify(err)
 	}
-	info.QuotaUsage, info.QuotaTotal, info.QuotaWindow = lim.usage, lim.total, lim.window
+	info.QuotaUsage, info.QuotaTotal, info.QuotaWindow = lim.Usage, lim.Total, lim.Window
 	return info, nil
 }
 
@@ -528,7 +509,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL
 	}
-	g := graph{base: strings.TrimRight(baseURL, "/"), token: token, hc: p.cfg.HTTPClient}
+	g := graph(baseURL, token, p.cfg.HTTPClient)
 	q := url.Values{"fields": {"instagram_business_account{id,username,name,profile_picture_url}"}, "limit": {"100"}}
 	for range maxPageReads {
 		var pages struct {
@@ -547,7 +528,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 				Next string `json:"next"`
 			} `json:"paging"`
 		}
-		if err := g.get(ctx, "/me/accounts", q, &pages); err != nil {
+		if err := g.Get(ctx, "/me/accounts", q, &pages); err != nil {
 			return publish.Identity{}, classify(err)
 		}
 		for _, pg := range pages.Data {

@@ -165,33 +165,16 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(s.png)
 		return
 	}
-	params, err := igParams(r)
-	if err != nil {
-		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
+	acct, params, id, edge, ok := metaRequest(s.cfg, w, r, segs, 32)
+	if !ok {
 		return
-	}
-	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
-		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
-		return
-	}
-	acct, gerr := metaAuth(s.cfg, r, params, 32)
-	if gerr != nil {
-		igWrite(w, gerr)
-		return
-	}
-	id := segs[0]
-	if id == "me" {
-		id = acct.ID
-	}
-	edge := ""
-	if len(segs) == 2 {
-		edge = segs[1]
 	}
 	version := fbVersion
 	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; igVersionSegment.MatchString(v) {
 		version = v
 	}
 	var res any
+	var gerr *igError
 	switch {
 	case r.Method == http.MethodPost && edge == "video_reels":
 		res, gerr = s.reels(acct, id, params, version)
@@ -201,16 +184,10 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res = s.accounts(acct, igToken(r, params))
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
-	case edge == "":
-		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, id))
 	default:
-		gerr = igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (Page)", edge))
+		gerr = metaNoRoute(r.Method, id, edge, "Page")
 	}
-	if gerr != nil {
-		igWrite(w, gerr)
-		return
-	}
-	metaJSON(w, res)
+	metaAnswer(w, res, gerr)
 }
 
 // reels is POST /{page-id}/video_reels: the start and finish phases.

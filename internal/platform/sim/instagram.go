@@ -178,21 +178,9 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 var igVersionSegment = regexp.MustCompile(`^v\d+\.\d+$`)
 
 func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Path
-	if s.prefix != "" {
-		p = strings.TrimPrefix(p, s.prefix)
-	}
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	if len(segs) > 0 && igVersionSegment.MatchString(segs[0]) {
-		segs = segs[1:]
-	}
-	params, err := igParams(r)
-	if err != nil {
-		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
-		return
-	}
-	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
-		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
+	segs := metaSegments(s.prefix, r.URL.Path)
+	params, ok := metaParams(w, r, segs)
+	if !ok {
 		return
 	}
 
@@ -254,17 +242,10 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.publishingLimit(acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
-	case edge == "":
-		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, id))
 	default:
-		gerr = igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (IGUser)", edge))
+		gerr = metaNoRoute(r.Method, id, edge, "IGUser")
 	}
-	if gerr != nil {
-		igWrite(w, gerr)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	_ = json.NewEncoder(w).Encode(res)
+	metaAnswer(w, res, gerr)
 }
 
 // createContainer is POST /{ig-user-id}/media.
@@ -744,20 +725,9 @@ func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igEr
 			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
 		}
 	}
-	limit := 25
-	if v := p.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
-		}
-		limit = min(limit, 100)
-	}
-	start := 0
-	if v := p.Get("after"); v != "" {
-		b, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
-		}
-		start, _ = strconv.Atoi(string(b))
+	start, limit, gerr := metaPaging(p)
+	if gerr != nil {
+		return nil, gerr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -773,19 +743,9 @@ func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igEr
 		}
 		ids = append(ids, m.id)
 	}
-	data := []any{}
-	for i := start; i < len(ids) && i < start+limit; i++ {
-		row, gerr := igSelect(s.media[ids[i]].fields(), "IGMedia", p.Get("fields"), "id")
-		if gerr != nil {
-			return nil, gerr
-		}
-		data = append(data, row)
-	}
-	paging := map[string]any{}
-	if start+limit < len(ids) {
-		paging["cursors"] = map[string]string{"after": base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))}
-	}
-	return map[string]any{"data": data, "paging": paging}, nil
+	return metaPage(ids, start, limit, func(id string) (map[string]any, *igError) {
+		return igSelect(s.media[id].fields(), "IGMedia", p.Get("fields"), "id")
+	})
 }
 
 // publishingLimit is GET /{ig-user-id}/content_publishing_limit.

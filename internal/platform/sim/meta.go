@@ -1,14 +1,18 @@
 package sim
 
-// What the Graph-style simulators of Threads and Facebook Pages share with each other (and with
-// the Instagram simulator, whose parameter parsing, token reading, error objects and field
-// selection they reuse): request paths below an optional API version segment, authentication
-// with the account's call faults, and the throttling headers Meta sends.
+// What the Graph-style simulators of Instagram, Threads and Facebook Pages share (besides the
+// Instagram simulator's parameter parsing, token reading, error objects and field selection,
+// which the others reuse): request paths below an optional API version segment, the reading
+// of /{id}/{edge} requests, authentication with the account's call faults, the throttling
+// headers Meta sends, the answers to unknown routes, and list paging by "after" cursor.
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,4 +94,99 @@ func metaJSON(w http.ResponseWriter, v any) {
 // metaTimestamp formats a time as Graph does (2026-03-01T12:00:00+0000).
 func metaTimestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05-0700")
+}
+
+// metaParams reads a Graph request's parameters and checks that its path is /{id} or
+// /{id}/{edge}. When ok is false, the error answer is written.
+func metaParams(w http.ResponseWriter, r *http.Request, segs []string) (params url.Values, ok bool) {
+	params, err := igParams(r)
+	if err != nil {
+		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
+		return nil, false
+	}
+	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
+		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
+		return nil, false
+	}
+	return params, true
+}
+
+// metaRequest reads a Graph request (metaParams), authenticates it (metaAuth, throttled with
+// rateCode) and splits its path into the node id ("me" being the token's account) and the
+// edge ("" for the node itself). When ok is false, the error answer is written.
+func metaRequest(cfg Config, w http.ResponseWriter, r *http.Request, segs []string, rateCode int) (acct Account, params url.Values, id, edge string, ok bool) {
+	params, ok = metaParams(w, r, segs)
+	if !ok {
+		return Account{}, nil, "", "", false
+	}
+	acct, gerr := metaAuth(cfg, r, params, rateCode)
+	if gerr != nil {
+		igWrite(w, gerr)
+		return Account{}, nil, "", "", false
+	}
+	id = segs[0]
+	if id == "me" {
+		id = acct.ID
+	}
+	if len(segs) == 2 {
+		edge = segs[1]
+	}
+	return acct, params, id, edge, true
+}
+
+// metaNoRoute is Graph's answer to a call no route takes: a method the node does not support,
+// or an edge the node type (nodeType) does not have.
+func metaNoRoute(method, id, edge, nodeType string) *igError {
+	if edge == "" {
+		return igErr(http.StatusBadRequest, 100, 33, igUnsupported(method, id))
+	}
+	return igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", edge, nodeType))
+}
+
+// metaAnswer writes gerr when it is not nil, else the 200 answer res.
+func metaAnswer(w http.ResponseWriter, res any, gerr *igError) {
+	if gerr != nil {
+		igWrite(w, gerr)
+		return
+	}
+	metaJSON(w, res)
+}
+
+// metaPaging reads the limit (25 when absent, at most 100) and "after" cursor parameters of
+// a Graph list edge; start is the offset the cursor stands for.
+func metaPaging(p url.Values) (start, limit int, gerr *igError) {
+	limit = 25
+	if v := p.Get("limit"); v != "" {
+		var err error
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			return 0, 0, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+		}
+		limit = min(limit, 100)
+	}
+	if v := p.Get("after"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil {
+			return 0, 0, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+		}
+		start, _ = strconv.Atoi(string(b))
+	}
+	return start, limit, nil
+}
+
+// metaPage is one page of a Graph list: the rows of ids[start:start+limit] and, when more
+// follow, the "after" cursor.
+func metaPage(ids []string, start, limit int, row func(id string) (map[string]any, *igError)) (any, *igError) {
+	data := []any{}
+	for i := start; i < len(ids) && i < start+limit; i++ {
+		r, gerr := row(ids[i])
+		if gerr != nil {
+			return nil, gerr
+		}
+		data = append(data, r)
+	}
+	paging := map[string]any{}
+	if start+limit < len(ids) {
+		paging["cursors"] = map[string]string{"after": base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))}
+	}
+	return map[string]any{"data": data, "paging": paging}, nil
 }

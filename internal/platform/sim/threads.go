@@ -40,7 +40,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -144,29 +143,12 @@ func NewThreads(cfg Config) http.Handler {
 
 func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	segs := metaSegments(s.prefix, r.URL.Path)
-	params, err := igParams(r)
-	if err != nil {
-		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
+	acct, params, id, edge, ok := metaRequest(s.cfg, w, r, segs, 17)
+	if !ok {
 		return
-	}
-	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
-		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
-		return
-	}
-	acct, gerr := metaAuth(s.cfg, r, params, 17)
-	if gerr != nil {
-		igWrite(w, gerr)
-		return
-	}
-	id := segs[0]
-	if id == "me" {
-		id = acct.ID
-	}
-	edge := ""
-	if len(segs) == 2 {
-		edge = segs[1]
 	}
 	var res any
+	var gerr *igError
 	switch {
 	case r.Method == http.MethodPost && edge == "threads":
 		res, gerr = s.create(acct, id, params)
@@ -178,16 +160,10 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.limit(acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
-	case edge == "":
-		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, id))
 	default:
-		gerr = igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (ThreadsUser)", edge))
+		gerr = metaNoRoute(r.Method, id, edge, "ThreadsUser")
 	}
-	if gerr != nil {
-		igWrite(w, gerr)
-		return
-	}
-	metaJSON(w, res)
+	metaAnswer(w, res, gerr)
 }
 
 // create is POST /{threads-user-id}/threads.
@@ -475,20 +451,9 @@ func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) 
 			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
 		}
 	}
-	limit := 25
-	if v := p.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
-		}
-		limit = min(limit, 100)
-	}
-	start := 0
-	if v := p.Get("after"); v != "" {
-		b, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
-		}
-		start, _ = strconv.Atoi(string(b))
+	start, limit, gerr := metaPaging(p)
+	if gerr != nil {
+		return nil, gerr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -501,19 +466,9 @@ func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) 
 		}
 		ids = append(ids, m.id)
 	}
-	data := []any{}
-	for i := start; i < len(ids) && i < start+limit; i++ {
-		row, gerr := igSelect(s.media[ids[i]].fields(), "ThreadsMedia", p.Get("fields"), "id")
-		if gerr != nil {
-			return nil, gerr
-		}
-		data = append(data, row)
-	}
-	paging := map[string]any{}
-	if start+limit < len(ids) {
-		paging["cursors"] = map[string]string{"after": base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))}
-	}
-	return map[string]any{"data": data, "paging": paging}, nil
+	return metaPage(ids, start, limit, func(id string) (map[string]any, *igError) {
+		return igSelect(s.media[id].fields(), "ThreadsMedia", p.Get("fields"), "id")
+	})
 }
 
 // limit is GET /{threads-user-id}/threads_publishing_limit.

@@ -36,15 +36,13 @@ package threads
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -146,16 +144,9 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: stored state is unreadable: %v", err)
-		}
-	}
 	var opts Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &opts); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Threads: options: %v", err)
-		}
+	if err := metagraph.Decode("Threads", d, &st, &opts); err != nil {
+		return publish.Outcome{}, err
 	}
 	if d.Account == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the channel has no Threads user id")
@@ -171,11 +162,11 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	}
 }
 
-func (p *Provider) graph(baseURL, token string) graph {
+func (p *Provider) graph(baseURL, token string) metagraph.Client {
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL
 	}
-	return graph{base: strings.TrimRight(baseURL, "/"), token: token, hc: p.cfg.HTTPClient}
+	return metagraph.New("Threads", baseURL, token, p.cfg.HTTPClient)
 }
 
 // text is the text sent: the threads object's, else the post's caption, else its title.
@@ -190,19 +181,19 @@ func text(d *publish.Destination, o Options) string {
 }
 
 // create checks the publishing quota and creates the video container.
-func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
 	if d.Video.URL == "" {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the video has no public link for Threads to fetch")
 	}
 	if !p.cfg.SkipPublishingLimitCheck {
-		lim, err := g.publishingLimit(ctx, d.Account)
+		lim, err := publishingLimit(ctx, g, d.Account)
 		if err != nil {
 			return publish.Outcome{}, classify(err)
 		}
-		if lim.total > 0 && lim.usage >= lim.total {
+		if lim.Total > 0 && lim.Usage >= lim.Total {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0,
 				"Threads: the profile has published %d of the %d posts allowed through the API in %s",
-				lim.usage, lim.total, lim.window)
+				lim.Usage, lim.Total, lim.Window)
 		}
 	}
 	form := url.Values{"media_type": {"VIDEO"}, "video_url": {d.Video.URL}}
@@ -212,7 +203,7 @@ func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, 
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := g.post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created); err != nil {
+	if err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
@@ -223,12 +214,12 @@ func (p *Provider) create(ctx context.Context, g graph, d *publish.Destination, 
 }
 
 // advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
 	var c struct {
 		Status       string `json:"status"`
 		ErrorMessage string `json:"error_message"`
 	}
-	if err := g.get(ctx, "/"+url.PathEscape(st.ContainerID), url.Values{"fields": {"status,error_message"}}, &c); err != nil {
+	if err := g.Get(ctx, "/"+url.PathEscape(st.ContainerID), url.Values{"fields": {"status,error_message"}}, &c); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	switch c.Status {
@@ -236,8 +227,8 @@ func (p *Provider) advance(ctx context.Context, g graph, d *publish.Destination,
 		var pub struct {
 			ID string `json:"id"`
 		}
-		err := g.post(ctx, "/"+url.PathEscape(d.Account)+"/threads_publish", url.Values{"creation_id": {st.ContainerID}}, &pub)
-		if ae := (*apiError)(nil); errors.As(err, &ae) && ae.err.Code == codeNotReady {
+		err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads_publish", url.Values{"creation_id": {st.ContainerID}}, &pub)
+		if notReady(err) {
 			return p.wait(st)
 		}
 		if err != nil {
@@ -300,11 +291,7 @@ func (p *Provider) wait(st State) (publish.Outcome, error) {
 
 // backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
 func (p *Provider) backoff(n int) time.Duration {
-	d := p.cfg.PollInterval
-	for i := 0; i < n && d < p.cfg.MaxPollInterval; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.MaxPollInterval)
+	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 type mediaNode struct {
@@ -316,7 +303,7 @@ type mediaNode struct {
 }
 
 // recover finds the post of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
 	want := text(d, o)
 	q := url.Values{
 		"fields": {"id,text,media_type,timestamp,permalink"},
@@ -326,15 +313,12 @@ func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination,
 	var list struct {
 		Data []mediaNode `json:"data"`
 	}
-	if err := g.get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list); err != nil {
+	if err := g.Get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	var found []mediaNode
 	for _, m := range list.Data {
-		ts, err := time.Parse("2006-01-02T15:04:05-0700", m.Timestamp)
-		if err != nil {
-			ts, err = time.Parse(time.RFC3339, m.Timestamp)
-		}
+		ts, err := metagraph.ParseTime(m.Timestamp)
 		if err != nil || ts.Before(st.CreatedAt.Add(-time.Minute)) {
 			continue // posted before our container existed (one minute of clock skew allowed)
 		}
@@ -366,9 +350,9 @@ func (p *Provider) recover(ctx context.Context, g graph, d *publish.Destination,
 }
 
 // finish reads the published post's permalink.
-func (p *Provider) finish(ctx context.Context, g graph, st State) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
 	var m mediaNode
-	err := g.get(ctx, "/"+url.PathEscape(st.MediaID), url.Values{"fields": {"permalink"}}, &m)
+	err := g.Get(ctx, "/"+url.PathEscape(st.MediaID), url.Values{"fields": {"permalink"}}, &m)
 	if err != nil {
 		pe := classify(err)
 		if pe.Transient || pe.Category == publish.CategoryAuthExpired {
@@ -390,11 +374,7 @@ func (p *Provider) finish(ctx context.Context, g graph, st State) (publish.Outco
 }
 
 func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: encoding state: %v", err)
-	}
-	return publish.Outcome{Status: status, State: b, After: after}, nil
+	return metagraph.Outcome("Threads", status, st, after)
 }
 
 // profile is GET /me?fields=id,username,name,threads_profile_picture_url.
@@ -405,9 +385,9 @@ type profile struct {
 	PictureURL string `json:"threads_profile_picture_url"`
 }
 
-func (p *Provider) me(ctx context.Context, g graph) (profile, error) {
+func (p *Provider) me(ctx context.Context, g metagraph.Client) (profile, error) {
 	var pr profile
-	if err := g.get(ctx, "/me", url.Values{"fields": {"id,username,name,threads_profile_picture_url"}}, &pr); err != nil {
+	if err := g.Get(ctx, "/me", url.Values{"fields": {"id,username,name,threads_profile_picture_url"}}, &pr); err != nil {
 		return profile{}, classify(err)
 	}
 	if pr.ID == "" {
@@ -446,7 +426,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, err
 	}
-	lim, err := g.publishingLimit(ctx, pr.ID)
+	lim, err := publishingLimit(ctx, g, pr.ID)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -458,10 +438,10 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 		account["avatar_url"] = pr.PictureURL
 	}
 	// An empty answer would read as "no posts allowed" with a zero total: left out instead.
-	if lim.total > 0 {
+	if lim.Total > 0 {
 		account["publishing_limit"] = map[string]any{
-			"quota_usage": lim.usage, "quota_total": lim.total, "quota_duration_sec": int(lim.window / time.Second),
-			"remaining": max(lim.total-lim.usage, 0),
+			"quota_usage": lim.Usage, "quota_total": lim.Total, "quota_duration_sec": int(lim.Window / time.Second),
+			"remaining": max(lim.Total-lim.Usage, 0),
 		}
 	}
 	return map[string]any{

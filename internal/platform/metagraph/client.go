@@ -1,0 +1,176 @@
+// Package metagraph is what the Meta providers (facebook, instagram, threads) share of the
+// Graph API: the authenticated call (Client), Graph's error envelope (APIError), the
+// classification of Graph error codes into *publish.Error categories (Classifier, with each
+// platform's own codes as overrides), the wait read from Retry-After and
+// X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit)
+// and the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime).
+//
+// The providers keep their endpoints, their state machines and the codes only they answer with.
+package metagraph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/publish"
+)
+
+// Client calls a Graph API (graph.facebook.com, graph.instagram.com, graph.threads.net) with
+// one access token. The token travels in the Authorization header, never in a URL, so that no
+// logged URL carries it; POST parameters travel in a form body (captions are long, and URLs
+// end up in logs).
+type Client struct {
+	// Platform names the platform at the head of every message ("Instagram").
+	Platform string
+	// BaseURL is the API root, version included, without a trailing slash.
+	BaseURL string
+	// Token is the access token.
+	Token string
+	// HTTP makes the calls.
+	HTTP *http.Client
+}
+
+// New returns a client; baseURL may end with a slash.
+func New(platform, baseURL, token string, hc *http.Client) Client {
+	return Client{Platform: platform, BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: hc}
+}
+
+// ErrorBody is the "error" object of a Graph API error answer.
+type ErrorBody struct {
+	Message     string `json:"message"`
+	Type        string `json:"type"`
+	Code        int    `json:"code"`
+	Subcode     int    `json:"error_subcode"`
+	IsTransient bool   `json:"is_transient"`
+	UserTitle   string `json:"error_user_title"`
+	UserMsg     string `json:"error_user_msg"`
+	FBTraceID   string `json:"fbtrace_id"`
+}
+
+// APIError is a Graph API error answer, before classification.
+type APIError struct {
+	Status int
+	Header http.Header
+	Body   ErrorBody
+	Raw    string // the body, when it was not Graph's JSON
+}
+
+func (e *APIError) Error() string {
+	if e.notGraph() {
+		return fmt.Sprintf("HTTP %d: %s", e.Status, e.Raw)
+	}
+	return e.Body.Message
+}
+
+// notGraph reports whether the answer carried no Graph error object (a proxy, an outage page).
+func (e *APIError) notGraph() bool { return e.Body.Code == 0 && e.Body.Message == "" }
+
+// Code returns the Graph error code and subcode of err when it is an *APIError.
+func Code(err error) (code, subcode int, ok bool) {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return 0, 0, false
+	}
+	return ae.Body.Code, ae.Body.Subcode, true
+}
+
+// Get calls GET path?q and decodes a 2xx answer into out (when not nil).
+func (c Client) Get(ctx context.Context, path string, q url.Values, out any) error {
+	u := c.BaseURL + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return publish.Permanent(publish.CategoryInternal, 0, "%s: building GET %s: %v", c.Platform, path, err)
+	}
+	return c.do(req, path, out)
+}
+
+// Post calls POST path with form as the body and decodes a 2xx answer into out (when not nil).
+func (c Client) Post(ctx context.Context, path string, form url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return publish.Permanent(publish.CategoryInternal, 0, "%s: building POST %s: %v", c.Platform, path, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req, path, out)
+}
+
+// do sends req and decodes a 2xx answer into out. Failures come back as *APIError (Graph
+// answered with an error) or as a transient *publish.Error (the call did not complete).
+func (c Client) do(req *http.Request, path string, out any) error {
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		// The *url.Error names the URL; ours carry no token, but the message stays short.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: reading the answer: %v", c.Platform, req.Method, path, err)
+	}
+	var env struct {
+		Error *ErrorBody `json:"error"`
+	}
+	_ = json.Unmarshal(body, &env)
+	if resp.StatusCode/100 != 2 || env.Error != nil {
+		ae := &APIError{Status: resp.StatusCode, Header: resp.Header}
+		if env.Error != nil {
+			ae.Body = *env.Error
+		} else {
+			ae.Raw = strings.TrimSpace(string(bytes.ToValidUTF8(body[:min(len(body), 300)], nil)))
+		}
+		return ae
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: unexpected answer: %v", c.Platform, req.Method, path, err)
+		}
+	}
+	return nil
+}
+
+// Quota is a publishing limit: the posts published through the API in the rolling window,
+// the limit, and the window's length.
+type Quota struct {
+	Usage, Total int
+	Window       time.Duration
+}
+
+// PublishingLimit reads GET path?fields=quota_usage,config, the shape of Instagram's
+// /{ig-user-id}/content_publishing_limit and Threads' /{threads-user-id}/threads_publishing_limit.
+// An empty answer is the zero Quota.
+func (c Client) PublishingLimit(ctx context.Context, path string) (Quota, error) {
+	var lim struct {
+		Data []struct {
+			Usage  int `json:"quota_usage"`
+			Config struct {
+				Total    int `json:"quota_total"`
+				Duration int `json:"quota_duration"`
+			} `json:"config"`
+		} `json:"data"`
+	}
+	if err := c.Get(ctx, path, url.Values{"fields": {"quota_usage,config"}}, &lim); err != nil {
+		return Quota{}, err
+	}
+	if len(lim.Data) == 0 {
+		return Quota{}, nil
+	}
+	l := lim.Data[0]
+	return Quota{Usage: l.Usage, Total: l.Config.Total, Window: time.Duration(l.Config.Duration) * time.Second}, nil
+}
