@@ -8,17 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"mime/multipart"
 	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/sendonce"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -127,12 +124,6 @@ func (e *apiError) publishError() *publish.Error {
 	}
 	return publish.Permanent(publish.CategoryInternal, e.Status, "%s", msg)
 }
-
-// unknownError is a create whose outcome is unknown: a connection was made, the body was not
-// cut short, and no Discord answer came back.
-type unknownError struct{ err error }
-
-func (e *unknownError) Error() string { return e.err.Error() }
 
 // client calls one target: a webhook (its URL carries its token) or a bot's channel.
 type client struct {
@@ -277,150 +268,17 @@ func headerRetryAfter(h http.Header) time.Duration {
 	return 0
 }
 
-// part is one part of a multipart/form-data body: a field or a file (open != nil).
-type part struct {
-	name, value string
-	filename    string
-	contentType string
-	size        int64
-	open        func(ctx context.Context, offset int64) (io.ReadCloser, error)
-}
-
-// form is a multipart body with a fixed boundary, so that its exact length is known before
-// any file byte is read, and it can be streamed.
-type form struct {
-	boundary string
-	parts    []part
-}
-
-func (f form) contentLength() int64 {
-	var cw countWriter
-	_ = f.write(context.Background(), &cw, false)
-	n := cw.n
-	for _, p := range f.parts {
-		if p.open != nil {
-			n += p.size
-		}
-	}
-	return n
-}
-
-func (f form) write(ctx context.Context, w io.Writer, withFiles bool) error {
-	mw := multipart.NewWriter(w)
-	if err := mw.SetBoundary(f.boundary); err != nil {
-		return err
-	}
-	for _, p := range f.parts {
-		h := make(textproto.MIMEHeader)
-		if p.open == nil {
-			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"`, p.name))
-			if p.contentType != "" {
-				h.Set("Content-Type", p.contentType)
-			}
-			pw, err := mw.CreatePart(h)
-			if err != nil {
-				return err
-			}
-			if _, err := io.WriteString(pw, p.value); err != nil {
-				return err
-			}
-			continue
-		}
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, p.name, p.filename))
-		h.Set("Content-Type", p.contentType)
-		pw, err := mw.CreatePart(h)
-		if err != nil {
-			return err
-		}
-		if !withFiles {
-			continue
-		}
-		rc, err := p.open(ctx, 0)
-		if err != nil {
-			return &sourceError{fmt.Errorf("opening %s: %w", p.filename, err)}
-		}
-		n, err := io.Copy(pw, io.LimitReader(rc, p.size+1))
-		rc.Close()
-		if err != nil {
-			var se *sinkError
-			if errors.As(err, &se) {
-				return se.err
-			}
-			return &sourceError{fmt.Errorf("reading %s: %w", p.filename, err)}
-		}
-		if n != p.size {
-			return &sourceError{fmt.Errorf("%s is %d bytes, not the %d stored", p.filename, n, p.size)}
-		}
-	}
-	return mw.Close()
-}
-
-// sourceError is a failure to read the media: the body was cut short, so Discord cannot have
-// created the message.
-type sourceError struct{ err error }
-
-func (e *sourceError) Error() string { return e.err.Error() }
-
-type sinkError struct{ err error }
-
-func (e *sinkError) Error() string { return e.err.Error() }
-
-type sinkWriter struct{ w io.Writer }
-
-func (s sinkWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
+// create POSTs f to u through sendonce.Post. Failures: *apiError (Discord answered: nothing
+// was created), *sendonce.SourceError (the media failed mid-body), *sendonce.UnknownError, or
+// a transient *publish.Error for a request that never reached Discord.
+func (c client) create(ctx context.Context, u string, f sendonce.Form) (message, error) {
+	resp, err := sendonce.Post(ctx, c.hc, "Discord", f, func(ctx context.Context, body io.Reader) (*http.Request, error) {
+		return c.request(ctx, http.MethodPost, u, body)
+	})
 	if err != nil {
-		err = &sinkError{err}
-	}
-	return n, err
-}
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-// create POSTs f to u, streamed through a pipe. Failures: *apiError (Discord answered: nothing
-// was created), *sourceError (the media failed mid-body), *unknownError, or a transient
-// *publish.Error for a request that never reached Discord.
-func (c client) create(ctx context.Context, u string, f form) (message, error) {
-	length := f.contentLength()
-	pr, pw := io.Pipe()
-	var srcErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err := f.write(ctx, sinkWriter{pw}, true)
-		var se *sourceError
-		if errors.As(err, &se) {
-			srcErr = se
-		}
-		pw.CloseWithError(err)
-	}()
-	var connected atomic.Bool
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-	req, err := c.request(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, pr)
-	if err != nil {
-		pr.Close()
-		<-done
 		return message{}, err
 	}
-	req.ContentLength = length
-	req.Header.Set("Content-Type", "multipart/form-data; boundary="+f.boundary)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		pr.CloseWithError(err)
-		<-done
-		switch {
-		case srcErr != nil:
-			return message{}, srcErr
-		case !connected.Load():
-			return message{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", stripURL(err))
-		}
-		return message{}, &unknownError{fmt.Errorf("Discord: %v", stripURL(err))}
-	}
 	defer resp.Body.Close()
-	pr.CloseWithError(errors.New("answered"))
-	<-done
 	var msg message
 	err = c.decode(resp, &msg)
 	var ae *apiError
@@ -428,11 +286,11 @@ func (c client) create(ctx context.Context, u string, f form) (message, error) {
 	case err == nil && msg.ID != "":
 		return msg, nil
 	case err == nil:
-		return message{}, &unknownError{fmt.Errorf("Discord answered HTTP %d without the message", resp.StatusCode)}
+		return message{}, &sendonce.UnknownError{Err: fmt.Errorf("Discord answered HTTP %d without the message", resp.StatusCode)}
 	case errors.As(err, &ae):
 		return message{}, err
 	}
-	return message{}, &unknownError{err}
+	return message{}, &sendonce.UnknownError{Err: err}
 }
 
 // stripURL drops the URL from an *url.Error: webhook URLs carry their token.

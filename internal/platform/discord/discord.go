@@ -15,22 +15,21 @@
 //
 // Never twice. Executing a webhook takes no idempotency key (nonce and enforce_nonce exist
 // only on the bot's Create Message), and a webhook cannot read the channel. So the send runs
-// only under a ticket: a random value that step 1 stores in State and keeps in the provider's
-// memory, and that the send step takes out before it sends. A Step that finds the State armed
-// but no ticket (a crash or restart during the request, or the same State stepped again) does
-// not send through a webhook: it fails permanently (category internal, so that a retry of the
-// post starts over) asking the user to look at the channel first. A bot can do better: it
-// reads the channel's messages since the send was armed, and finds its own message there
-// (published) or not (sent again, with the same nonce and enforce_nonce, so that Discord
-// itself drops a duplicate within its dedup window). Failures known not to have posted
-// (Discord's error answers, no connection, the video unreadable mid-body) are stored as
-// State{phase: start, pending error} with a fresh ticket, reported once by the next Step,
-// and the Step after that arms a new send.
+// only under a ticket (package sendonce): a random value that step 1 stores in State and keeps
+// in the provider's memory, and that the send step takes out before it sends. A Step that
+// finds the State armed but no ticket (a crash or restart during the request, or the same
+// State stepped again) does not send through a webhook: it fails permanently (category
+// internal, so that a retry of the post starts over) asking the user to look at the channel
+// first. A bot can do better: it reads the channel's messages since the send was armed, and
+// finds its own message there (published) or not (sent again, with the same nonce and
+// enforce_nonce, so that Discord itself drops a duplicate within its dedup window). Failures
+// known not to have posted (Discord's error answers, no connection, the video unreadable
+// mid-body) are stored as State{phase: start, pending error} with a fresh ticket, reported
+// once by the next Step, and the Step after that arms a new send.
 package discord
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -40,10 +39,10 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sendonce"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -79,8 +78,7 @@ type Config struct {
 type Provider struct {
 	cfg Config
 
-	mu      sync.Mutex
-	tickets map[string]time.Time
+	tickets sendonce.Tickets // armed sends of this process
 }
 
 var _ publish.Provider = (*Provider)(nil)
@@ -106,7 +104,7 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Provider{cfg: cfg, tickets: map[string]time.Time{}}
+	return &Provider{cfg: cfg}
 }
 
 // Platform implements publish.Provider.
@@ -121,16 +119,15 @@ const (
 // State is what the publisher stores between Steps. It holds no secret: not the webhook's
 // token, not the bot's.
 type State struct {
-	Phase     string     `json:"phase,omitempty"`
-	Ticket    string     `json:"ticket,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Attempt holds the ticket that arms one send (phase sending) or one report of Pending
+	// (phase start), and counts the sends made.
+	sendonce.Attempt
 	Checked   bool       `json:"checked,omitempty"`
 	WebhookID string     `json:"webhook_id,omitempty"`
 	BotID     string     `json:"bot_id,omitempty"`
 	GuildID   string     `json:"guild_id,omitempty"`
 	ChannelID string     `json:"channel_id,omitempty"`
-	Sends     int        `json:"sends,omitempty"`
-	ArmedAt   time.Time  `json:"armed_at,omitzero"`
-	Pending   *savedErr  `json:"pending,omitempty"`
 	Result    *doneState `json:"result,omitempty"`
 }
 
@@ -138,22 +135,6 @@ type doneState struct {
 	ExternalID string `json:"external_id"`
 	URL        string `json:"url,omitempty"`
 	Message    string `json:"message,omitempty"`
-}
-
-type savedErr struct {
-	Category     string `json:"category"`
-	Transient    bool   `json:"transient"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
-	Message      string `json:"message"`
-	Status       int    `json:"status,omitempty"`
-}
-
-func save(e *publish.Error) *savedErr {
-	return &savedErr{Category: e.Category, Transient: e.Transient, RetryAfterMS: e.RetryAfter.Milliseconds(), Message: e.Message, Status: e.Status}
-}
-
-func (s *savedErr) err() *publish.Error {
-	return &publish.Error{Category: s.Category, Transient: s.Transient, RetryAfter: time.Duration(s.RetryAfterMS) * time.Millisecond, Message: s.Message, Status: s.Status}
 }
 
 // Options is the discord object of a publish request.
@@ -247,15 +228,9 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 }
 
 func (p *Provider) start(ctx context.Context, t target, d *publish.Destination, st State) (publish.Outcome, error) {
-	if st.Pending != nil && p.take(st.Ticket) {
-		e := st.Pending.err()
-		if e.Transient && st.Sends >= p.cfg.MaxSends {
-			e.Transient = false
-			e.Message = fmt.Sprintf("%s (gave up after %d attempts)", e.Message, st.Sends)
-		}
+	if e := st.Report(&p.tickets, p.cfg.MaxSends); e != nil {
 		return publish.Outcome{}, e
 	}
-	st.Pending = nil
 	text, err := content(d)
 	if err != nil {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
@@ -278,7 +253,8 @@ func (p *Provider) start(ctx context.Context, t target, d *publish.Destination, 
 			return publish.Outcome{}, err
 		}
 	}
-	st.Phase, st.Ticket, st.ArmedAt = phaseSending, p.issue(), p.cfg.Now()
+	st.Phase = phaseSending
+	st.Arm(&p.tickets, p.cfg.Now())
 	return st.next(), nil
 }
 
@@ -312,7 +288,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "%v", err)
 	}
 	filename := "video" + extension(d.Video.ContentType)
-	if !p.take(st.Ticket) {
+	if !p.tickets.Take(st.Ticket) {
 		if !t.bot() {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
 				"the Discord upload started at %s was interrupted before Discord answered, so it is not known whether the video was posted "+
@@ -339,27 +315,20 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 	}
 	msg, err := t.c.create(ctx, u, f)
 	if err != nil {
-		var ue *unknownError
-		if errors.As(err, &ue) || ctx.Err() != nil {
+		if sendonce.Unknown(ctx, err) {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
 				"the Discord upload ended without an answer (%v), so it is not known whether the video was posted; "+
 					"check the channel and retry this post only if the video is not there", err)
 		}
-		var pe *publish.Error
-		var se *sourceError
-		if errors.As(err, &se) {
-			pe = publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "reading the video for Discord failed mid-upload: %v", se.err)
-		} else {
-			pe = classify(err)
-		}
-		st.Phase, st.Pending, st.Ticket = phaseStart, save(pe), p.issue()
+		st.Phase = phaseStart
+		st.Fail(&p.tickets, p.cfg.Now(), sendonce.NotPosted(err, "Discord", classify))
 		return st.next(), nil
 	}
 	return p.done(st, msg, ""), nil
 }
 
 // body is the multipart message: payload_json, then the video as files[0].
-func (p *Provider) body(d *publish.Destination, text, filename string, bot bool) form {
+func (p *Provider) body(d *publish.Destination, text, filename string, bot bool) sendonce.Form {
 	payload := map[string]any{
 		"attachments":      []map[string]any{{"id": 0, "filename": filename}},
 		"allowed_mentions": map[string]any{"parse": []string{}},
@@ -376,10 +345,10 @@ func (p *Provider) body(d *publish.Destination, text, filename string, bot bool)
 	if ctype == "" {
 		ctype = "video/mp4"
 	}
-	return form{boundary: "reelay-" + randomHex(12), parts: []part{
-		{name: "payload_json", value: string(raw), contentType: "application/json"},
-		{name: "files[0]", filename: filename, contentType: ctype, size: d.Video.Size, open: d.Video.Open},
-	}}
+	return sendonce.NewForm(
+		sendonce.Part{Name: "payload_json", Value: string(raw), ContentType: "application/json"},
+		sendonce.Part{Name: "files[0]", Filename: filename, ContentType: ctype, Size: d.Video.Size, Open: d.Video.Open},
+	)
 }
 
 // findOwn looks for the bot's message among the channel's messages since the send was armed:
@@ -479,31 +448,6 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	return opts, nil
 }
 
-func (p *Provider) issue() string {
-	t := randomHex(16)
-	now := p.cfg.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, at := range p.tickets {
-		if now.Sub(at) > time.Hour || at.After(now.Add(time.Hour)) {
-			delete(p.tickets, k)
-		}
-	}
-	p.tickets[t] = now
-	return t
-}
-
-func (p *Provider) take(t string) bool {
-	if t == "" {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.tickets[t]
-	delete(p.tickets, t)
-	return ok
-}
-
 func (st State) next() publish.Outcome {
 	raw, _ := json.Marshal(st)
 	return publish.Outcome{Status: publish.StatusUploading, State: raw}
@@ -546,10 +490,4 @@ func extension(ctype string) string {
 		return ".webm"
 	}
 	return ".mp4"
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -7,16 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/sendonce"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -133,12 +130,6 @@ func (e *apiError) publishError() *publish.Error {
 	return publish.Permanent(publish.CategoryInternal, e.Status, "%s", msg)
 }
 
-// unknownError is a sendVideo whose outcome is unknown: the request reached Telegram (a
-// connection was made and the body may have been read whole) but no Bot API answer came back.
-type unknownError struct{ err error }
-
-func (e *unknownError) Error() string { return e.err.Error() }
-
 // client calls the Bot API with one bot token. The token is part of every URL
 // (/bot{token}/{method}), as the Bot API requires, so no error text ever carries a URL.
 type client struct {
@@ -225,157 +216,22 @@ func (c client) getChatMember(ctx context.Context, chatID string, userID int64) 
 	return m, err
 }
 
-// part is one part of a multipart/form-data body: a field (value) or a file (open != nil).
-type part struct {
-	name, value string
-	filename    string
-	contentType string
-	size        int64
-	open        func(ctx context.Context, offset int64) (io.ReadCloser, error)
-}
-
-// form is a multipart body written with a fixed boundary, so that its length is known before
-// any file byte is read (the file parts are counted, not read) and it can be streamed.
-type form struct {
-	boundary string
-	parts    []part
-}
-
-// contentLength is the exact length of the body: the form written without the files' bytes,
-// plus their sizes.
-func (f form) contentLength() int64 {
-	var cw countWriter
-	_ = f.write(context.Background(), &cw, false)
-	n := cw.n
-	for _, p := range f.parts {
-		if p.open != nil {
-			n += p.size
-		}
-	}
-	return n
-}
-
-// write writes the body to w, streaming each file from its reader when withFiles is set. A
-// file whose reader yields another byte count than its size is an error.
-func (f form) write(ctx context.Context, w io.Writer, withFiles bool) error {
-	mw := multipart.NewWriter(w)
-	if err := mw.SetBoundary(f.boundary); err != nil {
-		return err
-	}
-	for _, p := range f.parts {
-		if p.open == nil {
-			if err := mw.WriteField(p.name, p.value); err != nil {
-				return err
-			}
-			continue
-		}
-		h := make(textproto.MIMEHeader)
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, p.name, p.filename))
-		h.Set("Content-Type", p.contentType)
-		pw, err := mw.CreatePart(h)
+// upload POSTs f to method through sendonce.Post. A failure is an *apiError (Telegram
+// answered: nothing was posted), a *sendonce.SourceError (the media could not be read: the
+// body was cut short), a *sendonce.UnknownError, or a *publish.Error for a request that never
+// left.
+func (c client) upload(ctx context.Context, method string, f sendonce.Form) (message, error) {
+	resp, err := sendonce.Post(ctx, c.hc, "Telegram "+method, f, func(ctx context.Context, body io.Reader) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(method), body)
 		if err != nil {
-			return err
+			return nil, publish.Permanent(publish.CategoryInternal, 0, "Telegram %s: building the request failed", method)
 		}
-		if !withFiles {
-			continue
-		}
-		rc, err := p.open(ctx, 0)
-		if err != nil {
-			return &sourceError{fmt.Errorf("opening %s: %w", p.filename, err)}
-		}
-		n, err := io.Copy(pw, io.LimitReader(rc, p.size+1))
-		rc.Close()
-		if err != nil {
-			var se *sinkError
-			if errors.As(err, &se) {
-				return se.err
-			}
-			return &sourceError{fmt.Errorf("reading %s: %w", p.filename, err)}
-		}
-		if n != p.size {
-			return &sourceError{fmt.Errorf("%s is %d bytes, not the %d stored", p.filename, n, p.size)}
-		}
-	}
-	return mw.Close()
-}
-
-// sourceError is a failure to read the media: the request body is cut short, so Telegram
-// cannot have accepted it.
-type sourceError struct{ err error }
-
-func (e *sourceError) Error() string { return e.err.Error() }
-
-type sinkError struct{ err error }
-
-func (e *sinkError) Error() string { return e.err.Error() }
-
-// sinkWriter marks write failures (the request side) apart from read failures (the media).
-type sinkWriter struct{ w io.Writer }
-
-func (s sinkWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
+		return req, nil
+	})
 	if err != nil {
-		err = &sinkError{err}
-	}
-	return n, err
-}
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-// sendResult is what one streamed upload ended with.
-type sendResult struct {
-	msg message
-	// sent reports whether the request may have reached Telegram: a connection was made and
-	// the body was not cut short by a media read failure.
-	sent bool
-}
-
-// upload POSTs f to method, streaming it through a pipe: the video is never held in memory.
-// A failure is an *apiError (Telegram answered: nothing was posted), a *sourceError (the media
-// could not be read: the body was cut short), an *unknownError, or a *publish.Error for a
-// request that never left.
-func (c client) upload(ctx context.Context, method string, f form) (message, error) {
-	length := f.contentLength()
-	pr, pw := io.Pipe()
-	var srcErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err := f.write(ctx, sinkWriter{pw}, true)
-		var se *sourceError
-		if errors.As(err, &se) {
-			srcErr = se
-		}
-		pw.CloseWithError(err)
-	}()
-	var connected atomic.Bool
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.endpoint(method), pr)
-	if err != nil {
-		pr.Close()
-		<-done
-		return message{}, publish.Permanent(publish.CategoryInternal, 0, "Telegram %s: building the request failed", method)
-	}
-	req.ContentLength = length
-	req.Header.Set("Content-Type", "multipart/form-data; boundary="+f.boundary)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		pr.CloseWithError(err)
-		<-done
-		switch {
-		case srcErr != nil:
-			return message{}, srcErr
-		case !connected.Load():
-			return message{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Telegram %s: %v", method, stripURL(err))
-		}
-		return message{}, &unknownError{fmt.Errorf("Telegram %s: %v", method, stripURL(err))}
+		return message{}, err
 	}
 	defer resp.Body.Close()
-	// Telegram may answer before reading the whole body (an oversized upload): stop writing.
-	pr.CloseWithError(errors.New("answered"))
-	<-done
 	var msg message
 	err = c.decode(resp, method, &msg)
 	var ae *apiError
@@ -386,7 +242,7 @@ func (c client) upload(ctx context.Context, method string, f form) (message, err
 		return message{}, err
 	}
 	// A 2xx or 5xx that is not the Bot API's JSON: a proxy's answer, or a result cut short.
-	return message{}, &unknownError{err}
+	return message{}, &sendonce.UnknownError{Err: err}
 }
 
 // stripURL drops the URL from an *url.Error: Bot API URLs carry the token.

@@ -15,22 +15,20 @@
 //
 // Never twice. sendVideo takes no idempotency key and a bot cannot read a channel's history,
 // so once a sendVideo may have reached Telegram nothing can tell whether it posted. The send
-// therefore runs only under a ticket: a random value that step 1 stores in State and keeps in
-// the provider's memory, and that the send step takes out of memory before it sends. A second
-// Step with the same State (after a crash, a restart, or a failure the publisher retries)
-// finds no ticket and does not send: it fails with a permanent error (category internal, so
-// that POST /posts/{id}/retry starts over) that asks the user to look at the channel and
-// retry only if the video is not there. Failures that are known not to have posted (Telegram's
-// own error answers, a connection never made, the video unreadable mid-upload) do not reach
-// that point: the send step stores them as State{phase: start, pending error} with a fresh
-// ticket, the next Step reports the error to the publisher once (which retries transient ones
-// with back-off), and the Step after that arms a new send.
+// therefore runs only under a ticket (package sendonce): a random value that step 1 stores in
+// State and keeps in the provider's memory, and that the send step takes out of memory before
+// it sends. A second Step with the same State (after a crash, a restart, or a failure the
+// publisher retries) finds no ticket and does not send: it fails with a permanent error
+// (category internal, so that POST /posts/{id}/retry starts over) that asks the user to look
+// at the channel and retry only if the video is not there. Failures that are known not to have
+// posted (Telegram's own error answers, a connection never made, the video unreadable
+// mid-upload) do not reach that point: the send step stores them as State{phase: start,
+// pending error} with a fresh ticket, the next Step reports the error to the publisher once
+// (which retries transient ones with back-off), and the Step after that arms a new send.
 package telegram
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,10 +36,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sendonce"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -89,8 +87,7 @@ type Config struct {
 type Provider struct {
 	cfg Config
 
-	mu      sync.Mutex
-	tickets map[string]time.Time // armed sends of this process, by ticket
+	tickets sendonce.Tickets // armed sends of this process
 }
 
 var _ publish.Provider = (*Provider)(nil)
@@ -119,7 +116,7 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Provider{cfg: cfg, tickets: map[string]time.Time{}}
+	return &Provider{cfg: cfg}
 }
 
 // Platform implements publish.Provider.
@@ -135,15 +132,12 @@ const (
 // State is what the publisher stores between Steps. It holds no secret.
 type State struct {
 	Phase string `json:"phase,omitempty"`
-	// Ticket arms one send (phase sending) or one report of Pending (phase start).
-	Ticket string `json:"ticket,omitempty"`
+	// Attempt holds the ticket that arms one send (phase sending) or one report of Pending
+	// (phase start), and counts the sendVideo requests made.
+	sendonce.Attempt
 	// Checked is set once getMe and getChatMember allowed the post.
-	Checked bool  `json:"checked,omitempty"`
-	BotID   int64 `json:"bot_id,omitempty"`
-	// Sends counts the sendVideo requests made.
-	Sends    int        `json:"sends,omitempty"`
-	ArmedAt  time.Time  `json:"armed_at,omitzero"`
-	Pending  *savedErr  `json:"pending,omitempty"`
+	Checked  bool       `json:"checked,omitempty"`
+	BotID    int64      `json:"bot_id,omitempty"`
 	ChatID   int64      `json:"chat_id,omitempty"`
 	ChatUser string     `json:"chat_username,omitempty"`
 	Message  int64      `json:"message_id,omitempty"`
@@ -154,23 +148,6 @@ type doneState struct {
 	ExternalID string `json:"external_id"`
 	URL        string `json:"url,omitempty"`
 	Message    string `json:"message,omitempty"`
-}
-
-// savedErr is a *publish.Error kept in State until it is reported.
-type savedErr struct {
-	Category     string `json:"category"`
-	Transient    bool   `json:"transient"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
-	Message      string `json:"message"`
-	Status       int    `json:"status,omitempty"`
-}
-
-func save(e *publish.Error) *savedErr {
-	return &savedErr{Category: e.Category, Transient: e.Transient, RetryAfterMS: e.RetryAfter.Milliseconds(), Message: e.Message, Status: e.Status}
-}
-
-func (s *savedErr) err() *publish.Error {
-	return &publish.Error{Category: s.Category, Transient: s.Transient, RetryAfter: time.Duration(s.RetryAfterMS) * time.Millisecond, Message: s.Message, Status: s.Status}
 }
 
 // Options is the telegram object of a publish request.
@@ -239,15 +216,9 @@ func caption(d *publish.Destination) (string, error) {
 
 // start reports a pending error once, checks the post, and arms the send.
 func (p *Provider) start(ctx context.Context, c client, chatID string, d *publish.Destination, st State) (publish.Outcome, error) {
-	if st.Pending != nil && p.take(st.Ticket) {
-		e := st.Pending.err()
-		if e.Transient && st.Sends >= p.cfg.MaxSends {
-			e.Transient = false
-			e.Message = fmt.Sprintf("%s (gave up after %d attempts)", e.Message, st.Sends)
-		}
+	if e := st.Report(&p.tickets, p.cfg.MaxSends); e != nil {
 		return publish.Outcome{}, e
 	}
-	st.Pending = nil
 	text, err := caption(d)
 	if err != nil {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
@@ -274,8 +245,7 @@ func (p *Provider) start(ctx context.Context, c client, chatID string, d *publis
 		st.Checked, st.BotID = true, bot.ID
 	}
 	st.Phase = phaseSending
-	st.Ticket = p.issue()
-	st.ArmedAt = p.cfg.Now()
+	st.Arm(&p.tickets, p.cfg.Now())
 	return st.next(), nil
 }
 
@@ -330,7 +300,7 @@ func canPost(m ChatMember, chatID string) *publish.Error {
 
 // send makes the one sendVideo request of an armed State.
 func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish.Destination, st State) (publish.Outcome, error) {
-	if !p.take(st.Ticket) {
+	if !p.tickets.Take(st.Ticket) {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
 			"the Telegram upload started at %s was interrupted before Telegram answered, so it is not known whether the video was posted "+
 				"(sendVideo cannot be repeated safely and a bot cannot read the channel's history). "+
@@ -345,22 +315,14 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 	st.Sends++
 	msg, err := c.upload(ctx, "sendVideo", f)
 	if err != nil {
-		var ue *unknownError
-		if errors.As(err, &ue) || ctx.Err() != nil {
+		if sendonce.Unknown(ctx, err) {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
 				"the Telegram upload ended without an answer (%v), so it is not known whether the video was posted; "+
 					"check the channel %s and retry this post only if the video is not there", err, chatID)
 		}
 		// Telegram did not post it: keep the error, to be reported once by the next Step.
-		var pe *publish.Error
-		var se *sourceError
-		switch {
-		case errors.As(err, &se):
-			pe = publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "reading the video for Telegram failed mid-upload: %v", se.err)
-		default:
-			pe = classify(err)
-		}
-		st.Phase, st.Pending, st.Ticket = phaseStart, save(pe), p.issue()
+		st.Phase = phaseStart
+		st.Fail(&p.tickets, p.cfg.Now(), sendonce.NotPosted(err, "Telegram", classify))
 		return st.next(), nil
 	}
 	st.Phase, st.Ticket = phaseDone, ""
@@ -382,33 +344,34 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 }
 
 // sendForm builds the sendVideo body, and a note when the thumbnail is left out.
-func (p *Provider) sendForm(chatID, text string, d *publish.Destination) (form, string) {
+func (p *Provider) sendForm(chatID, text string, d *publish.Destination) (sendonce.Form, string) {
 	v := d.Video
 	ctype := v.ContentType
 	if ctype == "" {
 		ctype = "video/mp4"
 	}
-	f := form{boundary: "reelay-" + randomHex(12)}
-	f.parts = append(f.parts, part{name: "chat_id", value: chatID})
-	f.parts = append(f.parts, part{name: "video", filename: "video" + extension(ctype), contentType: ctype, size: v.Size, open: v.Open})
+	f := sendonce.NewForm(
+		sendonce.Part{Name: "chat_id", Value: chatID},
+		sendonce.Part{Name: "video", Filename: "video" + extension(ctype), ContentType: ctype, Size: v.Size, Open: v.Open},
+	)
 	if text != "" {
-		f.parts = append(f.parts, part{name: "caption", value: text})
+		f.Parts = append(f.Parts, sendonce.Part{Name: "caption", Value: text})
 	}
-	f.parts = append(f.parts, part{name: "supports_streaming", value: "true"})
+	f.Parts = append(f.Parts, sendonce.Part{Name: "supports_streaming", Value: "true"})
 	if v.Width > 0 && v.Height > 0 {
-		f.parts = append(f.parts, part{name: "width", value: strconv.Itoa(v.Width)}, part{name: "height", value: strconv.Itoa(v.Height)})
+		f.Parts = append(f.Parts, sendonce.Part{Name: "width", Value: strconv.Itoa(v.Width)}, sendonce.Part{Name: "height", Value: strconv.Itoa(v.Height)})
 	}
 	if v.Duration > 0 {
 		secs := int(math.Round(v.Duration.Seconds()))
-		f.parts = append(f.parts, part{name: "duration", value: strconv.Itoa(max(secs, 1))})
+		f.Parts = append(f.Parts, sendonce.Part{Name: "duration", Value: strconv.Itoa(max(secs, 1))})
 	}
 	note := ""
 	if t := d.Thumbnail; t != nil {
 		if why := thumbnailProblem(t); why != "" {
 			note = "The thumbnail was not sent: " + why + "; Telegram made its own."
 		} else {
-			f.parts = append(f.parts, part{name: "thumbnail", value: "attach://reelay_thumbnail"},
-				part{name: "reelay_thumbnail", filename: "thumbnail.jpg", contentType: "image/jpeg", size: t.Size, open: t.Open})
+			f.Parts = append(f.Parts, sendonce.Part{Name: "thumbnail", Value: "attach://reelay_thumbnail"},
+				sendonce.Part{Name: "reelay_thumbnail", Filename: "thumbnail.jpg", ContentType: "image/jpeg", Size: t.Size, Open: t.Open})
 		}
 	}
 	return f, note
@@ -518,34 +481,6 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	return opts, nil
 }
 
-// issue arms a ticket in this process's memory.
-func (p *Provider) issue() string {
-	t := randomHex(16)
-	now := p.cfg.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, at := range p.tickets {
-		if now.Sub(at) > time.Hour || at.After(now.Add(time.Hour)) {
-			delete(p.tickets, k) // a destination that went elsewhere
-		}
-	}
-	p.tickets[t] = now
-	return t
-}
-
-// take consumes a ticket; it reports whether the ticket was armed in this process and not yet
-// used.
-func (p *Provider) take(t string) bool {
-	if t == "" {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.tickets[t]
-	delete(p.tickets, t)
-	return ok
-}
-
 func (st State) next() publish.Outcome {
 	raw, _ := json.Marshal(st)
 	return publish.Outcome{Status: publish.StatusUploading, State: raw}
@@ -573,10 +508,4 @@ func extension(ctype string) string {
 		return ".webm"
 	}
 	return ".mp4"
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

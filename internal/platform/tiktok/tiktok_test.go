@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/publish"
 )
@@ -121,8 +122,8 @@ func TestDirectPublish(t *testing.T) {
 				t.Skip("large upload")
 			}
 			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
-			v := newTestVideo(c.size, 12*time.Second, 1080, 1920)
-			d := e.dest("tok", v.media(12*time.Second, 1080, 1920),
+			v := providertest.NewVideo(c.size, 12*time.Second, 1080, 1920)
+			d := e.dest("tok", v.Media(),
 				`{"mode":"direct","title":"Hello #tiktok 🎬","privacy_level":"PUBLIC_TO_EVERYONE","is_aigc":true,"allow_duet":false}`)
 
 			// The first step stores publish_id and upload_url before any byte is sent.
@@ -131,11 +132,11 @@ func TestDirectPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := stateOf(t, out.State)
-			if out.Status != publish.StatusUploading || st.PublishID == "" || !strings.HasPrefix(st.UploadURL, e.base+"/video/") ||
+			if out.Status != publish.StatusUploading || st.PublishID == "" || !strings.HasPrefix(st.UploadURL, e.BaseURL+"/video/") ||
 				st.NextChunk != 0 || st.TotalChunks != len(c.ranges) {
 				t.Fatalf("after init: %s %+v", out.Status, st)
 			}
-			if n := len(e.requests(http.MethodPut, "/video/")); n != 0 {
+			if n := len(e.Requests(http.MethodPut, "/video/")); n != 0 {
 				t.Fatalf("%d chunks sent by the init step", n)
 			}
 
@@ -152,15 +153,15 @@ func TestDirectPublish(t *testing.T) {
 				t.Errorf("outcome %+v, want URL %s", out, wantURL)
 			}
 			var got []string
-			for _, r := range e.requests(http.MethodPut, "/video/") {
-				got = append(got, r.ContentRange)
+			for _, r := range e.Requests(http.MethodPut, "/video/") {
+				got = append(got, r.Header.Get("Content-Range"))
 			}
 			if strings.Join(got, ",") != strings.Join(c.ranges, ",") {
 				t.Errorf("chunks sent:\n%v\nwant\n%v", got, c.ranges)
 			}
 			rec := e.sim.Recorder().Snapshot(nil)
-			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || rec.Uploads[0].Bytes != c.size || rec.Uploads[0].Account != "open_1" {
-				t.Errorf("uploads %+v, want one of %s", rec.Uploads, v.sha256())
+			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || rec.Uploads[0].Bytes != c.size || rec.Uploads[0].Account != "open_1" {
+				t.Errorf("uploads %+v, want one of %s", rec.Uploads, v.SHA256())
 			}
 			if len(rec.Published) != 1 || rec.Published[0].URL != wantURL || rec.Published[0].Text != "Hello #tiktok 🎬" {
 				t.Errorf("published %+v", rec.Published)
@@ -175,8 +176,8 @@ func TestDirectPublish(t *testing.T) {
 func TestInboxMode(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
-	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
-	d := e.dest("tok", v.media(8*time.Second, 720, 1280), `{}`) // the seed's default mode is inbox
+	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
+	d := e.dest("tok", v.Media(), `{}`) // the seed's default mode is inbox
 	out, err := e.run(d, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -185,14 +186,14 @@ func TestInboxMode(t *testing.T) {
 		!strings.Contains(out.Message, "not published until the creator") || !strings.Contains(out.Message, "TikTok app") {
 		t.Fatalf("outcome %+v", out)
 	}
-	if n := len(e.requests(http.MethodPost, "/v2/post/publish/inbox/video/init/")); n != 1 {
+	if n := len(e.Requests(http.MethodPost, "/v2/post/publish/inbox/video/init/")); n != 1 {
 		t.Errorf("%d inbox inits", n)
 	}
-	if n := len(e.requests(http.MethodPost, "/v2/post/publish/video/init/")); n != 0 {
+	if n := len(e.Requests(http.MethodPost, "/v2/post/publish/video/init/")); n != 0 {
 		t.Errorf("%d direct inits", n)
 	}
 	rec := e.sim.Recorder().Snapshot(nil)
-	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || len(rec.Published) != 0 {
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || len(rec.Published) != 0 {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -254,16 +255,13 @@ func TestRefusedBeforeUpload(t *testing.T) {
 			if dur == 0 {
 				dur = 10 * time.Second
 			}
-			v := newTestVideo(mb, dur, 1080, 1920)
-			_, err := e.step(e.dest("tok", v.media(dur, 1080, 1920), c.options))
-			pe := asPublishError(t, err)
-			if pe.Transient || pe.Category != c.category || !strings.Contains(pe.Message, c.message) {
-				t.Fatalf("error %v, want permanent %s with %q", pe, c.category, c.message)
-			}
-			if n := len(e.requests(http.MethodPost, "/init/")); n != c.inits {
+			v := providertest.NewVideo(mb, dur, 1080, 1920)
+			_, err := e.step(e.dest("tok", v.Media(), c.options))
+			providertest.WantError(t, err, c.category, false, c.message)
+			if n := len(e.Requests(http.MethodPost, "/init/")); n != c.inits {
 				t.Errorf("%d inits", n)
 			}
-			if n := len(e.requests(http.MethodPut, "/video/")); n != 0 {
+			if n := len(e.Requests(http.MethodPut, "/video/")); n != 0 {
 				t.Errorf("%d chunks sent", n)
 			}
 		})
@@ -274,8 +272,8 @@ func TestTitleAtLimitAccepted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
 	title := strings.Repeat("😀", 1100) // 2200 UTF-16 units
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	out, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct","title":"`+title+`"}`), 20)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct","title":"`+title+`"}`), 20)
 	if err != nil || out.Status != publish.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
@@ -290,8 +288,8 @@ func TestCreatorSettingsWin(t *testing.T) {
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
 	e.sim.SetCreator("open_1", sim.TikTokCreator{CommentDisabled: true, StitchDisabled: true,
 		PrivacyLevelOptions: []string{"FOLLOWER_OF_CREATOR", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"}})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.Media(), `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
 	out, err := e.run(d, 20)
 	if err != nil || out.Status != publish.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
@@ -311,8 +309,8 @@ func TestCreatorSettingsWin(t *testing.T) {
 func TestModerationPending(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	out, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`), 20)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
 	if err != nil || out.Status != publish.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
@@ -336,12 +334,9 @@ func TestFaults(t *testing.T) {
 			t.Parallel()
 			acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}}
 			e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
-			v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-			_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
-			pe := asPublishError(t, err)
-			if pe.Category != c.category || pe.Transient != c.transient {
-				t.Fatalf("error %v", pe)
-			}
+			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+			_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
+			pe := providertest.WantError(t, err, c.category, c.transient, "")
 			if c.fail == sim.FailRateLimit && pe.RetryAfter != time.Second {
 				t.Errorf("RetryAfter %s", pe.RetryAfter)
 			}
@@ -352,10 +347,9 @@ func TestFaults(t *testing.T) {
 func TestUnknownToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	_, err := e.step(e.dest("expired", v.media(5*time.Second, 1080, 1920), `{}`))
-	if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient ||
-		pe.Status != http.StatusUnauthorized || !strings.Contains(pe.Message, "access_token_invalid") {
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	_, err := e.step(e.dest("expired", v.Media(), `{}`))
+	if pe := providertest.WantError(t, err, publish.CategoryAuthExpired, false, "access_token_invalid"); pe.Status != http.StatusUnauthorized {
 		t.Fatalf("error %v", pe)
 	}
 }
@@ -373,15 +367,15 @@ func TestFlaky(t *testing.T) {
 		return 0.9
 	}
 	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1}, rnd)
-	v := newTestVideo(25*mb, 5*time.Second, 1080, 1920)
-	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	var out publish.Outcome
 	var err error
 	transient := 0
 	for range 60 {
 		out, err = e.step(d)
 		if err != nil {
-			if pe := asPublishError(t, err); !pe.Transient {
+			if pe := providertest.AsError(t, err); !pe.Transient {
 				t.Fatalf("permanent error %v", pe)
 			}
 			transient++
@@ -390,16 +384,16 @@ func TestFlaky(t *testing.T) {
 		if out.Done() {
 			break
 		}
-		e.clock.Advance(out.After)
+		e.Clock.Advance(out.After)
 	}
 	if out.Status != publish.StatusPublished || transient == 0 {
 		t.Fatalf("outcome %+v after %d transient errors (last %v)", out, transient, err)
 	}
 	rec := e.sim.Recorder().Snapshot(nil)
-	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || len(rec.Published) != 1 {
+	if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || len(rec.Published) != 1 {
 		t.Errorf("record %+v", rec)
 	}
-	if n := len(e.requests(http.MethodPost, "/video/init/")); n != 1 {
+	if n := len(e.Requests(http.MethodPost, "/video/init/")); n != 1 {
 		t.Errorf("%d inits", n)
 	}
 }
@@ -408,12 +402,9 @@ func TestReject(t *testing.T) {
 	t.Parallel()
 	acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}}}
 	e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	_, err := e.run(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`), 20)
-	pe := asPublishError(t, err)
-	if pe.Transient || pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "file_format_check_failed") {
-		t.Fatalf("error %v", pe)
-	}
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	_, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
+	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "file_format_check_failed")
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || len(rec.Published) != 0 {
 		t.Errorf("record %+v", rec)
 	}
@@ -424,24 +415,25 @@ func TestReject(t *testing.T) {
 func TestVideoCheckedByTikTok(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
-	v := newTestVideo(mb, 2*time.Second, 1080, 1920)
-	m := v.media(0, 0, 0) // not probed
+	v := providertest.NewVideo(mb, 2*time.Second, 1080, 1920)
+	m := v.Media()
+	m.Duration, m.Width, m.Height = 0, 0, 0 // not probed
 	_, err := e.run(e.dest("tok", m, `{"mode":"direct"}`), 20)
-	if pe := asPublishError(t, err); pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "duration_check_failed") {
+	if pe := providertest.AsError(t, err); pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "duration_check_failed") {
 		t.Fatalf("error %v", pe)
 	}
 }
 
 // failingMedia fails reading after failAfter bytes of the chunk that starts at failAt, once.
 type failingMedia struct {
-	v         *testVideo
+	v         *providertest.Video
 	failAt    int64
 	failAfter int64
 	done      bool
 }
 
 func (f *failingMedia) open(ctx context.Context, off int64) (io.ReadCloser, error) {
-	rc, _ := f.v.open(ctx, off)
+	rc, _ := f.v.Media().Open(ctx, off)
 	if off != f.failAt || f.done {
 		return rc, nil
 	}
@@ -474,9 +466,9 @@ func TestCrashResume(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1})
-			v := newTestVideo(size, 30*time.Second, 1080, 1920)
+			v := providertest.NewVideo(size, 30*time.Second, 1080, 1920)
 			fm := &failingMedia{v: v, failAt: 10 * mb, failAfter: 3 * mb, done: !c.midChunk}
-			m := v.media(30*time.Second, 1080, 1920)
+			m := v.Media()
 			m.Open = fm.open
 			d := e.dest("tok", m, `{"mode":"direct"}`)
 			var states [][]byte
@@ -500,17 +492,17 @@ func TestCrashResume(t *testing.T) {
 				t.Fatalf("after resume: %+v %v", out, err)
 			}
 			rec := e.sim.Recorder().Snapshot(nil)
-			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() || rec.Uploads[0].Bytes != size {
-				t.Errorf("uploads %+v, want one with %s", rec.Uploads, v.sha256())
+			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() || rec.Uploads[0].Bytes != size {
+				t.Errorf("uploads %+v, want one with %s", rec.Uploads, v.SHA256())
 			}
 			if len(rec.Published) != 1 {
 				t.Errorf("published %+v", rec.Published)
 			}
-			if n := len(e.requests(http.MethodPost, "/video/init/")); n != 1 {
+			if n := len(e.Requests(http.MethodPost, "/video/init/")); n != 1 {
 				t.Errorf("%d inits", n)
 			}
 			if !c.midChunk && c.resumeFrom < c.crashAfter {
-				if n := len(e.requests(http.MethodPut, "/video/")); n < 4 {
+				if n := len(e.Requests(http.MethodPut, "/video/")); n < 4 {
 					t.Errorf("only %d PUTs: the lost chunk was not sent again", n)
 				}
 			}
@@ -523,15 +515,15 @@ func TestCrashResume(t *testing.T) {
 func TestUploadURLExpired(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
-	v := newTestVideo(25*mb, 5*time.Second, 1080, 1920)
-	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	for range 2 { // init, chunk 1
 		if _, err := e.step(d); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first := stateOf(t, d.State).PublishID
-	e.clock.Advance(2 * time.Hour)
+	e.Clock.Advance(2 * time.Hour)
 	out, err := e.run(d, 30)
 	if err != nil || out.Status != publish.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
@@ -540,7 +532,7 @@ func TestUploadURLExpired(t *testing.T) {
 	if st.PublishID == first || st.Restarts != 1 {
 		t.Errorf("state %+v", st)
 	}
-	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha256() {
+	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.SHA256() {
 		t.Errorf("uploads %+v", rec.Uploads)
 	}
 }
@@ -550,8 +542,8 @@ func TestUploadURLExpired(t *testing.T) {
 func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
-	v := newTestVideo(3*mb, 5*time.Second, 1080, 1920)
-	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	v := providertest.NewVideo(3*mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	out, err := e.step(d) // init
 	if err != nil {
 		t.Fatal(err)
@@ -561,12 +553,12 @@ func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 	d.State = afterInit
-	e.clock.Advance(3 * time.Hour)
+	e.Clock.Advance(3 * time.Hour)
 	out, err = e.run(d, 10)
 	if err != nil || out.Status != publish.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
-	if n := len(e.requests(http.MethodPut, "/video/")); n != 1 {
+	if n := len(e.Requests(http.MethodPut, "/video/")); n != 1 {
 		t.Errorf("%d PUTs", n)
 	}
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 {
@@ -577,43 +569,40 @@ func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 func TestDailyCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{PostsPerDay: 2}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	for i := range 3 {
-		_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
+		_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
 		if i < 2 {
 			if err != nil {
 				t.Fatalf("post %d: %v", i, err)
 			}
 			continue
 		}
-		pe := asPublishError(t, err)
-		if pe.Category != publish.CategoryQuotaExceeded || pe.Transient || !strings.Contains(pe.Message, "spam_risk_too_many_posts") {
-			t.Fatalf("error %v", pe)
-		}
+		providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "spam_risk_too_many_posts")
 	}
 }
 
 func TestInitRateLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	for i := range 7 {
-		_, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`))
+		_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
 		if i < 6 {
 			if err != nil {
 				t.Fatalf("init %d: %v", i, err)
 			}
-			e.clock.Advance(time.Second)
+			e.Clock.Advance(time.Second)
 			continue
 		}
-		pe := asPublishError(t, err)
+		pe := providertest.AsError(t, err)
 		if pe.Category != publish.CategoryRateLimited || !pe.Transient || pe.Status != http.StatusTooManyRequests ||
 			pe.RetryAfter != 54*time.Second { // the first of the six left the window 54 s later
 			t.Fatalf("error %v (retry after %s)", pe, pe.RetryAfter)
 		}
 	}
-	e.clock.Advance(54 * time.Second)
-	if _, err := e.step(e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)); err != nil {
+	e.Clock.Advance(54 * time.Second)
+	if _, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`)); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}
 }
@@ -622,8 +611,8 @@ func TestInitRateLimit(t *testing.T) {
 func TestDoneStateIsStable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
-	v := newTestVideo(mb, 5*time.Second, 1080, 1920)
-	d := e.dest("tok", v.media(5*time.Second, 1080, 1920), `{"mode":"direct"}`)
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	out, err := e.run(d, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -657,12 +646,12 @@ func TestOptions(t *testing.T) {
 		return o
 	}
 
-	opts, err := e.prov.Options(context.Background(), e.base, map[string]string{"access_token": "tok"})
+	opts, err := e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if acc := option(t, opts, "account"); acc["username"] != "reelaydemo" || acc["name"] != "reelaydemo" ||
-		acc["avatar_url"] != e.base+"/avatar/open_1.jpeg" {
+		acc["avatar_url"] != e.BaseURL+"/avatar/open_1.jpeg" {
 		t.Errorf("account %+v", acc)
 	}
 	if p := option(t, opts, "privacy_level"); fmt.Sprint(p["choices"]) != "[PUBLIC_TO_EVERYONE MUTUAL_FOLLOW_FRIENDS SELF_ONLY]" ||
@@ -685,7 +674,7 @@ func TestOptions(t *testing.T) {
 	}
 
 	// An empty baseURL is the configured one.
-	p := New(Config{BaseURL: e.base + "/", HTTPClient: e.prov.cfg.HTTPClient, Now: e.clock.Now})
+	p := New(Config{BaseURL: e.BaseURL + "/", HTTPClient: e.prov.cfg.HTTPClient, Now: e.Clock.Now})
 	opts, err = p.Options(context.Background(), "", map[string]string{"access_token": "private"})
 	if err != nil {
 		t.Fatal(err)
@@ -705,13 +694,13 @@ func TestOptions(t *testing.T) {
 	if d := option(t, opts, "max_video_post_duration_sec"); d["default"] != 180 {
 		t.Errorf("max_video_post_duration_sec %+v", d)
 	}
-	if n := len(e.requests(http.MethodPost, pathCreatorInfo)); n != 2 {
+	if n := len(e.Requests(http.MethodPost, pathCreatorInfo)); n != 2 {
 		t.Errorf("%d creator_info calls, want 2", n)
 	}
 
 	for _, creds := range []map[string]string{{"access_token": "expired"}, {}} {
-		_, err = e.prov.Options(context.Background(), e.base, creds)
-		if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient {
+		_, err = e.prov.Options(context.Background(), e.BaseURL, creds)
+		if pe := providertest.AsError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient {
 			t.Errorf("credentials %v: error %v", creds, pe)
 		}
 	}
@@ -737,15 +726,15 @@ func TestIdentify(t *testing.T) {
 		},
 	}, Config{})
 	identify := func(token string) (publish.Identity, error) {
-		return e.prov.Identify(context.Background(), e.base, map[string]string{"access_token": token})
+		return e.prov.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": token})
 	}
 
 	id, err := identify("tok")
-	want := publish.Identity{ExternalID: "open_1", Name: "Reelay Demo", Username: "reelaydemo", AvatarURL: e.base + "/avatar/open_1.jpeg"}
+	want := publish.Identity{ExternalID: "open_1", Name: "Reelay Demo", Username: "reelaydemo", AvatarURL: e.BaseURL + "/avatar/open_1.jpeg"}
 	if err != nil || id != want {
 		t.Fatalf("identity %+v, %v; want %+v", id, err, want)
 	}
-	if n := len(e.requests(http.MethodGet, "/v2/user/info/")); n != 1 {
+	if n := len(e.Requests(http.MethodGet, "/v2/user/info/")); n != 1 {
 		t.Errorf("%d user info calls", n)
 	}
 	// Without user.info.profile TikTok refuses username: the basic fields, and the username
@@ -758,8 +747,8 @@ func TestIdentify(t *testing.T) {
 		t.Errorf("user.info.basic and video.upload: %+v, %v", id, err)
 	}
 	// The identity is the creator that Step publishes as.
-	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
-	d := e.dest("tok", v.media(8*time.Second, 720, 1280), `{"mode":"direct"}`)
+	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
+	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	d.Account = id.ExternalID
 	if out, err := e.run(d, 30); err != nil || !out.Done() {
 		t.Fatalf("publish as the identified creator: %+v, %v", out, err)
@@ -781,7 +770,7 @@ func TestIdentify(t *testing.T) {
 		{"busy", publish.CategoryRateLimited, true, "rate_limit_exceeded"},
 	} {
 		_, err := identify(c.token)
-		pe := asPublishError(t, err)
+		pe := providertest.AsError(t, err)
 		if pe.Category != c.category || pe.Transient != c.transient || !strings.Contains(pe.Message, c.contains) {
 			t.Errorf("%q: %+v", c.token, pe)
 		}
@@ -793,14 +782,14 @@ func TestIdentify(t *testing.T) {
 func TestInboxWithUploadScopeOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{Scopes: map[string][]string{"open_1": {"video.upload"}}}, Config{})
-	v := newTestVideo(2*mb, 8*time.Second, 720, 1280)
-	out, err := e.run(e.dest("tok", v.media(8*time.Second, 720, 1280), `{}`), 20)
+	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
+	out, err := e.run(e.dest("tok", v.Media(), `{}`), 20)
 	if err != nil || out.Status != publish.StatusSentToInbox || !strings.Contains(out.Message, "video.upload scope only") {
 		t.Fatalf("inbox: %+v, %v", out, err)
 	}
 	// A direct post needs video.publish.
-	_, err = e.run(e.dest("tok", v.media(8*time.Second, 720, 1280), `{"mode":"direct"}`), 20)
-	if pe := asPublishError(t, err); pe.Category != publish.CategoryAuthExpired || !strings.Contains(pe.Message, "scope_not_authorized") {
+	_, err = e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
+	if pe := providertest.AsError(t, err); pe.Category != publish.CategoryAuthExpired || !strings.Contains(pe.Message, "scope_not_authorized") {
 		t.Fatalf("direct: %+v", pe)
 	}
 }
