@@ -558,11 +558,17 @@ func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
 
 func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v *linkedinVideo) {
 	i, err := strconv.Atoi(r.URL.Query().Get("part"))
-	if err != nil || i < 0 || i >= len(v.parts) {
+	l.mu.Lock()
+	known := err == nil && i >= 0 && i < len(v.parts)
+	var p linkedinPart
+	if known {
+		p = v.parts[i] // parts' etags change under l.mu, while other parts upload
+	}
+	l.mu.Unlock()
+	if !known {
 		uploadError(w, http.StatusNotFound, "Unknown upload part")
 		return
 	}
-	p := v.parts[i]
 	n := p.last - p.first + 1
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/octet-stream" {
 		uploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
