@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -275,41 +276,29 @@ type page struct {
 	AccessToken string `json:"access_token"`
 }
 
-// pages lists the user's Pages with their tokens (GET /me/accounts), following Graph paging.
+// pages lists the user's Pages with their tokens (GET /me/accounts), following Graph's cursors.
 func pages(ctx context.Context, hc *http.Client, apiBase, userToken string) ([]page, error) {
-	next := apiBase + "/me/accounts?" + url.Values{"fields": {"id,name,access_token"}, "limit": {"100"}, "access_token": {userToken}}.Encode()
+	graph := metagraph.New("Facebook", apiBase, userToken, hc)
+	q := url.Values{"fields": {"id,name,access_token"}, "limit": {"100"}}
 	var out []page
-	for next != "" && len(out) < 1000 {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next, nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook pages: %v", err)
-		}
+	for len(out) < 1000 {
 		var body struct {
 			Data   []page `json:"data"`
 			Paging struct {
+				Cursors struct {
+					After string `json:"after"`
+				} `json:"cursors"`
 				Next string `json:"next"`
 			} `json:"paging"`
-			Error *struct {
-				Message string `json:"message"`
-				Code    int    `json:"code"`
-			} `json:"error"`
 		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&body)
-		resp.Body.Close()
-		switch {
-		case body.Error != nil && body.Error.Code == 190:
-			return nil, publish.Permanent(publish.CategoryAuthExpired, resp.StatusCode, "Facebook: %s", body.Error.Message)
-		case body.Error != nil:
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Facebook: %s", body.Error.Message)
-		case err != nil:
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Facebook pages: %v", err)
+		if err := graph.Get(ctx, "/me/accounts", q, &body); err != nil {
+			return nil, metagraph.Classifier{Platform: "Facebook"}.Classify(err)
 		}
 		out = append(out, body.Data...)
-		next = body.Paging.Next
+		if body.Paging.Next == "" || body.Paging.Cursors.After == "" {
+			break
+		}
+		q.Set("after", body.Paging.Cursors.After)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: this Facebook user manages no Page (Reels are published as a Page)", errNothingToConnect)

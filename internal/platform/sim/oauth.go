@@ -474,11 +474,7 @@ func oauthPKCEMatches(challenge, verifier string) bool {
 	return hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge))
 }
 
-func oauthRandom() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func oauthRandom() string { return base64.RawURLEncoding.EncodeToString(randomBytes(24)) }
 
 func oauthJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -11,8 +11,11 @@ package sim
 import (
 	"context"
 	"crypto/hmac"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -263,4 +266,53 @@ func SandboxCredentials(platform, baseURL, account, token string) map[string]str
 // not valid handles, so the underscore becomes a hyphen under a reserved-looking domain.
 func BlueskySandboxHandle(account string) string {
 	return strings.ToLower(strings.ReplaceAll(account, "_", "-")) + ".sandbox.bsky.test"
+}
+
+// What follows is shared by the simulators.
+
+// drainLimit bounds what drain reads: TikTok's largest chunk, more than any simulator's
+// single request body.
+const drainLimit = tiktokMaxFinalChunk + 1
+
+// pruneBefore drops the times at or before cutoff from a sorted list (rate-limit windows).
+func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(times) && !times[i].After(cutoff) {
+		i++
+	}
+	return times[i:]
+}
+
+// uploadError answers a storage host's plain-text error (upload URLs are not the JSON API).
+func uploadError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// drain reads what is left of a request body (at most drainLimit), so the connection can be
+// reused.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+	_ = body.Close()
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = cryptorand.Read(b)
+	return b
+}
+
+func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+
+// randomDigits is n random decimal digits, the first not 0 (numeric ids).
+func randomDigits(n int) string {
+	b := randomBytes(n)
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	if b[0] == '0' {
+		b[0] = '1'
+	}
+	return string(b)
 }

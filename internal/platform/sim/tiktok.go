@@ -56,7 +56,6 @@ package sim
 
 import (
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding"
@@ -550,14 +549,6 @@ func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
 	return 0, false
 }
 
-func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
-	i := 0
-	for i < len(times) && !times[i].After(cutoff) {
-		i++
-	}
-	return times[i:]
-}
-
 func (t *TikTok) creatorOf(acc Account) TikTokCreator {
 	c, ok := t.creators[acc.ID]
 	if !ok {
@@ -997,12 +988,6 @@ func setProgress(w http.ResponseWriter, received, total int64) {
 	w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", received-1, total))
 }
 
-func uploadError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg+"\n")
-}
-
 // parseContentRange parses "bytes FIRST-LAST/TOTAL" strictly.
 func parseContentRange(s string) (first, last, total int64, ok bool) {
 	rest, found := strings.CutPrefix(s, "bytes ")
@@ -1091,30 +1076,6 @@ func writeTikTok(w http.ResponseWriter, status int, data any, code, msg string) 
 			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(randomHex(10)),
 		},
 	})
-}
-
-func drain(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, tiktokMaxFinalChunk+1))
-	_ = body.Close()
-}
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return b
-}
-
-func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
-
-func randomDigits(n int) string {
-	b := randomBytes(n)
-	for i := range b {
-		b[i] = '0' + b[i]%10
-	}
-	if b[0] == '0' {
-		b[0] = '1'
-	}
-	return string(b)
 }
 
 var _ http.Handler = (*TikTok)(nil)
