@@ -246,7 +246,7 @@ func (c *Connector) Complete(ctx context.Context, platformName string, cb Callba
 // apiBase is the platform API's base URL for the calls connect makes itself.
 func (c *Connector) apiBase(platformName string, sandbox bool) string {
 	if sandbox {
-		return c.Access.SimulatorsURL + "/sandbox/" + platformName + c.Access.SandboxAPIPaths[platformName]
+		return c.Access.SandboxAPIBase(platformName)
 	}
 	return "https://graph.facebook.com/" + graphVersion
 }
@@ -259,7 +259,7 @@ func (c *Connector) identifyAndSave(ctx context.Context, ch store.Channel, creds
 	}
 	base := ""
 	if ch.Sandbox {
-		base = c.Access.SimulatorsURL + "/sandbox/" + ch.Platform + c.Access.SandboxAPIPaths[ch.Platform]
+		base = c.Access.SandboxAPIBase(ch.Platform)
 	}
 	who, err := idf.Identify(ctx, base, creds)
 	if err != nil {

@@ -24,6 +24,12 @@ type ChannelAccess struct {
 	SandboxAPIPaths map[string]string
 }
 
+// SandboxAPIBase is the API base URL of platform's simulator: where a sandbox channel's provider
+// calls go.
+func (a ChannelAccess) SandboxAPIBase(platform string) string {
+	return a.SimulatorsURL + "/sandbox/" + platform + a.SandboxAPIPaths[platform]
+}
+
 // CredentialsAD binds sealed credentials to the channel they belong to, so that a sealed value
 // moved to another row does not open.
 func CredentialsAD(c store.Channel) []byte {
@@ -39,7 +45,7 @@ func (a ChannelAccess) Seal(c store.Channel, creds map[string]string) []byte {
 // Open returns the base URL ("" = the provider's default) and credentials of a channel.
 func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]string, err error) {
 	if c.Sandbox {
-		baseURL = a.SimulatorsURL + "/sandbox/" + c.Platform + a.SandboxAPIPaths[c.Platform]
+		baseURL = a.SandboxAPIBase(c.Platform)
 		if len(c.Credentials) == 0 {
 			// A sandbox channel created as such: its token is minted, never stored.
 			token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
