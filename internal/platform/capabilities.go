@@ -47,6 +47,8 @@ type Capabilities struct {
 	Comments bool `json:"comments"`
 	// Replies reports whether a reply can be posted to a comment.
 	Replies bool `json:"replies"`
+	// ReplyText is the length limit of a reply to a comment (Max 0 where there are no replies).
+	ReplyText TextLimit `json:"reply_text"`
 	// Connect is how a channel is connected: "oauth" (consent flow, or a
 	// token pair obtained from one) or "token" (credentials pasted by the user).
 	Connect string `json:"connect"`
@@ -150,9 +152,11 @@ var registry = func() map[string]entry {
 			Thumbnail:    true,
 			UploadMethod: UploadResumable,
 			// Impressions are not in plain YouTube Analytics reports.
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricWatchTime},
-			Comments:         true,
-			Replies:          true,
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricWatchTime},
+			Comments:  true,
+			Replies:   true,
+			// comments.insert: textOriginal, up to 10,000 characters (from memory).
+			ReplyText:        TextLimit{Max: 10000, Unit: UnitCharacters},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			// The publish cap is a quota of the API project, shared by every
@@ -186,9 +190,11 @@ var registry = func() map[string]entry {
 			Thumbnail:    true, // cover_url
 			UploadMethod: UploadPull,
 			// impressions is deprecated for media created after 2024-07-02.
-			Analytics:        []string{MetricViews, MetricReach, MetricLikes, MetricComments, MetricShares, MetricSaves, MetricWatchTime},
-			Comments:         true,
-			Replies:          true,
+			Analytics: []string{MetricViews, MetricReach, MetricLikes, MetricComments, MetricShares, MetricSaves, MetricWatchTime},
+			Comments:  true,
+			Replies:   true,
+			// Instagram comments are capped like captions: 2,200 characters.
+			ReplyText:        TextLimit{Max: 2200, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			// Current Graph API documentation: 100 API-published posts per
@@ -260,11 +266,13 @@ var registry = func() map[string]entry {
 				"commentary": {Max: 3000, Unit: UnitUTF16},
 				"title":      {Max: 200, Unit: UnitUTF16},
 			},
-			Thumbnail:        true, // uploadThumbnail at initializeUpload
-			UploadMethod:     UploadChunked,
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    true, // uploadThumbnail at initializeUpload
+			UploadMethod: UploadChunked,
+			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
+			Comments:     true,
+			Replies:      true,
+			// Comments API: message text up to 1,250 characters.
+			ReplyText:        TextLimit{Max: 1250, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			PostsPerDay:      150,
@@ -313,11 +321,13 @@ var registry = func() map[string]entry {
 				// bytes is never below it, so bytes is the stricter reading.
 				"text": {Max: 500, Unit: UnitBytes},
 			},
-			Thumbnail:        false,
-			UploadMethod:     UploadPull,
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricShares},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    false,
+			UploadMethod: UploadPull,
+			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			Comments:     true,
+			Replies:      true,
+			// A reply is a Threads post: the same 500 limit as text.
+			ReplyText:        TextLimit{Max: 500, Unit: UnitBytes},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			PostsPerDay:      250, // plus 1000 replies, per rolling 24 hours
@@ -340,11 +350,13 @@ var registry = func() map[string]entry {
 				"description": {Max: 5000, Unit: UnitUTF16},
 				"title":       {Max: 200, Unit: UnitUTF16},
 			},
-			Thumbnail:        false,
-			UploadMethod:     UploadResumable,
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricReach, MetricWatchTime},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    false,
+			UploadMethod: UploadResumable,
+			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricReach, MetricWatchTime},
+			Comments:     true,
+			Replies:      true,
+			// Graph comments: message up to 8,000 characters (from memory).
+			ReplyText:        TextLimit{Max: 8000, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			PostsPerDay:      30, // API-published Reels per Page per 24 hours
@@ -364,11 +376,13 @@ var registry = func() map[string]entry {
 				// graphemes are the limit users meet.
 				"text": {Max: 300, Unit: UnitGraphemes},
 			},
-			Thumbnail:        false,
-			UploadMethod:     UploadDirect,
-			Analytics:        []string{MetricLikes, MetricComments, MetricShares},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    false,
+			UploadMethod: UploadDirect,
+			Analytics:    []string{MetricLikes, MetricComments, MetricShares},
+			Comments:     true,
+			Replies:      true,
+			// A reply is a post record: 300 graphemes.
+			ReplyText:        TextLimit{Max: 300, Unit: UnitGraphemes},
 			Connect:          ConnectToken,
 			CredentialFields: []string{"handle", "app_password", "pds_url"},
 			// The video service allows 25 videos or 10 GB per day.
@@ -395,18 +409,21 @@ var registry = func() map[string]entry {
 				// is also the stricter of the plausible units.
 				"caption": {Max: 1024, Unit: UnitUTF16},
 			},
-			Thumbnail:        true,
-			UploadMethod:     UploadMultipart,
-			Analytics:        []string{},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    true,
+			UploadMethod: UploadMultipart,
+			Analytics:    []string{},
+			// Comments live in the channel's linked discussion group, which the Bot API
+			// hands a bot only as live updates (getUpdates or a webhook): there is no way
+			// to read a post's comments after the fact.
+			Comments:         false,
+			Replies:          false,
 			Connect:          ConnectToken,
 			CredentialFields: []string{"bot_token", "chat_id"},
 			Notes: []string{
 				"the bot must be an administrator of the channel",
 				"Telegram clients play MP4; other formats arrive as documents",
 				"the thumbnail must be a JPEG of at most 200 kB and 320 px a side",
-				"comments exist only in the channel's linked discussion group",
+				"comments exist only in the channel's linked discussion group, which reelay does not read",
 				"about 1 message per second per chat",
 				"the Bot API offers no analytics",
 			},
@@ -450,11 +467,13 @@ var registry = func() map[string]entry {
 				// (checked in Mastodon's source); 500 is the stock maximum.
 				"text": {Max: 500, Unit: UnitGraphemes},
 			},
-			Thumbnail:        true,
-			UploadMethod:     UploadMultipart,
-			Analytics:        []string{MetricLikes, MetricComments, MetricShares},
-			Comments:         true,
-			Replies:          true,
+			Thumbnail:    true,
+			UploadMethod: UploadMultipart,
+			Analytics:    []string{MetricLikes, MetricComments, MetricShares},
+			Comments:     true,
+			Replies:      true,
+			// A reply is a status: the stock 500.
+			ReplyText:        TextLimit{Max: 500, Unit: UnitGraphemes},
 			Connect:          ConnectToken,
 			CredentialFields: []string{"instance_url", "access_token"},
 			Notes: []string{
@@ -478,9 +497,11 @@ var registry = func() map[string]entry {
 			Thumbnail:    true, // video_poster_url
 			UploadMethod: UploadMultipart,
 			// view_count is usually null.
-			Analytics:        []string{MetricLikes, MetricComments},
-			Comments:         true,
-			Replies:          true,
+			Analytics: []string{MetricLikes, MetricComments},
+			Comments:  true,
+			Replies:   true,
+			// api/comment: 10,000 characters.
+			ReplyText:        TextLimit{Max: 10000, Unit: UnitCharacters},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			Notes: []string{

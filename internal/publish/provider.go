@@ -167,3 +167,14 @@ type Identity struct {
 	Username   string
 	AvatarURL  string
 }
+
+// Channel is a connected account as a provider sees it outside publishing: reading its
+// items' figures and comments, answering comments.
+type Channel struct {
+	// Account is the channel's id on the platform (external_account_id).
+	Account string
+	// Credentials are the channel's platform credentials, unsealed.
+	Credentials map[string]string
+	// BaseURL is the platform API's base URL (the simulator's for sandbox channels).
+	BaseURL string
+}
