@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Error is an error a client is meant to see. Err, when set, is the underlying cause: it is
@@ -21,7 +22,9 @@ type Error struct {
 	// Extra holds top-level members added to the error body, such as the post_id of the post a
 	// duplicate request collides with.
 	Extra map[string]any
-	Err   error
+	// RetryAfter, when set, is sent as the Retry-After header (a 429 passing on a platform's).
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {

@@ -17,10 +17,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
@@ -189,6 +191,17 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Providers: providers, RetryAttempts: cfg.RetryAttempts, RetryBaseDelay: cfg.RetryBaseDelay,
 		Tokens: connector,
 	}
+	caller := publish.ChannelCaller{Access: access, Tokens: connector, Store: st}
+	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]analytics.Source{}, Log: log.With("component", "analytics")}
+	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]inbox.Source{}, Log: log.With("component", "inbox")}
+	for name, prov := range providers {
+		if src, ok := prov.(analytics.Source); ok {
+			syncer.Sources[name] = src
+		}
+		if src, ok := prov.(inbox.Source); ok {
+			comments.Sources[name] = src
+		}
+	}
 	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: worker.Timeout(nil)}
 	if cfg.Role != config.RoleAPI {
 		queueCfg.Workers = river.NewWorkers()
@@ -198,7 +211,9 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, Log: log.With("component", "housekeeping")})
 		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: connector, Log: log.With("component", "connect")})
-		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob()}
+		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncer: syncer})
+		river.AddWorker(queueCfg.Workers, &inbox.SyncWorker{Service: comments})
+		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob(), inbox.SyncJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: 1000},
@@ -246,6 +261,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
+		Analytics: syncer, Inbox: comments,
 	})
 	return a, nil
 }

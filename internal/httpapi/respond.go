@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/reelay/reelay/internal/apierr"
@@ -57,6 +59,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	for k, v := range ae.Extra {
 		body[k] = v
+	}
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 	}
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="reelay"`)

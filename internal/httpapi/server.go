@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
+	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -64,6 +66,10 @@ type Options struct {
 	// where the OAuth callback sends the browser ("" answers a page).
 	Connector        *connect.Connector
 	ConnectReturnURL string
+	// Analytics reads figures from the platforms when a sync is asked for; Inbox reads comments
+	// and posts replies.
+	Analytics *analytics.Syncer
+	Inbox     *inbox.Service
 }
 
 // Server is the HTTP API.
@@ -87,6 +93,8 @@ type Server struct {
 	connector      *connect.Connector
 	// connectReturnURL: see Options.
 	connectReturnURL string
+	analytics        *analytics.Syncer
+	inbox            *inbox.Service
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -101,6 +109,7 @@ func New(o Options) *Server {
 		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
+		analytics: o.Analytics, inbox: o.Inbox,
 		mux: http.NewServeMux(), methods: map[string][]string{},
 	}
 	if s.log == nil {
@@ -145,6 +154,11 @@ func (s *Server) routes() {
 	s.private("DELETE "+APIPrefix+"/posts/{id}", s.cancelPost)
 	s.private("POST "+APIPrefix+"/posts/{id}/retry", s.retryPost)
 	s.private("GET "+APIPrefix+"/account/usage", s.accountUsage)
+	s.private("GET "+APIPrefix+"/analytics/overview", s.analyticsOverview)
+	s.private("GET "+APIPrefix+"/analytics/metrics", s.analyticsMetrics)
+	s.private("POST "+APIPrefix+"/analytics/sync", s.analyticsSync)
+	s.private("GET "+APIPrefix+"/inbox/comments", s.listComments)
+	s.private("POST "+APIPrefix+"/inbox/reply", s.replyToComment)
 	s.public("GET "+APIPrefix+"/media/{id}", s.serveMedia)
 
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)

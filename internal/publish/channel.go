@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -64,4 +65,73 @@ func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]s
 		return "", nil, fmt.Errorf("channel %s: credentials: %w", c.ID, err)
 	}
 	return baseURL, creds, nil
+}
+
+// ChannelCaller runs calls to a channel's platform outside publishing (reading figures and
+// comments, replying): it renews the channel's token when due, opens its credentials, and when
+// the platform refuses the token renews it once and repeats the call, as the publisher does.
+type ChannelCaller struct {
+	Access ChannelAccess
+	// Tokens renews OAuth tokens; nil never renews.
+	Tokens TokenRefresher
+	Store  *store.Store
+}
+
+// Call runs fn against ch. A channel already marked reauth_required is not called; a refusal
+// that survives a renewal marks it so. Errors are *Error values.
+func (c ChannelCaller) Call(ctx context.Context, ch store.Channel, fn func(Channel) error) error {
+	if ch.Status == store.ChannelReauthRequired {
+		return Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", ch.Platform)
+	}
+	if c.Tokens != nil {
+		fresh, err := c.Tokens.Refresh(ctx, ch, false)
+		switch {
+		case err == nil:
+			ch = fresh
+		case !AsError(err).Transient:
+			return AsError(err)
+		}
+		// A transient failure leaves the old token, which may well still work.
+	}
+	open := func() (Channel, error) {
+		base, creds, err := c.Access.Open(ch)
+		if err != nil {
+			return Channel{}, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err)
+		}
+		return Channel{Account: ch.ExternalAccountID, Credentials: creds, BaseURL: base}, nil
+	}
+	pc, err := open()
+	if err != nil {
+		return err
+	}
+	err = fn(pc)
+	if err == nil {
+		return nil
+	}
+	pe := AsError(err)
+	if pe.Category != CategoryAuthExpired {
+		return pe
+	}
+	if c.Tokens != nil {
+		fresh, rerr := c.Tokens.Refresh(ctx, ch, true)
+		if rerr != nil && AsError(rerr).Transient {
+			return AsError(rerr)
+		}
+		if rerr == nil {
+			ch = fresh
+			if pc, err = open(); err != nil {
+				return err
+			}
+			if err = fn(pc); err == nil {
+				return nil
+			}
+			if pe = AsError(err); pe.Category != CategoryAuthExpired {
+				return pe
+			}
+		}
+	}
+	if serr := c.Store.SetChannelStatus(context.WithoutCancel(ctx), ch.ID, store.ChannelReauthRequired); serr != nil {
+		return fmt.Errorf("%w (and marking the channel failed: %v)", pe, serr)
+	}
+	return pe
 }

@@ -89,6 +89,11 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 		if err != nil {
 			return fmt.Errorf("store: save step: %w", err)
 		}
+		if u.Status == DestPublished {
+			if err := tx.addPublishedItem(ctx, id, t); err != nil {
+				return err
+			}
+		}
 		// Moves between unsettled statuses leave a post that has fired processing; only a
 		// destination settling, or a post still marked scheduled, can change its status.
 		if !Settled(u.Status) && postStatusNow != PostScheduled {

@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// commentJSON is a Comment as the API shows it: the seed's fields (id, platform, author, text,
+// created_at) and where it sits.
+type commentJSON struct {
+	ID        string    `json:"id"`
+	Platform  string    `json:"platform"`
+	Author    string    `json:"author"`
+	Text      string    `json:"text"`
+	CreatedAt time.Time `json:"created_at"`
+	PostID    string    `json:"post_id"`
+	ChannelID string    `json:"channel_id"`
+	// ParentID is reelay's id of the comment this one answers, null for a comment on the post.
+	ParentID          *string `json:"parent_id"`
+	LikeCount         *int64  `json:"like_count"`
+	Own               bool    `json:"own"`
+	PlatformCommentID string  `json:"platform_comment_id"`
+}
+
+func toCommentJSON(c store.Comment) commentJSON {
+	out := commentJSON{
+		ID: c.ID, Platform: c.Platform, Author: c.Author, Text: c.Text, CreatedAt: c.CreatedAt, PostID: c.PostID,
+		ChannelID: c.ChannelID, LikeCount: c.LikeCount, Own: c.Own, PlatformCommentID: c.PlatformID,
+	}
+	if c.ParentID != "" {
+		out.ParentID = &c.ParentID
+	}
+	return out
+}
+
+// listComments answers the stored comments, newest first; refresh=true reads the platforms
+// first (bounded in time, like POST /analytics/sync).
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var fields apierr.Fields
+	f := store.CommentFilter{
+		Platform:  q.Get("platform"),
+		ProjectID: firstParam(q, "project_id", "projectId"),
+		PostID:    firstParam(q, "post_id", "postId"),
+	}
+	if f.Platform == "all" {
+		f.Platform = ""
+	}
+	if f.Platform != "" && !platform.Valid(f.Platform) {
+		fields.Add("platform", "must be all or a platform reelay knows")
+	}
+	if f.ProjectID != "" && !store.ValidID(f.ProjectID) {
+		fields.Add("project_id", "must be a UUID")
+	}
+	if f.PostID != "" && !store.ValidID(f.PostID) {
+		fields.Add("post_id", "must be a UUID")
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			t, err = time.Parse(time.DateOnly, v)
+		}
+		if err != nil {
+			fields.Add("since", "must be a time as RFC 3339 or a date as YYYY-MM-DD")
+		}
+		f.Since = &t
+	}
+	refresh := q.Get("refresh")
+	if refresh != "" && refresh != "true" && refresh != "false" {
+		fields.Add("refresh", "must be true or false")
+	}
+	limit, err := limitQuery(r, 50, 200)
+	if err != nil {
+		return err
+	}
+	f.Limit = limit + 1
+	if c := q.Get("cursor"); c != "" {
+		t, id, ok := decodeCursor(c)
+		if !ok {
+			fields.Add("cursor", "is not a cursor this server handed out")
+		}
+		f.AfterTime, f.AfterID = &t, id
+	}
+	if err := fields.Err(); err != nil {
+		return err
+	}
+	accountID := mustPrincipal(r).AccountID
+	if f.ProjectID != "" {
+		if _, err := s.ownProject(r, f.ProjectID); err != nil {
+			return err
+		}
+	}
+	body := map[string]any{"success": true}
+	if refresh == "true" {
+		ctx, cancel := context.WithTimeout(r.Context(), syncTimeout)
+		defer cancel()
+		af := store.AudienceFilter{AccountID: accountID, ProjectID: f.ProjectID, PostID: f.PostID, Limit: maxSyncDestinations}
+		if f.Platform != "" {
+			af.Platforms = []string{f.Platform}
+		}
+		sum, err := s.inbox.Sync(ctx, af)
+		if err != nil {
+			return err
+		}
+		sum.Errors = nonNil(sum.Errors)
+		body["sync"] = sum
+	}
+	comments, err := s.store.ListComments(r.Context(), accountID, f)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if len(comments) > limit {
+		comments = comments[:limit]
+		last := comments[limit-1]
+		c := encodeCursor(last.CreatedAt, last.ID)
+		next = &c
+	}
+	out := make([]commentJSON, len(comments))
+	for i, c := range comments {
+		out[i] = toCommentJSON(c)
+	}
+	body["comments"] = out
+	body["next_cursor"] = next
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// replyToComment posts a reply on the comment's platform, as the channel the comment was read
+// through, and answers the stored reply.
+func (s *Server) replyToComment(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		CommentID string `json:"commentId"`
+		Platform  string `json:"platform"`
+		ReplyText string `json:"replyText"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	reply, err := s.inbox.Reply(r.Context(), mustPrincipal(r).AccountID, body.CommentID, body.Platform, body.ReplyText)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("comment")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "reply": toCommentJSON(reply)})
+	return nil
+}

@@ -1,0 +1,272 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/reelay/reelay/internal/analytics"
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Service reads comments from the platforms into the store (on request and from the periodic
+// job, on the schedule figures are read on) and posts replies on the origin platform.
+type Service struct {
+	Store  *store.Store
+	Caller publish.ChannelCaller
+	// Sources are the providers with a comments API, by platform.
+	Sources map[string]Source
+	Log     *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// maxItemsPerChannel bounds the items of one channel read in one sync: each is a call or more.
+const maxItemsPerChannel = 50
+
+// Sync reads the comments on the targets f selects (Kind is set here), channel by channel.
+// A channel that fails is reported in the summary while the others go on; only a failure of the
+// store itself is an error.
+func (s *Service) Sync(ctx context.Context, f store.AudienceFilter) (analytics.Summary, error) {
+	f.Kind = store.ReadComments
+	targets, err := s.Store.AudienceTargets(ctx, f)
+	if err != nil {
+		return analytics.Summary{}, err
+	}
+	var (
+		mu  sync.Mutex
+		sum analytics.Summary
+	)
+	err = analytics.EachChannel(ctx, targets, func(ctx context.Context, group []store.AudienceTarget) error {
+		r, err := s.syncChannel(ctx, group)
+		mu.Lock()
+		sum.Add(r)
+		mu.Unlock()
+		return err
+	})
+	sum.SortErrors()
+	return sum, err
+}
+
+// syncChannel reads the comments on one channel's items, one item after another; the first
+// failure stops the channel (a rate limit would only be hit again).
+func (s *Service) syncChannel(ctx context.Context, group []store.AudienceTarget) (analytics.Summary, error) {
+	first := group[0]
+	ids := destinationIDs(group)
+	if ctx.Err() != nil {
+		return analytics.Summary{Pending: len(group)}, nil
+	}
+	src := s.Sources[first.Platform]
+	if src == nil {
+		return analytics.Summary{Unavailable: len(group)}, s.Store.SetAudienceSchedule(ctx, store.ReadComments, ids, "", nil)
+	}
+	ch, err := s.Store.ChannelByID(ctx, first.ChannelID)
+	if errors.Is(err, store.ErrNotFound) {
+		return analytics.Summary{Unavailable: len(group)}, s.Store.SetAudienceSchedule(ctx, store.ReadComments, ids, "the channel was disconnected", nil)
+	}
+	if err != nil {
+		return analytics.Summary{}, err
+	}
+	var sum analytics.Summary
+	if len(group) > maxItemsPerChannel {
+		sum.Pending += len(group) - maxItemsPerChannel
+		group = group[:maxItemsPerChannel]
+	}
+	for i, t := range group {
+		if ctx.Err() != nil {
+			sum.Pending += len(group) - i
+			return sum, nil
+		}
+		var got []Comment
+		callErr := s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+			var err error
+			got, err = src.Comments(ctx, pc, t.ExternalID)
+			return err
+		})
+		now := s.now().UTC().Truncate(time.Microsecond)
+		if callErr != nil {
+			if ctx.Err() != nil && errors.Is(callErr, ctx.Err()) {
+				sum.Pending += len(group) - i
+				return sum, nil
+			}
+			pe := publish.AsError(callErr)
+			rest := destinationIDs(group[i:])
+			sum.Failed += len(rest)
+			sum.Errors = append(sum.Errors, analytics.ChannelErr{Platform: t.Platform, ChannelID: t.ChannelID,
+				Category: pe.Category, Message: pe.Message, Destinations: len(rest)})
+			if s.Log != nil {
+				s.Log.Warn("reading comments failed", "platform", t.Platform, "channel", t.ChannelID, "category", pe.Category, "error", pe.Message)
+			}
+			next := analytics.RetryAt(pe, t.PublishedAt, now)
+			return sum, s.Store.SetAudienceSchedule(context.WithoutCancel(ctx), store.ReadComments, rest, pe.Message, &next)
+		}
+		rows := make([]store.Comment, len(got))
+		for j, c := range got {
+			rows[j] = storeComment(c)
+		}
+		if _, err := s.Store.SaveComments(ctx, t, rows, now, analytics.NextRead(t.PublishedAt, now)); err != nil {
+			return sum, err
+		}
+		sum.Synced++
+	}
+	return sum, nil
+}
+
+func destinationIDs(group []store.AudienceTarget) []string {
+	ids := make([]string, len(group))
+	for i, t := range group {
+		ids[i] = t.DestinationID
+	}
+	return ids
+}
+
+func storeComment(c Comment) store.Comment {
+	return store.Comment{
+		PlatformID: c.ID, ParentPlatformID: c.ParentID, Author: c.Author, Text: c.Text,
+		LikeCount: c.LikeCount, Own: c.Own, CreatedAt: c.CreatedAt,
+	}
+}
+
+// Reply posts text on the origin platform in answer to one of the account's comments, and
+// stores the reply. Bad input (an unknown comment, a platform mismatch, an empty or over-long
+// text) is refused before anything reaches the platform.
+func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName, text string) (store.Comment, error) {
+	var f apierr.Fields
+	text = strings.TrimSpace(text)
+	if text == "" {
+		f.Add("replyText", "is required")
+	}
+	if platformName == "" {
+		f.Add("platform", "is required")
+	}
+	if commentID == "" {
+		f.Add("commentId", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return store.Comment{}, err
+	}
+	parent, err := s.Store.GetComment(ctx, accountID, commentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Comment{}, apierr.NotFound("comment")
+	}
+	if err != nil {
+		return store.Comment{}, err
+	}
+	if parent.Platform != platformName {
+		return store.Comment{}, apierr.Field("platform", fmt.Sprintf("the comment is on %s", parent.Platform))
+	}
+	caps, _ := platform.CapabilitiesOf(parent.Platform)
+	src := s.Sources[parent.Platform]
+	if !caps.Replies || src == nil {
+		return store.Comment{}, apierr.Field("platform", fmt.Sprintf("%s does not take replies through its API", platform.DisplayName(parent.Platform)))
+	}
+	if !caps.ReplyText.Check(text) {
+		return store.Comment{}, apierr.Field("replyText", fmt.Sprintf("is longer than %s allows (%d %s, this is %d)",
+			platform.DisplayName(parent.Platform), caps.ReplyText.Max, caps.ReplyText.Unit, caps.ReplyText.Count(text)))
+	}
+	item, err := s.Store.PublishedItem(ctx, parent.DestinationID)
+	if err != nil {
+		return store.Comment{}, err
+	}
+	ch, err := s.Store.ChannelByID(ctx, parent.ChannelID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Comment{}, apierr.New(http.StatusConflict, apierr.CodeInvalidState, "the comment's channel was disconnected; reconnect it to reply")
+	}
+	if err != nil {
+		return store.Comment{}, err
+	}
+	to := Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
+	var reply Comment
+	err = s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+		var err error
+		reply, err = src.Reply(ctx, pc, item.ExternalID, to, text)
+		return err
+	})
+	if err != nil {
+		return store.Comment{}, upstreamError(parent.Platform, err)
+	}
+	if reply.ParentID == "" {
+		reply.ParentID = parent.PlatformID
+	}
+	if reply.CreatedAt.IsZero() {
+		reply.CreatedAt = s.now()
+	}
+	return s.Store.SaveReply(ctx, parent, storeComment(reply))
+}
+
+// upstreamError turns a platform's failure to take a reply into the API's answer: its refusal
+// of the request is the caller's to fix (400), a rate limit says when to come back (429), and
+// anything else is the platform's trouble (502).
+func upstreamError(platformName string, err error) error {
+	pe := publish.AsError(err)
+	name := platform.DisplayName(platformName)
+	switch {
+	case pe.Category == publish.CategoryRateLimited || pe.Category == publish.CategoryQuotaExceeded:
+		ae := apierr.Newf(http.StatusTooManyRequests, apierr.CodeRateLimited, "%s limited the rate: %s", name, pe.Message).Wrap(err)
+		if pe.RetryAfter > 0 {
+			ae.RetryAfter = pe.RetryAfter
+		}
+		return ae
+	case !pe.Transient && pe.Category != publish.CategoryAuthExpired && pe.Category != publish.CategoryInternal:
+		return apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed, "%s refused the reply: %s", name, pe.Message).Wrap(err)
+	default:
+		return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s", name, pe.Message).Wrap(err)
+	}
+}
+
+// SyncArgs is the periodic job that reads the comments that are due.
+type SyncArgs struct{}
+
+// Kind names the job for River.
+func (SyncArgs) Kind() string { return "inbox_sync" }
+
+// SyncWorker works SyncArgs: one bounded round of due reads.
+type SyncWorker struct {
+	river.WorkerDefaults[SyncArgs]
+	Service *Service
+	// Batch bounds the destinations one round reads (default 200).
+	Batch int
+}
+
+// Work reads the due comments.
+func (w *SyncWorker) Work(ctx context.Context, _ *river.Job[SyncArgs]) error {
+	now := w.Service.now()
+	batch := w.Batch
+	if batch <= 0 {
+		batch = 200
+	}
+	ctx, cancel := context.WithTimeout(ctx, 50*time.Second)
+	defer cancel()
+	sum, err := w.Service.Sync(ctx, store.AudienceFilter{DueBy: &now, Limit: batch})
+	if err != nil {
+		return fmt.Errorf("inbox sync: %w", err)
+	}
+	if w.Service.Log != nil && sum.Synced+sum.Failed > 0 {
+		w.Service.Log.Info("comments read", "items", sum.Synced, "failed", sum.Failed, "pending", sum.Pending)
+	}
+	return nil
+}
+
+// SyncJob runs SyncWorker every minute.
+func SyncJob() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+		func() (river.JobArgs, *river.InsertOpts) { return SyncArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "inbox_sync"})
+}

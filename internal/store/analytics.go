@@ -1,0 +1,487 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Figures are a published destination's metrics at one reading. A nil field is a figure the
+// platform does not give: stored as NULL, which SQL's SUM skips, so that a total is NULL only
+// when no destination gave the figure, and is never a zero made up of missing values.
+type Figures struct {
+	Views            *int64
+	Likes            *int64
+	Comments         *int64
+	Shares           *int64
+	Impressions      *int64
+	Reach            *int64
+	Saves            *int64
+	WatchTimeSeconds *int64
+}
+
+// figureColumns are the columns of Figures, in its field order, in published_items and
+// metric_samples alike.
+const figureColumns = `views, likes, comments, shares, impressions, reach, saves, watch_time_seconds`
+
+func (f *Figures) fields() []**int64 {
+	return []**int64{&f.Views, &f.Likes, &f.Comments, &f.Shares, &f.Impressions, &f.Reach, &f.Saves, &f.WatchTimeSeconds}
+}
+
+// args are the figures as SQL arguments (nil for NULL).
+func (f Figures) args() []any {
+	out := make([]any, 0, 8)
+	for _, p := range f.fields() {
+		if *p == nil {
+			out = append(out, nil)
+		} else {
+			out = append(out, **p)
+		}
+	}
+	return out
+}
+
+// scanTargets are what scanning figures reads into; apply stores them in f.
+type figureScan [8]sql.NullInt64
+
+func (s *figureScan) dest() []any {
+	out := make([]any, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}
+
+func (s *figureScan) apply(f *Figures) {
+	for i, p := range f.fields() {
+		if s[i].Valid {
+			v := s[i].Int64
+			*p = &v
+		} else {
+			*p = nil
+		}
+	}
+}
+
+// Equal reports whether two readings are the same figure for figure (nil equals only nil).
+func (f Figures) Equal(g Figures) bool {
+	a, b := f.fields(), g.fields()
+	for i := range a {
+		x, y := *a[i], *b[i]
+		if (x == nil) != (y == nil) || (x != nil && *x != *y) {
+			return false
+		}
+	}
+	return true
+}
+
+// Kinds of audience reads: a published item's figures and its comments are read on schedules
+// of their own.
+const (
+	ReadMetrics  = "metrics"
+	ReadComments = "comments"
+)
+
+// addPublishedItem starts following a destination that has just been published: its figures
+// and comments become due at once.
+func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
+		channel_id, platform, published_at, metrics_next_at, comments_next_at)
+		SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $1, $1, $1
+		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $2
+		ON CONFLICT (destination_id) DO NOTHING`, at, destinationID)
+	if err != nil {
+		return fmt.Errorf("store: follow published destination: %w", err)
+	}
+	return nil
+}
+
+// AudienceTarget is a published destination whose figures or comments are to be read.
+type AudienceTarget struct {
+	DestinationID string
+	AccountID     string
+	ProjectID     string
+	PostID        string
+	ChannelID     string
+	Platform      string
+	// ExternalID is the platform's id of the published item.
+	ExternalID  string
+	PublishedAt time.Time
+}
+
+const audienceTargetSelect = `i.destination_id, i.account_id, i.project_id, i.post_id, i.channel_id, i.platform,
+	d.external_id, i.published_at FROM published_items i JOIN destinations d ON d.id = i.destination_id`
+
+func scanAudienceTarget(r scanner) (AudienceTarget, error) {
+	var t AudienceTarget
+	err := r.Scan(&t.DestinationID, &t.AccountID, &t.ProjectID, &t.PostID, &t.ChannelID, &t.Platform, &t.ExternalID, &t.PublishedAt)
+	return t, err
+}
+
+// AudienceFilter selects the targets of a read.
+type AudienceFilter struct {
+	// Kind is ReadMetrics or ReadComments.
+	Kind string
+	// AccountID limits the read to one account ("" = all, for the periodic job); PostID and
+	// ProjectID narrow it further, Platforms to some platforms.
+	AccountID string
+	ProjectID string
+	PostID    string
+	Platforms []string
+	// DueBy keeps only targets whose next read is due by then (the periodic job); nil takes
+	// every target still followed, newest first (a sync asked for).
+	DueBy *time.Time
+	Limit int
+}
+
+// AudienceTargets lists the published destinations to read.
+func (s *Store) AudienceTargets(ctx context.Context, f AudienceFilter) ([]AudienceTarget, error) {
+	next := "i.metrics_next_at"
+	if f.Kind == ReadComments {
+		next = "i.comments_next_at"
+	}
+	q := newWhere()
+	q.add(next + " IS NOT NULL")
+	if f.AccountID != "" {
+		if !ValidID(f.AccountID) {
+			return nil, nil
+		}
+		q.add("i.account_id = ?", f.AccountID)
+	}
+	if f.ProjectID != "" {
+		if !ValidID(f.ProjectID) {
+			return nil, nil
+		}
+		q.add("i.project_id = ?", f.ProjectID)
+	}
+	if f.PostID != "" {
+		if !ValidID(f.PostID) {
+			return nil, nil
+		}
+		q.add("i.post_id = ?", f.PostID)
+	}
+	if len(f.Platforms) > 0 {
+		q.in("i.platform", f.Platforms)
+	}
+	order := "i.published_at DESC, i.destination_id"
+	if f.DueBy != nil {
+		q.add(next+" <= ?", *f.DueBy)
+		order = next
+	}
+	targets, err := collect(scanAudienceTarget)(s.read.QueryContext(ctx, `SELECT `+audienceTargetSelect+`
+		WHERE `+q.sql()+` ORDER BY `+order+q.limit(f.Limit), q.args...))
+	if err != nil {
+		return nil, fmt.Errorf("store: audience targets: %w", err)
+	}
+	return targets, nil
+}
+
+// Reading is one destination's figures as read at At; Next is when they are next due.
+type Reading struct {
+	DestinationID string
+	Figures       Figures
+	At            time.Time
+	Next          time.Time
+}
+
+// SaveReadings stores figures read from a platform, in one transaction. A figure the platform
+// gave before but left out this time keeps its last value (platforms lag and skip figures
+// now and then; a figure never disappears); the time series gains a sample only when the
+// figures changed.
+func (s *Store) SaveReadings(ctx context.Context, readings []Reading) error {
+	if len(readings) == 0 {
+		return nil
+	}
+	return s.InTx(ctx, func(tx *Tx) error {
+		for _, r := range readings {
+			var before figureScan
+			err := tx.tx.QueryRowContext(ctx, `SELECT `+figureColumns+` FROM published_items WHERE destination_id = $1`,
+				r.DestinationID).Scan(before.dest()...)
+			if err != nil {
+				return fmt.Errorf("store: read figures: %w", notFound(err))
+			}
+			var old Figures
+			before.apply(&old)
+			merged := r.Figures
+			for i, p := range merged.fields() {
+				if *p == nil {
+					*p = *old.fields()[i]
+				}
+			}
+			args := append(merged.args(), r.At, r.Next, r.DestinationID)
+			_, err = tx.tx.ExecContext(ctx, `UPDATE published_items SET views = $1, likes = $2, comments = $3, shares = $4,
+				impressions = $5, reach = $6, saves = $7, watch_time_seconds = $8, metrics_synced_at = $9,
+				metrics_next_at = $10, metrics_error = '' WHERE destination_id = $11`, args...)
+			if err != nil {
+				return fmt.Errorf("store: save figures: %w", err)
+			}
+			if merged.Equal(old) {
+				continue
+			}
+			_, err = tx.tx.ExecContext(ctx, `INSERT INTO metric_samples (destination_id, captured_at, `+figureColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				ON CONFLICT (destination_id, captured_at) DO NOTHING`,
+				append([]any{r.DestinationID, r.At}, r.Figures.args()...)...)
+			if err != nil {
+				return fmt.Errorf("store: save sample: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// SetAudienceSchedule records the outcome of a read that brought nothing to store: msg is the
+// failure ("" for none) and next when the destinations are due again (nil: never).
+func (s *Store) SetAudienceSchedule(ctx context.Context, kind string, destinationIDs []string, msg string, next *time.Time) error {
+	if len(destinationIDs) == 0 {
+		return nil
+	}
+	prefix := "metrics"
+	if kind == ReadComments {
+		prefix = "comments"
+	}
+	q := newWhere()
+	args := []any{msg, next}
+	q.args = args
+	q.in("destination_id", destinationIDs)
+	_, err := s.write.ExecContext(ctx, `UPDATE published_items SET `+prefix+`_error = $1, `+prefix+`_next_at = $2
+		WHERE `+q.sql(), q.args...)
+	if err != nil {
+		return fmt.Errorf("store: set %s schedule: %w", kind, err)
+	}
+	return nil
+}
+
+// AnalyticsFilter selects published destinations for totals and listings.
+type AnalyticsFilter struct {
+	ProjectID string
+	PostID    string
+	Platform  string
+	// From and Until bound the destinations' publish time: From <= published_at < Until.
+	From  *time.Time
+	Until *time.Time
+}
+
+func (f AnalyticsFilter) where(accountID string) *where {
+	q := newWhere()
+	q.add("i.account_id = ?", accountID)
+	if f.ProjectID != "" {
+		q.add("i.project_id = ?", f.ProjectID)
+	}
+	if f.PostID != "" {
+		q.add("i.post_id = ?", f.PostID)
+	}
+	if f.Platform != "" {
+		q.add("i.platform = ?", f.Platform)
+	}
+	if f.From != nil {
+		q.add("i.published_at >= ?", *f.From)
+	}
+	if f.Until != nil {
+		q.add("i.published_at < ?", *f.Until)
+	}
+	return q
+}
+
+// validIDs reports whether the filter's ids could exist (a malformed id matches nothing).
+func (f AnalyticsFilter) validIDs() bool {
+	return (f.ProjectID == "" || ValidID(f.ProjectID)) && (f.PostID == "" || ValidID(f.PostID))
+}
+
+// PlatformTotals are the summed latest figures of one platform's destinations.
+type PlatformTotals struct {
+	Platform string
+	// Posts counts distinct posts, Destinations the published destinations (a post may go to
+	// two channels of one platform).
+	Posts        int
+	Destinations int
+	Figures      Figures
+}
+
+// AnalyticsTotals sums an account's latest figures per platform, and counts its distinct posts
+// across platforms. It reads published_items alone, through its (account, published_at) index.
+func (s *Store) AnalyticsTotals(ctx context.Context, accountID string, f AnalyticsFilter) (perPlatform []PlatformTotals, posts int, err error) {
+	if !f.validIDs() {
+		return nil, 0, nil
+	}
+	q := f.where(accountID)
+	rows, err := s.read.QueryContext(ctx, `SELECT i.platform, COUNT(DISTINCT i.post_id), COUNT(*),
+		`+sums("i.", figureColumns)+`
+		FROM published_items i WHERE `+q.sql()+` GROUP BY i.platform ORDER BY i.platform`, q.args...)
+	perPlatform, err = collect(func(r scanner) (PlatformTotals, error) {
+		var t PlatformTotals
+		var fs figureScan
+		err := r.Scan(append([]any{&t.Platform, &t.Posts, &t.Destinations}, fs.dest()...)...)
+		fs.apply(&t.Figures)
+		return t, err
+	})(rows, err)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: analytics totals: %w", err)
+	}
+	if len(perPlatform) > 1 {
+		if err := s.read.QueryRowContext(ctx, `SELECT COUNT(DISTINCT i.post_id) FROM published_items i WHERE `+q.sql(),
+			q.args...).Scan(&posts); err != nil {
+			return nil, 0, fmt.Errorf("store: count posts: %w", err)
+		}
+	} else if len(perPlatform) == 1 {
+		posts = perPlatform[0].Posts
+	}
+	return perPlatform, posts, nil
+}
+
+// ItemFigures are one published destination's latest figures.
+type ItemFigures struct {
+	DestinationID string
+	PostID        string
+	ProjectID     string
+	ChannelID     string
+	Platform      string
+	ExternalID    string
+	URL           string
+	PublishedAt   time.Time
+	Figures       Figures
+	// SyncedAt is when the figures were last read (nil: never); Error the last read's failure.
+	SyncedAt *time.Time
+	Error    string
+}
+
+// ListItemFigures lists an account's published destinations with their latest figures, newest
+// first, limit at a time; after continues after the (published_at, destination id) of the
+// previous page's last item.
+func (s *Store) ListItemFigures(ctx context.Context, accountID string, f AnalyticsFilter, limit int, afterTime *time.Time, afterID string) ([]ItemFigures, error) {
+	if !f.validIDs() {
+		return nil, nil
+	}
+	q := f.where(accountID)
+	if afterTime != nil {
+		q.add("(i.published_at < ? OR (i.published_at = ? AND i.destination_id < ?))", *afterTime, *afterTime, afterID)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT i.destination_id, i.post_id, i.project_id, i.channel_id, i.platform,
+		d.external_id, d.url, i.published_at, i.metrics_synced_at, i.metrics_error, `+prefixed("i.", figureColumns)+`
+		FROM published_items i JOIN destinations d ON d.id = i.destination_id
+		WHERE `+q.sql()+` ORDER BY i.published_at DESC, i.destination_id DESC`+q.limit(limit), q.args...)
+	items, err := collect(func(r scanner) (ItemFigures, error) {
+		var it ItemFigures
+		var synced sql.NullTime
+		var fs figureScan
+		err := r.Scan(append([]any{&it.DestinationID, &it.PostID, &it.ProjectID, &it.ChannelID, &it.Platform,
+			&it.ExternalID, &it.URL, &it.PublishedAt, &synced, &it.Error}, fs.dest()...)...)
+		fs.apply(&it.Figures)
+		it.SyncedAt = timePtr(synced)
+		return it, err
+	})(rows, err)
+	if err != nil {
+		return nil, fmt.Errorf("store: list figures: %w", err)
+	}
+	return items, nil
+}
+
+// Sample is one reading in a destination's time series.
+type Sample struct {
+	At      time.Time
+	Figures Figures
+}
+
+// MetricSamples returns the time series of some of an account's destinations, oldest first,
+// keyed by destination id.
+func (s *Store) MetricSamples(ctx context.Context, accountID string, destinationIDs []string) (map[string][]Sample, error) {
+	out := map[string][]Sample{}
+	if len(destinationIDs) == 0 {
+		return out, nil
+	}
+	q := newWhere()
+	q.add("i.account_id = ?", accountID)
+	q.in("m.destination_id", destinationIDs)
+	rows, err := s.read.QueryContext(ctx, `SELECT m.destination_id, m.captured_at, `+prefixed("m.", figureColumns)+`
+		FROM metric_samples m JOIN published_items i ON i.destination_id = m.destination_id
+		WHERE `+q.sql()+` ORDER BY m.destination_id, m.captured_at`, q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: metric samples: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var sm Sample
+		var fs figureScan
+		if err := rows.Scan(append([]any{&id, &sm.At}, fs.dest()...)...); err != nil {
+			return nil, fmt.Errorf("store: metric samples: %w", err)
+		}
+		fs.apply(&sm.Figures)
+		out[id] = append(out[id], sm)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: metric samples: %w", err)
+	}
+	return out, nil
+}
+
+// sums sums each column of a comma-separated list, as BIGINT: PostgreSQL's SUM of a bigint is
+// a numeric.
+func sums(prefix, columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i := range parts {
+		parts[i] = "CAST(SUM(" + prefix + parts[i] + ") AS BIGINT)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prefixed qualifies each column of a comma-separated list with prefix.
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i := range parts {
+		parts[i] = prefix + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// where builds a WHERE clause with numbered placeholders: add takes a condition with ? for
+// each argument.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func newWhere() *where { return &where{} }
+
+func (w *where) add(cond string, args ...any) {
+	for _, a := range args {
+		w.args = append(w.args, a)
+		cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(w.args)), 1)
+	}
+	w.conds = append(w.conds, cond)
+}
+
+// in adds column IN (values...).
+func (w *where) in(column string, values []string) {
+	marks := make([]string, len(values))
+	for i, v := range values {
+		w.args = append(w.args, v)
+		marks[i] = fmt.Sprintf("$%d", len(w.args))
+	}
+	w.conds = append(w.conds, column+" IN ("+strings.Join(marks, ", ")+")")
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return "TRUE"
+	}
+	return strings.Join(w.conds, " AND ")
+}
+
+// limit is a LIMIT clause for n (none when n <= 0), its argument appended.
+func (w *where) limit(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	w.args = append(w.args, n)
+	return fmt.Sprintf(" LIMIT $%d", len(w.args))
+}
+
+// PublishedItem returns one followed published destination.
+func (s *Store) PublishedItem(ctx context.Context, destinationID string) (AudienceTarget, error) {
+	t, err := scanAudienceTarget(s.read.QueryRowContext(ctx, `SELECT `+audienceTargetSelect+`
+		WHERE i.destination_id = $1`, destinationID))
+	return t, notFound(err)
+}
