@@ -30,7 +30,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the server's throughput and latency"}
 	cmd.AddCommand(newBenchAPICmd(), newBenchIngestCmd(), newBenchBurstCmd(), newBenchThroughputCmd(), newBenchReadsCmd(),
-		newBenchServerCmd(), newBenchPlatformsCmd())
+		newBenchServerCmd(), newBenchPlatformsCmd(), newBenchAnalyticsCmd())
 	return cmd
 }
 
@@ -151,6 +151,8 @@ type benchServerOptions struct {
 	// DatabaseURL is "" for a fresh SQLite database in the temporary folder, or a postgres://
 	// URL: the server then runs in a fresh schema on that database, dropped when it stops.
 	DatabaseURL string
+	// Seed, when set, fills the database for the run's account before the server starts.
+	Seed func(ctx context.Context, st *store.Store, account store.CreatedAccount) error
 }
 
 // startBenchServer runs serve, with the settings `reelay serve` would use, on a fresh database
@@ -207,7 +209,10 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 		return nil, err
 	}
 	raw, rec := auth.NewKey("bench")
-	_, err = st.CreateAccount(ctx, store.NewAccount{Name: "bench", Key: &rec})
+	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "bench", Key: &rec})
+	if err == nil && o.Seed != nil {
+		err = o.Seed(ctx, st, created)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}

@@ -85,17 +85,118 @@ const (
 )
 
 // addPublishedItem starts following a destination that has just been published: its figures
-// and comments become due at once.
+// and comments become due at once, and it counts in figure_totals. The caller holds the post's
+// lock, so two destinations of one post publishing at once cannot both count as its first.
 func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time.Time) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
-		channel_id, platform, published_at, metrics_next_at, comments_next_at)
-		SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $1, $1, $1
-		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $2
-		ON CONFLICT (destination_id) DO NOTHING`, at, destinationID)
+	var it struct {
+		accountID, projectID, postID, channelID, platform string
+		firstOfPost, firstOnPlatform                      bool
+	}
+	err := t.tx.QueryRowContext(ctx, `SELECT p.account_id, p.project_id, d.post_id, d.channel_id, d.platform,
+		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
+		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform)
+		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1`, destinationID).
+		Scan(&it.accountID, &it.projectID, &it.postID, &it.channelID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
+	if err != nil {
+		return fmt.Errorf("store: read published destination: %w", err)
+	}
+	day := at.UTC().Format(time.DateOnly)
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
+		channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $7, $7) ON CONFLICT (destination_id) DO NOTHING`,
+		destinationID, it.accountID, it.projectID, it.postID, it.channelID, it.platform, at, day, it.firstOfPost, it.firstOnPlatform)
 	if err != nil {
 		return fmt.Errorf("store: follow published destination: %w", err)
 	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
+		VALUES ($1, $2, $3, $4, 1, $5, $6)
+		ON CONFLICT (account_id, day, project_id, platform) DO UPDATE SET destinations = figure_totals.destinations + 1,
+		posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts`,
+		it.accountID, it.projectID, it.platform, day, boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
+	if err != nil {
+		return fmt.Errorf("store: count published destination: %w", err)
+	}
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// addToTotals adds the change from old to merged figures of one destination to its day's
+// figure_totals row: a figure given for the first time adds its value and one to its count.
+func (t *Tx) addToTotals(ctx context.Context, key totalsKey, old, merged Figures) error {
+	var sets []string
+	args := []any{key.accountID, key.projectID, key.platform, key.day}
+	names := strings.Split(figureColumns, ", ")
+	newFields := merged.fields()
+	for i, o := range old.fields() {
+		nw := *newFields[i]
+		if nw == nil {
+			continue
+		}
+		var delta, count int64 = *nw, 1
+		if *o != nil {
+			delta, count = *nw-**o, 0
+		}
+		if delta == 0 && count == 0 {
+			continue
+		}
+		args = append(args, delta, count)
+		sets = append(sets, fmt.Sprintf("%[1]s = %[1]s + $%[2]d, %[1]s_n = %[1]s_n + $%[3]d", names[i], len(args)-1, len(args)))
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE figure_totals SET `+strings.Join(sets, ", ")+`
+		WHERE account_id = $1 AND project_id = $2 AND platform = $3 AND day = $4`, args...)
+	if err != nil {
+		return fmt.Errorf("store: update totals: %w", err)
+	}
+	return nil
+}
+
+// totalsKey is a figure_totals row's key.
+type totalsKey struct{ accountID, projectID, platform, day string }
+
+// RebuildFigureTotals recomputes an account's figure_totals from its published items: the
+// repair for totals that drifted (they never should), and what tests compare the running
+// totals with.
+func (s *Store) RebuildFigureTotals(ctx context.Context, accountID string) error {
+	counts := make([]string, 0, 16)
+	for _, c := range strings.Split(figureColumns, ", ") {
+		counts = append(counts, "COALESCE(SUM("+c+"), 0)", "COUNT("+c+")")
+	}
+	return s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM figure_totals WHERE account_id = $1`, accountID); err != nil {
+			return fmt.Errorf("store: clear totals: %w", err)
+		}
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO figure_totals (account_id, project_id, platform, day, destinations,
+			posts, first_posts, `+totalsColumns()+`)
+			SELECT account_id, project_id, platform, published_day, COUNT(*),
+			SUM(CASE WHEN first_on_platform THEN 1 ELSE 0 END), SUM(CASE WHEN first_of_post THEN 1 ELSE 0 END), `+
+			strings.Join(counts, ", ")+`
+			FROM published_items WHERE account_id = $1 GROUP BY account_id, project_id, platform, published_day`, accountID)
+		if err != nil {
+			return fmt.Errorf("store: rebuild totals: %w", err)
+		}
+		return nil
+	})
+}
+
+// totalsColumns are figure_totals' figure columns: each figure's sum, then its count.
+func totalsColumns() string {
+	var out []string
+	for _, c := range strings.Split(figureColumns, ", ") {
+		out = append(out, c, c+"_n")
+	}
+	return strings.Join(out, ", ")
 }
 
 // AudienceTarget is a published destination whose figures or comments are to be read.
@@ -197,8 +298,10 @@ func (s *Store) SaveReadings(ctx context.Context, readings []Reading) error {
 	return s.InTx(ctx, func(tx *Tx) error {
 		for _, r := range readings {
 			var before figureScan
-			err := tx.tx.QueryRowContext(ctx, `SELECT `+figureColumns+` FROM published_items WHERE destination_id = $1`,
-				r.DestinationID).Scan(before.dest()...)
+			var key totalsKey
+			err := tx.tx.QueryRowContext(ctx, `SELECT account_id, project_id, platform, published_day, `+figureColumns+`
+				FROM published_items WHERE destination_id = $1`, r.DestinationID).
+				Scan(append([]any{&key.accountID, &key.projectID, &key.platform, &key.day}, before.dest()...)...)
 			if err != nil {
 				return fmt.Errorf("store: read figures: %w", notFound(err))
 			}
@@ -219,6 +322,9 @@ func (s *Store) SaveReadings(ctx context.Context, readings []Reading) error {
 			}
 			if merged.Equal(old) {
 				continue
+			}
+			if err := tx.addToTotals(ctx, key, old, merged); err != nil {
+				return err
 			}
 			_, err = tx.tx.ExecContext(ctx, `INSERT INTO metric_samples (destination_id, captured_at, `+figureColumns+`)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -301,31 +407,62 @@ type PlatformTotals struct {
 }
 
 // AnalyticsTotals sums an account's latest figures per platform, and counts its distinct posts
-// across platforms. It reads published_items alone, through its (account, published_at) index.
+// across platforms, from figure_totals: a few rows per day whatever the number of
+// destinations. It filters by project, platform and days (From and Until are taken as UTC
+// days: From's day to the day before Until's); PostID does not apply.
 func (s *Store) AnalyticsTotals(ctx context.Context, accountID string, f AnalyticsFilter) (perPlatform []PlatformTotals, posts int, err error) {
 	if !f.validIDs() {
 		return nil, 0, nil
 	}
-	q := f.where(accountID)
-	rows, err := s.read.QueryContext(ctx, `SELECT i.platform, COUNT(DISTINCT i.post_id), COUNT(*),
-		`+sums("i.", figureColumns)+`
-		FROM published_items i WHERE `+q.sql()+` GROUP BY i.platform ORDER BY i.platform`, q.args...)
-	perPlatform, err = collect(func(r scanner) (PlatformTotals, error) {
-		var t PlatformTotals
-		var fs figureScan
-		err := r.Scan(append([]any{&t.Platform, &t.Posts, &t.Destinations}, fs.dest()...)...)
-		fs.apply(&t.Figures)
-		return t, err
-	})(rows, err)
+	q := newWhere()
+	q.add("account_id = ?", accountID)
+	if f.ProjectID != "" {
+		q.add("project_id = ?", f.ProjectID)
+	}
+	if f.Platform != "" {
+		q.add("platform = ?", f.Platform)
+	}
+	if f.From != nil {
+		q.add("day >= ?", f.From.UTC().Format(time.DateOnly))
+	}
+	if f.Until != nil {
+		q.add("day < ?", f.Until.UTC().Format(time.DateOnly))
+	}
+	var sums []string
+	for _, c := range strings.Split(totalsColumns(), ", ") {
+		sums = append(sums, "CAST(SUM("+c+") AS BIGINT)")
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT platform, CAST(SUM(destinations) AS BIGINT), CAST(SUM(posts) AS BIGINT),
+		CAST(SUM(first_posts) AS BIGINT), `+strings.Join(sums, ", ")+`
+		FROM figure_totals WHERE `+q.sql()+` GROUP BY platform ORDER BY platform`, q.args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: analytics totals: %w", err)
 	}
-	if len(perPlatform) > 1 {
-		if err := s.read.QueryRowContext(ctx, `SELECT COUNT(DISTINCT i.post_id) FROM published_items i WHERE `+q.sql(),
-			q.args...).Scan(&posts); err != nil {
-			return nil, 0, fmt.Errorf("store: count posts: %w", err)
+	defer rows.Close()
+	for rows.Next() {
+		var t PlatformTotals
+		var firstPosts int
+		var v [16]int64
+		dest := []any{&t.Platform, &t.Destinations, &t.Posts, &firstPosts}
+		for i := range v {
+			dest = append(dest, &v[i])
 		}
-	} else if len(perPlatform) == 1 {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, 0, fmt.Errorf("store: analytics totals: %w", err)
+		}
+		for i, p := range t.Figures.fields() {
+			if sum, n := v[2*i], v[2*i+1]; n > 0 {
+				*p = &sum
+			}
+		}
+		perPlatform = append(perPlatform, t)
+		posts += firstPosts
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: analytics totals: %w", err)
+	}
+	if f.Platform != "" && len(perPlatform) == 1 {
+		// Within one platform, a post counts where it was first published there.
 		posts = perPlatform[0].Posts
 	}
 	return perPlatform, posts, nil
@@ -415,16 +552,6 @@ func (s *Store) MetricSamples(ctx context.Context, accountID string, destination
 		return nil, fmt.Errorf("store: metric samples: %w", err)
 	}
 	return out, nil
-}
-
-// sums sums each column of a comma-separated list, as BIGINT: PostgreSQL's SUM of a bigint is
-// a numeric.
-func sums(prefix, columns string) string {
-	parts := strings.Split(columns, ", ")
-	for i := range parts {
-		parts[i] = "CAST(SUM(" + prefix + parts[i] + ") AS BIGINT)"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // prefixed qualifies each column of a comma-separated list with prefix.

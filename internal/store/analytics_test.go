@@ -36,7 +36,11 @@ func publishedPost(t *testing.T, s *store.Store, ca store.CreatedAccount, platfo
 	if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: externalID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.JobsDB().ExecContext(ctx, `UPDATE published_items SET published_at = $1 WHERE destination_id = $2`, day, d.ID); err != nil {
+	if _, err := s.JobsDB().ExecContext(ctx, `UPDATE published_items SET published_at = $1, published_day = $2 WHERE destination_id = $3`,
+		day, day.Format(time.DateOnly), d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RebuildFigureTotals(ctx, ca.Account.ID); err != nil {
 		t.Fatal(err)
 	}
 	item, err := s.PublishedItem(ctx, d.ID)
@@ -92,7 +96,7 @@ func TestAnalyticsTotals(t *testing.T) {
 			{name: "the 3rd to its last minute", f: store.AnalyticsFilter{From: day(2026, 11, 3), Until: day(2026, 11, 4)}, posts: 2, ytViews: n(20), withTG: true},
 			{name: "nothing then", f: store.AnalyticsFilter{From: day(2026, 11, 5)}, noPlatforms: true},
 			{name: "one platform", f: store.AnalyticsFilter{Platform: "youtube"}, posts: 2, ytViews: n(30), ytLikes: n(2)},
-			{name: "one post", f: store.AnalyticsFilter{PostID: yt2.PostID}, posts: 1, ytViews: n(20)},
+			{name: "one project", f: store.AnalyticsFilter{ProjectID: a.Project.ID}, posts: 3, ytViews: n(30), ytLikes: n(2), withTG: true},
 			{name: "another account's project", f: store.AnalyticsFilter{ProjectID: b.Project.ID}, noPlatforms: true},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -130,6 +134,36 @@ func TestAnalyticsTotals(t *testing.T) {
 					t.Errorf("telegram: %+v", tgt)
 				}
 			})
+		}
+
+		// A second reading moves the totals by its difference; they stay what a rebuild from
+		// the destinations' latest figures gives.
+		at2 := at.Add(time.Hour)
+		if err := s.SaveReadings(ctx, []store.Reading{
+			{DestinationID: yt1.DestinationID, At: at2, Next: next, Figures: store.Figures{Views: n(15), Shares: n(1)}},
+			{DestinationID: yt2.DestinationID, At: at2, Next: next, Figures: store.Figures{Views: n(20), Likes: n(4)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		running, posts, err := s.AnalyticsTotals(ctx, a.Account.ID, store.AnalyticsFilter{})
+		if err != nil || posts != 3 {
+			t.Fatal(err, posts)
+		}
+		if yt := running[len(running)-1]; yt.Platform != "youtube" || *yt.Figures.Views != 35 || *yt.Figures.Likes != 6 || *yt.Figures.Shares != 1 || *yt.Figures.Comments != 0 {
+			t.Errorf("after the second reading: %+v", yt)
+		}
+		if err := s.RebuildFigureTotals(ctx, a.Account.ID); err != nil {
+			t.Fatal(err)
+		}
+		rebuilt, _, err := s.AnalyticsTotals(ctx, a.Account.ID, store.AnalyticsFilter{})
+		if err != nil || len(rebuilt) != len(running) {
+			t.Fatal(err, rebuilt)
+		}
+		for i := range rebuilt {
+			if rebuilt[i].Platform != running[i].Platform || rebuilt[i].Posts != running[i].Posts ||
+				rebuilt[i].Destinations != running[i].Destinations || !rebuilt[i].Figures.Equal(running[i].Figures) {
+				t.Errorf("running totals %+v, rebuilt %+v", running[i], rebuilt[i])
+			}
 		}
 
 		// The other account sees only its own.

@@ -11,6 +11,12 @@ CREATE TABLE published_items (
     channel_id         TEXT NOT NULL,
     platform           TEXT NOT NULL,
     published_at       TIMESTAMP NOT NULL,
+    -- published_day is published_at's UTC date (YYYY-MM-DD); first_of_post marks the first of
+    -- its post's destinations to publish, first_on_platform the first on its platform: what
+    -- figure_totals counts posts by.
+    published_day      TEXT NOT NULL,
+    first_of_post      INTEGER NOT NULL,
+    first_on_platform  INTEGER NOT NULL,
     views              INTEGER,
     likes              INTEGER,
     comments           INTEGER,
@@ -68,14 +74,55 @@ CREATE TABLE comments (
 CREATE INDEX comments_account_idx ON comments (account_id, created_at, id);
 CREATE INDEX comments_destination_idx ON comments (destination_id);
 
+-- The overview's totals per account, project, platform and UTC day of publishing, kept up to
+-- date with every change of published_items, so that totals read a few rows per day instead of
+-- every destination: each figure's sum over the destinations that gave it and their number
+-- (a figure no destination gave has _n = 0 and shows as null, never as zero). posts counts the
+-- posts first published on the platform that day, first_posts those first published anywhere.
+CREATE TABLE figure_totals (
+    account_id                 TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    project_id                 TEXT NOT NULL,
+    platform                   TEXT NOT NULL,
+    day                        TEXT NOT NULL,
+    destinations               INTEGER NOT NULL DEFAULT 0,
+    posts                      INTEGER NOT NULL DEFAULT 0,
+    first_posts                INTEGER NOT NULL DEFAULT 0,
+    views                      INTEGER NOT NULL DEFAULT 0,
+    views_n                    INTEGER NOT NULL DEFAULT 0,
+    likes                      INTEGER NOT NULL DEFAULT 0,
+    likes_n                    INTEGER NOT NULL DEFAULT 0,
+    comments                   INTEGER NOT NULL DEFAULT 0,
+    comments_n                 INTEGER NOT NULL DEFAULT 0,
+    shares                     INTEGER NOT NULL DEFAULT 0,
+    shares_n                   INTEGER NOT NULL DEFAULT 0,
+    impressions                INTEGER NOT NULL DEFAULT 0,
+    impressions_n              INTEGER NOT NULL DEFAULT 0,
+    reach                      INTEGER NOT NULL DEFAULT 0,
+    reach_n                    INTEGER NOT NULL DEFAULT 0,
+    saves                      INTEGER NOT NULL DEFAULT 0,
+    saves_n                    INTEGER NOT NULL DEFAULT 0,
+    watch_time_seconds         INTEGER NOT NULL DEFAULT 0,
+    watch_time_seconds_n       INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, day, project_id, platform)
+);
+
 -- Destinations published before this migration: their figures and comments are read from now on.
 INSERT INTO published_items (destination_id, account_id, project_id, post_id, channel_id, platform, published_at,
-    metrics_next_at, comments_next_at)
-SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, d.published_at, d.published_at, d.published_at
+    published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
+SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, d.published_at, substr(d.published_at, 1, 10),
+    ROW_NUMBER() OVER (PARTITION BY d.post_id ORDER BY d.published_at, d.id) = 1,
+    ROW_NUMBER() OVER (PARTITION BY d.post_id, d.platform ORDER BY d.published_at, d.id) = 1,
+    d.published_at, d.published_at
 FROM destinations d JOIN posts p ON p.id = d.post_id
 WHERE d.status = 'published' AND d.published_at IS NOT NULL;
 
+INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
+SELECT account_id, project_id, platform, published_day, COUNT(*),
+    SUM(CASE WHEN first_on_platform THEN 1 ELSE 0 END), SUM(CASE WHEN first_of_post THEN 1 ELSE 0 END)
+FROM published_items GROUP BY account_id, project_id, platform, published_day;
+
 -- +goose Down
+DROP TABLE figure_totals;
 DROP TABLE comments;
 DROP TABLE metric_samples;
 DROP TABLE published_items;
