@@ -151,11 +151,15 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true,
 			UploadMethod: UploadResumable,
-			// Impressions are not in plain YouTube Analytics reports.
-			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricWatchTime},
+			// What videos.list's statistics part gives. Shares and watch time are only in
+			// the YouTube Analytics API (another scope, 48-72 h lag), which reelay does not
+			// read; impressions are in neither.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments},
 			Comments:  true,
 			Replies:   true,
-			// comments.insert: textOriginal, up to 10,000 characters (from memory).
+			// comments.insert refuses a long textOriginal (commentTextTooLong) without
+			// giving the number. 10,000 characters is the commonly reported limit; no
+			// stored copy of Google's documentation confirms it (checked for issue 5).
 			ReplyText:        TextLimit{Max: 10000, Unit: UnitCharacters},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -169,7 +173,9 @@ var registry = func() map[string]entry {
 				"title and description must not contain < or >",
 				"videos longer than 15 minutes need a verified channel",
 				"custom thumbnails need a verified channel",
-				"analytics lag 48-72 hours; impressions are not available",
+				"figures are the public counts of videos.list (views, likes, comments); shares and watch time need the YouTube Analytics API, which reelay does not read",
+				"replies attach to the top-level comment: YouTube threads are one level deep",
+				"a reply costs 50 quota units, a comment listing 1",
 			},
 		}, required: oauthRequired},
 
