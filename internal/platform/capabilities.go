@@ -233,9 +233,12 @@ var registry = func() map[string]entry {
 			Text: map[string]TextLimit{
 				"title": {Max: 2200, Unit: UnitUTF16},
 			},
-			Thumbnail:        false, // only a frame can be picked (video_cover_timestamp_ms)
-			UploadMethod:     UploadChunked,
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			Thumbnail:    false, // only a frame can be picked (video_cover_timestamp_ms)
+			UploadMethod: UploadChunked,
+			// video/query's view_count, like_count, comment_count and share_count (scope
+			// video.list); no impressions, reach, saves or watch time.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			// Comments are only in the Research and Business APIs.
 			Comments:         false,
 			Replies:          false,
 			Connect:          ConnectOAuth,
@@ -252,6 +255,7 @@ var registry = func() map[string]entry {
 				"the public post id appears only after moderation, minutes to hours after PUBLISH_COMPLETE",
 				"is_aigc must be true for AI-generated video",
 				"comments are not available through these APIs",
+				"figures exist for public posts once TikTok gives their public id (after moderation; inbox uploads once the creator posts them)",
 			},
 		}, required: oauthRequired},
 
