@@ -65,7 +65,7 @@ func TestYouTubeCommentThreads(t *testing.T) {
 	published := e.clock.Now()
 	id := e.upload("tok-alice", ytMeta1)
 	private := e.upload("tok-alice", `{"snippet":{"title":"Mine only"},"status":{"privacyStatus":"private"}}`)
-	e.clock.Advance(time.Hour)
+	e.clock.Advance(2 * time.Hour) // every video has all its comments by then
 	want := AudienceComments(id, published, e.clock.Now())
 
 	var seen []string
