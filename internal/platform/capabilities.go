@@ -268,10 +268,15 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // uploadThumbnail at initializeUpload
 			UploadMethod: UploadChunked,
-			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
-			Comments:     true,
-			Replies:      true,
-			// Comments API: message text up to 1,250 characters.
+			// Member Post Statistics (IMPRESSION, MEMBERS_REACHED, RESHARE, REACTION, COMMENT)
+			// and Member Video Statistics (VIDEO_PLAY as views, VIDEO_WATCH_TIME in ms).
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
+			Comments:  true,
+			Replies:   true,
+			// 1,250 characters is LinkedIn's product limit of a comment as integrators
+			// enforce it (Buffer's API refuses a LinkedIn comment "exceed[ing] 1250
+			// characters"); the Comments API pages state no number. How it is counted is not
+			// documented: UTF-16 units, the stricter of the plausible units.
 			ReplyText:        TextLimit{Max: 1250, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -280,6 +285,11 @@ var registry = func() map[string]entry {
 				"commentary is in little-text format: \\ | { } @ [ ] ( ) < > # * _ ~ must be backslash-escaped, or LinkedIn truncates silently",
 				"access tokens last 60 days; refresh tokens are issued only to approved partners",
 				"the video must be AVAILABLE before the post is created",
+				"post statistics need the r_member_postAnalytics permission (Community Management API, versions 202506 and later); one metric a call, seven calls a post",
+				"plays have no data a year after the post",
+				"reading comments needs r_member_social, which LinkedIn grants to select developers; replying needs w_member_social",
+				"comments nest one level: a reply to a reply is posted below its first-level comment",
+				"comments name their authors by member URN only",
 			},
 		}, required: oauthRequired},
 
