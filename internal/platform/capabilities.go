@@ -151,11 +151,15 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true,
 			UploadMethod: UploadResumable,
-			// Impressions are not in plain YouTube Analytics reports.
-			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricWatchTime},
+			// What videos.list's statistics part gives. Shares and watch time are only in
+			// the YouTube Analytics API (another scope, 48-72 h lag), which reelay does not
+			// read; impressions are in neither.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments},
 			Comments:  true,
 			Replies:   true,
-			// comments.insert: textOriginal, up to 10,000 characters (from memory).
+			// comments.insert refuses a long textOriginal (commentTextTooLong) without
+			// giving the number. 10,000 characters is the commonly reported limit; no
+			// stored copy of Google's documentation confirms it (checked for issue 5).
 			ReplyText:        TextLimit{Max: 10000, Unit: UnitCharacters},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -169,7 +173,9 @@ var registry = func() map[string]entry {
 				"title and description must not contain < or >",
 				"videos longer than 15 minutes need a verified channel",
 				"custom thumbnails need a verified channel",
-				"analytics lag 48-72 hours; impressions are not available",
+				"figures are the public counts of videos.list (views, likes, comments); shares and watch time need the YouTube Analytics API, which reelay does not read",
+				"replies attach to the top-level comment: YouTube threads are one level deep",
+				"a reply costs 50 quota units, a comment listing 1",
 			},
 		}, required: oauthRequired},
 
@@ -227,9 +233,12 @@ var registry = func() map[string]entry {
 			Text: map[string]TextLimit{
 				"title": {Max: 2200, Unit: UnitUTF16},
 			},
-			Thumbnail:        false, // only a frame can be picked (video_cover_timestamp_ms)
-			UploadMethod:     UploadChunked,
-			Analytics:        []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			Thumbnail:    false, // only a frame can be picked (video_cover_timestamp_ms)
+			UploadMethod: UploadChunked,
+			// video/query's view_count, like_count, comment_count and share_count (scope
+			// video.list); no impressions, reach, saves or watch time.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			// Comments are only in the Research and Business APIs.
 			Comments:         false,
 			Replies:          false,
 			Connect:          ConnectOAuth,
@@ -246,6 +255,7 @@ var registry = func() map[string]entry {
 				"the public post id appears only after moderation, minutes to hours after PUBLISH_COMPLETE",
 				"is_aigc must be true for AI-generated video",
 				"comments are not available through these APIs",
+				"figures exist for public posts once TikTok gives their public id (after moderation; inbox uploads once the creator posts them)",
 			},
 		}, required: oauthRequired},
 
@@ -268,10 +278,15 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // uploadThumbnail at initializeUpload
 			UploadMethod: UploadChunked,
-			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
-			Comments:     true,
-			Replies:      true,
-			// Comments API: message text up to 1,250 characters.
+			// Member Post Statistics (IMPRESSION, MEMBERS_REACHED, RESHARE, REACTION, COMMENT)
+			// and Member Video Statistics (VIDEO_PLAY as views, VIDEO_WATCH_TIME in ms).
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricImpressions, MetricReach, MetricWatchTime},
+			Comments:  true,
+			Replies:   true,
+			// 1,250 characters is LinkedIn's product limit of a comment as integrators
+			// enforce it (Buffer's API refuses a LinkedIn comment "exceed[ing] 1250
+			// characters"); the Comments API pages state no number. How it is counted is not
+			// documented: UTF-16 units, the stricter of the plausible units.
 			ReplyText:        TextLimit{Max: 1250, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -280,6 +295,11 @@ var registry = func() map[string]entry {
 				"commentary is in little-text format: \\ | { } @ [ ] ( ) < > # * _ ~ must be backslash-escaped, or LinkedIn truncates silently",
 				"access tokens last 60 days; refresh tokens are issued only to approved partners",
 				"the video must be AVAILABLE before the post is created",
+				"post statistics need the r_member_postAnalytics permission (Community Management API, versions 202506 and later); one metric a call, seven calls a post",
+				"plays have no data a year after the post",
+				"reading comments needs r_member_social, which LinkedIn grants to select developers; replying needs w_member_social",
+				"comments nest one level: a reply to a reply is posted below its first-level comment",
+				"comments name their authors by member URN only",
 			},
 		}, required: oauthRequired},
 

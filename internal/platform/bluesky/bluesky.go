@@ -766,7 +766,12 @@ func (st State) outcome() publish.Outcome {
 func NewTID(now time.Time) string {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
-	v := uint64(now.UnixMicro())&(1<<53-1)<<10 | uint64(binary.BigEndian.Uint16(b[:])&0x3FF)
+	return tidOf(now, uint64(binary.BigEndian.Uint16(b[:])))
+}
+
+// tidOf is the TID of time t with the clock identifier clock (its low 10 bits).
+func tidOf(t time.Time, clock uint64) string {
+	v := uint64(t.UnixMicro())&(1<<53-1)<<10 | clock&0x3FF
 	const alphabet = "234567abcdefghijklmnopqrstuvwxyz"
 	var out [13]byte
 	for i := 12; i >= 0; i-- {

@@ -31,6 +31,8 @@ const (
 	nsidGetUploadLimits = "app.bsky.video.getUploadLimits"
 	nsidUploadVideo     = "app.bsky.video.uploadVideo"
 	nsidGetJobStatus    = "app.bsky.video.getJobStatus"
+	nsidGetPosts        = "app.bsky.feed.getPosts"
+	nsidGetPostThread   = "app.bsky.feed.getPostThread"
 )
 
 // xrpcError is an XRPC error answer: HTTP status plus the body {"error","message"}.

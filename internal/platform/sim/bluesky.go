@@ -51,11 +51,17 @@ package sim
 //     blob ≤ MaxVideoBytes that this account uploaded, aspectRatio ≥ 1), with the PDS's message
 //     form "Invalid app.bsky.feed.post record: …". Stricter than the live PDS, so that client
 //     bugs show: a facet must lie within the text on UTF-8 boundaries (the AppView silently drops
-//     others), only posts with video embeds are accepted, and rkey must be a TID. A record key
-//     already used is 500 InternalServerError, as the live PDS answers (#3718).
+//     others), only posts with video embeds are accepted, except replies (a reply {root,
+//     parent} of strong references needs no embed, but both must be posts the simulator knows,
+//     with their CIDs, and root must be the parent's thread root; see bluesky_audience.go), and
+//     rkey must be a TID. A record key already used is 500 InternalServerError, as the live PDS
+//     answers (#3718). A post is recorded as published, a reply as a reply to its parent.
 //   - Call faults use XRPC shapes: unavailable → 503 NotEnoughResources, auth → 400 InvalidToken
 //     on authenticated calls and 401 AuthenticationRequired on createSession, rate_limit → 429
 //     RateLimitExceeded with RateLimit-Reset one second ahead.
+//
+// Reads of figures and threads (app.bsky.feed.getPosts, getPostThread) are in
+// bluesky_audience.go.
 //
 // Not reproduced: other collections and embeds, deleteRecord, putRecord, applyWrites, handle
 // resolution, mentions' DIDs being real, the write-points rate limit, captions.
@@ -125,8 +131,16 @@ type BlueskyPost struct {
 	Text    string
 	// Record is the record as it was sent.
 	Record json.RawMessage
-	// SHA256 is the hash of the video the record embeds.
+	// SHA256 is the hash of the video the record embeds ("" for a reply without video).
 	SHA256 string
+	// At is when the record was created, on the simulator's clock: a post's audience counts
+	// from then.
+	At time.Time
+	// ReplyRoot and ReplyParent are the URIs the record's reply refers to ("" for a post that
+	// answers none: an item, which has an audience).
+	ReplyRoot, ReplyParent string
+
+	author Account
 }
 
 // BlueskyDID is the DID of a simulated account: did:plc: and 24 base32 characters derived from
@@ -282,6 +296,8 @@ func (b *Bluesky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"com.atproto.repo.createRecord":     {http.MethodPost, b.createRecord, false},
 		"com.atproto.repo.getRecord":        {http.MethodGet, b.getRecord, false},
 		"app.bsky.actor.getProfile":         {http.MethodGet, b.getProfile, false},
+		"app.bsky.feed.getPosts":            {http.MethodGet, b.getPosts, false},
+		"app.bsky.feed.getPostThread":       {http.MethodGet, b.getPostThread, false},
 		"app.bsky.video.getUploadLimits":    {http.MethodGet, b.getUploadLimits, true},
 		"app.bsky.video.uploadVideo":        {http.MethodPost, b.uploadVideo, true},
 		"app.bsky.video.getJobStatus":       {http.MethodGet, b.getJobStatus, true},
@@ -935,6 +951,19 @@ type bskyPostIn struct {
 	Langs     []string        `json:"langs"`
 	Facets    []bskyFacetIn   `json:"facets"`
 	Embed     json.RawMessage `json:"embed"`
+	Reply     *bskyReplyIn    `json:"reply"`
+}
+
+// bskyReplyIn is app.bsky.feed.post#replyRef: the thread's root and the post answered.
+type bskyReplyIn struct {
+	Root   *bskyStrongRefIn `json:"root"`
+	Parent *bskyStrongRefIn `json:"parent"`
+}
+
+// bskyStrongRefIn is com.atproto.repo.strongRef.
+type bskyStrongRefIn struct {
+	URI string `json:"uri"`
+	CID string `json:"cid"`
 }
 
 type bskyFacetIn struct {
@@ -990,6 +1019,24 @@ func (b *Bluesky) checkPost(p bskyPostIn, validate bool) string {
 			if msg := checkFacet(text, f); msg != "" {
 				return fmt.Sprintf("Record/facets/%d%s", i, msg)
 			}
+		}
+		if p.Reply != nil {
+			return checkReplyRef(*p.Reply)
+		}
+	}
+	return ""
+}
+
+// checkReplyRef validates the shape of a reply's strong references.
+func checkReplyRef(r bskyReplyIn) string {
+	for name, ref := range map[string]*bskyStrongRefIn{"root": r.Root, "parent": r.Parent} {
+		switch {
+		case ref == nil:
+			return `Record/reply must have the properties "root" and "parent"`
+		case !strings.HasPrefix(ref.URI, "at://"):
+			return "Record/reply/" + name + "/uri must be a valid at-uri"
+		case !strings.HasPrefix(ref.CID, "b") || len(ref.CID) < 8:
+			return "Record/reply/" + name + "/cid must be a cid string"
 		}
 	}
 	return ""
@@ -1141,12 +1188,24 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri := "at://" + did + "/app.bsky.feed.post/" + rkey
+	now := b.cfg.Now()
 	b.mu.Lock()
-	bl, status, name, msg := b.checkEmbed(did, post.Embed)
-	if status != 0 {
-		b.mu.Unlock()
-		bskyError(w, status, name, msg)
-		return
+	var bl *bskyBlob
+	if post.Reply == nil || len(post.Embed) > 0 && string(post.Embed) != "null" {
+		var status int
+		var name, msg string
+		if bl, status, name, msg = b.checkEmbed(did, post.Embed); status != 0 {
+			b.mu.Unlock()
+			bskyError(w, status, name, msg)
+			return
+		}
+	}
+	if post.Reply != nil {
+		if msg := b.checkReplyLocked(*post.Reply, now); msg != "" {
+			b.mu.Unlock()
+			bskyError(w, http.StatusBadRequest, "InvalidRequest", "Invalid app.bsky.feed.post record: "+msg)
+			return
+		}
 	}
 	if _, exists := b.records[uri]; exists {
 		b.mu.Unlock()
@@ -1158,14 +1217,24 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 	_ = json.Compact(&canon, in.Record)
 	sum := sha256.Sum256(canon.Bytes())
 	p := &BlueskyPost{Account: acc.ID, URI: uri, CID: bskyCID(0x71, hex.EncodeToString(sum[:])), Rkey: rkey,
-		Record: json.RawMessage(canon.Bytes()), SHA256: bl.sha}
+		Record: json.RawMessage(canon.Bytes()), At: now, author: acc}
+	if bl != nil {
+		p.SHA256 = bl.sha
+	}
 	if post.Text != nil {
 		p.Text = *post.Text
 	}
+	if post.Reply != nil {
+		p.ReplyRoot, p.ReplyParent = post.Reply.Root.URI, post.Reply.Parent.URI
+	}
 	b.records[uri] = p
 	b.mu.Unlock()
-	b.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: uri,
-		URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: bl.sha, Text: p.Text})
+	if p.ReplyParent != "" {
+		b.cfg.Recorder.RecordReply(Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
+	} else {
+		b.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: uri,
+			URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: p.SHA256, Text: p.Text})
+	}
 	commit := sha256.Sum256([]byte(uri + p.CID))
 	bskyJSON(w, http.StatusOK, map[string]any{"uri": uri, "cid": p.CID,
 		"commit":           map[string]string{"cid": bskyCID(0x71, hex.EncodeToString(commit[:])), "rev": bskyNewTID(b.cfg.Now())},
@@ -1252,9 +1321,12 @@ func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
 }
 
 // bskyNewTID returns a TID for the time now.
-func bskyNewTID(now time.Time) string {
+func bskyNewTID(now time.Time) string { return bskyTIDAt(now, uint64(randomBytes(1)[0])) }
+
+// bskyTIDAt returns the TID of time t with the clock identifier clock (its low 10 bits).
+func bskyTIDAt(t time.Time, clock uint64) string {
 	const alphabet = "234567abcdefghijklmnopqrstuvwxyz"
-	v := uint64(now.UnixMicro())&(1<<53-1)<<10 | uint64(randomBytes(1)[0])
+	v := uint64(t.UnixMicro())&(1<<53-1)<<10 | clock&0x3FF
 	var out [13]byte
 	for i := 12; i >= 0; i-- {
 		out[i] = alphabet[v&31]

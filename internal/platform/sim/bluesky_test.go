@@ -27,13 +27,18 @@ type bskyHarness struct {
 
 func newBskyHarness(t *testing.T, b Behavior, o BlueskyOptions) *bskyHarness {
 	t.Helper()
+	return newBskyHarnessOf(t, StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: b}}, o)
+}
+
+// newBskyHarnessOf is newBskyHarness with accounts of the test's own (whose behaviour may change).
+func newBskyHarnessOf(t *testing.T, accounts Accounts, o BlueskyOptions) *bskyHarness {
+	t.Helper()
 	h := &bskyHarness{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), rec: &Recorder{}}
 	mux := http.NewServeMux()
 	h.srv = httptest.NewServer(mux)
 	t.Cleanup(h.srv.Close)
 	h.sim = NewBlueskySim(Config{BaseURL: h.srv.URL + "/sandbox/bluesky", Now: h.clock.Now, Recorder: h.rec,
-		Rand:     func() float64 { return 0.99 },
-		Accounts: StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: b}}}, o)
+		Rand: func() float64 { return 0.99 }, Accounts: accounts}, o)
 	mux.Handle("/sandbox/bluesky/", http.StripPrefix("/sandbox/bluesky", h.sim))
 	return h
 }

@@ -1,6 +1,7 @@
 package sim
 
-// LinkedIn simulator: the Videos API (/rest/videos), the Posts API (/rest/posts) and OpenID
+// LinkedIn simulator: the Videos API (/rest/videos), the Posts API (/rest/posts), member
+// statistics and the Comments API (see linkedin_audience.go) and OpenID
 // Connect userinfo (/v2/userinfo), below https://api.linkedin.com.
 //
 // Sources: learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api,
@@ -48,6 +49,8 @@ package sim
 //     "Resource level throttle limit for calls to this resource is reached.", no Retry-After:
 //     LinkedIn documents none). Upload URLs take their signature, not the token: only the
 //     unavailable fault applies to them.
+//
+// Member statistics and comments are in linkedin_audience.go.
 //
 // Not reproduced: organization authors, captions, image and document uploads, reading posts.
 
@@ -143,6 +146,11 @@ type LinkedInPost struct {
 	Video      string
 	Visibility string
 	Lifecycle  string
+	// Activity is the post's activity URN (urn:li:activity:…), which its comments' URNs name.
+	Activity string
+	// Created is when the post was created, on the simulator's clock: its audience counts from
+	// then.
+	Created time.Time
 }
 
 // LinkedIn simulates LinkedIn's Videos and Posts APIs. It implements http.Handler.
@@ -155,7 +163,8 @@ type LinkedIn struct {
 	videos    map[string]*linkedinVideo // by URN
 	byKey     map[string]*linkedinVideo // by the key in upload URLs
 	posts     []*LinkedInPost
-	postTimes map[string][]time.Time // account → post times within the last day
+	postTimes map[string][]time.Time        // account → post times within the last day
+	comments  map[string][]*linkedinComment // post URN → comments the members wrote, oldest first
 }
 
 type linkedinVideo struct {
@@ -214,6 +223,7 @@ func NewLinkedInSim(cfg Config, opts LinkedInOptions) *LinkedIn {
 	return &LinkedIn{
 		cfg: cfg, opts: opts, basePath: basePath,
 		videos: map[string]*linkedinVideo{}, byKey: map[string]*linkedinVideo{}, postTimes: map[string][]time.Time{},
+		comments: map[string][]*linkedinComment{},
 	}
 }
 
@@ -283,6 +293,12 @@ func (l *LinkedIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case path == "/rest/posts":
 		l.rest(w, r, http.MethodPost, l.createPost)
+	case path == "/rest/memberCreatorPostAnalytics":
+		l.rest(w, r, http.MethodGet, l.postAnalytics)
+	case path == "/rest/memberCreatorVideoAnalytics":
+		l.rest(w, r, http.MethodGet, l.videoAnalytics)
+	case strings.HasPrefix(path, "/rest/socialActions/") && strings.HasSuffix(path, "/comments"):
+		l.socialActions(w, r, strings.TrimSuffix(strings.TrimPrefix(raw, "/rest/socialActions/"), "/comments"))
 	case strings.HasPrefix(path, "/dms-uploads/"):
 		l.upload(w, r, strings.TrimPrefix(path, "/dms-uploads/"))
 	default:
@@ -885,6 +901,7 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 	post := &LinkedInPost{
 		URN: "urn:li:share:" + randomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
 		Title: m.Title, Video: m.ID, Visibility: *req.Visibility, Lifecycle: *req.LifecycleState,
+		Activity: "urn:li:activity:" + randomDigits(19), Created: now,
 	}
 	l.posts = append(l.posts, post)
 	if post.Lifecycle == "PUBLISHED" {

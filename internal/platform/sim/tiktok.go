@@ -48,7 +48,8 @@ package sim
 //     so that a sandbox channel named by it is the channel that publishes. 600 requests per
 //     minute (the rate-limits page; TikTok counts per app, the simulator per token).
 //   - Scopes (TikTokOptions.Scopes, all by default): creator_info and the direct post init
-//     need video.publish, the inbox init video.upload, the status fetch either.
+//     need video.publish, the inbox init video.upload, the status fetch either, the video
+//     query (tiktok_audience.go) video.list.
 //
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
 // the frame-rate check (media.Probe does not report it), unaudited clients' private-only rule
@@ -147,8 +148,8 @@ type TikTokOptions struct {
 	// (0: 5).
 	PendingSharesPerDay int
 	// Per-token requests per minute: creator_info (0: 20), each init endpoint (0: 6),
-	// status fetch (0: 30), user info (0: 600).
-	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute, UserInfoPerMinute int
+	// status fetch (0: 30), user info (0: 600), video query (0: 600).
+	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute, UserInfoPerMinute, VideoQueryPerMinute int
 	// Scopes are the scopes each account (by ID) granted the app; an account without an entry
 	// granted them all (TikTokScopes).
 	Scopes map[string][]string
@@ -232,8 +233,9 @@ type tiktokPost struct {
 	completedAt  time.Time
 	processing   time.Duration
 	sha          string
-	verdict      string // fail_reason decided at upload completion, "" when the video passes
-	status       string // final status once processing is over, "" before
+	verdict      string     // fail_reason decided at upload completion, "" when the video passes
+	info         media.Info // what media.Probe found in the complete upload
+	status       string     // final status once processing is over, "" before
 	finishedAt   time.Time
 	postID       string
 	userPosted   bool
@@ -272,6 +274,9 @@ func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
 	}
 	if opts.UserInfoPerMinute <= 0 {
 		opts.UserInfoPerMinute = 600
+	}
+	if opts.VideoQueryPerMinute <= 0 {
+		opts.VideoQueryPerMinute = 600
 	}
 	basePath := ""
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
@@ -399,6 +404,8 @@ func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.api(w, r, "status_fetch", t.statusFetch)
 	case "/v2/user/info/":
 		t.api(w, r, "user_info", t.userInfo)
+	case "/v2/video/query/":
+		t.api(w, r, "video_query", t.videoQuery)
 	case "/video/":
 		t.upload(w, r)
 	default:
@@ -438,7 +445,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 	limit := map[string]int{
 		"creator_info": t.opts.CreatorInfoPerMinute, "video_init": t.opts.InitPerMinute,
 		"inbox_init": t.opts.InitPerMinute, "status_fetch": t.opts.StatusPerMinute,
-		"user_info": t.opts.UserInfoPerMinute,
+		"user_info": t.opts.UserInfoPerMinute, "video_query": t.opts.VideoQueryPerMinute,
 	}[endpoint]
 	if wait, limited := t.rateLimit(token+"|"+endpoint, limit); limited {
 		secs := int((wait + time.Second - 1) / time.Second)
@@ -449,7 +456,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 	}
 	need := map[string][]string{
 		"creator_info": {"video.publish"}, "video_init": {"video.publish"}, "inbox_init": {"video.upload"},
-		"status_fetch": {"video.publish", "video.upload"},
+		"status_fetch": {"video.publish", "video.upload"}, "video_query": {"video.list"},
 	}[endpoint]
 	if len(need) > 0 && !slices.ContainsFunc(need, func(sc string) bool { return t.granted(acc, sc) }) {
 		tiktokScopeError(w)
@@ -957,7 +964,7 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 
 	sha := hex.EncodeToString(p.hasher.Sum(nil))
-	verdict := checkTikTokVideo(p.file, p.videoSize, p.maxDuration)
+	verdict, info := checkTikTokVideo(p.file, p.videoSize, p.maxDuration)
 	_ = p.file.Close()
 	_ = os.Remove(p.file.Name())
 	p.file, p.hasher = nil, nil
@@ -972,7 +979,7 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	t.mu.Lock()
 	p.completed, p.completedAt, p.processing = true, now, processing
-	p.sha, p.verdict = sha, verdict
+	p.sha, p.verdict, p.info = sha, verdict, info
 	p.postID = strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(randomBytes(8))>>4), 10)
 	t.advance(p, now)
 	t.mu.Unlock()
@@ -1020,22 +1027,22 @@ func parseDigits(s string) (int64, error) {
 }
 
 // checkTikTokVideo applies TikTok's video restrictions (media transfer guide) and returns the
-// fail_reason, or "" when the video passes: MP4, WebM or MOV; H.264, H.265, VP8 or VP9; 3 s to
-// maxDuration; 360 to 4096 pixels on each side. The frame rate (23–60 fps) is not checked:
-// media.Probe does not report it.
-func checkTikTokVideo(f io.ReaderAt, size int64, maxDuration time.Duration) string {
+// fail_reason, or "" when the video passes, with what the probe found: MP4, WebM or MOV;
+// H.264, H.265, VP8 or VP9; 3 s to maxDuration; 360 to 4096 pixels on each side. The frame
+// rate (23–60 fps) is not checked: media.Probe does not report it.
+func checkTikTokVideo(f io.ReaderAt, size int64, maxDuration time.Duration) (string, media.Info) {
 	info, err := media.Probe(f, size)
 	if err != nil || !slices.Contains([]string{"mp4", "mov", "webm"}, info.Kind.Name) ||
 		!slices.Contains([]string{"h264", "hevc", "vp8", "vp9"}, info.VideoCodec) {
-		return "file_format_check_failed"
+		return "file_format_check_failed", info
 	}
 	if info.Duration < tiktokMinDuration || info.Duration > maxDuration {
-		return "duration_check_failed"
+		return "duration_check_failed", info
 	}
 	if min(info.Width, info.Height) < tiktokMinSide || max(info.Width, info.Height) > tiktokMaxSide {
-		return "picture_size_check_failed"
+		return "picture_size_check_failed", info
 	}
-	return ""
+	return "", info
 }
 
 // decodeTikTokJSON reads a JSON request body; it returns the invalid_params message, or "".

@@ -2,7 +2,9 @@ package sim
 
 // YouTube Data API v3 simulator: videos.insert by the resumable upload protocol (and the
 // multipart form the Google client libraries use for small files), videos.list,
-// thumbnails.set, videoCategories.list and channels.list?mine=true. Sources:
+// thumbnails.set, videoCategories.list and channels.list?mine=true; the statistics part of
+// videos.list, commentThreads.list, comments.list and comments.insert are in
+// youtube_audience.go. Sources:
 // developers.google.com/youtube/v3 guides/using_resumable_upload_protocol, docs/videos/insert,
 // docs/videos/update (error table), docs/thumbnails/set, docs/channels/list,
 // docs/core_errors, determine_quota_cost, and the discovery
@@ -239,6 +241,7 @@ type ytSim struct {
 	videos   map[string]*ytVideo
 	pending  map[string]*ytVideo
 	usage    map[string]*ytUsage
+	replies  map[string][]*ytReply // by video id, oldest first
 }
 
 // NewYouTube returns the simulator of the YouTube Data API v3 with default options.
@@ -273,6 +276,7 @@ func NewYouTubeWith(cfg Config, opt YouTubeOptions) http.Handler {
 		videos:   map[string]*ytVideo{},
 		pending:  map[string]*ytVideo{},
 		usage:    map[string]*ytUsage{},
+		replies:  map[string][]*ytReply{},
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = strings.TrimRight(u.Path, "/")
@@ -341,12 +345,19 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = s.listCategories
 	case p == "/youtube/v3/channels" && r.Method == http.MethodGet:
 		route = s.listChannels
+	case p == "/youtube/v3/commentThreads" && r.Method == http.MethodGet:
+		route = s.listCommentThreads
+	case p == "/youtube/v3/comments" && r.Method == http.MethodGet:
+		route = s.listComments
+	case p == "/youtube/v3/comments" && r.Method == http.MethodPost:
+		route = s.insertComment
 	case p == "/youtube/v3/videos" && r.Method == http.MethodPost:
 		ytWriteErr(w, ytError(400, "global", "wrongUrlForUpload",
 			"Uploads must be sent to the upload URL. Re-send this request to https://www.googleapis.com/upload/youtube/v3/videos"))
 		return
 	case p == "/upload/youtube/v3/videos" || p == "/upload/youtube/v3/thumbnails/set" ||
-		p == "/youtube/v3/videos" || p == "/youtube/v3/videoCategories" || p == "/youtube/v3/channels":
+		p == "/youtube/v3/videos" || p == "/youtube/v3/videoCategories" || p == "/youtube/v3/channels" ||
+		p == "/youtube/v3/commentThreads" || p == "/youtube/v3/comments":
 		ytWriteErr(w, ytError(405, "global", "httpMethodNotAllowed", "Method %s is not allowed for %s.", r.Method, p))
 		return
 	default:
@@ -997,7 +1008,7 @@ func (s *ytSim) listVideos(w http.ResponseWriter, _ *http.Request, acct Account,
 		s.mu.Lock()
 		v := s.videos[strings.TrimSpace(id)]
 		var item map[string]any
-		if v != nil && (v.account == acct.ID || (v.meta.privacy != "private" && v.state == ytProcessed)) {
+		if v != nil && ytVisible(v, acct.ID) {
 			item = s.resource(v, parts, acct.ID, now)
 		}
 		s.mu.Unlock()
@@ -1086,7 +1097,7 @@ func (s *ytSim) resource(v *ytVideo, parts []string, viewer string, now time.Tim
 			}
 			res["processingDetails"] = pd
 		case "statistics":
-			res["statistics"] = map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
+			res["statistics"] = s.statistics(v, now)
 		case "fileDetails":
 			if owner {
 				res["fileDetails"] = map[string]any{"fileSize": strconv.FormatInt(v.bytes, 10), "fileType": "video", "container": v.contentType}

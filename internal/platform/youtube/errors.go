@@ -74,6 +74,10 @@ func classify(status int, reason, msg string, ra time.Duration) *publish.Error {
 		return publish.Transient(publish.CategoryRateLimited, status, ra, "%s", text)
 	case "forbiddenPrivacySetting", "forbiddenLicenseSetting", "forbiddenEmbedSetting":
 		return publish.Permanent(publish.CategoryInvalidOptions, status, "%s", text)
+	case "commentsDisabled", "videoNotFound", "commentNotFound", "parentCommentIsPrivate":
+		// About the video or comment, not the channel's access: a 403 or 404 that
+		// reconnecting does not fix.
+		return publish.Permanent(publish.CategoryInvalidOptions, status, "%s", text)
 	}
 	switch {
 	case status == http.StatusUnauthorized:

@@ -783,7 +783,8 @@ func (c *call) list(resource, query string, out any) error {
 	if resp.StatusCode != http.StatusOK {
 		return errorFrom(resp)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+	// A page of 100 comment threads with their inline replies can pass 1 MB.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out); err != nil {
 		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable %s.list answer: %v", resource, err)
 	}
 	return nil

@@ -1,0 +1,200 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// upload uploads a small video of the token's account in one request and returns its id;
+// alice's and bob's videos are processed at once.
+func (e *ytEnv) upload(token, meta string) string {
+	e.t.Helper()
+	video := ytTestVideo(e.t, 20_000)
+	session := e.start(token, int64(len(video)), meta)
+	resp, body := e.put(session, token, "bytes 0-19999/20000", video)
+	if resp.StatusCode != 201 {
+		e.t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	var v struct{ ID string }
+	if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+		e.t.Fatalf("upload answered %s", body)
+	}
+	return v.ID
+}
+
+type ytThreadPage struct {
+	NextPageToken string `json:"nextPageToken"`
+	Items         []struct {
+		ID      string `json:"id"`
+		Snippet struct {
+			TotalReplyCount int `json:"totalReplyCount"`
+			TopLevelComment struct {
+				ID      string `json:"id"`
+				Snippet struct {
+					TextDisplay, AuthorDisplayName string
+					TextOriginal                   *string
+				} `json:"snippet"`
+			} `json:"topLevelComment"`
+		} `json:"snippet"`
+		Replies struct {
+			Comments []json.RawMessage `json:"comments"`
+		} `json:"replies"`
+	} `json:"items"`
+}
+
+func (e *ytEnv) threads(token, query string) (int, ytThreadPage, []byte) {
+	e.t.Helper()
+	resp, body := e.do("GET", "/youtube/v3/commentThreads?"+query, token, nil, nil)
+	var p ytThreadPage
+	if resp.StatusCode == 200 {
+		if err := json.Unmarshal(body, &p); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, p, body
+}
+
+// TestYouTubeCommentThreads pages through a video's threads and checks the statistics that
+// count them, who may read them, and the listing's refusals.
+func TestYouTubeCommentThreads(t *testing.T) {
+	e := newYTEnv(t, YouTubeOptions{})
+	published := e.clock.Now()
+	id := e.upload("tok-alice", ytMeta1)
+	private := e.upload("tok-alice", `{"snippet":{"title":"Mine only"},"status":{"privacyStatus":"private"}}`)
+	e.clock.Advance(2 * time.Hour) // every video has all its comments by then
+	want := AudienceComments(id, published, e.clock.Now())
+
+	var seen []string
+	token := ""
+	for page := 0; ; page++ {
+		q := url.Values{"part": {"snippet,replies"}, "videoId": {id}, "maxResults": {"5"}, "textFormat": {"plainText"}}
+		if token != "" {
+			q.Set("pageToken", token)
+		}
+		code, p, body := e.threads("tok-alice", q.Encode())
+		if code != 200 || page > 5 {
+			t.Fatalf("page %d: %d %s", page, code, body)
+		}
+		for _, it := range p.Items {
+			c := it.Snippet.TopLevelComment
+			if it.ID != c.ID || c.Snippet.TextOriginal != nil {
+				t.Errorf("thread %+v: its id differs, or shows another author's textOriginal", it)
+			}
+			seen = append(seen, c.Snippet.TextDisplay)
+		}
+		if token = p.NextPageToken; token == "" {
+			break
+		}
+	}
+	if len(seen) != len(want) || len(want) != MaxAudienceComments || seen[0] != want[len(want)-1].Text {
+		t.Errorf("threads %q, want the %d audience comments newest first", seen, len(want))
+	}
+
+	resp, body := e.do("GET", "/youtube/v3/videos?part=statistics&id="+id, "tok-bob", nil, nil)
+	var stats struct {
+		Items []struct{ Statistics map[string]string } `json:"items"`
+	}
+	if err := json.Unmarshal(body, &stats); err != nil || resp.StatusCode != 200 || len(stats.Items) != 1 {
+		t.Fatalf("videos.list: %d %s", resp.StatusCode, body)
+	}
+	a := AudienceOf(id, published, e.clock.Now())
+	if s := stats.Items[0].Statistics; s["viewCount"] != strconv.FormatInt(a.Views, 10) || s["likeCount"] != strconv.FormatInt(a.Likes, 10) ||
+		s["commentCount"] != strconv.Itoa(len(want)) || s["favoriteCount"] != "0" {
+		t.Errorf("statistics = %v, want the audience's %+v", s, a)
+	}
+
+	for _, c := range []struct {
+		name, token, query string
+		code               int
+		reason             string
+	}{
+		{"no filter", "tok-alice", "part=snippet", 400, "missingRequiredParameter"},
+		{"two filters", "tok-alice", "part=snippet&videoId=" + id + "&channelId=UCx", 400, "incompatibleParameters"},
+		{"no part", "tok-alice", "videoId=" + id, 400, "required"},
+		{"unknown part", "tok-alice", "part=statistics&videoId=" + id, 400, "unknownPart"},
+		{"maxResults 0", "tok-alice", "part=snippet&maxResults=0&videoId=" + id, 400, "invalidParameter"},
+		{"maxResults 101", "tok-alice", "part=snippet&maxResults=101&videoId=" + id, 400, "invalidParameter"},
+		{"foreign page token", "tok-alice", "part=snippet&videoId=" + id + "&pageToken=" + ytPageToken("threads|other", 5), 400, "invalidPageToken"},
+		{"unknown video", "tok-alice", "part=snippet&videoId=nosuchvideo", 404, "videoNotFound"},
+		{"another's private video", "tok-bob", "part=snippet&videoId=" + private, 404, "videoNotFound"},
+		{"another's unlisted video", "tok-bob", "part=snippet&videoId=" + id, 200, ""},
+		{"fault", "tok-down", "part=snippet&videoId=" + id, 503, "backendError"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, body := e.threads(c.token, c.query)
+			if code != c.code {
+				t.Fatalf("%d %s, want %d", code, body, c.code)
+			}
+			if c.reason != "" {
+				if _, _, reason := ytErrorOf(t, body); reason != c.reason {
+					t.Errorf("reason %s, want %s", reason, c.reason)
+				}
+			}
+		})
+	}
+}
+
+// TestYouTubeCommentsInsert answers a comment and checks what comments.insert refuses.
+func TestYouTubeCommentsInsert(t *testing.T) {
+	e := newYTEnv(t, YouTubeOptions{})
+	id := e.upload("tok-alice", ytMeta1)
+	_, p, _ := e.threads("tok-alice", "part=snippet&videoId="+id)
+	top := p.Items[0].ID
+	insert := func(token, body string) (int, []byte) {
+		resp, b := e.do("POST", "/youtube/v3/comments?part=snippet", token, map[string]string{"Content-Type": "application/json"}, []byte(body))
+		return resp.StatusCode, b
+	}
+	code, body := insert("tok-alice", `{"snippet":{"parentId":"`+top+`","textOriginal":"Thanks <3"}}`)
+	var reply struct {
+		ID      string
+		Snippet struct {
+			ParentID, TextDisplay, TextOriginal, ChannelID string
+			AuthorChannelID                                struct{ Value string }
+		}
+	}
+	if err := json.Unmarshal(body, &reply); err != nil || code != 200 {
+		t.Fatalf("insert: %d %s", code, body)
+	}
+	if reply.Snippet.ParentID != top || reply.Snippet.TextOriginal != "Thanks <3" || reply.Snippet.TextDisplay != "Thanks &lt;3" ||
+		reply.Snippet.AuthorChannelID.Value != reply.Snippet.ChannelID {
+		t.Errorf("reply = %+v", reply)
+	}
+	if r := e.rec.Snapshot(nil).Replies; len(r) != 1 || r[0] != (Reply{Account: "alice", CommentID: top, Text: "Thanks <3"}) {
+		t.Errorf("recorded %+v", r)
+	}
+	_, p, _ = e.threads("tok-alice", "part=snippet,replies&videoId="+id)
+	if it := p.Items[0]; it.Snippet.TotalReplyCount != 1 || len(it.Replies.Comments) != 1 {
+		t.Errorf("thread after the reply: %+v", it)
+	}
+
+	for _, c := range []struct {
+		name, token, body string
+		code              int
+		reason            string
+	}{
+		{"reply to a reply", "tok-alice", `{"snippet":{"parentId":"` + reply.ID + `","textOriginal":"hi"}}`, 400, "operationNotSupported"},
+		{"unknown parent", "tok-alice", `{"snippet":{"parentId":"UgzNoSuchThing000004AaABAg","textOriginal":"hi"}}`, 404, "commentNotFound"},
+		{"no parent", "tok-alice", `{"snippet":{"textOriginal":"hi"}}`, 400, "parentIdMissing"},
+		{"no text", "tok-alice", `{"snippet":{"parentId":"` + top + `","textOriginal":"  "}}`, 400, "commentTextRequired"},
+		{"too long", "tok-alice", `{"snippet":{"parentId":"` + top + `","textOriginal":"` + strings.Repeat("a", ytReplyLimit.Max+1) + `"}}`, 400, "commentTextTooLong"},
+		{"not JSON", "tok-alice", `snippet=1`, 400, "parseError"},
+		{"rate limited", "tok-slow", `{"snippet":{"parentId":"` + top + `","textOriginal":"hi"}}`, 429, "rateLimitExceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, body := insert(c.token, c.body)
+			if code != c.code {
+				t.Fatalf("%d %s, want %d", code, body, c.code)
+			}
+			if _, _, reason := ytErrorOf(t, body); reason != c.reason {
+				t.Errorf("reason %s, want %s", reason, c.reason)
+			}
+		})
+	}
+	if n := len(e.rec.Snapshot(nil).Replies); n != 1 {
+		t.Errorf("%d replies recorded, want 1", n)
+	}
+}
