@@ -216,7 +216,7 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	limit, err := limitQuery(r, 50, 200)
+	limit, err := limitQuery(r, 20, 100)
 	if err != nil {
 		return err
 	}

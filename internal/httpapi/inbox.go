@@ -75,7 +75,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if refresh != "" && refresh != "true" && refresh != "false" {
 		fields.Add("refresh", "must be true or false")
 	}
-	limit, err := limitQuery(r, 50, 200)
+	limit, err := limitQuery(r, 20, 100)
 	if err != nil {
 		return err
 	}
