@@ -76,6 +76,17 @@ func TestAnalyticsTotals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Read figures are next due when their reading said; unread ones (Telegram's) since
+		// they were published, which the clock says was now.
+		for _, tc := range []struct {
+			by   time.Time
+			want int
+		}{{at, 0}, {next, 3}, {time.Now().Add(time.Minute), 4}} {
+			due, err := s.AudienceTargets(ctx, store.AudienceFilter{Kind: store.ReadMetrics, DueBy: &tc.by})
+			if err != nil || len(due) != tc.want {
+				t.Errorf("due by %s: %d targets (%v), want %d", tc.by, len(due), err, tc.want)
+			}
+		}
 		// Telegram gives no figures: never read again, and its figures stay null.
 		if err := s.SetAudienceSchedule(ctx, store.ReadMetrics, []string{tg.DestinationID}, "", nil); err != nil {
 			t.Fatal(err)
