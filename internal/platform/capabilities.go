@@ -306,16 +306,20 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // cover_image_url or cover_image_key_frame_time
 			UploadMethod: UploadMultipart,
-			// VIDEO_MRC_VIEW counts as views; there are no likes or comments in v5.
-			Analytics:        []string{MetricViews, MetricImpressions, MetricSaves},
+			// Pin analytics' lifetime figures: IMPRESSION, SAVE, VIDEO_MRC_VIEW ("video
+			// views"), VIDEO_V50_WATCH_TIME ("total play time", ms), TOTAL_REACTIONS as likes
+			// and TOTAL_COMMENTS as comments. There is no reach or share count per Pin.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricImpressions, MetricSaves, MetricWatchTime},
+			// API v5 has no endpoint to read or write a Pin's comments.
 			Comments:         false,
 			Replies:          false,
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			Notes: []string{
 				"a board_id is required: the channel options list the account's boards",
-				"pin analytics cover the last 90 days only",
-				"comments are not available in API v5",
+				"pin analytics give lifetime figures; daily figures reach back 90 days only",
+				"multi-Pin analytics (100 Pins a call) is a beta endpoint; without access, each Pin costs a call",
+				"comments are counted, but API v5 cannot read or answer them",
 			},
 		}, required: oauthRequired},
 
