@@ -195,11 +195,16 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // cover_url
 			UploadMethod: UploadPull,
-			// impressions is deprecated for media created after 2024-07-02.
+			// Media insights (instagram-media/insights reference): views,
+			// reach, likes, comments, shares, saved and
+			// ig_reels_video_view_total_time. impressions is retired for media
+			// created after 2024-07-02 (asking for it fails the whole read).
 			Analytics: []string{MetricViews, MetricReach, MetricLikes, MetricComments, MetricShares, MetricSaves, MetricWatchTime},
 			Comments:  true,
 			Replies:   true,
-			// Instagram comments are capped like captions: 2,200 characters.
+			// Meta documents no limit for a comment's message; Instagram caps
+			// comments like captions, 2,200 characters (one third-party
+			// scheduler says 2,196). Counted in UTF-16 units like the caption.
 			ReplyText:        TextLimit{Max: 2200, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -213,8 +218,9 @@ var registry = func() map[string]entry {
 				"at most 30 hashtags and 20 @-mentions per caption",
 				"MOV or MP4 with the moov atom first, H.264 or HEVC, AAC at most 48 kHz, 23-60 fps; 9:16 recommended",
 				"the publishing cap is per rolling 24 hours; content_publishing_limit gives the live usage",
-				"only top-level comments take replies, and hidden comments cannot be replied to",
+				"only top-level comments take replies (a reply to a reply is posted under its top-level comment), and hidden comments cannot be replied to",
 				"insights lag up to 48 hours; missing data is an empty set, not zero",
+				"watch time is the total time the Reel was played, replays included; impressions are not available for Reels",
 			},
 		}, required: oauthRequired},
 
@@ -316,16 +322,20 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // cover_image_url or cover_image_key_frame_time
 			UploadMethod: UploadMultipart,
-			// VIDEO_MRC_VIEW counts as views; there are no likes or comments in v5.
-			Analytics:        []string{MetricViews, MetricImpressions, MetricSaves},
+			// Pin analytics' lifetime figures: IMPRESSION, SAVE, VIDEO_MRC_VIEW ("video
+			// views"), VIDEO_V50_WATCH_TIME ("total play time", ms), TOTAL_REACTIONS as likes
+			// and TOTAL_COMMENTS as comments. There is no reach or share count per Pin.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricImpressions, MetricSaves, MetricWatchTime},
+			// API v5 has no endpoint to read or write a Pin's comments.
 			Comments:         false,
 			Replies:          false,
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
 			Notes: []string{
 				"a board_id is required: the channel options list the account's boards",
-				"pin analytics cover the last 90 days only",
-				"comments are not available in API v5",
+				"pin analytics give lifetime figures; daily figures reach back 90 days only",
+				"multi-Pin analytics (100 Pins a call) is a beta endpoint; without access, each Pin costs a call",
+				"comments are counted, but API v5 cannot read or answer them",
 			},
 		}, required: oauthRequired},
 
@@ -343,10 +353,15 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    false,
 			UploadMethod: UploadPull,
-			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricShares},
-			Comments:     true,
-			Replies:      true,
-			// A reply is a Threads post: the same 500 limit as text.
+			// Media insights (threads/insights): views, likes, replies
+			// (comments, nested replies included) and reposts, quotes and
+			// shares (together: shares). No reach, impressions, saves or watch
+			// time.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares},
+			Comments:  true,
+			Replies:   true,
+			// A reply is a Threads post (a TEXT container with reply_to_id):
+			// the same 500 limit as text.
 			ReplyText:        TextLimit{Max: 500, Unit: UnitBytes},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -356,6 +371,7 @@ var registry = func() map[string]entry {
 				"text is counted in UTF-8 bytes here: Threads counts each emoji as its UTF-8 byte length, and non-ASCII text may therefore fit better than shown",
 				"250 API posts and 1000 replies per rolling 24 hours",
 				"23-60 fps",
+				"shares count reposts, quotes and shares together; replies have no like counts",
 			},
 		}, required: oauthRequired},
 
@@ -372,10 +388,16 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    false,
 			UploadMethod: UploadResumable,
-			Analytics:    []string{MetricViews, MetricLikes, MetricComments, MetricReach, MetricWatchTime},
-			Comments:     true,
-			Replies:      true,
-			// Graph comments: message up to 8,000 characters (from memory).
+			// Reels metrics of video_insights (video-api insights guide):
+			// blue_reels_play_count (views), post_impressions_unique (reach),
+			// post_video_likes_by_reaction_type (likes),
+			// post_video_social_actions (comments and shares),
+			// post_video_view_time (watch time). No impressions or saves.
+			Analytics: []string{MetricViews, MetricLikes, MetricComments, MetricShares, MetricReach, MetricWatchTime},
+			Comments:  true,
+			Replies:   true,
+			// Graph comments: message up to 8,000 characters (from memory; no
+			// stored copy of Meta's documentation states a limit).
 			ReplyText:        TextLimit{Max: 8000, Unit: UnitUTF16},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -384,6 +406,8 @@ var registry = func() map[string]entry {
 				"publishes as a Page with a Page access token, not a user token",
 				"Reels must be at least 540x960, 24-60 fps",
 				"30 API-published Reels per Page per 24 hours",
+				"views are plays without replays; likes are all reactions; watch time includes replays",
+				"comments are two levels deep: a reply to a reply is posted under its top-level comment",
 			},
 		}, required: oauthRequired},
 

@@ -2,8 +2,9 @@
 // Graph API: the authenticated call (Client), Graph's error envelope (APIError), the
 // classification of Graph error codes into *publish.Error categories (Classifier, with each
 // platform's own codes as overrides), the wait read from Retry-After and
-// X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit)
-// and the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime).
+// X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit),
+// the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime), and the reads
+// of figures and comments (Client.Insights with Count and Breakdown, List, NotFound).
 //
 // The providers keep their endpoints, their state machines and the codes only they answer with.
 package metagraph

@@ -31,7 +31,9 @@ package sim
 //     is published once it is processed; 30 PUBLISHED or SCHEDULED reels per Page per rolling
 //     24 hours;
 //   - GET /{page-id}/video_reels; GET /me (the Page) with id, name, username, category, link,
-//     picture.
+//     picture;
+//   - the published reels' insights and comments, and the Page's replies
+//     (facebook_audience.go).
 //
 // Answers Meta does not document are the simulator's own and say so in the code: a second
 // finish, a finish before the upload is complete, the spent daily limit, an unknown video on
@@ -128,6 +130,8 @@ type fbSim struct {
 	videos    map[string]*fbVideo
 	order     []string
 	published map[string][]time.Time // PUBLISHED and SCHEDULED finishes per Page
+	comments  map[string]*fbComment  // comments the Pages posted, by id
+	ownOrder  []string               // their ids, oldest first
 }
 
 // NewFacebook returns the simulator of Facebook Pages Reels publishing.
@@ -139,6 +143,7 @@ func NewFacebook(cfg Config) http.Handler {
 		caps:      caps,
 		videos:    map[string]*fbVideo{},
 		published: map[string][]time.Time{},
+		comments:  map[string]*fbComment{},
 		seq:       uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
@@ -182,6 +187,12 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.list(acct, id, params)
 	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
 		res = s.accounts(acct, igToken(r, params))
+	case r.Method == http.MethodGet && edge == "video_insights":
+		res, gerr = s.insights(acct, id, params)
+	case r.Method == http.MethodGet && edge == "comments":
+		res, gerr = s.listComments(acct, id, params)
+	case r.Method == http.MethodPost && edge == "comments":
+		res, gerr = s.comment(acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
 	default:
@@ -532,11 +543,7 @@ func (s *fbSim) node(acct Account, id string, p url.Values) (any, *igError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if id == acct.ID {
-		name := acct.Username
-		if name == "" {
-			name = "Page " + acct.ID
-		}
-		all := map[string]any{"id": acct.ID, "name": name, "username": nil, "category": "Video Creator",
+		all := map[string]any{"id": acct.ID, "name": fbPageName(acct), "username": nil, "category": "Video Creator",
 			"link": "https://www.facebook.com/" + acct.ID,
 			"picture": map[string]any{"data": map[string]any{"height": 50, "width": 50, "is_silhouette": true,
 				"url": s.cfg.BaseURL + "/_static/page-picture.png"}},
@@ -545,6 +552,9 @@ func (s *fbSim) node(acct Account, id string, p url.Values) (any, *igError) {
 			all["username"] = acct.Username
 		}
 		return igSelect(all, "Page", p.Get("fields"), "id,name")
+	}
+	if c, thread, ok := s.commentLocked(acct, id, now); ok {
+		return metaSelect(s.commentFieldsLocked(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	}
 	v, ok := s.videos[id]
 	if !ok || v.page != acct.ID {
@@ -608,12 +618,16 @@ func fbLater(a, b time.Time) time.Time {
 // token the user presented (the simulator's tokens name an account, not a kind of token), so a
 // consent in the sandbox ends with a Page channel whose token the simulator accepts.
 func (s *fbSim) accounts(acct Account, token string) any {
-	name := acct.Username
-	if name == "" {
-		name = "Page " + acct.ID
-	}
 	return map[string]any{
-		"data":   []any{map[string]any{"id": acct.ID, "name": name, "access_token": token, "category": "Video Creator"}},
+		"data":   []any{map[string]any{"id": acct.ID, "name": fbPageName(acct), "access_token": token, "category": "Video Creator"}},
 		"paging": map[string]any{"cursors": map[string]any{"before": "MA==", "after": "MA=="}},
 	}
+}
+
+// fbPageName is the simulated Page's name: the account's username, else one made of its id.
+func fbPageName(acct Account) string {
+	if acct.Username != "" {
+		return acct.Username
+	}
+	return "Page " + acct.ID
 }

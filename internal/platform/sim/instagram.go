@@ -25,6 +25,7 @@ package sim
 //     fields parameter a Page has its default fields, less access_token (the simulator has no
 //     Page tokens);
 //   - limits: 100 published posts and 400 containers per account per rolling 24 hours;
+//   - insights, comments and replies of the published Reels (instagram_audience.go);
 //   - errors as Graph renders them: {"error":{"message","type","code","error_subcode",
 //     "is_transient","error_user_title","error_user_msg","fbtrace_id"}}.
 //
@@ -127,6 +128,9 @@ type igSim struct {
 	order      []string               // media ids, oldest first
 	created    map[string][]time.Time // container creations per account
 	published  map[string][]time.Time // publishes per account
+	replies    map[string]*igComment  // replies the accounts posted, by id
+	replyOrder []string               // reply ids, oldest first
+	hidden     map[string]bool        // comments their media's owner hid
 }
 
 // InstagramPage is a Facebook Page that a simulated account's Facebook user manages.
@@ -164,6 +168,8 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 		media:      map[string]*igMedia{},
 		created:    map[string][]time.Time{},
 		published:  map[string][]time.Time{},
+		replies:    map[string]*igComment{},
+		hidden:     map[string]bool{},
 		// Ids start from the clock so that a restarted simulator does not hand out the ids of
 		// a previous run's containers again (a destination could otherwise bind to another
 		// run's container); the range stays below the media ids' base.
@@ -206,10 +212,15 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case FailRateLimit:
 		// Graph answers throttling with an error code, not 429 and not Retry-After: code 4
-		// (application request limit), HTTP 403, with the usage header.
+		// (application request limit), HTTP 403, with the usage headers. Calls with an
+		// Instagram account's token count against its business use case too, whose header
+		// says when access returns.
 		e := igErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
 		e.IsTransient = true
-		e.header = map[string]string{"X-App-Usage": `{"call_count":100,"total_cputime":12,"total_time":15}`}
+		e.header = map[string]string{
+			"X-App-Usage":               `{"call_count":100,"total_cputime":12,"total_time":15}`,
+			"X-Business-Use-Case-Usage": metaUsage(acct.ID, "instagram"),
+		}
 		igWrite(w, e)
 		return
 	}
@@ -240,6 +251,14 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.listMedia(acct, id, params)
 	case r.Method == http.MethodGet && edge == "content_publishing_limit":
 		res, gerr = s.publishingLimit(acct, id, params)
+	case r.Method == http.MethodGet && edge == "insights":
+		res, gerr = s.insights(acct, id, params)
+	case r.Method == http.MethodGet && edge == "comments":
+		res, gerr = s.comments(acct, id, params)
+	case r.Method == http.MethodPost && edge == "replies":
+		res, gerr = s.reply(acct, id, params)
+	case r.Method == http.MethodPost && edge == "" && params.Has("hide"):
+		res, gerr = s.hide(acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
 	default:
@@ -513,6 +532,8 @@ func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
 	} else if m, ok := s.media[id]; ok && m.account == acct.ID {
 		typ = "IGMedia"
 		all = m.fields()
+	} else if c, ok := s.commentLocked(acct, id, now); ok {
+		return metaSelect(s.commentFieldsLocked(c), "IGComment", p.Get("fields"), "id,text,timestamp")
 	} else {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
@@ -743,7 +764,7 @@ func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igEr
 		}
 		ids = append(ids, m.id)
 	}
-	return metaPage(ids, start, limit, func(id string) (map[string]any, *igError) {
+	return metaPage(ids, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(id string) (map[string]any, *igError) {
 		return igSelect(s.media[id].fields(), "IGMedia", p.Get("fields"), "id")
 	})
 }

@@ -69,17 +69,17 @@ func metaFault(cfg Config, acct Account, rateCode int) *igError {
 		}[rateCode]
 		e := igErr(http.StatusForbidden, rateCode, 0, msg)
 		e.IsTransient = true
-		e.header = map[string]string{"X-Business-Use-Case-Usage": metaUsage(acct.ID)}
+		e.header = map[string]string{"X-Business-Use-Case-Usage": metaUsage(acct.ID, "pages")}
 		return e
 	}
 	return nil
 }
 
 // metaUsage is an X-Business-Use-Case-Usage header value saying the account is throttled for
-// one more minute.
-func metaUsage(id string) string {
+// one more minute; typ is the business use case ("pages", "instagram").
+func metaUsage(id, typ string) string {
 	b, _ := json.Marshal(map[string][]map[string]any{id: {{
-		"type": "pages", "call_count": 100, "total_cputime": 25, "total_time": 30,
+		"type": typ, "call_count": 100, "total_cputime": 25, "total_time": 30,
 		"estimated_time_to_regain_access": 1,
 	}}})
 	return string(b)
@@ -173,20 +173,44 @@ func metaPaging(p url.Values) (start, limit int, gerr *igError) {
 	return start, limit, nil
 }
 
-// metaPage is one page of a Graph list: the rows of ids[start:start+limit] and, when more
-// follow, the "after" cursor.
-func metaPage(ids []string, start, limit int, row func(id string) (map[string]any, *igError)) (any, *igError) {
+// metaPage is one page of a Graph list: the rows of items[start:start+limit], with their
+// "before" and "after" cursors and, when more follow, the link to the next page (next builds
+// it from the "after" cursor).
+func metaPage[T any](items []T, start, limit int, next func(after string) string, row func(T) (map[string]any, *igError)) (any, *igError) {
 	data := []any{}
-	for i := start; i < len(ids) && i < start+limit; i++ {
-		r, gerr := row(ids[i])
+	for i := start; i < len(items) && i < start+limit; i++ {
+		r, gerr := row(items[i])
 		if gerr != nil {
 			return nil, gerr
 		}
 		data = append(data, r)
 	}
 	paging := map[string]any{}
-	if start+limit < len(ids) {
-		paging["cursors"] = map[string]string{"after": base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + limit)))}
+	if len(data) > 0 {
+		paging["cursors"] = map[string]string{"before": metaCursor(start), "after": metaCursor(start + len(data))}
+		if start+limit < len(items) {
+			paging["next"] = next(metaCursor(start + limit))
+		}
 	}
 	return map[string]any{"data": data, "paging": paging}, nil
+}
+
+func metaCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset)))
+}
+
+// metaNext builds the paging.next links of a list read at path below base with parameters p:
+// the same request with the "after" cursor, without the access token (Graph's links carry
+// it; the simulator's do not, so that no logged link does).
+func metaNext(base, path string, p url.Values) func(after string) string {
+	return func(after string) string {
+		q := url.Values{}
+		for k, v := range p {
+			if k != "access_token" {
+				q[k] = v
+			}
+		}
+		q.Set("after", after)
+		return base + path + "?" + q.Encode()
+	}
 }

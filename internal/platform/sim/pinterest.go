@@ -53,7 +53,8 @@ package sim
 //   - Published records Text as the Pin's title and description, separated by a blank line.
 //
 // Not reproduced: image and carousel Pins, board sections (board_section_id is refused),
-// Business Access (ad_account_id), Trial access's daily caps, Pin analytics.
+// Business Access (ad_account_id), Trial access's daily caps. Pin analytics are in
+// pinterest_audience.go.
 
 import (
 	"bytes"
@@ -125,6 +126,9 @@ type PinterestOptions struct {
 	// WritesPerMinute and ReadsPerMinute are the per-user limits of the org_write and
 	// org_read categories (0: 100 and 1000).
 	WritesPerMinute, ReadsPerMinute int
+	// NoBetaAccess is an app without access to Pinterest's beta endpoints: multi-Pin analytics
+	// answer 403.
+	NoBetaAccess bool
 }
 
 // PinterestDefaultBoards returns the boards a sandbox account has: two, with numeric ids
@@ -276,6 +280,10 @@ func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getMedia(w, acc, seg[1]) })
 	case r.Method == http.MethodPost && rest == "pins":
 		p.api(w, r, "org_write", p.createPin)
+	case r.Method == http.MethodGet && rest == "pins/analytics":
+		p.api(w, r, "org_read", p.multiPinAnalytics)
+	case r.Method == http.MethodGet && len(seg) == 3 && seg[0] == "pins" && seg[2] == "analytics":
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.pinAnalytics(w, r, acc, seg[1]) })
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "pins":
 		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getPin(w, acc, seg[1]) })
 	default:

@@ -24,9 +24,13 @@ package sim
 //   - errors as Graph renders them: {"error":{"message","type","code","error_subcode",
 //     "fbtrace_id",...}}.
 //
+// Insights, replies and conversations of the published posts, and TEXT reply containers, are
+// in threads_audience.go.
+//
 // Error wording Meta does not document (too long a text, a spent publishing quota, publishing
 // a container twice or before it is ready) is the simulator's own and says so in the code.
-// Only video posts are simulated: TEXT, IMAGE and CAROUSEL containers are refused.
+// Only video posts and text replies are simulated: root TEXT posts, IMAGE and CAROUSEL
+// containers are refused.
 
 import (
 	"context"
@@ -97,6 +101,7 @@ type thContainer struct {
 	errAtOnce    bool          // the error shows at once (download failures)
 	sha          string
 	mediaID      string // set when published
+	replyTo      string // the post or reply a TEXT reply container answers
 }
 
 type thMedia struct {
@@ -119,6 +124,9 @@ type thSim struct {
 	media      map[string]*thMedia
 	order      []string               // media ids, oldest first
 	published  map[string][]time.Time // publishes per account
+	replies    map[string]*thReply    // replies the accounts published, by id
+	replyOrder []string               // reply ids, oldest first
+	replied    map[string][]time.Time // reply publishes per account
 }
 
 // NewThreads returns the simulator of the Threads API (video posts).
@@ -131,6 +139,8 @@ func NewThreads(cfg Config) http.Handler {
 		containers: map[string]*thContainer{},
 		media:      map[string]*thMedia{},
 		published:  map[string][]time.Time{},
+		replies:    map[string]*thReply{},
+		replied:    map[string][]time.Time{},
 		// Ids start from the clock so that a restarted simulator does not hand out a previous
 		// run's ids again.
 		seq: uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
@@ -158,6 +168,10 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.list(acct, id, params)
 	case r.Method == http.MethodGet && edge == "threads_publishing_limit":
 		res, gerr = s.limit(acct, id, params)
+	case r.Method == http.MethodGet && edge == "insights":
+		res, gerr = s.insights(acct, id, params)
+	case r.Method == http.MethodGet && (edge == "replies" || edge == "conversation"):
+		res, gerr = s.conversation(acct, id, params, edge == "conversation")
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(acct, id, params)
 	default:
@@ -173,9 +187,11 @@ func (s *thSim) create(acct Account, userID string, p url.Values) (any, *igError
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "VIDEO":
+	case "TEXT":
+		return s.createReply(acct, p)
 	case "":
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
-	case "TEXT", "IMAGE", "CAROUSEL":
+	case "IMAGE", "CAROUSEL":
 		// Reelay posts video only; the other kinds are refused rather than half-simulated.
 		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
 	default:
@@ -185,7 +201,7 @@ func (s *thSim) create(acct Account, userID string, p url.Values) (any, *igError
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
 	}
 	if p.Get("reply_to_id") != "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Replies are not supported by this simulator")
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
@@ -373,6 +389,9 @@ func (s *thSim) publish(acct Account, userID string, p url.Values) (any, *igErro
 		return nil, igErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").user(
 			"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 	}
+	if c.replyTo != "" {
+		return s.publishReplyLocked(acct, c, now)
+	}
 	recent := igPrune(s.published[acct.ID], now)
 	if len(recent) >= s.caps.PostsPerDay {
 		s.published[acct.ID] = recent
@@ -412,7 +431,9 @@ func (s *thSim) node(acct Account, id string, p url.Values) (any, *igError) {
 		}
 	} else if m, ok := s.media[id]; ok && m.account == acct.ID {
 		typ = "ThreadsMedia"
-		all = m.fields()
+		all = s.mediaFieldsLocked(m, now)
+	} else if r, ok := s.replyLocked(acct, id, now); ok {
+		return metaSelect(s.replyFieldsLocked(r, now), "ThreadsMedia", p.Get("fields"), "id")
 	} else {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
@@ -455,6 +476,7 @@ func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) 
 	if gerr != nil {
 		return nil, gerr
 	}
+	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -466,8 +488,8 @@ func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) 
 		}
 		ids = append(ids, m.id)
 	}
-	return metaPage(ids, start, limit, func(id string) (map[string]any, *igError) {
-		return igSelect(s.media[id].fields(), "ThreadsMedia", p.Get("fields"), "id")
+	return metaPage(ids, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(id string) (map[string]any, *igError) {
+		return igSelect(s.mediaFieldsLocked(s.media[id], now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
@@ -479,12 +501,13 @@ func (s *thSim) limit(acct Account, userID string, p url.Values) (any, *igError)
 	now := s.cfg.Now()
 	s.mu.Lock()
 	usage := len(igPrune(s.published[acct.ID], now))
+	replyUsage := len(igPrune(s.replied[acct.ID], now))
 	s.mu.Unlock()
 	window := int(thWindow / time.Second)
 	all := map[string]any{
 		"quota_usage":       usage,
 		"config":            map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": window},
-		"reply_quota_usage": 0,
+		"reply_quota_usage": replyUsage,
 		"reply_config":      map[string]int{"quota_total": thReplyQuota, "quota_duration": window},
 	}
 	row, gerr := igSelect(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")

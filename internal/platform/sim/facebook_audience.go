@@ -1,0 +1,296 @@
+package sim
+
+// The Facebook Reels simulator's figures and comments. Sources: developers.facebook.com/docs/
+// graph-api/reference/video/video_insights, docs/video-api/guides/insights (Reels metrics:
+// plays, post reach, average and total time watched, reactions, comments and shares; the
+// answer's data[{name, period, values[{value}], title, description, id}]), the "Introducing
+// Reels metrics API" post, docs/graph-api/reference/object/comments (filter, order, summary)
+// and docs/graph-api/reference/comment (fields; ids {object-id}_{comment-id}).
+//
+// What it reproduces:
+//   - GET /{video-id}/video_insights[?metric=...&period=lifetime]: lifetime rows from the
+//     reel's audience (AudienceOf from the time the reel was published):
+//     blue_reels_play_count → views, post_impressions_unique → reach, post_video_view_time →
+//     watch time in milliseconds, post_video_avg_time_watched → that over views,
+//     post_video_likes_by_reaction_type → likes split into LIKE, LOVE and HAHA,
+//     post_video_social_actions → {COMMENT: audience comments plus the Page's, SHARE: shares},
+//     fb_reels_replay_count a quarter of the plays and fb_reels_total_plays plays plus replays
+//     (the simulator's choice). Without metric, every one; an unknown one is code 100; another
+//     period than lifetime, or a reel not yet published, answers an empty set;
+//   - GET /{video-id}/comments (filter=toplevel, the default, or stream; order chronological or
+//     reverse_chronological; summary=true; cursor paging; fields with from{...}, parent{...})
+//     and GET /{comment-id}/comments (its replies); GET /{comment-id};
+//   - POST /{comment-id}/comments message= (a reply by the Page, recorded) and
+//     POST /{video-id}/comments (a comment by the Page). Facebook threads comments two levels
+//     deep: a reply to a reply goes under its top-level comment. The message is limited as
+//     platform.Capabilities' reply_text says.
+//
+// Not simulated: the other Reels metrics (post_video_followers, post_video_retention_graph,
+// ...), which answer as unknown; attachments on comments. The wording of an over-long message
+// is the simulator's own.
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fbReelMetrics are the Reels metrics of video_insights the simulator answers.
+var fbReelMetrics = []string{
+	"blue_reels_play_count", "fb_reels_total_plays", "fb_reels_replay_count", "post_impressions_unique",
+	"post_video_avg_time_watched", "post_video_view_time", "post_video_likes_by_reaction_type", "post_video_social_actions",
+}
+
+// fbComment is a comment on a reel: from the audience, or posted by the Page.
+type fbComment struct {
+	id, video string
+	parent    string // the top-level comment a reply answers; "" for a top-level comment
+	fromID    string
+	fromName  string
+	text      string
+	at        time.Time
+}
+
+// fbCommentID is the id of the reel's audience comment number n ({object-id}_{comment-id}).
+func fbCommentID(videoID string, n int) string {
+	return videoID + "_" + metaDerivedID(1_000_000_000_000_000, 1e15, "fb-comment", videoID, fmt.Sprint(n))
+}
+
+// fbUserID is the app-scoped id of an audience commenter.
+func fbUserID(name string) string {
+	return metaDerivedID(100_000_000_000_000, 9e14, "fb-user", name)
+}
+
+// fbNonZero drops the zero counts of a breakdown: Graph leaves them out.
+func fbNonZero(counts map[string]int64) map[string]int64 {
+	for k, n := range counts {
+		if n == 0 {
+			delete(counts, k)
+		}
+	}
+	return counts
+}
+
+// ownedVideoLocked is one of the Page's videos, settled at now. The caller holds s.mu.
+func (s *fbSim) ownedVideoLocked(acct Account, id string, now time.Time) (*fbVideo, bool) {
+	v, ok := s.videos[id]
+	if !ok || v.page != acct.ID {
+		return nil, false
+	}
+	s.settleLocked(v, now)
+	return v, true
+}
+
+// threadLocked is every comment on the published reel v by now, oldest first. The caller
+// holds s.mu.
+func (s *fbSim) threadLocked(v *fbVideo, now time.Time) []fbComment {
+	if !v.done {
+		return nil
+	}
+	var out []fbComment
+	for _, c := range AudienceComments(v.id, v.at, now) {
+		out = append(out, fbComment{id: fbCommentID(v.id, c.N), video: v.id, fromID: fbUserID(c.Author), fromName: c.Author, text: c.Text, at: c.At})
+	}
+	for _, id := range s.ownOrder {
+		if c := s.comments[id]; c.video == v.id {
+			out = append(out, *c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b fbComment) int { return a.at.Compare(b.at) })
+	return out
+}
+
+// commentLocked finds a comment on one of the Page's reels, with the reel's thread. The
+// caller holds s.mu.
+func (s *fbSim) commentLocked(acct Account, id string, now time.Time) (fbComment, []fbComment, bool) {
+	video, _, found := strings.Cut(id, "_")
+	if !found {
+		return fbComment{}, nil, false
+	}
+	v, ok := s.ownedVideoLocked(acct, video, now)
+	if !ok {
+		return fbComment{}, nil, false
+	}
+	thread := s.threadLocked(v, now)
+	for _, c := range thread {
+		if c.id == id {
+			return c, thread, true
+		}
+	}
+	return fbComment{}, nil, false
+}
+
+// insights is GET /{video-id}/video_insights.
+func (s *fbSim) insights(acct Account, id string, p url.Values) (any, *igError) {
+	names, _ := metaMetrics(p, false)
+	if len(names) == 0 {
+		names = fbReelMetrics
+	}
+	for _, n := range names {
+		if !slices.Contains(fbReelMetrics, n) {
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The value must be a valid insights metric")
+		}
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.ownedVideoLocked(acct, id, now)
+	if !ok {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+	}
+	data := []any{}
+	if period := p.Get("period"); !v.done || (period != "" && period != "lifetime") {
+		return map[string]any{"data": data}, nil
+	}
+	a := AudienceOf(v.id, v.at, now)
+	comments := int64(len(s.threadLocked(v, now)))
+	avg := int64(0)
+	if a.Views > 0 {
+		avg = a.WatchSeconds * 1000 / a.Views
+	}
+	love, haha := a.Likes/5, a.Likes/10
+	values := map[string]any{
+		"blue_reels_play_count":             a.Views,
+		"fb_reels_replay_count":             a.Views / 4,
+		"fb_reels_total_plays":              a.Views + a.Views/4,
+		"post_impressions_unique":           a.Reach,
+		"post_video_avg_time_watched":       avg,
+		"post_video_view_time":              a.WatchSeconds * 1000,
+		"post_video_likes_by_reaction_type": fbNonZero(map[string]int64{"REACTION_LIKE": a.Likes - love - haha, "REACTION_LOVE": love, "REACTION_HAHA": haha}),
+		"post_video_social_actions":         fbNonZero(map[string]int64{"COMMENT": comments, "SHARE": a.Shares}),
+	}
+	titles := map[string][2]string{
+		"blue_reels_play_count":             {"Plays", "Lifetime: The number of times your reel started to play, not counting replays."},
+		"fb_reels_replay_count":             {"Replays", "Lifetime: The number of times your reel was played again after its first play."},
+		"fb_reels_total_plays":              {"Total plays", "Lifetime: The number of times your reel started to play, replays included."},
+		"post_impressions_unique":           {"Post reach", "Lifetime: The number of people who saw your reel at least once."},
+		"post_video_avg_time_watched":       {"Average time watched", "Lifetime: The average time your reel was played, in milliseconds."},
+		"post_video_view_time":              {"Time watched", "Lifetime: The total time your reel was played, replays included, in milliseconds."},
+		"post_video_likes_by_reaction_type": {"Reactions by type", "Lifetime: The number of reactions on your reel, by type."},
+		"post_video_social_actions":         {"Comments and shares", "Lifetime: The number of comments and shares of your reel."},
+	}
+	for _, n := range names {
+		data = append(data, metaInsight(v.id, "video_insights", n, titles[n][0], titles[n][1], values[n]))
+	}
+	return map[string]any{"data": data}, nil
+}
+
+// commentFieldsLocked is every field of a comment of thread. The caller holds s.mu.
+func (s *fbSim) commentFieldsLocked(c fbComment, thread []fbComment) map[string]any {
+	from := func(o fbComment) map[string]any { return map[string]any{"id": o.fromID, "name": o.fromName} }
+	children := 0
+	var parent map[string]any
+	for _, o := range thread {
+		if o.parent == c.id {
+			children++
+		}
+		if c.parent != "" && o.id == c.parent {
+			parent = map[string]any{"id": o.id, "created_time": metaTimestamp(o.at), "from": from(o), "message": o.text}
+		}
+	}
+	_, number, _ := strings.Cut(c.id, "_")
+	all := map[string]any{
+		"id": c.id, "message": c.text, "created_time": metaTimestamp(c.at), "from": from(c),
+		"like_count": 0, "comment_count": children, "is_hidden": false, "can_comment": c.parent == "",
+		"permalink_url": fbReelURL(c.video) + "?comment_id=" + number,
+		"object":        map[string]any{"id": c.video}, "attachment": nil, "message_tags": nil, "parent": nil,
+	}
+	if parent != nil {
+		all["parent"] = parent
+	}
+	return all
+}
+
+// listComments is GET /{video-id}/comments and GET /{comment-id}/comments.
+func (s *fbSim) listComments(acct Account, id string, p url.Values) (any, *igError) {
+	filter := cmp.Or(p.Get("filter"), "toplevel")
+	if filter != "toplevel" && filter != "stream" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
+	}
+	order := cmp.Or(p.Get("order"), "chronological")
+	if order != "chronological" && order != "reverse_chronological" && order != "ranked" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param order must be one of {chronological, reverse_chronological, ranked}, got %q", order))
+	}
+	summary, ok := metaBool(p, "summary", false)
+	if !ok {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param summary must be a boolean")
+	}
+	start, limit, gerr := metaPaging(p)
+	if gerr != nil {
+		return nil, gerr
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var thread, rows []fbComment
+	if v, ok := s.ownedVideoLocked(acct, id, now); ok {
+		thread = s.threadLocked(v, now)
+		for _, c := range thread {
+			if filter == "stream" || c.parent == "" {
+				rows = append(rows, c)
+			}
+		}
+	} else if _, t, ok := s.commentLocked(acct, id, now); ok {
+		thread = t
+		for _, c := range thread {
+			if c.parent == id {
+				rows = append(rows, c)
+			}
+		}
+	} else {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+	}
+	// Ranked order is Facebook's relevance; the simulator has none, so it is chronological.
+	if order == "reverse_chronological" {
+		slices.Reverse(rows)
+	}
+	page, gerr := metaPage(rows, start, limit, metaNext(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *igError) {
+		return metaSelect(s.commentFieldsLocked(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+	})
+	if gerr != nil {
+		return nil, gerr
+	}
+	if summary {
+		page.(map[string]any)["summary"] = map[string]any{"order": order, "total_count": len(rows), "can_comment": true}
+	}
+	return page, nil
+}
+
+// comment is POST /{comment-id}/comments (a reply) and POST /{video-id}/comments.
+func (s *fbSim) comment(acct Account, id string, p url.Values) (any, *igError) {
+	msg := p.Get("message")
+	if p.Get("attachment_url") != "" || p.Get("attachment_id") != "" || p.Get("source") != "" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
+	}
+	if msg == "" {
+		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Missing message or attachment")
+	}
+	if lim := s.caps.ReplyText; !lim.Check(msg) {
+		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &fbComment{fromID: acct.ID, fromName: fbPageName(acct), text: msg, at: now}
+	if to, _, ok := s.commentLocked(acct, id, now); ok {
+		c.video, c.parent = to.video, to.id
+		if to.parent != "" {
+			c.parent = to.parent // two levels deep: a reply to a reply joins its top-level comment
+		}
+		s.cfg.Recorder.RecordReply(Reply{Account: acct.ID, CommentID: id, Text: msg})
+	} else if v, ok := s.ownedVideoLocked(acct, id, now); ok && v.done {
+		c.video = v.id
+	} else {
+		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, id))
+	}
+	s.seq++
+	c.id = c.video + "_" + strconv.FormatUint(2_000_000_000_000_000+s.seq, 10)
+	s.comments[c.id] = c
+	s.ownOrder = append(s.ownOrder, c.id)
+	return map[string]string{"id": c.id}, nil
+}
