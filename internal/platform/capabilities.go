@@ -422,10 +422,13 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    false,
 			UploadMethod: UploadDirect,
-			Analytics:    []string{MetricLikes, MetricComments, MetricShares},
-			Comments:     true,
-			Replies:      true,
-			// A reply is a post record: 300 graphemes.
+			// app.bsky.feed.getPosts: likeCount, repostCount + quoteCount (shares),
+			// replyCount (comments).
+			Analytics: []string{MetricLikes, MetricComments, MetricShares},
+			Comments:  true,
+			Replies:   true,
+			// A reply is an app.bsky.feed.post record: the lexicon's maxGraphemes 300
+			// (and maxLength 3000 bytes), as for the post itself.
 			ReplyText:        TextLimit{Max: 300, Unit: UnitGraphemes},
 			Connect:          ConnectToken,
 			CredentialFields: []string{"handle", "app_password", "pds_url"},
@@ -437,6 +440,7 @@ var registry = func() map[string]entry {
 				"video upload needs a verified e-mail address on the account",
 				"25 videos or 10 GB per day",
 				"no views or impressions",
+				"shares are reposts plus quotes; comments count direct replies only, as Bluesky does",
 			},
 		}, required: []string{"handle", "app_password"}},
 
@@ -513,10 +517,13 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true,
 			UploadMethod: UploadMultipart,
-			Analytics:    []string{MetricLikes, MetricComments, MetricShares},
-			Comments:     true,
-			Replies:      true,
-			// A reply is a status: the stock 500.
+			// Status: favourites_count, reblogs_count (+ quotes_count from 4.5; shares),
+			// replies_count (comments).
+			Analytics: []string{MetricLikes, MetricComments, MetricShares},
+			Comments:  true,
+			Replies:   true,
+			// A reply is a status: the instance's max_characters, 500 on a stock server,
+			// counted as for any status (StatusLengthValidator).
 			ReplyText:        TextLimit{Max: 500, Unit: UnitGraphemes},
 			Connect:          ConnectToken,
 			CredentialFields: []string{"instance_url", "access_token"},
@@ -525,6 +532,8 @@ var registry = func() map[string]entry {
 				"each URL counts as 23 characters, and a content warning counts toward the same limit",
 				"30 media uploads per 30 minutes; 300 requests per 5 minutes",
 				"no views or impressions",
+				"comments count direct replies only, as Mastodon does",
+				"a reply begins with @author (as Mastodon's apps do), which counts toward the limit as @user",
 			},
 		}, required: []string{"instance_url", "access_token"}},
 

@@ -40,9 +40,14 @@ package sim
 //     with other media, not finished processing → 422 with Mastodon's messages), the text
 //     (blank without media, over max_characters as Mastodon counts → 422 "Validation failed:
 //     ..."), the visibility; a created status is recorded as published with its first video's
-//     hash;
+//     hash, a reply (in_reply_to_id, which must be a status the caller can see, else 404 "The
+//     post you are trying to reply to does not appear to exist." before anything else is
+//     checked) as a reply to that status;
 //   - GET /api/v1/statuses/:id and GET /api/v1/accounts/:id/statuses (limit, max_id,
-//     only_media), newest first;
+//     only_media), newest first; GET /api/v1/statuses?id[]= (Mastodon 4.3, so not on a
+//     LegacyInstance) and GET /api/v1/statuses/:id/context, with every status's figures and
+//     the items' audience comments, are in mastodon_audience.go. These reads are public; a
+//     token, when sent, meets the call faults and the throttle as other calls do;
 //   - throttles as rack-attack and RateLimiter count them, in windows aligned on the epoch:
 //     300 API calls per token and 5 minutes, 30 media uploads per account and 30 minutes
 //     (every POST counts), 300 statuses per account and 3 hours (created statuses count) →
@@ -65,7 +70,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -98,6 +102,7 @@ var (
 const (
 	mastodonInvalidToken   = "The access token is invalid"
 	mastodonNotFound       = "Record not found"
+	mastodonReplyNotFound  = "The post you are trying to reply to does not appear to exist."
 	mastodonTooMany        = "Too many requests"
 	mastodonProcessingErr  = "Error processing thumbnail for uploaded media"
 	mastodonNotReady       = "Cannot attach files that have not finished processing. Try again in a moment!"
@@ -201,12 +206,15 @@ type MastodonMedia struct {
 // MastodonStatus is what the simulator knows of one status (for tests).
 type MastodonStatus struct {
 	ID, Account, URL, URI string
-	Text, SpoilerText     string
-	Visibility, Language  string
-	Sensitive             bool
-	MediaIDs              []string
-	IdempotencyKey        string
-	CreatedAt             time.Time
+	// InReplyToID is the status answered ("" for a status that answers none: an item, which
+	// has an audience).
+	InReplyToID          string
+	Text, SpoilerText    string
+	Visibility, Language string
+	Sensitive            bool
+	MediaIDs             []string
+	IdempotencyKey       string
+	CreatedAt            time.Time
 }
 
 // Mastodon simulates one Mastodon instance. It implements http.Handler.
@@ -241,6 +249,9 @@ type mastodonMedia struct {
 type mastodonStatus struct {
 	MastodonStatus
 	account Account
+	// audience is set for an audience comment (a status of a remote account; see
+	// mastodon_audience.go).
+	audience *AudienceComment
 }
 
 type mastodonIdem struct {
@@ -338,6 +349,10 @@ func (m *Mastodon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc Account) { m.getMedia(w, acc, id) })
 	case path == "/api/v1/statuses" && post:
 		m.authed(w, r, m.postStatus)
+	case path == "/api/v1/statuses" && get && !m.opts.LegacyInstance: // Mastodon 4.3
+		m.getStatuses(w, r)
+	case strings.HasPrefix(path, "/api/v1/statuses/") && strings.HasSuffix(path, "/context") && get:
+		m.statusContext(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/statuses/"), "/context"))
 	case strings.HasPrefix(path, "/api/v1/statuses/") && get:
 		m.getStatus(w, r, strings.TrimPrefix(path, "/api/v1/statuses/"))
 	case strings.HasPrefix(path, "/api/v1/accounts/") && strings.HasSuffix(path, "/statuses") && get:
@@ -369,27 +384,36 @@ func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.Re
 		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
 		return
 	}
+	if m.refused(w, tok, acc) {
+		return
+	}
+	h(w, r, acc)
+}
+
+// refused answers the account's call fault or the per-token throttle, and reports whether it
+// answered; otherwise it notes the account as seen.
+func (m *Mastodon) refused(w http.ResponseWriter, tok string, acc Account) bool {
 	switch CallFault(acc.Behavior, m.cfg.Rand) {
 	case FailUnavailable:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = io.WriteString(w, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
-		return
+		return true
 	case FailAuth:
 		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
-		return
+		return true
 	case FailRateLimit:
 		m.tooMany(w, m.opts.CallsPerWindow, m.windowEnd(5*time.Minute))
-		return
+		return true
 	}
 	m.mu.Lock()
 	m.accounts[acc.ID] = acc
 	m.mu.Unlock()
 	if end, limited := m.throttle("api", tok, 5*time.Minute, m.opts.CallsPerWindow, true); limited {
 		m.tooMany(w, m.opts.CallsPerWindow, end)
-		return
+		return true
 	}
-	h(w, r, acc)
+	return false
 }
 
 // throttle counts a request in a window aligned on the epoch, as rack-attack and RateLimiter
@@ -887,6 +911,14 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The controller finds the status answered before PostStatusService runs.
+	var parent *mastodonStatus
+	if p.inReplyTo != "" {
+		if parent = m.statusLocked(p.inReplyTo, now); parent == nil || !visibleTo(parent, acc.ID) {
+			mastodonError(w, http.StatusNotFound, mastodonReplyNotFound)
+			return
+		}
+	}
 	// PostStatusService answers a known key before anything else is checked.
 	if key != "" {
 		if e, ok := m.idem[acc.ID+"|"+key]; ok && now.Before(e.at.Add(m.opts.IdempotencyTTL)) {
@@ -933,13 +965,6 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		mastodonError(w, http.StatusUnprocessableEntity, "polls are not supported by the reelay simulator")
 		return
 	}
-	var parent *mastodonStatus
-	if p.inReplyTo != "" {
-		if parent = m.statuses[p.inReplyTo]; parent == nil {
-			mastodonError(w, http.StatusNotFound, mastodonNotFound)
-			return
-		}
-	}
 	visibility := p.visibility
 	if visibility == "" {
 		visibility = "public" // the account's default privacy
@@ -974,6 +999,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	s := &mastodonStatus{account: acc, MastodonStatus: MastodonStatus{
 		ID: m.nextID(), Account: acc.ID, Text: p.status, SpoilerText: p.spoiler, Visibility: visibility,
 		Language: language, Sensitive: p.sensitive || p.spoiler != "", IdempotencyKey: key, CreatedAt: now,
+		InReplyToID: p.inReplyTo,
 	}}
 	s.URL = m.cfg.BaseURL + "/@" + u + "/" + s.ID
 	s.URI = m.cfg.BaseURL + "/users/" + u + "/statuses/" + s.ID
@@ -990,32 +1016,46 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	if key != "" {
 		m.idem[acc.ID+"|"+key] = &mastodonIdem{statusID: s.ID, at: now}
 	}
-	m.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: s.ID, URL: s.URL, SHA256: sha, Text: s.Text})
+	if parent != nil {
+		m.cfg.Recorder.RecordReply(Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
+	} else {
+		m.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: s.ID, URL: s.URL, SHA256: sha, Text: s.Text})
+	}
 	mastodonJSON(w, http.StatusOK, m.statusJSON(s))
 }
 
-// statusJSON renders a Status (under m.mu).
+// statusJSON renders a Status (under m.mu), with its figures at the simulator's clock.
 func (m *Mastodon) statusJSON(s *mastodonStatus) map[string]any {
+	now := m.cfg.Now()
 	attachments := make([]any, 0, len(s.MediaIDs))
 	for _, id := range s.MediaIDs {
 		if md := m.media[id]; md != nil {
-			attachments = append(attachments, m.mediaJSON(md, m.cfg.Now()))
+			attachments = append(attachments, m.mediaJSON(md, now))
 		}
 	}
-	content := ""
-	for _, para := range strings.Split(s.Text, "\n\n") {
-		content += "<p>" + strings.ReplaceAll(html.EscapeString(para), "\n", "<br />") + "</p>"
+	content, mentions := m.contentLocked(s.Text)
+	var inReplyTo, inReplyToAccount any
+	if s.InReplyToID != "" {
+		inReplyTo = s.InReplyToID
+		if p := m.statusLocked(s.InReplyToID, now); p != nil {
+			inReplyToAccount = p.account.ID
+		}
 	}
-	account := m.accountJSON(s.account)
+	favourites, reblogs := m.reactionsLocked(s, now)
+	application := any(map[string]any{"name": "reelay", "website": nil})
+	if s.audience != nil {
+		application = nil // not shown for statuses of other servers
+	}
 	return map[string]any{
 		"id": s.ID, "created_at": s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
-		"in_reply_to_id": nil, "in_reply_to_account_id": nil, "sensitive": s.Sensitive,
+		"in_reply_to_id": inReplyTo, "in_reply_to_account_id": inReplyToAccount, "sensitive": s.Sensitive,
 		"spoiler_text": s.SpoilerText, "visibility": s.Visibility, "language": s.Language,
-		"uri": s.URI, "url": s.URL, "replies_count": 0, "reblogs_count": 0, "favourites_count": 0,
+		"uri": s.URI, "url": s.URL, "replies_count": len(m.childrenLocked(s, now)),
+		"reblogs_count": reblogs, "favourites_count": favourites,
 		"edited_at": nil, "content": content, "reblog": nil,
-		"application":       map[string]any{"name": "reelay", "website": nil},
-		"account":           account,
-		"media_attachments": attachments, "mentions": []any{}, "tags": []any{}, "emojis": []any{},
+		"application":       application,
+		"account":           m.authorJSON(s),
+		"media_attachments": attachments, "mentions": mentions, "tags": []any{}, "emojis": []any{},
 		"card": nil, "poll": nil,
 	}
 }
@@ -1025,7 +1065,8 @@ func visibleTo(s *mastodonStatus, callerID string) bool {
 	return s.Visibility == "public" || s.Visibility == "unlisted" || s.Account == callerID
 }
 
-// caller resolves an optional token; public endpoints answer 401 to a token that is invalid.
+// caller resolves an optional token; public endpoints answer 401 to a token that is invalid,
+// and a call with a valid one meets the account's call faults and the per-token throttle.
 func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
 	tok := mastodonToken(r)
 	if tok == "" {
@@ -1033,7 +1074,7 @@ func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool)
 	}
 	if m.cfg.Accounts != nil {
 		if acc, ok := m.cfg.Accounts.Resolve(r.Context(), tok); ok {
-			return acc.ID, true
+			return acc.ID, !m.refused(w, tok, acc)
 		}
 	}
 	mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
@@ -1047,7 +1088,7 @@ func (m *Mastodon) getStatus(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.statuses[id]
+	s := m.statusLocked(id, m.cfg.Now())
 	if s == nil || !visibleTo(s, callerID) {
 		mastodonError(w, http.StatusNotFound, mastodonNotFound)
 		return

@@ -292,7 +292,7 @@ func TestMastodonStatusValidation(t *testing.T) {
 		{"unknown media", map[string]any{"status": "x", "media_ids": []string{"123"}}, 422, "Media 123 not found"},
 		{"other's media", map[string]any{"status": "x", "media_ids": []string{e.uploadedBy("other")}}, 422, "not found or already attached"},
 		{"too many", map[string]any{"status": "x", "media_ids": []string{"1", "2", "3", "4", "5"}}, 422, "Cannot attach more than 4 files"},
-		{"reply to nothing", map[string]any{"status": "x", "in_reply_to_id": "42"}, 404, "Record not found"},
+		{"reply to nothing", map[string]any{"status": "x", "in_reply_to_id": "42"}, 404, "does not appear to exist"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantMDError(t, e.post(mdToken, "", c.body), c.code, c.want) })

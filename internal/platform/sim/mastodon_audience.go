@@ -1,0 +1,336 @@
+package sim
+
+// Mastodon's audience: the figures of statuses, their conversations and replies to them.
+//
+// Sources: docs.joinmastodon.org methods/statuses (GET /api/v1/statuses/:id, GET
+// /api/v1/statuses?id[]= "added in 4.3.0", GET /api/v1/statuses/:id/context), entities/Status
+// and entities/Context; Mastodon's app/controllers/api/v1/statuses_controller.rb (the context
+// limits: 40 ancestors, 60 descendants and a depth of 20 without a token, 4,096 with one;
+// more than DEFAULT_STATUSES_LIMIT = 20 ids is a Mastodon::ValidationError, 422; a reply to a
+// status that cannot be found or seen is 404 "The post you are trying to reply to does not
+// appear to exist.") and app/lib/text_formatter.rb (how content renders links and mentions);
+// status_stat counters, which count a status's direct replies. All read through the search
+// tool.
+//
+//   - An item is a status that answers none. Its favourites_count and reblogs_count are
+//     AudienceOf's Likes and Shares at the simulator's clock since it was created; its
+//     replies_count is its direct replies: the audience comments, plus any status answering
+//     the item itself (a reply to a comment counts on the comment, as Mastodon counts).
+//     Mastodon has no views or impressions.
+//   - Audience comments (AudienceComments) are public statuses of remote accounts on
+//     MastodonAudienceDomain answering the item, with ids like the instance's own (the
+//     comment's time in the high bits, MastodonAudienceID) so that each keeps its id on every
+//     read. Their favourites_count is N % 3.
+//   - The context's descendants are in depth-first order, each level oldest first; only what
+//     the caller may see. The three reads are public, with an optional token: with one, the
+//     account's call faults and the per-token throttle apply.
+//   - content is HTML as Mastodon renders it: paragraphs, <br />, links split into invisible
+//     and visible spans, mentions of accounts the instance knows (its own that have called it,
+//     and the audience) as h-card links showing @username only.
+//
+// Not reproduced: statuses of other servers beyond the audience, edits, quotes and
+// quotes_count (Mastodon 4.5), filtered or muted statuses, reblogs of the account's statuses.
+
+import (
+	"fmt"
+	"hash/fnv"
+	"html"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MastodonAudienceDomain is the server of the audience's accounts.
+const MastodonAudienceDomain = "audience.example"
+
+// Limits of GET /api/v1/statuses and of the context (statuses_controller.rb).
+const (
+	mastodonStatusesLimit       = 20
+	mastodonContextLimit        = 4096
+	mastodonAnonAncestorsLimit  = 40
+	mastodonAnonDescendants     = 60
+	mastodonAnonDescendantDepth = 20
+)
+
+// mastodonAudienceUsername turns an audience author into a username (letters, digits and
+// underscores only).
+func mastodonAudienceUsername(author string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(author))
+}
+
+// MastodonAudienceAcct is the acct (user@domain) of an audience member (AudienceComment.Author).
+func MastodonAudienceAcct(author string) string {
+	return mastodonAudienceUsername(author) + "@" + MastodonAudienceDomain
+}
+
+func mastodonAudienceAccountID(author string) string {
+	h := fnv.New64a()
+	h.Write([]byte("reelay-sim-mastodon-audience|" + author))
+	return fmt.Sprintf("11%016d", h.Sum64()%1e16)
+}
+
+// MastodonAudienceID is the id of audience comment c on the status itemID: the comment's
+// time in milliseconds in the high bits, as Mastodon's ids are made, and a number drawn from
+// the item and the comment's N in the low 16 (with the top one set, which the instance's own
+// statuses leave clear).
+func MastodonAudienceID(itemID string, c AudienceComment) string {
+	h := fnv.New64a()
+	h.Write([]byte(itemID + "|" + strconv.Itoa(c.N)))
+	return strconv.FormatInt(c.At.UnixMilli()<<16|0x8000|int64(h.Sum64()&0x7fff), 10)
+}
+
+// audienceStatus is audience comment c on item as a status.
+func (m *Mastodon) audienceStatus(item *mastodonStatus, c AudienceComment) *mastodonStatus {
+	user := mastodonAudienceUsername(c.Author)
+	id := MastodonAudienceID(item.ID, c)
+	base := "https://" + MastodonAudienceDomain
+	acc := Account{ID: mastodonAudienceAccountID(c.Author), Username: user}
+	return &mastodonStatus{account: acc, audience: &c, MastodonStatus: MastodonStatus{
+		ID: id, Account: acc.ID, InReplyToID: item.ID, Text: c.Text, Visibility: "public", Language: "en",
+		CreatedAt: c.At, URL: base + "/@" + user + "/" + id, URI: base + "/users/" + user + "/statuses/" + id,
+	}}
+}
+
+// isItem reports a status of the instance that answers none: it has an audience.
+func isItem(s *mastodonStatus) bool { return s.audience == nil && s.InReplyToID == "" }
+
+// statusLocked finds a status by id (under m.mu): the instance's own, or an audience comment
+// of one of its items.
+func (m *Mastodon) statusLocked(id string, now time.Time) *mastodonStatus {
+	if s, ok := m.statuses[id]; ok {
+		return s
+	}
+	for _, item := range m.order {
+		if !isItem(item) {
+			continue
+		}
+		for _, c := range AudienceComments(item.ID, item.CreatedAt, now) {
+			if MastodonAudienceID(item.ID, c) == id {
+				return m.audienceStatus(item, c)
+			}
+		}
+	}
+	return nil
+}
+
+// childrenLocked lists the statuses answering s, oldest first (under m.mu).
+func (m *Mastodon) childrenLocked(s *mastodonStatus, now time.Time) []*mastodonStatus {
+	var out []*mastodonStatus
+	if isItem(s) {
+		for _, c := range AudienceComments(s.ID, s.CreatedAt, now) {
+			out = append(out, m.audienceStatus(s, c))
+		}
+	}
+	for _, o := range m.order {
+		if o.InReplyToID == s.ID {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *mastodonStatus) int { return mastodonCompareIDs(a.ID, b.ID) })
+	return out
+}
+
+// reactionsLocked returns a status's favourites and reblogs at now.
+func (m *Mastodon) reactionsLocked(s *mastodonStatus, now time.Time) (favourites, reblogs int64) {
+	switch {
+	case s.audience != nil:
+		return int64(s.audience.N % 3), 0
+	case isItem(s):
+		a := AudienceOf(s.ID, s.CreatedAt, now)
+		return a.Likes, a.Shares
+	}
+	return 0, 0
+}
+
+// authorJSON renders the Account of a status's author (under m.mu).
+func (m *Mastodon) authorJSON(s *mastodonStatus) map[string]any {
+	if s.audience == nil {
+		return m.accountJSON(s.account)
+	}
+	u := s.account.Username
+	base := "https://" + MastodonAudienceDomain
+	return map[string]any{
+		"id": s.account.ID, "username": u, "acct": u + "@" + MastodonAudienceDomain, "display_name": s.audience.Author,
+		"locked": false, "bot": false, "created_at": "2023-01-01T00:00:00.000Z", "note": "", "url": base + "/@" + u,
+		"avatar": base + "/avatars/" + u + ".png", "avatar_static": base + "/avatars/" + u + ".png",
+		"header": base + "/headers/original/missing.png", "header_static": base + "/headers/original/missing.png",
+		"followers_count": 0, "following_count": 0, "statuses_count": 1, "emojis": []any{}, "fields": []any{},
+	}
+}
+
+var mastodonTokenRe = regexp.MustCompile(`https?://[^\s<>"]+|(^|[^\p{L}\p{N}_/@])@([\p{L}\p{N}_]+)(?:@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+))?`)
+
+// contentLocked renders a status's text as Mastodon's TextFormatter does, and lists the
+// accounts it mentions (under m.mu).
+func (m *Mastodon) contentLocked(text string) (string, []any) {
+	mentions := []any{}
+	var b strings.Builder
+	for _, para := range strings.Split(text, "\n\n") {
+		b.WriteString("<p>")
+		for i, line := range strings.Split(para, "\n") {
+			if i > 0 {
+				b.WriteString("<br />")
+			}
+			last := 0
+			for _, loc := range mastodonTokenRe.FindAllStringSubmatchIndex(line, -1) {
+				start, end := loc[0], loc[1]
+				var rendered string
+				if loc[4] < 0 { // a link
+					for end > start && strings.ContainsRune(".,:;!?'\")]", rune(line[end-1])) {
+						end--
+					}
+					rendered = mastodonLinkHTML(line[start:end])
+				} else { // a mention, after the character before it
+					start = loc[4] - 1
+					domain := ""
+					if loc[6] >= 0 {
+						domain = line[loc[6]:loc[7]]
+					}
+					var mention map[string]any
+					rendered, mention = m.mentionLocked(line[loc[4]:loc[5]], domain)
+					if mention == nil {
+						continue
+					}
+					mentions = append(mentions, mention)
+				}
+				b.WriteString(html.EscapeString(line[last:start]))
+				b.WriteString(rendered)
+				last = end
+			}
+			b.WriteString(html.EscapeString(line[last:]))
+		}
+		b.WriteString("</p>")
+	}
+	return b.String(), mentions
+}
+
+// mastodonLinkHTML renders a link: the scheme (and www.) hidden, at most 30 characters shown,
+// the rest hidden behind an ellipsis.
+func mastodonLinkHTML(u string) string {
+	prefix := u[:strings.Index(u, "://")+3]
+	rest := u[len(prefix):]
+	if strings.HasPrefix(rest, "www.") {
+		prefix, rest = prefix+"www.", rest[4:]
+	}
+	shown, hidden, class := rest, "", ""
+	if r := []rune(rest); len(r) > 30 {
+		shown, hidden, class = string(r[:30]), string(r[30:]), "ellipsis"
+	}
+	return `<a href="` + html.EscapeString(u) + `" target="_blank" rel="nofollow noopener" translate="no">` +
+		`<span class="invisible">` + html.EscapeString(prefix) + `</span><span class="` + class + `">` + html.EscapeString(shown) +
+		`</span><span class="invisible">` + html.EscapeString(hidden) + `</span></a>`
+}
+
+// mentionLocked renders @username(@domain) as a mention of an account the instance knows: one
+// of its own, or of the audience. It returns nil for an account it does not know, which stays
+// text (under m.mu).
+func (m *Mastodon) mentionLocked(username, domain string) (string, map[string]any) {
+	var id, acct, url string
+	switch {
+	case strings.EqualFold(domain, MastodonAudienceDomain):
+		for _, a := range audienceAuthors {
+			if mastodonAudienceUsername(a) == strings.ToLower(username) {
+				id, acct, url = mastodonAudienceAccountID(a), mastodonAudienceUsername(a)+"@"+MastodonAudienceDomain,
+					"https://"+MastodonAudienceDomain+"/@"+mastodonAudienceUsername(a)
+			}
+		}
+	case domain == "" || strings.EqualFold(domain, m.opts.Domain):
+		for _, a := range m.accounts {
+			if u := m.username(a); strings.EqualFold(u, username) {
+				id, acct, url = a.ID, u, m.cfg.BaseURL+"/@"+u
+			}
+		}
+	}
+	if id == "" {
+		return "", nil
+	}
+	user, _, _ := strings.Cut(acct, "@")
+	return `<span class="h-card" translate="no"><a href="` + html.EscapeString(url) + `" class="u-url mention">@<span>` +
+			html.EscapeString(user) + `</span></a></span>`,
+		map[string]any{"id": id, "username": user, "url": url, "acct": acct}
+}
+
+// getStatuses serves GET /api/v1/statuses?id[]= (Mastodon 4.3): the statuses found and
+// visible, in the order asked; the others are left out.
+func (m *Mastodon) getStatuses(w http.ResponseWriter, r *http.Request) {
+	callerID, ok := m.caller(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	var ids []string
+	for _, id := range append(q["id[]"], q["id"]...) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > mastodonStatusesLimit {
+		mastodonError(w, http.StatusUnprocessableEntity, "Mastodon::ValidationError")
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.cfg.Now()
+	out := []any{}
+	for _, id := range ids {
+		if s := m.statusLocked(id, now); s != nil && visibleTo(s, callerID) {
+			out = append(out, m.statusJSON(s))
+		}
+	}
+	mastodonJSON(w, http.StatusOK, out)
+}
+
+// statusContext serves GET /api/v1/statuses/:id/context.
+func (m *Mastodon) statusContext(w http.ResponseWriter, r *http.Request, id string) {
+	callerID, ok := m.caller(w, r)
+	if !ok {
+		return
+	}
+	ancestorsLimit, descendantsLimit, depthLimit := mastodonContextLimit, mastodonContextLimit, 0
+	if mastodonToken(r) == "" {
+		ancestorsLimit, descendantsLimit, depthLimit = mastodonAnonAncestorsLimit, mastodonAnonDescendants, mastodonAnonDescendantDepth
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.cfg.Now()
+	s := m.statusLocked(id, now)
+	if s == nil || !visibleTo(s, callerID) {
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+		return
+	}
+	ancestors := []any{}
+	for cur := s; cur.InReplyToID != "" && len(ancestors) < ancestorsLimit; {
+		if cur = m.statusLocked(cur.InReplyToID, now); cur == nil {
+			break
+		}
+		if visibleTo(cur, callerID) {
+			ancestors = slices.Insert(ancestors, 0, any(m.statusJSON(cur)))
+		}
+	}
+	descendants := []any{}
+	var walk func(p *mastodonStatus, depth int)
+	walk = func(p *mastodonStatus, depth int) {
+		if depthLimit > 0 && depth > depthLimit {
+			return
+		}
+		for _, c := range m.childrenLocked(p, now) {
+			if len(descendants) >= descendantsLimit {
+				return
+			}
+			if visibleTo(c, callerID) {
+				descendants = append(descendants, m.statusJSON(c))
+				walk(c, depth+1)
+			}
+		}
+	}
+	walk(s, 1)
+	mastodonJSON(w, http.StatusOK, map[string]any{"ancestors": ancestors, "descendants": descendants})
+}
