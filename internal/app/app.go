@@ -59,6 +59,9 @@ type Params struct {
 	// SoleWorker says this process is the only worker of its database (SQLite, locked): jobs
 	// found running at start belong to a dead process and resume at once.
 	SoleWorker bool
+	// SimulatorClock is the sandbox simulators' clock (time.Now when nil): tests move it to let
+	// a simulated audience grow.
+	SimulatorClock func() time.Time
 }
 
 // App is one reelay process.
@@ -261,7 +264,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
-		Analytics: syncer, Inbox: comments,
+		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
 	})
 	return a, nil
 }

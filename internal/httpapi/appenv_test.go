@@ -35,8 +35,9 @@ func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env
 		f(cfg)
 	}
 	ctx := context.Background()
+	skew := new(atomic.Int64)
 	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{4}, 32),
-		PollInterval: 20 * time.Millisecond})
+		PollInterval: 20 * time.Millisecond, SimulatorClock: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +52,15 @@ func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env
 		a.Stop(stopCtx)
 		srv.Close()
 	})
-	e := &env{t: t, st: st, h: a.Handler, routers: contractRouters(t), app: a, cfg: cfg}
+	e := &env{t: t, st: st, h: a.Handler, routers: contractRouters(t), app: a, cfg: cfg, simSkew: skew}
 	e.a = e.newTenant("alice")
 	e.b = e.newTenant("bob")
 	return e
 }
+
+// advanceSimulators moves the simulators' clock d ahead of the real one (their audience grows,
+// their processing ends).
+func (e *env) advanceSimulators(d time.Duration) { e.simSkew.Add(int64(d)) }
 
 // eachApp runs fn on a fresh app env of every dialect.
 func eachApp(t *testing.T, fn func(t *testing.T, e *env), tune ...func(*config.Config)) {

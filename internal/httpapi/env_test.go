@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -44,9 +45,10 @@ type env struct {
 	usage   *auth.UsageTracker
 	a, b    tenant
 	routers []routers.Router
-	// app and cfg are set by newAppEnv.
-	app *app.App
-	cfg *config.Config
+	// app and cfg are set by newAppEnv, and simSkew, how far the simulators' clock runs ahead.
+	app     *app.App
+	cfg     *config.Config
+	simSkew *atomic.Int64
 }
 
 var (

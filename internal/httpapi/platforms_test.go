@@ -80,5 +80,66 @@ func TestPublishToEveryPlatform(t *testing.T) {
 				t.Errorf("%s published text %q, want %q", name, published[0]["text"], want)
 			}
 		}
+
+		// Two hours later every platform's audience has watched and commented: each platform
+		// reports exactly the figures its capabilities list, and null for the others.
+		e.advanceSimulators(2 * time.Hour)
+		r = e.do(req{Method: "POST", Path: "/api/v1/analytics/sync", Key: e.a.Key})
+		if r.Code != http.StatusOK || r.JSON["failed"] != 0.0 {
+			t.Fatalf("analytics sync: %d %s", r.Code, r.Body)
+		}
+		r = e.do(req{Method: "GET", Path: "/api/v1/analytics/overview", Key: e.a.Key})
+		breakdown := r.JSON["platformBreakdown"].(map[string]any)
+		keys := map[string]string{
+			platform.MetricViews: "views", platform.MetricLikes: "likes", platform.MetricComments: "comments",
+			platform.MetricShares: "shares", platform.MetricImpressions: "impressions", platform.MetricReach: "reach",
+			platform.MetricSaves: "saves", platform.MetricWatchTime: "watchTimeSeconds",
+		}
+		for _, name := range names {
+			caps, _ := platform.CapabilitiesOf(name)
+			figures := breakdown[name].(map[string]any)
+			for metric, key := range keys {
+				given := slices.Contains(caps.Analytics, metric)
+				v, isNumber := figures[key].(float64)
+				switch {
+				case given && (!isNumber || v <= 0):
+					t.Errorf("%s lists %s but reports %v", name, metric, figures[key])
+				case !given && figures[key] != nil:
+					t.Errorf("%s does not list %s but reports %v", name, metric, figures[key])
+				}
+			}
+		}
+
+		// Every platform with a comments API has comments, and takes a reply to one.
+		r = e.do(req{Method: "GET", Path: "/api/v1/inbox/comments?refresh=true&limit=100", Key: e.a.Key})
+		if r.Code != http.StatusOK || r.JSON["sync"].(map[string]any)["failed"] != 0.0 {
+			t.Fatalf("comments: %d %s", r.Code, r.Body)
+		}
+		first := map[string]map[string]any{}
+		for _, x := range r.JSON["comments"].([]any) {
+			c := x.(map[string]any)
+			if _, seen := first[c["platform"].(string)]; !seen && c["parent_id"] == nil {
+				first[c["platform"].(string)] = c
+			}
+		}
+		for _, name := range names {
+			caps, _ := platform.CapabilitiesOf(name)
+			c, ok := first[name]
+			if ok != caps.Comments {
+				t.Errorf("%s: comments %v, capabilities say %v", name, ok, caps.Comments)
+			}
+			if !ok || !caps.Replies {
+				continue
+			}
+			r := e.do(req{Method: "POST", Path: "/api/v1/inbox/reply", Key: e.a.Key,
+				Body: map[string]any{"commentId": c["id"], "platform": name, "replyText": "Thank you, " + c["author"].(string) + "!"}})
+			if r.Code != http.StatusOK || r.JSON["reply"].(map[string]any)["parent_id"] != c["id"] {
+				t.Errorf("reply on %s: %d %s", name, r.Code, r.Body)
+				continue
+			}
+			if n := e.replies(e.a, name); n != 1 {
+				t.Errorf("%s received %d replies", name, n)
+			}
+		}
 	})
 }

@@ -19,7 +19,7 @@ type SimulatorFactory func(cfg sim.Config) http.Handler
 
 // mountSandbox serves each platform's simulator at /sandbox/{platform}/ (its own paths below
 // that prefix) and what it received at /sandbox/{platform}/_introspect.
-func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte, publicURL string) {
+func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte, publicURL string, now func() time.Time) {
 	for _, name := range platform.All {
 		factory, ok := factories[name]
 		if !ok {
@@ -31,6 +31,7 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 			BaseURL:  publicURL + prefix,
 			Accounts: sandboxAccounts{store: s.store, key: key, platform: name},
 			Recorder: rec,
+			Now:      now,
 		})
 		// The simulator's consent page approves at once and sends the browser back to this
 		// server's callback, so the whole OAuth round trip runs in the sandbox.

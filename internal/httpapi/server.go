@@ -50,6 +50,8 @@ type Options struct {
 	Simulators map[string]SimulatorFactory
 	SandboxKey []byte
 	PublicURL  string
+	// SimulatorClock is the simulators' clock (time.Now when nil).
+	SimulatorClock func() time.Time
 
 	// Publisher takes publish requests; Queue inserts the jobs of edits and retries; Media
 	// serves signed media links; PublishWait is how long POST /publish waits for destinations
@@ -120,7 +122,7 @@ func New(o Options) *Server {
 	}
 	s.metrics = newHTTPMetrics(s.registry)
 	if s.sandbox {
-		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL)
+		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
 	}
 	s.routes()
 	s.handler = s.observe(s.mux)
