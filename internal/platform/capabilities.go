@@ -549,11 +549,13 @@ var registry = func() map[string]entry {
 			},
 			Thumbnail:    true, // video_poster_url
 			UploadMethod: UploadMultipart,
-			// view_count is usually null.
+			// /api/info: ups (likes) and num_comments; view_count is usually null, and
+			// filled only when Reddit gives it, so views are not promised.
 			Analytics: []string{MetricLikes, MetricComments},
 			Comments:  true,
 			Replies:   true,
-			// api/comment: 10,000 characters.
+			// /api/comment: r2's VMarkdownLength, max_length 10000, counted with len() of
+			// the unicode text ("this is too long (max: 10000)"): characters.
 			ReplyText:        TextLimit{Max: 10000, Unit: UnitCharacters},
 			Connect:          ConnectOAuth,
 			CredentialFields: oauthAll,
@@ -561,6 +563,7 @@ var registry = func() map[string]entry {
 				"a subreddit is required; some subreddits forbid video or require flair (post_requirements)",
 				"video upload is not part of the documented API: it follows what PRAW does",
 				"view counts are usually unavailable",
+				"likes are the post's upvotes (its score, with the author's own upvote)",
 				"about 100 requests per minute",
 			},
 		}, required: oauthRequired},

@@ -156,6 +156,9 @@ func classify(err error, what string) *publish.Error {
 		// The token lacks a scope (identity, submit, read, mysubreddits) or the account is
 		// suspended: connecting again is what fixes it.
 		return publish.Permanent(publish.CategoryAuthExpired, ae.status, "%s", msg)
+	case ae.status == http.StatusNotFound:
+		// The post or community named is not there (deleted, removed, mistyped).
+		return publish.Permanent(publish.CategoryInvalidOptions, ae.status, "%s", msg)
 	case ae.status == http.StatusTooManyRequests:
 		return publish.Transient(publish.CategoryRateLimited, ae.status, retryAfter(ae.header), "%s", msg)
 	case ae.status >= 500 || ae.status == http.StatusRequestTimeout:
@@ -351,23 +354,28 @@ func (c client) submit(ctx context.Context, form url.Values) (submitData, error)
 		return submitData{}, err
 	}
 	if len(out.JSON.Errors) > 0 {
-		errs := make(submitErrors, 0, len(out.JSON.Errors))
-		for _, e := range out.JSON.Errors {
-			var fe fieldError
-			for i, v := range e {
-				s, _ := v.(string)
-				switch i {
-				case 0:
-					fe.Code = s
-				case 1:
-					fe.Message = s
-				case 2:
-					fe.Field = s
-				}
-			}
-			errs = append(errs, fe)
-		}
-		return submitData{}, errs
+		return submitData{}, jsonErrors(out.JSON.Errors)
 	}
 	return out.JSON.Data, nil
+}
+
+// jsonErrors reads json.errors, a list of [code, message, field].
+func jsonErrors(raw [][]any) submitErrors {
+	errs := make(submitErrors, 0, len(raw))
+	for _, e := range raw {
+		var fe fieldError
+		for i, v := range e {
+			s, _ := v.(string)
+			switch i {
+			case 0:
+				fe.Code = s
+			case 1:
+				fe.Message = s
+			case 2:
+				fe.Field = s
+			}
+		}
+		errs = append(errs, fe)
+	}
+	return errs
 }

@@ -70,8 +70,11 @@ package sim
 // Uploads recorded in the introspection are the videos only (the poster image is part of
 // the post, not the video); one published entry per post, with the video's hash.
 //
-// Not reproduced: link, self, image, gallery and videogif posts; comments; crossposts; the
-// per-account posting cooldown (RATELIMIT); subreddit bans and karma rules.
+// A post's figures and comments (GET /api/info, GET /comments/{article}, POST /api/comment)
+// are in reddit_audience.go.
+//
+// Not reproduced: link, self, image, gallery and videogif posts; crossposts; the per-account
+// posting cooldown (RATELIMIT); subreddit bans and karma rules.
 
 import (
 	"context"
@@ -198,6 +201,9 @@ type RedditPost struct {
 	// Listened says a websocket connection for the video was open when the post was
 	// submitted (Reddit's result is missed otherwise).
 	Listened bool
+	// PublishedAt is when processing ended and the post was made (its created_utc); zero
+	// while processing or when it failed.
+	PublishedAt time.Time
 }
 
 // Reddit simulates Reddit's API. It implements http.Handler.
@@ -215,6 +221,7 @@ type Reddit struct {
 	assets      map[string]*redditLease     // by asset id
 	objects     map[string]*redditObject    // by bucket/key
 	submissions []*redditSubmission
+	replies     []*redditReply           // comments accounts posted, oldest first
 	windows     map[string]*redditWindow // by token
 	listeners   map[string]int           // open websocket connections by object key
 }
@@ -325,7 +332,7 @@ func (rd *Reddit) Posts(accountID string) []RedditPost {
 			VideoURL: s.videoURL, PosterURL: s.posterURL, AssetID: s.video.lease.assetID, Status: s.status,
 			Listened: s.listened}
 		if s.postID != "" {
-			p.ID, p.Permalink = "t3_"+s.postID, s.permalink
+			p.ID, p.Permalink, p.PublishedAt = "t3_"+s.postID, s.permalink, s.readyAt
 		}
 		out = append(out, p)
 	}
@@ -367,6 +374,14 @@ func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route(http.MethodPost, rd.lease)
 	case path == "/api/submit" || path == "/api/submit/":
 		route(http.MethodPost, rd.submit)
+	case path == "/api/info" || path == "/api/info/":
+		route(http.MethodGet, rd.info)
+	case path == "/api/comment" || path == "/api/comment/":
+		route(http.MethodPost, rd.comment)
+	case len(seg) >= 2 && len(seg) <= 3 && seg[0] == "comments":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.comments(w, r, a, seg[1]) })
+	case len(seg) >= 4 && len(seg) <= 5 && seg[0] == "r" && seg[2] == "comments":
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.comments(w, r, a, seg[3]) })
 	case len(seg) == 3 && seg[0] == "r" && seg[2] == "about":
 		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.about(w, a, seg[1]) })
 	case len(seg) == 4 && seg[0] == "api" && seg[1] == "v1" && seg[3] == "post_requirements":
@@ -1192,15 +1207,7 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string)
 	page := posts[start:min(start+limit, len(posts))]
 	children := make([]any, 0, len(page))
 	for _, s := range page {
-		children = append(children, map[string]any{"kind": "t3", "data": map[string]any{
-			"id": s.postID, "name": "t3_" + s.postID, "title": s.title, "author": redditName(s.account),
-			"author_fullname": "t2_" + strings.TrimPrefix(s.account.ID, "t2_"),
-			"subreddit":       s.sub.Name, "subreddit_name_prefixed": "r/" + s.sub.Name, "permalink": s.permalink,
-			"url": "https://v.redd.it/" + s.video.lease.assetID, "domain": "v.redd.it", "is_video": true,
-			"over_18": s.nsfw, "spoiler": s.spoiler, "link_flair_template_id": s.flairID,
-			"link_flair_text": s.flairText, "created_utc": float64(s.readyAt.Unix()), "score": 1, "ups": 1,
-			"num_comments": 0, "upvote_ratio": 1.0, "view_count": nil, "send_replies": s.sendReplies,
-		}})
+		children = append(children, map[string]any{"kind": "t3", "data": rd.t3(s, now)})
 	}
 	var next any
 	if start+limit < len(posts) && len(page) > 0 {
