@@ -298,35 +298,51 @@ func take(ctx context.Context, sem chan struct{}) bool {
 	}
 }
 
-// SyncArgs is the periodic job that reads the figures that are due.
+// DueSync is a sync the periodic job runs over what is due: the Syncer's figures, the inbox's
+// comments.
+type DueSync interface {
+	Sync(ctx context.Context, f store.AudienceFilter) (Summary, error)
+}
+
+// SyncArgs is the periodic job that reads the figures and comments that are due.
 type SyncArgs struct{}
 
 // Kind names the job for River.
-func (SyncArgs) Kind() string { return "analytics_sync" }
+func (SyncArgs) Kind() string { return "audience_sync" }
 
-// SyncWorker works SyncArgs: one bounded round of due reads.
+// SyncWorker works SyncArgs: one bounded round of due reads of each of Syncs, in turn.
 type SyncWorker struct {
 	river.WorkerDefaults[SyncArgs]
-	Syncer *Syncer
-	// Batch bounds the destinations one round reads (default 500); the rest wait a minute.
+	// Syncs are the reads, by name (for the log): "figures", "comments".
+	Syncs map[string]DueSync
+	Log   *slog.Logger
+	// Batch bounds the destinations one round of each reads (default 500); the rest wait
+	// a minute.
 	Batch int
 }
 
-// Work reads the due figures.
+// Work reads what is due.
 func (w *SyncWorker) Work(ctx context.Context, _ *river.Job[SyncArgs]) error {
-	now := w.Syncer.now()
 	batch := w.Batch
 	if batch <= 0 {
 		batch = 500
 	}
-	ctx, cancel := context.WithTimeout(ctx, 50*time.Second)
-	defer cancel()
-	sum, err := w.Syncer.Sync(ctx, store.AudienceFilter{DueBy: &now, Limit: batch})
-	if err != nil {
-		return fmt.Errorf("analytics sync: %w", err)
+	names := make([]string, 0, len(w.Syncs))
+	for name := range w.Syncs {
+		names = append(names, name)
 	}
-	if w.Syncer.Log != nil && sum.Synced+sum.Failed > 0 {
-		w.Syncer.Log.Info("figures read", "synced", sum.Synced, "failed", sum.Failed, "pending", sum.Pending)
+	sort.Strings(names)
+	for _, name := range names {
+		now := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, 25*time.Second)
+		sum, err := w.Syncs[name].Sync(rctx, store.AudienceFilter{DueBy: &now, Limit: batch})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", name, err)
+		}
+		if w.Log != nil && sum.Synced+sum.Failed > 0 {
+			w.Log.Info("audience read", "what", name, "synced", sum.Synced, "failed", sum.Failed, "pending", sum.Pending)
+		}
 	}
 	return nil
 }
@@ -335,5 +351,5 @@ func (w *SyncWorker) Work(ctx context.Context, _ *river.Job[SyncArgs]) error {
 func SyncJob() *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 		func() (river.JobArgs, *river.InsertOpts) { return SyncArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "analytics_sync"})
+		&river.PeriodicJobOpts{ID: "audience_sync"})
 }

@@ -214,9 +214,9 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, Log: log.With("component", "housekeeping")})
 		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: connector, Log: log.With("component", "connect")})
-		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncer: syncer})
-		river.AddWorker(queueCfg.Workers, &inbox.SyncWorker{Service: comments})
-		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob(), inbox.SyncJob()}
+		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncs: map[string]analytics.DueSync{"figures": syncer, "comments": comments},
+			Log: log.With("component", "analytics")})
+		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: 1000},

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
@@ -229,44 +227,4 @@ func upstreamError(platformName string, err error) error {
 	default:
 		return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s", name, pe.Message).Wrap(err)
 	}
-}
-
-// SyncArgs is the periodic job that reads the comments that are due.
-type SyncArgs struct{}
-
-// Kind names the job for River.
-func (SyncArgs) Kind() string { return "inbox_sync" }
-
-// SyncWorker works SyncArgs: one bounded round of due reads.
-type SyncWorker struct {
-	river.WorkerDefaults[SyncArgs]
-	Service *Service
-	// Batch bounds the destinations one round reads (default 200).
-	Batch int
-}
-
-// Work reads the due comments.
-func (w *SyncWorker) Work(ctx context.Context, _ *river.Job[SyncArgs]) error {
-	now := w.Service.now()
-	batch := w.Batch
-	if batch <= 0 {
-		batch = 200
-	}
-	ctx, cancel := context.WithTimeout(ctx, 50*time.Second)
-	defer cancel()
-	sum, err := w.Service.Sync(ctx, store.AudienceFilter{DueBy: &now, Limit: batch})
-	if err != nil {
-		return fmt.Errorf("inbox sync: %w", err)
-	}
-	if w.Service.Log != nil && sum.Synced+sum.Failed > 0 {
-		w.Service.Log.Info("comments read", "items", sum.Synced, "failed", sum.Failed, "pending", sum.Pending)
-	}
-	return nil
-}
-
-// SyncJob runs SyncWorker every minute.
-func SyncJob() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-		func() (river.JobArgs, *river.InsertOpts) { return SyncArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "inbox_sync"})
 }
