@@ -22,6 +22,7 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // APIPrefix is the base path of the versioned API.
@@ -64,6 +65,8 @@ type Options struct {
 	// where the OAuth callback sends the browser ("" answers a page).
 	Connector        *connect.Connector
 	ConnectReturnURL string
+	// AllowPrivateWebhookURLs lets webhooks be registered at private addresses (tests only).
+	AllowPrivateWebhookURLs bool
 }
 
 // Server is the HTTP API.
@@ -87,6 +90,8 @@ type Server struct {
 	connector      *connect.Connector
 	// connectReturnURL: see Options.
 	connectReturnURL string
+	// webhookPolicy is where webhook URLs may point.
+	webhookPolicy media.AddressPolicy
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -102,6 +107,7 @@ func New(o Options) *Server {
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		mux: http.NewServeMux(), methods: map[string][]string{},
+		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -150,6 +156,11 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
 	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)
 	s.private("DELETE "+APIPrefix+"/api-keys/{id}", s.revokeAPIKey)
+
+	s.private("GET "+APIPrefix+"/webhooks", s.listWebhooks)
+	s.private("POST "+APIPrefix+"/webhooks", s.createWebhook)
+	s.private("DELETE "+APIPrefix+"/webhooks/{id}", s.deleteWebhook)
+	s.private("GET "+APIPrefix+"/webhooks/{id}/deliveries", s.listWebhookDeliveries)
 
 	// Every path registered above answers other methods with a 405 in the contract's body.
 	for path, methods := range s.methods {
