@@ -42,6 +42,7 @@ import (
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // Params are what an App is built from.
@@ -221,12 +222,20 @@ func New(ctx context.Context, p Params) (*App, error) {
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: 1000},
 		}
+		river.AddWorker(queueCfg.Workers, &webhooks.Worker{
+			Store: st, Box: box, Client: webhooks.NewClient(webhooks.Policy(cfg.AllowPrivateURLs)),
+			UserAgent: "reelay-webhooks/" + p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
+		})
+		queueCfg.Queues[webhooks.QueueName] = river.QueueConfig{MaxWorkers: 50}
 		queueCfg.RescueRunningOnStart = p.SoleWorker
 	}
 	if a.Queue, err = jobs.New(st, queueCfg); err != nil {
 		a.Close()
 		return nil, err
 	}
+	// Every role records events (the API creates scheduled posts), so every role queues their
+	// deliveries; workers send them.
+	st.SetWebhookEnqueuer(webhooks.Enqueuer(a.Queue))
 	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
 	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Queue: a.Queue, Hub: hub, Log: log.With("component", "publish")}
 	if cfg.Role == config.RoleWorker {
@@ -265,6 +274,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
+		AllowPrivateWebhookURLs: cfg.AllowPrivateURLs,
 	})
 	return a, nil
 }

@@ -29,6 +29,9 @@ type Config struct {
 	PublishWait      time.Duration
 	RetryAttempts    int
 	RetryBaseDelay   time.Duration
+	// WebhookRetryBase is the first retry delay of a webhook delivery; the rest of the
+	// Standard Webhooks schedule (5 min, 30 min, 2 h, ...) scales with it.
+	WebhookRetryBase time.Duration
 	RateLimitRPS     float64
 	RateLimitBurst   int
 	OIDCIssuer       string
@@ -84,10 +87,11 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.PublicURL, "public-url", "", "how platforms and users reach this server (default http://<addr>)")
 	fs.StringVar(&c.SandboxURL, "sandbox-url", "", "where sandbox channels reach their simulators (default: this server's own, at <public-url>/sandbox/)")
 	fs.BoolVar(&c.Sandbox, "sandbox", true, "serve the built-in platform simulators for sandbox channels")
-	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url and thumbnail_url point at private addresses (tests only)")
+	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url, thumbnail_url and webhook URLs point at private addresses (tests only)")
 	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
 	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
+	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 5*time.Second, "first retry delay of a webhook delivery; later ones (5m, 30m, 2h, ... 24h) scale with it")
 	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
 	fs.IntVar(&c.RateLimitBurst, "rate-limit-burst", 40, "burst of requests allowed per credential")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "issuer URL whose bearer JWTs are accepted")

@@ -24,6 +24,7 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // APIPrefix is the base path of the versioned API.
@@ -72,6 +73,8 @@ type Options struct {
 	// and posts replies.
 	Analytics *analytics.Syncer
 	Inbox     *inbox.Service
+	// AllowPrivateWebhookURLs lets webhooks be registered at private addresses (tests only).
+	AllowPrivateWebhookURLs bool
 }
 
 // Server is the HTTP API.
@@ -97,6 +100,8 @@ type Server struct {
 	connectReturnURL string
 	analytics        *analytics.Syncer
 	inbox            *inbox.Service
+	// webhookPolicy is where webhook URLs may point.
+	webhookPolicy media.AddressPolicy
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -113,6 +118,7 @@ func New(o Options) *Server {
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
 		mux: http.NewServeMux(), methods: map[string][]string{},
+		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -166,6 +172,11 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
 	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)
 	s.private("DELETE "+APIPrefix+"/api-keys/{id}", s.revokeAPIKey)
+
+	s.private("GET "+APIPrefix+"/webhooks", s.listWebhooks)
+	s.private("POST "+APIPrefix+"/webhooks", s.createWebhook)
+	s.private("DELETE "+APIPrefix+"/webhooks/{id}", s.deleteWebhook)
+	s.private("GET "+APIPrefix+"/webhooks/{id}/deliveries", s.listWebhookDeliveries)
 
 	// Every path registered above answers other methods with a 405 in the contract's body.
 	for path, methods := range s.methods {

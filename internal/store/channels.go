@@ -124,13 +124,10 @@ func (s *Store) DeleteChannel(ctx context.Context, accountID, id string) error {
 	return nil
 }
 
-// SetChannelStatus marks a channel active or reauth_required.
+// SetChannelStatus marks a channel active or reauth_required; a channel that becomes
+// reauth_required emits channel.reauth_required in the same transaction.
 func (s *Store) SetChannelStatus(ctx context.Context, id, status string) error {
-	_, err := s.write.ExecContext(ctx, `UPDATE channels SET status = $1 WHERE id = $2`, status, id)
-	if err != nil {
-		return fmt.Errorf("store: set channel status: %w", err)
-	}
-	return nil
+	return s.InTx(ctx, func(tx *Tx) error { return tx.setChannelStatus(ctx, id, status) })
 }
 
 func scanChannel(r scanner) (Channel, error) {

@@ -98,16 +98,22 @@ func (s *Store) AcquireRefreshLease(ctx context.Context, id string, until time.T
 }
 
 // ReleaseRefreshLease ends a refresh that changed nothing; status, when not empty, is the
-// channel's new status (reauth_required after a refused refresh).
+// channel's new status (reauth_required after a refused refresh, which emits
+// channel.reauth_required in the same transaction).
 func (s *Store) ReleaseRefreshLease(ctx context.Context, id, status string) error {
-	q, args := `UPDATE channels SET refresh_lease_until = NULL WHERE id = $1`, []any{id}
-	if status != "" {
-		q, args = `UPDATE channels SET refresh_lease_until = NULL, status = $2 WHERE id = $1`, []any{id, status}
+	const q = `UPDATE channels SET refresh_lease_until = NULL WHERE id = $1`
+	if status == "" {
+		if _, err := s.write.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("store: release refresh lease: %w", err)
+		}
+		return nil
 	}
-	if _, err := s.write.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("store: release refresh lease: %w", err)
-	}
-	return nil
+	return s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("store: release refresh lease: %w", err)
+		}
+		return tx.setChannelStatus(ctx, id, status)
+	})
 }
 
 // SaveRefreshedCredentials stores a refreshed token and ends the lease.

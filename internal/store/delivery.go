@@ -114,8 +114,8 @@ func nullBytes(b []byte) sql.NullString {
 // (callers lock it first already), so that two destinations settling at once on PostgreSQL
 // cannot both read the other as unsettled.
 func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time) (string, error) {
-	var current string
-	if err := t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current); err != nil {
+	var current, accountID string
+	if err := t.tx.QueryRowContext(ctx, `SELECT status, account_id FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current, &accountID); err != nil {
 		return "", fmt.Errorf("store: lock post: %w", err)
 	}
 	statuses, err := collect(func(r scanner) (string, error) {
@@ -137,6 +137,12 @@ func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time)
 		next, timePtr(published), at, postID)
 	if err != nil {
 		return "", fmt.Errorf("store: update post status: %w", err)
+	}
+	if next != current {
+		// A post that settles announces it to the account's webhooks, in this transaction.
+		if err := t.emitPostSettled(ctx, accountID, postID, next, at); err != nil {
+			return "", err
+		}
 	}
 	return next, nil
 }

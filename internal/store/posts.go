@@ -238,6 +238,11 @@ func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx,
 				return fmt.Errorf("store: idempotency key: %w", err)
 			}
 		}
+		if p.Status == PostScheduled {
+			if err := tx.emit(ctx, p.AccountID, EventPostScheduled, t, func() (any, error) { return postEventOf(p), nil }); err != nil {
+				return err
+			}
+		}
 		if enqueue != nil {
 			if err := enqueue(tx, p); err != nil {
 				return err

@@ -59,6 +59,8 @@ type Store struct {
 	pgPool  *pgxpool.Pool // PostgreSQL: the pool River's pgx driver works on
 	// migrations applied the schema at Open; Ready asks it what is pending.
 	migrations *goose.Provider
+	// webhooks inserts the jobs of the webhook deliveries transactions record (webhooks.go).
+	webhooks webhookHook
 }
 
 // Open connects to the database named by databaseURL (a postgres:// URL, or a SQLite file path
@@ -278,6 +280,8 @@ type Tx struct {
 	tx      *sql.Tx
 	dialect Dialect
 	conn    *sql.Conn // PostgreSQL: the connection the transaction runs on, for River
+	// enqueueWebhooks is the store's WebhookEnqueuer when the transaction began.
+	enqueueWebhooks WebhookEnqueuer
 }
 
 // SQL returns the underlying transaction, for River's SQLite driver.
@@ -291,7 +295,7 @@ func (t *Tx) Dialect() Dialect { return t.dialect }
 
 // InTx runs fn in a transaction and commits it when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	t := &Tx{dialect: s.dialect}
+	t := &Tx{dialect: s.dialect, enqueueWebhooks: s.webhooks.get()}
 	var err error
 	if s.dialect == Postgres {
 		// A dedicated connection, so that River's pgx driver can be handed the very connection

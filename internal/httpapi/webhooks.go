@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
+)
+
+type webhookJSON struct {
+	ID        string    `json:"id"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func toWebhookJSON(w store.Webhook) webhookJSON {
+	return webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: w.CreatedAt}
+}
+
+type webhookDeliveryJSON struct {
+	ID             string     `json:"id"`
+	EventID        string     `json:"event_id"`
+	EventType      string     `json:"event_type"`
+	Status         string     `json:"status"`
+	Attempts       int        `json:"attempts"`
+	LastStatusCode *int       `json:"last_status_code"`
+	LastError      *string    `json:"last_error"`
+	CreatedAt      time.Time  `json:"created_at"`
+	DeliveredAt    *time.Time `json:"delivered_at"`
+	NextAttemptAt  *time.Time `json:"next_attempt_at"`
+}
+
+func toWebhookDeliveryJSON(d store.WebhookDelivery) webhookDeliveryJSON {
+	out := webhookDeliveryJSON{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status,
+		Attempts: d.Attempts, LastStatusCode: d.LastStatusCode, LastError: nullable(d.LastError),
+		CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt}
+	if d.Status == store.WebhookPending {
+		// Only a pending delivery has a next attempt.
+		out.NextAttemptAt = d.NextAttemptAt
+	}
+	return out
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	hooks, err := s.store.ListWebhooks(r.Context(), mustPrincipal(r).AccountID)
+	if err != nil {
+		return err
+	}
+	out := make([]webhookJSON, len(hooks))
+	for i, h := range hooks {
+		out[i] = toWebhookJSON(h)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhooks": out})
+	return nil
+}
+
+// createWebhook registers a URL for events and answers its signing secret, once.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		URL    string   `json:"url"`
+		Events []string `json:"events"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	var f apierr.Fields
+	var events []string
+	switch {
+	case req.Events == nil:
+		f.Add("events", "is required: a list of "+strings.Join(store.WebhookEvents, ", "))
+	case len(req.Events) == 0:
+		f.Add("events", "must name at least one of "+strings.Join(store.WebhookEvents, ", "))
+	}
+	for _, e := range req.Events {
+		if !slices.Contains(store.WebhookEvents, e) {
+			f.Addf("events", "%q is not an event; known events: %s", e, strings.Join(store.WebhookEvents, ", "))
+			break
+		}
+		if !slices.Contains(events, e) {
+			events = append(events, e)
+		}
+	}
+	target := ""
+	if strings.TrimSpace(req.URL) == "" {
+		f.Add("url", "is required")
+	} else if u, err := webhooks.CheckURL(r.Context(), req.URL, s.webhookPolicy); err != nil {
+		f.Add("url", err.Error())
+	} else {
+		target = u.String()
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if s.access.Box == nil {
+		return apierr.Internal(errors.New("no secret box to seal webhook secrets"))
+	}
+	id, secretText := uuid.NewString(), webhooks.NewSecret()
+	hook, err := s.store.CreateWebhook(r.Context(), store.Webhook{ID: id, AccountID: mustPrincipal(r).AccountID,
+		URL: target, Events: events, Secret: webhooks.SealSecret(s.access.Box, id, secretText)})
+	if errors.Is(err, store.ErrWebhookLimit) {
+		return apierr.Newf(http.StatusConflict, apierr.CodeInvalidState,
+			"this account has %d webhooks, the most it may have; delete one first", store.MaxWebhooksPerAccount)
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": toWebhookJSON(hook), "secret": secretText})
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteWebhook(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.NotFound("webhook")
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+	return nil
+}
+
+// listWebhookDeliveries is a webhook's delivery log, newest first, paged like GET /posts.
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	limit, err := limitQuery(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	filter := store.DeliveryFilter{Limit: limit + 1} // one more tells whether there is a next page
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		t, after, ok := decodeCursor(c)
+		if !ok {
+			return apierr.Field("cursor", "is not a cursor this server handed out")
+		}
+		filter.AfterTime, filter.AfterID = &t, after
+	}
+	ds, err := s.store.ListWebhookDeliveries(r.Context(), mustPrincipal(r).AccountID, id, filter)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("webhook")
+	}
+	if err != nil {
+		return err
+	}
+	var next *string
+	if len(ds) > limit {
+		ds = ds[:limit]
+		last := ds[limit-1]
+		c := encodeCursor(last.CreatedAt, last.ID)
+		next = &c
+	}
+	out := make([]webhookDeliveryJSON, len(ds))
+	for i, d := range ds {
+		out[i] = toWebhookDeliveryJSON(d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "deliveries": out, "next_cursor": next})
+	return nil
+}
