@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -364,6 +365,16 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// channelCaller calls channels' platforms outside publishing, renewing tokens where this
+// server can (it has a connector).
+func (s *Server) channelCaller() publish.ChannelCaller {
+	c := publish.ChannelCaller{Access: s.access, Store: s.store}
+	if s.connector != nil {
+		c.Tokens = s.connector
+	}
+	return c
+}
+
 // OptionsSource reads a channel's live publish options from its platform (YouTube categories,
 // Instagram account, TikTok creator info, Pinterest boards, ...); query is the request's, for
 // options scoped further (Reddit's ?subreddit=).
@@ -385,21 +396,20 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	}
 	options, source := platform.StaticOptions(c.Platform), "registry"
 	if read, ok := s.optionSources[c.Platform]; ok {
-		base, creds, err := s.access.Open(c)
-		if err != nil {
+		// The caller renews a token that is due (or refused) first, and marks a channel whose
+		// token the platform still refuses reauth_required.
+		err := s.channelCaller().Call(r.Context(), c, func(ch publish.Channel) error {
+			creds := maps.Clone(ch.Credentials)
+			// Instagram's calls are made on the account's own node.
+			creds["ig_user_id"] = c.ExternalAccountID
+			var err error
+			options, err = read(r.Context(), ch.BaseURL, creds, r.URL.Query())
 			return err
-		}
-		// Instagram's calls are made on the account's own node.
-		creds["ig_user_id"] = c.ExternalAccountID
-		if options, err = read(r.Context(), base, creds, r.URL.Query()); err != nil {
+		})
+		if err != nil {
 			pe := publish.AsError(err)
 			if pe.Category == publish.CategoryInvalidOptions && r.URL.Query().Get("subreddit") != "" {
 				return apierr.Field("subreddit", pe.Message)
-			}
-			if pe.Category == publish.CategoryAuthExpired {
-				if err := s.store.SetChannelStatus(r.Context(), c.ID, store.ChannelReauthRequired); err != nil {
-					return err
-				}
 			}
 			return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s",
 				platform.DisplayName(c.Platform), pe.Message).Wrap(err)
