@@ -85,36 +85,45 @@ type LedgerEntry struct {
 // *InsufficientCreditsError and nothing is written. The reservation must later be closed with
 // SettleCredits or RefundCredits.
 func (s *Store) ReserveCredits(ctx context.Context, accountID string, amount int64, purpose string) (Reservation, error) {
+	var r Reservation
+	err := s.InTx(ctx, func(tx *Tx) (err error) {
+		r, err = tx.ReserveCredits(ctx, accountID, amount, purpose)
+		return err
+	})
+	if err != nil {
+		return Reservation{}, err
+	}
+	return r, nil
+}
+
+// ReserveCredits is Store.ReserveCredits inside a transaction, so that the reservation commits
+// together with the job that will do the work, or not at all.
+func (t *Tx) ReserveCredits(ctx context.Context, accountID string, amount int64, purpose string) (Reservation, error) {
 	if amount <= 0 {
 		return Reservation{}, fmt.Errorf("store: reserve credits: amount %d is not positive", amount)
 	}
 	if !ValidID(accountID) {
 		return Reservation{}, ErrNotFound
 	}
-	var r Reservation
-	err := s.InTx(ctx, func(tx *Tx) error {
-		balance, err := tx.lockCredits(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		if balance < amount {
-			return &InsufficientCreditsError{Balance: balance, Needed: amount}
-		}
-		t := now()
-		r = Reservation{ID: uuid.NewString(), AccountID: accountID, Amount: amount, Status: ReservationHeld,
-			Purpose: purpose, CreatedAt: t, Balance: balance - amount}
-		if err := tx.setCredits(ctx, accountID, r.Balance); err != nil {
-			return err
-		}
-		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO credit_reservations (id, account_id, amount, status, purpose, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6)`, r.ID, accountID, amount, ReservationHeld, purpose, t); err != nil {
-			return fmt.Errorf("store: reserve credits: %w", err)
-		}
-		_, err = tx.insertLedger(ctx, LedgerEntry{AccountID: accountID, Delta: -amount, BalanceAfter: r.Balance,
-			Kind: CreditReserve, ReservationID: r.ID, Reason: purpose, CreatedAt: t})
-		return err
-	})
+	balance, err := t.lockCredits(ctx, accountID)
 	if err != nil {
+		return Reservation{}, err
+	}
+	if balance < amount {
+		return Reservation{}, &InsufficientCreditsError{Balance: balance, Needed: amount}
+	}
+	at := now()
+	r := Reservation{ID: uuid.NewString(), AccountID: accountID, Amount: amount, Status: ReservationHeld,
+		Purpose: purpose, CreatedAt: at, Balance: balance - amount}
+	if err := t.setCredits(ctx, accountID, r.Balance); err != nil {
+		return Reservation{}, err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO credit_reservations (id, account_id, amount, status, purpose, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, r.ID, accountID, amount, ReservationHeld, purpose, at); err != nil {
+		return Reservation{}, fmt.Errorf("store: reserve credits: %w", err)
+	}
+	if _, err := t.insertLedger(ctx, LedgerEntry{AccountID: accountID, Delta: -amount, BalanceAfter: r.Balance,
+		Kind: CreditReserve, ReservationID: r.ID, Reason: purpose, CreatedAt: at}); err != nil {
 		return Reservation{}, err
 	}
 	return r, nil
@@ -138,61 +147,77 @@ func (s *Store) RefundCredits(ctx context.Context, reservationID, reason string)
 	return s.closeReservation(ctx, reservationID, ReservationRefunded, reason)
 }
 
+// SettleCredits is Store.SettleCredits inside a transaction, so that a job can settle in the
+// transaction that records its result.
+func (t *Tx) SettleCredits(ctx context.Context, reservationID string) (Reservation, error) {
+	return t.closeReservation(ctx, reservationID, ReservationSettled, "")
+}
+
+// RefundCredits is Store.RefundCredits inside a transaction.
+func (t *Tx) RefundCredits(ctx context.Context, reservationID, reason string) (Reservation, error) {
+	return t.closeReservation(ctx, reservationID, ReservationRefunded, reason)
+}
+
 func (s *Store) closeReservation(ctx context.Context, id, to, reason string) (Reservation, error) {
-	if !ValidID(id) {
-		return Reservation{}, ErrNotFound
-	}
 	var r Reservation
-	err := s.InTx(ctx, func(tx *Tx) error {
-		// The account row is locked before the reservation's, the order ReserveCredits and
-		// UpdateAccount take too, so that concurrent closes and reservations cannot deadlock.
-		var accountID string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT account_id FROM credit_reservations WHERE id = $1`, id).Scan(&accountID); err != nil {
-			return notFound(err)
-		}
-		balance, err := tx.lockCredits(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		r, err = scanReservation(tx.tx.QueryRowContext(ctx, `SELECT `+reservationColumns+`
-			FROM credit_reservations WHERE id = $1`+tx.forUpdate(), id))
-		if err != nil {
-			return notFound(err)
-		}
-		r.Balance = balance
-		switch {
-		case r.Status == to:
-			return nil
-		case r.Status != ReservationHeld:
-			return fmt.Errorf("store: reservation %s is %s, cannot be %s: %w", id, r.Status, to, ErrReservationClosed)
-		}
-		t := now()
-		entry := LedgerEntry{AccountID: accountID, BalanceAfter: balance, ReservationID: id, Reason: r.Purpose, CreatedAt: t}
-		if to == ReservationRefunded {
-			entry.Kind, entry.Delta = CreditRefund, r.Amount
-			entry.BalanceAfter = balance + r.Amount
-			if reason != "" {
-				entry.Reason = reason
-			}
-			if err := tx.setCredits(ctx, accountID, entry.BalanceAfter); err != nil {
-				return err
-			}
-		} else {
-			entry.Kind = CreditSettle
-		}
-		if _, err := tx.tx.ExecContext(ctx, `UPDATE credit_reservations SET status = $1, closed_at = $2 WHERE id = $3`,
-			to, t, id); err != nil {
-			return fmt.Errorf("store: close reservation: %w", err)
-		}
-		if _, err := tx.insertLedger(ctx, entry); err != nil {
-			return err
-		}
-		r.Status, r.ClosedAt, r.Balance = to, &t, entry.BalanceAfter
-		return nil
+	err := s.InTx(ctx, func(tx *Tx) (err error) {
+		r, err = tx.closeReservation(ctx, id, to, reason)
+		return err
 	})
 	if err != nil {
 		return Reservation{}, err
 	}
+	return r, nil
+}
+
+func (t *Tx) closeReservation(ctx context.Context, id, to, reason string) (Reservation, error) {
+	if !ValidID(id) {
+		return Reservation{}, ErrNotFound
+	}
+	// The account row is locked before the reservation's, the order ReserveCredits and
+	// UpdateAccount take too, so that concurrent closes and reservations cannot deadlock.
+	var accountID string
+	if err := t.tx.QueryRowContext(ctx, `SELECT account_id FROM credit_reservations WHERE id = $1`, id).Scan(&accountID); err != nil {
+		return Reservation{}, notFound(err)
+	}
+	balance, err := t.lockCredits(ctx, accountID)
+	if err != nil {
+		return Reservation{}, err
+	}
+	r, err := scanReservation(t.tx.QueryRowContext(ctx, `SELECT `+reservationColumns+`
+		FROM credit_reservations WHERE id = $1`+t.forUpdate(), id))
+	if err != nil {
+		return Reservation{}, notFound(err)
+	}
+	r.Balance = balance
+	switch {
+	case r.Status == to:
+		return r, nil
+	case r.Status != ReservationHeld:
+		return Reservation{}, fmt.Errorf("store: reservation %s is %s, cannot be %s: %w", id, r.Status, to, ErrReservationClosed)
+	}
+	at := now()
+	entry := LedgerEntry{AccountID: accountID, BalanceAfter: balance, ReservationID: id, Reason: r.Purpose, CreatedAt: at}
+	if to == ReservationRefunded {
+		entry.Kind, entry.Delta = CreditRefund, r.Amount
+		entry.BalanceAfter = balance + r.Amount
+		if reason != "" {
+			entry.Reason = reason
+		}
+		if err := t.setCredits(ctx, accountID, entry.BalanceAfter); err != nil {
+			return Reservation{}, err
+		}
+	} else {
+		entry.Kind = CreditSettle
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE credit_reservations SET status = $1, closed_at = $2 WHERE id = $3`,
+		to, at, id); err != nil {
+		return Reservation{}, fmt.Errorf("store: close reservation: %w", err)
+	}
+	if _, err := t.insertLedger(ctx, entry); err != nil {
+		return Reservation{}, err
+	}
+	r.Status, r.ClosedAt, r.Balance = to, &at, entry.BalanceAfter
 	return r, nil
 }
 

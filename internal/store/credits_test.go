@@ -661,3 +661,55 @@ func TestCreditsMigrationBackfill(t *testing.T) {
 		})
 	}
 }
+
+// TestCreditsInTx checks the transaction forms: a reservation made in a transaction that rolls
+// back (say, because the job doing the work could not be enqueued) leaves nothing behind.
+func TestCreditsInTx(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		account := newCreditAccount(t, s, 10)
+		errEnqueue := errors.New("enqueue failed")
+		var held store.Reservation
+		err := s.InTx(ctx, func(tx *store.Tx) (err error) {
+			if held, err = tx.ReserveCredits(ctx, account, 6, "generate-video"); err != nil {
+				return err
+			}
+			return errEnqueue
+		})
+		if !errors.Is(err, errEnqueue) {
+			t.Fatalf("InTx = %v", err)
+		}
+		if b := balance(t, s, account); b != 10 {
+			t.Errorf("balance %d after a rolled-back reservation, want 10", b)
+		}
+		if _, err := s.GetReservation(ctx, held.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("rolled-back reservation: %v", err)
+		}
+		// A refusal inside a transaction leaves it usable: the work can still commit.
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ReserveCredits(ctx, account, 11, "too much"); !errors.Is(err, store.ErrInsufficientCredits) {
+				return fmt.Errorf("reserve 11 of 10: %v", err)
+			}
+			r, err := tx.ReserveCredits(ctx, account, 4, "storyboard")
+			if err != nil {
+				return err
+			}
+			if r, err = tx.RefundCredits(ctx, r.ID, "render failed"); err != nil || r.Balance != 10 {
+				return fmt.Errorf("refund: %+v %v", r, err)
+			}
+			if r, err = tx.ReserveCredits(ctx, account, 2, "adapt"); err != nil {
+				return err
+			}
+			_, err = tx.SettleCredits(ctx, r.ID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"grant+10", "reserve-4", "refund+4", "reserve-2", "settle+0"}
+		if got := kinds(checkLedger(t, s, account)); !slices.Equal(got, want) {
+			t.Errorf("ledger %v, want %v", got, want)
+		}
+	})
+}
