@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 func newAccountsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "accounts", Short: "Manage accounts in the local database"}
-	cmd.AddCommand(newAccountsCreateCmd(), newAccountsListCmd(), newAccountsUpdateCmd())
+	cmd.AddCommand(newAccountsCreateCmd(), newAccountsListCmd(), newAccountsUpdateCmd(), newAccountsCreditsCmd())
 	return cmd
 }
 
@@ -208,12 +209,151 @@ func newAccountsUpdateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.String("name", "", "new account name")
 	f.Int("monthly-post-limit", 0, "posts allowed per UTC month; -1 for unlimited")
-	f.Int64("ai-credits", 0, "set the AI credits to this (not negative)")
+	f.Int64("ai-credits", 0, "set the AI credits to this (not negative); the credit ledger records the difference")
 	f.BoolVar(&suspend, "suspend", false, "suspend the account")
 	f.BoolVar(&unsuspend, "unsuspend", false, "lift the account's suspension")
 	f.BoolVar(&asJSON, "json", false, "print the account as JSON, in the shape accounts list --json uses")
 	storageCommand(cmd, &cfg)
 	return cmd
+}
+
+func newAccountsCreditsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "credits",
+		Short: "Give, take back and audit an account's AI credits",
+		Long: "Give or take back AI credits and list an account's credit ledger. Every change is a ledger " +
+			"row, written under the same lock as the reservations AI requests make, so these commands are " +
+			"safe against the same database as a running server.",
+	}
+	cmd.AddCommand(
+		newCreditsMoveCmd("add", "Give an account N more AI credits", store.CreditGrant),
+		newCreditsMoveCmd("remove", "Take N AI credits back from an account (never below zero)", store.CreditAdjust),
+		newCreditsLedgerCmd(),
+	)
+	return cmd
+}
+
+// newCreditsMoveCmd is `accounts credits add` (kind grant) or `accounts credits remove` (kind
+// adjust): the same arguments and output, opposite directions.
+func newCreditsMoveCmd(verb, short, kind string) *cobra.Command {
+	var cfg config.Config
+	var reason string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   verb + " ID N [--reason R]",
+		Short: short,
+		Long: short + ", recorded in the credit ledger with --reason, and print the new balance. " +
+			"Works against the same database as a running server.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			n, err := strconv.ParseInt(args[1], 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("N must be a positive whole number of credits, not %q", args[1])
+			}
+			var e store.LedgerEntry
+			err = withStore(cmd.Context(), &cfg, func(st *store.Store) (err error) {
+				if kind == store.CreditGrant {
+					e, err = st.AddCredits(cmd.Context(), id, n, reason)
+				} else {
+					e, err = st.RemoveCredits(cmd.Context(), id, n, reason)
+				}
+				var lacking *store.InsufficientCreditsError
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					return fmt.Errorf("account %s %w", id, err)
+				case errors.As(err, &lacking):
+					return fmt.Errorf("account %s has %d AI credits; cannot remove %d", id, lacking.Balance, lacking.Needed)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(map[string]any{"account_id": id, "ai_credits": e.BalanceAfter, "entry": newLedgerRow(e)})
+			}
+			fmt.Fprintf(out, "account %s: %+d AI credits, balance %d\n", id, e.Delta, e.BalanceAfter)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the ledger")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"account_id","ai_credits","entry"}, entry in the shape of accounts credits ledger --json`)
+	storageCommand(cmd, &cfg)
+	return cmd
+}
+
+func newCreditsLedgerCmd() *cobra.Command {
+	var cfg config.Config
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ledger ID [--limit N]",
+		Short: "List an account's AI credit movements, newest first",
+		Long: "List an account's AI credit movements, newest first: grants, reservations made by AI " +
+			"requests, their settlement (spent, delta 0) or refund, and operators' adjustments. Each row " +
+			"shows the balance right after it.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if limit < 0 {
+				return errors.New("--limit must not be negative")
+			}
+			var entries []store.LedgerEntry
+			err := withStore(cmd.Context(), &cfg, func(st *store.Store) (err error) {
+				if _, err := st.GetAccount(cmd.Context(), id); err != nil {
+					return fmt.Errorf("account %s %w", id, err)
+				}
+				entries, err = st.CreditLedger(cmd.Context(), id, store.LedgerFilter{Limit: limit})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				rows := make([]ledgerRow, len(entries))
+				for i, e := range entries {
+					rows[i] = newLedgerRow(e)
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTIME\tKIND\tDELTA\tBALANCE\tRESERVATION\tREASON")
+			for _, e := range entries {
+				reservation := e.ReservationID
+				if reservation == "" {
+					reservation = "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%+d\t%d\t%s\t%s\n", e.ID, e.CreatedAt.Format(time.RFC3339), e.Kind, e.Delta,
+					e.BalanceAfter, reservation, e.Reason)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "show at most this many movements; 0 for all")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	storageCommand(cmd, &cfg)
+	return cmd
+}
+
+// ledgerRow is how the credit commands print a ledger row.
+type ledgerRow struct {
+	ID            int64     `json:"id"`
+	Kind          string    `json:"kind"`
+	Delta         int64     `json:"delta"`
+	BalanceAfter  int64     `json:"balance_after"`
+	ReservationID *string   `json:"reservation_id"`
+	Reason        string    `json:"reason"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+func newLedgerRow(e store.LedgerEntry) ledgerRow {
+	r := ledgerRow{ID: e.ID, Kind: e.Kind, Delta: e.Delta, BalanceAfter: e.BalanceAfter, Reason: e.Reason, CreatedAt: e.CreatedAt}
+	if e.ReservationID != "" {
+		r.ReservationID = &e.ReservationID
+	}
+	return r
 }
 
 func newKeysCmd() *cobra.Command {

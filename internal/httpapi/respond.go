@@ -42,8 +42,8 @@ type errorDetail struct {
 }
 
 // writeError is the one place where errors become HTTP answers. Errors meant for clients carry
-// their own status and code; store.ErrNotFound is a 404; anything else is a 500 whose cause is
-// logged, not sent.
+// their own status and code; store.ErrNotFound is a 404, store.ErrInsufficientCredits a 402;
+// anything else is a 500 whose cause is logged, not sent.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
 	log := loggerFrom(r.Context())
@@ -77,6 +77,15 @@ func toAPIError(err error) *apierr.Error {
 		return ae
 	case errors.Is(err, store.ErrNotFound):
 		return apierr.NotFound("resource").Wrap(err)
+	case errors.Is(err, store.ErrInsufficientCredits):
+		// A reservation refused for want of credits: whichever handler asked, the answer is
+		// the contract's 402, and nothing was charged.
+		msg := "this account does not have enough AI credits"
+		var lacking *store.InsufficientCreditsError
+		if errors.As(err, &lacking) {
+			msg = fmt.Sprintf("this needs %d AI credits and the account has %d", lacking.Needed, lacking.Balance)
+		}
+		return apierr.New(http.StatusPaymentRequired, apierr.CodeInsufficientCredits, msg).Wrap(err)
 	case errors.As(err, &mbe):
 		return apierr.Newf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
 			"request body is larger than %d bytes", mbe.Limit).Wrap(err)

@@ -162,6 +162,7 @@ func (s *Server) routes() {
 	s.private("DELETE "+APIPrefix+"/posts/{id}", s.cancelPost)
 	s.private("POST "+APIPrefix+"/posts/{id}/retry", s.retryPost)
 	s.private("GET "+APIPrefix+"/account/usage", s.accountUsage)
+	s.private("GET "+APIPrefix+"/account/credits", s.accountCredits)
 	s.private("GET "+APIPrefix+"/analytics/overview", s.analyticsOverview)
 	s.private("GET "+APIPrefix+"/analytics/metrics", s.analyticsMetrics)
 	s.private("POST "+APIPrefix+"/analytics/sync", s.analyticsSync)

@@ -50,6 +50,9 @@ const DefaultProjectName = "Default"
 // CreateAccount creates an account, its "Default" project and its first API key (or OIDC
 // identity) in one transaction, so that an account is never left without a way in.
 func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccount, error) {
+	if na.AICredits < 0 {
+		return CreatedAccount{}, fmt.Errorf("store: create account: AI credits %d are negative", na.AICredits)
+	}
 	var out CreatedAccount
 	err := s.InTx(ctx, func(tx *Tx) error {
 		t := now()
@@ -59,6 +62,13 @@ func (s *Store) CreateAccount(ctx context.Context, na NewAccount) (CreatedAccoun
 			VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.Name, nullInt(a.MonthlyPostLimit), a.AICredits, false, t)
 		if err != nil {
 			return fmt.Errorf("store: create account: %w", err)
+		}
+		if a.AICredits > 0 {
+			// The starting balance is the ledger's first row, so that its deltas sum to the balance.
+			if _, err := tx.insertLedger(ctx, LedgerEntry{AccountID: a.ID, Delta: a.AICredits, BalanceAfter: a.AICredits,
+				Kind: CreditGrant, Reason: "account created", CreatedAt: t}); err != nil {
+				return err
+			}
 		}
 		p, err := createProject(ctx, tx.tx, a.ID, DefaultProjectName, "")
 		if err != nil {
@@ -188,12 +198,17 @@ type AccountUpdate struct {
 	Suspended        *bool
 }
 
-// UpdateAccount changes the given fields of an account in one statement and returns the
-// account as it is afterwards. An unknown or malformed id is ErrNotFound; an update that names
-// no field only reads the account.
+// UpdateAccount changes the given fields of an account and returns the account as it is
+// afterwards. An unknown or malformed id is ErrNotFound; an update that names no field only
+// reads the account. Setting AICredits sets the balance still to spend (credits held by open
+// reservations are not part of it) and records the difference in the credit ledger as an
+// adjustment, in the same transaction and under the same row lock as every other movement.
 func (s *Store) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (Account, error) {
 	if !ValidID(id) {
 		return Account{}, ErrNotFound
+	}
+	if u.AICredits != nil && *u.AICredits < 0 {
+		return Account{}, fmt.Errorf("store: update account: AI credits %d are negative", *u.AICredits)
 	}
 	set := ""
 	var args []any
@@ -220,12 +235,29 @@ func (s *Store) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 		return s.GetAccount(ctx, id)
 	}
 	args = append(args, id)
-	res, err := s.write.ExecContext(ctx, fmt.Sprintf(`UPDATE accounts SET %s WHERE id = $%d`, set, len(args)), args...)
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var before int64
+		if u.AICredits != nil {
+			var err error
+			if before, err = tx.lockCredits(ctx, id); err != nil {
+				return err
+			}
+		}
+		res, err := tx.tx.ExecContext(ctx, fmt.Sprintf(`UPDATE accounts SET %s WHERE id = $%d`, set, len(args)), args...)
+		if err != nil {
+			return fmt.Errorf("store: update account: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		if u.AICredits != nil && *u.AICredits != before {
+			_, err = tx.insertLedger(ctx, LedgerEntry{AccountID: id, Delta: *u.AICredits - before, BalanceAfter: *u.AICredits,
+				Kind: CreditAdjust, Reason: fmt.Sprintf("balance set to %d", *u.AICredits), CreatedAt: now()})
+		}
+		return err
+	})
 	if err != nil {
-		return Account{}, fmt.Errorf("store: update account: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return Account{}, ErrNotFound
+		return Account{}, err
 	}
 	return s.GetAccount(ctx, id)
 }
