@@ -58,7 +58,7 @@ const DefaultLLMTimeout = 60 * time.Second
 
 // NewLLM returns the engine, or an error when the configuration cannot work.
 func NewLLM(c LLMConfig) (*LLM, error) {
-	u, err := url.Parse(strings.TrimRight(c.BaseURL, "/"))
+	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("LLM URL %q must be an absolute http(s) URL such as https://api.openai.com/v1", c.BaseURL)
 	}
@@ -68,7 +68,8 @@ func NewLLM(c LLMConfig) (*LLM, error) {
 	if strings.TrimSpace(c.Model) == "" {
 		return nil, errors.New("an LLM URL needs a model name")
 	}
-	l := &LLM{endpoint: u.String() + "/chat/completions", model: c.Model, key: c.APIKey,
+	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
+	l := &LLM{endpoint: u.String(), model: c.Model, key: c.APIKey,
 		timeout: c.Timeout, client: c.HTTPClient, log: c.Logger}
 	if l.timeout <= 0 {
 		l.timeout = DefaultLLMTimeout

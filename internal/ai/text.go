@@ -405,8 +405,10 @@ func ValidHashtag(tag string) bool {
 func normalizeHashtag(s string) string {
 	var b strings.Builder
 	b.WriteByte('#')
-	upperNext := false
-	for _, r := range strings.TrimSpace(s) {
+	s = strings.TrimSpace(s)
+	// Several words become CamelCase, the first one included.
+	upperNext := strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '-' })
+	for _, r := range s {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || unicode.Is(unicode.Mn, r):
 			if upperNext {
