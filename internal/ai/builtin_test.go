@@ -86,7 +86,7 @@ func checkCopy(t *testing.T, p string, c Copy, jev bool) {
 			t.Errorf("%s: hashtag %q twice", p, h)
 		}
 		seen[strings.ToLower(h)] = true
-		if !strings.Contains(c.Text, h) {
+		if !containsTag(c.Text, h) {
 			t.Errorf("%s: hashtag %q is not in the text", p, h)
 		}
 	}

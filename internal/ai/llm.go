@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
@@ -465,22 +467,38 @@ func (l *LLM) Adapt(ctx context.Context, req AdaptRequest) (Adapted, error) {
 // first), hashtags well-formed and unique, a title where the platform has one, jump-cut lines
 // when asked for and within their limit.
 func finishCopy(name string, c llmCopy, lim Limits, jev bool) Copy {
-	out := Copy{Text: trimAtSentences(c.Text, lim.Text), Hook: c.Hook}
-	if out.Hook == "" {
+	out := Copy{Text: trimAtSentences(c.Text, lim.Text)}
+	if name == platform.YouTube {
+		clean := strings.NewReplacer("<", "‹", ">", "›").Replace
+		out.Text, c.Hook, c.Title = clean(out.Text), clean(c.Hook), clean(c.Title)
+	}
+	// The hook is the opening of the text, as the contract says; a model that wrote another
+	// one gets its text's first sentence as the hook.
+	out.Hook = c.Hook
+	if out.Hook == "" || !strings.HasPrefix(out.Text, out.Hook) {
 		out.Hook = firstLine(out.Text)
 	}
-	out.Hook = shorten(out.Hook, lim.Text)
+	// The hashtags are those in the text: one the model listed but left out is added to the
+	// text's closing tags when it fits there, else dropped from the list.
 	out.Hashtags = []string{}
 	seen := map[string]bool{}
 	for _, h := range c.Hashtags {
-		if t := normalizeHashtag(h); t != "" && !seen[strings.ToLower(t)] && len(out.Hashtags) < 30 {
-			seen[strings.ToLower(t)] = true
-			out.Hashtags = append(out.Hashtags, t)
+		t := normalizeHashtag(h)
+		if t == "" || seen[strings.ToLower(t)] || len(out.Hashtags) == 30 {
+			continue
 		}
-	}
-	if name == platform.YouTube {
-		clean := strings.NewReplacer("<", "‹", ">", "›").Replace
-		out.Text, out.Hook, c.Title = clean(out.Text), clean(out.Hook), clean(c.Title)
+		if !containsTag(out.Text, t) {
+			sep := "\n\n"
+			if _, tags := splitTrailingTags(out.Text); tags != "" {
+				sep = " "
+			}
+			if !fits(out.Text+sep+t, lim.Text) {
+				continue
+			}
+			out.Text += sep + t
+		}
+		seen[strings.ToLower(t)] = true
+		out.Hashtags = append(out.Hashtags, t)
 	}
 	if len(lim.Title) > 0 {
 		if c.Title == "" {
@@ -505,6 +523,23 @@ func finishCopy(name string, c llmCopy, lim Limits, jev bool) Copy {
 		}
 	}
 	return out
+}
+
+// containsTag reports whether text has tag as a whole hashtag, in any case (#coldbrew is in
+// "... #ColdBrew", #cold is not).
+func containsTag(text, tag string) bool {
+	low, t := strings.ToLower(text), strings.ToLower(tag)
+	for i := 0; ; {
+		j := strings.Index(low[i:], t)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(t)
+		if r, _ := utf8.DecodeRuneInString(low[end:]); end == len(low) || !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') {
+			return true
+		}
+		i = end
+	}
 }
 
 func firstLine(s string) string {

@@ -95,6 +95,21 @@ func TestHashtagForms(t *testing.T) {
 			t.Errorf("ValidHashtag(%q) = %v, want %v", tag, got, want)
 		}
 	}
+	contains := []struct {
+		text, tag string
+		want      bool
+	}{
+		{"Try it #ColdBrew", "#coldbrew", true},
+		{"#cold_brew and more", "#cold", false},
+		{"#coldbrew2024", "#coldbrew", false},
+		{"#a #b", "#b", true},
+		{"no tags", "#tags", false},
+	}
+	for _, c := range contains {
+		if got := containsTag(c.text, c.tag); got != c.want {
+			t.Errorf("containsTag(%q, %q) = %v, want %v", c.text, c.tag, got, c.want)
+		}
+	}
 	normalized := map[string]string{
 		"cold brew": "#ColdBrew", "#Coffee!": "#Coffee", "coffee": "#coffee", "  #fyp ": "#fyp",
 		"low-acid coffee": "#LowAcidCoffee", "🔥": "", "#123": "", "": "",
