@@ -91,7 +91,7 @@ type target struct {
 	soft int
 	// plain platforms get no emoji and no call to action added (Reddit).
 	plain bool
-	// cta is how a call to follow is phrased there ("" = the tone's default).
+	// follow is how the call to follow is phrased there ("" = "Follow").
 	follow string
 }
 
