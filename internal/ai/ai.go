@@ -65,8 +65,9 @@ type Copy struct {
 type Adapted map[string]Copy
 
 // JEVLineLimit bounds each on-screen line: 42 characters is the usual maximum of a subtitle
-// line, what a viewer reads at a glance on a phone.
-var JEVLineLimit = platform.TextLimit{Max: 42, Unit: platform.UnitGraphemes}
+// line, what a viewer reads at a glance on a phone. Counted in code points, as the contract's
+// maxLength is, which is never fewer than graphemes.
+var JEVLineLimit = platform.TextLimit{Max: 42, Unit: platform.UnitCharacters}
 
 // CaptionLimit is the interface's own limit on a post's caption (5000 characters), which
 // applies to every text on top of the platform's.

@@ -59,6 +59,15 @@ func TestAdapt(t *testing.T) {
 		if len(adapted) != 2 || adapted["reddit"] == nil || adapted["bluesky"].(map[string]any)["jev"] == nil {
 			t.Errorf("adapted: %s", r.Body)
 		}
+
+		// Emoji clusters of many code points, on every platform: the answer still matches the
+		// contract (jev lines within maxLength, which counts code points).
+		emoji := strings.Repeat("👨‍👩‍👧‍👦🔥🇯🇵", 300) + " Best family trip ever? 👍🏽"
+		r = e.do(req{Method: "POST", Path: "/api/v1/ai/adapt", Key: e.a.Key, Body: map[string]any{
+			"prompt": emoji, "platforms": platform.All, "tone": "humorous", "includeJev": true}})
+		if r.Code != http.StatusOK || len(r.JSON["adapted"].(map[string]any)) != len(platform.All) {
+			t.Fatalf("emoji adapt: %d %.300s", r.Code, r.Body)
+		}
 	})
 }
 
