@@ -206,6 +206,12 @@ func TestSchemasAcceptServerBodies(t *testing.T) {
 		{"AnalyticsOverview", `{"success":true,"totalViews":null,"totalLikes":3,"totalComments":0,"totalImpressions":null,"platformBreakdown":{"bluesky":{"posts":1,"destinations":1,"views":null,"likes":3,"comments":0,"impressions":null}}}`, true},
 		{"AnalyticsOverview", `{"success":true,"totalLikes":3,"totalComments":0,"totalImpressions":null,"platformBreakdown":{}}`, false},
 		{"CommentList", `{"success":true,"comments":[{"id":"c1","platform":"youtube","author":"a","text":"hi","created_at":"2025-01-02T03:04:05Z","parent_id":null,"like_count":null}],"next_cursor":null}`, true},
+		{"AdaptResponse", `{"success":true,"adapted":{"bluesky":{"text":"🔥 Hook\n\nBody.\n\n#coffee","hook":"🔥 Hook","hashtags":["#coffee"]},"youtube":{"text":"t","hook":"h","hashtags":[],"title":"T #Shorts","jev":["🔥 Hook","Body."]}},"model":"reelay-builtin"}`, true},
+		{"AdaptResponse", `{"success":true,"adapted":{"bluesky":{"text":"t","hook":"h","hashtags":["cold brew"]}},"model":"m"}`, false},
+		{"AdaptResponse", `{"success":true,"adapted":{"bluesky":{"text":"t","hashtags":[]}},"model":"m"}`, false},
+		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[{"title":"Hook: x","prompt":"p","timecode":"00:00-00:05","audioCue":"a","camera":"fast push-in"}]},"model":"reelay-builtin"}`, true},
+		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[{"title":"x","prompt":"p","timecode":"0:00-0:05","audioCue":"a","camera":"c"}]},"model":"m"}`, false},
+		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[]},"model":"m"}`, false},
 		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","status":"succeeded","videoUrl":"https://example.com/m.mp4","duration":30.04}`, true},
 		{"SandboxIntrospection", `{"uploads":[{"account":"UC1","bytes":10,"sha256":"ab"}],"published":[],"replies":[]}`, true},
 	}

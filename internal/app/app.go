@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/api"
+	"github.com/reelay/reelay/internal/ai"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
@@ -266,6 +267,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 			return r.Options(ctx, base, creds)
 		}
 	}
+	engine, err := aiEngine(cfg, log)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
@@ -275,8 +281,29 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
 		AllowPrivateWebhookURLs: cfg.AllowPrivateURLs,
+		AI:                      engine,
 	})
 	return a, nil
+}
+
+// aiEngine is the configured language model, or the built-in engine when there is none.
+func aiEngine(cfg *config.Config, log *slog.Logger) (httpapi.AIEngine, error) {
+	if cfg.LLMURL == "" {
+		return ai.Builtin{}, nil
+	}
+	llm, err := ai.NewLLM(ai.LLMConfig{BaseURL: cfg.LLMURL, Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey,
+		Timeout: cfg.LLMTimeout, Logger: log.With("component", "ai")})
+	if err != nil {
+		return nil, fmt.Errorf("language model: %w", err)
+	}
+	// The key stays out of the log, and so does the URL's query, where some gateways take one.
+	shown := cfg.LLMURL
+	if u, err := url.Parse(cfg.LLMURL); err == nil {
+		u.RawQuery, u.User = "", nil
+		shown = u.String()
+	}
+	log.Info("AI copy and storyboards by a language model", "url", shown, "model", cfg.LLMModel)
+	return llm, nil
 }
 
 // Start starts the workers and the API's background flushes.

@@ -47,6 +47,13 @@ type Config struct {
 	// ConnectReturnURL is where the OAuth callback sends the browser after connecting a
 	// channel ("" answers a small page instead).
 	ConnectReturnURL string
+	// LLMURL is the base URL of an OpenAI-compatible chat-completions API that writes AI copy
+	// and storyboards ("" = the built-in engine); LLMModel the model asked for; LLMAPIKey its
+	// Bearer key (never logged); LLMTimeout bounds each call.
+	LLMURL     string
+	LLMModel   string
+	LLMAPIKey  string
+	LLMTimeout time.Duration
 }
 
 // OAuthClient is an OAuth app's credentials on one platform.
@@ -101,6 +108,10 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.ConnectReturnURL, "connect-return-url", "", "where the browser goes after connecting a channel by OAuth (default: a page saying what was connected)")
+	fs.StringVar(&c.LLMURL, "llm-url", "", "base URL of an OpenAI-compatible chat-completions API for /ai/adapt and /ai/storyboard/create, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (default: the built-in engine)")
+	fs.StringVar(&c.LLMModel, "llm-model", "", "model asked for at --llm-url, e.g. gpt-4o-mini or llama3.1")
+	fs.StringVar(&c.LLMAPIKey, "llm-api-key", "", "Bearer key for --llm-url (none for local servers); prefer the environment variable")
+	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "how long one call to the language model may take")
 	c.OAuthClients = map[string]*OAuthClient{}
 	for _, p := range OAuthPlatforms {
 		cl := &OAuthClient{}
@@ -192,6 +203,20 @@ func (c *Config) Finish() error {
 		if u, err := url.Parse(c.ConnectReturnURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("connect return URL %q must be an absolute http(s) URL", c.ConnectReturnURL)
 		}
+	}
+	if c.LLMURL != "" {
+		if u, err := url.Parse(c.LLMURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("LLM URL %q must be an absolute http(s) URL, such as https://api.openai.com/v1", c.LLMURL)
+		}
+		if strings.TrimSpace(c.LLMModel) == "" {
+			return fmt.Errorf("%s is set: %s must name the model", EnvName("llm-url"), EnvName("llm-model"))
+		}
+	} else if c.LLMModel != "" || c.LLMAPIKey != "" {
+		// Without a URL the built-in engine would answer, silently ignoring the model asked for.
+		return fmt.Errorf("a language model is configured without %s (e.g. https://api.openai.com/v1)", EnvName("llm-url"))
+	}
+	if c.LLMTimeout < 0 {
+		return errors.New("LLM timeout must not be negative (0 = the default, 60s)")
 	}
 	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
 		return errors.New("OIDC needs both an issuer and an audience")

@@ -51,11 +51,34 @@ func TestInvalid(t *testing.T) {
 		"oidc half":      {"REELAY_OIDC_ISSUER": "https://idp.example"},
 		"bad public url": {"REELAY_PUBLIC_URL": "ftp://x"},
 		"zero rps":       {"REELAY_RATE_LIMIT_RPS": "0"},
+		"llm relative":   {"REELAY_LLM_URL": "localhost:11434/v1", "REELAY_LLM_MODEL": "llama3.1"},
+		"llm no model":   {"REELAY_LLM_URL": "http://localhost:11434/v1"},
+		"llm no url":     {"REELAY_LLM_MODEL": "gpt-4o-mini", "REELAY_LLM_API_KEY": "sk-x"},
+		"llm timeout":    {"REELAY_LLM_URL": "http://localhost:11434/v1", "REELAY_LLM_MODEL": "m", "REELAY_LLM_TIMEOUT": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parse(t, env); err == nil {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+func TestLLMSettings(t *testing.T) {
+	c, err := parse(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLMURL != "" || c.LLMTimeout != time.Minute {
+		t.Errorf("defaults: url %q timeout %s, want none and 1m", c.LLMURL, c.LLMTimeout)
+	}
+	c, err = parse(t, map[string]string{
+		"REELAY_LLM_URL": "http://localhost:11434/v1", "REELAY_LLM_MODEL": "llama3.1", "REELAY_LLM_API_KEY": "sk-env",
+	}, "--llm-timeout", "90s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLMURL != "http://localhost:11434/v1" || c.LLMModel != "llama3.1" || c.LLMAPIKey != "sk-env" || c.LLMTimeout != 90*time.Second {
+		t.Errorf("LLM settings not applied: %q %q %q %s", c.LLMURL, c.LLMModel, c.LLMAPIKey, c.LLMTimeout)
 	}
 }

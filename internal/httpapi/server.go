@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/reelay/reelay/internal/ai"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
@@ -75,6 +76,9 @@ type Options struct {
 	Inbox     *inbox.Service
 	// AllowPrivateWebhookURLs lets webhooks be registered at private addresses (tests only).
 	AllowPrivateWebhookURLs bool
+	// AI writes copy and storyboards (/ai/adapt, /ai/storyboard/create); the built-in engine
+	// when nil.
+	AI AIEngine
 }
 
 // Server is the HTTP API.
@@ -102,6 +106,7 @@ type Server struct {
 	inbox            *inbox.Service
 	// webhookPolicy is where webhook URLs may point.
 	webhookPolicy media.AddressPolicy
+	ai            AIEngine
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -119,6 +124,10 @@ func New(o Options) *Server {
 		analytics: o.Analytics, inbox: o.Inbox,
 		mux: http.NewServeMux(), methods: map[string][]string{},
 		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
+		ai:            o.AI,
+	}
+	if s.ai == nil {
+		s.ai = ai.Builtin{}
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -169,6 +178,9 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/inbox/comments", s.listComments)
 	s.private("POST "+APIPrefix+"/inbox/reply", s.replyToComment)
 	s.public("GET "+APIPrefix+"/media/{id}", s.serveMedia)
+
+	s.private("POST "+APIPrefix+"/ai/adapt", s.adaptScript)
+	s.private("POST "+APIPrefix+"/ai/storyboard/create", s.createStoryboard)
 
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
 	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)

@@ -249,13 +249,22 @@ type graphemeState struct {
 // deciding, between each pair of code points, whether a boundary falls there.
 func countGraphemes(s string) int {
 	n := 0
+	graphemeStarts(s, func(int) bool { n++; return true })
+	return n
+}
+
+// graphemeStarts calls yield with the byte offset of each grapheme cluster's
+// start in s, in order, until yield returns false.
+func graphemeStarts(s string, yield func(i int) bool) {
 	var st graphemeState
 	for i, r := range s {
 		c := graphemeClass(r)
 		pict := unicode.Is(extendedPictographic, r)
 		consonant := unicode.Is(indicConsonant, r)
 		if i == 0 || st.boundary(c, pict, consonant) {
-			n++
+			if !yield(i) {
+				return
+			}
 		}
 		st.zwjAfterPict = c == gcbZWJ && st.pictRun
 		st.pictRun = pict || (st.pictRun && c == gcbExtend)
@@ -275,7 +284,6 @@ func countGraphemes(s string) int {
 		}
 		st.prev = c
 	}
-	return n
 }
 
 // boundary applies the UAX #29 rules, in order, between the previous code

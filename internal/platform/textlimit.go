@@ -66,3 +66,28 @@ func countUTF16(s string) int {
 	}
 	return n
 }
+
+// Truncate returns the longest prefix of s that fits within the limit, cut
+// between grapheme clusters so that no emoji, flag or accented letter is split
+// whatever the unit. A limit without a maximum returns s unchanged.
+func (l TextLimit) Truncate(s string) string {
+	if l.Max <= 0 || l.Count(s) <= l.Max {
+		return s
+	}
+	// Every unit is additive over concatenation, so the count of a prefix is
+	// the sum of its clusters' counts.
+	cut, used, prev := 0, 0, 0
+	graphemeStarts(s, func(i int) bool {
+		if i == 0 {
+			return true
+		}
+		used += l.Count(s[prev:i])
+		if used > l.Max {
+			return false
+		}
+		cut, prev = i, i
+		return true
+	})
+	// The last cluster is never added: s as a whole is known not to fit.
+	return s[:cut]
+}
