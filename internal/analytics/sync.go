@@ -26,8 +26,6 @@ type Syncer struct {
 	// platforms are never read (their figures stay null).
 	Sources map[string]Source
 	Log     *slog.Logger
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
 }
 
 // Summary is what a sync did.
@@ -44,18 +42,13 @@ type Summary struct {
 	Errors  []ChannelErr `json:"errors"`
 }
 
-// Add counts r in s; syncs of channels running at once add up under a lock of the caller's.
-func (s *Summary) Add(r Summary) {
+// add counts r in s.
+func (s *Summary) add(r Summary) {
 	s.Synced += r.Synced
 	s.Failed += r.Failed
 	s.Unavailable += r.Unavailable
 	s.Pending += r.Pending
 	s.Errors = append(s.Errors, r.Errors...)
-}
-
-// SortErrors orders the errors by channel, so that a summary reads the same every time.
-func (s *Summary) SortErrors() {
-	sort.Slice(s.Errors, func(i, j int) bool { return s.Errors[i].ChannelID < s.Errors[j].ChannelID })
 }
 
 // ChannelErr is a failure to read one channel's items.
@@ -67,13 +60,6 @@ type ChannelErr struct {
 	Destinations int    `json:"destinations"`
 }
 
-func (s *Syncer) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 // Sync reads the figures of the targets f selects (Kind is set here), channel by channel. A
 // channel that fails is reported in the summary and the others go on; only a failure of the
 // store itself is an error.
@@ -83,19 +69,7 @@ func (s *Syncer) Sync(ctx context.Context, f store.AudienceFilter) (Summary, err
 	if err != nil {
 		return Summary{}, err
 	}
-	var (
-		mu  sync.Mutex
-		sum Summary
-	)
-	err = EachChannel(ctx, targets, func(ctx context.Context, group []store.AudienceTarget) error {
-		r, err := s.syncChannel(ctx, group)
-		mu.Lock()
-		sum.Add(r)
-		mu.Unlock()
-		return err
-	})
-	sum.SortErrors()
-	return sum, err
+	return EachChannel(ctx, targets, s.syncChannel)
 }
 
 // syncChannel reads the figures of one channel's items.
@@ -131,7 +105,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		got, err = src.Metrics(ctx, pc, externalIDs)
 		return err
 	})
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := time.Now().UTC().Truncate(time.Microsecond)
 	var sum Summary
 	readings := make([]store.Reading, 0, len(got))
 	var missing []string
@@ -232,10 +206,10 @@ const (
 )
 
 // EachChannel runs fn for the targets of each channel (in the order their channels first
-// appear), a few channels at a time. It stops starting channels once ctx ends, handing each
-// remaining group to fn anyway (fn counts them as pending), and returns the first error fn
-// returned.
-func EachChannel(ctx context.Context, targets []store.AudienceTarget, fn func(ctx context.Context, group []store.AudienceTarget) error) error {
+// appear), a few channels at a time, and adds up what they did. It stops starting channels
+// once ctx ends, handing each remaining group to fn anyway (fn counts them as pending), and
+// returns the first error fn returned.
+func EachChannel(ctx context.Context, targets []store.AudienceTarget, fn func(ctx context.Context, group []store.AudienceTarget) (Summary, error)) (Summary, error) {
 	var order []string
 	groups := map[string][]store.AudienceTarget{}
 	for _, t := range targets {
@@ -249,14 +223,17 @@ func EachChannel(ctx context.Context, targets []store.AudienceTarget, fn func(ct
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
+		sum      Summary
 		firstErr error
 	)
-	record := func(err error) {
+	run := func(group []store.AudienceTarget) {
+		r, err := fn(ctx, group)
 		mu.Lock()
+		defer mu.Unlock()
+		sum.add(r)
 		if firstErr == nil && err != nil {
 			firstErr = err
 		}
-		mu.Unlock()
 	}
 	for _, id := range order {
 		group := groups[id]
@@ -266,23 +243,25 @@ func EachChannel(ctx context.Context, targets []store.AudienceTarget, fn func(ct
 		}
 		slot := perPlatform[platform]
 		if !take(ctx, slot) {
-			record(fn(ctx, group))
+			run(group)
 			continue
 		}
 		if !take(ctx, all) {
 			<-slot
-			record(fn(ctx, group))
+			run(group)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-all; <-slot }()
-			record(fn(ctx, group))
+			run(group)
 		}()
 	}
 	wg.Wait()
-	return firstErr
+	// Errors by channel, so that a summary reads the same every time.
+	sort.Slice(sum.Errors, func(i, j int) bool { return sum.Errors[i].ChannelID < sum.Errors[j].ChannelID })
+	return sum, firstErr
 }
 
 // take takes a place in sem, unless ctx ends first.

@@ -220,27 +220,16 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var afterTime *time.Time
-	var afterID string
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		t, id, ok := decodeCursor(c)
-		if !ok {
-			return apierr.Field("cursor", "is not a cursor this server handed out")
-		}
-		afterTime, afterID = &t, id
+	afterTime, afterID, err := cursorQuery(r)
+	if err != nil {
+		return err
 	}
 	accountID := mustPrincipal(r).AccountID
 	items, err := s.store.ListItemFigures(r.Context(), accountID, f, limit+1, afterTime, afterID)
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(items) > limit {
-		items = items[:limit]
-		last := items[limit-1]
-		c := encodeCursor(last.PublishedAt, last.DestinationID)
-		next = &c
-	}
+	items, next := page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
 	var samples map[string][]store.Sample
 	if r.URL.Query().Get("samples") == "true" {
 		ids := make([]string, len(items))

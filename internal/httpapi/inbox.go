@@ -80,12 +80,8 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Limit = limit + 1
-	if c := q.Get("cursor"); c != "" {
-		t, id, ok := decodeCursor(c)
-		if !ok {
-			fields.Add("cursor", "is not a cursor this server handed out")
-		}
-		f.AfterTime, f.AfterID = &t, id
+	if f.AfterTime, f.AfterID, err = cursorQuery(r); err != nil {
+		return err
 	}
 	if err := fields.Err(); err != nil {
 		return err
@@ -115,13 +111,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(comments) > limit {
-		comments = comments[:limit]
-		last := comments[limit-1]
-		c := encodeCursor(last.CreatedAt, last.ID)
-		next = &c
-	}
+	comments, next := page(comments, limit, func(c store.Comment) (time.Time, string) { return c.CreatedAt, c.ID })
 	out := make([]commentJSON, len(comments))
 	for i, c := range comments {
 		out[i] = toCommentJSON(c)

@@ -150,13 +150,9 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	filter.Limit = limit + 1 // one more tells whether there is a next page
-	if c := q.Get("cursor"); c != "" {
-		t, id, ok := decodeCursor(c)
-		if !ok {
-			f.Add("cursor", "is not a cursor this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, id
+	filter.Limit = limit + 1
+	if filter.AfterTime, filter.AfterID, err = cursorQuery(r); err != nil {
+		return err
 	}
 	if err := f.Err(); err != nil {
 		return err
@@ -170,13 +166,7 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(posts) > limit {
-		posts = posts[:limit]
-		last := posts[limit-1]
-		c := encodeCursor(last.CreatedAt, last.ID)
-		next = &c
-	}
+	posts, next := page(posts, limit, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
 	out := make([]postJSON, len(posts))
 	for i, p := range posts {
 		out[i] = toPostJSON(p)
@@ -195,6 +185,31 @@ func limitQuery(r *http.Request, def, max int) (int, error) {
 		return 0, apierr.Field("limit", "must be an integer from 1 to "+strconv.Itoa(max))
 	}
 	return n, nil
+}
+
+// cursorQuery reads the cursor parameter: where the previous page ended (nil time when there is
+// no cursor). A cursor this server did not hand out is a 400 naming the field.
+func cursorQuery(r *http.Request) (after *time.Time, afterID string, err error) {
+	c := r.URL.Query().Get("cursor")
+	if c == "" {
+		return nil, "", nil
+	}
+	t, id, ok := decodeCursor(c)
+	if !ok {
+		return nil, "", apierr.Field("cursor", "is not a cursor this server handed out")
+	}
+	return &t, id, nil
+}
+
+// page cuts a listing read with limit+1 rows (one more tells whether there is a next page) to
+// limit, and answers the cursor of the next page (nil on the last), from the last row's key.
+func page[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]T, *string) {
+	if len(rows) <= limit {
+		return rows, nil
+	}
+	rows = rows[:limit]
+	c := encodeCursor(key(rows[limit-1]))
+	return rows, &c
 }
 
 func encodeCursor(t time.Time, id string) string {

@@ -142,13 +142,9 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	filter := store.DeliveryFilter{Limit: limit + 1} // one more tells whether there is a next page
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		t, after, ok := decodeCursor(c)
-		if !ok {
-			return apierr.Field("cursor", "is not a cursor this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, after
+	filter := store.DeliveryFilter{Limit: limit + 1}
+	if filter.AfterTime, filter.AfterID, err = cursorQuery(r); err != nil {
+		return err
 	}
 	ds, err := s.store.ListWebhookDeliveries(r.Context(), mustPrincipal(r).AccountID, id, filter)
 	if errors.Is(err, store.ErrNotFound) {
@@ -157,13 +153,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	var next *string
-	if len(ds) > limit {
-		ds = ds[:limit]
-		last := ds[limit-1]
-		c := encodeCursor(last.CreatedAt, last.ID)
-		next = &c
-	}
+	ds, next := page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	out := make([]webhookDeliveryJSON, len(ds))
 	for i, d := range ds {
 		out[i] = toWebhookDeliveryJSON(d)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/analytics"
@@ -25,15 +24,6 @@ type Service struct {
 	// Sources are the providers with a comments API, by platform.
 	Sources map[string]Source
 	Log     *slog.Logger
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 // maxItemsPerChannel bounds the items of one channel read in one sync: each is a call or more.
@@ -48,19 +38,7 @@ func (s *Service) Sync(ctx context.Context, f store.AudienceFilter) (analytics.S
 	if err != nil {
 		return analytics.Summary{}, err
 	}
-	var (
-		mu  sync.Mutex
-		sum analytics.Summary
-	)
-	err = analytics.EachChannel(ctx, targets, func(ctx context.Context, group []store.AudienceTarget) error {
-		r, err := s.syncChannel(ctx, group)
-		mu.Lock()
-		sum.Add(r)
-		mu.Unlock()
-		return err
-	})
-	sum.SortErrors()
-	return sum, err
+	return analytics.EachChannel(ctx, targets, s.syncChannel)
 }
 
 // syncChannel reads the comments on one channel's items, one item after another; the first
@@ -98,7 +76,7 @@ func (s *Service) syncChannel(ctx context.Context, group []store.AudienceTarget)
 			got, err = src.Comments(ctx, pc, t.ExternalID)
 			return err
 		})
-		now := s.now().UTC().Truncate(time.Microsecond)
+		now := time.Now().UTC().Truncate(time.Microsecond)
 		if callErr != nil {
 			if ctx.Err() != nil && errors.Is(callErr, ctx.Err()) {
 				sum.Pending += len(group) - i
@@ -204,7 +182,7 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 		reply.ParentID = parent.PlatformID
 	}
 	if reply.CreatedAt.IsZero() {
-		reply.CreatedAt = s.now()
+		reply.CreatedAt = time.Now()
 	}
 	return s.Store.SaveReply(ctx, parent, storeComment(reply))
 }

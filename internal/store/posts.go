@@ -424,27 +424,19 @@ type PostFilter struct {
 
 // ListPosts lists an account's posts, newest first.
 func (s *Store) ListPosts(ctx context.Context, accountID string, f PostFilter) ([]Post, error) {
-	where := []string{"account_id = $1"}
-	args := []any{accountID}
-	add := func(cond string, v ...any) {
-		for _, x := range v {
-			args = append(args, x)
-			cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(args)), 1)
-		}
-		where = append(where, cond)
-	}
+	q := newWhere()
+	q.add("account_id = ?", accountID)
 	if f.ProjectID != "" {
-		add("project_id = ?", f.ProjectID)
+		q.add("project_id = ?", f.ProjectID)
 	}
 	if f.Status != "" {
-		add("status = ?", f.Status)
+		q.add("status = ?", f.Status)
 	}
 	if f.AfterTime != nil {
-		add("(created_at < ? OR (created_at = ? AND id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
+		q.add("(created_at < ? OR (created_at = ? AND id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
 	}
-	args = append(args, f.Limit)
 	posts, err := collect(scanPost)(s.read.QueryContext(ctx, `SELECT `+postColumns+` FROM posts WHERE `+
-		strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args)), args...))
+		q.sql()+` ORDER BY created_at DESC, id DESC`+q.limit(f.Limit), q.args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: list posts: %w", err)
 	}

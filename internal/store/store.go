@@ -375,3 +375,46 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// where builds a WHERE clause with numbered placeholders: add takes a condition with ? for
+// each argument.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func newWhere() *where { return &where{} }
+
+func (w *where) add(cond string, args ...any) {
+	for _, a := range args {
+		w.args = append(w.args, a)
+		cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(w.args)), 1)
+	}
+	w.conds = append(w.conds, cond)
+}
+
+// in adds column IN (values...).
+func (w *where) in(column string, values []string) {
+	marks := make([]string, len(values))
+	for i, v := range values {
+		w.args = append(w.args, v)
+		marks[i] = fmt.Sprintf("$%d", len(w.args))
+	}
+	w.conds = append(w.conds, column+" IN ("+strings.Join(marks, ", ")+")")
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return "TRUE"
+	}
+	return strings.Join(w.conds, " AND ")
+}
+
+// limit is a LIMIT clause for n (none when n <= 0), its argument appended.
+func (w *where) limit(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	w.args = append(w.args, n)
+	return fmt.Sprintf(" LIMIT $%d", len(w.args))
+}
