@@ -212,7 +212,10 @@ func TestSchemasAcceptServerBodies(t *testing.T) {
 		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[{"title":"Hook: x","prompt":"p","timecode":"00:00-00:05","audioCue":"a","camera":"fast push-in"}]},"model":"reelay-builtin"}`, true},
 		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[{"title":"x","prompt":"p","timecode":"0:00-0:05","audioCue":"a","camera":"c"}]},"model":"m"}`, false},
 		{"StoryboardResponse", `{"success":true,"storyboard":{"scenes":[]},"model":"m"}`, false},
-		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","status":"succeeded","videoUrl":"https://example.com/m.mp4","duration":30.04}`, true},
+		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","kind":"storyboard_stitch","status":"succeeded","videoUrl":"https://example.com/m.mp4","duration":30.04}`, true},
+		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","kind":"generate_video","status":"failed","error":{"code":"upstream_error","message":"m"}}`, true},
+		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","kind":"adapt","status":"running"}`, false},
+		{"AIJob", `{"success":true,"job_id":"3f0c2a0e-9f4b-4c1d-8f3e-2b7a6d5c4e1f","kind":"generate_video","status":"succeeded","model":"m"}`, false},
 		{"SandboxIntrospection", `{"uploads":[{"account":"UC1","bytes":10,"sha256":"ab"}],"published":[],"replies":[]}`, true},
 	}
 	for _, c := range cases {

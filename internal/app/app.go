@@ -18,6 +18,7 @@ import (
 
 	"github.com/reelay/reelay/api"
 	"github.com/reelay/reelay/internal/ai"
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
@@ -41,8 +42,10 @@ import (
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
 	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/render"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/videogen"
 	"github.com/reelay/reelay/internal/webhooks"
 )
 
@@ -207,7 +210,17 @@ func New(ctx context.Context, p Params) (*App, error) {
 			comments.Sources[name] = src
 		}
 	}
-	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: worker.Timeout(nil)}
+	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
+	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish")}
+	videos, err := aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	// An AI job may run longer than a publish step (a hosted model's minutes); River rescues
+	// jobs only after the longest time limit, so that none is rescued while it still runs.
+	aiTimeout := max(worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
+	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: max(worker.Timeout(nil), aiTimeout)}
 	if cfg.Role != config.RoleAPI {
 		queueCfg.Workers = river.NewWorkers()
 		if err := river.AddWorkerSafely(queueCfg.Workers, worker); err != nil {
@@ -228,6 +241,10 @@ func New(ctx context.Context, p Params) (*App, error) {
 			UserAgent: "reelay-webhooks/" + p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
 		})
 		queueCfg.Queues[webhooks.QueueName] = river.QueueConfig{MaxWorkers: 50}
+		river.AddWorker(queueCfg.Workers, &aivideo.Worker{Service: videos, JobTimeout: aiTimeout})
+		river.AddWorker(queueCfg.Workers, &aivideo.Sweeper{Store: st, StaleAfter: aivideo.MaxAttempts*(aiTimeout+2*time.Minute) + time.Hour})
+		queueCfg.PeriodicJobs = append(queueCfg.PeriodicJobs, aivideo.SweepJob())
+		queueCfg.Queues[aivideo.QueueName] = river.QueueConfig{MaxWorkers: aivideo.Concurrency}
 		queueCfg.RescueRunningOnStart = p.SoleWorker
 	}
 	if a.Queue, err = jobs.New(st, queueCfg); err != nil {
@@ -237,8 +254,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	// Every role records events (the API creates scheduled posts), so every role queues their
 	// deliveries; workers send them.
 	st.SetWebhookEnqueuer(webhooks.Enqueuer(a.Queue))
-	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
-	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Queue: a.Queue, Hub: hub, Log: log.With("component", "publish")}
+	a.Service.Queue, videos.Queue = a.Queue, a.Queue
 	if cfg.Role == config.RoleWorker {
 		return a, nil
 	}
@@ -282,6 +298,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
 		AllowPrivateWebhookURLs: cfg.AllowPrivateURLs,
 		AI:                      engine,
+		AIVideo:                 videos,
+		AIWait:                  cfg.AIWait,
 	})
 	return a, nil
 }
@@ -304,6 +322,25 @@ func aiEngine(cfg *config.Config, log *slog.Logger) (httpapi.AIEngine, error) {
 	}
 	log.Info("AI copy and storyboards by a language model", "url", shown, "model", cfg.LLMModel)
 	return llm, nil
+}
+
+// aiVideo assembles video generation: a hosted model when one is configured, the local ffmpeg
+// renderer otherwise, ffmpeg in any case for stitching. Its Queue is set once the queue exists.
+// poll, when positive, is the model's first poll interval (tests).
+func aiVideo(cfg *config.Config, st *store.Store, a *App, fetcher *media.Fetcher, box *secret.Box, poll time.Duration, log *slog.Logger) (*aivideo.Service, error) {
+	svc := &aivideo.Service{Store: st, Media: a.Media, Fetcher: fetcher, Box: box, Renderer: render.New(cfg.FFmpeg),
+		Discard: a.Service.Discard, Log: log.With("component", "aivideo")}
+	if cfg.VideoURL == "" {
+		return svc, nil
+	}
+	gen, err := videogen.New(videogen.Config{TextURL: cfg.VideoURL, ImageURL: cfg.VideoImageURL, APIKey: cfg.VideoAPIKey,
+		Timeout: cfg.VideoTimeout, PollInitial: poll, PollMax: 10 * poll, Logger: log.With("component", "videogen")})
+	if err != nil {
+		return nil, fmt.Errorf("video model: %w", err)
+	}
+	svc.Generator = gen
+	log.Info("AI video by a hosted model", "model", gen.Name())
+	return svc, nil
 }
 
 // Start starts the workers and the API's background flushes.

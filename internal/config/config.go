@@ -54,6 +54,19 @@ type Config struct {
 	LLMModel   string
 	LLMAPIKey  string
 	LLMTimeout time.Duration
+	// VideoURL is a hosted video-generation model's queue endpoint for text-to-video ("" = the
+	// local ffmpeg renderer), VideoImageURL its image-to-video endpoint ("" = VideoURL),
+	// VideoAPIKey its key (never logged; a request's apiKey overrides it) and VideoTimeout the
+	// bound of one generation.
+	VideoURL      string
+	VideoImageURL string
+	VideoAPIKey   string
+	VideoTimeout  time.Duration
+	// FFmpeg is the ffmpeg the local renderer and stitching run.
+	FFmpeg string
+	// AIWait is how long POST /ai/generate-video and /ai/storyboard/stitch wait for their job
+	// before answering 202 with the job to read.
+	AIWait time.Duration
 }
 
 // OAuthClient is an OAuth app's credentials on one platform.
@@ -112,6 +125,12 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LLMModel, "llm-model", "", "model asked for at --llm-url, e.g. gpt-4o-mini or llama3.1")
 	fs.StringVar(&c.LLMAPIKey, "llm-api-key", "", "Bearer key for --llm-url (none for local servers); prefer the environment variable")
 	fs.DurationVar(&c.LLMTimeout, "llm-timeout", 60*time.Second, "how long one call to the language model may take")
+	fs.StringVar(&c.VideoURL, "video-url", "", "queue endpoint of a hosted text-to-video model (fal.ai's queue protocol), e.g. https://queue.fal.run/fal-ai/kling-video/v2/master/text-to-video (default: render locally with ffmpeg)")
+	fs.StringVar(&c.VideoImageURL, "video-image-url", "", "queue endpoint of the image-to-video model (default: --video-url)")
+	fs.StringVar(&c.VideoAPIKey, "video-api-key", "", "key for the video model (a request's apiKey overrides it); prefer the environment variable")
+	fs.DurationVar(&c.VideoTimeout, "video-timeout", 10*time.Minute, "how long one hosted video generation may take")
+	fs.StringVar(&c.FFmpeg, "ffmpeg", "ffmpeg", "the ffmpeg that renders clips locally and stitches storyboards")
+	fs.DurationVar(&c.AIWait, "ai-wait", 60*time.Second, "how long video generation and stitching requests wait before answering 202 with a job")
 	c.OAuthClients = map[string]*OAuthClient{}
 	for _, p := range OAuthPlatforms {
 		cl := &OAuthClient{}
@@ -217,6 +236,20 @@ func (c *Config) Finish() error {
 	}
 	if c.LLMTimeout < 0 {
 		return errors.New("LLM timeout must not be negative (0 = the default, 60s)")
+	}
+	for flag, v := range map[string]string{"video-url": c.VideoURL, "video-image-url": c.VideoImageURL} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s %q must be an absolute http(s) URL, such as https://queue.fal.run/fal-ai/kling-video/v2/master/text-to-video", EnvName(flag), v)
+		}
+	}
+	if c.VideoURL == "" && (c.VideoImageURL != "" || c.VideoAPIKey != "") {
+		return fmt.Errorf("a video model is configured without %s", EnvName("video-url"))
+	}
+	if c.VideoTimeout < 0 || c.AIWait < 0 {
+		return errors.New("the video timeout and the AI wait must not be negative")
 	}
 	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
 		return errors.New("OIDC needs both an issuer and an audience")

@@ -55,6 +55,9 @@ func TestInvalid(t *testing.T) {
 		"llm no model":   {"REELAY_LLM_URL": "http://localhost:11434/v1"},
 		"llm no url":     {"REELAY_LLM_MODEL": "gpt-4o-mini", "REELAY_LLM_API_KEY": "sk-x"},
 		"llm timeout":    {"REELAY_LLM_URL": "http://localhost:11434/v1", "REELAY_LLM_MODEL": "m", "REELAY_LLM_TIMEOUT": "-1s"},
+		"video relative": {"REELAY_VIDEO_URL": "queue.fal.run/fal-ai/x"},
+		"video key only": {"REELAY_VIDEO_API_KEY": "k"},
+		"ai wait":        {"REELAY_AI_WAIT": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parse(t, env); err == nil {
@@ -80,5 +83,25 @@ func TestLLMSettings(t *testing.T) {
 	}
 	if c.LLMURL != "http://localhost:11434/v1" || c.LLMModel != "llama3.1" || c.LLMAPIKey != "sk-env" || c.LLMTimeout != 90*time.Second {
 		t.Errorf("LLM settings not applied: %q %q %q %s", c.LLMURL, c.LLMModel, c.LLMAPIKey, c.LLMTimeout)
+	}
+}
+
+func TestVideoSettings(t *testing.T) {
+	c, err := parse(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.VideoURL != "" || c.AIWait != time.Minute || c.FFmpeg != "ffmpeg" || c.VideoTimeout != 10*time.Minute {
+		t.Errorf("defaults: video %q wait %s ffmpeg %q timeout %s", c.VideoURL, c.AIWait, c.FFmpeg, c.VideoTimeout)
+	}
+	c, err = parse(t, map[string]string{
+		"REELAY_VIDEO_URL": "https://queue.fal.run/fal-ai/kling-video/v2/master/text-to-video", "REELAY_VIDEO_API_KEY": "fal-key",
+		"REELAY_AI_WAIT": "5s", "REELAY_FFMPEG": "/opt/ffmpeg/bin/ffmpeg",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.VideoAPIKey != "fal-key" || c.AIWait != 5*time.Second || c.FFmpeg != "/opt/ffmpeg/bin/ffmpeg" {
+		t.Errorf("video settings not applied: wait %s ffmpeg %q, key set %v", c.AIWait, c.FFmpeg, c.VideoAPIKey != "")
 	}
 }

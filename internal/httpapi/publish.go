@@ -229,7 +229,7 @@ func mediaReadError(field string, err error) error {
 	if errors.As(err, &mbe) {
 		return err
 	}
-	return publish.MediaError(field, err)
+	return media.FieldError(field, err)
 }
 
 // preferWait reads wait=N from Prefer headers (RFC 7240), clamped to 0..60 seconds.

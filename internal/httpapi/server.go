@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/reelay/reelay/internal/ai"
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
@@ -79,6 +80,10 @@ type Options struct {
 	// AI writes copy and storyboards (/ai/adapt, /ai/storyboard/create); the built-in engine
 	// when nil.
 	AI AIEngine
+	// AIVideo generates and stitches videos (/ai/generate-video, /ai/storyboard/stitch,
+	// /ai/jobs/{id}); AIWait is how long those calls wait for their job before answering 202.
+	AIVideo *aivideo.Service
+	AIWait  time.Duration
 }
 
 // Server is the HTTP API.
@@ -107,6 +112,8 @@ type Server struct {
 	// webhookPolicy is where webhook URLs may point.
 	webhookPolicy media.AddressPolicy
 	ai            AIEngine
+	aiVideo       *aivideo.Service
+	aiWait        time.Duration
 
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
@@ -125,6 +132,8 @@ func New(o Options) *Server {
 		mux: http.NewServeMux(), methods: map[string][]string{},
 		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
 		ai:            o.AI,
+		aiVideo:       o.AIVideo,
+		aiWait:        o.AIWait,
 	}
 	if s.ai == nil {
 		s.ai = ai.Builtin{}
@@ -181,6 +190,9 @@ func (s *Server) routes() {
 
 	s.private("POST "+APIPrefix+"/ai/adapt", s.adaptScript)
 	s.private("POST "+APIPrefix+"/ai/storyboard/create", s.createStoryboard)
+	s.private("POST "+APIPrefix+"/ai/generate-video", s.generateVideo)
+	s.private("POST "+APIPrefix+"/ai/storyboard/stitch", s.stitchStoryboard)
+	s.private("GET "+APIPrefix+"/ai/jobs/{id}", s.getAIJob)
 
 	s.private("GET "+APIPrefix+"/api-keys", s.listAPIKeys)
 	s.private("POST "+APIPrefix+"/api-keys", s.createAPIKey)

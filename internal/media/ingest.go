@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/reelay/reelay/internal/apierr"
 )
 
 // Stored is media taken in by IngestUpload or IngestURL: where it is stored and what it is.
@@ -103,6 +106,47 @@ func IngestURL(ctx context.Context, fetcher *Fetcher, store *Store, rawURL strin
 	return IngestUpload(ctx, store, resp, limit, allowed)
 }
 
+// Linked returns media this store already holds, named by one of this server's own signed
+// links (a videoUrl from /ai/generate-video, say), so that it is used where it lies instead of
+// being downloaded from ourselves. ok is false when rawURL is not such a link, or no longer a
+// valid one: the caller then fetches it like any URL, and gets the server's own refusal. The
+// blob is marked Deduplicated, since it belongs to whatever stored it first.
+func (s *Store) Linked(ctx context.Context, rawURL string, allowed []string) (st Stored, ok bool, err error) {
+	key, ok := s.linkedKey(rawURL)
+	if !ok {
+		return Stored{}, false, nil
+	}
+	a, err := s.Stat(ctx, key)
+	if err != nil {
+		return Stored{}, false, nil
+	}
+	id, _ := IDFromKey(key)
+	b := Blob{Key: key, Size: a.Size, SHA256: id, ContentType: a.ContentType, Deduplicated: true}
+	info, err := probeStored(ctx, s, b)
+	if err != nil {
+		return Stored{}, true, err
+	}
+	if !slices.Contains(allowed, info.Kind.Name) {
+		return Stored{}, true, fmt.Errorf("%w: %s files are not accepted here, only %s", ErrUnsupportedFormat,
+			strings.ToUpper(info.Kind.Name), describeKinds(allowed))
+	}
+	return Stored{Blob: b, Info: info}, true, nil
+}
+
+// linkedKey returns the key a valid media link of this server names.
+func (s *Store) linkedKey(rawURL string) (string, bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false
+	}
+	_, id, found := strings.Cut(u.Path, MediaPath)
+	if !found {
+		return "", false
+	}
+	key, err := s.VerifySignedURL(id, u.Query())
+	return key, err == nil
+}
+
 // describeKinds lists allowed kinds for an error message: "MP4, MOV or WebM".
 func describeKinds(names []string) string {
 	pretty := map[string]string{"mp4": "MP4", "mov": "MOV", "webm": "WebM", "jpeg": "JPEG", "png": "PNG", "webp": "WebP"}
@@ -141,4 +185,24 @@ func HTTPStatus(err error) int {
 		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError
+}
+
+// FieldError turns a failure to take in the media of an API field into the API's answer: the
+// error body naming field with the status HTTPStatus gives (413, 415, 400), or, for storage
+// failures, the error itself (a 500).
+func FieldError(field string, err error) error {
+	status := HTTPStatus(err)
+	switch status {
+	case http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		code := apierr.CodePayloadTooLarge
+		if status == http.StatusUnsupportedMediaType {
+			code = apierr.CodeUnsupportedMediaType
+		}
+		e := apierr.New(status, code, err.Error())
+		e.Fields = map[string]string{field: err.Error()}
+		return e
+	case http.StatusBadRequest:
+		return apierr.Field(field, err.Error())
+	}
+	return fmt.Errorf("taking in %s: %w", field, err)
 }

@@ -177,17 +177,17 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 	videoField := "video"
 	if sub.Video == nil {
 		videoField = "video_url"
-		stored, err := media.IngestURL(ctx, s.Fetcher, s.Media, req.VideoURL, media.MaxVideoBytes, media.VideoKinds)
+		stored, err := s.ingestURL(ctx, req.VideoURL, media.MaxVideoBytes, media.VideoKinds)
 		if err != nil {
-			return res, MediaError(videoField, err)
+			return res, media.FieldError(videoField, err)
 		}
 		sub.Video = &stored
 		fresh = append(fresh, sub.Video)
 	}
 	if sub.Thumbnail == nil && req.ThumbnailURL != "" {
-		stored, err := media.IngestURL(ctx, s.Fetcher, s.Media, req.ThumbnailURL, media.MaxImageBytes, media.ImageKinds)
+		stored, err := s.ingestURL(ctx, req.ThumbnailURL, media.MaxImageBytes, media.ImageKinds)
 		if err != nil {
-			return res, MediaError("thumbnail_url", err)
+			return res, media.FieldError("thumbnail_url", err)
 		}
 		sub.Thumbnail = &stored
 		fresh = append(fresh, sub.Thumbnail)
@@ -363,24 +363,6 @@ func distinctPlatforms(channels []store.Channel) []string {
 	return out
 }
 
-// MediaError turns an ingest failure into the API's answer for field.
-func MediaError(field string, err error) error {
-	status := media.HTTPStatus(err)
-	switch status {
-	case http.StatusRequestEntityTooLarge:
-		e := apierr.New(status, apierr.CodePayloadTooLarge, err.Error())
-		e.Fields = map[string]string{field: err.Error()}
-		return e
-	case http.StatusUnsupportedMediaType:
-		e := apierr.New(status, apierr.CodeUnsupportedMediaType, err.Error())
-		e.Fields = map[string]string{field: err.Error()}
-		return e
-	case http.StatusBadRequest:
-		return apierr.Field(field, err.Error())
-	}
-	return fmt.Errorf("publish: taking in %s: %w", field, err)
-}
-
 func storedMedia(m *media.Stored) store.Media {
 	return store.Media{SHA256: m.Blob.SHA256, BlobKey: m.Blob.Key, Kind: m.Info.Kind.Name, ContentType: m.Blob.ContentType,
 		Size: m.Blob.Size, Width: m.Info.Width, Height: m.Info.Height, Duration: m.Info.Duration}
@@ -394,6 +376,15 @@ func contentHash(videoSHA256, title, caption string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ingestURL takes in the media at rawURL: from where it lies when it is this server's own media
+// link (a generated video), else downloaded.
+func (s *Service) ingestURL(ctx context.Context, rawURL string, limit int64, allowed []string) (media.Stored, error) {
+	if st, ok, err := s.Media.Linked(ctx, rawURL, allowed); ok {
+		return st, err
+	}
+	return media.IngestURL(ctx, s.Fetcher, s.Media, rawURL, limit, allowed)
 }
 
 // Discard deletes media that a refused request stored itself and no post refers to.

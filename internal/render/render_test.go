@@ -18,19 +18,17 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/render/rendertest"
 )
 
-// requireFFmpeg returns a renderer for the ffmpeg on PATH. Without one the test is skipped,
-// unless REELAY_TEST_REQUIRE_FFMPEG=1 (CI sets it), where a missing ffmpeg must not pass
-// for a green run.
+// requireFFmpeg returns a renderer for the ffmpeg on PATH, skipping the test without one
+// (failing it where CI requires ffmpeg).
 func requireFFmpeg(tb testing.TB) *Renderer {
 	tb.Helper()
+	rendertest.RequireFFmpeg(tb)
 	r := New("")
 	if err := r.Check(context.Background()); err != nil {
-		if os.Getenv("REELAY_TEST_REQUIRE_FFMPEG") == "1" {
-			tb.Fatalf("ffmpeg is required (REELAY_TEST_REQUIRE_FFMPEG=1): %v", err)
-		}
-		tb.Skipf("skipping: %v", err)
+		tb.Fatalf("ffmpeg is on PATH but cannot render: %v", err)
 	}
 	return r
 }

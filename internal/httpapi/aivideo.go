@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/aivideo"
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// maxAPIKeyChars bounds a provider key given with a request; real ones are under 200.
+const maxAPIKeyChars = 1000
+
+type generateVideoRequest struct {
+	Prompt      string `json:"prompt"`
+	ImageURL    string `json:"imageUrl"`
+	AspectRatio string `json:"aspectRatio"`
+	APIKey      string `json:"apiKey"`
+}
+
+// generateVideo is POST /ai/generate-video.
+func (s *Server) generateVideo(w http.ResponseWriter, r *http.Request) error {
+	var in generateVideoRequest
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	var f apierr.Fields
+	checkScript(&f, "prompt", in.Prompt)
+	aspect := checkAspect(&f, in.AspectRatio)
+	checkMediaLink(&f, "imageUrl", in.ImageURL)
+	checkProviderKey(&f, in.APIKey)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if s.aiVideo == nil {
+		return errNoAIVideo
+	}
+	j, err := s.aiVideo.Generate(r.Context(), mustPrincipal(r).AccountID,
+		aivideo.GenerateInput{Prompt: in.Prompt, ImageURL: in.ImageURL, AspectRatio: aspect}, in.APIKey)
+	if err != nil {
+		return err
+	}
+	return s.answerAIJob(w, r, j)
+}
+
+type stitchRequest struct {
+	Scenes      []aivideo.Scene `json:"scenes"`
+	AspectRatio string          `json:"aspectRatio"`
+	APIKey      string          `json:"apiKey"`
+}
+
+// stitchStoryboard is POST /ai/storyboard/stitch.
+func (s *Server) stitchStoryboard(w http.ResponseWriter, r *http.Request) error {
+	var in stitchRequest
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	var f apierr.Fields
+	switch {
+	case len(in.Scenes) == 0:
+		f.Add("scenes", "is required: at least one scene")
+	case len(in.Scenes) > aivideo.MaxScenes:
+		f.Addf("scenes", "must have at most %d scenes, got %d", aivideo.MaxScenes, len(in.Scenes))
+	}
+	for i, sc := range in.Scenes {
+		field := fmt.Sprintf("scenes[%d]", i)
+		checkScript(&f, field+".prompt", sc.Prompt)
+		checkMediaLink(&f, field+".videoUrl", sc.VideoURL)
+		checkNote(&f, field+".title", sc.Title)
+	}
+	aspect := checkAspect(&f, in.AspectRatio)
+	checkProviderKey(&f, in.APIKey)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if s.aiVideo == nil {
+		return errNoAIVideo
+	}
+	j, err := s.aiVideo.Stitch(r.Context(), mustPrincipal(r).AccountID, aivideo.StitchInput{Scenes: in.Scenes, AspectRatio: aspect}, in.APIKey)
+	if err != nil {
+		return err
+	}
+	return s.answerAIJob(w, r, j)
+}
+
+var errNoAIVideo = apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "video generation is not set up on this server")
+
+// answerAIJob waits for a job started by this request: its result or its error when it ends in
+// time, else 202 with the job to read.
+func (s *Server) answerAIJob(w http.ResponseWriter, r *http.Request, j store.AIJob) error {
+	j, err := s.aiVideo.Await(r.Context(), j.AccountID, j.ID, s.aiWait)
+	if err != nil {
+		return err
+	}
+	switch j.Status {
+	case store.AIJobFailed:
+		return aivideo.ErrorOf(j)
+	case store.AIJobRunning:
+		w.Header().Set("Location", APIPrefix+"/ai/jobs/"+j.ID)
+		writeJSON(w, http.StatusAccepted, map[string]any{"success": true, "job_id": j.ID, "status": j.Status})
+		return nil
+	}
+	body, err := s.aiVideo.Answer(j)
+	if err != nil {
+		return err
+	}
+	body["success"] = true
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// getAIJob is GET /ai/jobs/{id}.
+func (s *Server) getAIJob(w http.ResponseWriter, r *http.Request) error {
+	if s.aiVideo == nil {
+		return apierr.NotFound("AI job")
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	j, err := s.store.GetAIJob(r.Context(), mustPrincipal(r).AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("AI job")
+	}
+	if err != nil {
+		return err
+	}
+	body, err := s.aiVideo.Answer(j)
+	if err != nil {
+		return err
+	}
+	body["success"], body["job_id"], body["kind"], body["status"] = true, j.ID, j.Kind, j.Status
+	if j.Status == store.AIJobFailed {
+		e := aivideo.ErrorOf(j)
+		body["error"] = errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// checkAspect validates an aspect ratio and returns it, defaulted.
+func checkAspect(f *apierr.Fields, v string) string {
+	switch v {
+	case "":
+		return aivideo.DefaultAspect
+	case aivideo.Vertical, aivideo.Horizontal:
+		return v
+	}
+	f.Addf("aspectRatio", "must be %s or %s, got %q", aivideo.Vertical, aivideo.Horizontal, v)
+	return ""
+}
+
+// checkMediaLink validates an optional media URL's form; what it serves is checked when it is
+// fetched.
+func checkMediaLink(f *apierr.Fields, field, v string) {
+	if v == "" {
+		return
+	}
+	if _, err := media.ParseURL(v); err != nil {
+		f.Add(field, err.Error())
+	}
+}
+
+// checkProviderKey validates an optional video provider key.
+func checkProviderKey(f *apierr.Fields, v string) {
+	switch {
+	case utf8.RuneCountInString(v) > maxAPIKeyChars:
+		f.Addf("apiKey", "must be at most %d characters", maxAPIKeyChars)
+	case strings.ContainsFunc(v, func(r rune) bool { return isControl(r) || r == ' ' }):
+		f.Add("apiKey", "must not contain spaces or control characters")
+	}
+}
