@@ -91,11 +91,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[JobArgs]) error {
 		}
 		key = string(plain)
 	}
+	dir, err := os.MkdirTemp(w.TempDir, "reelay-ai-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	var res Result
 	if j.Kind == store.AIJobStoryboardStitch {
-		res, err = w.stitch(ctx, j, key)
+		res, err = w.stitch(ctx, j, key, dir)
 	} else {
-		res, err = w.generate(ctx, j, key)
+		res, err = w.generate(ctx, j, key, dir)
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil && job.Attempt < job.MaxAttempts {
@@ -168,16 +173,12 @@ func providerError(err error, field string, keyGiven bool) error {
 	return e.Wrap(err)
 }
 
-func (w *Worker) generate(ctx context.Context, j store.AIJob, key string) (Result, error) {
+// generate makes one clip, working in dir.
+func (w *Worker) generate(ctx context.Context, j store.AIJob, key, dir string) (Result, error) {
 	var in GenerateInput
 	if err := json.Unmarshal(j.Input, &in); err != nil {
 		return Result{}, fmt.Errorf("job input: %w", err)
 	}
-	dir, err := os.MkdirTemp(w.TempDir, "reelay-ai-")
-	if err != nil {
-		return Result{}, err
-	}
-	defer os.RemoveAll(dir)
 	clip := filepath.Join(dir, "clip.mp4")
 	requestID := j.ID
 	if w.Generator != nil {
@@ -197,19 +198,16 @@ func (w *Worker) generate(ctx context.Context, j store.AIJob, key string) (Resul
 	return w.keep(ctx, clip, requestID, in.AspectRatio)
 }
 
-func (w *Worker) stitch(ctx context.Context, j store.AIJob, key string) (Result, error) {
+// stitch makes the missing scenes and joins all, working in dir.
+func (w *Worker) stitch(ctx context.Context, j store.AIJob, key, dir string) (Result, error) {
 	var in StitchInput
 	if err := json.Unmarshal(j.Input, &in); err != nil {
 		return Result{}, fmt.Errorf("job input: %w", err)
 	}
-	dir, err := os.MkdirTemp(w.TempDir, "reelay-ai-")
-	if err != nil {
-		return Result{}, err
-	}
-	defer os.RemoveAll(dir)
 	// A hosted model gets every missing scene at once: its queue works them in parallel, and
 	// the stitch then takes about as long as one clip.
 	var prog progress
+	var err error
 	if w.Generator != nil {
 		asks := map[int]videogen.Request{}
 		for i, sc := range in.Scenes {

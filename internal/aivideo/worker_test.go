@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/render"
+	"github.com/reelay/reelay/internal/render/rendertest"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -22,7 +24,8 @@ import (
 )
 
 // newWorker is a worker on a real store and blob storage, its hosted model the simulator.
-func newWorker(t *testing.T, st *store.Store, model *videogentest.Server) *aivideo.Worker {
+// Without a model (nil), it renders locally.
+func newWorker(t testing.TB, st *store.Store, model *videogentest.Server) *aivideo.Worker {
 	t.Helper()
 	ctx := context.Background()
 	key := bytes.Repeat([]byte{7}, 32)
@@ -39,16 +42,19 @@ func newWorker(t *testing.T, st *store.Store, model *videogentest.Server) *aivid
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := videogen.New(videogen.Config{TextURL: model.TextURL(), APIKey: model.Key, PollInitial: time.Millisecond, PollMax: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	svc := &aivideo.Service{Store: st, Queue: queue, Media: ms, Fetcher: media.NewFetcher(media.FetcherConfig{AllowPrivate: true}),
-		Box: box, Generator: gen, Renderer: render.New(""), Discard: func(...*media.Stored) {}}
+		Box: box, Renderer: render.New(""), Discard: func(...*media.Stored) {}}
+	if model != nil {
+		gen, err := videogen.New(videogen.Config{TextURL: model.TextURL(), APIKey: model.Key, PollInitial: time.Millisecond, PollMax: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Generator = gen
+	}
 	return &aivideo.Worker{Service: svc, TempDir: t.TempDir(), JobTimeout: time.Minute}
 }
 
-func account(t *testing.T, st *store.Store, credits int64) string {
+func account(t testing.TB, st *store.Store, credits int64) string {
 	t.Helper()
 	ca, err := st.CreateAccount(context.Background(), store.NewAccount{Name: "ai", AICredits: credits})
 	if err != nil {
@@ -140,4 +146,52 @@ func TestSweepRefundsAbandonedJobs(t *testing.T) {
 			t.Errorf("balance after the sweep: %d, want 10", a.AICredits)
 		}
 	})
+}
+
+// benchWorker is a worker rendering locally (no hosted model) on SQLite, and an account with
+// credits enough for b.N runs.
+func benchWorker(b *testing.B) (*aivideo.Worker, string) {
+	rendertest.RequireFFmpeg(b)
+	st := storetest.New(b, store.SQLite)
+	w := newWorker(b, st, nil)
+	return w, account(b, st, int64(10*(b.N+1)))
+}
+
+// BenchmarkGenerateClip renders a 5-second text clip locally and stores it, as a
+// POST /ai/generate-video without a hosted model does.
+func BenchmarkGenerateClip(b *testing.B) {
+	w, acct := benchWorker(b)
+	ctx := context.Background()
+	for b.Loop() {
+		j, err := w.Generate(ctx, acct, aivideo.GenerateInput{Prompt: "Cold brew in 16 hours: coarse beans, cold water, patience", AspectRatio: aivideo.Vertical}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Work(ctx, attempt(j.ID, 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStitch30s renders six 5-second scenes locally and joins them, as a
+// POST /ai/storyboard/stitch of a 30-second storyboard without videos does.
+func BenchmarkStitch30s(b *testing.B) {
+	w, acct := benchWorker(b)
+	ctx := context.Background()
+	scenes := make([]aivideo.Scene, 6)
+	for i := range scenes {
+		scenes[i] = aivideo.Scene{Prompt: fmt.Sprintf("Scene %d: a slow push-in on the kettle, steam rising", i+1)}
+	}
+	for b.Loop() {
+		j, err := w.Stitch(ctx, acct, aivideo.StitchInput{Scenes: scenes, AspectRatio: aivideo.Vertical}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Work(ctx, attempt(j.ID, 1)); err != nil {
+			b.Fatal(err)
+		}
+		if got, _ := w.Store.AIJobByID(ctx, j.ID); got.Status != store.AIJobSucceeded {
+			b.Fatalf("stitch %s: %s", got.Status, got.Error)
+		}
+	}
 }

@@ -185,7 +185,7 @@ func (r *Renderer) TextClip(ctx context.Context, dst, prompt, aspect string) err
 		"-f", "png_pipe", "-framerate", strconv.Itoa(FrameRate), "-i", "file:" + pngFile.Name(),
 		"-filter_complex", graph, "-map", "[v]", "-map", "[a]", "-t", clipSeconds,
 	}
-	return r.render(ctx, dst, args, nil)
+	return r.render(ctx, dst, args, encodeArgs, nil)
 }
 
 // gradient is a TextClip background: three colours and the corners its axis runs between
@@ -276,7 +276,7 @@ func (r *Renderer) ImageClip(ctx context.Context, dst, imagePath, aspect string)
 		"-f", info.Kind.Name + "_pipe", "-i", "file:" + imagePath,
 		"-filter_complex", graph, "-map", "[v]", "-map", "[a]", "-t", clipSeconds,
 	}
-	return r.render(ctx, dst, args, []string{imagePath})
+	return r.render(ctx, dst, args, encodeArgs, []string{imagePath})
 }
 
 // Join normalises every input video (any size, rotation, frame rate or pixel format, with or
@@ -289,7 +289,9 @@ func (r *Renderer) ImageClip(ctx context.Context, dst, imagePath, aspect string)
 // leaves encoder padding at each seam, which adds up to sound out of step with the
 // picture, while the filter joins decoded samples exactly; and one pass encodes each
 // frame once. The price is memory: every input's decoder is open throughout, about 50 MB
-// each for 1080p video.
+// each for 1080p video. So more than joinBatch inputs are joined in batches, each into an
+// intermediate file whose sound is PCM, which has no padding to misalign; the batches are
+// then concatenated copying their video and encoding the sound once.
 func (r *Renderer) Join(ctx context.Context, dst string, inputs []string, aspect string) error {
 	w, h, ok := Dimensions(aspect)
 	if !ok {
@@ -313,6 +315,37 @@ func (r *Renderer) Join(ctx context.Context, dst string, inputs []string, aspect
 		return err
 	}
 
+	if len(inputs) <= joinBatch {
+		return r.render(ctx, dst, joinArgs(inputs, infos, w, h), encodeArgs, inputs)
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(dst), ".join-*")
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var list strings.Builder
+	for start := 0; start < len(inputs); start += joinBatch {
+		end := min(start+joinBatch, len(inputs))
+		part := filepath.Join(dir, fmt.Sprintf("part-%03d.mkv", start/joinBatch))
+		args := append(joinArgs(inputs[start:end], infos[start:end], w, h), partArgs...)
+		if err := r.run(ctx, append(args, "file:"+part), inputs[start:end]); err != nil {
+			return err
+		}
+		fmt.Fprintf(&list, "file '%s'\n", filepath.Base(part))
+	}
+	listFile := filepath.Join(dir, "parts.txt")
+	if err := os.WriteFile(listFile, []byte(list.String()), 0o600); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	return r.render(ctx, dst, []string{"-f", "concat", "-safe", "0", "-i", "file:" + listFile}, concatArgs, nil)
+}
+
+// joinBatch is how many inputs one ffmpeg joins at most (a variable for tests): ffmpeg
+// peaks near 460 MB joining four 1080p inputs, against 340 MB for one.
+var joinBatch = 4
+
+// joinArgs are the inputs and filter graph that normalise and concatenate inputs.
+func joinArgs(inputs []string, infos []media.Info, w, h int) []string {
 	var args []string
 	var graph, concat strings.Builder
 	for i, in := range inputs {
@@ -341,8 +374,7 @@ func (r *Renderer) Join(ctx context.Context, dst string, inputs []string, aspect
 	// the two a few frames apart) does not end the output's audio track early.
 	fmt.Fprintf(&graph, "color=s=%dx%d:r=%d,format=yuv420p,trim=end_frame=0[vend];anullsrc=r=48000:cl=stereo,atrim=end_sample=0[aend];", w, h, FrameRate)
 	fmt.Fprintf(&concat, "[vend][aend]concat=n=%d:v=1:a=1[v][a]", len(inputs)+1)
-	args = append(args, "-filter_complex", graph.String()+concat.String(), "-map", "[v]", "-map", "[a]")
-	return r.render(ctx, dst, args, inputs)
+	return append(args, "-filter_complex", graph.String()+concat.String(), "-map", "[v]", "-map", "[a]")
 }
 
 func badAspect(aspect string) error {
@@ -391,10 +423,17 @@ var encodeArgs = []string{
 	"-movflags", "+faststart", "-f", "mp4",
 }
 
-// render runs ffmpeg with args (inputs and filters; the output options are added) into a
+// partArgs encode a batch of a long join: the video as encodeArgs do, the sound as PCM.
+var partArgs = append(slices.Clone(encodeArgs[:slices.Index(encodeArgs, "-c:a")]),
+	"-c:a", "pcm_s16le", "-ar", "48000", "-ac", "2", "-f", "matroska")
+
+// concatArgs join the batches: their video copied, their sound encoded once.
+var concatArgs = []string{"-c:v", "copy", "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart", "-f", "mp4"}
+
+// render runs ffmpeg with args (inputs and filters) and the output options out into a
 // temporary file next to dst, checks the result and renames it to dst. inputs are the
 // caller's files, to blame when ffmpeg cannot decode them.
-func (r *Renderer) render(ctx context.Context, dst string, args, inputs []string) error {
+func (r *Renderer) render(ctx context.Context, dst string, args, out, inputs []string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".render-*.mp4")
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -407,7 +446,7 @@ func (r *Renderer) render(ctx context.Context, dst string, args, inputs []string
 		}
 	}()
 
-	args = append(append(args, encodeArgs...), "file:"+tmp.Name())
+	args = append(append(args, out...), "file:"+tmp.Name())
 	if err := r.run(ctx, args, inputs); err != nil {
 		return err
 	}

@@ -231,23 +231,32 @@ func TestJoin(t *testing.T) {
 		inputs  []string
 		aspect  string
 		extra   time.Duration // of inputs whose duration Probe cannot tell
+		batch   int           // joinBatch, when not the default
 		samples []sample
 	}{
-		{"vertical", []string{red, blue, green}, "9:16", 0, []sample{
+		{"vertical", []string{red, blue, green}, "9:16", 0, 0, []sample{
 			{1, 0.5, 0.05, "black"}, {1, 0.5, 0.5, "red"}, // letterboxed
 			{2.75, 0.5, 0.05, "blue"}, {2.75, 0.05, 0.5, "blue"}, // upright, filling the frame
 			{4, 0.5, 0.05, "black"}, {4, 0.5, 0.5, "green"},
 		}},
-		{"horizontal", []string{blue, grey}, "16:9", 0, []sample{
+		{"horizontal", []string{blue, grey}, "16:9", 0, 0, []sample{
 			{0.75, 0.05, 0.5, "black"}, {0.75, 0.5, 0.5, "blue"}, // pillarboxed
 		}},
-		{"one silent input", []string{red}, "16:9", 0, []sample{{1, 0.05, 0.05, "red"}}},
-		{"silent input of unknown duration last", []string{blue, fragmented}, "9:16", 2 * time.Second, nil},
+		{"one silent input", []string{red}, "16:9", 0, 0, []sample{{1, 0.05, 0.05, "red"}}},
+		{"silent input of unknown duration last", []string{blue, fragmented}, "9:16", 2 * time.Second, 0, nil},
+		// Batches of two: three intermediate files, concatenated.
+		{"in batches", []string{red, blue, green, grey, red}, "9:16", 0, 2, []sample{
+			{1, 0.5, 0.5, "red"}, {2.75, 0.5, 0.05, "blue"}, {4, 0.5, 0.5, "green"}, {6, 0.5, 0.05, "black"}, {6, 0.5, 0.5, "red"},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sum := tc.extra
 			for _, in := range tc.inputs {
 				sum += probeFile(t, in).Duration
+			}
+			if tc.batch > 0 {
+				defer func(n int) { joinBatch = n }(joinBatch)
+				joinBatch = tc.batch
 			}
 			dir := t.TempDir()
 			dst := filepath.Join(dir, "joined.mp4")
