@@ -376,14 +376,35 @@ func (s *Store) GetPost(ctx context.Context, accountID, id string) (Post, error)
 	if !ValidID(id) {
 		return Post{}, ErrNotFound
 	}
-	p, err := scanPost(s.read.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
+	var p Post
+	err := s.snapshot(ctx, func(q queryer) (err error) {
+		p, err = scanPost(q.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
+		if err != nil {
+			return notFound(err)
+		}
+		return s.attachDestinations(ctx, q, []*Post{&p})
+	})
 	if err != nil {
-		return Post{}, notFound(err)
-	}
-	if err := s.attachDestinations(ctx, s.read, []*Post{&p}); err != nil {
 		return Post{}, err
 	}
 	return p, nil
+}
+
+// snapshot runs reads that must agree with each other (a post's status and its destinations')
+// in one read-only transaction: on PostgreSQL a repeatable-read one, whose statements all see
+// the same snapshot (each statement of read committed sees its own); on SQLite every
+// transaction reads one snapshot of the WAL.
+func (s *Store) snapshot(ctx context.Context, fn func(q queryer) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect == Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := s.read.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("store: begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
 }
 
 // attachDestinations reads the destinations of posts in one query.
@@ -435,16 +456,20 @@ func (s *Store) ListPosts(ctx context.Context, accountID string, f PostFilter) (
 	if f.AfterTime != nil {
 		q.add("(created_at < ? OR (created_at = ? AND id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
 	}
-	posts, err := collect(scanPost)(s.read.QueryContext(ctx, `SELECT `+postColumns+` FROM posts WHERE `+
-		q.sql()+` ORDER BY created_at DESC, id DESC`+q.limit(f.Limit), q.args...))
+	var posts []Post
+	err := s.snapshot(ctx, func(tx queryer) (err error) {
+		posts, err = collect(scanPost)(tx.QueryContext(ctx, `SELECT `+postColumns+` FROM posts WHERE `+
+			q.sql()+` ORDER BY created_at DESC, id DESC`+q.limit(f.Limit), q.args...))
+		if err != nil {
+			return fmt.Errorf("store: list posts: %w", err)
+		}
+		ptrs := make([]*Post, len(posts))
+		for i := range posts {
+			ptrs[i] = &posts[i]
+		}
+		return s.attachDestinations(ctx, tx, ptrs)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list posts: %w", err)
-	}
-	ptrs := make([]*Post, len(posts))
-	for i := range posts {
-		ptrs[i] = &posts[i]
-	}
-	if err := s.attachDestinations(ctx, s.read, ptrs); err != nil {
 		return nil, err
 	}
 	return posts, nil
