@@ -366,25 +366,50 @@ func TestGenerateVideoHosted(t *testing.T) {
 }
 
 func TestGenerateVideoHostedFailure(t *testing.T) {
-	model := videogentest.NewServer(t, videogentest.FailModel(500, "GPU on fire"))
-	e := newAppEnv(t, store.SQLite, waitForAI, func(c *config.Config) {
-		c.VideoURL, c.VideoAPIKey = model.TextURL(), model.Key
-	})
+	for _, c := range []struct {
+		name string
+		opt  videogentest.Option
+		want string // in the error message
+	}{
+		{"model fails", videogentest.FailModel(500, "GPU on fire"), "GPU on fire"},
+		{"model never finishes", videogentest.NeverComplete(), "did not finish in time"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			model := videogentest.NewServer(t, c.opt)
+			e := newAppEnv(t, store.SQLite, waitForAI, func(cfg *config.Config) {
+				cfg.VideoURL, cfg.VideoAPIKey, cfg.VideoTimeout = model.TextURL(), model.Key, 500*time.Millisecond
+			})
+			e.grant(e.a, 5)
+			r := e.do(req{Method: "POST", Path: "/api/v1/ai/generate-video", Key: e.a.Key, Body: map[string]any{"prompt": "p"}})
+			msg, _ := r.JSON["error"].(map[string]any)["message"].(string)
+			if r.Code != http.StatusBadGateway || !strings.Contains(msg, c.want) {
+				t.Errorf("%d %s; want 502 saying %q", r.Code, r.Body, c.want)
+			}
+			if e.credits(e.a) != 5 {
+				t.Errorf("credits after the failure: %d, want 5", e.credits(e.a))
+			}
+			es := e.ledger(e.a)
+			if last := es[len(es)-1]; last.Kind != store.CreditRefund {
+				t.Errorf("last ledger row %+v, want a refund", last)
+			}
+			var status string
+			if err := e.st.JobsDB().QueryRow(`SELECT status FROM ai_jobs`).Scan(&status); err != nil || status != "failed" {
+				t.Errorf("job row: %s %v", status, err)
+			}
+		})
+	}
+}
+
+// An image at an address the server must not reach is refused like a video_url there.
+func TestGenerateVideoImageBlocked(t *testing.T) {
+	e := newAppEnv(t, store.SQLite, waitForAI, func(c *config.Config) { c.AllowPrivateURLs = false })
 	e.grant(e.a, 5)
-	r := e.do(req{Method: "POST", Path: "/api/v1/ai/generate-video", Key: e.a.Key, Body: map[string]any{"prompt": "p"}})
-	msg, _ := r.JSON["error"].(map[string]any)["message"].(string)
-	if r.Code != http.StatusBadGateway || !strings.Contains(msg, "GPU on fire") {
-		t.Errorf("model failure: %d %s", r.Code, r.Body)
+	r := e.do(req{Method: "POST", Path: "/api/v1/ai/generate-video", Key: e.a.Key,
+		Body: map[string]any{"prompt": "p", "imageUrl": "http://127.0.0.1:9/photo.png"}})
+	if r.Code != http.StatusBadRequest || r.field("imageUrl") == "" {
+		t.Errorf("private image address: %d %s", r.Code, r.Body)
 	}
 	if e.credits(e.a) != 5 {
-		t.Errorf("credits after a model failure: %d, want 5", e.credits(e.a))
-	}
-	es := e.ledger(e.a)
-	if last := es[len(es)-1]; last.Kind != store.CreditRefund {
-		t.Errorf("last ledger row %+v, want a refund", last)
-	}
-	var status, errBody string
-	if err := e.st.JobsDB().QueryRow(`SELECT status, error FROM ai_jobs`).Scan(&status, &errBody); err != nil || status != "failed" {
-		t.Errorf("job row: %s %s %v", status, errBody, err)
+		t.Errorf("credits after a refused image: %d", e.credits(e.a))
 	}
 }
