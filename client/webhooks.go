@@ -1,0 +1,118 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"time"
+)
+
+// Webhook event types.
+const (
+	EventPostScheduled          = "post.scheduled"
+	EventPostPublished          = "post.published"
+	EventPostPartiallyPublished = "post.partially_published"
+	EventPostFailed             = "post.failed"
+	EventChannelReauthRequired  = "channel.reauth_required"
+)
+
+// Webhook is a URL that receives events, signed per the Standard Webhooks convention.
+type Webhook struct {
+	ID        string    `json:"id"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateWebhookRequest registers a public http(s) URL for some events (Event*).
+type CreateWebhookRequest struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// WebhookCreated is a new webhook with its signing secret ("whsec_…"), shown this once.
+type WebhookCreated struct {
+	Webhook Webhook `json:"webhook"`
+	Secret  string  `json:"secret"`
+}
+
+type webhookList struct {
+	Webhooks []Webhook `json:"webhooks"`
+}
+
+// WebhookDelivery is one event sent (or being sent) to one webhook.
+type WebhookDelivery struct {
+	ID string `json:"id"`
+	// EventID is the webhook-id header of every attempt: receivers deduplicate on it.
+	EventID   string `json:"event_id"`
+	EventType string `json:"event_type"`
+	// Status is "pending" while attempts remain, "delivered" after a 2xx, "failed" once they
+	// are exhausted or the receiver answered 410.
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts"`
+	// LastStatusCode is nil before the first attempt or when the receiver did not answer.
+	LastStatusCode *int `json:"last_status_code"`
+	// LastError is why the last attempt failed; empty when it did not.
+	LastError     string     `json:"last_error"`
+	CreatedAt     time.Time  `json:"created_at"`
+	DeliveredAt   *time.Time `json:"delivered_at"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+}
+
+// DeliveryList is a page of a webhook's deliveries, newest first.
+type DeliveryList struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+	NextCursor string            `json:"next_cursor"`
+}
+
+// CreateWebhook registers a webhook (at most 20 per account: 409 invalid_state beyond).
+func (c *Client) CreateWebhook(ctx context.Context, req CreateWebhookRequest) (*WebhookCreated, error) {
+	var out WebhookCreated
+	if _, err := c.post(ctx, "/webhooks", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListWebhooks answers the account's webhooks (without their secrets).
+func (c *Client) ListWebhooks(ctx context.Context) ([]Webhook, error) {
+	var out webhookList
+	if err := c.get(ctx, "/webhooks", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Webhooks, nil
+}
+
+// DeleteWebhook stops deliveries to a webhook; pending retries are dropped.
+func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
+	path, err := idPath("/webhooks", id, "")
+	if err != nil {
+		return err
+	}
+	return c.remove(ctx, path, id)
+}
+
+// WebhookDeliveries answers a page of a webhook's delivery log.
+func (c *Client) WebhookDeliveries(ctx context.Context, id string, params ListParams) (*DeliveryList, error) {
+	path, err := idPath("/webhooks", id, "/deliveries")
+	if err != nil {
+		return nil, err
+	}
+	var out DeliveryList
+	if err := c.get(ctx, path, encodeQuery(params), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AllWebhookDeliveries walks a webhook's whole delivery log.
+func (c *Client) AllWebhookDeliveries(ctx context.Context, id string, params ListParams) iter.Seq2[WebhookDelivery, error] {
+	return pages(ctx, params.Cursor, func(ctx context.Context, cursor string) ([]WebhookDelivery, string, error) {
+		p := params
+		p.Cursor = cursor
+		l, err := c.WebhookDeliveries(ctx, id, p)
+		if err != nil {
+			return nil, "", err
+		}
+		return l.Deliveries, l.NextCursor, nil
+	})
+}
