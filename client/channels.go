@@ -79,6 +79,9 @@ type ChannelOptions struct {
 	// Options depend on the platform (YouTube categories, TikTok creator settings, Pinterest
 	// boards, subreddit flair, Mastodon limits, ...), so they are kept as decoded JSON.
 	Options map[string]any `json:"options"`
+	// Source is "platform" when the options were read live from the platform, "registry"
+	// when they are reelay's static description of its choices.
+	Source string `json:"source"`
 }
 
 // ChannelOptionsParams narrows ChannelOptions.

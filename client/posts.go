@@ -78,9 +78,11 @@ func (p *Post) Settled() bool {
 // DestinationResult is one destination (one channel) of a post. The platform's nullable
 // fields are empty strings until known.
 type DestinationResult struct {
-	Platform     Platform `json:"platform"`
-	ChannelID    string   `json:"channel_id"`
-	ChannelTitle string   `json:"channel_title"`
+	// DestinationID names this destination, as webhooks and analytics do.
+	DestinationID string   `json:"destination_id"`
+	Platform      Platform `json:"platform"`
+	ChannelID     string   `json:"channel_id"`
+	ChannelTitle  string   `json:"channel_title"`
 	// Success is false only once the destination failed or was canceled; it is true before
 	// publication too: see Published.
 	Success bool `json:"success"`
@@ -96,6 +98,11 @@ type DestinationResult struct {
 	// media_rejected, rate_limited, quota_exceeded, upstream_unavailable, invalid_options,
 	// internal.
 	ErrorCategory string `json:"error_category"`
+	// Message notes a published destination the platform has not finished with (TikTok's
+	// moderation, an inbox draft to complete in the app).
+	Message string `json:"message"`
+	// PublishedAt is when the destination was published; nil before.
+	PublishedAt *time.Time `json:"published_at"`
 }
 
 // PostList is a page of posts, newest first.

@@ -196,6 +196,8 @@ type PublishResponse struct {
 	PostID    string              `json:"post_id"`
 	Status    PostStatus          `json:"status"`
 	Platforms []DestinationResult `json:"platforms"`
+	// ScheduledFor is when a scheduled post goes out; nil for an immediate one.
+	ScheduledFor *time.Time `json:"scheduled_for"`
 
 	// IdempotencyKey is the key the publish was sent with.
 	IdempotencyKey string `json:"-"`
