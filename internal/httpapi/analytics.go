@@ -229,7 +229,7 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	items, next := page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
+	items, next := store.Page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
 	var samples map[string][]store.Sample
 	if r.URL.Query().Get("samples") == "true" {
 		ids := make([]string, len(items))

@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -96,34 +95,13 @@ func (s *Server) ownProject(r *http.Request, id string) (store.Project, error) {
 	return p, err
 }
 
-// sandboxBehavior is how a sandbox channel's simulator misbehaves (DESIGN.md section 5).
-type sandboxBehavior struct {
-	ProcessingMS *int     `json:"processing_ms,omitempty"`
-	Fail         string   `json:"fail,omitempty"`
-	FailRate     *float64 `json:"fail_rate,omitempty"`
-}
-
-var sandboxFailures = []string{"none", "reject", "unavailable", "auth", "rate_limit", "flaky"}
-
-func (b *sandboxBehavior) check(f *apierr.Fields) {
-	if b.ProcessingMS != nil && (*b.ProcessingMS < 0 || *b.ProcessingMS > 600000) {
-		f.Add("sandbox_behavior.processing_ms", "must be between 0 and 600000")
-	}
-	if b.Fail != "" && !slices.Contains(sandboxFailures, b.Fail) {
-		f.Addf("sandbox_behavior.fail", "must be one of %s", strings.Join(sandboxFailures, ", "))
-	}
-	if b.FailRate != nil && (*b.FailRate < 0 || *b.FailRate > 1) {
-		f.Add("sandbox_behavior.fail_rate", "must be between 0 and 1")
-	}
-}
-
 type createChannelRequest struct {
-	ProjectID       string            `json:"project_id"`
-	Platform        string            `json:"platform"`
-	Name            string            `json:"name"`
-	Credentials     map[string]string `json:"credentials"`
-	Sandbox         bool              `json:"sandbox"`
-	SandboxBehavior *sandboxBehavior  `json:"sandbox_behavior"`
+	ProjectID       string                   `json:"project_id"`
+	Platform        string                   `json:"platform"`
+	Name            string                   `json:"name"`
+	Credentials     map[string]string        `json:"credentials"`
+	Sandbox         bool                     `json:"sandbox"`
+	SandboxBehavior *connect.SandboxBehavior `json:"sandbox_behavior"`
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -153,7 +131,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 			f.Add("credentials", "a sandbox channel takes no credentials")
 		}
 		if req.SandboxBehavior != nil {
-			req.SandboxBehavior.check(&f)
+			req.SandboxBehavior.Check(&f)
 		}
 	} else {
 		if req.SandboxBehavior != nil {
@@ -173,18 +151,11 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 
 	c := store.Channel{AccountID: project.AccountID, ProjectID: project.ID, Platform: req.Platform, Name: req.Name}
 	if req.Sandbox {
-		c.Sandbox = true
-		c.ExternalAccountID = "sbx_" + randomHex(8)
-		c.Username = sandboxUsername(req.Platform, c.ExternalAccountID)
-		if c.Name == "" {
-			c.Name = platform.DisplayName(req.Platform) + " sandbox"
-		}
-		behavior := sandboxBehavior{}
+		behavior := connect.SandboxBehavior{}
 		if req.SandboxBehavior != nil {
 			behavior = *req.SandboxBehavior
 		}
-		raw, _ := json.Marshal(behavior)
-		c.SandboxBehavior = string(raw)
+		c = connect.SandboxChannel(project, req.Platform, req.Name, behavior)
 	} else {
 		// The platform itself says whose credentials these are (and refuses wrong ones, with
 		// nothing stored); without a provider to ask, the identity is derived from the
@@ -342,12 +313,6 @@ func identityFromCredentials(name string, creds map[string]string) (externalID, 
 func fingerprint(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:8])
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {

@@ -153,7 +153,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	ds, next := page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	ds, next := store.Page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	out := make([]webhookDeliveryJSON, len(ds))
 	for i, d := range ds {
 		out[i] = toWebhookDeliveryJSON(d)

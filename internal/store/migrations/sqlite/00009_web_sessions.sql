@@ -1,0 +1,23 @@
+-- +goose Up
+-- web_sessions are the web dashboard's sign-ins. The browser holds a random token in a cookie;
+-- only its SHA-256 is kept here, so a copy of the database signs no one in.
+--   api_key_id  the key the user signed in with: revoking it ends the session (the lookup joins
+--               the key and refuses a revoked one); NULL for a sign-in without a key (OIDC)
+--   project_id  the project the dashboard shows (the project switcher), NULL for the first one
+--   expires_at  moved forward as the session is used (sliding), never past the session's
+--               absolute end, max_expires_at
+CREATE TABLE web_sessions (
+    id             TEXT PRIMARY KEY,
+    token_hash     BLOB NOT NULL UNIQUE,
+    account_id     TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    api_key_id     TEXT REFERENCES api_keys (id) ON DELETE CASCADE,
+    project_id     TEXT REFERENCES projects (id) ON DELETE SET NULL,
+    created_at     TIMESTAMP NOT NULL,
+    expires_at     TIMESTAMP NOT NULL,
+    max_expires_at TIMESTAMP NOT NULL
+);
+CREATE INDEX web_sessions_account_idx ON web_sessions (account_id);
+CREATE INDEX web_sessions_expiry_idx ON web_sessions (expires_at);
+
+-- +goose Down
+DROP TABLE web_sessions;
