@@ -46,6 +46,7 @@ import (
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/videogen"
+	"github.com/reelay/reelay/internal/web"
 	"github.com/reelay/reelay/internal/webhooks"
 )
 
@@ -67,6 +68,9 @@ type Params struct {
 	// SimulatorClock is the sandbox simulators' clock (time.Now when nil): tests move it to let
 	// a simulated audience grow.
 	SimulatorClock func() time.Time
+	// WebClock is the web dashboard's clock (time.Now when nil): tests move it to expire
+	// sessions.
+	WebClock func() time.Time
 }
 
 // App is one reelay process.
@@ -288,6 +292,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	dashboard := web.New(web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector,
+		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web")})
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
@@ -300,6 +306,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		AI:                      engine,
 		AIVideo:                 videos,
 		AIWait:                  cfg.AIWait,
+		Web:                     dashboard,
 	})
 	return a, nil
 }

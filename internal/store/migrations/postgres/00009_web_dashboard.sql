@@ -19,5 +19,10 @@ CREATE TABLE web_sessions (
 CREATE INDEX web_sessions_account_idx ON web_sessions (account_id);
 CREATE INDEX web_sessions_expiry_idx ON web_sessions (expires_at);
 
+-- Where the browser goes after a consent the dashboard started (a path of this server; NULL for
+-- consents started through the API, which answer as before).
+ALTER TABLE oauth_states ADD COLUMN return_to TEXT;
+
 -- +goose Down
+ALTER TABLE oauth_states DROP COLUMN return_to;
 DROP TABLE web_sessions;

@@ -1,0 +1,66 @@
+// reelay dashboard: small enhancements over pages that work without them.
+"use strict";
+
+(function () {
+  // Theme toggle: remembers the choice; the initial theme follows the system.
+  var toggle = document.querySelector("[data-theme-toggle]");
+  function currentTheme() {
+    var t = document.documentElement.getAttribute("data-theme");
+    if (t) return t;
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+  function showTheme() {
+    var dark = currentTheme() === "dark";
+    toggle.setAttribute("aria-pressed", dark ? "true" : "false");
+    toggle.textContent = "Dark theme";
+  }
+  if (toggle) {
+    toggle.hidden = false;
+    showTheme();
+    toggle.addEventListener("click", function () {
+      var next = currentTheme() === "dark" ? "light" : "dark";
+      document.documentElement.setAttribute("data-theme", next);
+      try { localStorage.setItem("reelay-theme", next); } catch (e) {}
+      showTheme();
+    });
+  }
+
+  document.documentElement.classList.add("js");
+
+  // Selects that submit their form on change (the project switcher).
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (sel) {
+    sel.addEventListener("change", function () { sel.form.submit(); });
+  });
+
+  // Forms that ask before doing something that cannot be undone.
+  document.addEventListener("submit", function (ev) {
+    var msg = ev.target.getAttribute && ev.target.getAttribute("data-confirm");
+    if (msg && !window.confirm(msg)) ev.preventDefault();
+  });
+
+  // Times are written in UTC; show them in the reader's timezone.
+  var fmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  window.reelayLocalTimes = function (root) {
+    (root || document).querySelectorAll("time[datetime]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (!isNaN(d)) { el.title = el.textContent; el.textContent = fmt.format(d); }
+    });
+  };
+  window.reelayLocalTimes();
+
+  document.querySelectorAll("[data-select-on-focus]").forEach(function (el) {
+    el.addEventListener("focus", function () { el.select(); });
+  });
+
+  // A post's status follows the server's event stream until the post settles.
+  var live = document.querySelector("[data-live]");
+  if (live && window.EventSource) {
+    var es = new EventSource(live.getAttribute("data-live"));
+    var update = function (ev) {
+      live.innerHTML = ev.data;
+      window.reelayLocalTimes(live);
+    };
+    es.addEventListener("status", update);
+    es.addEventListener("settled", function (ev) { update(ev); es.close(); live.removeAttribute("data-live"); });
+  }
+})();

@@ -1,0 +1,159 @@
+// Package web is reelay's web dashboard: server-rendered pages (html/template) with a little
+// plain JavaScript, all embedded in the binary, served by `reelay serve` at / beside the API.
+// A user signs in with an API key into a server-side session (cookie); every form carries a
+// CSRF token. Handlers call the same services and store methods as the HTTP API, scoped by the
+// session's account, so validation and tenant isolation are the API's own.
+//
+// Layout: one file per page (signin.go, posts.go, publish.go, channels.go, keys.go), the
+// session and CSRF machinery in session.go, rendering in render.go; templates/ holds one
+// template per page plus the shared layout, static/ the stylesheet and scripts.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/reelay/reelay/internal/connect"
+	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// Options are what the dashboard needs from the process that serves it.
+type Options struct {
+	Store     *store.Store
+	Publisher *publish.Service
+	// Queue inserts the jobs of retries and edits.
+	Queue publish.Enqueuer
+	// Connector starts OAuth consents; nil hides the OAuth connect buttons.
+	Connector *connect.Connector
+	// Sandbox offers channels on the built-in simulators.
+	Sandbox bool
+	// PublicURL is how users reach this server: an https URL makes the session cookie Secure,
+	// and its origin is accepted by the CSRF origin check (behind a proxy the request's own
+	// Host may differ).
+	PublicURL string
+	// SessionIdle is how long a session lasts unused (sliding); SessionMax its absolute limit.
+	SessionIdle, SessionMax time.Duration
+	// Now is the clock (time.Now when nil); tests move it to expire sessions.
+	Now func() time.Time
+	// Logger receives the dashboard's own events (sign-ins); requests are logged by the API's
+	// middleware around it.
+	Logger *slog.Logger
+}
+
+// Default session lifetimes.
+const (
+	DefaultSessionIdle = 12 * time.Hour
+	DefaultSessionMax  = 7 * 24 * time.Hour
+)
+
+// Handler serves the dashboard.
+type Handler struct {
+	o   Options
+	mux *http.ServeMux
+}
+
+// New builds the dashboard.
+func New(o Options) *Handler {
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
+	if o.SessionMax <= 0 {
+		o.SessionMax = DefaultSessionMax
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	h := &Handler{o: o, mux: http.NewServeMux()}
+	h.routes()
+	return h
+}
+
+// ServeHTTP makes Handler an http.Handler. Every answer forbids framing (clickjacking) and
+// sniffing, and keeps the Referer to this origin.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; "+
+		"style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self' https:")
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) routes() {
+	h.mux.Handle("GET /static/{file}", staticHandler())
+	h.mux.HandleFunc("GET /signin", h.signinPage)
+	h.mux.HandleFunc("POST /signin", h.signin)
+	h.handle("POST /signout", h.signout)
+	h.handle("POST /project", h.switchProject)
+
+	h.handle("GET /{$}", func(w http.ResponseWriter, r *http.Request, s *session) error {
+		http.Redirect(w, r, "/posts", http.StatusSeeOther)
+		return nil
+	})
+	h.handle("GET /posts", h.postsPage)
+	h.handle("GET /posts/{id}", h.postPage)
+	h.handle("GET /posts/{id}/events", h.postEvents)
+	h.handle("POST /posts/{id}/retry", h.retryPost)
+	h.handle("POST /posts/{id}/cancel", h.cancelPost)
+
+	h.handle("GET /publish", h.publishPage)
+	h.handle("POST /publish", h.publish)
+
+	h.handle("GET /channels", h.channelsPage)
+	h.handle("POST /channels/sandbox", h.connectSandbox)
+	h.handle("POST /channels/connect", h.connectOAuth)
+	h.handle("POST /channels/{id}/delete", h.deleteChannel)
+
+	h.handle("GET /keys", h.keysPage)
+	h.handle("POST /keys", h.createKey)
+	h.handle("POST /keys/{id}/revoke", h.revokeKey)
+
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, nil, http.StatusNotFound, "There is no page at this address.")
+	})
+}
+
+// pageFunc is a handler of a signed-in page; it returns its error instead of writing it.
+type pageFunc func(w http.ResponseWriter, r *http.Request, s *session) error
+
+// handle registers a page that needs a session: without one the browser goes to sign-in (and
+// comes back); unsafe methods must pass the CSRF checks first.
+func (h *Handler) handle(pattern string, fn pageFunc) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		s, err := h.session(w, r)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if s == nil {
+			h.toSignin(w, r)
+			return
+		}
+		if !safeMethod(r.Method) {
+			if err := h.checkCSRF(r, s); err != nil {
+				h.fail(w, r, err)
+				return
+			}
+		}
+		if err := fn(w, r, s); err != nil {
+			h.fail(w, r, err)
+		}
+	})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// logger is the request's logger (it carries the request id).
+func logger(r *http.Request) *slog.Logger { return httpapi.Logger(r.Context()) }
