@@ -25,7 +25,8 @@ type publishData struct {
 	IdempotencyKey string
 	MaxTitle       int
 	MaxCaption     int
-	MaxVideoBytes  int64
+	// MaxVideo is the largest video file, in words.
+	MaxVideo string
 }
 
 // platformSection is the part of the publish form for one platform, generated from the
@@ -66,7 +67,7 @@ func (h *Handler) publishPage(w http.ResponseWriter, r *http.Request, s *session
 		return err
 	}
 	d := publishData{IdempotencyKey: newToken(), MaxTitle: publish.MaxTitle, MaxCaption: publish.MaxCaption,
-		MaxVideoBytes: media.MaxVideoBytes}
+		MaxVideo: bytesText(media.MaxVideoBytes)}
 	if p.Project.ID != "" {
 		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
 			return err
@@ -192,6 +193,8 @@ func duration(sec float64) string {
 
 func bytesText(n int64) string {
 	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
 	case n >= 1e9:
 		return fmt.Sprintf("%g GB", float64(n)/1e9)
 	case n >= 1e6:

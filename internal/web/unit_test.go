@@ -24,3 +24,32 @@ func TestSafeNext(t *testing.T) {
 		}
 	}
 }
+
+func TestSectionsFollowTheRegistry(t *testing.T) {
+	// Bluesky counts graphemes and its text falls back to the caption (or title).
+	sec := sectionOf("bluesky")
+	if len(sec.Fields) != 1 || sec.Fields[0].Key != "text" || sec.Fields[0].Unit != "graphemes" || sec.Fields[0].Max != 300 ||
+		sec.Fields[0].Fallback != "caption_or_title" {
+		t.Errorf("bluesky section: %+v", sec.Fields)
+	}
+	// TikTok: a choice with the registry's choices, booleans, a title counted in UTF-16 units.
+	kinds := map[string]optionField{}
+	for _, f := range sectionOf("tiktok").Fields {
+		kinds[f.Key] = f
+	}
+	if f := kinds["mode"]; f.Kind != "choice" || len(f.Choices) != 2 || f.Default != "inbox" {
+		t.Errorf("tiktok mode: %+v", f)
+	}
+	if f := kinds["allow_duet"]; f.Kind != "boolean" || f.Default != "true" {
+		t.Errorf("tiktok allow_duet: %+v", f)
+	}
+	if f := kinds["title"]; f.Unit != "utf16" || f.Max != 2200 {
+		t.Errorf("tiktok title: %+v", f)
+	}
+	// YouTube's description is counted in bytes and falls back to the caption only.
+	for _, f := range sectionOf("youtube").Fields {
+		if f.Key == "description" && (f.Unit != "bytes" || f.Fallback != "caption" || f.Kind != "textarea") {
+			t.Errorf("youtube description: %+v", f)
+		}
+	}
+}

@@ -157,7 +157,9 @@
       if (input) { input.setAttribute("aria-invalid", "true"); first = first || input; }
     });
     var h = document.createElement("p");
-    h.textContent = err.message + (body && body.request_id ? " (request id " + body.request_id + ")" : "");
+    var placed = Object.keys(fields).length - loose.length;
+    h.textContent = (placed > 0 && loose.length === 0 ? "Nothing was sent: correct the fields marked below." : err.message) +
+      (body && body.request_id ? " (request id " + body.request_id + ")" : "");
     errorsBox.appendChild(h);
     if (loose.length) {
       var ul = document.createElement("ul");
@@ -202,9 +204,9 @@
       var body = null;
       try { body = JSON.parse(xhr.responseText); } catch (e) {}
       if (xhr.status === 401) { window.location = "/signin?next=" + encodeURIComponent("/publish"); return; }
-      if (xhr.status >= 400 || !body || !body.success) { showErrors(body, xhr.status); return; }
+      if (xhr.status >= 400 || !body || !body.success) { uploadBox.hidden = true; showErrors(body, xhr.status); return; }
       clearErrors();
-      if (body.dry_run) { showCheck(body); return; }
+      if (body.dry_run) { uploadBox.hidden = true; showCheck(body); return; }
       window.location = body.location;
     });
     xhr.addEventListener("error", function () {

@@ -1,0 +1,253 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/store"
+)
+
+// The browser tests drive Debian's chromium through the DevTools protocol. Without a browser
+// they skip, saying so, unless REELAY_TEST_REQUIRE_BROWSER=1 (CI), where they fail instead.
+// REELAY_SCREENSHOTS=1 saves screenshots of each page at desktop and phone widths under
+// docs/screenshots.
+
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("REELAY_TEST_REQUIRE_BROWSER") == "1" {
+		t.Fatal("no browser found (chromium), and REELAY_TEST_REQUIRE_BROWSER=1: install it with apt-get install chromium")
+	}
+	t.Skip("SKIPPED: browser test: no chromium on this machine (apt-get install chromium runs it)")
+	return ""
+}
+
+// newTab starts a headless chromium with a fresh profile and returns a tab's context.
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	path := browserPath(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox, // chromium refuses to run as root with its sandbox
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("lang", "en-GB"),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition until it is true, across page loads.
+func waitFor(t *testing.T, ctx context.Context, what, js string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+js+")"))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText : "")`))
+			t.Fatalf("%s: not after %s (%v)\npage:\n%s", what, timeout, err, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func path(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	return eval[string](t, ctx, `location.pathname + location.search`)
+}
+
+// screenshots saves the current page at desktop and phone widths, when asked to.
+func screenshots(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("REELAY_SCREENSHOTS") != "1" {
+		return
+	}
+	dir := filepath.Join("..", "..", "docs", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []struct {
+		suffix        string
+		width, height int64
+	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+		do(t, ctx, "resize", chromedp.EmulateViewport(size.width, size.height), chromedp.Sleep(150*time.Millisecond))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.suffix+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(t, ctx, "resize", chromedp.EmulateViewport(1280, 900))
+}
+
+// TestBrowserPublishJourney is the README's promise in a real browser: sign in with the key,
+// connect a sandbox channel, publish an uploaded video, and watch it reach "published".
+func TestBrowserPublishJourney(t *testing.T) {
+	e := newEnv(t, store.SQLite)
+	ctx := newTab(t)
+	clip := mediatest.MP4(t, mediatest.Options{Duration: 3 * time.Second, Width: 1080, Height: 1920})
+
+	// Signing in: the start page sends the browser to the sign-in form.
+	do(t, ctx, "open", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#api_key")))
+	screenshots(t, ctx, "signin")
+	do(t, ctx, "wrong key", chromedp.SendKeys(chromedp.CSS("#api_key"), "rly_live_nope"), chromedp.Click(chromedp.CSS("main button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#signin-error")))
+	if v := eval[string](t, ctx, `document.getElementById("api_key").value`); v != "" {
+		t.Errorf("the refused key is written back into the form: %q", v)
+	}
+	do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS("#api_key"), e.a.Key), chromedp.Click(chromedp.CSS("main button[type=submit]")))
+	waitFor(t, ctx, "posts page after sign-in", `location.pathname === "/posts" && !!document.querySelector("h1")`, 10*time.Second)
+	if html := eval[string](t, ctx, `document.documentElement.outerHTML`); strings.Contains(html, e.a.Key) {
+		t.Fatal("the API key is in the page")
+	}
+
+	// Connecting sandbox channels (TikTok that publishes, Bluesky for its way of counting).
+	for _, p := range []string{"tiktok", "bluesky"} {
+		do(t, ctx, "channels", chromedp.Navigate(e.url+"/channels"), chromedp.WaitVisible(chromedp.CSS("#sb-platform")),
+			chromedp.SetValue(chromedp.CSS("#sb-platform"), p), chromedp.SetValue(chromedp.CSS("#sb-fail"), "none"),
+			chromedp.SetValue(chromedp.CSS("#sb-ms"), "100"), chromedp.Click(chromedp.CSS("#sb-submit")))
+		waitFor(t, ctx, "connected "+p, `document.querySelector(".notice") && document.querySelector(".notice").textContent.includes("connected")`, 10*time.Second)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("table.list tbody tr").length`); n != 2 {
+		t.Fatalf("%d channels listed", n)
+	}
+	screenshots(t, ctx, "channels")
+
+	// The publish form: sections and counters for the chosen channels' platforms.
+	do(t, ctx, "publish page", chromedp.Navigate(e.url+"/publish"), chromedp.WaitVisible(chromedp.CSS("#title")))
+	if !eval[bool](t, ctx, `!document.querySelector('[data-section="bluesky"]').hidden && !document.querySelector('[data-section="tiktok"]').hidden`) {
+		t.Fatal("platform sections of the chosen channels are hidden")
+	}
+	// Bluesky counts graphemes: a family emoji is one; TikTok counts UTF-16 units: it is eight.
+	// (Typed through an input event: key events cannot carry the zero-width joiners.)
+	eval[bool](t, ctx, `(function () {
+		for (const [id, v] of [["opt-bluesky-text", "👩‍👩‍👧ab"], ["opt-tiktok-title", "👩‍👩‍👧"]]) {
+			const el = document.getElementById(id);
+			el.value = v;
+			el.dispatchEvent(new Event("input", { bubbles: true }));
+		}
+		return true;
+	})()`)
+	if got := eval[string](t, ctx, `document.getElementById("opt-bluesky-text-count").textContent`); !strings.HasPrefix(got, "3 / 300 ") {
+		t.Errorf("bluesky counter: %q", got)
+	}
+	if got := eval[string](t, ctx, `document.getElementById("opt-tiktok-title-count").textContent`); !strings.HasPrefix(got, "8 / 2200 ") {
+		t.Errorf("tiktok counter: %q", got)
+	}
+	// Unchosen platforms' sections disappear with their channel.
+	do(t, ctx, "untick bluesky", chromedp.Click(chromedp.CSS(`input[name=channel][data-platform=bluesky]`)))
+	if !eval[bool](t, ctx, `document.querySelector('[data-section="bluesky"]').hidden`) {
+		t.Error("the bluesky section stays after its channel is unticked")
+	}
+
+	do(t, ctx, "tick bluesky again", chromedp.Click(chromedp.CSS(`input[name=channel][data-platform=bluesky]`)))
+
+	// Bad input: the API's messages beside their fields, what was typed kept.
+	long := strings.Repeat("x", 101)
+	do(t, ctx, "bad title", chromedp.SendKeys(chromedp.CSS("#title"), long), chromedp.Click(chromedp.CSS("#submit")))
+	waitFor(t, ctx, "field errors", `!document.getElementById("title-error").hidden && !document.getElementById("video_url-error").hidden`, 10*time.Second)
+	if msg := eval[string](t, ctx, `document.getElementById("title-error").textContent`); !strings.Contains(msg, "at most 100") {
+		t.Errorf("title message: %q", msg)
+	}
+	if v := eval[string](t, ctx, `document.getElementById("title").value`); v != long {
+		t.Errorf("the typed title was lost: %q", v)
+	}
+	if eval[string](t, ctx, `document.getElementById("title").getAttribute("aria-invalid")`) != "true" {
+		t.Error("the title is not marked invalid")
+	}
+	screenshots(t, ctx, "publish-errors")
+
+	// Fixed, with the video file: the check passes, then the upload publishes.
+	do(t, ctx, "fix", chromedp.SetValue(chromedp.CSS("#title"), "Launch day"),
+		chromedp.SendKeys(chromedp.CSS("#caption"), "Shipped from the dashboard #launch"),
+		chromedp.SetValue(chromedp.CSS("#opt-tiktok-mode"), "direct"), // published, not sent to the creator's inbox
+		chromedp.SetUploadFiles(chromedp.CSS("#video"), []string{clip}), chromedp.Click(chromedp.CSS("#check")))
+	waitFor(t, ctx, "check result", `!document.getElementById("check-result").hidden`, 20*time.Second)
+	if txt := eval[string](t, ctx, `document.getElementById("check-result").textContent`); !strings.Contains(txt, "TikTok") || !strings.Contains(txt, "Bluesky") || !strings.Contains(txt, "Check passed") {
+		t.Errorf("check result: %q", txt)
+	}
+	if !eval[bool](t, ctx, `document.getElementById("form-errors").hidden && document.getElementById("title-error").hidden`) {
+		t.Error("old errors still shown after a passing check")
+	}
+	screenshots(t, ctx, "publish")
+	do(t, ctx, "publish", chromedp.Click(chromedp.CSS("#submit")))
+	waitFor(t, ctx, "post page", `location.pathname.startsWith("/posts/")`, 20*time.Second)
+	if eval[int](t, ctx, `document.getElementById("upload-progress") ? 0 : 1`) != 1 {
+		t.Error("still on the publish form")
+	}
+	// The status follows the server's events until the destination is published.
+	waitFor(t, ctx, "published", `!!document.querySelector('[data-post-status="published"]') && !!document.querySelector('[data-status="published"]')`, 30*time.Second)
+	waitFor(t, ctx, "both destinations published", `document.querySelectorAll('[data-status="published"]').length === 2`, 30*time.Second)
+	if links := eval[string](t, ctx, `Array.from(document.querySelectorAll("#post-status a[href]")).map(a => a.textContent).join("|")`); !strings.Contains(links, "View on Bluesky") {
+		t.Errorf("platform links: %q", links)
+	}
+	screenshots(t, ctx, "post")
+
+	do(t, ctx, "posts", chromedp.Navigate(e.url+"/posts"), chromedp.WaitVisible(chromedp.CSS("table.list")))
+	if txt := eval[string](t, ctx, `document.querySelector("table.list tbody").innerText`); !strings.Contains(txt, "Launch day") || !strings.Contains(txt, "Published") {
+		t.Errorf("post list: %q", txt)
+	}
+	screenshots(t, ctx, "posts")
+	do(t, ctx, "keys", chromedp.Navigate(e.url+"/keys"), chromedp.WaitVisible(chromedp.CSS("#key-name")))
+	screenshots(t, ctx, "keys")
+
+	// The theme toggle switches to dark and is remembered.
+	do(t, ctx, "dark", chromedp.Click(chromedp.CSS("[data-theme-toggle]")))
+	if eval[string](t, ctx, `document.documentElement.getAttribute("data-theme")`) != "dark" ||
+		eval[string](t, ctx, `document.querySelector("[data-theme-toggle]").getAttribute("aria-pressed")`) != "true" {
+		t.Error("theme toggle")
+	}
+	do(t, ctx, "reload", chromedp.Navigate(e.url+"/posts"), chromedp.WaitVisible(chromedp.CSS("table.list")))
+	if eval[string](t, ctx, `document.documentElement.getAttribute("data-theme")`) != "dark" {
+		t.Error("the dark theme is not remembered")
+	}
+	screenshots(t, ctx, "posts-dark")
+
+	// Signing out ends the session: the pages send the browser to sign in again.
+	do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form[action="/signout"] button`)))
+	waitFor(t, ctx, "signed out", `location.pathname === "/signin" && document.body.innerText.includes("You are signed out")`, 10*time.Second)
+	do(t, ctx, "after sign-out", chromedp.Navigate(e.url+"/channels"), chromedp.WaitVisible(chromedp.CSS("#api_key")))
+	if p := path(t, ctx); p != "/signin?next=%2Fchannels" {
+		t.Errorf("after sign-out: %s", p)
+	}
+}
