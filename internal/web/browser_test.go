@@ -182,6 +182,20 @@ func TestBrowserPublishJourney(t *testing.T) {
 
 	do(t, ctx, "tick bluesky again", chromedp.Click(chromedp.CSS(`input[name=channel][data-platform=bluesky]`)))
 
+	// The schedule picker sends the wall-clock time of the chosen zone with that zone's offset
+	// on that date (summer and winter time differ).
+	for in, want := range map[[2]string]string{
+		{"2027-07-01T09:00", "Europe/Paris"}:     "2027-07-01T09:00:00+02:00",
+		{"2027-01-15T09:00", "Europe/Paris"}:     "2027-01-15T09:00:00+01:00",
+		{"2027-01-15T09:30", "America/New_York"}: "2027-01-15T09:30:00-05:00",
+		{"2027-07-01T23:45", "Asia/Kolkata"}:     "2027-07-01T23:45:00+05:30",
+		{"2027-07-01T09:00", "UTC"}:              "2027-07-01T09:00:00+00:00",
+	} {
+		if got := eval[string](t, ctx, `window.reelayRFC3339("`+in[0]+`", "`+in[1]+`")`); got != want {
+			t.Errorf("schedule %s in %s: %s, want %s", in[0], in[1], got, want)
+		}
+	}
+
 	// Bad input: the API's messages beside their fields, what was typed kept.
 	long := strings.Repeat("x", 101)
 	do(t, ctx, "bad title", chromedp.SendKeys(chromedp.CSS("#title"), long), chromedp.Click(chromedp.CSS("#submit")))

@@ -161,6 +161,46 @@ func TestPostActions(t *testing.T) {
 	if r := b.post("/posts/"+id+"/cancel", url.Values{}, nil); r.Code != 409 {
 		t.Errorf("cancel twice: %d", r.Code)
 	}
+	// A destination the platform refused can be retried from its page.
+	failing := b.post("/channels/sandbox", url.Values{"platform": {"youtube"}, "fail": {"reject"}, "name": {"Refusing"}}, nil)
+	if failing.Code != http.StatusSeeOther {
+		t.Fatalf("failing channel: %d", failing.Code)
+	}
+	list, _ := e.st.ListChannels(context.Background(), e.a.AccountID, e.a.ProjectID)
+	var refusing string
+	for _, c := range list {
+		if c.Name == "Refusing" {
+			refusing = c.ID
+		}
+	}
+	r, out = b.publish("", [][2]string{{"project_id", e.a.ProjectID}, {"channel_ids", `["` + refusing + `"]`}, {"title", "Refused"}},
+		"", fileField{"video", "clip.mp4", smallVideo(t)})
+	if r.Code != 200 {
+		t.Fatalf("publish to a refusing channel: %d %v", r.Code, out)
+	}
+	failed := out["post_id"].(string)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, _ := e.st.GetPost(context.Background(), e.a.AccountID, failed)
+		if p.Status == store.PostFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("post still %s", p.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	page = b.get("/posts/" + failed)
+	if !strings.Contains(page.Body, "Retry failed destinations") || !strings.Contains(page.Body, "media_rejected") {
+		t.Errorf("failed post's page:\n%s", page.Body)
+	}
+	if r := b.post("/posts/"+failed+"/retry", url.Values{}, nil); r.Code != http.StatusSeeOther || r.location() != "/posts/"+failed+"?done=retried" {
+		t.Errorf("retry: %d %s", r.Code, r.Body)
+	}
+	if p, _ := e.st.GetPost(context.Background(), e.a.AccountID, failed); p.Destinations[0].Seq < 2 {
+		t.Errorf("retry did not send the destination again: %+v", p.Destinations[0])
+	}
+
 	// The list filters by status.
 	if r := b.get("/posts?status=canceled"); !strings.Contains(r.Body, "/posts/"+id) {
 		t.Error("canceled post missing from the canceled filter")

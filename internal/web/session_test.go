@@ -330,3 +330,22 @@ func publishViaAPI(t *testing.T, e *env, tn tenant) string {
 	}
 	return out["post_id"].(string)
 }
+
+func TestServerErrorPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, store.SQLite)
+	b := e.browser()
+	b.signIn(e.a.Key)
+	// With the database gone, a page cannot be made: a readable page with the request id, and
+	// the cause in the log, not on the page.
+	e.st.Close()
+	r := b.get("/posts")
+	rid := r.Header.Get("X-Request-Id")
+	if r.Code != 500 || rid == "" || !strings.Contains(r.Body, rid) || !strings.Contains(r.Body, "Something went wrong") ||
+		strings.Contains(r.Body, "sql") || !strings.Contains(r.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("server error: %d\n%s", r.Code, r.Body)
+	}
+	if !strings.Contains(e.logs.String(), "request_id="+rid) {
+		t.Error("the failed request's id is not in the log")
+	}
+}

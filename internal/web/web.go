@@ -10,8 +10,10 @@
 package web
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -85,6 +87,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; "+
 		"style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self' https:")
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			// The page may be half written; the error page goes after it, which browsers show.
+			logger(r).Error("panic in a dashboard handler", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			h.renderError(w, r, nil, http.StatusInternalServerError, "")
+		}
+	}()
 	h.mux.ServeHTTP(w, r)
 }
 
