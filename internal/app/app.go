@@ -293,7 +293,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		return nil, err
 	}
 	dashboard := web.New(web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector,
-		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web")})
+		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
+		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs)})
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,

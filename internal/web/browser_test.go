@@ -244,6 +244,10 @@ func TestBrowserPublishJourney(t *testing.T) {
 	screenshots(t, ctx, "posts")
 	do(t, ctx, "keys", chromedp.Navigate(e.url+"/keys"), chromedp.WaitVisible(chromedp.CSS("#key-name")))
 	screenshots(t, ctx, "keys")
+	do(t, ctx, "webhooks", chromedp.Navigate(e.url+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#hook-url")),
+		chromedp.SendKeys(chromedp.CSS("#hook-url"), "http://127.0.0.1:9/reelay"), chromedp.Click(chromedp.CSS(`form[action="/webhooks"] button[type=submit]`)))
+	waitFor(t, ctx, "webhook registered", `document.getElementById("new-secret") && document.getElementById("new-secret").value.startsWith("whsec_")`, 10*time.Second)
+	screenshots(t, ctx, "webhooks")
 
 	// The theme toggle switches to dark and is remembered.
 	do(t, ctx, "dark", chromedp.Click(chromedp.CSS("[data-theme-toggle]")))

@@ -129,7 +129,7 @@ var notices = map[string]string{
 	"connected":  "Channel connected.",
 	"deleted":    "Channel deleted.",
 	"revoked":    "Key revoked. Sessions signed in with it have ended.",
-	"connect_no": "The channel could not be connected.",
+	"webhook_deleted": "Webhook deleted, with its delivery log.",
 }
 
 func (h *Handler) ownPost(r *http.Request, s *session) (store.Post, error) {

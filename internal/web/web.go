@@ -19,7 +19,9 @@ import (
 
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -41,6 +43,9 @@ type Options struct {
 	SessionIdle, SessionMax time.Duration
 	// Now is the clock (time.Now when nil); tests move it to expire sessions.
 	Now func() time.Time
+	// Box seals webhook signing secrets; WebhookPolicy is where webhook URLs may point.
+	Box           *secret.Box
+	WebhookPolicy media.AddressPolicy
 	// Logger receives the dashboard's own events (sign-ins); requests are logged by the API's
 	// middleware around it.
 	Logger *slog.Logger
@@ -124,6 +129,11 @@ func (h *Handler) routes() {
 	h.handle("POST /channels/sandbox", h.connectSandbox)
 	h.handle("POST /channels/connect", h.connectOAuth)
 	h.handle("POST /channels/{id}/delete", h.deleteChannel)
+
+	h.handle("GET /webhooks", h.webhooksPage)
+	h.handle("POST /webhooks", h.createWebhook)
+	h.handle("GET /webhooks/{id}", h.webhookPage)
+	h.handle("POST /webhooks/{id}/delete", h.deleteWebhook)
 
 	h.handle("GET /keys", h.keysPage)
 	h.handle("POST /keys", h.createKey)
