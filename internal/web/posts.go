@@ -122,13 +122,13 @@ func newPostData(p store.Post, csrf string) postData {
 
 // notices are the outcomes a redirect announces (fixed words, never text from the URL).
 var notices = map[string]string{
-	"retried":    "The failed destinations are being sent again.",
-	"canceled":   "The post is canceled.",
-	"published":  "Submitted. Each destination's status below follows what the platform answers.",
-	"scheduled":  "Scheduled. It will be published at the time shown.",
-	"connected":  "Channel connected.",
-	"deleted":    "Channel deleted.",
-	"revoked":    "Key revoked. Sessions signed in with it have ended.",
+	"retried":         "The failed destinations are being sent again.",
+	"canceled":        "The post is canceled.",
+	"published":       "Submitted. Each destination's status below follows what the platform answers.",
+	"scheduled":       "Scheduled. It will be published at the time shown.",
+	"connected":       "Channel connected.",
+	"deleted":         "Channel deleted.",
+	"revoked":         "Key revoked. Sessions signed in with it have ended.",
 	"webhook_deleted": "Webhook deleted, with its delivery log.",
 }
 
