@@ -292,9 +292,19 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	dashboard := web.New(web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector,
+	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector,
 		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
-		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs)})
+		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs)}
+	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
+		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
+		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})
+		webOpts.OIDCClientID, webOpts.OIDCClientSecret, webOpts.OIDCAutoCreate = cfg.OIDCClientID, cfg.OIDCClientSecret, cfg.OIDCAutoCreate
+		webOpts.OIDCName = cfg.OIDCIssuer
+		if u, err := url.Parse(cfg.OIDCIssuer); err == nil && u.Host != "" {
+			webOpts.OIDCName = u.Host
+		}
+	}
+	dashboard := web.New(webOpts)
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,

@@ -57,7 +57,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newEnv(t *testing.T, d store.Dialect) *env {
+func newEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
 	t.Helper()
 	st := storetest.New(t, d)
 	srv := httptest.NewUnstartedServer(nil)
@@ -66,6 +66,9 @@ func newEnv(t *testing.T, d store.Dialect) *env {
 		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
 		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
 		RateLimitRPS: 1000, RateLimitBurst: 1000,
+	}
+	for _, f := range tune {
+		f(cfg)
 	}
 	logs := &syncBuffer{}
 	skew := new(atomic.Int64)
@@ -150,6 +153,18 @@ func (b *browser) do(method, path string, body io.Reader, header map[string]stri
 }
 
 func (b *browser) get(path string) answer { return b.do(http.MethodGet, path, nil, nil) }
+
+// fetch GETs an absolute URL (another host, such as an identity provider).
+func (b *browser) fetch(rawURL string) answer {
+	b.e.t.Helper()
+	res, err := b.c.Get(rawURL)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return answer{Code: res.StatusCode, Header: res.Header, Body: string(raw)}
+}
 
 // post sends a form as a browser does; the session's CSRF token is added unless the form has
 // a csrf_token already (even an empty one).

@@ -11,18 +11,20 @@ import (
 )
 
 type signinData struct {
-	Next    string
-	Token   string // the double-submit token of the sign-in form
-	Error   string
-	Notice  string
-	Expired bool
+	Next   string
+	Token  string // the double-submit token of the sign-in form
+	Error  string
+	Notice string
+	// OIDC offers signing in at the identity provider named OIDCName.
+	OIDC     bool
+	OIDCName string
 }
 
 // signinPage shows the sign-in form. It sets the form's double-submit cookie, which guards the
 // form against login CSRF (a site signing a visitor into the attacker's account).
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	d := signinData{Next: safeNext(r.URL.Query().Get("next")), Token: h.signinToken(w, r)}
+	d := signinData{Next: safeNext(r.URL.Query().Get("next")), Token: h.signinToken(w, r), OIDC: h.oidcEnabled(), OIDCName: h.o.OIDCName}
 	if r.URL.Query().Get("signed_out") == "1" {
 		d.Notice = "You are signed out."
 	} else if d.Next != "/" {
@@ -56,7 +58,7 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, errCSRF)
 		return
 	}
-	d := signinData{Next: safeNext(r.PostForm.Get("next")), Token: c.Value}
+	d := signinData{Next: safeNext(r.PostForm.Get("next")), Token: c.Value, OIDC: h.oidcEnabled(), OIDCName: h.o.OIDCName}
 	key := strings.TrimSpace(r.PostForm.Get("api_key"))
 	if key == "" {
 		d.Error = "Enter an API key."
@@ -78,18 +80,34 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	token := newToken()
-	now := h.o.Now()
-	ws, err := h.o.Store.CreateWebSession(r.Context(), store.NewWebSession{TokenHash: hashToken(token),
-		AccountID: owner.AccountID, APIKeyID: owner.KeyID, ExpiresAt: now.Add(h.o.SessionIdle), MaxExpiresAt: now.Add(h.o.SessionMax)})
-	if err != nil {
+	if err := h.openSession(w, r, owner.AccountID, owner.KeyID); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	logger(r).Info("signed in to the dashboard", "account_id", owner.AccountID, "api_key_id", owner.KeyID, "session_id", ws.ID)
+	http.Redirect(w, r, d.Next, http.StatusSeeOther)
+}
+
+// openSession signs the browser in to accountID (keyID is the key it signed in with, "" for
+// an identity provider): a new session, its token in the cookie.
+func (h *Handler) openSession(w http.ResponseWriter, r *http.Request, accountID, keyID string) error {
+	token := newToken()
+	now := h.o.Now()
+	ws, err := h.o.Store.CreateWebSession(r.Context(), store.NewWebSession{TokenHash: hashToken(token),
+		AccountID: accountID, APIKeyID: keyID, ExpiresAt: now.Add(h.o.SessionIdle), MaxExpiresAt: now.Add(h.o.SessionMax)})
+	if err != nil {
+		return err
+	}
+	logger(r).Info("signed in to the dashboard", "account_id", accountID, "api_key_id", keyID, "session_id", ws.ID)
 	h.setCookie(w, r, sessionCookie, token, int(h.o.SessionMax.Seconds()))
 	h.clearCookie(w, r, signinCookie)
-	http.Redirect(w, r, d.Next, http.StatusSeeOther)
+	return nil
+}
+
+// signinError shows the sign-in page with a message (a failed sign-in at the identity
+// provider).
+func (h *Handler) signinError(w http.ResponseWriter, r *http.Request, status int, next, message string) {
+	d := signinData{Next: safeNext(next), Token: h.signinToken(w, r), Error: message, OIDC: h.oidcEnabled(), OIDCName: h.o.OIDCName}
+	h.render(w, r, status, "signin", page{Title: "Sign in", Data: d})
 }
 
 // signout ends the session.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/media"
@@ -46,6 +47,16 @@ type Options struct {
 	// Box seals webhook signing secrets; WebhookPolicy is where webhook URLs may point.
 	Box           *secret.Box
 	WebhookPolicy media.AddressPolicy
+	// OIDC verifies the ID tokens of browser sign-ins at the issuer (its audience is
+	// OIDCClientID); with OIDCClientID set (and Box), the sign-in page offers the issuer, named
+	// OIDCName. OIDCAutoCreate makes an account for a subject seen for the first time;
+	// OIDCHTTPClient calls the token endpoint (a client with a timeout when nil).
+	OIDC             *auth.OIDCVerifier
+	OIDCClientID     string
+	OIDCClientSecret string
+	OIDCName         string
+	OIDCAutoCreate   bool
+	OIDCHTTPClient   *http.Client
 	// Logger receives the dashboard's own events (sign-ins); requests are logged by the API's
 	// middleware around it.
 	Logger *slog.Logger
@@ -109,6 +120,8 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET /static/{file}", staticHandler())
 	h.mux.HandleFunc("GET /signin", h.signinPage)
 	h.mux.HandleFunc("POST /signin", h.signin)
+	h.mux.HandleFunc("POST /signin/oidc", h.oidcStart)
+	h.mux.HandleFunc("GET "+oidcCallback, h.oidcReturn)
 	h.handle("POST /signout", h.signout)
 	h.handle("POST /project", h.switchProject)
 
