@@ -299,7 +299,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
 		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})
 		webOpts.OIDCClientID, webOpts.OIDCClientSecret, webOpts.OIDCAutoCreate = cfg.OIDCClientID, cfg.OIDCClientSecret, cfg.OIDCAutoCreate
-		webOpts.OIDCName = cfg.OIDCIssuer
+		webOpts.OIDCName, webOpts.FormTargets = cfg.OIDCIssuer, []string{cfg.OIDCIssuer}
 		if u, err := url.Parse(cfg.OIDCIssuer); err == nil && u.Host != "" {
 			webOpts.OIDCName = u.Host
 		}

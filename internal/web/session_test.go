@@ -255,7 +255,8 @@ func TestPagesAndErrors(t *testing.T) {
 	for _, path := range []string{"/posts", "/publish", "/channels", "/keys"} {
 		r := b.get(path)
 		if r.Code != 200 || !strings.Contains(r.Body, `aria-current="page"`) || r.Header.Get("X-Frame-Options") != "DENY" ||
-			!strings.Contains(r.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			!strings.Contains(r.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+			!strings.HasSuffix(r.Header.Get("Content-Security-Policy"), "form-action 'self' https: "+e.url) {
 			t.Errorf("%s: %d %v", path, r.Code, r.Header)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -57,6 +58,8 @@ type Options struct {
 	OIDCName         string
 	OIDCAutoCreate   bool
 	OIDCHTTPClient   *http.Client
+	// FormTargets are further origins forms may lead to (by redirect): the OIDC issuer.
+	FormTargets []string
 	// Logger receives the dashboard's own events (sign-ins); requests are logged by the API's
 	// middleware around it.
 	Logger *slog.Logger
@@ -72,6 +75,8 @@ const (
 type Handler struct {
 	o   Options
 	mux *http.ServeMux
+	// csp is the Content-Security-Policy of every answer.
+	csp string
 }
 
 // New builds the dashboard.
@@ -89,7 +94,18 @@ func New(o Options) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
-	h := &Handler{o: o, mux: http.NewServeMux()}
+	// Forms may lead to this server, to https sites (platforms' consent pages, identity
+	// providers) and to the origins named: the public URL and the OIDC issuer, which may be
+	// plain http on a developer's machine. Chromium applies form-action to redirects too.
+	formAction := "'self' https:"
+	for _, raw := range append([]string{o.PublicURL}, o.FormTargets...) {
+		if u, err := url.Parse(raw); err == nil && u.Scheme == "http" && u.Host != "" {
+			formAction += " http://" + u.Host
+		}
+	}
+	h := &Handler{o: o, mux: http.NewServeMux(),
+		csp: "default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; style-src 'self'; script-src 'self'; " +
+			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()
 	return h
 }
@@ -101,8 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "same-origin")
-	hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; "+
-		"style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self' https:")
+	hd.Set("Content-Security-Policy", h.csp)
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
