@@ -3,12 +3,16 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
@@ -348,5 +352,61 @@ func TestServerErrorPage(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "request_id="+rid) {
 		t.Error("the failed request's id is not in the log")
+	}
+}
+
+func TestSecureCookieWhenServedOverHTTPS(t *testing.T) {
+	t.Parallel()
+	// Behind a TLS proxy the request is plain http, but users reach the server by https.
+	e := newEnv(t, store.SQLite, func(c *config.Config) { c.PublicURL = "https://reelay.example" })
+	b := e.browser()
+	r := b.signIn(e.a.Key)
+	var cookie string
+	for _, c := range r.Header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, "reelay_session=") {
+			cookie = c
+		}
+	}
+	if r.Code != http.StatusSeeOther || !strings.Contains(cookie, "; Secure") || !strings.Contains(cookie, "HttpOnly") {
+		t.Errorf("session cookie with an https public URL: %d %q", r.Code, cookie)
+	}
+	// Forms posted from the public origin pass the origin check too.
+	if r := b.post("/channels/sandbox", url.Values{"platform": {"tiktok"}}, map[string]string{"Origin": "https://reelay.example"}); r.Code == http.StatusForbidden {
+		t.Errorf("form from the public origin: %d", r.Code)
+	}
+}
+
+func TestPostsPaging(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, store.SQLite)
+	b := e.browser()
+	b.signIn(e.a.Key)
+	ch := b.sandboxChannel("tiktok")
+	ctx := context.Background()
+	later := time.Now().Add(24 * time.Hour)
+	for i := range 27 {
+		_, err := e.st.CreatePost(ctx, store.NewPost{AccountID: e.a.AccountID, ProjectID: e.a.ProjectID,
+			Title: fmt.Sprintf("Post %02d", i), Request: []byte(`{}`), ContentHash: fmt.Sprint(i), ScheduledFor: &later,
+			Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+			Destinations: []store.Destination{{ChannelID: ch, Platform: "tiktok", Options: []byte(`{}`)}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := b.get("/posts")
+	if n := strings.Count(first.Body, `<td data-label="Post">`); n != 25 || !strings.Contains(first.Body, "Post 26") || strings.Contains(first.Body, "Post 01<") {
+		t.Fatalf("first page: %d rows", n)
+	}
+	m := regexp.MustCompile(`href="(/posts\?[^"]*cursor=[^"]+)" rel="next"`).FindStringSubmatch(first.Body)
+	if m == nil {
+		t.Fatal("no link to the next page")
+	}
+	second := b.get(html.UnescapeString(m[1]))
+	if n := strings.Count(second.Body, `<td data-label="Post">`); n != 2 || !strings.Contains(second.Body, "Post 00") ||
+		strings.Contains(second.Body, `rel="next"`) || !strings.Contains(second.Body, "First page") {
+		t.Errorf("second page: %d rows\n%s", n, second.Body)
+	}
+	if r := b.get("/posts?cursor=bogus"); r.Code != 400 {
+		t.Errorf("a cursor this server did not hand out: %d", r.Code)
 	}
 }
