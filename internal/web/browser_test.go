@@ -242,6 +242,37 @@ func TestBrowserPublishJourney(t *testing.T) {
 		t.Errorf("post list: %q", txt)
 	}
 	screenshots(t, ctx, "posts")
+
+	// Scheduling with the picker, then moving the post on the calendar by dragging it.
+	day := time.Now().UTC().AddDate(0, 0, 2)
+	at := time.Date(day.Year(), day.Month(), day.Day(), 10, 0, 0, 0, time.UTC)
+	do(t, ctx, "schedule", chromedp.Navigate(e.url+"/publish"), chromedp.WaitVisible(chromedp.CSS("#title")),
+		chromedp.SendKeys(chromedp.CSS("#title"), "Next week's teaser"),
+		chromedp.SetUploadFiles(chromedp.CSS("#video"), []string{clip}),
+		chromedp.Click(chromedp.CSS(`input[name=when][value=later]`)),
+		chromedp.SetValue(chromedp.CSS("#schedule_at"), at.Format("2006-01-02T15:04")),
+		chromedp.SetValue(chromedp.CSS("#timezone"), "UTC"),
+		chromedp.Click(chromedp.CSS("#submit")))
+	waitFor(t, ctx, "scheduled post", `location.pathname.startsWith("/posts/") && !!document.querySelector('[data-post-status="scheduled"]')`, 20*time.Second)
+	scheduledID := strings.TrimPrefix(eval[string](t, ctx, `location.pathname`), "/posts/")
+	target := at.AddDate(0, 0, 1)
+	if target.Weekday() == time.Monday { // the next day is in the next week: move back a day instead
+		target = at.AddDate(0, 0, -1)
+	}
+	do(t, ctx, "calendar", chromedp.Navigate(e.url+"/calendar?view=week&date="+at.Format("2006-01-02")),
+		chromedp.WaitVisible(chromedp.CSS(`a[data-post="`+scheduledID+`"]`)))
+	screenshots(t, ctx, "calendar-week")
+	do(t, ctx, "drag", chromedp.DragAndDrop(chromedp.CSS(`a[data-post="`+scheduledID+`"]`), chromedp.CSS(`li[data-date="`+target.Format("2006-01-02")+`"]`)))
+	waitFor(t, ctx, "moved", `!document.getElementById("calendar-status").hidden && document.getElementById("calendar-status").textContent.startsWith("Moved")`, 10*time.Second)
+	if !eval[bool](t, ctx, `!!document.querySelector('li[data-date="`+target.Format("2006-01-02")+`"] a[data-post="`+scheduledID+`"]')`) {
+		t.Error("the dragged post is not in its new day")
+	}
+	moved, err := e.st.GetPost(context.Background(), e.a.AccountID, scheduledID)
+	if err != nil || moved.ScheduledFor == nil || !moved.ScheduledFor.Equal(time.Date(target.Year(), target.Month(), target.Day(), 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("after the drag the post is scheduled for %v (%v), want %s 10:00 UTC", moved.ScheduledFor, err, target.Format("2006-01-02"))
+	}
+	do(t, ctx, "month", chromedp.Navigate(e.url+"/calendar"), chromedp.WaitVisible(chromedp.CSS("#calendar")))
+	screenshots(t, ctx, "calendar")
 	do(t, ctx, "keys", chromedp.Navigate(e.url+"/keys"), chromedp.WaitVisible(chromedp.CSS("#key-name")))
 	screenshots(t, ctx, "keys")
 	do(t, ctx, "webhooks", chromedp.Navigate(e.url+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#hook-url")),

@@ -107,11 +107,19 @@ type postData struct {
 	Retryable, Cancelable bool
 	Notice                string
 	CSRF                  string
+	// Zone is the user's timezone; RescheduleValue the reschedule form's date-time in it (the
+	// scheduled time, or what was typed), RescheduleError why the last one was refused.
+	Zone            string
+	RescheduleValue string
+	RescheduleError string
 }
 
-func newPostData(p store.Post, csrf string) postData {
+func newPostData(p store.Post, csrf string, loc *time.Location) postData {
 	d := postData{Post: p, CSRF: csrf, Cancelable: p.Status == store.PostScheduled,
-		Live: p.Status == store.PostScheduled || p.Status == store.PostProcessing}
+		Live: p.Status == store.PostScheduled || p.Status == store.PostProcessing, Zone: loc.String()}
+	if p.ScheduledFor != nil {
+		d.RescheduleValue = p.ScheduledFor.In(loc).Format("2006-01-02T15:04")
+	}
 	for _, dest := range p.Destinations {
 		if dest.Status == store.DestFailed {
 			d.Retryable = true
@@ -150,7 +158,7 @@ func (h *Handler) postPage(w http.ResponseWriter, r *http.Request, s *session) e
 	if err != nil {
 		return err
 	}
-	d := newPostData(post, s.CSRF())
+	d := newPostData(post, s.CSRF(), userZone(r))
 	d.Notice = notices[r.URL.Query().Get("done")]
 	title := post.Title
 	if title == "" {
@@ -190,7 +198,7 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request, s *session)
 	var last []byte
 	for {
 		var buf bytes.Buffer
-		d := newPostData(post, s.CSRF())
+		d := newPostData(post, s.CSRF(), time.UTC)
 		if err := templates["post"].ExecuteTemplate(&buf, "status", d); err != nil {
 			return err
 		}

@@ -149,6 +149,8 @@ func (h *Handler) routes() {
 	h.handle("GET /posts/{id}/events", h.postEvents)
 	h.handle("POST /posts/{id}/retry", h.retryPost)
 	h.handle("POST /posts/{id}/cancel", h.cancelPost)
+	h.handle("POST /posts/{id}/reschedule", h.reschedulePost)
+	h.handle("GET /calendar", h.calendarPage)
 
 	h.handle("GET /publish", h.publishPage)
 	h.handle("POST /publish", h.publish)

@@ -27,6 +27,12 @@
 
   document.documentElement.classList.add("js");
 
+  // The server shows and reads times in the browser's timezone, which only the browser knows.
+  try {
+    var tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (tz) document.cookie = "reelay_tz=" + encodeURIComponent(tz) + "; path=/; max-age=31536000; samesite=lax";
+  } catch (e) {}
+
   // Selects that submit their form on change (the project switcher).
   document.querySelectorAll("select[data-autosubmit]").forEach(function (sel) {
     sel.addEventListener("change", function () { sel.form.submit(); });

@@ -19,10 +19,15 @@ CREATE TABLE web_sessions (
 CREATE INDEX web_sessions_account_idx ON web_sessions (account_id);
 CREATE INDEX web_sessions_expiry_idx ON web_sessions (expires_at);
 
+-- The dashboard's calendar places a post at its scheduled time, else when it was published,
+-- else when it was created; it reads an account's posts by that time.
+CREATE INDEX posts_calendar_idx ON posts (account_id, (COALESCE(scheduled_for, published_at, created_at)));
+
 -- Where the browser goes after a consent the dashboard started (a path of this server; NULL for
 -- consents started through the API, which answer as before).
 ALTER TABLE oauth_states ADD COLUMN return_to TEXT;
 
 -- +goose Down
+DROP INDEX posts_calendar_idx;
 ALTER TABLE oauth_states DROP COLUMN return_to;
 DROP TABLE web_sessions;
