@@ -13,7 +13,7 @@ type CalendarEntry struct {
 	ID        string
 	ProjectID string
 	Title     string
-	// Caption is the caption's first 80 characters (for posts without a title).
+	// Caption is the first 80 characters of the caption of a post without a title ("" otherwise).
 	Caption string
 	Status  string
 	At      time.Time
@@ -39,7 +39,7 @@ func (s *Store) ListCalendar(ctx context.Context, accountID, projectID string, f
 	w.add(calendarAt+" >= ?", from.UTC())
 	w.add(calendarAt+" < ?", to.UTC())
 	order := ` ORDER BY ` + calendarAt + `, id`
-	entries, err := collect(scanCalendarEntry)(s.read.QueryContext(ctx, `SELECT id, project_id, title, SUBSTR(caption, 1, 80), status, scheduled_for, published_at, created_at
+	entries, err := collect(scanCalendarEntry)(s.read.QueryContext(ctx, `SELECT id, project_id, title, CASE WHEN title = '' THEN SUBSTR(caption, 1, 80) ELSE '' END, status, scheduled_for, published_at, created_at
 		FROM posts WHERE `+w.sql()+order+w.limit(limit), w.args...))
 	if err != nil {
 		return nil, fmt.Errorf("store: list calendar: %w", err)
