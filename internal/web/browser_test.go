@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -273,8 +274,25 @@ func TestBrowserPublishJourney(t *testing.T) {
 	}
 	do(t, ctx, "month", chromedp.Navigate(e.url+"/calendar"), chromedp.WaitVisible(chromedp.CSS("#calendar")))
 	screenshots(t, ctx, "calendar")
-	do(t, ctx, "keys", chromedp.Navigate(e.url+"/keys"), chromedp.WaitVisible(chromedp.CSS("#key-name")))
+	// A key made on the keys page is shown once, then revoked there; the API refuses it at once.
+	do(t, ctx, "keys", chromedp.Navigate(e.url+"/keys"), chromedp.WaitVisible(chromedp.CSS("#key-name")),
+		chromedp.SendKeys(chromedp.CSS("#key-name"), "ci"), chromedp.Click(chromedp.CSS(`form[action="/keys"] button[type=submit]`)))
+	waitFor(t, ctx, "key created", `document.getElementById("new-key") && document.getElementById("new-key").value.startsWith("rly_live_")`, 10*time.Second)
+	newKey := eval[string](t, ctx, `document.getElementById("new-key").value`)
 	screenshots(t, ctx, "keys")
+	if code := apiStatus(t, e, newKey); code != http.StatusOK {
+		t.Fatalf("the new key: %d", code)
+	}
+	// The confirmation is the browser's own dialog; the test answers it yes.
+	eval[bool](t, ctx, `(window.confirm = () => true, true)`)
+	do(t, ctx, "revoke", chromedp.Click(chromedp.CSS(`tr[data-key-name="ci"] form button`)))
+	waitFor(t, ctx, "revoked", `document.querySelector(".notice") && document.querySelector(".notice").textContent.includes("revoked")`, 10*time.Second)
+	if n := eval[int](t, ctx, `document.querySelectorAll("tbody tr").length`); n != 1 {
+		t.Errorf("%d keys listed after revoking one of two", n)
+	}
+	if code := apiStatus(t, e, newKey); code != http.StatusUnauthorized {
+		t.Errorf("the revoked key: %d", code)
+	}
 	do(t, ctx, "webhooks", chromedp.Navigate(e.url+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#hook-url")),
 		chromedp.SendKeys(chromedp.CSS("#hook-url"), "http://127.0.0.1:9/reelay"), chromedp.Click(chromedp.CSS(`form[action="/webhooks"] button[type=submit]`)))
 	waitFor(t, ctx, "webhook registered", `document.getElementById("new-secret") && document.getElementById("new-secret").value.startsWith("whsec_")`, 10*time.Second)
@@ -299,4 +317,17 @@ func TestBrowserPublishJourney(t *testing.T) {
 	if p := path(t, ctx); p != "/signin?next=%2Fchannels" {
 		t.Errorf("after sign-out: %s", p)
 	}
+}
+
+// apiStatus is the status of GET /api/v1/projects with key.
+func apiStatus(t *testing.T, e *env, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/api/v1/projects", nil)
+	req.Header.Set("X-API-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
