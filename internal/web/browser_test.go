@@ -238,6 +238,21 @@ func TestBrowserPublishJourney(t *testing.T) {
 	}
 	screenshots(t, ctx, "post")
 
+	// Replying to a comment: the simulated audiences comment as soon as a post is published.
+	do(t, ctx, "inbox", chromedp.Navigate(e.url+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/inbox/refresh"] button`)),
+		chromedp.Click(chromedp.CSS(`form[action="/inbox/refresh"] button`)))
+	waitFor(t, ctx, "comments read", `document.querySelectorAll("form.reply textarea").length > 0`, 20*time.Second)
+	do(t, ctx, "type a reply", chromedp.SendKeys(chromedp.CSS(`form.reply textarea`), "Thank you!"))
+	if got := eval[string](t, ctx, `document.querySelector("form.reply output.counter").textContent`); !strings.HasPrefix(got, "10 / ") {
+		t.Errorf("reply counter: %q", got)
+	}
+	screenshots(t, ctx, "inbox")
+	do(t, ctx, "reply", chromedp.Click(chromedp.CSS(`form.reply button[type=submit]`)))
+	waitFor(t, ctx, "replied", `document.querySelector(".notice") && document.querySelector(".notice").textContent.includes("Reply posted")`, 20*time.Second)
+	if !eval[bool](t, ctx, `Array.from(document.querySelectorAll(".comment.own .comment-text")).some(p => p.textContent === "Thank you!")`) {
+		t.Error("the reply is not listed as this account's own")
+	}
+
 	do(t, ctx, "posts", chromedp.Navigate(e.url+"/posts"), chromedp.WaitVisible(chromedp.CSS("table.list")))
 	if txt := eval[string](t, ctx, `document.querySelector("table.list tbody").innerText`); !strings.Contains(txt, "Launch day") || !strings.Contains(txt, "Published") {
 		t.Errorf("post list: %q", txt)

@@ -93,6 +93,10 @@ func TestCalendarAndReschedule(t *testing.T) {
 	if r := move(later.Format("2006-01-02T15:04"), false); r.Code != http.StatusSeeOther || r.location() != "/posts/"+id+"?done=rescheduled" {
 		t.Errorf("move by the form: %d %q", r.Code, r.location())
 	}
+	if page := b.get("/posts/" + id + "?done=rescheduled"); !strings.Contains(page.Body, "The post is rescheduled.") ||
+		!strings.Contains(page.Body, `value="`+later.Format("2006-01-02T15:04")+`"`) {
+		t.Errorf("the post's page after the move:\n%s", page.Body)
+	}
 
 	// Another account's post is not found; a post that has fired cannot move.
 	other := e.browser()

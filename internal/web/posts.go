@@ -138,6 +138,8 @@ var notices = map[string]string{
 	"deleted":         "Channel deleted.",
 	"revoked":         "Key revoked. Sessions signed in with it have ended.",
 	"webhook_deleted": "Webhook deleted, with its delivery log.",
+	"rescheduled":     "The post is rescheduled.",
+	"replied":         "Reply posted.",
 }
 
 func (h *Handler) ownPost(r *http.Request, s *session) (store.Post, error) {

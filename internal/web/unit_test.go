@@ -1,6 +1,12 @@
 package web
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 func TestSafeNext(t *testing.T) {
 	cases := map[string]string{
@@ -51,5 +57,34 @@ func TestSectionsFollowTheRegistry(t *testing.T) {
 		if f.Key == "description" && (f.Unit != "bytes" || f.Fallback != "caption" || f.Kind != "textarea") {
 			t.Errorf("youtube description: %+v", f)
 		}
+	}
+}
+
+// TestNoticesCoverRedirects holds the redirects that announce an outcome (done=...) to the
+// notices the pages know, so that none lands on a page that says nothing.
+func TestNoticesCoverRedirects(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := regexp.MustCompile(`done=([a-z_]+)`)
+	found := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range done.FindAllStringSubmatch(string(src), -1) {
+			found++
+			if _, ok := notices[m[1]]; !ok && m[1] != "refreshed" {
+				t.Errorf("%s redirects with done=%s, which no notice announces", f, m[1])
+			}
+		}
+	}
+	if found < 5 {
+		t.Fatalf("only %d done= redirects found", found)
 	}
 }

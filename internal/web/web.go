@@ -21,6 +21,7 @@ import (
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
@@ -45,6 +46,8 @@ type Options struct {
 	SessionIdle, SessionMax time.Duration
 	// Now is the clock (time.Now when nil); tests move it to expire sessions.
 	Now func() time.Time
+	// Inbox reads comments from the platforms and posts replies; nil hides replying.
+	Inbox *inbox.Service
 	// Box seals webhook signing secrets; WebhookPolicy is where webhook URLs may point.
 	Box           *secret.Box
 	WebhookPolicy media.AddressPolicy
@@ -159,6 +162,10 @@ func (h *Handler) routes() {
 	h.handle("POST /channels/sandbox", h.connectSandbox)
 	h.handle("POST /channels/connect", h.connectOAuth)
 	h.handle("POST /channels/{id}/delete", h.deleteChannel)
+
+	h.handle("GET /inbox", h.inboxPage)
+	h.handle("POST /inbox/refresh", h.refreshInbox)
+	h.handle("POST /inbox/{id}/reply", h.replyToComment)
 
 	h.handle("GET /webhooks", h.webhooksPage)
 	h.handle("POST /webhooks", h.createWebhook)

@@ -54,6 +54,36 @@
   };
   window.reelayLocalTimes();
 
+  // Text lengths the way each platform counts them (the units of the platform registry):
+  // graphemes (Bluesky, Mastodon), UTF-16 units (TikTok), code points, or UTF-8 bytes.
+  var segmenter = window.Intl && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+  var encoder = new TextEncoder();
+  window.reelayCount = function (text, unit) {
+    switch (unit) {
+      case "graphemes":
+        if (segmenter) { var n = 0; for (var _ of segmenter.segment(text)) n++; return n; }
+        return Array.from(text).length;
+      case "utf16": return text.length;
+      case "characters": return Array.from(text).length;
+      default: return encoder.encode(text).length; // bytes, and any unit not known here
+    }
+  };
+  window.reelayUnitWords = { graphemes: "characters", utf16: "UTF-16 units", characters: "characters", bytes: "bytes" };
+
+  // Counters of fields outside the publish form (which counts its own way, with fallbacks).
+  function updateCounter(el) {
+    var out = document.getElementById(el.id + "-count");
+    if (!out) return;
+    var max = parseInt(el.dataset.max, 10), n = window.reelayCount(el.value, el.dataset.unit);
+    out.textContent = n + " / " + max + " " + (window.reelayUnitWords[el.dataset.unit] || el.dataset.unit) + (n > max ? " — " + (n - max) + " over" : "");
+    out.classList.toggle("over", n > max);
+  }
+  document.querySelectorAll("[data-max]").forEach(function (el) {
+    if (el.closest("#publish-form")) return;
+    updateCounter(el);
+    el.addEventListener("input", function () { updateCounter(el); });
+  });
+
   document.querySelectorAll("[data-select-on-focus]").forEach(function (el) {
     el.addEventListener("focus", function () { el.select(); });
   });

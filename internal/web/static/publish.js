@@ -8,20 +8,8 @@
   if (!form) return;
   var errorsBox = document.getElementById("form-errors");
 
-  // ---- counting, the way each platform counts (the registry's units) ----
-  var segmenter = window.Intl && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
-  var encoder = new TextEncoder();
-  function count(text, unit) {
-    switch (unit) {
-      case "graphemes":
-        if (segmenter) { var n = 0; for (var _ of segmenter.segment(text)) n++; return n; }
-        return Array.from(text).length;
-      case "utf16": return text.length;
-      case "characters": return Array.from(text).length;
-      default: return encoder.encode(text).length; // bytes, and any unit not known here
-    }
-  }
-  var unitWords = { graphemes: "characters", utf16: "UTF-16 units", characters: "characters", bytes: "bytes" };
+  // ---- counting, the way each platform counts (app.js's reelayCount) ----
+  var count = window.reelayCount, unitWords = window.reelayUnitWords;
   var title = document.getElementById("title");
   var caption = document.getElementById("caption");
   function fallbackText(kind) {
