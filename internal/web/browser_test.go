@@ -238,6 +238,18 @@ func TestBrowserPublishJourney(t *testing.T) {
 	}
 	screenshots(t, ctx, "post")
 
+	// Analytics: the figures read from the platforms, drawn as SVG on the server.
+	do(t, ctx, "analytics", chromedp.Navigate(e.url+"/analytics"), chromedp.WaitVisible(chromedp.CSS(`form[action="/analytics/sync"] button`)),
+		chromedp.Click(chromedp.CSS(`form[action="/analytics/sync"] button`)))
+	waitFor(t, ctx, "figures read", `document.querySelector(".notice") && document.querySelector(".notice").textContent.includes("updated")`, 30*time.Second)
+	// The simulated Bluesky audience has commented already (its views are never reported).
+	do(t, ctx, "comments chart", chromedp.SetValue(chromedp.CSS("#an-metric"), "comments"), chromedp.Click(chromedp.CSS(`form[action="/analytics"] button`)))
+	waitFor(t, ctx, "comments chart", `location.search.includes("metric=comments")`, 10*time.Second)
+	if n := eval[int](t, ctx, `document.querySelectorAll("svg .chart-bar").length`); n < 2 {
+		t.Errorf("%d bars drawn:\n%s", n, eval[string](t, ctx, `document.querySelector("main").innerText`))
+	}
+	screenshots(t, ctx, "analytics")
+
 	// Replying to a comment: the simulated audiences comment as soon as a post is published.
 	do(t, ctx, "inbox", chromedp.Navigate(e.url+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/inbox/refresh"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action="/inbox/refresh"] button`)))

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
@@ -46,6 +47,8 @@ type Options struct {
 	SessionIdle, SessionMax time.Duration
 	// Now is the clock (time.Now when nil); tests move it to expire sessions.
 	Now func() time.Time
+	// Analytics reads figures from the platforms when asked; nil hides the button.
+	Analytics *analytics.Syncer
 	// Inbox reads comments from the platforms and posts replies; nil hides replying.
 	Inbox *inbox.Service
 	// Box seals webhook signing secrets; WebhookPolicy is where webhook URLs may point.
@@ -162,6 +165,9 @@ func (h *Handler) routes() {
 	h.handle("POST /channels/sandbox", h.connectSandbox)
 	h.handle("POST /channels/connect", h.connectOAuth)
 	h.handle("POST /channels/{id}/delete", h.deleteChannel)
+
+	h.handle("GET /analytics", h.analyticsPage)
+	h.handle("POST /analytics/sync", h.syncAnalytics)
 
 	h.handle("GET /inbox", h.inboxPage)
 	h.handle("POST /inbox/refresh", h.refreshInbox)
