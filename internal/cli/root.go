@@ -1,5 +1,6 @@
 // Package cli is the reelay command: the server, the local administration commands that work
-// on its database, and (later) the client of its HTTP API.
+// on its database, and the client of its HTTP API (publish, posts, channels, projects,
+// analytics, inbox, ai), built on the public Go client.
 package cli
 
 import (
@@ -27,13 +28,19 @@ var Version = "dev"
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot(os.Stdout, os.Stderr)
+	return execute(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// execute runs the command line with the given streams, prints an error for a person on
+// stderr, and returns the exit code (see the exit* constants).
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetIn(stdin)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "reelay:", err)
-		return 1
+		return reportError(stderr, err)
 	}
-	return 0
+	return exitOK
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -45,7 +52,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// A flag cobra cannot parse is a usage error (exit code 2), told apart from a failure.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newPublishCmd(), newPostsCmd(), newChannelsCmd(), newAnalyticsCmd(), newInboxCmd(), newAICmd())
 	return root
 }
 
