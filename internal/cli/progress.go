@@ -209,7 +209,7 @@ func watchPost(ctx context.Context, c *client.Client, id string, first *client.P
 			return post, stoppedWatching(parent, ctx, id, timeout, ctx.Err())
 		case <-t.C:
 		}
-		interval = min(interval*3/2, 3*time.Second)
+		interval = min(interval*3/2, 2*time.Second)
 		post = nil
 	}
 }
