@@ -95,7 +95,7 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 			}
 		}
 		r = srv.cli(t, "channels", "list").ok(t)
-		if !regexp.MustCompile(youtube.ID + `\s+youtube\s+`).MatchString(r.stdout) || !strings.Contains(r.stdout, bluesky.ID) {
+		if !regexp.MustCompile(youtube.ID+`\s+youtube\s+`).MatchString(r.stdout) || !strings.Contains(r.stdout, bluesky.ID) {
 			t.Errorf("channels list:\n%s", r.stdout)
 		}
 
@@ -233,6 +233,9 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 			t.Errorf("a scheduled post was watched:\n%s", r.stderr)
 		}
 		scheduledID = post.ID
+		// A watch bounded by --timeout gives up, leaving the post to the server.
+		srv.cli(t, "posts", "get", scheduledID, "--watch", "--timeout", "700ms").failed(t, exitError,
+			"post "+scheduledID+" has not settled after 700ms", "reelay posts get "+scheduledID+" --watch")
 		r = srv.cli(t, "posts", "cancel", scheduledID).ok(t)
 		if !regexp.MustCompile(`(?m)^status\s+canceled$`).MatchString(r.stdout) {
 			t.Errorf("cancel:\n%s", r.stdout)

@@ -149,6 +149,9 @@ func TestCLIServerErrors(t *testing.T) {
 		r := srv.cli(t, "publish", "--video", video, "--platforms", "youtube", "--title", strings.Repeat("t", 101),
 			"--caption", strings.Repeat("c", 5001))
 		r.failed(t, exitError, "validation_failed", "\n  title: ", "\n  caption: ", "request id: ")
+		if n := strings.Count(r.stderr, "caption: "); n != 1 {
+			t.Errorf("the caption's problem is printed %d times:\n%s", n, r.stderr)
+		}
 	})
 }
 

@@ -109,7 +109,7 @@ func describeError(err error) string {
 			}
 			b.WriteString("\nset REELAY_API_KEY (or --api-key) to a live key; `reelay keys create` makes one")
 		} else {
-			b.WriteString(e.Error())
+			b.WriteString(withoutFieldList(e))
 			if e.Code != "" {
 				fmt.Fprintf(&b, " (%d %s)", e.StatusCode, e.Code)
 			}
@@ -124,6 +124,9 @@ func describeError(err error) string {
 		}
 		if e.PostID != "" {
 			fmt.Fprintf(&b, "\n  existing post: %s (reelay posts get %s)", e.PostID, e.PostID)
+			if e.Code == client.CodeDuplicatePost {
+				b.WriteString("\n  add --allow-duplicate to publish it again anyway")
+			}
 		}
 		if e.RetryAfter > 0 {
 			fmt.Fprintf(&b, "\n  retry after %s", e.RetryAfter.Round(time.Second))
@@ -144,6 +147,28 @@ func describeError(err error) string {
 		return "interrupted"
 	}
 	return err.Error()
+}
+
+// withoutFieldList is an error's message without the list of fields at fault the server
+// appends to it ("invalid request: caption: …; title: …"), since the fields are printed one
+// per line after it; any other message is kept whole.
+func withoutFieldList(e *client.Error) string {
+	if len(e.Fields) == 0 {
+		return e.Error()
+	}
+	fields := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + ": " + e.Fields[f]
+	}
+	if head, ok := strings.CutSuffix(e.Message, ": "+strings.Join(parts, "; ")); ok && head != "" {
+		return head
+	}
+	return e.Error()
 }
 
 // reportError prints err for a person and answers the exit code.
