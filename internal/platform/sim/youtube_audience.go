@@ -191,10 +191,10 @@ type ytListParams struct {
 
 func ytReadListParams(q url.Values, allowed []string, tokenKey string) (ytListParams, *ytErr) {
 	lp := ytListParams{parts: map[string]bool{}, max: 20, format: "html", tokenKey: tokenKey}
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return lp, ytError(400, "global", "required", "Required parameter: part")
 	}
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		p = strings.TrimSpace(p)
 		if !slices.Contains(allowed, p) {
 			return lp, ytError(400, "youtube.part", "unknownPart", "%q", p)
@@ -374,10 +374,10 @@ func (s *ytSim) listComments(w http.ResponseWriter, _ *http.Request, acct Accoun
 // insertComment is comments.insert: a reply to a top-level comment.
 func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	parts := map[string]bool{}
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		p = strings.TrimSpace(p)
 		if p != "id" && p != "snippet" {
 			return ytError(400, "youtube.part", "unknownPart", "%q", p)
