@@ -107,6 +107,9 @@ type YouTubeOptions struct {
 	// channel: channels.list?mine=true answers no items, videos.insert 401
 	// youtubeSignupRequired.
 	NoChannel map[string]bool
+	// HiddenLikes names the accounts (by Account.ID) whose videos hide their like count (the
+	// "show how many viewers like this video" setting off): statistics leave likeCount out.
+	HiddenLikes map[string]bool
 }
 
 const (

@@ -262,3 +262,30 @@ func TestYouTubeRepeatedParameters(t *testing.T) {
 		})
 	}
 }
+
+// TestYouTubeHiddenLikes: the statistics of a video whose owner hides its like count leave
+// likeCount out; other channels' videos keep it.
+func TestYouTubeHiddenLikes(t *testing.T) {
+	e := newYTEnv(t, YouTubeOptions{HiddenLikes: map[string]bool{"alice": true}})
+	hidden, shown := e.upload("tok-alice", ytMeta1), e.upload("tok-bob", ytMeta1)
+	e.clock.Advance(time.Hour)
+	stats := func(token, id string) map[string]string {
+		t.Helper()
+		resp, body := e.do("GET", "/youtube/v3/videos?part=statistics&id="+id, token, nil, nil)
+		var l struct {
+			Items []struct{ Statistics map[string]string } `json:"items"`
+		}
+		if err := json.Unmarshal(body, &l); err != nil || resp.StatusCode != 200 || len(l.Items) != 1 {
+			t.Fatalf("videos.list: %d %s", resp.StatusCode, body)
+		}
+		return l.Items[0].Statistics
+	}
+	if s := stats("tok-bob", hidden); s["viewCount"] == "" || s["viewCount"] == "0" || s["commentCount"] == "" {
+		t.Errorf("hidden likes: %v", s)
+	} else if _, ok := s["likeCount"]; ok {
+		t.Errorf("hidden likes answered likeCount: %v", s)
+	}
+	if s := stats("tok-alice", shown); s["likeCount"] == "" {
+		t.Errorf("shown likes: %v", s)
+	}
+}
