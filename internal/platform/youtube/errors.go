@@ -20,8 +20,8 @@ import (
 // classified by googleError alike.
 func errorFrom(resp *http.Response) *publish.Error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var ge *googleapi.Error
-	if !errors.As(googleapi.CheckResponseWithBody(resp, raw), &ge) { // a 2xx the call did not expect
+	ge, ok := errors.AsType[*googleapi.Error](googleapi.CheckResponseWithBody(resp, raw))
+	if !ok { // a 2xx the call did not expect
 		ge = &googleapi.Error{Code: resp.StatusCode, Body: string(raw), Header: resp.Header}
 	}
 	ge.Code = resp.StatusCode // the answer's status, should the body's code differ

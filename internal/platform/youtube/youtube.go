@@ -766,10 +766,11 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
 		// Only an answer that goes on past the bound is refused, not one that ends on it.
 		var one [1]byte
-		if n, _ := b.rc.Read(one[:]); n > 0 {
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
 			return 0, errAnswerTooLarge
 		}
-		return 0, io.EOF
+		return 0, err
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
