@@ -46,6 +46,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newMCPCmd())
 	return root
 }
 
