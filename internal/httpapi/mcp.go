@@ -21,16 +21,18 @@ import (
 // /api/v1/mcp. It is registered like every private endpoint, so the caller is authenticated
 // and rate-limited before anything here runs, and a credential in the URL is refused.
 //
-// The tools (package mcpserver) are calls of the public Go client. Here each request gets a
-// client whose transport is loopback: it hands every call to this server's own handler, in
-// process, with the caller's credential header. The tools therefore pass through exactly the
-// checks the caller's own API requests pass (authentication again, rate limits, tenant
-// isolation, validation), with no network hop and no privilege of their own: loopback adds
-// nothing a request from outside could forge, and only carries requests the tools build.
+// The tools (package mcpserver) are calls of the public Go client. Each tool call gets a client
+// whose transport is loopback: it hands every API call to this server's own handler, in
+// process, with the credential header of the MCP request that carried the call (the SDK gives
+// tools that request's header). The tools therefore pass through exactly the checks the
+// caller's own API requests pass (authentication again, rate limits, tenant isolation,
+// validation), with no network hop and no privilege of their own: loopback adds nothing a
+// request from outside could forge, and only carries requests the tools build, to the API.
 //
 // Sessions are stateless (a fresh protocol session per POST, nothing kept between requests),
 // so any number of API processes can serve the endpoint behind a load balancer; answers are
-// plain JSON rather than event streams, since no tool sends progress.
+// plain JSON rather than event streams, since no tool sends progress. One MCP server (its
+// tools and schemas) serves every request.
 
 // mcpHost is the host of the tools' in-process API client: not a network name, only a marker
 // that loopback checks, so that the client cannot be pointed anywhere else.
@@ -39,15 +41,10 @@ const mcpHost = "reelay.in-process"
 // mcpPath is where the endpoint is; loopback refuses to call it (no recursion).
 const mcpPath = APIPrefix + "/mcp"
 
-type ctxMCPServerKey struct{}
-
-// newMCPHandler returns the SDK's streamable HTTP handler, which serves the MCP server built for
-// the request by serveMCP.
+// newMCPHandler returns the SDK's streamable HTTP handler serving the tools.
 func (s *Server) newMCPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		srv, _ := r.Context().Value(ctxMCPServerKey{}).(*mcp.Server)
-		return srv
-	}, &mcp.StreamableHTTPOptions{
+	tools := mcpserver.NewPerCall(s.mcpClient, mcpserver.Options{Logger: s.log.With("component", "mcp")})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       s.log.With("component", "mcp"),
@@ -61,8 +58,7 @@ func (s *Server) newMCPHandler() http.Handler {
 }
 
 // serveMCP is POST /api/v1/mcp: checks the body the way every JSON endpoint does (with the
-// contract's error body), then lets the SDK speak the protocol with a server whose tools call
-// the API as the caller.
+// contract's error body), then lets the SDK speak the protocol.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	if err := requireContentType(r, "application/json"); err != nil {
 		return err
@@ -71,28 +67,34 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	lb := &loopback{handler: s.handler, requestID: requestIDFrom(r.Context()), remoteAddr: r.RemoteAddr,
-		credential: http.Header{}}
-	for _, h := range []string{"X-API-Key", "Authorization"} {
-		if v := r.Header.Values(h); len(v) > 0 {
-			lb.credential[http.CanonicalHeaderKey(h)] = v
+	// The tools' API calls are logged under this request's id (with a sequence number).
+	r.Header = r.Header.Clone()
+	r.Header.Set("X-Request-Id", requestIDFrom(r.Context()))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	s.mcpHandler.ServeHTTP(w, r)
+	return nil
+}
+
+// mcpClient is the API client of one tool call: it acts as the caller of the MCP request that
+// carried the call, whose header the SDK hands over.
+func (s *Server) mcpClient(_ context.Context, req *mcp.CallToolRequest) (*client.Client, error) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil, errors.New("the tool call came without its HTTP request")
+	}
+	h := req.Extra.Header
+	lb := &loopback{handler: s.handler, requestID: h.Get("X-Request-Id"), credential: http.Header{}}
+	for _, name := range []string{"X-API-Key", "Authorization"} {
+		if v := h.Values(name); len(v) > 0 {
+			lb.credential[http.CanonicalHeaderKey(name)] = v
 		}
 	}
-	api, err := client.New("http://"+mcpHost, "",
+	return client.New("http://"+mcpHost, "",
 		client.WithHTTPClient(&http.Client{Transport: lb}),
 		client.WithUserAgent("reelay-mcp"),
 		// There is no network to be flaky; a 429 or 503 is the tool's answer, not something to
 		// wait out inside one tool call.
 		client.WithRetries(0))
-	if err != nil {
-		return err
-	}
-	srv := mcpserver.New(api, mcpserver.Options{Logger: s.log.With("component", "mcp")})
-	r = r.WithContext(context.WithValue(r.Context(), ctxMCPServerKey{}, srv))
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	s.mcpHandler.ServeHTTP(w, r)
-	return nil
 }
 
 // loopback is the HTTP transport of the tools' API client: each request goes to this server's
@@ -104,9 +106,8 @@ type loopback struct {
 	credential http.Header
 	// requestID is the MCP request's id; each API call gets it with a sequence number, so the
 	// access log ties the calls to the MCP request.
-	requestID  string
-	remoteAddr string
-	calls      atomic.Int64
+	requestID string
+	calls     atomic.Int64
 }
 
 // errLoopbackRefused: the tools' client asked for something outside the API.
@@ -122,7 +123,6 @@ func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()
-	in.RemoteAddr = l.remoteAddr
 	if in.Body == nil {
 		in.Body = http.NoBody
 	}

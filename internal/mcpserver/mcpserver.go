@@ -13,9 +13,11 @@
 //   - stdio (`reelay mcp`): a client of a running server over HTTP, with REELAY_URL and
 //     REELAY_API_KEY. The agent runs on the user's machine, so reelay_publish_post also takes
 //     video_path, a local file streamed to the server with the client's upload (Options.LocalFiles).
-//   - streamable HTTP (POST /api/v1/mcp, package httpapi): per request, a client whose HTTP
-//     transport hands each call straight to the server's own API handler, carrying the caller's
-//     credential header. There video_path is refused: a path would name a file on the server.
+//   - streamable HTTP (POST /api/v1/mcp, package httpapi): one server for the process, whose
+//     tools get a client per call (NewPerCall) built from the call's HTTP request headers
+//     (mcp.RequestExtra): its transport hands each API call straight to the server's own
+//     handler, carrying the caller's credential header. There video_path is refused: a path
+//     would name a file on the server.
 //
 // The alternative, tools calling the publish service and the store directly, would have been
 // a second front door with its own decoding and checks to keep equal to the API's; going
@@ -32,13 +34,14 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,37 +79,18 @@ reelay_publish_post publishes or schedules a video and answers a post_id. Publis
 TikTok posts in inbox mode (the default) end as sent_to_inbox: delivered to the creator's TikTok app, public only once the creator finishes them there.
 reelay_get_analytics reports views, likes, comments and impressions; a figure a platform does not give is null, not 0.`
 
-// toolset is the tools' definitions of one mode, built once: schemas take reflection and
-// resolution, and every HTTP request builds a server of its own from them.
-type toolset struct {
-	once  sync.Once
-	tools map[string]*mcp.Tool
-	cache *mcp.SchemaCache
-}
+// ClientFunc gives one tool call the API client it works with.
+type ClientFunc func(ctx context.Context, req *mcp.CallToolRequest) (*client.Client, error)
 
-var toolsets [2]toolset // [0]: no local files (HTTP), [1]: local files (stdio)
-
-func definitions(localFiles bool) *toolset {
-	i := 0
-	if localFiles {
-		i = 1
-	}
-	ts := &toolsets[i]
-	ts.once.Do(func() {
-		ts.tools = toolDefinitions(localFiles)
-		ts.cache = mcp.NewSchemaCache()
-		// Register once on a throwaway server so that every schema is resolved into the cache
-		// here, under the Once, rather than by concurrent first requests.
-		warm := mcp.NewServer(&mcp.Implementation{Name: implementationTag, Version: "warm-up"},
-			&mcp.ServerOptions{SchemaCache: ts.cache, Logger: slog.New(slog.DiscardHandler)})
-		(&tools{}).register(warm, ts.tools)
-	})
-	return ts
-}
-
-// New returns an MCP server whose tools call the API through c.
+// New returns an MCP server whose tools call the API through c (one caller: stdio).
 func New(c *client.Client, o Options) *mcp.Server {
-	ts := definitions(o.LocalFiles)
+	return NewPerCall(func(context.Context, *mcp.CallToolRequest) (*client.Client, error) { return c, nil }, o)
+}
+
+// NewPerCall returns an MCP server whose tools ask clientFor for their API client at each
+// call, so that one server can serve many callers, each call acting as its own caller. A
+// failure of clientFor is the call's tool error.
+func NewPerCall(clientFor ClientFunc, o Options) *mcp.Server {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -116,24 +100,21 @@ func New(c *client.Client, o Options) *mcp.Server {
 		version = "dev"
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: implementationTag, Title: "reelay", Version: version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: logger, SchemaCache: ts.cache})
+		&mcp.ServerOptions{Instructions: instructions, Logger: logger})
 	s.AddReceivingMiddleware(nameArgumentErrors)
-	(&tools{api: c, localFiles: o.LocalFiles}).register(s, ts.tools)
+	defs := toolDefinitions(o.LocalFiles)
+	t := &tools{localFiles: o.LocalFiles}
+	addTool(s, defs[ToolPublishPost], clientFor, t.publishPost)
+	addTool(s, defs[ToolGetPost], clientFor, t.getPost)
+	addTool(s, defs[ToolListChannels], clientFor, t.listChannels)
+	addTool(s, defs[ToolListProjects], clientFor, t.listProjects)
+	addTool(s, defs[ToolGetAnalytics], clientFor, t.getAnalytics)
 	return s
 }
 
-// tools are the handlers, bound to one API client.
+// tools are the handlers; each gets the API client of its call.
 type tools struct {
-	api        *client.Client
 	localFiles bool
-}
-
-func (t *tools) register(s *mcp.Server, defs map[string]*mcp.Tool) {
-	addTool(s, defs[ToolPublishPost], t.publishPost)
-	addTool(s, defs[ToolGetPost], t.getPost)
-	addTool(s, defs[ToolListChannels], t.listChannels)
-	addTool(s, defs[ToolListProjects], t.listProjects)
-	addTool(s, defs[ToolGetAnalytics], t.getAnalytics)
 }
 
 // answer is what a tool found: the API's answer, a summary of it, and whether what it
@@ -148,9 +129,14 @@ type answer[Out any] struct {
 // schema and the answer against its output schema. Errors become tool results with isError
 // (errorResult); the structured content is then left out, since it would not match the output
 // schema that clients check it against.
-func addTool[In, Out any](s *mcp.Server, def *mcp.Tool, run func(context.Context, In) (answer[Out], error)) {
-	mcp.AddTool(s, def, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		a, err := run(ctx, in)
+func addTool[In, Out any](s *mcp.Server, def *mcp.Tool, clientFor ClientFunc,
+	run func(context.Context, *client.Client, In) (answer[Out], error)) {
+	mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		api, err := clientFor(ctx, req)
+		if err != nil {
+			return errorResult(err), nil, nil
+		}
+		a, err := run(ctx, api, in)
 		if err != nil {
 			return errorResult(err), nil, nil
 		}
@@ -282,7 +268,7 @@ type errorDetail struct {
 	// Status is the API's HTTP status; 0 when there was no answer or the tool refused first.
 	Status int `json:"status,omitempty"`
 	// Code is the API's error code, or invalid_argument, unreachable.
-	Code              string            `json:"code"`
+	Code              string            `json:"code,omitempty"`
 	Message           string            `json:"message"`
 	Fields            map[string]string `json:"fields,omitempty"`
 	RequestID         string            `json:"request_id,omitempty"`
@@ -374,7 +360,7 @@ func (d errorDetail) text() string {
 	var b strings.Builder
 	switch {
 	case d.Status != 0:
-		fmt.Fprintf(&b, "reelay answered %d %s: %s", d.Status, d.Code, d.Message)
+		fmt.Fprintf(&b, "reelay answered %d %s: %s", d.Status, cmp.Or(d.Code, http.StatusText(d.Status)), d.Message)
 	default:
 		b.WriteString(d.Message)
 	}

@@ -56,7 +56,7 @@ type PublishResult struct {
 	Replayed bool `json:"replayed" jsonschema:"True when an earlier call with the same key made this post and nothing new was published."`
 }
 
-func (t *tools) publishPost(ctx context.Context, in PublishInput) (answer[PublishResult], error) {
+func (t *tools) publishPost(ctx context.Context, api *client.Client, in PublishInput) (answer[PublishResult], error) {
 	var none answer[PublishResult]
 	req := client.PublishRequest{
 		ProjectID: in.ProjectID, ChannelIDs: in.ChannelIDs, VideoURL: in.VideoURL, ThumbnailURL: in.ThumbnailURL,
@@ -96,7 +96,7 @@ func (t *tools) publishPost(ctx context.Context, in PublishInput) (answer[Publis
 		req.IdempotencyKey = derivedKey(in, file)
 	}
 
-	res, err := t.api.Publish(ctx, req)
+	res, err := api.Publish(ctx, req)
 	if err != nil {
 		return none, publishFailure(err, req.IdempotencyKey)
 	}

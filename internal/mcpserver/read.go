@@ -15,7 +15,7 @@ type GetPostInput struct {
 	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"Wait up to this many seconds (0 to 60) for the post to settle before answering, reading it with back-off. Default: 0, answer at once."`
 }
 
-func (t *tools) getPost(ctx context.Context, in GetPostInput) (answer[client.Post], error) {
+func (t *tools) getPost(ctx context.Context, api *client.Client, in GetPostInput) (answer[client.Post], error) {
 	var none answer[client.Post]
 	id := strings.TrimSpace(in.PostID)
 	if id == "" {
@@ -24,9 +24,9 @@ func (t *tools) getPost(ctx context.Context, in GetPostInput) (answer[client.Pos
 	var post *client.Post
 	var err error
 	if in.WaitSeconds > 0 {
-		post, err = t.waitPost(ctx, id, time.Duration(in.WaitSeconds)*time.Second)
+		post, err = waitPost(ctx, api, id, time.Duration(in.WaitSeconds)*time.Second)
 	} else {
-		post, err = t.api.GetPost(ctx, id)
+		post, err = api.GetPost(ctx, id)
 	}
 	if err != nil {
 		return none, err
@@ -36,16 +36,16 @@ func (t *tools) getPost(ctx context.Context, in GetPostInput) (answer[client.Pos
 
 // waitPost reads the post until it settles or wait runs out; running out is not an error:
 // the post is answered as it stands.
-func (t *tools) waitPost(ctx context.Context, id string, wait time.Duration) (*client.Post, error) {
+func waitPost(ctx context.Context, api *client.Client, id string, wait time.Duration) (*client.Post, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	post, err := t.api.WaitPost(wctx, id)
+	post, err := api.WaitPost(wctx, id)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		if post != nil {
 			return post, nil
 		}
 		// The wait ran out during a read: read once more without it.
-		return t.api.GetPost(ctx, id)
+		return api.GetPost(ctx, id)
 	}
 	return post, err
 }
@@ -55,8 +55,8 @@ type ListChannelsInput struct {
 	ProjectID string `json:"project_id,omitempty" jsonschema:"Id of the project (reelay_list_projects). May be left out when the account has exactly one project."`
 }
 
-func (t *tools) listChannels(ctx context.Context, in ListChannelsInput) (answer[client.ChannelList], error) {
-	list, err := t.api.ListChannels(ctx, strings.TrimSpace(in.ProjectID))
+func (t *tools) listChannels(ctx context.Context, api *client.Client, in ListChannelsInput) (answer[client.ChannelList], error) {
+	list, err := api.ListChannels(ctx, strings.TrimSpace(in.ProjectID))
 	if err != nil {
 		return answer[client.ChannelList]{}, err
 	}
@@ -71,8 +71,8 @@ type ProjectList struct {
 	Projects []client.Project `json:"projects"`
 }
 
-func (t *tools) listProjects(ctx context.Context, _ ListProjectsInput) (answer[ProjectList], error) {
-	projects, err := t.api.ListProjects(ctx)
+func (t *tools) listProjects(ctx context.Context, api *client.Client, _ ListProjectsInput) (answer[ProjectList], error) {
+	projects, err := api.ListProjects(ctx)
 	if err != nil {
 		return answer[ProjectList]{}, err
 	}
@@ -100,10 +100,10 @@ type AnalyticsResult struct {
 	Sync *client.SyncSummary `json:"sync,omitempty" jsonschema:"What the sync read, when sync was asked for."`
 }
 
-func (t *tools) getAnalytics(ctx context.Context, in AnalyticsInput) (answer[AnalyticsResult], error) {
+func (t *tools) getAnalytics(ctx context.Context, api *client.Client, in AnalyticsInput) (answer[AnalyticsResult], error) {
 	var out AnalyticsResult
 	if in.Sync {
-		sum, err := t.api.SyncAnalytics(ctx, client.SyncRequest{})
+		sum, err := api.SyncAnalytics(ctx, client.SyncRequest{})
 		if err != nil {
 			return answer[AnalyticsResult]{}, err
 		}
@@ -113,7 +113,7 @@ func (t *tools) getAnalytics(ctx context.Context, in AnalyticsInput) (answer[Ana
 	if platform == "all" {
 		platform = ""
 	}
-	ov, err := t.api.AnalyticsOverview(ctx, client.AnalyticsParams{ProjectID: strings.TrimSpace(in.ProjectID),
+	ov, err := api.AnalyticsOverview(ctx, client.AnalyticsParams{ProjectID: strings.TrimSpace(in.ProjectID),
 		StartDate: in.StartDate, EndDate: in.EndDate, Platform: platform})
 	if err != nil {
 		return answer[AnalyticsResult]{}, err
