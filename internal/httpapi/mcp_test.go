@@ -372,6 +372,34 @@ func TestMCPProtocolAnswers(t *testing.T) {
 		if r := e.do(req{Method: "POST", Path: "/api/v1/mcp", Key: e.a.Key, Header: accept, Body: big}); r.Code != http.StatusRequestEntityTooLarge || r.errCode() != "payload_too_large" {
 			t.Errorf("2 MB body: %d %.200s", r.Code, r.Body)
 		}
+		if r := e.do(req{Method: "POST", Path: "/api/v1/mcp", Key: e.a.Key, Header: map[string]string{"Accept": "application/json"},
+			Body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`}); r.Code != http.StatusBadRequest || !strings.Contains(string(r.Body), "text/event-stream") {
+			t.Errorf("Accept without event streams: %d %s", r.Code, r.Body)
+		}
+		if r := e.do(req{Method: "POST", Path: "/api/v1/mcp", Key: e.a.Key, Header: accept,
+			Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}); r.Code != http.StatusAccepted || len(r.Body) != 0 {
+			t.Errorf("notification: %d %s", r.Code, r.Body)
+		}
+		// An unknown tool is a protocol error (the tool does not exist); a failing tool is not.
+		r = e.do(req{Method: "POST", Path: "/api/v1/mcp", Key: e.a.Key, Header: accept,
+			Body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reelay_delete_everything","arguments":{}}}`})
+		if rpcErr, _ := r.JSON["error"].(map[string]any); r.Code != http.StatusOK || rpcErr["code"] != float64(-32602) {
+			t.Errorf("unknown tool: %d %s", r.Code, r.Body)
+		}
+		// A batch is answered with an array, as the contract says.
+		batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`
+		hr := httptest.NewRequest("POST", "http://reelay.test/api/v1/mcp", strings.NewReader(batch))
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		hr.Header.Set("X-API-Key", e.a.Key)
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, hr)
+		var answers []map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &answers); rec.Code != http.StatusOK || err != nil || len(answers) != 2 {
+			t.Errorf("batch: %d %.300s", rec.Code, rec.Body)
+		}
+		e.checkContract(hr, []byte(batch), &resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()})
+
 		// No standalone event stream and no sessions to delete: 405, as the protocol expects.
 		for _, m := range []string{"GET", "DELETE"} {
 			if r := e.do(req{Method: m, Path: "/api/v1/mcp", Key: e.a.Key}); r.Code != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" {
