@@ -127,8 +127,9 @@ type answer[Out any] struct {
 
 // addTool registers run as a typed tool: the SDK validates the arguments against def's input
 // schema and the answer against its output schema. Errors become tool results with isError
-// (errorResult); the structured content is then left out, since it would not match the output
-// schema that clients check it against.
+// (errorResult) without structured content, which would not match the output schema that
+// clients check it against; an answer that reports a failure (Failed) keeps its structured
+// content, which does.
 func addTool[In, Out any](s *mcp.Server, def *mcp.Tool, clientFor ClientFunc,
 	run func(context.Context, *client.Client, In) (answer[Out], error)) {
 	mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
