@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelay/reelay/client"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
@@ -454,65 +455,88 @@ func newKeysCmd() *cobra.Command {
 }
 
 func newProjectsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "projects", Short: "Manage an account's projects in the local database"}
+	cmd := &cobra.Command{
+		Use:   "projects",
+		Short: "List and create projects: through the API, or with --account in the local database",
+		Long: "List and create an account's projects. Without --account they call the HTTP API with the " +
+			"API key (REELAY_URL, REELAY_API_KEY); with --account they work on the local database, as the " +
+			"other administration commands do.",
+	}
 	var account string
-	cmd.PersistentFlags().StringVar(&account, "account", "", "account id (required)")
+	cmd.PersistentFlags().StringVar(&account, "account", "", "account id: work on the local database instead of calling the API")
 
 	var cfgCreate config.Config
 	var name, description string
 	create := &cobra.Command{
-		Use:   "create --account ID --name NAME",
+		Use:   "create --name NAME [--description D] [--account ID]",
 		Short: "Create a project",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if name == "" {
-				return errors.New("--name is required")
-			}
-			var p store.Project
-			err := withStore(cmd.Context(), &cfgCreate, func(st *store.Store) (err error) {
-				if err := requireAccount(cmd.Context(), st, account); err != nil {
-					return err
-				}
-				p, err = st.CreateProject(cmd.Context(), account, name, description)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s)\n", p.ID, p.Name)
-			return nil
-		},
+		RunE:  nil, // set below, once the API flags exist
 	}
 	create.Flags().StringVar(&name, "name", "", "project name")
 	create.Flags().StringVar(&description, "description", "", "project description")
 	storageCommand(create, &cfgCreate)
+	createAPI := apiCommand(create)
+	create.RunE = func(cmd *cobra.Command, _ []string) error {
+		if name == "" {
+			return usagef("--name is required")
+		}
+		if account == "" {
+			return createProjectAPI(cmd, createAPI, name, description)
+		}
+		var p store.Project
+		err := withStore(cmd.Context(), &cfgCreate, func(st *store.Store) (err error) {
+			if err := requireAccount(cmd.Context(), st, account); err != nil {
+				return err
+			}
+			p, err = st.CreateProject(cmd.Context(), account, name, description)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if createAPI.json {
+			return printJSON(cmd.OutOrStdout(), projectRow(p))
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s)\n", p.ID, p.Name)
+		return nil
+	}
 
 	var cfgList config.Config
 	list := &cobra.Command{
-		Use:   "list --account ID",
-		Short: "List an account's projects",
+		Use:   "list [--account ID]",
+		Short: "List the account's projects",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var projects []store.Project
-			err := withStore(cmd.Context(), &cfgList, func(st *store.Store) (err error) {
-				if err := requireAccount(cmd.Context(), st, account); err != nil {
-					return err
-				}
-				projects, err = st.ListProjects(cmd.Context(), account)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED\tDESCRIPTION")
-			for _, p := range projects {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Name, p.CreatedAt.Format(time.RFC3339), p.Description)
-			}
-			return tw.Flush()
-		},
 	}
 	storageCommand(list, &cfgList)
+	listAPI := apiCommand(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		if account == "" {
+			return listProjectsAPI(cmd, listAPI)
+		}
+		var projects []store.Project
+		err := withStore(cmd.Context(), &cfgList, func(st *store.Store) (err error) {
+			if err := requireAccount(cmd.Context(), st, account); err != nil {
+				return err
+			}
+			projects, err = st.ListProjects(cmd.Context(), account)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		rows := make([]client.Project, len(projects))
+		for i, p := range projects {
+			rows[i] = projectRow(p)
+		}
+		return printProjects(cmd.OutOrStdout(), listAPI.json, rows)
+	}
 	cmd.AddCommand(create, list)
 	return cmd
+}
+
+// projectRow is a project of the database in the API's shape, so that both sources print
+// alike.
+func projectRow(p store.Project) client.Project {
+	return client.Project{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: p.CreatedAt}
 }

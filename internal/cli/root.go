@@ -1,5 +1,6 @@
 // Package cli is the reelay command: the server, the local administration commands that work
-// on its database, and (later) the client of its HTTP API.
+// on its database, and the client of its HTTP API (publish, posts, channels, projects,
+// analytics, inbox, ai), built on the public Go client.
 package cli
 
 import (
@@ -27,13 +28,19 @@ var Version = "dev"
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot(os.Stdout, os.Stderr)
+	return execute(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// execute runs the command line with the given streams, prints an error for a person on
+// stderr, and returns the exit code (see the exit* constants).
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetIn(stdin)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "reelay:", err)
-		return 1
+		return reportError(stderr, err)
 	}
-	return 0
+	return exitOK
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -45,8 +52,30 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// A flag cobra cannot parse is a usage error (exit code 2), told apart from a failure.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newPublishCmd(), newPostsCmd(), newChannelsCmd(), newAnalyticsCmd(), newInboxCmd(), newAICmd(), newMCPCmd())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group below root (posts, channels, keys, ...)
+// refuse an unknown subcommand as a usage error; cobra would print the group's help and
+// succeed, so that a typo in a script would go unnoticed.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	for _, cmd := range root.Commands() {
+		if cmd.HasSubCommands() && cmd.Run == nil && cmd.RunE == nil {
+			cmd.Args = cobra.ArbitraryArgs
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+				}
+				return cmd.Help()
+			}
+		}
+		refuseUnknownSubcommands(cmd)
+	}
 }
 
 func newVersionCmd() *cobra.Command {
@@ -65,7 +94,7 @@ func newVersionCmd() *cobra.Command {
 // reads the same settings the same way.
 func withEnv(cmd *cobra.Command, finish func() error) {
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		if err := config.ApplyEnv(cmd.Flags()); err != nil {
+		if err := config.ApplyEnv(settingFlags(cmd.Flags())); err != nil {
 			return err
 		}
 		if finish != nil {
@@ -73,6 +102,21 @@ func withEnv(cmd *cobra.Command, finish func() error) {
 		}
 		return nil
 	}
+}
+
+// settingFlags are the flags of fs that are settings, which the environment may set: not the
+// ones that choose an output (--json, --verbose), nor --url and --api-key, which
+// remoteCommand reads.
+func settingFlags(fs *pflag.FlagSet) *pflag.FlagSet {
+	sub := pflag.NewFlagSet("settings", pflag.ContinueOnError)
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Name {
+		case "json", "verbose", "url", "api-key":
+			return
+		}
+		sub.AddFlag(f)
+	})
+	return sub
 }
 
 // storageCommand is a local administration command: it opens the database named by the

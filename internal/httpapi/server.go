@@ -119,6 +119,9 @@ type Server struct {
 	aiWait        time.Duration
 	web           http.Handler
 
+	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
+	mcpHandler http.Handler
+
 	mux     *http.ServeMux
 	methods map[string][]string // path pattern → methods served, for 405 answers
 	handler http.Handler
@@ -150,6 +153,7 @@ func New(o Options) *Server {
 		s.registry = prometheus.NewRegistry()
 	}
 	s.metrics = newHTTPMetrics(s.registry)
+	s.mcpHandler = s.newMCPHandler()
 	if s.sandbox {
 		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
 	}
@@ -207,6 +211,8 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/webhooks", s.createWebhook)
 	s.private("DELETE "+APIPrefix+"/webhooks/{id}", s.deleteWebhook)
 	s.private("GET "+APIPrefix+"/webhooks/{id}/deliveries", s.listWebhookDeliveries)
+
+	s.private("POST "+APIPrefix+"/mcp", s.serveMCP)
 
 	// Every path registered above answers other methods with a 405 in the contract's body.
 	for path, methods := range s.methods {

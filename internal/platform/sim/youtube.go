@@ -46,6 +46,10 @@ package sim
 //   - quota per account and per day (days end at midnight Pacific Time, as Google's do):
 //     10,000 units, videos.insert 1,600, thumbnails.set 50, list calls 1 → 403 quotaExceeded;
 //     optionally a cap of uploads per day → 400 uploadLimitExceeded;
+//   - the parameters declared repeated (part, id) comma-separated, repeated, or both, as
+//     Google takes them; the system parameters the client libraries send (alt=json,
+//     prettyPrint, the x-goog-api-client header) change nothing, and any other alt (media,
+//     proto) is refused with 400 invalidParameter: the simulator answers JSON only;
 //   - errors as Google renders them: {"error":{"code","message","errors":[{"message",
 //     "domain","reason"}],"status"}}; the account's call faults as 503 backendError, 401
 //     authError and 429 rateLimitExceeded with Retry-After.
@@ -103,6 +107,9 @@ type YouTubeOptions struct {
 	// channel: channels.list?mine=true answers no items, videos.insert 401
 	// youtubeSignupRequired.
 	NoChannel map[string]bool
+	// HiddenLikes names the accounts (by Account.ID) whose videos hide their like count (the
+	// "show how many viewers like this video" setting off): statistics leave likeCount out.
+	HiddenLikes map[string]bool
 }
 
 const (
@@ -365,6 +372,10 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if alt := q.Get("alt"); alt != "" && alt != "json" {
+		ytWriteErr(w, ytError(400, "global", "invalidParameter", "Invalid value %q for alt: this simulator answers json only.", alt))
+		return
+	}
 	acct, e := s.authenticate(r)
 	if e == nil {
 		e = s.fault(acct)
@@ -444,7 +455,7 @@ func (s *ytSim) charge(account string, units int, upload bool, now time.Time) *y
 
 // insert is POST /upload/youtube/v3/videos: a resumable session start or a multipart upload.
 func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	parts, e := ytParts(q.Get("part"))
+	parts, e := ytParts(ytParam(q, "part"))
 	if e != nil {
 		return e
 	}
@@ -462,6 +473,14 @@ func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct Account, q u
 	default:
 		return ytError(400, "global", "invalidParameter", "Invalid value %q for uploadType: this simulator takes resumable or multipart.", q.Get("uploadType"))
 	}
+}
+
+// ytParam reads a parameter the API declares repeated (part, id) as one comma-separated list.
+// Google takes it in either form, one comma-separated value ("part=snippet,status") or the
+// parameter repeated ("part=snippet&part=status"), which is what the Go client library sends,
+// or a mix of the two.
+func ytParam(q url.Values, name string) string {
+	return strings.Join(q[name], ",")
 }
 
 func ytParts(part string) ([]string, *ytErr) {
@@ -986,17 +1005,17 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 
 // listVideos is videos.list with the id filter.
 func (s *ytSim) listVideos(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	parts, e := ytParts(q.Get("part"))
+	parts, e := ytParts(ytParam(q, "part"))
 	if e != nil {
 		return e
 	}
-	if q.Get("id") == "" {
+	if ytParam(q, "id") == "" {
 		if q.Get("chart") != "" || q.Get("myRating") != "" {
 			return ytError(400, "global", "invalidParameter", "This simulator lists videos by id only.")
 		}
 		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: myRating, id, chart")
 	}
-	ids := strings.Split(q.Get("id"), ",")
+	ids := strings.Split(ytParam(q, "id"), ",")
 	if len(ids) > 50 {
 		return ytError(400, "youtube.parameter", "invalidParameter", "The id parameter takes at most 50 ids.")
 	}
@@ -1204,15 +1223,15 @@ func ytLooksLikeImage(b []byte) bool {
 
 // listCategories is videoCategories.list by regionCode or id.
 func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		if p = strings.TrimSpace(p); p != "snippet" && p != "id" {
 			return ytError(400, "youtube.part", "unknownPart", "%q", p)
 		}
 	}
-	region, ids := q.Get("regionCode"), q.Get("id")
+	region, ids := q.Get("regionCode"), ytParam(q, "id")
 	switch {
 	case region == "" && ids == "":
 		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: id, regionCode")
@@ -1248,11 +1267,11 @@ func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Acco
 // mine=true, the channel of the token's account; an account without a channel answers no
 // items, as YouTube does.
 func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
 	var parts []string
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		p = strings.TrimSpace(p)
 		if !ytChannelParts[p] {
 			return ytError(400, "youtube.part", "unknownPart", "%q", p)

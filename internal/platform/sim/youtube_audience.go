@@ -9,7 +9,8 @@ package sim
 //   - statistics: viewCount, likeCount, favoriteCount (always 0, as YouTube has answered since
 //     favourites went away) and commentCount, as strings; the figures are AudienceOf the video
 //     from the moment it was processed, commentCount adds the replies posted to it. A video
-//     that is still processing has zeros.
+//     that is still processing has zeros; likeCount is left out for the accounts of
+//     YouTubeOptions.HiddenLikes, as YouTube leaves out a count the owner hides.
 //   - commentThreads.list?part=id,snippet,replies&videoId=: exactly one filter is required
 //     (this simulator serves videoId only); maxResults 1–100 (default 20), pageToken,
 //     order time (default, newest first) or relevance (most liked first), textFormat html
@@ -87,14 +88,16 @@ func ytVisible(v *ytVideo, viewer string) bool {
 
 // statistics is the statistics part of a video resource; s.mu is held.
 func (s *ytSim) statistics(v *ytVideo, now time.Time) map[string]string {
-	if v.state != ytProcessed {
-		return map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
+	st := map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
+	if v.state == ytProcessed {
+		a := AudienceOf(v.id, v.ready, now)
+		st["viewCount"], st["likeCount"] = strconv.FormatInt(a.Views, 10), strconv.FormatInt(a.Likes, 10)
+		st["commentCount"] = strconv.FormatInt(a.Comments+int64(len(s.replies[v.id])), 10)
 	}
-	a := AudienceOf(v.id, v.ready, now)
-	return map[string]string{
-		"viewCount": strconv.FormatInt(a.Views, 10), "likeCount": strconv.FormatInt(a.Likes, 10),
-		"favoriteCount": "0", "commentCount": strconv.FormatInt(a.Comments+int64(len(s.replies[v.id])), 10),
+	if s.opt.HiddenLikes[v.account] {
+		delete(st, "likeCount")
 	}
+	return st
 }
 
 // ytCommentID is the id of a video's n-th audience comment.
@@ -191,10 +194,10 @@ type ytListParams struct {
 
 func ytReadListParams(q url.Values, allowed []string, tokenKey string) (ytListParams, *ytErr) {
 	lp := ytListParams{parts: map[string]bool{}, max: 20, format: "html", tokenKey: tokenKey}
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return lp, ytError(400, "global", "required", "Required parameter: part")
 	}
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		p = strings.TrimSpace(p)
 		if !slices.Contains(allowed, p) {
 			return lp, ytError(400, "youtube.part", "unknownPart", "%q", p)
@@ -374,10 +377,10 @@ func (s *ytSim) listComments(w http.ResponseWriter, _ *http.Request, acct Accoun
 // insertComment is comments.insert: a reply to a top-level comment.
 func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	parts := map[string]bool{}
-	if strings.TrimSpace(q.Get("part")) == "" {
+	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
-	for _, p := range strings.Split(q.Get("part"), ",") {
+	for _, p := range strings.Split(ytParam(q, "part"), ",") {
 		p = strings.TrimSpace(p)
 		if p != "id" && p != "snippet" {
 			return ytError(400, "youtube.part", "unknownPart", "%q", p)

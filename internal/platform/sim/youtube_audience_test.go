@@ -198,3 +198,94 @@ func TestYouTubeCommentsInsert(t *testing.T) {
 		t.Errorf("%d replies recorded, want 1", n)
 	}
 }
+
+// TestYouTubeRepeatedParameters sends the parameters the API declares repeated (part, id) as
+// the Go client library does, one value a parameter, with its system parameters (alt=json,
+// prettyPrint=false): the answers are those of the comma-separated form.
+func TestYouTubeRepeatedParameters(t *testing.T) {
+	e := newYTEnv(t, YouTubeOptions{})
+	first, second := e.upload("tok-alice", ytMeta1), e.upload("tok-alice", ytMeta1)
+	_, p, _ := e.threads("tok-alice", "part=snippet&videoId="+first)
+	top := p.Items[0].ID
+	resp, body := e.do("POST", "/youtube/v3/comments?alt=json&part=id&part=snippet&prettyPrint=false", "tok-alice",
+		map[string]string{"Content-Type": "application/json", "X-Goog-Api-Client": "gl-go/1.26.8 gdcl/0.312.0"},
+		[]byte(`{"snippet":{"parentId":"`+top+`","textOriginal":"hi"}}`))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"parentId"`) {
+		t.Fatalf("comments.insert with part=id&part=snippet: %d %s", resp.StatusCode, body)
+	}
+
+	// videos.list: both parts of both videos.
+	resp, body = e.do("GET", "/youtube/v3/videos?alt=json&id="+first+"&id="+second+"&part=status&part=processingDetails&prettyPrint=false", "tok-alice", nil, nil)
+	var videos ytListed
+	if err := json.Unmarshal(body, &videos); err != nil || resp.StatusCode != 200 || len(videos.Items) != 2 {
+		t.Fatalf("videos.list: %d %s", resp.StatusCode, body)
+	}
+	for _, v := range videos.Items {
+		if v.Status.UploadStatus != "processed" || v.ProcessingDetails.ProcessingStatus != "succeeded" {
+			t.Errorf("video %s: %+v", v.ID, v)
+		}
+	}
+	// commentThreads.list: the replies part too.
+	code, p, body := e.threads("tok-alice", "alt=json&part=snippet&part=replies&prettyPrint=false&videoId="+first)
+	if code != 200 || p.Items[0].ID != top || len(p.Items[0].Replies.Comments) != 1 {
+		t.Fatalf("commentThreads.list: %d %s", code, body)
+	}
+	// videoCategories.list by two ids.
+	resp, body = e.do("GET", "/youtube/v3/videoCategories?alt=json&id=22&id=27&part=snippet&prettyPrint=false", "tok-alice", nil, nil)
+	var cats struct{ Items []struct{ ID string } }
+	if err := json.Unmarshal(body, &cats); err != nil || resp.StatusCode != 200 || len(cats.Items) != 2 {
+		t.Fatalf("videoCategories.list: %d %s", resp.StatusCode, body)
+	}
+	// channels.list: both parts.
+	resp, body = e.do("GET", "/youtube/v3/channels?alt=json&mine=true&part=id&part=snippet&prettyPrint=false", "tok-alice", nil, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"customUrl":"@alice"`) {
+		t.Fatalf("channels.list: %d %s", resp.StatusCode, body)
+	}
+
+	// Repeated or not, the values are checked as before; and only JSON is answered.
+	for _, c := range []struct {
+		name, query string
+		code        int
+		reason      string
+	}{
+		{"an unknown part among repeated ones", "/youtube/v3/videos?part=status&part=bogus&id=" + first, 400, "unknownPart"},
+		{"more than 50 ids in all", "/youtube/v3/videos?part=id&id=" + strings.Repeat("x,", 30) + "&id=" + strings.Repeat("y,", 20) + "z", 400, "invalidParameter"},
+		{"mine and id are two filters", "/youtube/v3/channels?part=id&part=snippet&mine=true&id=UCx", 400, "incompatibleParameters"},
+		{"alt=proto", "/youtube/v3/videos?alt=proto&part=id&id=" + first, 400, "invalidParameter"},
+		{"alt=media", "/youtube/v3/videoCategories?alt=media&part=snippet&regionCode=US", 400, "invalidParameter"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := e.do("GET", c.query, "tok-alice", nil, nil)
+			if code, _, reason := ytErrorOf(t, body); resp.StatusCode != c.code || code != c.code || reason != c.reason {
+				t.Errorf("%d %s, want %d %s", resp.StatusCode, body, c.code, c.reason)
+			}
+		})
+	}
+}
+
+// TestYouTubeHiddenLikes: the statistics of a video whose owner hides its like count leave
+// likeCount out; other channels' videos keep it.
+func TestYouTubeHiddenLikes(t *testing.T) {
+	e := newYTEnv(t, YouTubeOptions{HiddenLikes: map[string]bool{"alice": true}})
+	hidden, shown := e.upload("tok-alice", ytMeta1), e.upload("tok-bob", ytMeta1)
+	e.clock.Advance(time.Hour)
+	stats := func(token, id string) map[string]string {
+		t.Helper()
+		resp, body := e.do("GET", "/youtube/v3/videos?part=statistics&id="+id, token, nil, nil)
+		var l struct {
+			Items []struct{ Statistics map[string]string } `json:"items"`
+		}
+		if err := json.Unmarshal(body, &l); err != nil || resp.StatusCode != 200 || len(l.Items) != 1 {
+			t.Fatalf("videos.list: %d %s", resp.StatusCode, body)
+		}
+		return l.Items[0].Statistics
+	}
+	if s := stats("tok-bob", hidden); s["viewCount"] == "" || s["viewCount"] == "0" || s["commentCount"] == "" {
+		t.Errorf("hidden likes: %v", s)
+	} else if _, ok := s["likeCount"]; ok {
+		t.Errorf("hidden likes answered likeCount: %v", s)
+	}
+	if s := stats("tok-alice", shown); s["likeCount"] == "" {
+		t.Errorf("shown likes: %v", s)
+	}
+}

@@ -1,32 +1,32 @@
 package youtube
 
-// A channel's figures and comments, through the same plain Data API v3 calls as publishing
-// (the package comment says why not the client library; the module's google.golang.org/api
-// also lacks what youtube/v3 imports, so using it would add dependencies):
+// A channel's figures and comments, from the Data API v3 as publishing (the package comment
+// says which calls use the client library and why the others do not):
 //
-//   - Metrics: videos.list?part=statistics&id=… with up to 50 ids a call (1 quota unit):
-//     viewCount, likeCount and commentCount, which YouTube sends as strings and leaves out
-//     when the owner hides them (likes) or turned comments off. Shares, watch time and
+//   - Metrics: videos.list?part=statistics&id=… with up to 50 ids a call (1 quota unit), by
+//     hand: viewCount, likeCount and commentCount, which YouTube sends as strings and leaves
+//     out when the owner hides them (likes) or turned comments off. Shares, watch time and
 //     impressions exist only in the YouTube Analytics API: a second API, scope
 //     (yt-analytics.readonly) and host, whose reports lag 48–72 hours; reelay does not read
 //     it, and leaves those figures nil.
-//   - Comments: commentThreads.list?part=snippet,replies&videoId=…&textFormat=plainText, 100
-//     threads a page (1 unit each), and comments.list?parentId=… for threads whose inline
-//     replies are only a subset of totalReplyCount, at most maxCommentCalls calls in all.
-//   - Reply: comments.insert?part=snippet with {"snippet":{"parentId","textOriginal"}} (50
-//     units). YouTube threads are one level deep: a reply always attaches to the thread's
+//   - Comments, through the library: commentThreads.list?part=snippet,replies&videoId=…
+//     &textFormat=plainText, 100 threads a page (1 unit each), and comments.list?parentId=…
+//     for threads whose inline replies are only a subset of totalReplyCount, at most
+//     maxCommentCalls calls in all.
+//   - Reply, through the library: comments.insert?part=snippet with {"snippet":{"parentId",
+//     "textOriginal"}} (50 units). YouTube threads are one level deep: a reply always attaches to the thread's
 //     top-level comment, so answering a reply answers its thread.
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	ytapi "google.golang.org/api/youtube/v3"
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
@@ -114,36 +114,29 @@ func count(s *string) *int64 {
 	return analytics.N(n)
 }
 
-// comment is a comment resource.
-type comment struct {
-	ID      string `json:"id"`
-	Snippet struct {
-		ChannelID         string `json:"channelId"`
-		ParentID          string `json:"parentId"`
-		TextDisplay       string `json:"textDisplay"`
-		TextOriginal      string `json:"textOriginal"`
-		AuthorDisplayName string `json:"authorDisplayName"`
-		AuthorChannelID   struct {
-			Value string `json:"value"`
-		} `json:"authorChannelId"`
-		LikeCount   *int64    `json:"likeCount"`
-		PublishedAt time.Time `json:"publishedAt"`
-	} `json:"snippet"`
-}
-
 // inboxComment turns a comment resource into an inbox.Comment. The comment is the channel's
 // own when its author is the channel of the video (snippet.channelId), which holds for real
-// and sandbox channels alike: the video is the channel's.
-func (r comment) inboxComment() inbox.Comment {
-	text := r.Snippet.TextOriginal
-	if text == "" {
-		text = r.Snippet.TextDisplay
+// and sandbox channels alike: the video is the channel's. A comment always has a like count:
+// the library cannot tell 0 from none, and YouTube shows it for every comment.
+func inboxComment(r *ytapi.Comment) (inbox.Comment, error) {
+	c := inbox.Comment{ID: r.Id}
+	sn := r.Snippet
+	if sn == nil {
+		return c, nil
 	}
-	return inbox.Comment{
-		ID: r.ID, ParentID: r.Snippet.ParentID, Author: r.Snippet.AuthorDisplayName, Text: text,
-		CreatedAt: r.Snippet.PublishedAt, LikeCount: r.Snippet.LikeCount,
-		Own: r.Snippet.AuthorChannelID.Value != "" && r.Snippet.AuthorChannelID.Value == r.Snippet.ChannelID,
+	c.ParentID, c.Author, c.Text, c.LikeCount = sn.ParentId, sn.AuthorDisplayName, sn.TextOriginal, analytics.N(sn.LikeCount)
+	if c.Text == "" {
+		c.Text = sn.TextDisplay
 	}
+	if sn.PublishedAt != "" {
+		at, err := time.Parse(time.RFC3339, sn.PublishedAt)
+		if err != nil {
+			return c, fmt.Errorf("comment %s: publishedAt %q: %w", r.Id, sn.PublishedAt, err)
+		}
+		c.CreatedAt = at
+	}
+	c.Own = sn.AuthorChannelId != nil && sn.AuthorChannelId.Value != "" && sn.AuthorChannelId.Value == sn.ChannelId
+	return c, nil
 }
 
 // Comments implements inbox.Source: the video's threads, newest first, each top-level comment
@@ -153,37 +146,37 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	if err != nil {
 		return nil, err
 	}
+	api, err := c.api()
+	if err != nil {
+		return nil, err
+	}
 	type thread struct {
-		top     comment
-		replies []comment
-		total   int
+		top     *ytapi.Comment
+		replies []*ytapi.Comment
+		total   int64
 	}
 	var threads []thread
 	calls, token := 0, ""
 	for calls < maxCommentCalls {
-		q := url.Values{"part": {"snippet,replies"}, "videoId": {itemID}, "maxResults": {strconv.Itoa(commentPage)},
-			"textFormat": {"plainText"}, "order": {"time"}}
+		call := api.CommentThreads.List([]string{"snippet", "replies"}).VideoId(itemID).MaxResults(commentPage).
+			TextFormat("plainText").Order("time").Context(ctx)
 		if token != "" {
-			q.Set("pageToken", token)
-		}
-		var page struct {
-			NextPageToken string `json:"nextPageToken"`
-			Items         []struct {
-				Snippet struct {
-					TopLevelComment comment `json:"topLevelComment"`
-					TotalReplyCount int     `json:"totalReplyCount"`
-				} `json:"snippet"`
-				Replies struct {
-					Comments []comment `json:"comments"`
-				} `json:"replies"`
-			} `json:"items"`
+			call = call.PageToken(token)
 		}
 		calls++
-		if err := c.list("commentThreads", q.Encode(), &page); err != nil {
-			return nil, err
+		page, err := call.Do()
+		if err != nil {
+			return nil, libraryError(ctx, "commentThreads.list", err)
 		}
 		for _, it := range page.Items {
-			threads = append(threads, thread{top: it.Snippet.TopLevelComment, replies: it.Replies.Comments, total: it.Snippet.TotalReplyCount})
+			if it == nil || it.Snippet == nil || it.Snippet.TopLevelComment == nil {
+				continue
+			}
+			t := thread{top: it.Snippet.TopLevelComment, total: it.Snippet.TotalReplyCount}
+			if it.Replies != nil {
+				t.replies = it.Replies.Comments
+			}
+			threads = append(threads, t)
 		}
 		if token = page.NextPageToken; token == "" {
 			break
@@ -193,20 +186,30 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 		if calls >= maxCommentCalls {
 			break
 		}
-		if t := &threads[i]; t.total > len(t.replies) {
+		if t := &threads[i]; t.total > int64(len(t.replies)) {
 			calls++
-			if t.replies, err = c.replies(t.top.ID); err != nil {
+			if t.replies, err = replies(ctx, api, t.top.Id); err != nil {
 				return nil, err
 			}
 		}
 	}
 	var out []inbox.Comment
 	for _, t := range threads {
-		out = append(out, t.top.inboxComment())
+		top, err := inboxComment(t.top)
+		if err != nil {
+			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable commentThreads.list answer: %v", err)
+		}
+		out = append(out, top)
 		for _, r := range t.replies {
-			rc := r.inboxComment()
+			if r == nil {
+				continue
+			}
+			rc, err := inboxComment(r)
+			if err != nil {
+				return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable comments.list answer: %v", err)
+			}
 			if rc.ParentID == "" {
-				rc.ParentID = t.top.ID
+				rc.ParentID = top.ID
 			}
 			out = append(out, rc)
 		}
@@ -215,13 +218,11 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 }
 
 // replies is comments.list?parentId=: the first page of a thread's replies.
-func (c *call) replies(parentID string) ([]comment, error) {
-	q := url.Values{"part": {"snippet"}, "parentId": {parentID}, "maxResults": {strconv.Itoa(commentPage)}, "textFormat": {"plainText"}}
-	var list struct {
-		Items []comment `json:"items"`
-	}
-	if err := c.list("comments", q.Encode(), &list); err != nil {
-		return nil, err
+func replies(ctx context.Context, api *ytapi.Service, parentID string) ([]*ytapi.Comment, error) {
+	list, err := api.Comments.List([]string{"snippet"}).ParentId(parentID).MaxResults(commentPage).
+		TextFormat("plainText").Context(ctx).Do()
+	if err != nil {
+		return nil, libraryError(ctx, "comments.list", err)
 	}
 	return list.Items, nil
 }
@@ -233,28 +234,29 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	if err != nil {
 		return inbox.Comment{}, err
 	}
+	api, err := c.api()
+	if err != nil {
+		return inbox.Comment{}, err
+	}
 	parent := to.ID
 	if to.ParentID != "" {
 		parent = to.ParentID
 	}
-	body, _ := json.Marshal(map[string]any{"snippet": map[string]string{"parentId": parent, "textOriginal": text}})
-	h := http.Header{}
-	h.Set("Content-Type", "application/json; charset=UTF-8")
-	resp, perr := c.do(http.MethodPost, c.base+"/youtube/v3/comments?part=snippet", strings.NewReader(string(body)), int64(len(body)), h)
-	if perr != nil {
-		return inbox.Comment{}, perr
+	res, err := api.Comments.Insert([]string{"snippet"}, &ytapi.Comment{
+		Snippet: &ytapi.CommentSnippet{ParentId: parent, TextOriginal: text},
+	}).Context(ctx).Do()
+	if err != nil && !unreadableAnswer(ctx, err) {
+		return inbox.Comment{}, libraryError(ctx, "comments.insert", err)
 	}
-	defer drain(resp)
-	if resp.StatusCode != http.StatusOK {
-		return inbox.Comment{}, errorFrom(resp)
+	var reply inbox.Comment
+	if err == nil && res.Id != "" {
+		reply, err = inboxComment(res)
 	}
-	var res comment
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil || res.ID == "" {
+	if err != nil || res.Id == "" {
 		// Permanent: the reply is probably stored, and posting it again would double it.
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, resp.StatusCode,
+		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0,
 			"YouTube answered the reply without a readable comment resource; it may have been posted")
 	}
-	reply := res.inboxComment()
 	if reply.ParentID == "" {
 		reply.ParentID = parent
 	}

@@ -227,6 +227,28 @@ func TestCommentsReplyPages(t *testing.T) {
 	}
 }
 
+// TestCommentsInlineReplies: a thread that carries all its replies inline costs no
+// comments.list call. The library asks for part=snippet&part=replies, which YouTube reads as
+// snippet,replies.
+func TestCommentsInlineReplies(t *testing.T) {
+	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	id, _ := e.publish(t)
+	top := e.comments(t, id)[0]
+	for _, text := range []string{"first", "second"} {
+		if _, err := e.p.Reply(context.Background(), e.channel("tok"), id, top, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(e.Requests(http.MethodGet, "/youtube/v3/comments"))
+	got := e.comments(t, id)
+	if len(got) != 3 || got[1].Text != "first" || got[2].Text != "second" || got[1].ParentID != top.ID || !got[2].Own {
+		t.Fatalf("comments = %+v", got)
+	}
+	if n := len(e.Requests(http.MethodGet, "/youtube/v3/comments")) - before; n != 0 {
+		t.Errorf("%d comments.list calls for replies the thread carried, want 0", n)
+	}
+}
+
 // TestReplyRefused: YouTube refuses a reply to a comment it does not know, an over-long reply
 // and an empty one; the provider passes them on as permanent invalid_options errors.
 func TestReplyRefused(t *testing.T) {

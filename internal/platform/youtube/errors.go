@@ -1,53 +1,80 @@
 package youtube
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"google.golang.org/api/googleapi"
+
 	"github.com/reelay/reelay/internal/publish"
 )
 
-// googleError is Google's error body: {"error":{"code","message","errors":[{"domain",
-// "reason","message"}],"status"}}.
-type googleError struct {
-	Error struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-		Errors  []struct {
-			Domain  string `json:"domain"`
-			Reason  string `json:"reason"`
-			Message string `json:"message"`
-		} `json:"errors"`
-	} `json:"error"`
-}
-
-// errorFrom classifies a non-success answer. It reads (a bounded part of) the body.
+// errorFrom classifies a non-success answer to a hand-written call. It reads (a bounded part
+// of) the body and parses it as the client library does, so that both kinds of call are
+// classified by googleError alike.
 func errorFrom(resp *http.Response) *publish.Error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var ge googleError
-	_ = json.Unmarshal(raw, &ge)
-	reason, msg := "", ge.Error.Message
-	if len(ge.Error.Errors) > 0 {
-		reason = ge.Error.Errors[0].Reason
+	ge, ok := errors.AsType[*googleapi.Error](googleapi.CheckResponseWithBody(resp, raw))
+	if !ok { // a 2xx the call did not expect
+		ge = &googleapi.Error{Code: resp.StatusCode, Body: string(raw), Header: resp.Header}
+	}
+	ge.Code = resp.StatusCode // the answer's status, should the body's code differ
+	return googleError(ge)
+}
+
+// libraryError classifies an error of a client library call: Google's error answer as
+// googleError does; no answer at all as a transient upstream_unavailable error; and an answer
+// that did not decode (a 2xx, or one over maxAnswerBytes) as one too, naming the method.
+func libraryError(ctx context.Context, method string, err error) *publish.Error {
+	if ge, ok := errors.AsType[*googleapi.Error](err); ok {
+		return googleError(ge)
+	}
+	if unreadableAnswer(ctx, err) {
+		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable %s answer: %v", method, err)
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		err = cerr
+	}
+	return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
+}
+
+// unreadableAnswer reports whether a client library call failed after YouTube accepted it: a
+// 2xx answer that did not decode, as opposed to an error answer or no answer at all (the
+// library returns the transport's *url.Error, or the context's error once it is done).
+func unreadableAnswer(ctx context.Context, err error) bool {
+	_, refused := errors.AsType[*googleapi.Error](err)
+	_, noAnswer := errors.AsType[*url.Error](err)
+	return !refused && !noAnswer && ctx.Err() == nil
+}
+
+// googleError classifies Google's error answer {"error":{"code","message","errors":[{"domain",
+// "reason","message"}],"status"}}: its status, the first reason, the message (the top-level
+// one, else the first item's, else a short non-HTML body, else the status text) and
+// Retry-After.
+func googleError(ge *googleapi.Error) *publish.Error {
+	reason, msg := "", ge.Message
+	if len(ge.Errors) > 0 {
+		reason = ge.Errors[0].Reason
 		if msg == "" {
-			msg = ge.Error.Errors[0].Message
+			msg = ge.Errors[0].Message
 		}
 	}
 	if msg == "" {
-		msg = strings.TrimSpace(string(raw))
+		msg = strings.TrimSpace(ge.Body)
 		if len(msg) > 300 || strings.HasPrefix(msg, "<") {
 			msg = ""
 		}
 	}
 	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
+		msg = http.StatusText(ge.Code)
 	}
-	return classify(resp.StatusCode, reason, plain(msg), retryAfter(resp.Header))
+	return classify(ge.Code, reason, plain(msg), retryAfter(ge.Header))
 }
 
 // classify maps an HTTP status and Google's reason to reelay's error categories.

@@ -24,24 +24,34 @@
 //     → a permanent media_rejected error with YouTube's reason. Polls back off through
 //     Outcome.After, from Config.PollInterval doubling up to Config.MaxPollInterval.
 //
-// Why plain net/http and not google.golang.org/api/youtube/v3, although DESIGN.md prefers the
-// official client where it fits:
-//   - Its resumable upload (internal/gensupport.ResumableUpload) lives inside one Do call: it
-//     cannot be handed a stored session URI, ask the session what it holds and continue in
-//     another process, which is exactly what Step must do after a crash. It also buffers each
-//     chunk in memory and assumes the server kept every byte it sent.
-//   - Its media paths are absolute ("/upload/youtube/v3/..." resolved against the host), so a
-//     base URL with a path, such as the sandbox's /sandbox/youtube, is silently dropped.
-//   - v0.311.0 (the version DESIGN.md names) does not build here: it needs
-//     google.golang.org/genproto/googleapis/rpc@v0.0.0-20261026165753-2ffab32bce7e, which the
-//     module proxy refuses, and it would bring gRPC, OpenTelemetry and S2A into the binary for
-//     three small JSON calls (videos.list, thumbnails.set, videoCategories.list).
+// The metadata calls go through the official client, google.golang.org/api/youtube/v3: a
+// youtube.Service per call (see call.api) on reelay's HTTP client and transport, with the
+// channel's token added by an oauth2.Transport (no Application Default Credentials are looked
+// up), answers bounded to maxAnswerBytes, the library's own logger off, and
+// option.WithEndpoint(base+"/"): the library resolves "youtube/v3/..." against it, so a base
+// with a path, such as the sandbox's /sandbox/youtube, keeps that path. Those calls are
+// videos.list?part=status,processingDetails (step 3), videoCategories.list (Options),
+// channels.list?mine=true (Identify), and commentThreads.list, comments.list and
+// comments.insert (audience.go). Their errors (*googleapi.Error) are classified by the same
+// rules as the hand-written calls' (errors.go).
 //
-// The simulator (internal/platform/sim) also accepts the client library's dialect (chunks by
-// POST, "bytes a-b/*", X-GUploader-No-308, multipart uploads). Moving videos.list and
-// videoCategories.list to the library later needs only option.WithEndpoint(base+"/") and
-// option.WithHTTPClient; thumbnails.set through it would need the base path put back on its
-// absolute /upload/ URL.
+// Three calls stay on plain net/http, each for a reason that holds in v0.312.0:
+//   - videos.insert's resumable session: the library's resumable upload
+//     (internal/gensupport.ResumableUpload) lives inside one Do call. It cannot be handed a
+//     stored session URI, ask the session what it holds ("Content-Range: bytes */SIZE") and
+//     continue in another process, which is exactly what Step must do after a crash; it also
+//     buffers each chunk in memory and assumes the server kept every byte it sent.
+//   - thumbnails.set: its media upload URL is resolved from the absolute path
+//     "/upload/youtube/v3/thumbnails/set", which drops the path of the endpoint (the request
+//     for a base of http://host/sandbox/youtube goes to http://host/upload/...);
+//     option.WithEndpoint does not cover it.
+//   - videos.list?part=statistics (Metrics, audience.go): the library's VideoStatistics holds
+//     the counts as uint64 with omitempty, so a count YouTube leaves out (comments turned
+//     off, likes hidden) decodes as 0, and reelay must keep a figure it is not given null.
+//
+// The simulator (internal/platform/sim) accepts both dialects: the library's (alt=json,
+// prettyPrint=false, repeated part and id parameters, chunks by POST, "bytes a-b/*",
+// X-GUploader-No-308, multipart uploads) and the one written here.
 package youtube
 
 import (
@@ -50,11 +60,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/option"
+	ytapi "google.golang.org/api/youtube/v3"
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
@@ -69,8 +84,11 @@ const (
 	chunkQuantum      = 256 << 10 // resumable chunks are multiples of 256 KiB
 	maxThumbnailBytes = 2 << 20   // thumbnails.set: maximum file size 2 MB
 	maxShort          = 3 * time.Minute
-	thumbnailTries    = 3
-	defaultCategory   = "22" // People & Blogs
+	// maxAnswerBytes bounds what is read of an answer: a page of 100 comment threads with
+	// their inline replies can pass 1 MB.
+	maxAnswerBytes  = 8 << 20
+	thumbnailTries  = 3
+	defaultCategory = "22" // People & Blogs
 )
 
 var titleLimit, descLimit = func() (platform.TextLimit, platform.TextLimit) {
@@ -620,22 +638,18 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, err
 	}
-	var list struct {
-		Items []struct {
-			ID      string `json:"id"`
-			Snippet struct {
-				Title      string `json:"title"`
-				Assignable bool   `json:"assignable"`
-			} `json:"snippet"`
-		} `json:"items"`
-	}
-	if err := c.list("videoCategories", "part=snippet&regionCode="+url.QueryEscape(p.cfg.Region), &list); err != nil {
+	api, err := c.api()
+	if err != nil {
 		return nil, err
+	}
+	list, err := api.VideoCategories.List([]string{"snippet"}).RegionCode(p.cfg.Region).Context(ctx).Do()
+	if err != nil {
+		return nil, libraryError(ctx, "videoCategories.list", err)
 	}
 	choices := []any{}
 	for _, it := range list.Items {
-		if it.Snippet.Assignable {
-			choices = append(choices, map[string]any{"id": it.ID, "title": it.Snippet.Title})
+		if it.Snippet != nil && it.Snippet.Assignable {
+			choices = append(choices, map[string]any{"id": it.Id, "title": it.Snippet.Title})
 		}
 	}
 	opts := platform.StaticOptions(platform.YouTube)
@@ -657,35 +671,32 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 	if err != nil {
 		return publish.Identity{}, err
 	}
-	type thumbnail struct {
-		URL string `json:"url"`
-	}
-	var list struct {
-		Items []struct {
-			ID      string `json:"id"`
-			Snippet struct {
-				Title      string               `json:"title"`
-				CustomURL  string               `json:"customUrl"`
-				Thumbnails map[string]thumbnail `json:"thumbnails"`
-			} `json:"snippet"`
-		} `json:"items"`
-	}
-	if err := c.list("channels", "part=snippet&mine=true", &list); err != nil {
+	api, err := c.api()
+	if err != nil {
 		return publish.Identity{}, err
+	}
+	list, err := api.Channels.List([]string{"snippet"}).Mine(true).Context(ctx).Do()
+	if err != nil {
+		return publish.Identity{}, libraryError(ctx, "channels.list", err)
 	}
 	if len(list.Items) == 0 {
 		return publish.Identity{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
 			"this Google account has no YouTube channel: create one on youtube.com, then connect the channel again")
 	}
 	ch := list.Items[0]
-	if ch.ID == "" {
+	if ch.Id == "" {
 		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "YouTube answered a channel without an id")
 	}
-	id := publish.Identity{ExternalID: ch.ID, Name: ch.Snippet.Title, Username: ch.Snippet.CustomURL}
-	for _, size := range []string{"default", "medium", "high"} {
-		if t := ch.Snippet.Thumbnails[size]; t.URL != "" {
-			id.AvatarURL = t.URL
-			break
+	id := publish.Identity{ExternalID: ch.Id}
+	if sn := ch.Snippet; sn != nil {
+		id.Name, id.Username = sn.Title, sn.CustomUrl
+		if th := sn.Thumbnails; th != nil {
+			for _, t := range []*ytapi.Thumbnail{th.Default, th.Medium, th.High} {
+				if t != nil && t.Url != "" {
+					id.AvatarURL = t.Url
+					break
+				}
+			}
 		}
 	}
 	return id, nil
@@ -697,7 +708,79 @@ type call struct {
 	ctx   context.Context
 	token string
 	base  string
+	svc   *ytapi.Service // made by api when first needed
 }
+
+// api returns the client library's service for this call's channel and base URL. The token
+// rides on the HTTP client (an oauth2.Transport over the provider's transport), so the
+// library looks up no credentials of its own and its request log, were it on, would not
+// hold the token; its logger is off anyway, as reelay logs its calls itself. The endpoint is
+// the base URL with a trailing slash: the library appends "youtube/v3/...".
+func (c *call) api() (*ytapi.Service, error) {
+	if c.svc != nil {
+		return c.svc, nil
+	}
+	hc := *c.p.client // its timeout and redirect policy
+	hc.Transport = &oauth2.Transport{
+		Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.token, TokenType: "Bearer"}),
+		Base:   boundedTransport{c.p.client.Transport},
+	}
+	svc, err := ytapi.NewService(c.ctx,
+		option.WithEndpoint(c.base+"/"),
+		option.WithHTTPClient(&hc),
+		option.WithoutAuthentication(),
+		option.WithLogger(slog.New(slog.DiscardHandler)),
+	)
+	if err != nil {
+		return nil, publish.Permanent(publish.CategoryInternal, 0, "youtube client: %v", err)
+	}
+	c.svc = svc
+	return svc, nil
+}
+
+// boundedTransport cuts every answer at maxAnswerBytes: the library reads whole bodies, of
+// errors as of successes.
+type boundedTransport struct{ base http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err == nil {
+		resp.Body = &boundedBody{rc: resp.Body, left: maxAnswerBytes}
+	}
+	return resp, err
+}
+
+// errAnswerTooLarge is what reading past maxAnswerBytes of an answer returns.
+var errAnswerTooLarge = fmt.Errorf("the answer is larger than %d MiB", maxAnswerBytes>>20)
+
+type boundedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Only an answer that goes on past the bound is refused, not one that ends on it.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, errAnswerTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
 
 func (p *Provider) newCall(ctx context.Context, d *publish.Destination) (*call, error) {
 	token := strings.TrimSpace(d.Credentials["access_token"])
@@ -772,8 +855,9 @@ func (c *call) sessionStatus(session string, size int64) (int64, statusResult, e
 	return 0, statusResult{}, errorFrom(resp)
 }
 
-// list calls a resource's list method (GET /youtube/v3/{resource}?{query}) and decodes its
-// answer into out.
+// list calls a resource's list method by hand (GET /youtube/v3/{resource}?{query}) and
+// decodes its answer into out; only videos.list?part=statistics needs it (see the package
+// comment).
 func (c *call) list(resource, query string, out any) error {
 	resp, perr := c.do(http.MethodGet, c.base+"/youtube/v3/"+resource+"?"+query, nil, 0, nil)
 	if perr != nil {
@@ -783,8 +867,7 @@ func (c *call) list(resource, query string, out any) error {
 	if resp.StatusCode != http.StatusOK {
 		return errorFrom(resp)
 	}
-	// A page of 100 comment threads with their inline replies can pass 1 MB.
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(out); err != nil {
 		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable %s.list answer: %v", resource, err)
 	}
 	return nil
@@ -792,16 +875,27 @@ func (c *call) list(resource, query string, out any) error {
 
 // video is videos.list?part=status,processingDetails&id=; nil when YouTube has no such video.
 func (c *call) video(id string) (*videoResource, error) {
-	var list struct {
-		Items []videoResource `json:"items"`
-	}
-	if err := c.list("videos", "part=status,processingDetails&id="+url.QueryEscape(id), &list); err != nil {
+	api, err := c.api()
+	if err != nil {
 		return nil, err
 	}
-	for i := range list.Items {
-		if list.Items[i].ID == id {
-			return &list.Items[i], nil
+	list, err := api.Videos.List([]string{"status", "processingDetails"}).Id(id).Context(c.ctx).Do()
+	if err != nil {
+		return nil, libraryError(c.ctx, "videos.list", err)
+	}
+	for _, it := range list.Items {
+		if it == nil || it.Id != id {
+			continue
 		}
+		v := &videoResource{ID: it.Id}
+		if st := it.Status; st != nil {
+			v.Status.UploadStatus, v.Status.FailureReason = st.UploadStatus, st.FailureReason
+			v.Status.RejectionReason, v.Status.PrivacyStatus = st.RejectionReason, st.PrivacyStatus
+		}
+		if pd := it.ProcessingDetails; pd != nil {
+			v.ProcessingDetails.ProcessingStatus, v.ProcessingDetails.ProcessingFailureReason = pd.ProcessingStatus, pd.ProcessingFailureReason
+		}
+		return v, nil
 	}
 	return nil, nil
 }
