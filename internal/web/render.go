@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"mime"
@@ -129,10 +128,8 @@ var funcs = template.FuncMap{
 		}
 		return *t
 	},
-	"label":   statusLabel,
-	"ago":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"join":    strings.Join,
-	"percent": func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+	"label": statusLabel,
+	"join":  strings.Join,
 }
 
 // statusLabel is a status as people read it.
