@@ -250,6 +250,13 @@ func TestBrowserPublishJourney(t *testing.T) {
 	}
 	screenshots(t, ctx, "analytics")
 
+	// AI copy for the project's platforms.
+	do(t, ctx, "ai", chromedp.Navigate(e.url+"/ai"), chromedp.WaitVisible(chromedp.CSS("#ai-prompt")),
+		chromedp.SendKeys(chromedp.CSS("#ai-prompt"), "Cold brew is easier than you think. Use coarse beans and 16 hours in the fridge."),
+		chromedp.Click(chromedp.CSS(`form[action="/ai/adapt"] button`)))
+	waitFor(t, ctx, "copy written", `document.querySelectorAll("article.copy").length === 2`, 10*time.Second)
+	screenshots(t, ctx, "ai")
+
 	// Replying to a comment: the simulated audiences comment as soon as a post is published.
 	do(t, ctx, "inbox", chromedp.Navigate(e.url+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/inbox/refresh"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action="/inbox/refresh"] button`)))

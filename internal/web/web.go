@@ -51,6 +51,8 @@ type Options struct {
 	SessionIdle, SessionMax time.Duration
 	// Now is the clock (time.Now when nil); tests move it to expire sessions.
 	Now func() time.Time
+	// AI writes copy and storyboards; nil answers the AI page with 503.
+	AI AIEngine
 	// Analytics reads figures from the platforms when asked; nil hides the button.
 	Analytics *analytics.Syncer
 	// Inbox reads comments from the platforms and posts replies; nil hides replying.
@@ -172,6 +174,10 @@ func (h *Handler) routes() {
 
 	h.handle("GET /analytics", h.analyticsPage)
 	h.handle("POST /analytics/sync", h.syncAnalytics)
+
+	h.handle("GET /ai", h.aiPage)
+	h.handle("POST /ai/adapt", h.aiAdapt)
+	h.handle("POST /ai/storyboard", h.aiStoryboard)
 
 	h.handle("GET /inbox", h.inboxPage)
 	h.handle("POST /inbox/refresh", h.refreshInbox)
