@@ -292,7 +292,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector,
+	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
 		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
 		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs), Inbox: comments, Analytics: syncer, AI: engine}
 	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {

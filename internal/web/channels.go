@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +28,12 @@ type channelsData struct {
 	Errors map[string]string
 	Notice string
 	Error  string
+	// The credentials form: each platform's fields, the platform and name sent, and the
+	// messages of a refused attempt.
+	CredForms    []credentialPlatform
+	CredPlatform string
+	CredName     string
+	CredErrors   map[string]string
 }
 
 type sandboxForm struct {
@@ -60,6 +67,10 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	}
 	d.Platforms, d.Failures, d.Sandbox, d.CanConnect = platform.All, connect.SandboxFailures, h.o.Sandbox, h.o.Connector != nil
+	if d.CredForms == nil {
+		d.CredPlatform = platform.Bluesky
+		d.CredForms = credentialForms("", nil, nil)
+	}
 	for _, name := range platform.All {
 		if connect.OAuthPlatform(name) {
 			d.OAuthPlatforms = append(d.OAuthPlatforms, name)
@@ -164,5 +175,104 @@ func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, s *sessi
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=deleted", http.StatusSeeOther)
+	return nil
+}
+
+// credentialPlatform is a platform's part of the credentials form: the fields of its
+// POST /channels credentials.
+type credentialPlatform struct {
+	Platform, Name string
+	Fields         []credentialField
+}
+
+type credentialField struct {
+	Key, Label string
+	Required   bool
+	// Secret fields are password inputs, never filled in again.
+	Secret bool
+	Value  string
+	Error  string
+}
+
+func isSecretField(key string) bool {
+	return strings.Contains(key, "token") || strings.Contains(key, "password") || strings.Contains(key, "secret") ||
+		key == "webhook_url" // a Discord webhook URL carries its token
+}
+
+// credentialForms lays out each platform's credential fields; form holds what was sent (the
+// secrets are not shown again) and errs the messages, keyed as the API names them.
+func credentialForms(chosen string, form map[string]string, errs map[string]string) []credentialPlatform {
+	var out []credentialPlatform
+	for _, name := range platform.All {
+		caps, _ := platform.CapabilitiesOf(name)
+		cp := credentialPlatform{Platform: name, Name: platform.DisplayName(name)}
+		required := platform.RequiredCredentials(name)
+		for _, k := range caps.CredentialFields {
+			f := credentialField{Key: k, Label: labelOf(k), Required: slices.Contains(required, k), Secret: isSecretField(k)}
+			if name == chosen {
+				if !f.Secret {
+					f.Value = form[k]
+				}
+				f.Error = errs["credentials."+k]
+			}
+			cp.Fields = append(cp.Fields, f)
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// connectWithCredentials connects a channel with credentials the user pastes (a Bluesky app
+// password, a Telegram bot, a Discord webhook, a Mastodon token, or an OAuth platform's token
+// pair), checked and verified with the platform as POST /api/v1/channels does.
+func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request, s *session) error {
+	name := r.PostFormValue("platform")
+	label := strings.TrimSpace(r.PostFormValue("name"))
+	creds := map[string]string{}
+	if platform.Valid(name) {
+		caps, _ := platform.CapabilitiesOf(name)
+		for _, k := range caps.CredentialFields {
+			if v := strings.TrimSpace(r.PostFormValue("cred." + name + "." + k)); v != "" {
+				creds[k] = v
+			}
+		}
+	}
+	var f apierr.Fields
+	if !platform.Valid(name) {
+		f.Add("platform", "choose a platform")
+	} else {
+		connect.CheckCredentials(&f, name, creds)
+	}
+	if utf8.RuneCountInString(label) > 100 {
+		f.Add("name", "must be at most 100 characters")
+	}
+	refuse := func(fields map[string]string, message string) error {
+		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
+			CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, fields), CredErrors: fields,
+			Error: "The channel was not connected: " + message})
+	}
+	if len(f) > 0 {
+		return refuse(f, "see the messages beside the fields (secrets are not shown again: enter them once more).")
+	}
+	p, err := h.pageFor(r, s, "", "", nil)
+	if err != nil {
+		return err
+	}
+	c, err := connect.CredentialChannel(r.Context(), h.o.Connector, h.o.Access, p.Project, name, label, creds)
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Status < 500 {
+		fields := ae.Fields
+		if len(fields) == 0 {
+			fields = map[string]string{"credentials": ae.Message}
+		}
+		return refuse(fields, ae.Message)
+	}
+	if err != nil {
+		return err
+	}
+	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)
 	return nil
 }

@@ -39,8 +39,10 @@ type Options struct {
 	Publisher *publish.Service
 	// Queue inserts the jobs of retries and edits.
 	Queue publish.Enqueuer
-	// Connector starts OAuth consents; nil hides the OAuth connect buttons.
+	// Connector starts OAuth consents and verifies pasted credentials; nil hides the OAuth
+	// connect buttons. Access seals the credentials of channels connected here.
 	Connector *connect.Connector
+	Access    publish.ChannelAccess
 	// Sandbox offers channels on the built-in simulators.
 	Sandbox bool
 	// PublicURL is how users reach this server: an https URL makes the session cookie Secure,
@@ -170,6 +172,7 @@ func (h *Handler) routes() {
 	h.handle("GET /channels", h.channelsPage)
 	h.handle("POST /channels/sandbox", h.connectSandbox)
 	h.handle("POST /channels/connect", h.connectOAuth)
+	h.handle("POST /channels/credentials", h.connectWithCredentials)
 	h.handle("POST /channels/{id}/delete", h.deleteChannel)
 
 	h.handle("GET /analytics", h.analyticsPage)

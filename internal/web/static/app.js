@@ -38,6 +38,21 @@
     sel.addEventListener("change", function () { sel.form.submit(); });
   });
 
+  // A select that shows only the part of its form for the option chosen (the credentials form):
+  // the other parts are hidden and their fields left out of the form.
+  document.querySelectorAll("select[data-switch]").forEach(function (sel) {
+    var parts = sel.form.querySelectorAll('[data-case="' + sel.dataset.switch + '"]');
+    function show() {
+      parts.forEach(function (p) {
+        var on = p.dataset.value === sel.value;
+        p.hidden = !on;
+        p.querySelectorAll("input, select, textarea").forEach(function (el) { el.disabled = !on; });
+      });
+    }
+    sel.addEventListener("change", show);
+    show();
+  });
+
   // Forms that ask before doing something that cannot be undone.
   document.addEventListener("submit", function (ev) {
     var msg = ev.target.getAttribute && ev.target.getAttribute("data-confirm");
