@@ -294,7 +294,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
 		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
-		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs), Inbox: comments, Analytics: syncer, AI: engine}
+		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs), Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
 	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
 		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
 		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})

@@ -9,5 +9,3 @@ func checkName(f *apierr.Fields, field, v string, max int) { f.Name(field, v, ma
 
 // checkText validates an optional free text of at most max characters.
 func checkText(f *apierr.Fields, field, v string, max int) { f.Text(field, v, max) }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

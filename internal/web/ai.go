@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/reelay/reelay/internal/ai"
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
 )
 
 // AIEngine writes copy and storyboards (the built-in engine or a language model), as the
@@ -34,7 +38,11 @@ type aiData struct {
 	Topic, Duration, Style, Camera string
 	Scenes                         []ai.Scene
 	Model                          string
-	Errors                         map[string]string
+	// The video form as sent.
+	VideoPrompt, Aspect, ImageURL string
+	Aspects                       []string
+	ClipCredits                   int64
+	Errors                        map[string]string
 	// Form names the form the result or the errors belong to ("adapt" or "storyboard").
 	Form string
 }
@@ -51,7 +59,11 @@ type aiCopy struct {
 
 func (h *Handler) aiForms(r *http.Request, s *session) (aiData, error) {
 	d := aiData{Platforms: platform.All, Tones: ai.Tones, Tone: ai.DefaultTone, Chosen: map[string]bool{},
-		Duration: strconv.Itoa(ai.DefaultDurationSeconds)}
+		Duration: strconv.Itoa(ai.DefaultDurationSeconds), Aspects: []string{aivideo.Vertical, aivideo.Horizontal},
+		Aspect: aivideo.DefaultAspect, ClipCredits: -1}
+	if h.o.AIVideo != nil {
+		d.ClipCredits = h.o.AIVideo.ClipPrice()
+	}
 	// The project's platforms are chosen at first; the interface's defaults without channels.
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
@@ -177,11 +189,11 @@ func (h *Handler) aiStoryboard(w http.ResponseWriter, r *http.Request, s *sessio
 	return h.renderAI(w, r, s, http.StatusOK, d)
 }
 
-// aiRefused shows the form again with the messages beside its fields; a model that failed
-// (502) says so above the form.
+// aiRefused shows the form again with the messages beside its fields; a refusal without fields
+// (too few credits, a model that failed, no ffmpeg) says so above the form.
 func (h *Handler) aiRefused(w http.ResponseWriter, r *http.Request, s *session, d aiData, err error) error {
-	var ae *apierr.Error
-	if !errors.As(err, &ae) || ae.Status >= 500 && ae.Status != http.StatusBadGateway {
+	ae := httpapi.ClientError(err) // store errors too: too few AI credits is the API's 402
+	if ae.Status >= 500 && ae.Status != http.StatusBadGateway && ae.Status != http.StatusServiceUnavailable {
 		return err
 	}
 	d.Errors = map[string]string{}
@@ -198,4 +210,69 @@ func (h *Handler) aiRefused(w http.ResponseWriter, r *http.Request, s *session, 
 		d.Tone = ai.DefaultTone
 	}
 	return h.renderAI(w, r, s, ae.Status, d)
+}
+
+// aiVideo starts a 5-second clip from a prompt (aivideo.CheckGenerate and Service.Generate, as
+// POST /api/v1/ai/generate-video; the server's own model or ffmpeg, never a key from the page),
+// and sends the browser to the job's page, which follows it until the video is there.
+func (h *Handler) aiVideo(w http.ResponseWriter, r *http.Request, s *session) error {
+	if h.o.AIVideo == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "video generation is not set up on this server")
+	}
+	d, err := h.aiForms(r, s)
+	if err != nil {
+		return err
+	}
+	d.Form, d.VideoPrompt, d.Aspect, d.ImageURL = "video", r.PostFormValue("prompt"), r.PostFormValue("aspect"), strings.TrimSpace(r.PostFormValue("image_url"))
+	in, err := aivideo.CheckGenerate(d.VideoPrompt, d.ImageURL, d.Aspect, "")
+	if err != nil {
+		return h.aiRefused(w, r, s, d, err)
+	}
+	j, err := h.o.AIVideo.Generate(r.Context(), s.AccountID, in, "")
+	if err != nil {
+		return h.aiRefused(w, r, s, d, err)
+	}
+	http.Redirect(w, r, "/ai/jobs/"+j.ID, http.StatusSeeOther)
+	return nil
+}
+
+type aiJobData struct {
+	Job      store.AIJob
+	VideoURL string
+	Error    string
+	Running  bool
+	Publish  string
+}
+
+// aiJobPage shows one of the account's AI jobs: running (the page reloads itself every few
+// seconds, no script needed), its video with a link to publish it, or why it failed.
+func (h *Handler) aiJobPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	if h.o.AIVideo == nil {
+		return apierr.NotFound("AI job")
+	}
+	j, err := h.o.Store.GetAIJob(r.Context(), s.AccountID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) || !store.ValidID(r.PathValue("id")) {
+		return apierr.NotFound("AI job")
+	}
+	if err != nil {
+		return err
+	}
+	d := aiJobData{Job: j, Running: j.Status == store.AIJobRunning}
+	switch j.Status {
+	case store.AIJobSucceeded:
+		body, err := h.o.AIVideo.Answer(j)
+		if err != nil {
+			return err
+		}
+		d.VideoURL, _ = body["videoUrl"].(string)
+		d.Publish = "/publish?" + url.Values{"video_url": {d.VideoURL}}.Encode()
+	case store.AIJobFailed:
+		d.Error = aivideo.ErrorOf(j).Message
+	}
+	p, err := h.pageFor(r, s, "AI video", "ai", d)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, http.StatusOK, "aijob", p)
+	return nil
 }

@@ -256,6 +256,17 @@ func TestBrowserPublishJourney(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action="/ai/adapt"] button`)))
 	waitFor(t, ctx, "copy written", `document.querySelectorAll("article.copy").length === 2`, 10*time.Second)
 	screenshots(t, ctx, "ai")
+	// A clip rendered by ffmpeg: its page reloads itself until the video is there.
+	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		if _, err := e.st.AddCredits(context.Background(), e.a.AccountID, 5, "test"); err != nil {
+			t.Fatal(err)
+		}
+		do(t, ctx, "clip", chromedp.SendKeys(chromedp.CSS("#v-prompt"), "Cold brew in 16 hours"),
+			chromedp.Click(chromedp.CSS(`form[action="/ai/video"] button`)))
+		waitFor(t, ctx, "clip rendered", `!!document.querySelector('[data-job-status="succeeded"]') && !!document.querySelector("video.clip")`, 90*time.Second)
+		waitFor(t, ctx, "clip playable", `document.querySelector("video.clip").readyState >= 1 && document.querySelector("video.clip").duration > 4`, 20*time.Second)
+		screenshots(t, ctx, "ai-video")
+	}
 
 	// Replying to a comment: the simulated audiences comment as soon as a post is published.
 	do(t, ctx, "inbox", chromedp.Navigate(e.url+"/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/inbox/refresh"] button`)),

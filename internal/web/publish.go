@@ -27,6 +27,8 @@ type publishData struct {
 	MaxCaption     int
 	// MaxVideo is the largest video file, in words.
 	MaxVideo string
+	// VideoURL fills the video link in (from ?video_url=, a video the AI page made).
+	VideoURL string
 }
 
 // platformSection is the part of the publish form for one platform, generated from the
@@ -68,6 +70,9 @@ func (h *Handler) publishPage(w http.ResponseWriter, r *http.Request, s *session
 	}
 	d := publishData{IdempotencyKey: newToken(), MaxTitle: publish.MaxTitle, MaxCaption: publish.MaxCaption,
 		MaxVideo: bytesText(media.MaxVideoBytes)}
+	if v := r.URL.Query().Get("video_url"); strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "http://") {
+		d.VideoURL = v
+	}
 	if p.Project.ID != "" {
 		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
 			return err

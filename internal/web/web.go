@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
@@ -55,6 +56,8 @@ type Options struct {
 	Now func() time.Time
 	// AI writes copy and storyboards; nil answers the AI page with 503.
 	AI AIEngine
+	// AIVideo generates clips; nil leaves the video form out.
+	AIVideo *aivideo.Service
 	// Analytics reads figures from the platforms when asked; nil hides the button.
 	Analytics *analytics.Syncer
 	// Inbox reads comments from the platforms and posts replies; nil hides replying.
@@ -111,14 +114,18 @@ func New(o Options) *Handler {
 	// Forms may lead to this server, to https sites (platforms' consent pages, identity
 	// providers) and to the origins named: the public URL and the OIDC issuer, which may be
 	// plain http on a developer's machine. Chromium applies form-action to redirects too.
-	formAction := "'self' https:"
+	// Media (an AI clip's signed link) come from the public URL too.
+	formAction, mediaSrc := "'self' https:", "'self' https:"
+	if u, err := url.Parse(o.PublicURL); err == nil && u.Scheme == "http" && u.Host != "" {
+		mediaSrc += " http://" + u.Host
+	}
 	for _, raw := range append([]string{o.PublicURL}, o.FormTargets...) {
 		if u, err := url.Parse(raw); err == nil && u.Scheme == "http" && u.Host != "" {
 			formAction += " http://" + u.Host
 		}
 	}
 	h := &Handler{o: o, mux: http.NewServeMux(),
-		csp: "default-src 'self'; img-src 'self' data: https:; media-src 'self' https:; style-src 'self'; script-src 'self'; " +
+		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()
 	return h
@@ -181,6 +188,8 @@ func (h *Handler) routes() {
 	h.handle("GET /ai", h.aiPage)
 	h.handle("POST /ai/adapt", h.aiAdapt)
 	h.handle("POST /ai/storyboard", h.aiStoryboard)
+	h.handle("POST /ai/video", h.aiVideo)
+	h.handle("GET /ai/jobs/{id}", h.aiJobPage)
 
 	h.handle("GET /inbox", h.inboxPage)
 	h.handle("POST /inbox/refresh", h.refreshInbox)
