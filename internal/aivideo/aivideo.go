@@ -111,6 +111,9 @@ type Service struct {
 	Log     *slog.Logger
 }
 
+// ClipPrice is what one generated clip costs here, in AI credits.
+func (s *Service) ClipPrice() int64 { return s.clipPrice() }
+
 // clipPrice is what one generated clip costs here.
 func (s *Service) clipPrice() int64 {
 	if s.Generator != nil {

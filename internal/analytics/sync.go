@@ -332,3 +332,11 @@ func SyncJob() *river.PeriodicJob {
 		func() (river.JobArgs, *river.InsertOpts) { return SyncArgs{}, nil },
 		&river.PeriodicJobOpts{ID: "audience_sync"})
 }
+
+// Bounds of a sync a user asks for (over the API, or with the dashboard's refresh): what is not
+// read within OnDemandTimeout is reported pending and read by the periodic job, and at most
+// OnDemandDestinations (the most recent) are read.
+const (
+	OnDemandTimeout      = 25 * time.Second
+	OnDemandDestinations = 1000
+)

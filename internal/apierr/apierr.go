@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Error is an error a client is meant to see. Err, when set, is the underlying cause: it is
@@ -142,3 +143,24 @@ func Validation(fields map[string]string) *Error {
 func Field(field, message string) *Error {
 	return Validation(map[string]string{field: message})
 }
+
+// Name checks a required name of at most max characters, without control characters.
+func (f *Fields) Name(field, v string, max int) {
+	switch {
+	case strings.TrimSpace(v) == "":
+		f.Add(field, "is required")
+	case utf8.RuneCountInString(v) > max:
+		f.Addf(field, "must be at most %d characters, got %d", max, utf8.RuneCountInString(v))
+	case strings.ContainsFunc(v, isControl):
+		f.Add(field, "must not contain control characters")
+	}
+}
+
+// Text checks an optional free text of at most max characters.
+func (f *Fields) Text(field, v string, max int) {
+	if n := utf8.RuneCountInString(v); n > max {
+		f.Addf(field, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

@@ -46,6 +46,7 @@ import (
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/videogen"
+	"github.com/reelay/reelay/internal/web"
 	"github.com/reelay/reelay/internal/webhooks"
 )
 
@@ -67,6 +68,9 @@ type Params struct {
 	// SimulatorClock is the sandbox simulators' clock (time.Now when nil): tests move it to let
 	// a simulated audience grow.
 	SimulatorClock func() time.Time
+	// WebClock is the web dashboard's clock (time.Now when nil): tests move it to expire
+	// sessions.
+	WebClock func() time.Time
 }
 
 // App is one reelay process.
@@ -288,6 +292,19 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
+		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
+		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs), Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
+	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
+		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
+		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})
+		webOpts.OIDCClientID, webOpts.OIDCClientSecret, webOpts.OIDCAutoCreate = cfg.OIDCClientID, cfg.OIDCClientSecret, cfg.OIDCAutoCreate
+		webOpts.OIDCName, webOpts.FormTargets = cfg.OIDCIssuer, []string{cfg.OIDCIssuer}
+		if u, err := url.Parse(cfg.OIDCIssuer); err == nil && u.Host != "" {
+			webOpts.OIDCName = u.Host
+		}
+	}
+	dashboard := web.New(webOpts)
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
@@ -300,6 +317,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		AI:                      engine,
 		AIVideo:                 videos,
 		AIWait:                  cfg.AIWait,
+		Web:                     dashboard,
 	})
 	return a, nil
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +87,10 @@ type OIDCVerifier struct {
 	// and guards the fields below.
 	mu          sync.Mutex
 	verifier    *oidc.IDTokenVerifier // nil until discovery succeeds
-	lastErr     error                 // last discovery failure, if any
-	lastAttempt time.Time             // when lastErr happened
+	authURL     string                // the provider's endpoints, from discovery
+	tokenURL    string
+	lastErr     error     // last discovery failure, if any
+	lastAttempt time.Time // when lastErr happened
 }
 
 // NewOIDCVerifier returns a verifier for tokens issued by issuer (compared
@@ -118,24 +121,56 @@ func NewOIDCVerifier(issuer, audience string, client *http.Client) *OIDCVerifier
 // cannot be reached yields one wrapping ErrOIDCUnavailable. Neither contains
 // the token.
 func (v *OIDCVerifier) Verify(ctx context.Context, rawToken string) (Identity, error) {
+	ident, _, err := v.verify(ctx, rawToken)
+	return ident, err
+}
+
+// VerifyIDToken is Verify for the ID token of a browser sign-in (the audience is then the
+// client id): the token must also carry the nonce the sign-in was started with, so that a
+// token obtained for another sign-in cannot be replayed into this one.
+func (v *OIDCVerifier) VerifyIDToken(ctx context.Context, rawToken, nonce string) (Identity, error) {
+	ident, tok, err := v.verify(ctx, rawToken)
+	if err != nil {
+		return Identity{}, err
+	}
+	if nonce == "" || subtle.ConstantTimeCompare([]byte(tok.Nonce), []byte(nonce)) != 1 {
+		return Identity{}, invalidToken("the ID token's nonce is not this sign-in's")
+	}
+	return ident, nil
+}
+
+// Endpoints are the provider's authorization and token endpoints, from its discovery document.
+func (v *OIDCVerifier) Endpoints(ctx context.Context) (authURL, tokenURL string, err error) {
+	if _, err := v.idTokenVerifier(ctx); err != nil {
+		return "", "", err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.authURL == "" || v.tokenURL == "" {
+		return "", "", fmt.Errorf("%w: the discovery document of %s names no authorization or token endpoint", ErrOIDCUnavailable, v.issuer)
+	}
+	return v.authURL, v.tokenURL, nil
+}
+
+func (v *OIDCVerifier) verify(ctx context.Context, rawToken string) (Identity, *oidc.IDToken, error) {
 	// Garbage is rejected before discovery, so it gets a 401 even while the
 	// provider is down, and never causes a request to it.
 	if err := checkShape(rawToken); err != nil {
-		return Identity{}, err
+		return Identity{}, nil, err
 	}
 	verifier, err := v.idTokenVerifier(ctx)
 	if err != nil {
-		return Identity{}, err
+		return Identity{}, nil, err
 	}
 
 	probe := &keyProbe{}
 	tok, err := verifier.Verify(context.WithValue(ctx, keyProbeKey{}, probe), rawToken)
 	if err != nil {
-		return Identity{}, v.explain(err, probe)
+		return Identity{}, nil, v.explain(err, probe)
 	}
 	// go-oidc accepts a token without sub, but then it names nobody.
 	if tok.Subject == "" {
-		return Identity{}, invalidToken("no subject (sub claim)")
+		return Identity{}, nil, invalidToken("no subject (sub claim)")
 	}
 
 	// Decoded loosely: these claims are informational, so an off-spec type
@@ -145,11 +180,11 @@ func (v *OIDCVerifier) Verify(ctx context.Context, rawToken string) (Identity, e
 		Name  any `json:"name"`
 	}
 	if err := tok.Claims(&profile); err != nil {
-		return Identity{}, invalidToken("unreadable claims")
+		return Identity{}, nil, invalidToken("unreadable claims")
 	}
 	email, _ := profile.Email.(string)
 	name, _ := profile.Name.(string)
-	return Identity{Issuer: tok.Issuer, Subject: tok.Subject, Email: email, Name: name}, nil
+	return Identity{Issuer: tok.Issuer, Subject: tok.Subject, Email: email, Name: name}, tok, nil
 }
 
 // checkShape rejects anything that is not a compact JWS signed with an
@@ -209,7 +244,9 @@ func (v *OIDCVerifier) discover(ctx context.Context) (*oidc.IDTokenVerifier, err
 		return nil, fmt.Errorf("discovery for %s: %w", v.issuer, err)
 	}
 	var meta struct {
-		JWKSURI string `json:"jwks_uri"`
+		JWKSURI  string `json:"jwks_uri"`
+		AuthURL  string `json:"authorization_endpoint"`
+		TokenURL string `json:"token_endpoint"`
 	}
 	if err := provider.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("discovery for %s: %w", v.issuer, err)
@@ -217,6 +254,7 @@ func (v *OIDCVerifier) discover(ctx context.Context) (*oidc.IDTokenVerifier, err
 	if meta.JWKSURI == "" {
 		return nil, fmt.Errorf("discovery for %s: document has no jwks_uri", v.issuer)
 	}
+	v.authURL, v.tokenURL = meta.AuthURL, meta.TokenURL
 
 	// Provider.Verifier would hide the key set, and go-oidc flattens its
 	// errors with %v, so "keys unreachable" (503) and "bad signature" (401)

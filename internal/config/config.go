@@ -37,6 +37,11 @@ type Config struct {
 	OIDCIssuer       string
 	OIDCAudience     string
 	OIDCAutoCreate   bool
+	// OIDCClientID and OIDCClientSecret are the web dashboard's client at the OIDC issuer:
+	// with them, the sign-in page offers signing in there (redirect URI
+	// <public URL>/signin/oidc/callback).
+	OIDCClientID     string
+	OIDCClientSecret string
 	Role             string
 	LogLevel         string
 	LogFormat        string
@@ -117,6 +122,8 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "issuer URL whose bearer JWTs are accepted")
 	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "audience those JWTs must carry")
 	fs.BoolVar(&c.OIDCAutoCreate, "oidc-auto-create", false, "create an account for an OIDC subject seen for the first time")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "the web dashboard's client id at the OIDC issuer (browser sign-in)")
+	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "the web dashboard's client secret at the OIDC issuer")
 	fs.StringVar(&c.Role, "role", RoleAll, "what this process does: all, api (HTTP only) or worker (jobs only)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -253,6 +260,9 @@ func (c *Config) Finish() error {
 	}
 	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
 		return errors.New("OIDC needs both an issuer and an audience")
+	}
+	if c.OIDCIssuer == "" && (c.OIDCClientID != "" || c.OIDCClientSecret != "") {
+		return fmt.Errorf("an OIDC client is configured without %s", EnvName("oidc-issuer"))
 	}
 	return nil
 }

@@ -105,6 +105,15 @@ func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
 // Begin starts a consent for a channel of platformName in the caller's project and returns the
 // platform's consent URL. The project must be the caller's (checked by the caller).
 func (c *Connector) Begin(ctx context.Context, accountID, projectID, platformName string, sandbox bool) (string, error) {
+	return c.BeginReturning(ctx, accountID, projectID, platformName, sandbox, "")
+}
+
+// BeginReturning is Begin for a consent after which the browser goes back to returnTo, a path
+// of this server (the web dashboard's channels page), whatever the outcome.
+func (c *Connector) BeginReturning(ctx context.Context, accountID, projectID, platformName string, sandbox bool, returnTo string) (string, error) {
+	if returnTo != "" && (!strings.HasPrefix(returnTo, "/") || strings.HasPrefix(returnTo, "//") || strings.Contains(returnTo, "\\")) {
+		return "", fmt.Errorf("connect: return path %q is not a path of this server", returnTo)
+	}
 	d, ok := dialects[platformName]
 	if !ok {
 		return "", apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
@@ -117,7 +126,7 @@ func (c *Connector) Begin(ctx context.Context, accountID, projectID, platformNam
 	}
 	id := randomString(18)
 	st := store.OAuthState{ID: id, AccountID: accountID, ProjectID: projectID, Platform: platformName,
-		Sandbox: sandbox, ExpiresAt: c.now().Add(StateTTL)}
+		Sandbox: sandbox, ExpiresAt: c.now().Add(StateTTL), ReturnTo: returnTo}
 	var challenge string
 	if d.pkce {
 		verifier := randomString(48)
@@ -165,11 +174,27 @@ type Callback struct {
 // and stores the channel(s) (Facebook: one per Page). Failures are *Refusal (nothing stored) or
 // transient platform errors.
 func (c *Connector) Complete(ctx context.Context, platformName string, cb Callback) ([]store.Channel, error) {
+	channels, _, err := c.CompleteReturning(ctx, platformName, cb)
+	return channels, err
+}
+
+// CompleteReturning is Complete, also answering the path the consent was started to return to
+// ("" when none, or when the state is not known).
+func (c *Connector) CompleteReturning(ctx context.Context, platformName string, cb Callback) (_ []store.Channel, returnTo string, err error) {
+	var st store.OAuthState
+	channels, err := c.complete(ctx, platformName, cb, &st)
+	return channels, st.ReturnTo, err
+}
+
+func (c *Connector) complete(ctx context.Context, platformName string, cb Callback, consumed *store.OAuthState) ([]store.Channel, error) {
 	id, ok := c.verifyState(cb.State)
 	if !ok {
 		return nil, &Refusal{Message: "This link is not valid: the state parameter was not issued by this server. Start the connection again."}
 	}
 	st, err := c.Store.ConsumeOAuthState(ctx, id)
+	if err == nil {
+		*consumed = st
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &Refusal{Message: "This link has expired or was already used. Start the connection again."}
 	}

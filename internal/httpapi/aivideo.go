@@ -4,17 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/store"
 )
-
-// maxAPIKeyChars bounds a provider key given with a request; real ones are under 200.
-const maxAPIKeyChars = 1000
 
 type generateVideoRequest struct {
 	Prompt      string `json:"prompt"`
@@ -29,19 +23,14 @@ func (s *Server) generateVideo(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var f apierr.Fields
-	checkScript(&f, "prompt", in.Prompt)
-	aspect := checkAspect(&f, in.AspectRatio)
-	checkMediaLink(&f, "imageUrl", in.ImageURL)
-	checkProviderKey(&f, in.APIKey)
-	if err := f.Err(); err != nil {
+	input, err := aivideo.CheckGenerate(in.Prompt, in.ImageURL, in.AspectRatio, in.APIKey)
+	if err != nil {
 		return err
 	}
 	if s.aiVideo == nil {
 		return errNoAIVideo
 	}
-	j, err := s.aiVideo.Generate(r.Context(), mustPrincipal(r).AccountID,
-		aivideo.GenerateInput{Prompt: in.Prompt, ImageURL: in.ImageURL, AspectRatio: aspect}, in.APIKey)
+	j, err := s.aiVideo.Generate(r.Context(), mustPrincipal(r).AccountID, input, in.APIKey)
 	if err != nil {
 		return err
 	}
@@ -70,11 +59,11 @@ func (s *Server) stitchStoryboard(w http.ResponseWriter, r *http.Request) error 
 	for i, sc := range in.Scenes {
 		field := fmt.Sprintf("scenes[%d]", i)
 		checkScript(&f, field+".prompt", sc.Prompt)
-		checkMediaLink(&f, field+".videoUrl", sc.VideoURL)
+		aivideo.CheckMediaLink(&f, field+".videoUrl", sc.VideoURL)
 		checkNote(&f, field+".title", sc.Title)
 	}
-	aspect := checkAspect(&f, in.AspectRatio)
-	checkProviderKey(&f, in.APIKey)
+	aspect := aivideo.CheckAspect(&f, in.AspectRatio)
+	aivideo.CheckProviderKey(&f, in.APIKey)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -141,37 +130,4 @@ func (s *Server) getAIJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, body)
 	return nil
-}
-
-// checkAspect validates an aspect ratio and returns it, defaulted.
-func checkAspect(f *apierr.Fields, v string) string {
-	switch v {
-	case "":
-		return aivideo.DefaultAspect
-	case aivideo.Vertical, aivideo.Horizontal:
-		return v
-	}
-	f.Addf("aspectRatio", "must be %s or %s, got %q", aivideo.Vertical, aivideo.Horizontal, v)
-	return ""
-}
-
-// checkMediaLink validates an optional media URL's form; what it serves is checked when it is
-// fetched.
-func checkMediaLink(f *apierr.Fields, field, v string) {
-	if v == "" {
-		return
-	}
-	if _, err := media.ParseURL(v); err != nil {
-		f.Add(field, err.Error())
-	}
-}
-
-// checkProviderKey validates an optional video provider key.
-func checkProviderKey(f *apierr.Fields, v string) {
-	switch {
-	case utf8.RuneCountInString(v) > maxAPIKeyChars:
-		f.Addf("apiKey", "must be at most %d characters", maxAPIKeyChars)
-	case strings.ContainsFunc(v, func(r rune) bool { return isControl(r) || r == ' ' }):
-		f.Add("apiKey", "must not contain spaces or control characters")
-	}
 }

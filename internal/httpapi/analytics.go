@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/store"
@@ -229,7 +230,7 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	items, next := page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
+	items, next := store.Page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
 	var samples map[string][]store.Sample
 	if r.URL.Query().Get("samples") == "true" {
 		ids := make([]string, len(items))
@@ -257,7 +258,7 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 
 // syncTimeout bounds a sync asked for over the API: what is not read by then is reported
 // pending and read by the periodic job.
-const syncTimeout = 25 * time.Second
+const syncTimeout = analytics.OnDemandTimeout
 
 // analyticsSync reads figures from the platforms now: all of the caller's published
 // destinations, or one post's.
@@ -288,7 +289,7 @@ func (s *Server) analyticsSync(w http.ResponseWriter, r *http.Request) error {
 }
 
 // maxSyncDestinations bounds one sync asked for over the API: the most recent ones are read.
-const maxSyncDestinations = 1000
+const maxSyncDestinations = analytics.OnDemandDestinations
 
 // nonNil answers an empty list for nil, so that JSON shows [] rather than null.
 func nonNil[T any](s []T) []T {

@@ -104,37 +104,15 @@ func (s *Server) resolveOIDC(ctx context.Context, token string) (principal, erro
 	case err != nil:
 		return principal{}, apierr.Unauthorized(err.Error())
 	}
-	id := store.Identity{Issuer: ident.Issuer, Subject: ident.Subject}
-	accountID, err := s.store.AccountForIdentity(ctx, id)
-	if errors.Is(err, store.ErrNotFound) && s.oidcAutoCreate {
-		accountID, err = s.createOIDCAccount(ctx, ident)
-	}
+	accountID, created, err := auth.AccountForIdentity(ctx, s.store, ident, s.oidcAutoCreate)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, apierr.Unauthorized("no reelay account is linked to this identity; an operator links one with `reelay accounts create --oidc-subject`")
 	}
 	if err != nil {
 		return principal{}, err
 	}
+	if created {
+		loggerFrom(ctx).Info("account created for a new OIDC subject", "account_id", accountID)
+	}
 	return principal{AccountID: accountID, Credential: "oidc:" + ident.Issuer + "|" + ident.Subject}, nil
-}
-
-func (s *Server) createOIDCAccount(ctx context.Context, ident auth.Identity) (string, error) {
-	name := ident.Name
-	if name == "" {
-		name = ident.Email
-	}
-	if name == "" {
-		name = ident.Subject
-	}
-	id := store.Identity{Issuer: ident.Issuer, Subject: ident.Subject}
-	created, err := s.store.CreateAccount(ctx, store.NewAccount{Name: name, Identity: &id})
-	if errors.Is(err, store.ErrConflict) {
-		// Another request for the same new subject won the race; use its account.
-		return s.store.AccountForIdentity(ctx, id)
-	}
-	if err != nil {
-		return "", err
-	}
-	loggerFrom(ctx).Info("account created for a new OIDC subject", "account_id", created.Account.ID)
-	return created.Account.ID, nil
 }

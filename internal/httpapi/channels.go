@@ -2,21 +2,16 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -96,34 +91,13 @@ func (s *Server) ownProject(r *http.Request, id string) (store.Project, error) {
 	return p, err
 }
 
-// sandboxBehavior is how a sandbox channel's simulator misbehaves (DESIGN.md section 5).
-type sandboxBehavior struct {
-	ProcessingMS *int     `json:"processing_ms,omitempty"`
-	Fail         string   `json:"fail,omitempty"`
-	FailRate     *float64 `json:"fail_rate,omitempty"`
-}
-
-var sandboxFailures = []string{"none", "reject", "unavailable", "auth", "rate_limit", "flaky"}
-
-func (b *sandboxBehavior) check(f *apierr.Fields) {
-	if b.ProcessingMS != nil && (*b.ProcessingMS < 0 || *b.ProcessingMS > 600000) {
-		f.Add("sandbox_behavior.processing_ms", "must be between 0 and 600000")
-	}
-	if b.Fail != "" && !slices.Contains(sandboxFailures, b.Fail) {
-		f.Addf("sandbox_behavior.fail", "must be one of %s", strings.Join(sandboxFailures, ", "))
-	}
-	if b.FailRate != nil && (*b.FailRate < 0 || *b.FailRate > 1) {
-		f.Add("sandbox_behavior.fail_rate", "must be between 0 and 1")
-	}
-}
-
 type createChannelRequest struct {
-	ProjectID       string            `json:"project_id"`
-	Platform        string            `json:"platform"`
-	Name            string            `json:"name"`
-	Credentials     map[string]string `json:"credentials"`
-	Sandbox         bool              `json:"sandbox"`
-	SandboxBehavior *sandboxBehavior  `json:"sandbox_behavior"`
+	ProjectID       string                   `json:"project_id"`
+	Platform        string                   `json:"platform"`
+	Name            string                   `json:"name"`
+	Credentials     map[string]string        `json:"credentials"`
+	Sandbox         bool                     `json:"sandbox"`
+	SandboxBehavior *connect.SandboxBehavior `json:"sandbox_behavior"`
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -153,14 +127,14 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 			f.Add("credentials", "a sandbox channel takes no credentials")
 		}
 		if req.SandboxBehavior != nil {
-			req.SandboxBehavior.check(&f)
+			req.SandboxBehavior.Check(&f)
 		}
 	} else {
 		if req.SandboxBehavior != nil {
 			f.Add("sandbox_behavior", "applies to sandbox channels only; set \"sandbox\": true")
 		}
 		if platform.Valid(req.Platform) {
-			checkCredentials(&f, req.Platform, req.Credentials)
+			connect.CheckCredentials(&f, req.Platform, req.Credentials)
 		}
 	}
 	if err := f.Err(); err != nil {
@@ -171,42 +145,17 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
-	c := store.Channel{AccountID: project.AccountID, ProjectID: project.ID, Platform: req.Platform, Name: req.Name}
+	var c store.Channel
 	if req.Sandbox {
-		c.Sandbox = true
-		c.ExternalAccountID = "sbx_" + randomHex(8)
-		c.Username = sandboxUsername(req.Platform, c.ExternalAccountID)
-		if c.Name == "" {
-			c.Name = platform.DisplayName(req.Platform) + " sandbox"
-		}
-		behavior := sandboxBehavior{}
+		behavior := connect.SandboxBehavior{}
 		if req.SandboxBehavior != nil {
 			behavior = *req.SandboxBehavior
 		}
-		raw, _ := json.Marshal(behavior)
-		c.SandboxBehavior = string(raw)
+		c = connect.SandboxChannel(project, req.Platform, req.Name, behavior)
 	} else {
-		// The platform itself says whose credentials these are (and refuses wrong ones, with
-		// nothing stored); without a provider to ask, the identity is derived from the
-		// credentials, without revealing them.
-		who, verified := publish.Identity{}, false
-		if s.connector != nil {
-			if who, verified, err = s.connector.Verify(r.Context(), req.Platform, req.Credentials); err != nil {
-				return err
-			}
+		if c, err = connect.CredentialChannel(r.Context(), s.connector, s.access, project, req.Platform, req.Name, req.Credentials); err != nil {
+			return err
 		}
-		if verified {
-			c.ExternalAccountID, c.Username, c.AvatarURL = who.ExternalID, who.Username, who.AvatarURL
-			if c.Name == "" {
-				c.Name = who.Name
-			}
-		} else {
-			c.ExternalAccountID, c.Username = identityFromCredentials(req.Platform, req.Credentials)
-		}
-		if c.Name == "" {
-			c.Name = platform.DisplayName(req.Platform) + " " + c.Username
-		}
-		c.Credentials = s.access.Seal(c, req.Credentials)
 	}
 	saved, created, err := s.store.SaveChannel(r.Context(), c)
 	if err != nil {
@@ -218,136 +167,6 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, map[string]any{"success": true, "channel": toChannelJSON(saved)})
 	return nil
-}
-
-var (
-	telegramToken    = regexp.MustCompile(`^[0-9]{3,}:[A-Za-z0-9_-]{30,}$`)
-	telegramChat     = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$`)
-	discordSnowflake = regexp.MustCompile(`^[0-9]{5,25}$`)
-	discordWebhook   = regexp.MustCompile(`^/api/(v[0-9]+/)?webhooks/([0-9]{5,25})/[A-Za-z0-9_-]{20,}$`)
-	blueskyHandle    = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$`)
-)
-
-// checkCredentials validates the shape of token-based credentials; whether the platform
-// accepts them is checked by the platform's provider.
-func checkCredentials(f *apierr.Fields, name string, creds map[string]string) {
-	caps, _ := platform.CapabilitiesOf(name)
-	if creds == nil {
-		f.Addf("credentials", "is required for a %s channel: %s (or set \"sandbox\": true)",
-			platform.DisplayName(name), platform.CredentialsHint(name))
-		return
-	}
-	for k, v := range creds {
-		field := "credentials." + k
-		switch {
-		case !slices.Contains(caps.CredentialFields, k):
-			f.Addf(field, "unknown credential for %s; expected %s", platform.DisplayName(name), strings.Join(caps.CredentialFields, ", "))
-		case strings.TrimSpace(v) == "":
-			f.Add(field, "must not be blank")
-		case len(v) > 4096:
-			f.Add(field, "must be at most 4096 bytes")
-		}
-	}
-	for _, k := range platform.RequiredCredentials(name) {
-		if _, ok := creds[k]; !ok {
-			f.Add("credentials."+k, "is required")
-		}
-	}
-	if f != nil && len(*f) > 0 {
-		return
-	}
-	switch name {
-	case platform.Telegram:
-		if !telegramToken.MatchString(creds["bot_token"]) {
-			f.Add("credentials.bot_token", "is not a bot token of the form 123456:ABC... (from @BotFather)")
-		}
-		if !telegramChat.MatchString(creds["chat_id"]) {
-			f.Add("credentials.chat_id", "must be a numeric chat id or a @channelusername")
-		}
-	case platform.Discord:
-		_, hasBot := creds["bot_token"]
-		_, hasChannel := creds["channel_id"]
-		switch _, hasHook := creds["webhook_url"]; {
-		case hasHook && (hasBot || hasChannel):
-			f.Add("credentials", "give either a webhook_url or a bot_token with a channel_id, not both")
-		case hasHook:
-			if _, ok := discordWebhookID(creds["webhook_url"]); !ok {
-				f.Add("credentials.webhook_url", "must be a Discord webhook URL: https://discord.com/api/webhooks/{id}/{token}")
-			}
-		case hasBot != hasChannel || !hasBot:
-			f.Add("credentials", "a Discord channel needs a webhook_url, or a bot_token with a channel_id")
-		case !discordSnowflake.MatchString(creds["channel_id"]):
-			f.Add("credentials.channel_id", "must be a Discord channel id (digits)")
-		}
-	case platform.Mastodon:
-		if !isHTTPURL(creds["instance_url"]) {
-			f.Add("credentials.instance_url", "must be the instance's https URL, e.g. https://mastodon.social")
-		}
-	case platform.Bluesky:
-		if !blueskyHandle.MatchString(strings.TrimPrefix(creds["handle"], "@")) {
-			f.Add("credentials.handle", "must be a handle such as alice.bsky.social")
-		}
-		if pds, ok := creds["pds_url"]; ok && !isHTTPURL(pds) {
-			f.Add("credentials.pds_url", "must be an https URL")
-		}
-	}
-}
-
-func discordWebhookID(raw string) (string, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "https" {
-		return "", false
-	}
-	switch u.Host {
-	case "discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com":
-	default:
-		return "", false
-	}
-	m := discordWebhook.FindStringSubmatch(u.Path)
-	if m == nil {
-		return "", false
-	}
-	return m[2], true
-}
-
-func isHTTPURL(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
-}
-
-// identityFromCredentials derives a stable account id and a username from credentials, never
-// revealing a secret: tokens are represented by a short fingerprint of their hash.
-func identityFromCredentials(name string, creds map[string]string) (externalID, username string) {
-	switch name {
-	case platform.Bluesky:
-		h := strings.ToLower(strings.TrimPrefix(creds["handle"], "@"))
-		return h, h
-	case platform.Telegram:
-		return creds["chat_id"], creds["chat_id"]
-	case platform.Discord:
-		if id, ok := discordWebhookID(creds["webhook_url"]); ok {
-			return "webhook:" + id, "webhook " + id
-		}
-		return "channel:" + creds["channel_id"], "channel " + creds["channel_id"]
-	case platform.Mastodon:
-		u, _ := url.Parse(creds["instance_url"])
-		fp := fingerprint(creds["access_token"])
-		return u.Host + ":" + fp, "@" + u.Host
-	default:
-		fp := fingerprint(creds["access_token"])
-		return "token:" + fp, fp
-	}
-}
-
-func fingerprint(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:8])
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {

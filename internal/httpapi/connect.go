@@ -95,27 +95,33 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path)
 	}
 	q := r.URL.Query()
-	channels, err := s.connector.Complete(r.Context(), name, connect.Callback{
+	channels, returnTo, err := s.connector.CompleteReturning(r.Context(), name, connect.Callback{
 		Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description")})
+	if returnTo == "" {
+		returnTo = s.connectReturnURL
+	}
 	if refusal, ok := connect.ErrRefusal(err); ok {
 		s.log.Info("channel connection refused", "platform", name, "reason", refusal.Message)
-		return s.connectResult(w, r, http.StatusBadRequest, name, nil, refusal.Message)
+		return s.connectResult(w, r, returnTo, http.StatusBadRequest, name, nil, refusal.Message)
 	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
-		return s.connectResult(w, r, ae.Status, name, nil, ae.Message)
+		return s.connectResult(w, r, returnTo, ae.Status, name, nil, ae.Message)
 	}
 	if err != nil {
 		s.log.Warn("channel connection failed", "platform", name, "error", err)
-		return s.connectResult(w, r, http.StatusBadGateway, name, nil,
+		return s.connectResult(w, r, returnTo, http.StatusBadGateway, name, nil,
 			platform.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
 	}
-	return s.connectResult(w, r, http.StatusOK, name, channels, "")
+	return s.connectResult(w, r, returnTo, http.StatusOK, name, channels, "")
 }
 
-func (s *Server) connectResult(w http.ResponseWriter, r *http.Request, status int, name string, channels []store.Channel, message string) error {
-	if s.connectReturnURL != "" {
-		u, err := url.Parse(s.connectReturnURL)
+// connectResult tells the browser how a consent ended: by sending it to returnURL (a consent
+// the web dashboard started, or REELAY_CONNECT_RETURN_URL) with the outcome in the query, or
+// with a page of its own.
+func (s *Server) connectResult(w http.ResponseWriter, r *http.Request, returnURL string, status int, name string, channels []store.Channel, message string) error {
+	if returnURL != "" {
+		u, err := url.Parse(returnURL)
 		if err == nil {
 			v := u.Query()
 			v.Set("platform", name)

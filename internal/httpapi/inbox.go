@@ -111,7 +111,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	comments, next := page(comments, limit, func(c store.Comment) (time.Time, string) { return c.CreatedAt, c.ID })
+	comments, next := store.Page(comments, limit, func(c store.Comment) (time.Time, string) { return c.CreatedAt, c.ID })
 	out := make([]commentJSON, len(comments))
 	for i, c := range comments {
 		out[i] = toCommentJSON(c)

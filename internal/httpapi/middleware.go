@@ -28,6 +28,13 @@ func requestIDFrom(ctx context.Context) string {
 	return id
 }
 
+// RequestID is the id of the request ctx belongs to ("" outside one), for handlers mounted
+// beside the API (the web dashboard shows it on its error pages).
+func RequestID(ctx context.Context) string { return requestIDFrom(ctx) }
+
+// Logger is the logger of the request ctx belongs to, carrying its request id.
+func Logger(ctx context.Context) *slog.Logger { return loggerFrom(ctx) }
+
 func loggerFrom(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(ctxLogger).(*slog.Logger); ok {
 		return l

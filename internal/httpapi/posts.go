@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -166,7 +164,7 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	posts, next := page(posts, limit, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
+	posts, next := store.Page(posts, limit, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
 	out := make([]postJSON, len(posts))
 	for i, p := range posts {
 		out[i] = toPostJSON(p)
@@ -194,45 +192,11 @@ func cursorQuery(r *http.Request) (after *time.Time, afterID string, err error) 
 	if c == "" {
 		return nil, "", nil
 	}
-	t, id, ok := decodeCursor(c)
+	t, id, ok := store.DecodeCursor(c)
 	if !ok {
 		return nil, "", apierr.Field("cursor", "is not a cursor this server handed out")
 	}
 	return &t, id, nil
-}
-
-// page cuts a listing read with limit+1 rows (one more tells whether there is a next page) to
-// limit, and answers the cursor of the next page (nil on the last), from the last row's key.
-func page[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]T, *string) {
-	if len(rows) <= limit {
-		return rows, nil
-	}
-	rows = rows[:limit]
-	c := encodeCursor(key(rows[limit-1]))
-	return rows, &c
-}
-
-func encodeCursor(t time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + id))
-}
-
-func decodeCursor(c string) (time.Time, string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return time.Time{}, "", false
-	}
-	ts, id, ok := strings.Cut(string(raw), "|")
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if !ok || err != nil || !store.ValidID(id) {
-		return time.Time{}, "", false
-	}
-	return t, id, true
-}
-
-// postNotScheduled is the 409 of an edit or cancel that came too late.
-func postNotScheduled(action string) error {
-	return apierr.Newf(http.StatusConflict, apierr.CodeInvalidState,
-		"only a scheduled post that has not fired can be %s; read its status with GET /posts/{id}", action)
 }
 
 func (s *Server) cancelPost(w http.ResponseWriter, r *http.Request) error {
@@ -240,13 +204,8 @@ func (s *Server) cancelPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.store.CancelPost(r.Context(), mustPrincipal(r).AccountID, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return apierr.NotFound("post")
-	case errors.Is(err, store.ErrConflict):
-		return postNotScheduled("canceled")
-	case err != nil:
+	p, err := publish.Cancel(r.Context(), s.store, mustPrincipal(r).AccountID, id)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, postResponse(p))
@@ -273,32 +232,9 @@ func (s *Server) updatePost(w http.ResponseWriter, r *http.Request) error {
 	if body.ScheduledFor == nil && body.Title == nil && body.Caption == nil && body.PlatformObjects.Empty() {
 		return apierr.Field("body", "give at least one of scheduled_for, title, caption or a platform object")
 	}
-	accountID := mustPrincipal(r).AccountID
-	p, err := s.store.UpdatePost(r.Context(), accountID, id, func(p *store.Post) error {
-		var req publish.Request
-		if err := json.Unmarshal(p.Request, &req); err != nil {
-			return err
-		}
-		if body.Title != nil {
-			req.Title = *body.Title
-		}
-		if body.Caption != nil {
-			req.Caption = *body.Caption
-		}
-		if body.ScheduledFor != nil {
-			req.ScheduledFor = *body.ScheduledFor
-		}
-		req.PlatformObjects.Merge(body.PlatformObjects)
-		return publish.Edit(&req, p, time.Now())
-	}, func(tx *store.Tx, p store.Post) error {
-		return publish.EnqueueDestinations(r.Context(), s.queue, tx, p)
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return apierr.NotFound("post")
-	case errors.Is(err, store.ErrConflict):
-		return postNotScheduled("changed")
-	case err != nil:
+	p, err := publish.Update(r.Context(), s.store, s.queue, mustPrincipal(r).AccountID, id, publish.Change{
+		ScheduledFor: body.ScheduledFor, Title: body.Title, Caption: body.Caption, PlatformObjects: body.PlatformObjects})
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, postResponse(p))
@@ -310,18 +246,8 @@ func (s *Server) retryPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.store.RetryPost(r.Context(), mustPrincipal(r).AccountID, id, func(tx *store.Tx, p store.Post) error {
-		return publish.EnqueueDestinations(r.Context(), s.queue, tx, p)
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return apierr.NotFound("post")
-	case errors.Is(err, store.ErrConflict):
-		return apierr.New(http.StatusConflict, apierr.CodeInvalidState,
-			"this post has no failed destination to retry; published destinations are never sent again")
-	case errors.Is(err, store.ErrAccountSuspended):
-		return apierr.New(http.StatusForbidden, apierr.CodeAccountSuspended, "this account is suspended; contact the operator of this server")
-	case err != nil:
+	p, err := publish.Retry(r.Context(), s.store, s.queue, mustPrincipal(r).AccountID, id)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, postResponse(p))

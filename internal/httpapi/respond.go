@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/store"
@@ -69,6 +67,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, ae.Status, body)
 }
 
+// ClientError is err as a client is told it: its status, code, message and fields (a 500
+// hiding the cause for anything not meant for clients). The web dashboard renders errors from it.
+func ClientError(err error) *apierr.Error { return toAPIError(err) }
+
 func toAPIError(err error) *apierr.Error {
 	var ae *apierr.Error
 	var mbe *http.MaxBytesError
@@ -101,20 +103,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := requireContentType(r, "application/json"); err != nil {
 		return err
 	}
-	return decodeStrict(http.MaxBytesReader(w, r.Body, maxJSONBody), dst)
-}
-
-// decodeStrict decodes one JSON value from r, refusing unknown fields and trailing data.
-func decodeStrict(r io.Reader, dst any) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body must hold a single JSON object")
-	}
-	return nil
+	return apierr.DecodeJSON(http.MaxBytesReader(w, r.Body, maxJSONBody), dst)
 }
 
 // decodeOptionalJSON is decodeJSON for operations whose body may be left out entirely.
@@ -133,51 +122,6 @@ func requireContentType(r *http.Request, want string) error {
 			"Content-Type must be %s, got %q", want, ct)
 	}
 	return nil
-}
-
-func jsonError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return err
-	case errors.Is(err, io.EOF):
-		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body is empty; a JSON object is required")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body ends in the middle of a JSON value")
-	case errors.As(err, &syn):
-		return apierr.Newf(http.StatusBadRequest, apierr.CodeInvalidJSON, "malformed JSON at byte %d: %s", syn.Offset, syn.Error())
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return apierr.Newf(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body must be a JSON object, got %s", typ.Value)
-		}
-		return apierr.Field(typ.Field, fmt.Sprintf("must be %s, got %s", jsonTypeName(typ.Type.Kind().String()), typ.Value))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return apierr.Field(name, "unknown field")
-	default:
-		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "malformed JSON: "+err.Error())
-	}
-}
-
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	default:
-		return "of another type"
-	}
 }
 
 // pathID reads a UUID path parameter; anything else is a 400 naming the parameter.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/connect"
@@ -79,7 +78,7 @@ func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account
 		// A token the simulator's consent issued, for an account whose channel the callback
 		// has not stored yet (it asks who the account is first): the account exists, and
 		// behaves.
-		return sim.Account{ID: account, Username: sandboxUsername(a.platform, account), Behavior: sim.Behavior{ProcessingMS: -1}}, true
+		return sim.Account{ID: account, Username: connect.SandboxUsername(a.platform, account), Behavior: sim.Behavior{ProcessingMS: -1}}, true
 	}
 	if err != nil {
 		return sim.Account{}, false
@@ -97,13 +96,4 @@ func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account
 		b.ProcessingMS = *stored.ProcessingMS
 	}
 	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, true
-}
-
-// sandboxUsername is the username of a simulated account.
-func sandboxUsername(platformName, account string) string {
-	id := strings.TrimPrefix(account, "sbx_")
-	if len(id) > 6 {
-		id = id[:6]
-	}
-	return "sandbox_" + platformName + "_" + id
 }

@@ -84,6 +84,9 @@ type Options struct {
 	// /ai/jobs/{id}); AIWait is how long those calls wait for their job before answering 202.
 	AIVideo *aivideo.Service
 	AIWait  time.Duration
+	// Web serves every path outside the API, the simulators and the operational endpoints (the
+	// web dashboard); nil answers those with the API's 404.
+	Web http.Handler
 }
 
 // Server is the HTTP API.
@@ -114,6 +117,7 @@ type Server struct {
 	ai            AIEngine
 	aiVideo       *aivideo.Service
 	aiWait        time.Duration
+	web           http.Handler
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -137,6 +141,7 @@ func New(o Options) *Server {
 		ai:            o.AI,
 		aiVideo:       o.AIVideo,
 		aiWait:        o.AIWait,
+		web:           o.Web,
 	}
 	if s.ai == nil {
 		s.ai = ai.Builtin{}
@@ -227,8 +232,28 @@ func (s *Server) routes() {
 		}
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.web != nil && !apiPath(r.URL.Path) {
+			s.web.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, r, apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path))
 	})
+}
+
+// apiPath reports whether path belongs to the API, the simulators or the operational
+// endpoints, which answer in the API's way even where nothing is served (never the dashboard's
+// pages).
+func apiPath(path string) bool {
+	for _, p := range []string{APIPrefix, "/api/", "/sandbox/"} {
+		if path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	switch path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.

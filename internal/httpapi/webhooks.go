@@ -3,11 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/store"
@@ -71,44 +67,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	var f apierr.Fields
-	var events []string
-	switch {
-	case req.Events == nil:
-		f.Add("events", "is required: a list of "+strings.Join(store.WebhookEvents, ", "))
-	case len(req.Events) == 0:
-		f.Add("events", "must name at least one of "+strings.Join(store.WebhookEvents, ", "))
-	}
-	for _, e := range req.Events {
-		if !slices.Contains(store.WebhookEvents, e) {
-			f.Addf("events", "%q is not an event; known events: %s", e, strings.Join(store.WebhookEvents, ", "))
-			break
-		}
-		if !slices.Contains(events, e) {
-			events = append(events, e)
-		}
-	}
-	target := ""
-	if strings.TrimSpace(req.URL) == "" {
-		f.Add("url", "is required")
-	} else if u, err := webhooks.CheckURL(r.Context(), req.URL, s.webhookPolicy); err != nil {
-		f.Add("url", err.Error())
-	} else {
-		target = u.String()
-	}
-	if err := f.Err(); err != nil {
-		return err
-	}
-	if s.access.Box == nil {
-		return apierr.Internal(errors.New("no secret box to seal webhook secrets"))
-	}
-	id, secretText := uuid.NewString(), webhooks.NewSecret()
-	hook, err := s.store.CreateWebhook(r.Context(), store.Webhook{ID: id, AccountID: mustPrincipal(r).AccountID,
-		URL: target, Events: events, Secret: webhooks.SealSecret(s.access.Box, id, secretText)})
-	if errors.Is(err, store.ErrWebhookLimit) {
-		return apierr.Newf(http.StatusConflict, apierr.CodeInvalidState,
-			"this account has %d webhooks, the most it may have; delete one first", store.MaxWebhooksPerAccount)
-	}
+	hook, secretText, err := webhooks.Register(r.Context(), s.store, s.access.Box, s.webhookPolicy,
+		mustPrincipal(r).AccountID, req.URL, req.Events)
 	if err != nil {
 		return err
 	}
@@ -153,7 +113,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	ds, next := page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	ds, next := store.Page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	out := make([]webhookDeliveryJSON, len(ds))
 	for i, d := range ds {
 		out[i] = toWebhookDeliveryJSON(d)

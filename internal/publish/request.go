@@ -531,3 +531,28 @@ func Edit(req *Request, p *store.Post, now time.Time) error {
 	p.Title, p.Caption, p.Request, p.ScheduledFor = req.Title, req.Caption, raw, scheduledFor
 	return nil
 }
+
+// Fallbacks of a platform's text field left empty (see EffectiveOptions).
+const (
+	FromTitle          = "title"            // the post's title
+	FromCaption        = "caption"          // the post's caption
+	FromCaptionOrTitle = "caption_or_title" // the caption, or the title when there is no caption
+)
+
+// TextFallback says what a platform's text field (a key of its capabilities' Text) holds when
+// the request leaves it empty: FromTitle, FromCaption or FromCaptionOrTitle ("" for none). The
+// web dashboard counts the text that will be sent with it; a test holds it to EffectiveOptions.
+func TextFallback(name, key string) string {
+	switch key {
+	case "title":
+		if name == platform.TikTok {
+			return FromCaptionOrTitle
+		}
+		return FromTitle
+	case "description":
+		return FromCaption
+	case "caption", "commentary", "text", "content":
+		return FromCaptionOrTitle
+	}
+	return ""
+}

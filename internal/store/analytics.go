@@ -26,6 +26,9 @@ type Figures struct {
 // metric_samples alike.
 const figureColumns = `views, likes, comments, shares, impressions, reach, saves, watch_time_seconds`
 
+// Fields are the figures' fields, in a fixed order, for code that treats them alike.
+func (f *Figures) Fields() []**int64 { return f.fields() }
+
 func (f *Figures) fields() []**int64 {
 	return []**int64{&f.Views, &f.Likes, &f.Comments, &f.Shares, &f.Impressions, &f.Reach, &f.Saves, &f.WatchTimeSeconds}
 }
@@ -406,14 +409,9 @@ type PlatformTotals struct {
 	Figures      Figures
 }
 
-// AnalyticsTotals sums an account's latest figures per platform, and counts its distinct posts
-// across platforms, from figure_totals: a few rows per day whatever the number of
-// destinations. It filters by project, platform and days (From and Until are taken as UTC
-// days: From's day to the day before Until's); PostID does not apply.
-func (s *Store) AnalyticsTotals(ctx context.Context, accountID string, f AnalyticsFilter) (perPlatform []PlatformTotals, posts int, err error) {
-	if !f.validIDs() {
-		return nil, 0, nil
-	}
+// totalsWhere selects rows of figure_totals: the account's, of the filter's project, platform
+// and days (From and Until taken as UTC days: From's day to the day before Until's).
+func (f AnalyticsFilter) totalsWhere(accountID string) *where {
 	q := newWhere()
 	q.add("account_id = ?", accountID)
 	if f.ProjectID != "" {
@@ -428,12 +426,78 @@ func (s *Store) AnalyticsTotals(ctx context.Context, accountID string, f Analyti
 	if f.Until != nil {
 		q.add("day < ?", f.Until.UTC().Format(time.DateOnly))
 	}
+	return q
+}
+
+// totalsSums sums every figure column of figure_totals with its count of non-null values.
+func totalsSums() string {
 	var sums []string
 	for _, c := range strings.Split(totalsColumns(), ", ") {
 		sums = append(sums, "CAST(SUM("+c+") AS BIGINT)")
 	}
+	return strings.Join(sums, ", ")
+}
+
+// DayTotals are the latest figures of the destinations published on one UTC day.
+type DayTotals struct {
+	Day          time.Time
+	Destinations int
+	Figures      Figures
+}
+
+// AnalyticsByDay sums an account's latest figures by the UTC day their destinations were
+// published, for the same filters as AnalyticsTotals, oldest day first; days without a
+// published destination are left out.
+func (s *Store) AnalyticsByDay(ctx context.Context, accountID string, f AnalyticsFilter) ([]DayTotals, error) {
+	if !f.validIDs() {
+		return nil, nil
+	}
+	q := f.totalsWhere(accountID)
+	rows, err := s.read.QueryContext(ctx, `SELECT day, CAST(SUM(destinations) AS BIGINT), `+totalsSums()+`
+		FROM figure_totals WHERE `+q.sql()+` GROUP BY day ORDER BY day`, q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: analytics by day: %w", err)
+	}
+	defer rows.Close()
+	var out []DayTotals
+	for rows.Next() {
+		var t DayTotals
+		var day string
+		var v [16]int64
+		dest := []any{&day, &t.Destinations}
+		for i := range v {
+			dest = append(dest, &v[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("store: analytics by day: %w", err)
+		}
+		if t.Day, err = time.Parse(time.DateOnly, day[:min(len(day), 10)]); err != nil {
+			return nil, fmt.Errorf("store: analytics by day: day %q: %w", day, err)
+		}
+		for i, p := range t.Figures.fields() {
+			if sum, n := v[2*i], v[2*i+1]; n > 0 {
+				*p = &sum
+			}
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: analytics by day: %w", err)
+	}
+	return out, nil
+}
+
+// AnalyticsTotals sums an account's latest figures per platform, and counts its distinct posts
+// across platforms, from figure_totals: a few rows per day whatever the number of
+// destinations. It filters by project, platform and days (From and Until are taken as UTC
+// days: From's day to the day before Until's); PostID does not apply.
+func (s *Store) AnalyticsTotals(ctx context.Context, accountID string, f AnalyticsFilter) (perPlatform []PlatformTotals, posts int, err error) {
+	if !f.validIDs() {
+		return nil, 0, nil
+	}
+	q := f.totalsWhere(accountID)
 	rows, err := s.read.QueryContext(ctx, `SELECT platform, CAST(SUM(destinations) AS BIGINT), CAST(SUM(posts) AS BIGINT),
-		CAST(SUM(first_posts) AS BIGINT), `+strings.Join(sums, ", ")+`
+		CAST(SUM(first_posts) AS BIGINT), `+totalsSums()+`
 		FROM figure_totals WHERE `+q.sql()+` GROUP BY platform ORDER BY platform`, q.args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: analytics totals: %w", err)

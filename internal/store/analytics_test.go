@@ -314,3 +314,40 @@ func deref(p *int64) any {
 	}
 	return *p
 }
+
+func TestAnalyticsByDay(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := newAccount(t, s, "a")
+		b := newAccount(t, s, "b")
+		nov1 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+		nov3 := time.Date(2026, 11, 3, 23, 59, 0, 0, time.UTC)
+		yt1 := publishedPost(t, s, a, "youtube", "yt1", nov1)
+		yt2 := publishedPost(t, s, a, "youtube", "yt2", nov3)
+		publishedPost(t, s, a, "telegram", "tg1", nov3)
+		theirs := publishedPost(t, s, b, "youtube", "yt3", nov3)
+		at := time.Date(2026, 11, 4, 0, 0, 0, 0, time.UTC)
+		if err := s.SaveReadings(ctx, []store.Reading{
+			{DestinationID: yt1.DestinationID, At: at, Next: at, Figures: store.Figures{Views: n(10)}},
+			{DestinationID: yt2.DestinationID, At: at, Next: at, Figures: store.Figures{Views: n(20), Likes: n(3)}},
+			{DestinationID: theirs.DestinationID, At: at, Next: at, Figures: store.Figures{Views: n(1000)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		days, err := s.AnalyticsByDay(ctx, a.Account.ID, store.AnalyticsFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two days, oldest first; the 3rd holds YouTube's and Telegram's destinations, whose
+		// views are YouTube's alone (Telegram gives none: not a zero), the other account's left out.
+		if len(days) != 2 || !days[0].Day.Equal(nov1.Truncate(24*time.Hour)) || days[0].Destinations != 1 || !eqPtr(days[0].Figures.Views, n(10)) ||
+			days[0].Figures.Likes != nil || days[1].Destinations != 2 || !eqPtr(days[1].Figures.Views, n(20)) || !eqPtr(days[1].Figures.Likes, n(3)) {
+			t.Fatalf("by day: %+v", days)
+		}
+		from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+		if days, _ := s.AnalyticsByDay(ctx, a.Account.ID, store.AnalyticsFilter{From: &from, Platform: "telegram"}); len(days) != 1 ||
+			days[0].Destinations != 1 || days[0].Figures.Views != nil {
+			t.Errorf("telegram from the 2nd: %+v", days)
+		}
+	})
+}

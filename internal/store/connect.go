@@ -18,13 +18,16 @@ type OAuthState struct {
 	Sandbox   bool
 	Verifier  []byte
 	ExpiresAt time.Time
+	// ReturnTo is the path of this server the browser goes to once the consent is over ("" for
+	// consents started through the API).
+	ReturnTo string
 }
 
 // CreateOAuthState records a consent flow.
 func (s *Store) CreateOAuthState(ctx context.Context, st OAuthState) error {
-	_, err := s.write.ExecContext(ctx, `INSERT INTO oauth_states (id, account_id, project_id, platform, sandbox, verifier, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		st.ID, st.AccountID, st.ProjectID, st.Platform, st.Sandbox, st.Verifier, st.ExpiresAt.UTC())
+	_, err := s.write.ExecContext(ctx, `INSERT INTO oauth_states (id, account_id, project_id, platform, sandbox, verifier, expires_at, return_to)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		st.ID, st.AccountID, st.ProjectID, st.Platform, st.Sandbox, st.Verifier, st.ExpiresAt.UTC(), nullString(st.ReturnTo))
 	if err != nil {
 		return fmt.Errorf("store: create oauth state: %w", err)
 	}
@@ -35,9 +38,11 @@ func (s *Store) CreateOAuthState(ctx context.Context, st OAuthState) error {
 // returns it; an unknown, used or expired state is ErrNotFound. The project must still exist.
 func (s *Store) ConsumeOAuthState(ctx context.Context, id string) (OAuthState, error) {
 	var st OAuthState
+	var returnTo sql.NullString
 	err := s.write.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = $1
-		RETURNING id, account_id, project_id, platform, sandbox, verifier, expires_at`, id).
-		Scan(&st.ID, &st.AccountID, &st.ProjectID, &st.Platform, &st.Sandbox, &st.Verifier, &st.ExpiresAt)
+		RETURNING id, account_id, project_id, platform, sandbox, verifier, expires_at, return_to`, id).
+		Scan(&st.ID, &st.AccountID, &st.ProjectID, &st.Platform, &st.Sandbox, &st.Verifier, &st.ExpiresAt, &returnTo)
+	st.ReturnTo = returnTo.String
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, ErrNotFound
 	}

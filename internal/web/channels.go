@@ -1,0 +1,278 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/connect"
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
+)
+
+type channelsData struct {
+	Channels []store.Channel
+	// Platforms are every platform; OAuthPlatforms those that connect by consent.
+	Platforms      []string
+	OAuthPlatforms []string
+	Failures       []string
+	Sandbox        bool
+	CanConnect     bool
+	// Form is what the sandbox form was sent with, shown again with Errors beside its fields.
+	Form   sandboxForm
+	Errors map[string]string
+	Notice string
+	Error  string
+	// The credentials form: each platform's fields, the platform and name sent, and the
+	// messages of a refused attempt.
+	CredForms    []credentialPlatform
+	CredPlatform string
+	CredName     string
+	CredErrors   map[string]string
+}
+
+type sandboxForm struct {
+	Platform, Name, Fail, ProcessingMS, FailRate string
+}
+
+// channelsPage lists the current project's channels with their state, and the forms that
+// connect more.
+func (h *Handler) channelsPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	q := r.URL.Query()
+	d := channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"}}
+	switch {
+	case q.Get("status") == "connected":
+		d.Notice = platform.DisplayName(q.Get("platform")) + " channel connected."
+	case q.Get("status") == "error":
+		d.Error = "Could not connect " + platform.DisplayName(q.Get("platform")) + ": " + q.Get("message")
+	default:
+		d.Notice = notices[q.Get("done")]
+	}
+	return h.renderChannels(w, r, s, http.StatusOK, d)
+}
+
+func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *session, status int, d channelsData) error {
+	p, err := h.pageFor(r, s, "Channels", "channels", nil)
+	if err != nil {
+		return err
+	}
+	if p.Project.ID != "" {
+		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
+			return err
+		}
+	}
+	d.Platforms, d.Failures, d.Sandbox, d.CanConnect = platform.All, connect.SandboxFailures, h.o.Sandbox, h.o.Connector != nil
+	if d.CredForms == nil {
+		d.CredPlatform = platform.Bluesky
+		d.CredForms = credentialForms("", nil, nil)
+	}
+	for _, name := range platform.All {
+		if connect.OAuthPlatform(name) {
+			d.OAuthPlatforms = append(d.OAuthPlatforms, name)
+		}
+	}
+	p.Data = d
+	h.render(w, r, status, "channels", p)
+	return nil
+}
+
+// connectSandbox connects a channel on a platform's built-in simulator, with the behaviour
+// chosen (what the simulated platform does with what it receives).
+func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *session) error {
+	form := sandboxForm{Platform: r.PostFormValue("platform"), Name: strings.TrimSpace(r.PostFormValue("name")),
+		Fail: r.PostFormValue("fail"), ProcessingMS: strings.TrimSpace(r.PostFormValue("processing_ms")),
+		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate"))}
+	var f apierr.Fields
+	if !h.o.Sandbox {
+		f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
+	}
+	if !platform.Valid(form.Platform) {
+		f.Add("platform", "choose a platform")
+	}
+	if utf8.RuneCountInString(form.Name) > 100 {
+		f.Add("name", "must be at most 100 characters")
+	}
+	b := connect.SandboxBehavior{Fail: form.Fail}
+	if form.ProcessingMS != "" {
+		n, err := strconv.Atoi(form.ProcessingMS)
+		if err != nil {
+			f.Add("sandbox_behavior.processing_ms", "must be a whole number of milliseconds")
+		}
+		b.ProcessingMS = &n
+	}
+	if form.FailRate != "" {
+		x, err := strconv.ParseFloat(form.FailRate, 64)
+		if err != nil {
+			f.Add("sandbox_behavior.fail_rate", "must be a number from 0 to 1")
+		}
+		b.FailRate = &x
+	}
+	b.Check(&f)
+	p, err := h.pageFor(r, s, "", "", nil)
+	if err != nil {
+		return err
+	}
+	if p.Project.ID == "" {
+		f.Add("project_id", "this account has no project")
+	}
+	if len(f) > 0 {
+		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: form, Errors: f,
+			Error: "The channel was not connected: see the messages beside the fields."})
+	}
+	if _, _, err := h.o.Store.SaveChannel(r.Context(), connect.SandboxChannel(p.Project, form.Platform, form.Name, b)); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)
+	return nil
+}
+
+// connectOAuth starts a platform's OAuth consent for the current project (the same flow as
+// GET /api/v1/channels/connect/{platform}): the browser goes to the consent page, and the
+// platform sends it back to the API's callback, which stores the channel and returns here.
+// Reconnecting a channel is the same consent: the account connected again replaces its tokens.
+func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *session) error {
+	name := r.PostFormValue("platform")
+	if !connect.OAuthPlatform(name) {
+		return apierr.Field("platform", "does not connect by OAuth; choose another platform")
+	}
+	sandbox := r.PostFormValue("sandbox") == "true"
+	if sandbox && !h.o.Sandbox {
+		return apierr.Field("sandbox", "sandbox channels are disabled on this server")
+	}
+	if h.o.Connector == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this server")
+	}
+	p, err := h.pageFor(r, s, "", "", nil)
+	if err != nil {
+		return err
+	}
+	if p.Project.ID == "" {
+		return apierr.Field("project_id", "this account has no project")
+	}
+	link, err := h.o.Connector.BeginReturning(r.Context(), s.AccountID, p.Project.ID, name, sandbox, "/channels")
+	if err != nil {
+		return err
+	}
+	if u, err := url.Parse(link); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("web: consent link is not an http(s) URL")
+	}
+	http.Redirect(w, r, link, http.StatusSeeOther)
+	return nil
+}
+
+// deleteChannel removes one of the account's channels.
+func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, s *session) error {
+	err := h.o.Store.DeleteChannel(r.Context(), s.AccountID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("channel")
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/channels?done=deleted", http.StatusSeeOther)
+	return nil
+}
+
+// credentialPlatform is a platform's part of the credentials form: the fields of its
+// POST /channels credentials.
+type credentialPlatform struct {
+	Platform, Name string
+	Fields         []credentialField
+}
+
+type credentialField struct {
+	Key, Label string
+	Required   bool
+	// Secret fields are password inputs, never filled in again.
+	Secret bool
+	Value  string
+	Error  string
+}
+
+func isSecretField(key string) bool {
+	return strings.Contains(key, "token") || strings.Contains(key, "password") || strings.Contains(key, "secret") ||
+		key == "webhook_url" // a Discord webhook URL carries its token
+}
+
+// credentialForms lays out each platform's credential fields; form holds what was sent (the
+// secrets are not shown again) and errs the messages, keyed as the API names them.
+func credentialForms(chosen string, form map[string]string, errs map[string]string) []credentialPlatform {
+	var out []credentialPlatform
+	for _, name := range platform.All {
+		caps, _ := platform.CapabilitiesOf(name)
+		cp := credentialPlatform{Platform: name, Name: platform.DisplayName(name)}
+		required := platform.RequiredCredentials(name)
+		for _, k := range caps.CredentialFields {
+			f := credentialField{Key: k, Label: labelOf(k), Required: slices.Contains(required, k), Secret: isSecretField(k)}
+			if name == chosen {
+				if !f.Secret {
+					f.Value = form[k]
+				}
+				f.Error = errs["credentials."+k]
+			}
+			cp.Fields = append(cp.Fields, f)
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// connectWithCredentials connects a channel with credentials the user pastes (a Bluesky app
+// password, a Telegram bot, a Discord webhook, a Mastodon token, or an OAuth platform's token
+// pair), checked and verified with the platform as POST /api/v1/channels does.
+func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request, s *session) error {
+	name := r.PostFormValue("platform")
+	label := strings.TrimSpace(r.PostFormValue("name"))
+	creds := map[string]string{}
+	if platform.Valid(name) {
+		caps, _ := platform.CapabilitiesOf(name)
+		for _, k := range caps.CredentialFields {
+			if v := strings.TrimSpace(r.PostFormValue("cred." + name + "." + k)); v != "" {
+				creds[k] = v
+			}
+		}
+	}
+	var f apierr.Fields
+	if !platform.Valid(name) {
+		f.Add("platform", "choose a platform")
+	} else {
+		connect.CheckCredentials(&f, name, creds)
+	}
+	if utf8.RuneCountInString(label) > 100 {
+		f.Add("name", "must be at most 100 characters")
+	}
+	refuse := func(fields map[string]string, message string) error {
+		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
+			CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, fields), CredErrors: fields,
+			Error: "The channel was not connected: " + message})
+	}
+	if len(f) > 0 {
+		return refuse(f, "see the messages beside the fields (secrets are not shown again: enter them once more).")
+	}
+	p, err := h.pageFor(r, s, "", "", nil)
+	if err != nil {
+		return err
+	}
+	c, err := connect.CredentialChannel(r.Context(), h.o.Connector, h.o.Access, p.Project, name, label, creds)
+	var ae *apierr.Error
+	if errors.As(err, &ae) && ae.Status < 500 {
+		fields := ae.Fields
+		if len(fields) == 0 {
+			fields = map[string]string{"credentials": ae.Message}
+		}
+		return refuse(fields, ae.Message)
+	}
+	if err != nil {
+		return err
+	}
+	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)
+	return nil
+}

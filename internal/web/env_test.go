@@ -1,0 +1,238 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/app"
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// env is a whole reelay process (API, dashboard, workers, simulators) behind a real listener
+// on a fresh database, with two accounts.
+type env struct {
+	t   *testing.T
+	url string
+	st  *store.Store
+	// skew moves the dashboard's clock ahead of the real one.
+	skew *atomic.Int64
+	logs *syncBuffer
+	a, b tenant
+}
+
+type tenant struct {
+	AccountID, ProjectID, KeyID, Key string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
+	t.Helper()
+	st := storetest.New(t, d)
+	srv := httptest.NewUnstartedServer(nil)
+	cfg := &config.Config{
+		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
+		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
+		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
+		RateLimitRPS: 1000, RateLimitBurst: 1000,
+	}
+	for _, f := range tune {
+		f(cfg)
+	}
+	logs := &syncBuffer{}
+	skew := new(atomic.Int64)
+	ctx := context.Background()
+	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{7}, 32),
+		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		WebClock: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = a.Handler
+	srv.Start()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a.Stop(stopCtx)
+		srv.Close()
+	})
+	e := &env{t: t, url: srv.URL, st: st, skew: skew, logs: logs}
+	e.a, e.b = e.newTenant("alice"), e.newTenant("bob")
+	return e
+}
+
+func (e *env) newTenant(name string) tenant {
+	e.t.Helper()
+	raw, rec := auth.NewKey("first")
+	ca, err := e.st.CreateAccount(context.Background(), store.NewAccount{Name: name, Key: &rec})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tenant{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, KeyID: ca.Key.ID, Key: raw}
+}
+
+// browser is a plain HTTP client with cookies that does not follow redirects, so that tests
+// see each answer; it sends the Origin a browser would.
+type browser struct {
+	e    *env
+	c    *http.Client
+	csrf string
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type answer struct {
+	Code   int
+	Header http.Header
+	Body   string
+}
+
+func (a answer) location() string { return a.Header.Get("Location") }
+
+func (b *browser) do(method, path string, body io.Reader, header map[string]string) answer {
+	b.e.t.Helper()
+	req, err := http.NewRequest(method, b.e.url+path, body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	if method != http.MethodGet {
+		req.Header.Set("Origin", b.e.url)
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return answer{Code: res.StatusCode, Header: res.Header, Body: string(raw)}
+}
+
+func (b *browser) get(path string) answer { return b.do(http.MethodGet, path, nil, nil) }
+
+// fetch GETs an absolute URL (another host, such as an identity provider).
+func (b *browser) fetch(rawURL string) answer {
+	b.e.t.Helper()
+	res, err := b.c.Get(rawURL)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return answer{Code: res.StatusCode, Header: res.Header, Body: string(raw)}
+}
+
+// post sends a form as a browser does; the session's CSRF token is added unless the form has
+// a csrf_token already (even an empty one).
+func (b *browser) post(path string, form url.Values, header map[string]string) answer {
+	b.e.t.Helper()
+	if _, ok := form["csrf_token"]; !ok {
+		form.Set("csrf_token", b.csrf)
+	}
+	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for k, v := range header {
+		h[k] = v
+	}
+	return b.do(http.MethodPost, path, strings.NewReader(form.Encode()), h)
+}
+
+var tokenPattern = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// formToken reads the CSRF token of the first form of a page.
+func formToken(t *testing.T, page string) string {
+	t.Helper()
+	m := tokenPattern.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no csrf_token in the page:\n%s", page)
+	}
+	return m[1]
+}
+
+// signIn signs in with key and remembers the session's CSRF token.
+func (b *browser) signIn(key string) answer {
+	b.e.t.Helper()
+	page := b.get("/signin")
+	res := b.post("/signin", url.Values{"csrf_token": {formToken(b.e.t, page.Body)}, "api_key": {key}}, nil)
+	if res.Code == http.StatusSeeOther {
+		b.csrf = formToken(b.e.t, b.get("/keys").Body)
+	}
+	return res
+}
+
+func (b *browser) cookie(name string) *http.Cookie {
+	u, _ := url.Parse(b.e.url)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// multipartForm builds a multipart body; files are (field, name, bytes).
+func multipartForm(t *testing.T, fields [][2]string, files ...fileField) (io.Reader, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, f := range fields {
+		mw.WriteField(f[0], f[1])
+	}
+	for _, f := range files {
+		w, err := mw.CreateFormFile(f.field, f.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(f.data)
+	}
+	mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+type fileField struct {
+	field, name string
+	data        []byte
+}

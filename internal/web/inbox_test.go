@@ -1,0 +1,87 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/store"
+)
+
+// publishAndWait publishes a small video to channel through the dashboard and waits until the
+// post is published.
+func (b *browser) publishAndWait(channelID, title string) string {
+	b.e.t.Helper()
+	r, out := b.publish("", [][2]string{{"project_id", b.e.a.ProjectID}, {"channel_ids", `["` + channelID + `"]`}, {"title", title}},
+		"", fileField{"video", "c.mp4", smallVideo(b.e.t)})
+	if r.Code != 200 {
+		b.e.t.Fatalf("publish: %d %v", r.Code, out)
+	}
+	id := out["post_id"].(string)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, _ := b.e.st.GetPost(context.Background(), b.e.a.AccountID, id)
+		if p.Status == store.PostPublished {
+			return id
+		}
+		if time.Now().After(deadline) {
+			b.e.t.Fatalf("post still %s", p.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestInboxPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, store.SQLite)
+	b := e.browser()
+	b.signIn(e.a.Key)
+	ch := b.sandboxChannel("bluesky")
+	postID := b.publishAndWait(ch, "Comment on me")
+
+	if page := b.get("/inbox"); !strings.Contains(page.Body, "No comments here yet") {
+		t.Fatalf("inbox before reading the platforms:\n%s", page.Body)
+	}
+	// The simulated audience comments as soon as an item is published; reading now finds it.
+	r := b.post("/inbox/refresh", url.Values{}, nil)
+	if r.Code != http.StatusSeeOther || !strings.HasPrefix(r.location(), "/inbox?done=refreshed&added=") || strings.HasSuffix(r.location(), "added=0") {
+		t.Fatalf("refresh: %d %q", r.Code, r.location())
+	}
+	page := b.get(r.location())
+	m := regexp.MustCompile(`id="comment-([0-9a-f-]{36})"`).FindStringSubmatch(page.Body)
+	if m == nil || !strings.Contains(page.Body, `action="/inbox/`+m[1]+`/reply"`) || !strings.Contains(page.Body, "/posts/"+postID) ||
+		!strings.Contains(page.Body, `data-unit="graphemes"`) {
+		t.Fatalf("inbox after reading:\n%s", page.Body)
+	}
+	comment := m[1]
+	if page := b.get("/inbox?platform=youtube"); strings.Contains(page.Body, "comment-"+comment) {
+		t.Error("the platform filter keeps a Bluesky comment under YouTube")
+	}
+
+	// Too long for Bluesky (300 graphemes): refused beside the field, the text kept, nothing sent.
+	long := strings.Repeat("👍🏽", 301)
+	r = b.post("/inbox/"+comment+"/reply", url.Values{"reply_text": {long}, "back": {"platform=bluesky"}}, nil)
+	if r.Code != 400 || !strings.Contains(r.Body, `id="reply-`+comment+`-error"`) || !strings.Contains(r.Body, long) ||
+		!strings.Contains(r.Body, "longer than Bluesky allows") {
+		t.Fatalf("over-long reply: %d\n%s", r.Code, r.Body)
+	}
+	// Another account cannot answer it.
+	other := e.browser()
+	other.signIn(e.b.Key)
+	if r := other.post("/inbox/"+comment+"/reply", url.Values{"reply_text": {"hi"}}, nil); r.Code != 404 {
+		t.Errorf("another account's comment: %d", r.Code)
+	}
+	// A reply that fits is posted on the platform and listed as this account's own.
+	r = b.post("/inbox/"+comment+"/reply", url.Values{"reply_text": {"Thanks for watching 👍🏽"}, "back": {"platform=bluesky"}}, nil)
+	if r.Code != http.StatusSeeOther || r.location() != "/inbox?platform=bluesky&done=replied#comment-"+comment {
+		t.Fatalf("reply: %d %q\n%s", r.Code, r.location(), r.Body)
+	}
+	page = b.get("/inbox?platform=bluesky&done=replied")
+	if !strings.Contains(page.Body, "Reply posted.") || !strings.Contains(page.Body, "Thanks for watching 👍🏽") || !strings.Contains(page.Body, "your reply") {
+		t.Errorf("inbox after replying:\n%s", page.Body)
+	}
+}

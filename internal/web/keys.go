@@ -1,0 +1,78 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/store"
+)
+
+type keysData struct {
+	Keys []store.APIKey
+	// Created is the key just made, shown this once; CreatedName its name.
+	Created     string
+	CreatedName string
+	// CurrentKeyID is the key this session signed in with.
+	CurrentKeyID string
+	Name         string
+	Errors       map[string]string
+	Notice       string
+}
+
+func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s *session, status int, d keysData) error {
+	keys, err := h.o.Store.ListAPIKeys(r.Context(), s.AccountID)
+	if err != nil {
+		return err
+	}
+	d.Keys, d.CurrentKeyID = keys, s.APIKeyID
+	p, err := h.pageFor(r, s, "API keys", "keys", d)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, status, "keys", p)
+	return nil
+}
+
+// keysPage lists the account's active keys.
+func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	return h.renderKeys(w, r, s, http.StatusOK, keysData{Notice: notices[r.URL.Query().Get("done")]})
+}
+
+// createKey mints a key and shows it once, on the answer to the form (never stored, never
+// in a URL; the page is not cached).
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	var f apierr.Fields
+	f.Name("name", name, 100)
+	if len(f) > 0 {
+		return h.renderKeys(w, r, s, http.StatusBadRequest, keysData{Name: name, Errors: f})
+	}
+	raw, rec := auth.NewKey(name)
+	if _, err := h.o.Store.CreateAPIKey(r.Context(), s.AccountID, rec); err != nil {
+		return err
+	}
+	logger(r).Info("API key created in the dashboard", "account_id", s.AccountID, "prefix", rec.Prefix)
+	return h.renderKeys(w, r, s, http.StatusCreated, keysData{Created: raw, CreatedName: name})
+}
+
+// revokeKey revokes one of the account's keys; sessions signed in with it end at once (this
+// one too, when it is its own key).
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, s *session) error {
+	err := h.o.Store.RevokeAPIKey(r.Context(), s.AccountID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("API key")
+	}
+	if err != nil {
+		return err
+	}
+	if r.PathValue("id") == s.APIKeyID {
+		h.clearCookie(w, r, sessionCookie)
+		http.Redirect(w, r, "/signin?signed_out=1", http.StatusSeeOther)
+		return nil
+	}
+	http.Redirect(w, r, "/keys?done=revoked", http.StatusSeeOther)
+	return nil
+}
