@@ -117,6 +117,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
+	// Said plainly, beside the first start's key, so that a new user knows where to go next.
+	fmt.Fprintf(stderr, "\n  Dashboard: %s/ (sign in with an API key)\n  API:       %s/api/v1\n\n", cfg.PublicURL, cfg.PublicURL)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
