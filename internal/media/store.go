@@ -192,17 +192,6 @@ type Blob struct {
 	Deduplicated bool
 }
 
-// Put copies through copyBufs buffers of copyBufSize: while one is being filled from the
-// source, the others are being hashed (on a goroutine of their own) and written. Memory per
-// upload is their sum plus the storage driver's part buffer, whatever the file size. Large
-// buffers matter: a 4 KiB write per multipart read cost 0.2 s of system time per 100 MB.
-const (
-	copyBufSize = 256 << 10
-	copyBufs    = 3
-)
-
-var copyBufPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
-
 // s3PartSize is the upload part size; 5 MiB is the smallest S3 allows, and with one part in
 // flight it bounds an upload's memory.
 const s3PartSize = 5 << 20
@@ -249,9 +238,8 @@ func (s *Store) renameLocal(from, to string) bool {
 	return os.Rename(src, dst) == nil
 }
 
-// write streams r to key, returning its size and hex SHA-256. The hash is computed on
-// another goroutine while the same bytes are written, so a large upload costs the slower of
-// hashing and writing rather than their sum.
+// write streams r to key, returning its size and hex SHA-256 (hashed alongside the writes by
+// CopyHashed).
 func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType string) (int64, string, error) {
 	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
 	wctx, cancel := context.WithCancel(ctx)
@@ -265,95 +253,30 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType 
 	if err != nil {
 		return 0, "", fmt.Errorf("media store: %w", err)
 	}
-	h := startHashing()
-	fail := func(err error) (int64, string, error) {
+	h := sha256.New()
+	// The source's own errors (size cap, client gone) come back as they are; the storage's
+	// are marked as such.
+	n, err := CopyHashed(storageWriter{w}, r, h)
+	if err != nil {
 		cancel()
 		w.Close()
-		h.finish()
 		return 0, "", err
 	}
-	var n int64
-	for {
-		buf := h.buffer()
-		k, rerr := fill(r, buf)
-		if k > 0 {
-			h.add(buf[:k])
-			// The hashing goroutine reads buf meanwhile; neither side changes it.
-			if _, werr := w.Write(buf[:k]); werr != nil {
-				return fail(fmt.Errorf("media store: writing: %w", werr))
-			}
-			n += int64(k)
-		} else {
-			h.unused(buf)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return fail(rerr) // the source's own error (size cap, client gone) as is
-		}
-	}
-	sum := h.finish()
 	if err := w.Close(); err != nil {
 		return 0, "", fmt.Errorf("media store: writing: %w", err)
 	}
-	return n, sum, nil
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// fill reads from r until buf is full or r fails: a multipart part hands out at most 4 KiB a
-// read. io.EOF means r has ended; k bytes may have come before any error.
-func fill(r io.Reader, buf []byte) (k int, err error) {
-	for k < len(buf) && err == nil {
-		var m int
-		m, err = r.Read(buf[k:])
-		k += m
+// storageWriter marks the errors of writing to storage.
+type storageWriter struct{ w io.Writer }
+
+func (s storageWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		err = fmt.Errorf("media store: writing: %w", err)
 	}
-	return k, err
-}
-
-// hashing computes a SHA-256 on a goroutine of its own over the buffers it is given, and
-// hands each buffer back once it is hashed. It owns copyBufs buffers from copyBufPool.
-type hashing struct {
-	todo chan []byte // buffers to hash, in order
-	free chan []byte // buffers hashed or never used, ready to fill
-	sum  chan string // the hex digest, once todo is closed and drained
-}
-
-func startHashing() *hashing {
-	h := &hashing{todo: make(chan []byte, copyBufs), free: make(chan []byte, copyBufs), sum: make(chan string, 1)}
-	for range copyBufs {
-		h.free <- *copyBufPool.Get().(*[]byte)
-	}
-	go func() {
-		d := sha256.New()
-		for b := range h.todo {
-			d.Write(b)
-			h.free <- b[:cap(b)]
-		}
-		h.sum <- hex.EncodeToString(d.Sum(nil))
-	}()
-	return h
-}
-
-// buffer waits for a buffer that is free to fill.
-func (h *hashing) buffer() []byte { return <-h.free }
-
-// add queues b for hashing; b must not change until buffer hands it out again.
-func (h *hashing) add(b []byte) { h.todo <- b }
-
-// unused gives back a buffer that was not filled.
-func (h *hashing) unused(b []byte) { h.free <- b }
-
-// finish waits for the hash of everything added, returns it, and gives the buffers back to
-// the pool. The hashing must not be used afterwards.
-func (h *hashing) finish() string {
-	close(h.todo)
-	sum := <-h.sum
-	for range copyBufs {
-		b := <-h.free
-		copyBufPool.Put(&b)
-	}
-	return sum
+	return n, err
 }
 
 // deleteQuietly removes a key in the background of an error path: it uses its own context

@@ -72,7 +72,6 @@ const (
 	igMaxMentions       = 20
 	igFetchTimeout      = 5 * time.Minute
 	igMaxParamBytes     = 1 << 20
-	igCopyBuf           = 256 << 10 // few, large writes to the download's spool file
 )
 
 // Container status codes (IG Container reference).
@@ -408,7 +407,7 @@ func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum st
 	}()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
-	n, err = io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(resp.Body, limit+1), make([]byte, igCopyBuf))
+	n, err = media.CopyHashed(f, io.LimitReader(resp.Body, limit+1), h)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return igSubTimeout, true, "", n

@@ -790,7 +790,8 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 
 var errYTSpool = errors.New("spool file")
 
-// spoolChunk appends n bytes of body to the session's spool file, hashing them on the way. A
+// spoolChunk appends n bytes of body to the session's spool file, hashing them on the way
+// (media.CopyHashed: large writes, the hash on a goroutine of its own). A
 // body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload servers may
 // keep part of a chunk.
 func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
@@ -805,8 +806,7 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errYTSpool, err)
 	}
-	dst := io.MultiWriter(io.NewOffsetWriter(sess.spool, sess.received), sess.sha)
-	got, err := io.CopyBuffer(dst, io.LimitReader(body, n), make([]byte, ytCopyBuf))
+	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), sess.sha)
 	if err == nil && got < n {
 		err = io.ErrUnexpectedEOF
 	}
@@ -837,9 +837,6 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	sess.received += n
 	return nil
 }
-
-// ytCopyBuf is the copy buffer of an upload request: few, large writes to the spool.
-const ytCopyBuf = 256 << 10
 
 // resumeIncomplete answers 308 Resume Incomplete with the Range received so far.
 func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, sess *ytSession) {
@@ -1007,7 +1004,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	}
 	defer func() { f.Close(); os.Remove(f.Name()) }()
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(part, ytMaxVideoBytes+1), make([]byte, ytCopyBuf))
+	n, err := media.CopyHashed(f, io.LimitReader(part, ytMaxVideoBytes+1), h)
 	if err != nil {
 		return ytError(400, "global", "badRequest", "The request body could not be read.")
 	}
