@@ -34,4 +34,6 @@ func OpenMigratedTo(ctx context.Context, databaseURL string, version int64) (*St
 func (s *Store) WriteDB() *sql.DB { return s.write }
 
 // InGroupTx is inGroupTx, for tests of group commit.
-func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error { return s.inGroupTx(ctx, fn) }
+func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.inGroupTx(ctx, fn)
+}
