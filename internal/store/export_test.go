@@ -32,3 +32,8 @@ func OpenMigratedTo(ctx context.Context, databaseURL string, version int64) (*St
 
 // WriteDB is the store's write handle, for tests that need SQL of their own.
 func (s *Store) WriteDB() *sql.DB { return s.write }
+
+// InGroupTx is inGroupTx, for tests of group commit.
+func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.inGroupTx(ctx, fn)
+}
