@@ -4,66 +4,93 @@ import (
 	"hash"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
-// CopyHashed copies src to dst until src ends, as io.Copy does, while h hashes the same bytes
-// on a goroutine of its own: a large file costs the slower of hashing and copying rather than
-// their sum. It returns once both are done, with the bytes written and the first error of src
-// or dst (io.EOF from src is the end, not an error). After an error h holds an unspecified
-// prefix of what was read.
+// CopyHashed copies src to dst until src ends, as io.Copy does, while h hashes the same bytes.
+// Reading, hashing and writing each run on a goroutine of their own, so that a large file
+// costs the slowest of the three rather than their sum. It returns once all are done, with the
+// bytes written and the error of src or, failing that, of dst (io.EOF from src is the end, not
+// an error); it stops reading once a write fails. After an error h holds an unspecified prefix
+// of what was read.
 //
 // It copies through copyBufs buffers of copyBufSize from a pool: while one is filled from src,
 // the others are hashed and written. Memory per copy is their sum, whatever the size of the
 // file. Large buffers matter: mime/multipart hands out at most 4 KiB a read, and a write per
 // read cost 0.2 s of system time per 100 MB.
 func CopyHashed(dst io.Writer, src io.Reader, h hash.Hash) (int64, error) {
-	todo := make(chan []byte, copyBufs) // buffers to hash, in order
-	free := make(chan []byte, copyBufs) // buffers hashed or never used, ready to fill
-	hashed := make(chan struct{})
-	for range copyBufs {
-		free <- *copyBufPool.Get().(*[]byte)
+	type chunk struct{ slot, n int }
+	var (
+		bufs    [copyBufs]*[]byte
+		users   [copyBufs]atomic.Int32 // goroutines still reading each buffer
+		free    = make(chan int, copyBufs)
+		toHash  = make(chan chunk, copyBufs)
+		toWrite = make(chan chunk, copyBufs)
+		written atomic.Int64
+		failed  atomic.Bool // a write failed: stop reading
+		werr    error       // the write's error, read once the writer has ended
+		wg      sync.WaitGroup
+	)
+	for i := range bufs {
+		bufs[i] = copyBufPool.Get().(*[]byte)
+		free <- i
 	}
-	go func() {
-		defer close(hashed)
-		for b := range todo {
-			h.Write(b)
-			free <- b[:cap(b)]
+	release := func(slot int) {
+		if users[slot].Add(-1) == 0 {
+			free <- slot
 		}
-	}()
-	var n int64
-	var err error
-	for err == nil {
-		buf := <-free
-		k, rerr := fill(src, buf)
-		if k == 0 {
-			free <- buf
-		} else {
-			todo <- buf[:k]
-			// The hashing goroutine reads buf meanwhile; neither side changes it, and it is
-			// not filled again before it comes back through free.
-			if _, werr := dst.Write(buf[:k]); werr != nil {
-				rerr = werr
-			} else {
-				n += int64(k)
+	}
+	wg.Go(func() {
+		for c := range toHash {
+			h.Write((*bufs[c.slot])[:c.n])
+			release(c.slot)
+		}
+	})
+	wg.Go(func() {
+		for c := range toWrite {
+			if !failed.Load() {
+				if _, err := dst.Write((*bufs[c.slot])[:c.n]); err != nil {
+					werr = err
+					failed.Store(true)
+				} else {
+					written.Add(int64(c.n))
+				}
 			}
+			release(c.slot)
 		}
-		err = rerr
+	})
+	var rerr error
+	for rerr == nil && !failed.Load() {
+		slot := <-free
+		var k int
+		k, rerr = fill(src, *bufs[slot])
+		if k == 0 {
+			free <- slot
+			continue
+		}
+		// Both goroutines only read the buffer; it is filled again once both let it go.
+		users[slot].Store(2)
+		toHash <- chunk{slot, k}
+		toWrite <- chunk{slot, k}
 	}
-	close(todo)
-	<-hashed
-	for range copyBufs {
-		b := <-free
-		copyBufPool.Put(&b)
+	close(toHash)
+	close(toWrite)
+	wg.Wait()
+	for _, b := range bufs {
+		copyBufPool.Put(b)
 	}
-	if err == io.EOF {
-		err = nil
+	if rerr == io.EOF {
+		rerr = nil
 	}
-	return n, err
+	if rerr == nil {
+		rerr = werr
+	}
+	return written.Load(), rerr
 }
 
 const (
 	copyBufSize = 256 << 10
-	copyBufs    = 3
+	copyBufs    = 4
 )
 
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
