@@ -63,7 +63,12 @@ type IngestResult struct {
 	// VmRSS before the upload. Absent when the server is not a child process.
 	ServerPeakRSSMB   *float64 `json:"server_peak_rss_mb,omitempty"`
 	ServerRSSBeforeMB *float64 `json:"server_rss_before_mb,omitempty"`
-	Targets           Targets  `json:"targets"`
+	// ServerCPUSeconds is the CPU time (user plus system, all threads) the server process used
+	// from the start of the upload until the client saw the post published, from
+	// /proc/<pid>/stat: compared with the wall time, it tells how much of the two cores the
+	// server kept busy. Absent when the server is not a child process.
+	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
+	Targets          Targets  `json:"targets"`
 }
 
 // IngestDestination is one destination of the ingest post.
@@ -155,6 +160,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	form := fx.Form(0, nil, nil)
 	form.Video, form.Size = f, size
 
+	var cpuBefore float64
+	cpuErr := errors.New("not a child process")
+	if cfg.ServerPID != 0 {
+		cpuBefore, cpuErr = ReadCPU(cfg.ServerPID)
+	}
 	stop := measure(cfg.Measure)
 	defer stop()
 	start := time.Now()
@@ -168,6 +178,12 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	post, seen, err := waitPost(ctx, c, id, 10*time.Millisecond, cfg.Timeout)
 	if err != nil {
 		return res, err
+	}
+	if cpuErr == nil {
+		if after, err := ReadCPU(cfg.ServerPID); err == nil {
+			s := round3(after - cpuBefore)
+			res.ServerCPUSeconds = &s
+		}
 	}
 	stop()
 	res.Status = post.Status

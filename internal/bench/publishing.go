@@ -294,6 +294,9 @@ func (r IngestResult) Summary() string {
 			rss += fmt.Sprintf(" (%.1f MB before the upload)", *r.ServerRSSBeforeMB)
 		}
 	}
+	if r.ServerCPUSeconds != nil {
+		rss += fmt.Sprintf("; server CPU %.2f s", *r.ServerCPUSeconds)
+	}
 	dests := ""
 	received := 0
 	for _, d := range r.Destinations {

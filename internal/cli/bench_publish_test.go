@@ -108,6 +108,9 @@ func TestBenchIngest(t *testing.T) {
 		if before <= 0 || peak < before {
 			t.Errorf("server memory: peak %v MB, before %v MB", peak, before)
 		}
+		if cpu := num(t, res, "server_cpu_seconds"); cpu < 0 || cpu > 60 {
+			t.Errorf("server CPU %v s", cpu)
+		}
 	}
 }
 
