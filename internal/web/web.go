@@ -189,6 +189,7 @@ func (h *Handler) routes() {
 	h.handle("POST /ai/adapt", h.aiAdapt)
 	h.handle("POST /ai/storyboard", h.aiStoryboard)
 	h.handle("POST /ai/video", h.aiVideo)
+	h.handle("POST /ai/render", h.aiRender)
 	h.handle("GET /ai/jobs/{id}", h.aiJobPage)
 
 	h.handle("GET /inbox", h.inboxPage)
