@@ -420,6 +420,21 @@ func TestBrowserStoryboardVideo(t *testing.T) {
 	do(t, ctx, "edit a scene", chromedp.SetValue(chromedp.CSS("#sc-2-prompt"), "A tall glass of cold brew over ice, slow push-in"),
 		chromedp.ScrollIntoView(chromedp.CSS("#scenes-heading")))
 	screenshots(t, ctx, "ai-storyboard")
+	// The form is sent once however often it is submitted: a second render would be charged
+	// again. (Both submissions are held back here, after the page's own handler has seen them.)
+	if got := eval[string](t, ctx, `(function () {
+		var form = document.getElementById("render-form"), seen = [];
+		function hold(ev) { seen.push(ev.defaultPrevented ? "held" : "sent"); ev.preventDefault(); }
+		window.addEventListener("submit", hold);
+		form.requestSubmit(); form.requestSubmit();
+		window.removeEventListener("submit", hold);
+		seen.push(document.getElementById("render-submit").disabled ? "disabled" : "enabled");
+		delete form.dataset.sent;
+		document.getElementById("render-submit").disabled = false;
+		return seen.join(" ");
+	})()`); got != "sent held disabled" {
+		t.Errorf("submitting the render form twice: %s, want sent held disabled", got)
+	}
 	do(t, ctx, "render", chromedp.Click(chromedp.CSS("#render-submit")))
 	waitFor(t, ctx, "job page", `location.pathname.startsWith("/ai/jobs/")`, 20*time.Second)
 	waitFor(t, ctx, "video rendered", `!!document.querySelector('[data-job-status="succeeded"]') && !!document.querySelector("video.clip")`, 2*time.Minute)
