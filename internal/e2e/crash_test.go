@@ -102,7 +102,7 @@ func runCrash(t *testing.T, cc crashCase) {
 
 	second := startProc(t, "reelay serve #2 (after SIGKILL)", env, "serve")
 	second.waitHealthy(base, 30*time.Second)
-	if strings.Contains(second.out.String(), "API key") {
+	if strings.Contains(second.out.String(), "First start") {
 		t.Errorf("the restarted server made a new first-start account: its database did not survive the crash")
 	}
 	post := c.waitSettled(id, 90*time.Second)

@@ -132,7 +132,7 @@ func TestScaleOut(t *testing.T) {
 	for _, w := range workers {
 		w.waitOutput(workerRunning, 60*time.Second)
 	}
-	if strings.Contains(api.out.String(), "API key") {
+	if strings.Contains(api.out.String(), "First start") {
 		t.Errorf("the API process made a first-start account although the database had one")
 	}
 

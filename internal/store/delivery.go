@@ -69,7 +69,7 @@ type StepUpdate struct {
 // destination unsettled: ErrStale otherwise) and brings the post's status up to date. It
 // returns the post's status after the update.
 func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
-	err = s.InTx(ctx, func(tx *Tx) error {
+	err = s.inGroupTx(ctx, func(tx *Tx) error {
 		var postStatusNow string
 		var err error
 		if postID, postStatusNow, _, err = tx.lockDelivery(ctx, id, seq); err != nil {
@@ -328,7 +328,7 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 // scheduled post as fired (processing). The post row is locked first, so that a cancel or an
 // edit of the post and its firing cannot interleave.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
-	return s.InTx(ctx, func(tx *Tx) error {
+	return s.inGroupTx(ctx, func(tx *Tx) error {
 		postID, status, _, err := tx.lockDelivery(ctx, destinationID, seq)
 		if err != nil {
 			return err

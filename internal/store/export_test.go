@@ -91,3 +91,8 @@ func (s *Store) queryPlan(ctx context.Context, query string, args []any) (string
 	}
 	return strings.Join(plan, "\n"), rows.Err()
 }
+
+// InGroupTx is inGroupTx, for tests of group commit.
+func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.inGroupTx(ctx, fn)
+}

@@ -61,6 +61,8 @@ type Store struct {
 	migrations *goose.Provider
 	// webhooks inserts the jobs of the webhook deliveries transactions record (webhooks.go).
 	webhooks webhookHook
+	// group batches the publish steps saved at the same moment into one transaction (grouptx.go).
+	group groupTx
 }
 
 // Open connects to the database named by databaseURL (a postgres:// URL, or a SQLite file path

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// SQLite has one writer, and under load most of a small write transaction's cost is not its
+// statements but what surrounds them: waiting for the write connection (handed from goroutine
+// to goroutine), BEGIN, and COMMIT writing every touched page to the WAL again. When hundreds of
+// publish jobs save their steps at once (a burst of scheduled posts firing together), those
+// costs dominate. groupTx runs the small transactions submitted at the same moment as one
+// transaction (group commit): each in a savepoint of its own, so that one's error undoes only
+// its own writes, and one COMMIT for all. Nothing waits for a batch to fill: whoever arrives
+// while a batch is running joins the next one, and the first of them runs it.
+//
+// Only SQLite uses it. On PostgreSQL writers run in parallel on their own connections, and one
+// transaction locking several posts could deadlock with another process's.
+type groupTx struct {
+	mu      sync.Mutex
+	pending []*groupCall
+	running bool // a caller is running a batch (or about to)
+}
+
+// groupCall is one caller's transaction body waiting for, or done by, a batch.
+type groupCall struct {
+	ctx  context.Context
+	fn   func(tx *Tx) error
+	err  error
+	wake chan struct{} // closed when err is set, or when the call is to lead the next batch
+	lead bool
+}
+
+// maxGroup bounds a batch so that one COMMIT never holds the writer for long.
+const maxGroup = 64
+
+// groupTimeout bounds a whole batch; each body also runs under its caller's context.
+const groupTimeout = 30 * time.Second
+
+// inGroupTx runs fn in a transaction, possibly shared with other callers' (see groupTx). fn
+// must use only tx and ctx, and be ready to run in a transaction that also holds others'
+// writes: its own writes are committed together with theirs, or, when fn fails, undone alone.
+func (s *Store) inGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.dialect != SQLite {
+		return s.InTx(ctx, fn)
+	}
+	g := &s.group
+	c := &groupCall{ctx: ctx, fn: fn, wake: make(chan struct{})}
+	g.mu.Lock()
+	g.pending = append(g.pending, c)
+	if g.running {
+		g.mu.Unlock()
+		// Waiting ignores ctx on purpose: once queued, the call may already be in a running
+		// transaction, and its caller must learn whether its writes were committed. A batch
+		// is short (maxGroup small transactions) and skips calls whose context has ended.
+		<-c.wake
+		if !c.lead {
+			return c.err
+		}
+	} else {
+		g.running = true
+		g.mu.Unlock()
+	}
+	// This call leads: it runs the calls pending now (itself among them), then hands the lead
+	// to the first call that arrived meanwhile, so that no caller runs batches for others
+	// after its own is done.
+	g.mu.Lock()
+	n := min(len(g.pending), maxGroup)
+	batch := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	g.mu.Unlock()
+
+	s.runGroup(batch)
+
+	g.mu.Lock()
+	if len(g.pending) > 0 {
+		next := g.pending[0]
+		next.lead = true
+		close(next.wake)
+	} else {
+		g.running = false
+	}
+	g.mu.Unlock()
+	for _, o := range batch {
+		if o != c && !o.lead {
+			close(o.wake)
+		}
+	}
+	return c.err
+}
+
+// runGroup runs a batch in one transaction and sets each call's err. When the transaction
+// itself fails (a savepoint statement or the COMMIT), every call is run again alone, so that
+// none is told it failed because of another.
+func (s *Store) runGroup(batch []*groupCall) {
+	if len(batch) == 1 {
+		c := batch[0]
+		c.err = s.InTx(c.ctx, c.fn)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	err := s.InTx(ctx, func(tx *Tx) error {
+		for i, c := range batch {
+			if err := c.ctx.Err(); err != nil {
+				c.err = err
+				continue
+			}
+			sp := fmt.Sprintf("g%d", i)
+			if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+				return err
+			}
+			c.err = c.fn(tx)
+			if c.err != nil {
+				if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	for _, c := range batch {
+		if c.ctx.Err() != nil {
+			c.err = c.ctx.Err()
+			continue
+		}
+		c.err = s.InTx(c.ctx, c.fn)
+	}
+}
