@@ -41,6 +41,8 @@ type ListCommentsParams struct {
 	PostID    string   `query:"post_id"`
 	// Since keeps the comments created at or after this time; zero: all.
 	Since time.Time `query:"since"`
+	// Unanswered keeps the audience's comments the channel has not replied to.
+	Unanswered bool `query:"unanswered"`
 	// Refresh reads the selected posts' comments from the platforms first (within 25 s).
 	Refresh bool `query:"refresh"`
 	ListParams

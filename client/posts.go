@@ -112,10 +112,20 @@ type PostList struct {
 	NextCursor string `json:"next_cursor"`
 }
 
-// ListPostsParams filters and pages the post history.
+// ListPostsParams filters and pages the post history; every filter set must hold. The time
+// ranges include their Since and exclude their Before; zero times are no bound.
 type ListPostsParams struct {
 	ProjectID string     `query:"project_id"`
 	Status    PostStatus `query:"status"`
+	// Platform keeps the posts with a destination on this platform; empty (or "all"): every
+	// platform.
+	Platform      Platform  `query:"platform"`
+	CreatedSince  time.Time `query:"created_since"`
+	CreatedBefore time.Time `query:"created_before"`
+	// ScheduledSince and ScheduledBefore bound the scheduled time: posts published at once
+	// have none and are left out.
+	ScheduledSince  time.Time `query:"scheduled_since"`
+	ScheduledBefore time.Time `query:"scheduled_before"`
 	ListParams
 }
 

@@ -305,6 +305,28 @@ func testAgainstServer(t *testing.T, srv *reelayServer) {
 		if err != nil || len(published.Posts) != 2 || published.NextCursor != "" {
 			t.Errorf("published posts: %d, next %q, %v", len(published.Posts), published.NextCursor, err)
 		}
+		// Filters by platform and time: the scheduled post went to TikTok, the others to YouTube.
+		hourAgo, now := time.Now().Add(-time.Hour), time.Now().Add(time.Minute)
+		for _, tc := range []struct {
+			name   string
+			params client.ListPostsParams
+			want   int
+		}{
+			{"on TikTok", client.ListPostsParams{Platform: client.TikTok}, 1},
+			{"on YouTube, created in the last hour", client.ListPostsParams{Platform: client.YouTube, CreatedSince: hourAgo, CreatedBefore: now}, 2},
+			{"created later", client.ListPostsParams{CreatedSince: now}, 0},
+			{"scheduled from now on", client.ListPostsParams{ScheduledSince: hourAgo}, 1},
+			{"scheduled before an hour ago", client.ListPostsParams{ScheduledBefore: hourAgo}, 0},
+		} {
+			l, err := c.ListPosts(ctx, tc.params)
+			if err != nil || len(l.Posts) != tc.want {
+				t.Errorf("%s: %+v, %v; want %d posts", tc.name, l, err, tc.want)
+			}
+		}
+		_, err = c.ListPosts(ctx, client.ListPostsParams{CreatedSince: now, CreatedBefore: hourAgo})
+		if e, ok := client.AsError(err); !ok || !client.IsValidation(err) || e.Fields["created_before"] == "" {
+			t.Errorf("a range the wrong way round: %v", err)
+		}
 	})
 
 	t.Run("error answers", func(t *testing.T) {
@@ -409,6 +431,17 @@ func testAgainstServer(t *testing.T, srv *reelayServer) {
 		}
 		if own != 1 {
 			t.Errorf("%d own replies listed, want 1", own)
+		}
+		// The comment replied to is answered now; the others are not, and the reply is never
+		// among them.
+		open, err := c.ListComments(ctx, client.ListCommentsParams{Unanswered: true, Platform: client.YouTube})
+		if err != nil || len(open.Comments) != len(comments.Comments)-1 {
+			t.Fatalf("comments not replied to: %+v, %v; want %d", open, err, len(comments.Comments)-1)
+		}
+		for _, cm := range open.Comments {
+			if cm.ID == first.ID || cm.Own {
+				t.Errorf("listed as not replied to: %+v", cm)
+			}
 		}
 	})
 

@@ -165,13 +165,19 @@ func (s *Service) Stitch(ctx context.Context, accountID string, in StitchInput, 
 	if err := s.Renderer.Check(ctx); err != nil {
 		return store.AIJob{}, errNoFFmpeg(err)
 	}
+	return s.start(ctx, accountID, store.AIJobStoryboardStitch, in, s.StitchPrice(in.Scenes), apiKey)
+}
+
+// StitchPrice is what a stitch of these scenes costs here, in AI credits: a clip for each scene
+// without a video, and the join.
+func (s *Service) StitchPrice(scenes []Scene) int64 {
 	price := int64(JoinCredits)
-	for _, sc := range in.Scenes {
+	for _, sc := range scenes {
 		if sc.VideoURL == "" {
 			price += s.clipPrice()
 		}
 	}
-	return s.start(ctx, accountID, store.AIJobStoryboardStitch, in, price, apiKey)
+	return price
 }
 
 // start writes the reservation, the job row and the River job in one transaction.

@@ -1,6 +1,7 @@
 package aivideo
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -25,6 +26,31 @@ func CheckGenerate(prompt, imageURL, aspect, apiKey string) (GenerateInput, erro
 		return GenerateInput{}, err
 	}
 	return GenerateInput{Prompt: prompt, ImageURL: imageURL, AspectRatio: aspect}, nil
+}
+
+// CheckStitch validates a request to render and join storyboard scenes (scenes[i].prompt,
+// .videoUrl and .title, aspectRatio, apiKey, as the API names them) and answers its input with
+// the aspect ratio defaulted. The HTTP API and the web dashboard both check with it.
+func CheckStitch(scenes []Scene, aspect, apiKey string) (StitchInput, error) {
+	var f apierr.Fields
+	switch {
+	case len(scenes) == 0:
+		f.Add("scenes", "is required: at least one scene")
+	case len(scenes) > MaxScenes:
+		f.Addf("scenes", "must have at most %d scenes, got %d", MaxScenes, len(scenes))
+	}
+	for i, sc := range scenes {
+		field := fmt.Sprintf("scenes[%d]", i)
+		ai.CheckScript(&f, field+".prompt", sc.Prompt)
+		CheckMediaLink(&f, field+".videoUrl", sc.VideoURL)
+		ai.CheckNote(&f, field+".title", sc.Title)
+	}
+	aspect = CheckAspect(&f, aspect)
+	CheckProviderKey(&f, apiKey)
+	if err := f.Err(); err != nil {
+		return StitchInput{}, err
+	}
+	return StitchInput{Scenes: scenes, AspectRatio: aspect}, nil
 }
 
 // CheckAspect validates an aspect ratio and returns it, defaulted.

@@ -294,6 +294,17 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 		if len(list.Posts) != 4 {
 			t.Errorf("--all: %d posts", len(list.Posts))
 		}
+		var filtered client.PostList
+		decodeJSON(t, srv.cli(t, "posts", "list", "--scheduled-since", "2000-01-01", "--json").ok(t), &filtered)
+		if len(filtered.Posts) != 1 || filtered.Posts[0].ID != scheduledID {
+			t.Errorf("--scheduled-since: %+v; want only the scheduled post", filtered.Posts)
+		}
+		decodeJSON(t, srv.cli(t, "posts", "list", "--platform", "reddit", "--created-since", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "--json").ok(t), &filtered)
+		if len(filtered.Posts) != 0 {
+			t.Errorf("--platform reddit: %d posts; none went there", len(filtered.Posts))
+		}
+		srv.cli(t, "posts", "list", "--created-before", "next week").failed(t, exitUsage, "--created-before")
+		srv.cli(t, "posts", "list", "--platform", "myspace").failed(t, exitUsage, "unknown platform")
 		r = srv.cli(t, "posts", "list").ok(t)
 		for _, id := range []string{published.ID, failedID, scheduledID} {
 			if !strings.Contains(r.stdout, id) {

@@ -27,11 +27,12 @@ func newPostsCmd() *cobra.Command {
 }
 
 func newPostsListCmd(a *apiFlags) *cobra.Command {
-	var project, status, cursor string
+	var project, status, cursor, platform string
+	var bounds [4]string // created since/before, scheduled since/before
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "list [--project P] [--status S] [--limit N] [--cursor C | --all]",
+		Use:   "list [--project P] [--status S] [--platform P] [--created-since T] [--scheduled-before T] [--limit N] [--cursor C | --all]",
 		Short: "List posts, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,6 +45,18 @@ func newPostsListCmd(a *apiFlags) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			params := client.ListPostsParams{Status: client.PostStatus(status), ListParams: client.ListParams{Limit: limit, Cursor: cursor}}
+			if platform != "" {
+				ps, err := parsePlatforms("platform", []string{platform})
+				if err != nil {
+					return err
+				}
+				params.Platform = ps[0]
+			}
+			for i, dst := range []*time.Time{&params.CreatedSince, &params.CreatedBefore, &params.ScheduledSince, &params.ScheduledBefore} {
+				if *dst, err = parseBound(postBoundFlags[i], bounds[i]); err != nil {
+					return err
+				}
+			}
 			if project != "" {
 				if params.ProjectID, err = resolveProject(ctx, c, project); err != nil {
 					return err
@@ -86,6 +99,10 @@ func newPostsListCmd(a *apiFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&project, "project", "", "only this project's posts (an id or a name); default: every project")
 	f.StringVar(&status, "status", "", "only posts in this status: scheduled, processing, published, partially_published, failed, canceled")
+	f.StringVar(&platform, "platform", "", "only posts with a destination on this platform")
+	for i, name := range postBoundFlags {
+		f.StringVar(&bounds[i], name, "", "a day (YYYY-MM-DD, UTC) or an RFC 3339 time; since is included, before excluded")
+	}
 	f.IntVar(&limit, "limit", 20, "posts per page, 1 to 100")
 	f.StringVar(&cursor, "cursor", "", "start after this cursor (printed after a page)")
 	f.BoolVar(&all, "all", false, "list every page")
@@ -228,4 +245,22 @@ func printDestinations(w io.Writer, ds []client.DestinationResult) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Platform, dash(d.ChannelTitle), d.UploadStatus, dash(detail))
 	}
 	return tw.Flush()
+}
+
+// postBoundFlags are the time filters of posts list, in the order of parseBound's callers.
+var postBoundFlags = [4]string{"created-since", "created-before", "scheduled-since", "scheduled-before"}
+
+// parseBound reads a time filter: a UTC day or an RFC 3339 time; empty is no bound.
+func parseBound(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, usagef("--%s %q: give a day (YYYY-MM-DD) or an RFC 3339 time", flag, s)
+	}
+	return t, nil
 }

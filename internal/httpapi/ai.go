@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/reelay/reelay/internal/ai"
-	"github.com/reelay/reelay/internal/apierr"
 )
 
 // AIEngine writes copy and storyboards: the built-in engine, or a configured language model.
@@ -79,9 +78,3 @@ func (s *Server) createStoryboard(w http.ResponseWriter, r *http.Request) error 
 	writeJSON(w, http.StatusOK, storyboardResponse{Success: true, Storyboard: sb, Model: s.ai.Name()})
 	return nil
 }
-
-// checkScript validates a required script or topic.
-func checkScript(f *apierr.Fields, field, v string) { ai.CheckScript(f, field, v) }
-
-// checkNote validates an optional one-line note (style, camera).
-func checkNote(f *apierr.Fields, field, v string) { ai.CheckNote(f, field, v) }

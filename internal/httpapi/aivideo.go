@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/reelay/reelay/internal/aivideo"
@@ -49,28 +48,14 @@ func (s *Server) stitchStoryboard(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var f apierr.Fields
-	switch {
-	case len(in.Scenes) == 0:
-		f.Add("scenes", "is required: at least one scene")
-	case len(in.Scenes) > aivideo.MaxScenes:
-		f.Addf("scenes", "must have at most %d scenes, got %d", aivideo.MaxScenes, len(in.Scenes))
-	}
-	for i, sc := range in.Scenes {
-		field := fmt.Sprintf("scenes[%d]", i)
-		checkScript(&f, field+".prompt", sc.Prompt)
-		aivideo.CheckMediaLink(&f, field+".videoUrl", sc.VideoURL)
-		checkNote(&f, field+".title", sc.Title)
-	}
-	aspect := aivideo.CheckAspect(&f, in.AspectRatio)
-	aivideo.CheckProviderKey(&f, in.APIKey)
-	if err := f.Err(); err != nil {
+	input, err := aivideo.CheckStitch(in.Scenes, in.AspectRatio, in.APIKey)
+	if err != nil {
 		return err
 	}
 	if s.aiVideo == nil {
 		return errNoAIVideo
 	}
-	j, err := s.aiVideo.Stitch(r.Context(), mustPrincipal(r).AccountID, aivideo.StitchInput{Scenes: in.Scenes, AspectRatio: aspect}, in.APIKey)
+	j, err := s.aiVideo.Stitch(r.Context(), mustPrincipal(r).AccountID, input, in.APIKey)
 	if err != nil {
 		return err
 	}

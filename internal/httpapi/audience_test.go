@@ -146,6 +146,21 @@ func TestAnalyticsAndInbox(t *testing.T) {
 			t.Errorf("refused replies reached the platforms: %d", got)
 		}
 
+		unanswered := func(key string) int {
+			t.Helper()
+			r := e.do(req{Method: "GET", Path: "/api/v1/inbox/comments?unanswered=true", Key: key})
+			if r.Code != http.StatusOK {
+				t.Fatalf("unanswered: %d %s", r.Code, r.Body)
+			}
+			return len(r.JSON["comments"].([]any))
+		}
+		if n := unanswered(e.a.Key); n != 2 {
+			t.Errorf("%d comments not replied to before replying, want 2", n)
+		}
+		if r := e.do(req{Method: "GET", Path: "/api/v1/inbox/comments?unanswered=yes", Key: e.a.Key}); r.Code != 400 || r.field("unanswered") == "" {
+			t.Errorf("unanswered=yes: %d %s", r.Code, r.Body)
+		}
+
 		// A reply goes to the platform and into the inbox, under the comment it answers.
 		for _, c := range []map[string]any{ytComment, bsComment} {
 			r = e.do(req{Method: "POST", Path: "/api/v1/inbox/reply", Key: e.a.Key,
@@ -166,9 +181,16 @@ func TestAnalyticsAndInbox(t *testing.T) {
 		if got := len(r.JSON["comments"].([]any)); got != 4 {
 			t.Errorf("after replying: %d comments: %s", got, r.Body)
 		}
+		// Answered now, by the replies written here and read back from the platforms.
+		if n := unanswered(e.a.Key); n != 0 {
+			t.Errorf("%d comments not replied to after replying to both", n)
+		}
 		r = e.do(req{Method: "GET", Path: "/api/v1/inbox/comments", Key: e.b.Key})
 		if got := len(r.JSON["comments"].([]any)); got != 0 {
 			t.Errorf("another account sees %d comments", got)
+		}
+		if n := unanswered(e.b.Key); n != 0 {
+			t.Errorf("another account sees %d comments not replied to", n)
 		}
 	})
 }

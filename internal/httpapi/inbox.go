@@ -61,15 +61,13 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if f.PostID != "" && !store.ValidID(f.PostID) {
 		fields.Add("post_id", "must be a UUID")
 	}
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			t, err = time.Parse(time.DateOnly, v)
-		}
-		if err != nil {
-			fields.Add("since", "must be a time as RFC 3339 or a date as YYYY-MM-DD")
-		}
-		f.Since = &t
+	f.Since = timeQuery(q, &fields, "since")
+	switch q.Get("unanswered") {
+	case "", "false":
+	case "true":
+		f.Unanswered = true
+	default:
+		fields.Add("unanswered", "must be true or false")
 	}
 	refresh := q.Get("refresh")
 	if refresh != "" && refresh != "true" && refresh != "false" {

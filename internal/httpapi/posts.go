@@ -3,12 +3,14 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -144,6 +146,14 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	if filter.Status != "" && !slices.Contains(postStatuses, filter.Status) {
 		f.Addf("status", "must be one of %s", strings.Join(postStatuses, ", "))
 	}
+	if filter.Platform = q.Get("platform"); filter.Platform == "all" {
+		filter.Platform = ""
+	}
+	if filter.Platform != "" && !platform.Valid(filter.Platform) {
+		f.Add("platform", "must be all or a platform reelay knows")
+	}
+	filter.CreatedSince, filter.CreatedBefore = timeRangeQuery(q, &f, "created_since", "created_before")
+	filter.ScheduledSince, filter.ScheduledBefore = timeRangeQuery(q, &f, "scheduled_since", "scheduled_before")
 	limit, err := limitQuery(r, 20, 100)
 	if err != nil {
 		return err
@@ -171,6 +181,34 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "posts": out, "next_cursor": next})
 	return nil
+}
+
+// timeQuery reads an optional time parameter: RFC 3339, or a date as YYYY-MM-DD (its start in
+// UTC).
+func timeQuery(q url.Values, f *apierr.Fields, name string) *time.Time {
+	v := q.Get(name)
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		t, err = time.Parse(time.DateOnly, v)
+	}
+	if err != nil {
+		f.Add(name, "must be a time as RFC 3339 or a date as YYYY-MM-DD")
+		return nil
+	}
+	return &t
+}
+
+// timeRangeQuery reads a half-open range of two optional time parameters, since (included) and
+// before (excluded); one that ends where it starts, or before, is refused.
+func timeRangeQuery(q url.Values, f *apierr.Fields, since, before string) (*time.Time, *time.Time) {
+	from, to := timeQuery(q, f, since), timeQuery(q, f, before)
+	if from != nil && to != nil && !to.After(*from) {
+		f.Addf(before, "must be later than %s", since)
+	}
+	return from, to
 }
 
 func limitQuery(r *http.Request, def, max int) (int, error) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -292,6 +293,27 @@ func TestComments(t *testing.T) {
 		if err != nil || !reply.Own || reply.ParentID != all[2].ID || reply.AccountID != a.Account.ID || reply.DestinationID != yt.DestinationID {
 			t.Fatalf("reply: %v %+v", err, reply)
 		}
+		// Not replied to: the audience's comments without a reply of the channel's own (c2
+		// answers c1 but is not the channel's; r1 is), never the channel's own.
+		unanswered := func(acct string, f store.CommentFilter) []string {
+			t.Helper()
+			f.Unanswered = true
+			got, err := s.ListComments(ctx, acct, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, c := range got {
+				ids = append(ids, c.PlatformID)
+			}
+			return ids
+		}
+		if got := unanswered(a.Account.ID, store.CommentFilter{}); !slices.Equal(got, []string{"at://c3", "c2"}) {
+			t.Errorf("not replied to: %v, want [at://c3 c2]", got)
+		}
+		if got := unanswered(a.Account.ID, store.CommentFilter{Platform: "youtube"}); !slices.Equal(got, []string{"c2"}) {
+			t.Errorf("not replied to on YouTube: %v, want [c2]", got)
+		}
 		if got, err := s.GetComment(ctx, a.Account.ID, reply.ID); err != nil || got.Text != "thanks" {
 			t.Errorf("get reply: %v %+v", err, got)
 		}
@@ -300,6 +322,19 @@ func TestComments(t *testing.T) {
 		}
 		if got, _ := s.ListComments(ctx, b.Account.ID, store.CommentFilter{}); len(got) != 0 {
 			t.Errorf("another account lists %d comments", len(got))
+		}
+		// Another account's reply to a comment with the same platform id elsewhere answers
+		// nothing here.
+		theirs := publishedPost(t, s, b, "bluesky", "at://did:plc:y/app.bsky.feed.post/2", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+		if _, err := s.SaveComments(ctx, theirs, []store.Comment{{PlatformID: "their-reply", ParentPlatformID: "at://c3", Author: "b",
+			Text: "mine", Own: true, CreatedAt: at}}, at, at.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := unanswered(a.Account.ID, store.CommentFilter{Platform: "bluesky"}); !slices.Equal(got, []string{"at://c3"}) {
+			t.Errorf("not replied to on Bluesky after another channel's reply: %v, want [at://c3]", got)
+		}
+		if got := unanswered(b.Account.ID, store.CommentFilter{}); len(got) != 0 {
+			t.Errorf("another account's unanswered comments: %v", got)
 		}
 	})
 }

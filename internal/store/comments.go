@@ -138,7 +138,10 @@ type CommentFilter struct {
 	PostID    string
 	// Since keeps comments written at or after it.
 	Since *time.Time
-	Limit int
+	// Unanswered keeps the audience's comments the channel has not replied to: neither its own
+	// comments nor those with a reply of its own among the stored comments.
+	Unanswered bool
+	Limit      int
 	// AfterTime and AfterID continue a listing after the previous page's last comment.
 	AfterTime *time.Time
 	AfterID   string
@@ -149,6 +152,16 @@ func (s *Store) ListComments(ctx context.Context, accountID string, f CommentFil
 	if (f.ProjectID != "" && !ValidID(f.ProjectID)) || (f.PostID != "" && !ValidID(f.PostID)) {
 		return nil, nil
 	}
+	query, args := listCommentsQuery(accountID, f)
+	comments, err := collect(scanComment)(s.read.QueryContext(ctx, query, args...))
+	if err != nil {
+		return nil, fmt.Errorf("store: list comments: %w", err)
+	}
+	return comments, nil
+}
+
+// listCommentsQuery is ListComments' SQL: the account's comments by comments_account_idx.
+func listCommentsQuery(accountID string, f CommentFilter) (string, []any) {
 	q := newWhere()
 	q.add("c.account_id = ?", accountID)
 	if f.Platform != "" {
@@ -161,15 +174,15 @@ func (s *Store) ListComments(ctx context.Context, accountID string, f CommentFil
 		q.add("c.post_id = ?", f.PostID)
 	}
 	if f.Since != nil {
-		q.add("c.created_at >= ?", *f.Since)
+		q.add("c.created_at >= ?", f.Since.UTC())
+	}
+	if f.Unanswered {
+		// The replies are found by comments_replies_idx: the channel's comments under this one.
+		q.add(`NOT c.own AND NOT EXISTS (SELECT 1 FROM comments r
+			WHERE r.channel_id = c.channel_id AND r.parent_platform_id = c.platform_id AND r.own)`)
 	}
 	if f.AfterTime != nil {
 		q.add("(c.created_at < ? OR (c.created_at = ? AND c.id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
 	}
-	comments, err := collect(scanComment)(s.read.QueryContext(ctx, `SELECT `+commentColumns+commentsFrom+`
-		WHERE `+q.sql()+` ORDER BY c.created_at DESC, c.id DESC`+q.limit(f.Limit), q.args...))
-	if err != nil {
-		return nil, fmt.Errorf("store: list comments: %w", err)
-	}
-	return comments, nil
+	return `SELECT ` + commentColumns + commentsFrom + ` WHERE ` + q.sql() + ` ORDER BY c.created_at DESC, c.id DESC` + q.limit(f.Limit), q.args
 }

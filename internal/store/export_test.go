@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 )
 
 // OpenMigratedTo opens a store with reelay's migrations applied up to version and no further
@@ -32,6 +34,63 @@ func OpenMigratedTo(ctx context.Context, databaseURL string, version int64) (*St
 
 // WriteDB is the store's write handle, for tests that need SQL of their own.
 func (s *Store) WriteDB() *sql.DB { return s.write }
+
+// PostListPlan is the query plan of ListPosts with f (see queryPlan).
+func (s *Store) PostListPlan(ctx context.Context, accountID string, f PostFilter) (string, error) {
+	query, args := listPostsQuery(accountID, f)
+	return s.queryPlan(ctx, query, args)
+}
+
+// CommentListPlan is the query plan of ListComments with f (see queryPlan).
+func (s *Store) CommentListPlan(ctx context.Context, accountID string, f CommentFilter) (string, error) {
+	query, args := listCommentsQuery(accountID, f)
+	return s.queryPlan(ctx, query, args)
+}
+
+// queryPlan is how the engine would run a query, one step a line. PostgreSQL is told to avoid
+// sequential scans, as it would on tables of real size (on a test's few rows a scan is
+// cheapest): a plan that scans anyway has no index to use.
+func (s *Store) queryPlan(ctx context.Context, query string, args []any) (string, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	explain := "EXPLAIN QUERY PLAN "
+	if s.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return "", err
+		}
+		explain = "EXPLAIN "
+	}
+	rows, err := tx.QueryContext(ctx, explain+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		// The step's text is the last column on both engines.
+		step := vals[len(vals)-1]
+		if b, ok := step.([]byte); ok {
+			step = string(b)
+		}
+		plan = append(plan, fmt.Sprint(step))
+	}
+	return strings.Join(plan, "\n"), rows.Err()
+}
 
 // InGroupTx is inGroupTx, for tests of group commit.
 func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error {

@@ -432,11 +432,19 @@ func (s *Store) attachDestinations(ctx context.Context, q queryer, posts []*Post
 	return nil
 }
 
-// PostFilter selects posts for ListPosts.
+// PostFilter selects posts for ListPosts. Every filter is optional; the time ranges are
+// half-open: from Since (included) to Before (excluded).
 type PostFilter struct {
 	ProjectID string
 	Status    string
-	Limit     int
+	// Platform keeps the posts with a destination on this platform.
+	Platform string
+	// CreatedSince and CreatedBefore bound the creation time.
+	CreatedSince, CreatedBefore *time.Time
+	// ScheduledSince and ScheduledBefore bound the scheduled time (posts published at once
+	// have none, and are left out by either).
+	ScheduledSince, ScheduledBefore *time.Time
+	Limit                           int
 	// After continues a listing after the post with this creation time and id (the last of
 	// the previous page).
 	AfterTime *time.Time
@@ -445,21 +453,10 @@ type PostFilter struct {
 
 // ListPosts lists an account's posts, newest first.
 func (s *Store) ListPosts(ctx context.Context, accountID string, f PostFilter) ([]Post, error) {
-	q := newWhere()
-	q.add("account_id = ?", accountID)
-	if f.ProjectID != "" {
-		q.add("project_id = ?", f.ProjectID)
-	}
-	if f.Status != "" {
-		q.add("status = ?", f.Status)
-	}
-	if f.AfterTime != nil {
-		q.add("(created_at < ? OR (created_at = ? AND id < ?))", *f.AfterTime, *f.AfterTime, f.AfterID)
-	}
+	query, args := listPostsQuery(accountID, f)
 	var posts []Post
 	err := s.snapshot(ctx, func(tx queryer) (err error) {
-		posts, err = collect(scanPost)(tx.QueryContext(ctx, `SELECT `+postColumns+` FROM posts WHERE `+
-			q.sql()+` ORDER BY created_at DESC, id DESC`+q.limit(f.Limit), q.args...))
+		posts, err = collect(scanPost)(tx.QueryContext(ctx, query, args...))
 		if err != nil {
 			return fmt.Errorf("store: list posts: %w", err)
 		}
@@ -473,6 +470,41 @@ func (s *Store) ListPosts(ctx context.Context, accountID string, f PostFilter) (
 		return nil, err
 	}
 	return posts, nil
+}
+
+// listPostsQuery is ListPosts' SQL. It stays on the account's rows of an index whatever the
+// filters: posts_account_idx (account, creation time) gives the order and the creation range,
+// posts_scheduled_idx the scheduled range, and a platform is looked up among each post's
+// destinations by destinations_post_idx, never across every account's destinations.
+func listPostsQuery(accountID string, f PostFilter) (string, []any) {
+	q := newWhere()
+	q.add("account_id = ?", accountID)
+	if f.ProjectID != "" {
+		q.add("project_id = ?", f.ProjectID)
+	}
+	if f.Status != "" {
+		q.add("status = ?", f.Status)
+	}
+	if f.Platform != "" {
+		q.add("EXISTS (SELECT 1 FROM destinations d WHERE d.post_id = posts.id AND d.platform = ?)", f.Platform)
+	}
+	// Times are compared in UTC: SQLite compares its stored times as text.
+	if f.CreatedSince != nil {
+		q.add("created_at >= ?", f.CreatedSince.UTC())
+	}
+	if f.CreatedBefore != nil {
+		q.add("created_at < ?", f.CreatedBefore.UTC())
+	}
+	if f.ScheduledSince != nil {
+		q.add("scheduled_for >= ?", f.ScheduledSince.UTC())
+	}
+	if f.ScheduledBefore != nil {
+		q.add("scheduled_for < ?", f.ScheduledBefore.UTC())
+	}
+	if f.AfterTime != nil {
+		q.add("(created_at < ? OR (created_at = ? AND id < ?))", f.AfterTime.UTC(), f.AfterTime.UTC(), f.AfterID)
+	}
+	return `SELECT ` + postColumns + ` FROM posts WHERE ` + q.sql() + ` ORDER BY created_at DESC, id DESC` + q.limit(f.Limit), q.args
 }
 
 // PostStatusOf aggregates destination statuses into the post's status (DESIGN.md section 6

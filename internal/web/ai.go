@@ -34,17 +34,33 @@ type aiData struct {
 	Tone       string
 	IncludeJEV bool
 	Copies     []aiCopy
-	// The storyboard form as sent, and its result.
+	// The storyboard form as sent, and its result: the scenes as the engine wrote them, or as
+	// the render form sent them back.
 	Topic, Duration, Style, Camera string
-	Scenes                         []ai.Scene
+	Scenes                         []sceneForm
 	Model                          string
 	// The video form as sent.
 	VideoPrompt, Aspect, ImageURL string
 	Aspects                       []string
-	ClipCredits                   int64
-	Errors                        map[string]string
-	// Form names the form the result or the errors belong to ("adapt" or "storyboard").
+	// ClipCredits is what a clip costs (-1: no video here), RenderCredits the scenes' render,
+	// Balance the account's credits.
+	ClipCredits, RenderCredits, Balance int64
+	// The render form as sent; KeyField offers a key for the hosted video model, which is
+	// never written back into the page.
+	RenderAspect string
+	KeyField     bool
+	Errors       map[string]string
+	// Form names the form the result or the errors belong to ("adapt", "storyboard", "video"
+	// or "render").
 	Form string
+}
+
+// sceneForm is one storyboard scene in the render form, with the messages about its fields.
+type sceneForm struct {
+	ai.Scene
+	// N counts from 1.
+	N                       int
+	TitleError, PromptError string
 }
 
 // aiCopy is one platform's copy with its lengths counted the platform's way.
@@ -60,9 +76,15 @@ type aiCopy struct {
 func (h *Handler) aiForms(r *http.Request, s *session) (aiData, error) {
 	d := aiData{Platforms: platform.All, Tones: ai.Tones, Tone: ai.DefaultTone, Chosen: map[string]bool{},
 		Duration: strconv.Itoa(ai.DefaultDurationSeconds), Aspects: []string{aivideo.Vertical, aivideo.Horizontal},
-		Aspect: aivideo.DefaultAspect, ClipCredits: -1}
+		Aspect: aivideo.DefaultAspect, RenderAspect: aivideo.DefaultAspect, ClipCredits: -1}
 	if h.o.AIVideo != nil {
 		d.ClipCredits = h.o.AIVideo.ClipPrice()
+		d.KeyField = h.o.AIVideo.Generator != nil
+		acct, err := h.o.Store.GetAccount(r.Context(), s.AccountID)
+		if err != nil {
+			return d, err
+		}
+		d.Balance = acct.AICredits
 	}
 	// The project's platforms are chosen at first; the interface's defaults without channels.
 	p, err := h.pageFor(r, s, "", "", nil)
@@ -85,6 +107,9 @@ func (h *Handler) aiForms(r *http.Request, s *session) (aiData, error) {
 }
 
 func (h *Handler) renderAI(w http.ResponseWriter, r *http.Request, s *session, status int, d aiData) error {
+	if h.o.AIVideo != nil && len(d.Scenes) > 0 {
+		d.RenderCredits = h.o.AIVideo.StitchPrice(make([]aivideo.Scene, len(d.Scenes)))
+	}
 	p, err := h.pageFor(r, s, "AI copy and storyboards", "ai", d)
 	if err != nil {
 		return err
@@ -185,8 +210,61 @@ func (h *Handler) aiStoryboard(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return h.aiRefused(w, r, s, d, err)
 	}
-	d.Scenes, d.Model = sb.Scenes, h.o.AI.Name()
+	for i, sc := range sb.Scenes {
+		d.Scenes = append(d.Scenes, sceneForm{Scene: sc, N: i + 1})
+	}
+	d.Model = h.o.AI.Name()
 	return h.renderAI(w, r, s, http.StatusOK, d)
+}
+
+// aiRender renders a storyboard's scenes, as edited on the page, into one video
+// (aivideo.CheckStitch and Service.Stitch, as POST /api/v1/ai/storyboard/stitch: credits
+// reserved first, refunded if it fails), and sends the browser to the job's page, which follows
+// it until the video plays. A refusal (a scene to fix, too few credits, no ffmpeg) shows the
+// scenes again as they were sent.
+func (h *Handler) aiRender(w http.ResponseWriter, r *http.Request, s *session) error {
+	if h.o.AIVideo == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "video generation is not set up on this server")
+	}
+	d, err := h.aiForms(r, s)
+	if err != nil {
+		return err
+	}
+	d.Form, d.RenderAspect = "render", r.PostFormValue("aspect")
+	// The storyboard form comes back as it was, for another storyboard from the same topic.
+	d.Topic, d.Style, d.Camera = r.PostFormValue("sb_topic"), r.PostFormValue("sb_style"), r.PostFormValue("sb_camera")
+	if v := r.PostFormValue("sb_duration"); v != "" {
+		d.Duration = v
+	}
+	nth := func(name string, i int) string {
+		if vs := r.PostForm[name]; i < len(vs) {
+			return vs[i]
+		}
+		return ""
+	}
+	prompts := r.PostForm["scene_prompt"]
+	scenes := make([]aivideo.Scene, len(prompts))
+	for i, prompt := range prompts {
+		sc := ai.Scene{Title: nth("scene_title", i), Prompt: prompt, Timecode: ai.Timecode(i),
+			Camera: nth("scene_camera", i), AudioCue: nth("scene_audio", i)}
+		d.Scenes = append(d.Scenes, sceneForm{Scene: sc, N: i + 1})
+		scenes[i] = aivideo.Scene{Prompt: sc.Prompt, Title: sc.Title}
+	}
+	// A key is for the hosted model only: without one here, the local renderer needs none.
+	var key string
+	if d.KeyField {
+		key = r.PostFormValue("api_key")
+	}
+	in, err := aivideo.CheckStitch(scenes, d.RenderAspect, key)
+	if err != nil {
+		return h.aiRefused(w, r, s, d, err)
+	}
+	j, err := h.o.AIVideo.Stitch(r.Context(), s.AccountID, in, key)
+	if err != nil {
+		return h.aiRefused(w, r, s, d, err)
+	}
+	http.Redirect(w, r, "/ai/jobs/"+j.ID, http.StatusSeeOther)
+	return nil
 }
 
 // aiRefused shows the form again with the messages beside its fields; a refusal without fields
@@ -205,6 +283,10 @@ func (h *Handler) aiRefused(w http.ResponseWriter, r *http.Request, s *session, 
 	}
 	if len(ae.Fields) == 0 {
 		d.Errors["form"] = ae.Message
+	}
+	for i := range d.Scenes {
+		d.Scenes[i].TitleError = d.Errors[fmt.Sprintf("scenes[%d].title", i)]
+		d.Scenes[i].PromptError = d.Errors[fmt.Sprintf("scenes[%d].prompt", i)]
 	}
 	if d.Tone == "" {
 		d.Tone = ai.DefaultTone
@@ -242,9 +324,12 @@ type aiJobData struct {
 	Error    string
 	Running  bool
 	Publish  string
+	// Stitch: the job joins a storyboard's scenes; Duration is its video's length, seconds.
+	Stitch   bool
+	Duration float64
 }
 
-// aiJobPage shows one of the account's AI jobs: running (the page reloads itself every few
+// aiJobPage shows one of the account's AI jobs (a clip or a storyboard's video): running (the page reloads itself every few
 // seconds, no script needed), its video with a link to publish it, or why it failed.
 func (h *Handler) aiJobPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	if h.o.AIVideo == nil {
@@ -257,7 +342,7 @@ func (h *Handler) aiJobPage(w http.ResponseWriter, r *http.Request, s *session) 
 	if err != nil {
 		return err
 	}
-	d := aiJobData{Job: j, Running: j.Status == store.AIJobRunning}
+	d := aiJobData{Job: j, Running: j.Status == store.AIJobRunning, Stitch: j.Kind == store.AIJobStoryboardStitch}
 	switch j.Status {
 	case store.AIJobSucceeded:
 		body, err := h.o.AIVideo.Answer(j)
@@ -265,11 +350,16 @@ func (h *Handler) aiJobPage(w http.ResponseWriter, r *http.Request, s *session) 
 			return err
 		}
 		d.VideoURL, _ = body["videoUrl"].(string)
+		d.Duration, _ = body["duration"].(float64)
 		d.Publish = "/publish?" + url.Values{"video_url": {d.VideoURL}}.Encode()
 	case store.AIJobFailed:
 		d.Error = aivideo.ErrorOf(j).Message
 	}
-	p, err := h.pageFor(r, s, "AI video", "ai", d)
+	title := "AI video"
+	if d.Stitch {
+		title = "Storyboard video"
+	}
+	p, err := h.pageFor(r, s, title, "ai", d)
 	if err != nil {
 		return err
 	}

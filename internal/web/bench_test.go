@@ -83,6 +83,10 @@ func BenchmarkPages(b *testing.B) {
 		{"calendar-week", "/calendar?view=week&date=" + mid},
 		{"posts", "/posts"},
 		{"posts-scheduled", "/posts?status=scheduled"},
+		// A week of scheduled days; a platform no post went to, so that every post of the
+		// account is looked at (the worst case of the platform filter).
+		{"posts-scheduled-week", "/posts?dates=scheduled&from=" + mid + "&to=" + from.Add(span/2).AddDate(0, 0, 6).Format("2006-01-02")},
+		{"posts-other-platform", "/posts?platform=youtube"},
 		{"post", "/posts/" + lastID},
 		{"publish", "/publish"},
 		{"channels", "/channels"},

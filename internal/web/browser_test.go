@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/render/rendertest"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -277,15 +279,31 @@ func TestBrowserPublishJourney(t *testing.T) {
 		t.Errorf("reply counter: %q", got)
 	}
 	screenshots(t, ctx, "inbox")
+	answered := eval[string](t, ctx, `document.querySelector("form.reply").closest("li").id`)
 	do(t, ctx, "reply", chromedp.Click(chromedp.CSS(`form.reply button[type=submit]`)))
 	waitFor(t, ctx, "replied", `document.querySelector(".notice") && document.querySelector(".notice").textContent.includes("Reply posted")`, 20*time.Second)
 	if !eval[bool](t, ctx, `Array.from(document.querySelectorAll(".comment.own .comment-text")).some(p => p.textContent === "Thank you!")`) {
 		t.Error("the reply is not listed as this account's own")
 	}
+	// Those not replied to: neither the comment answered nor the reply.
+	do(t, ctx, "not replied to", chromedp.Click(chromedp.CSS(`input[name=unanswered]`)), chromedp.Click(chromedp.CSS(`form[action="/inbox"] button[type=submit]`)))
+	waitFor(t, ctx, "filtered inbox", `location.search.includes("unanswered=true") && document.querySelector("input[name=unanswered]").checked`, 10*time.Second)
+	if eval[bool](t, ctx, `!!document.getElementById("`+answered+`") || !!document.querySelector(".comment.own")`) {
+		t.Error("a comment replied to, or the reply, is listed as not replied to")
+	}
 
-	do(t, ctx, "posts", chromedp.Navigate(e.url+"/posts"), chromedp.WaitVisible(chromedp.CSS("table.list")))
+	// The post list, filtered as a user would: TikTok posts made between yesterday and
+	// tomorrow (whatever the browser's timezone, today is in there).
+	yesterday, tomorrow := time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02"), time.Now().UTC().AddDate(0, 0, 1).Format("2006-01-02")
+	do(t, ctx, "posts", chromedp.Navigate(e.url+"/posts"), chromedp.WaitVisible(chromedp.CSS("table.list")),
+		chromedp.SetValue(chromedp.CSS("#filter-platform"), "tiktok"), chromedp.SetValue(chromedp.CSS("#filter-from"), yesterday),
+		chromedp.SetValue(chromedp.CSS("#filter-to"), tomorrow), chromedp.Click(chromedp.CSS(`form.post-filters button[type=submit]`)))
+	waitFor(t, ctx, "filtered", `location.search.includes("platform=tiktok") && !!document.querySelector("table.list")`, 10*time.Second)
 	if txt := eval[string](t, ctx, `document.querySelector("table.list tbody").innerText`); !strings.Contains(txt, "Launch day") || !strings.Contains(txt, "Published") {
 		t.Errorf("post list: %q", txt)
+	}
+	if v := eval[string](t, ctx, `document.getElementById("filter-from").value + " " + document.getElementById("filter-platform").value`); v != yesterday+" tiktok" {
+		t.Errorf("the filters shown after filtering: %q", v)
 	}
 	screenshots(t, ctx, "posts")
 
@@ -375,4 +393,77 @@ func apiStatus(t *testing.T, e *env, key string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// TestBrowserStoryboardVideo: a storyboard of 10 seconds built on the AI page, a scene edited,
+// rendered into one video, and its page reloading itself until the video plays for 10 seconds.
+func TestBrowserStoryboardVideo(t *testing.T) {
+	rendertest.RequireFFmpeg(t)
+	e := newEnv(t, store.SQLite)
+	ctx := newTab(t)
+	if _, err := e.st.AddCredits(context.Background(), e.a.AccountID, 3, "test"); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "sign in", chromedp.Navigate(e.url+"/signin"), chromedp.WaitVisible(chromedp.CSS("#api_key")),
+		chromedp.SendKeys(chromedp.CSS("#api_key"), e.a.Key), chromedp.Click(chromedp.CSS("main button[type=submit]")))
+	waitFor(t, ctx, "signed in", `location.pathname === "/posts"`, 10*time.Second)
+
+	do(t, ctx, "storyboard", chromedp.Navigate(e.url+"/ai"), chromedp.WaitVisible(chromedp.CSS("#sb-topic")),
+		chromedp.SendKeys(chromedp.CSS("#sb-topic"), "Cold brew at home. Coarse beans, sixteen hours in the fridge."),
+		chromedp.SetValue(chromedp.CSS("#sb-duration"), "10"),
+		chromedp.Click(chromedp.CSS(`form[action="/ai/storyboard"] button`)))
+	waitFor(t, ctx, "scenes to edit", `document.querySelectorAll("#render-form textarea[name=scene_prompt]").length === 2`, 10*time.Second)
+	// Each scene's fields are labelled, so that they can be found and read out.
+	if n := eval[int](t, ctx, `Array.from(document.querySelectorAll("#render-form textarea, #render-form input:not([type=hidden])")).filter(el => !el.labels || el.labels.length === 0).length`); n != 0 {
+		t.Errorf("%d fields of the render form without a label", n)
+	}
+	do(t, ctx, "edit a scene", chromedp.SetValue(chromedp.CSS("#sc-2-prompt"), "A tall glass of cold brew over ice, slow push-in"),
+		chromedp.ScrollIntoView(chromedp.CSS("#scenes-heading")))
+	screenshots(t, ctx, "ai-storyboard")
+	// The form is sent once however often it is submitted: a second render would be charged
+	// again. (Both submissions are held back here, after the page's own handler has seen them.)
+	if got := eval[string](t, ctx, `(function () {
+		var form = document.getElementById("render-form"), seen = [];
+		function hold(ev) { seen.push(ev.defaultPrevented ? "held" : "sent"); ev.preventDefault(); }
+		window.addEventListener("submit", hold);
+		form.requestSubmit(); form.requestSubmit();
+		window.removeEventListener("submit", hold);
+		seen.push(document.getElementById("render-submit").disabled ? "disabled" : "enabled");
+		delete form.dataset.sent;
+		document.getElementById("render-submit").disabled = false;
+		return seen.join(" ");
+	})()`); got != "sent held disabled" {
+		t.Errorf("submitting the render form twice: %s, want sent held disabled", got)
+	}
+	do(t, ctx, "render", chromedp.Click(chromedp.CSS("#render-submit")))
+	waitFor(t, ctx, "job page", `location.pathname.startsWith("/ai/jobs/")`, 20*time.Second)
+	waitFor(t, ctx, "video rendered", `!!document.querySelector('[data-job-status="succeeded"]') && !!document.querySelector("video.clip")`, 2*time.Minute)
+	// It plays: muted, as browsers let a page start a video by itself, for about 10 seconds.
+	eval[bool](t, ctx, `(function () { var v = document.querySelector("video.clip"); v.muted = true; v.play(); return true; })()`)
+	waitFor(t, ctx, "video playing", `(function () { var v = document.querySelector("video.clip"); return !v.paused && v.currentTime > 0.5 && !v.error; })()`, 30*time.Second)
+	if d := eval[float64](t, ctx, `document.querySelector("video.clip").duration`); math.Abs(d-10) > 0.3 {
+		t.Errorf("the video lasts %.2f s, want 10", d)
+	}
+	if w, h := eval[int](t, ctx, `document.querySelector("video.clip").videoWidth`), eval[int](t, ctx, `document.querySelector("video.clip").videoHeight`); w != 1080 || h != 1920 {
+		t.Errorf("the video is %dx%d, want 1080x1920", w, h)
+	}
+	// Stopped on the second scene, for the picture.
+	eval[bool](t, ctx, `(document.querySelector("video.clip").pause(), document.querySelector("video.clip").currentTime = 7, true)`)
+	waitFor(t, ctx, "seeked", `!document.querySelector("video.clip").seeking`, 10*time.Second)
+	screenshots(t, ctx, "ai-storyboard-video")
+	// Publish this video fills the video into the publish form.
+	src := eval[string](t, ctx, `document.querySelector("video.clip").src`)
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/api/v1/channels", strings.NewReader(`{"project_id":"`+e.a.ProjectID+`","platform":"tiktok","sandbox":true}`))
+	req.Header.Set("X-API-Key", e.a.Key)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("connect a channel: %v %v", err, res)
+	} else {
+		res.Body.Close()
+	}
+	do(t, ctx, "publish it", chromedp.Click(chromedp.CSS(`a.button[href^="/publish"]`)))
+	waitFor(t, ctx, "publish form", `location.pathname === "/publish" && !!document.getElementById("video_url")`, 10*time.Second)
+	if got := eval[string](t, ctx, `document.getElementById("video_url").value`); got != src {
+		t.Errorf("the publish form's video: %q, want the rendered one %q", got, src)
+	}
 }

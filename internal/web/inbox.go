@@ -19,9 +19,13 @@ const commentsPerPage = 25
 
 type inboxData struct {
 	Comments []inboxComment
-	// Platform and PostID are the filters ("" = all).
-	Platform  string
-	PostID    string
+	// Platform and PostID are the filters ("" = all); Unanswered keeps the comments the
+	// channel has not replied to.
+	Platform   string
+	PostID     string
+	Unanswered bool
+	// AllPosts is the list with the same filters on every post.
+	AllPosts  string
 	Platforms []string
 	Next      string
 	First     string
@@ -43,7 +47,8 @@ type inboxComment struct {
 }
 
 // inboxPage lists the comments read from the platforms on the current project's posts, newest
-// first, filtered by platform (and post), each with a reply form where its platform takes one.
+// first, filtered by platform (and post) and to those not replied to yet, each with a reply form
+// where its platform takes one.
 func (h *Handler) inboxPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	return h.renderInbox(w, r, s, http.StatusOK, "", "", "")
 }
@@ -56,6 +61,14 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 	q := r.URL.Query()
 	d := inboxData{Platform: q.Get("platform"), PostID: q.Get("post"), Platforms: platform.All, CSRF: s.CSRF(),
 		Notice: notices[q.Get("done")]}
+	var f apierr.Fields
+	switch q.Get("unanswered") {
+	case "":
+	case "true":
+		d.Unanswered = true
+	default:
+		f.Add("unanswered", "must be true or left out")
+	}
 	if q.Get("done") == "refreshed" {
 		switch n := q.Get("added"); n {
 		case "0":
@@ -66,8 +79,8 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 			d.Notice = fmt.Sprintf("Read the platforms: %d new comments.", atoiOr(n, 0))
 		}
 	}
-	var f apierr.Fields
-	filter := store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID, Limit: commentsPerPage + 1}
+	filter := store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID, Unanswered: d.Unanswered,
+		Limit: commentsPerPage + 1}
 	if d.Platform != "" && !platform.Valid(d.Platform) {
 		f.Add("platform", "is not a platform reelay knows")
 	}
@@ -77,6 +90,13 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 	keep := url.Values{}
 	if d.Platform != "" {
 		keep.Set("platform", d.Platform)
+	}
+	if d.Unanswered {
+		keep.Set("unanswered", "true")
+	}
+	d.AllPosts = "/inbox"
+	if len(keep) > 0 {
+		d.AllPosts += "?" + keep.Encode()
 	}
 	if d.PostID != "" {
 		keep.Set("post", d.PostID)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
 )
 
 // publishAndWait publishes a small video to channel through the dashboard and waits until the
@@ -35,9 +36,51 @@ func (b *browser) publishAndWait(channelID, title string) string {
 	}
 }
 
+// storedComment stores an audience comment on a new post of tn's, published on a new channel
+// of platform, as if the platforms had been read.
+func (e *env) storedComment(tn tenant, platform, text string) {
+	e.t.Helper()
+	ctx := context.Background()
+	ch, _, err := e.st.SaveChannel(ctx, store.Channel{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Platform: platform,
+		Name: platform, ExternalAccountID: "stored-" + text, Sandbox: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, err := e.st.CreatePost(ctx, store.NewPost{AccountID: tn.AccountID, ProjectID: tn.ProjectID, ContentHash: text,
+		Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+		Request:      []byte(`{}`),
+		Destinations: []store.Destination{{ChannelID: ch.ID, Platform: platform, Options: []byte(`{}`)}}}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	d := p.Destinations[0]
+	if _, _, err := e.st.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: "item-" + text}); err != nil {
+		e.t.Fatal(err)
+	}
+	item, err := e.st.PublishedItem(ctx, d.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := e.st.SaveComments(ctx, item, []store.Comment{{PlatformID: "c-" + text, Author: "someone", Text: text, CreatedAt: now}},
+		now, now.Add(time.Hour)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func TestInboxPage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, store.SQLite)
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			testInboxPage(t, newEnv(t, d))
+		})
+	}
+}
+
+func testInboxPage(t *testing.T, e *env) {
+	// Bob has a comment he has not answered: never on Alice's pages.
+	e.storedComment(e.b, "bluesky", "bob-gets-this")
 	b := e.browser()
 	b.signIn(e.a.Key)
 	ch := b.sandboxChannel("bluesky")
@@ -61,6 +104,15 @@ func TestInboxPage(t *testing.T) {
 	if page := b.get("/inbox?platform=youtube"); strings.Contains(page.Body, "comment-"+comment) {
 		t.Error("the platform filter keeps a Bluesky comment under YouTube")
 	}
+	// Not replied to yet: listed under the filter, which the form and the reply forms keep.
+	page = b.get("/inbox?platform=bluesky&unanswered=true")
+	if !strings.Contains(page.Body, "comment-"+comment) || !strings.Contains(page.Body, `name="unanswered" value="true" checked`) ||
+		!strings.Contains(page.Body, `name="back" value="platform=bluesky&amp;unanswered=true"`) {
+		t.Fatalf("not replied to, before replying:\n%s", page.Body)
+	}
+	if r := b.get("/inbox?unanswered=yes"); r.Code != 400 || !strings.Contains(r.Body, "unanswered") {
+		t.Errorf("unanswered=yes: %d", r.Code)
+	}
 
 	// Too long for Bluesky (300 graphemes): refused beside the field, the text kept, nothing sent.
 	long := strings.Repeat("👍🏽", 301)
@@ -83,5 +135,18 @@ func TestInboxPage(t *testing.T) {
 	page = b.get("/inbox?platform=bluesky&done=replied")
 	if !strings.Contains(page.Body, "Reply posted.") || !strings.Contains(page.Body, "Thanks for watching 👍🏽") || !strings.Contains(page.Body, "your reply") {
 		t.Errorf("inbox after replying:\n%s", page.Body)
+	}
+	// Answered now: neither the comment nor the reply is among those not replied to.
+	page = b.get("/inbox?unanswered=true")
+	if strings.Contains(page.Body, "comment-"+comment) || strings.Contains(page.Body, "Thanks for watching") {
+		t.Errorf("not replied to, after replying:\n%s", page.Body)
+	}
+	for _, path := range []string{"/inbox", "/inbox?unanswered=true", "/inbox?platform=bluesky&unanswered=true"} {
+		if strings.Contains(b.get(path).Body, "bob-gets-this") {
+			t.Errorf("%s shows another account's comment", path)
+		}
+	}
+	if page := other.get("/inbox?unanswered=true"); !strings.Contains(page.Body, "bob-gets-this") || strings.Contains(page.Body, "comment-"+comment) {
+		t.Errorf("bob's comments not replied to:\n%s", page.Body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -21,30 +22,71 @@ var postStatuses = []string{store.PostScheduled, store.PostProcessing, store.Pos
 
 const postsPerPage = 25
 
+// Which time a post list's range of days bounds.
+const (
+	datesCreated   = "created"
+	datesScheduled = "scheduled"
+)
+
 type postsData struct {
-	Posts    []store.Post
-	Statuses []string
-	// Status and ProjectID are the filters ("" = all; ProjectID "all" = every project).
-	Status    string
-	ProjectID string
+	Posts     []store.Post
+	Statuses  []string
+	Platforms []string
+	// The filters ("" = all; ProjectID "all" = every project). From and To are days in the
+	// user's timezone, Zone, both included, of the creation or the scheduled time (Dates).
+	Status, ProjectID, Platform string
+	Dates, From, To, Zone       string
+	// Errors are the refused filters' messages, by field.
+	Errors map[string]string
 	// Next is the URL of the next page ("" on the last); First that of the first page when
 	// this one is not it.
 	Next, First string
 }
 
-// postsPage is the post history, newest first, filtered by project and status, paged by the
-// store's cursor.
+// Filtered says some filter beside the project is set.
+func (d postsData) Filtered() bool {
+	return d.Status != "" || d.Platform != "" || d.From != "" || d.To != ""
+}
+
+// query is the URL of the list with these filters, from the page at cursor ("" = the first).
+func (d postsData) query(cursor string) string {
+	v := url.Values{}
+	for k, s := range map[string]string{"project": d.ProjectID, "status": d.Status, "platform": d.Platform,
+		"from": d.From, "to": d.To, "cursor": cursor} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if d.From != "" || d.To != "" {
+		v.Set("dates", d.Dates)
+	}
+	if len(v) == 0 {
+		return "/posts"
+	}
+	return "/posts?" + v.Encode()
+}
+
+// postsPage is the post history, newest first, filtered by project, status, platform and a
+// range of days of creation or scheduling in the user's timezone (store.ListPosts, as GET
+// /api/v1/posts filters), paged by the store's cursor. Refused filters are shown beside their
+// fields.
 func (h *Handler) postsPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	p, err := h.pageFor(r, s, "Posts", "posts", nil)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	d := postsData{Statuses: postStatuses, Status: q.Get("status"), ProjectID: q.Get("project")}
+	loc := userZone(r)
+	d := postsData{Statuses: postStatuses, Platforms: platform.All, Status: q.Get("status"), ProjectID: q.Get("project"),
+		Platform: q.Get("platform"), Dates: q.Get("dates"), From: strings.TrimSpace(q.Get("from")),
+		To: strings.TrimSpace(q.Get("to")), Zone: loc.String()}
 	var f apierr.Fields
-	filter := store.PostFilter{Status: d.Status, Limit: postsPerPage + 1}
+	filter := store.PostFilter{Status: d.Status, Platform: d.Platform, Limit: postsPerPage + 1}
 	if d.Status != "" && !slices.Contains(postStatuses, d.Status) {
 		f.Addf("status", "must be one of %s", strings.Join(postStatuses, ", "))
+	}
+	if d.Platform != "" && !platform.Valid(d.Platform) {
+		f.Add("platform", "is not a platform reelay knows")
 	}
 	switch d.ProjectID {
 	case "":
@@ -57,16 +99,29 @@ func (h *Handler) postsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 		filter.ProjectID = d.ProjectID
 	}
+	since, before := dayRange(&f, d.From, d.To, loc)
+	switch d.Dates {
+	case "", datesCreated:
+		d.Dates = datesCreated
+		filter.CreatedSince, filter.CreatedBefore = since, before
+	case datesScheduled:
+		filter.ScheduledSince, filter.ScheduledBefore = since, before
+	default:
+		f.Add("dates", "must be created or scheduled")
+	}
 	if c := q.Get("cursor"); c != "" {
 		t, id, ok := store.DecodeCursor(c)
 		if !ok {
 			f.Add("cursor", "is not a page this server handed out")
 		}
 		filter.AfterTime, filter.AfterID = &t, id
-		d.First = postsURL(d.ProjectID, d.Status, "")
+		d.First = d.query("")
 	}
-	if err := f.Err(); err != nil {
-		return err
+	if len(f) > 0 {
+		d.Errors = f
+		p.Data = d
+		h.render(w, r, http.StatusBadRequest, "posts", p)
+		return nil
 	}
 	posts, err := h.o.Store.ListPosts(r.Context(), s.AccountID, filter)
 	if err != nil {
@@ -75,28 +130,38 @@ func (h *Handler) postsPage(w http.ResponseWriter, r *http.Request, s *session) 
 	posts, next := store.Page(posts, postsPerPage, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
 	d.Posts = posts
 	if next != nil {
-		d.Next = postsURL(d.ProjectID, d.Status, *next)
+		d.Next = d.query(*next)
 	}
 	p.Data = d
 	h.render(w, r, http.StatusOK, "posts", p)
 	return nil
 }
 
-func postsURL(project, status, cursor string) string {
-	v := url.Values{}
-	if project != "" {
-		v.Set("project", project)
+// dayRange turns two days in loc (YYYY-MM-DD, both included, either may be empty) into the
+// half-open range of times the store filters by: from the first day's start to the start of the
+// day after the last.
+func dayRange(f *apierr.Fields, from, to string, loc *time.Location) (since, before *time.Time) {
+	day := func(field, v string) *time.Time {
+		if v == "" {
+			return nil
+		}
+		t, err := time.ParseInLocation(time.DateOnly, v, loc)
+		if err != nil {
+			f.Add(field, "must be a date as YYYY-MM-DD")
+			return nil
+		}
+		return &t
 	}
-	if status != "" {
-		v.Set("status", status)
+	since, last := day("from", from), day("to", to)
+	if since != nil && last != nil && last.Before(*since) {
+		f.Add("to", "must not be before the first day")
 	}
-	if cursor != "" {
-		v.Set("cursor", cursor)
+	if last != nil {
+		// The next day's start, which time.Date finds across a change of summer time too.
+		next := time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, loc)
+		before = &next
 	}
-	if len(v) == 0 {
-		return "/posts"
-	}
-	return "/posts?" + v.Encode()
+	return since, before
 }
 
 type postData struct {

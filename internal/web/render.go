@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,7 +130,9 @@ var funcs = template.FuncMap{
 		return *t
 	},
 	"label": statusLabel,
-	"join":  strings.Join,
+	// seconds writes a video's length, e.g. "10.0 s".
+	"seconds": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " s" },
+	"join":    strings.Join,
 }
 
 // statusLabel is a status as people read it.

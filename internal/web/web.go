@@ -5,7 +5,7 @@
 // session's account, so validation and tenant isolation are the API's own.
 //
 // Layout: one file per page (signin.go and oidc.go, posts.go, calendar.go, publish.go,
-// analytics.go with charts.go, inbox.go, channels.go, webhooks.go, keys.go), the session and
+// analytics.go with charts.go, inbox.go, ai.go, channels.go, webhooks.go, keys.go), the session and
 // CSRF machinery in session.go, rendering in render.go; templates/ holds one template per page
 // plus the shared layout, static/ the stylesheet and scripts. A new page is a handler
 // registered in routes with h.handle (which brings the session and the CSRF checks), a
@@ -189,6 +189,7 @@ func (h *Handler) routes() {
 	h.handle("POST /ai/adapt", h.aiAdapt)
 	h.handle("POST /ai/storyboard", h.aiStoryboard)
 	h.handle("POST /ai/video", h.aiVideo)
+	h.handle("POST /ai/render", h.aiRender)
 	h.handle("GET /ai/jobs/{id}", h.aiJobPage)
 
 	h.handle("GET /inbox", h.inboxPage)

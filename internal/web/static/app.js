@@ -59,6 +59,22 @@
     if (msg && !window.confirm(msg)) ev.preventDefault();
   });
 
+  // Forms that spend AI credits are sent once: a second click while the first is on its way
+  // would start (and charge) a second render. Coming back to the page makes them usable again.
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (ev.defaultPrevented || !form.hasAttribute || !form.hasAttribute("data-once")) return;
+    if (form.dataset.sent) { ev.preventDefault(); return; }
+    form.dataset.sent = "1";
+    form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
+  });
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form[data-once]").forEach(function (form) {
+      delete form.dataset.sent;
+      form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = false; });
+    });
+  });
+
   // Times are written in UTC; show them in the reader's timezone.
   var fmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
   window.reelayLocalTimes = function (root) {
