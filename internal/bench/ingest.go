@@ -2,13 +2,18 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // IngestConfig describes `reelay bench ingest`.
@@ -36,8 +41,10 @@ type IngestConfig struct {
 type IngestResult struct {
 	Scenario   string `json:"scenario"`
 	VideoBytes int64  `json:"video_bytes"`
-	PostID     string `json:"post_id"`
-	Status     string `json:"status"`
+	// VideoSHA256 is the hex SHA-256 of the video, which every simulator must have recorded.
+	VideoSHA256 string `json:"video_sha256"`
+	PostID      string `json:"post_id"`
+	Status      string `json:"status"`
 	// UploadSeconds is the multipart POST /publish, from the first byte sent to the answer
 	// (the post stored and queued).
 	UploadSeconds float64 `json:"upload_seconds"`
@@ -56,7 +63,12 @@ type IngestResult struct {
 	// VmRSS before the upload. Absent when the server is not a child process.
 	ServerPeakRSSMB   *float64 `json:"server_peak_rss_mb,omitempty"`
 	ServerRSSBeforeMB *float64 `json:"server_rss_before_mb,omitempty"`
-	Targets           Targets  `json:"targets"`
+	// ServerCPUSeconds is the CPU time (user plus system, all threads) the server process used
+	// from the start of the upload until the client saw the post published, from
+	// /proc/<pid>/stat: compared with the wall time, it tells how much of the two cores the
+	// server kept busy. Absent when the server is not a child process.
+	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
+	Targets          Targets  `json:"targets"`
 }
 
 // IngestDestination is one destination of the ingest post.
@@ -65,6 +77,18 @@ type IngestDestination struct {
 	Status   string `json:"status"`
 	// AfterUploadSeconds is published_at minus the end of the upload.
 	AfterUploadSeconds *float64 `json:"published_after_upload_seconds"`
+	// Received is what the platform's simulator recorded for the channel's account, read from
+	// its _introspect after the run: complete uploads, and published items, of the video
+	// (every byte, the same SHA-256).
+	Received IngestReceived `json:"received"`
+}
+
+// IngestReceived is what one simulator recorded of the ingest video for the bench channel.
+type IngestReceived struct {
+	Uploads   int `json:"complete_uploads"`
+	Published int `json:"published"`
+	// Others counts the uploads of the account that are not the video (short or altered).
+	Others int `json:"other_uploads"`
 }
 
 // Targets holds a scenario's targets and whether the run met them.
@@ -105,6 +129,9 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	}
 	defer os.Remove(path)
 	res.VideoBytes = size
+	if res.VideoSHA256, err = fileSHA256(path); err != nil {
+		return res, err
+	}
 
 	for range cfg.References {
 		d, err := loopbackTransfer(ctx, path, size)
@@ -133,6 +160,11 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	form := fx.Form(0, nil, nil)
 	form.Video, form.Size = f, size
 
+	var cpuBefore float64
+	cpuErr := errors.New("not a child process")
+	if cfg.ServerPID != 0 {
+		cpuBefore, cpuErr = ReadCPU(cfg.ServerPID)
+	}
 	stop := measure(cfg.Measure)
 	defer stop()
 	start := time.Now()
@@ -146,6 +178,12 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	post, seen, err := waitPost(ctx, c, id, 10*time.Millisecond, cfg.Timeout)
 	if err != nil {
 		return res, err
+	}
+	if cpuErr == nil {
+		if after, err := ReadCPU(cfg.ServerPID); err == nil {
+			s := round3(after - cpuBefore)
+			res.ServerCPUSeconds = &s
+		}
 	}
 	stop()
 	res.Status = post.Status
@@ -176,7 +214,67 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	if post.Status != "published" {
 		return res, errors.New(post.problem())
 	}
+	if err := fx.checkReceived(ctx, c, res.Destinations, size, res.VideoSHA256); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// checkReceived reads each simulator's _introspect and fills in what it recorded of the video
+// for the fixture's channel: a run counts only if every platform received the whole file once
+// and published it.
+func (f *Fixture) checkReceived(ctx context.Context, c *Client, dests []IngestDestination, size int64, sum string) error {
+	g := f.groups[0]
+	accounts, err := c.channelAccounts(ctx, g.project)
+	if err != nil {
+		return fmt.Errorf("read the bench channels: %w", err)
+	}
+	for i := range dests {
+		d := &dests[i]
+		k := slices.Index(f.Platforms, d.Platform)
+		if k < 0 {
+			return fmt.Errorf("destination on %s, which the bench did not ask for", d.Platform)
+		}
+		account := accounts[g.channels[k]]
+		var rec sim.Introspection
+		if err := c.callJSON(ctx, http.MethodGet, "/sandbox/"+d.Platform+"/_introspect", nil, &rec); err != nil {
+			return fmt.Errorf("read what the %s simulator received: %w", d.Platform, err)
+		}
+		for _, u := range rec.Uploads {
+			switch {
+			case u.Account != account:
+			case u.Bytes == size && u.SHA256 == sum:
+				d.Received.Uploads++
+			default:
+				d.Received.Others++
+			}
+		}
+		for _, p := range rec.Published {
+			if p.Account == account && p.SHA256 == sum {
+				d.Received.Published++
+			}
+		}
+		if d.Received.Uploads != 1 || d.Received.Others != 0 || d.Received.Published != 1 {
+			return fmt.Errorf("the %s simulator recorded %d complete uploads of the %d-byte video (sha256 %s), %d other uploads, "+
+				"and %d published items of it for the bench channel; want one upload and one published item",
+				d.Platform, d.Received.Uploads, size, sum, d.Received.Others, d.Received.Published)
+		}
+	}
+	return nil
+}
+
+// fileSHA256 is the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // loopbackTransfer sends the file at path over loopback HTTP to a server that discards it,

@@ -59,3 +59,41 @@ func parseStatus(b []byte) (Memory, error) {
 	}
 	return m, nil
 }
+
+// userHZ is the unit of the times in /proc/<pid>/stat: USER_HZ, 100 on every Linux
+// architecture Go supports.
+const userHZ = 100
+
+// ReadCPU reads the CPU time (user plus system) process pid has used so far, in seconds, from
+// /proc (Linux only).
+func ReadCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStat(b)
+}
+
+// parseStat reads utime and stime, fields 14 and 15 of a /proc/<pid>/stat line. The command
+// name (field 2) is in parentheses and may hold spaces or parentheses itself, so the fields
+// are counted from after its last ")".
+func parseStat(b []byte) (float64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected process stat %q", b)
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	// After the name come state (field 3) and the rest: utime is field 14, at index 11 here.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("process stat has %d fields after the name", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("process stat: %w", err)
+		}
+		ticks += n
+	}
+	return float64(ticks) / userHZ, nil
+}

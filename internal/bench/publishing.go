@@ -294,15 +294,23 @@ func (r IngestResult) Summary() string {
 			rss += fmt.Sprintf(" (%.1f MB before the upload)", *r.ServerRSSBeforeMB)
 		}
 	}
+	if r.ServerCPUSeconds != nil {
+		rss += fmt.Sprintf("; server CPU %.2f s", *r.ServerCPUSeconds)
+	}
 	dests := ""
+	received := 0
 	for _, d := range r.Destinations {
 		if d.AfterUploadSeconds != nil {
 			dests += fmt.Sprintf(" %s +%.2f s", d.Platform, *d.AfterUploadSeconds)
 		}
+		if d.Received.Uploads == 1 && d.Received.Published == 1 {
+			received++
+		}
 	}
 	return fmt.Sprintf("ingest: %.1f MB to YouTube, Instagram and TikTok in %.2f s (upload %.2f s; published after the upload:%s); "+
-		"reference %d loopback transfers %.2f s; ratio %.2f; %s",
-		float64(r.VideoBytes)/1e6, r.WallSeconds, r.UploadSeconds, dests, len(r.ReferenceTransfers), r.ReferenceSeconds, r.Ratio, rss)
+		"reference %d loopback transfers %.2f s; ratio %.2f; %s; %d of %d simulators recorded the whole video (sha256 %.12s…) and published it",
+		float64(r.VideoBytes)/1e6, r.WallSeconds, r.UploadSeconds, dests, len(r.ReferenceTransfers), r.ReferenceSeconds, r.Ratio, rss,
+		received, len(r.Destinations), r.VideoSHA256)
 }
 
 // setUp makes what the posting scenarios start from: the small video and the channels.

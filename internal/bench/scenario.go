@@ -280,7 +280,10 @@ func waitSettled(ctx context.Context, c *Client, ids []string, timeout time.Dura
 	deadline := time.Now().Add(timeout)
 	for {
 		open := false
-		for _, status := range []string{"processing", "scheduled"} {
+		// Scheduled first: a post that fires between the two reads is then found processing.
+		// In the other order it could be in neither list, and a burst whose posts all fired
+		// at that moment looked settled before any was published.
+		for _, status := range []string{"scheduled", "processing"} {
 			cursor := ""
 			for !open {
 				posts, next, err := c.ListPosts(ctx, status, cursor, 20)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -284,6 +285,23 @@ func freshPostgresSchema(ctx context.Context, base string) (string, func(), erro
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
+}
+
+// startTrace writes an execution trace to path until stop is called; an empty path traces
+// nothing.
+func startTrace(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
 }
 
 // startCPUProfile writes a CPU profile to path until stop is called; an empty path profiles

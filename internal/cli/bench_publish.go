@@ -46,8 +46,8 @@ func (s *scenarioFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.serverLog, "server-log-level", "error", "log level of the self-contained server (its logs go nowhere)")
 	f.StringVar(&s.profile, "cpuprofile", "", "write a CPU profile to this file: of this process (server and clients) while measuring, "+
 		"or of the whole server process when it runs apart (ingest)")
-	f.StringVar(&s.trace, "trace", "", "write an execution trace of this process while measuring (go tool trace; "+
-		"-pprof=sync or syscall shows where goroutines wait, which a CPU profile does not)")
+	f.StringVar(&s.trace, "trace", "", "write an execution trace of this process while measuring, or of the whole server process "+
+		"when it runs apart (ingest) (go tool trace; -pprof=sync or syscall shows where goroutines wait, which a CPU profile does not)")
 	f.DurationVar(&s.settleTimeout, "settle-timeout", 5*time.Minute, "how long to wait for posts to settle")
 }
 
@@ -94,7 +94,7 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		return errors.New("--key needs --url: the self-contained benchmark makes its own key")
 	case child:
 		srv, err := startChildServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL},
-			sf.profile, stderr)
+			sf.profile, sf.trace, stderr)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		defer f.Close()
 		starts = append(starts, func() (func(), error) { return pprof.StopCPUProfile, pprof.StartCPUProfile(f) })
 	}
-	if sf.trace != "" {
+	if sf.trace != "" && r.pid == 0 {
 		f, err := os.Create(sf.trace)
 		if err != nil {
 			return err
@@ -358,8 +358,8 @@ func newBenchReadsCmd() *cobra.Command {
 // its standard input ends (the parent closed it, or died) or on a signal.
 func newBenchServerCmd() *cobra.Command {
 	var (
-		o       benchServerOptions
-		profile string
+		o              benchServerOptions
+		profile, trace string
 	)
 	cmd := &cobra.Command{
 		Use:    "server",
@@ -372,6 +372,11 @@ func newBenchServerCmd() *cobra.Command {
 				return err
 			}
 			defer stopProfile()
+			stopTrace, err := startTrace(trace)
+			if err != nil {
+				return err
+			}
+			defer stopTrace()
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			srv, err := startBenchServer(ctx, o)
@@ -394,6 +399,7 @@ func newBenchServerCmd() *cobra.Command {
 	f.StringVar(&o.LogLevel, "server-log-level", "error", "log level (logs go nowhere)")
 	f.StringVar(&o.Role, "server-role", config.RoleAll, "all or api")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of this process to this file")
+	f.StringVar(&trace, "trace", "", "write an execution trace of this process to this file")
 	return cmd
 }
 
@@ -401,7 +407,7 @@ func newBenchServerCmd() *cobra.Command {
 var benchExecutable = os.Executable
 
 // startChildServer runs `reelay bench server` as a child process and waits until it listens.
-func startChildServer(ctx context.Context, o benchServerOptions, profile string, stderr io.Writer) (*benchServer, error) {
+func startChildServer(ctx context.Context, o benchServerOptions, profile, traceFile string, stderr io.Writer) (*benchServer, error) {
 	exe, err := benchExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("find the reelay binary for the server process: %w", err)
@@ -412,6 +418,9 @@ func startChildServer(ctx context.Context, o benchServerOptions, profile string,
 	}
 	if profile != "" {
 		args = append(args, "--cpuprofile", profile)
+	}
+	if traceFile != "" {
+		args = append(args, "--trace", traceFile)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = stderr

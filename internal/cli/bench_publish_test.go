@@ -78,6 +78,9 @@ func TestBenchIngest(t *testing.T) {
 	if n := num(t, res, "video_bytes"); n < 4.9e6 || n > 5.1e6 {
 		t.Errorf("video of %v bytes, want about 5 MB", n)
 	}
+	if sum, _ := res["video_sha256"].(string); len(sum) != 64 {
+		t.Errorf("video_sha256 %q", sum)
+	}
 	dests, _ := res["destinations"].([]any)
 	platforms := map[string]bool{}
 	for _, d := range dests {
@@ -85,6 +88,9 @@ func TestBenchIngest(t *testing.T) {
 		platforms[d["platform"].(string)] = true
 		if d["status"] != "published" || num(t, d, "published_after_upload_seconds") < 0 {
 			t.Errorf("destination %v", d)
+		}
+		if num(t, d, "received.complete_uploads") != 1 || num(t, d, "received.published") != 1 || num(t, d, "received.other_uploads") != 0 {
+			t.Errorf("%s's simulator recorded %v", d["platform"], d["received"])
 		}
 	}
 	if len(dests) != 3 || !platforms["youtube"] || !platforms["instagram"] || !platforms["tiktok"] {
@@ -101,6 +107,9 @@ func TestBenchIngest(t *testing.T) {
 		peak, before := num(t, res, "server_peak_rss_mb"), num(t, res, "server_rss_before_mb")
 		if before <= 0 || peak < before {
 			t.Errorf("server memory: peak %v MB, before %v MB", peak, before)
+		}
+		if cpu := num(t, res, "server_cpu_seconds"); cpu < 0 || cpu > 60 {
+			t.Errorf("server CPU %v s", cpu)
 		}
 	}
 }

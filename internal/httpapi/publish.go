@@ -49,11 +49,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		sub.RequestHash = publish.RequestHash("json", string(body))
 	case "multipart/form-data":
 		r.Body = http.MaxBytesReader(w, r.Body, publish.MaxFormBytes)
-		mr, err := r.MultipartReader()
-		if err != nil {
-			return apierr.Field("body", "is not a readable multipart form: "+err.Error())
-		}
-		if err := s.publisher.ReadForm(r.Context(), mr, &sub); err != nil {
+		if err := s.publisher.ReadRequestForm(r, &sub); err != nil {
 			return err
 		}
 	default:

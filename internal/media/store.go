@@ -86,6 +86,11 @@ func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...S
 			// Temporary files next to their destination: os.TempDir may be another mount,
 			// where the final rename would fail.
 			NoTempDir: true,
+			// No ".attrs" sidecar: fileblob would compute an MD5 of every upload for it (a
+			// tenth of a second per 100 MB, on the upload's critical path) and store the
+			// content type, which reelay keeps in the media row and Stat sniffs again from
+			// the blob's first bytes. Sidecars written before are still read.
+			Metadata: fileblob.MetadataDontWrite,
 		}
 		if base := u.Query().Get("base_url"); base != "" && len(signingKey) > 0 {
 			bu, err := url.Parse(base)
@@ -187,10 +192,6 @@ type Blob struct {
 	Deduplicated bool
 }
 
-// copyBufSize is the buffer of every streaming copy: memory per upload is this plus the
-// storage driver's part buffer, whatever the file size.
-const copyBufSize = 32 << 10
-
 // s3PartSize is the upload part size; 5 MiB is the smallest S3 allows, and with one part in
 // flight it bounds an upload's memory.
 const s3PartSize = 5 << 20
@@ -220,10 +221,11 @@ func (s *Store) Put(ctx context.Context, r io.Reader, kind Kind) (Blob, error) {
 	return b, nil
 }
 
-// renameLocal moves a blob of a file:// store to another key by renaming its file and
-// fileblob's ".attrs" sidecar, instead of copying 100 MB through the blob API. It relies on
-// fileblob's layout (keys of [a-z0-9/] map to the same relative path), which TestStore
-// checks; when anything fails it reports false and Put copies instead.
+// renameLocal moves a blob of a file:// store to another key by renaming its file, instead
+// of copying 100 MB through the blob API. It relies on fileblob's layout (keys of [a-z0-9/]
+// map to the same relative path), which TestStore checks; when anything fails it reports
+// false and Put copies instead. OpenStore's file stores write no ".attrs" sidecar, so there
+// is none to move.
 func (s *Store) renameLocal(from, to string) bool {
 	if s.dir == "" {
 		return false
@@ -233,16 +235,11 @@ func (s *Store) renameLocal(from, to string) bool {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return false
 	}
-	if err := os.Rename(src, dst); err != nil {
-		return false
-	}
-	// The data is in place; the sidecar carries the content type. Should its rename fail,
-	// the blob is still complete and served with a sniffed type.
-	_ = os.Rename(src+".attrs", dst+".attrs")
-	return true
+	return os.Rename(src, dst) == nil
 }
 
-// write streams r to key, returning its size and hex SHA-256.
+// write streams r to key, returning its size and hex SHA-256 (hashed alongside the writes by
+// CopyHashed).
 func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType string) (int64, string, error) {
 	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
 	wctx, cancel := context.WithCancel(ctx)
@@ -257,32 +254,29 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType 
 		return 0, "", fmt.Errorf("media store: %w", err)
 	}
 	h := sha256.New()
-	buf := make([]byte, copyBufSize)
-	var n int64
-	for {
-		k, rerr := r.Read(buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			if _, werr := w.Write(buf[:k]); werr != nil {
-				cancel()
-				w.Close()
-				return 0, "", fmt.Errorf("media store: writing: %w", werr)
-			}
-			n += int64(k)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			cancel()
-			w.Close()
-			return 0, "", rerr // the source's own error (size cap, client gone) as is
-		}
+	// The source's own errors (size cap, client gone) come back as they are; the storage's
+	// are marked as such.
+	n, err := CopyHashed(storageWriter{w}, r, h)
+	if err != nil {
+		cancel()
+		w.Close()
+		return 0, "", err
 	}
 	if err := w.Close(); err != nil {
 		return 0, "", fmt.Errorf("media store: writing: %w", err)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// storageWriter marks the errors of writing to storage.
+type storageWriter struct{ w io.Writer }
+
+func (s storageWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		err = fmt.Errorf("media store: writing: %w", err)
+	}
+	return n, err
 }
 
 // deleteQuietly removes a key in the background of an error path: it uses its own context
@@ -329,7 +323,32 @@ func (s *Store) Stat(ctx context.Context, key string) (BlobAttrs, error) {
 	if err != nil {
 		return BlobAttrs{}, notFound(key, err)
 	}
-	return BlobAttrs{Size: a.Size, ContentType: a.ContentType, ModTime: a.ModTime}, nil
+	ct := a.ContentType
+	if ct == "" || ct == genericType {
+		ct = s.sniffType(ctx, key, ct)
+	}
+	return BlobAttrs{Size: a.Size, ContentType: ct, ModTime: a.ModTime}, nil
+}
+
+// genericType is what a bucket reports for a blob stored without a content type: fileblob
+// for every blob written without its sidecar (OpenStore's file stores).
+const genericType = "application/octet-stream"
+
+// sniffType finds a blob's content type from its first bytes, as Put found it from the
+// upload's: reelay stores only the kinds Sniff knows. It answers reported when the head
+// cannot be read or is no known kind.
+func (s *Store) sniffType(ctx context.Context, key, reported string) string {
+	r, err := s.bucket.NewRangeReader(ctx, key, 0, SniffLen, nil)
+	if err != nil {
+		return reported
+	}
+	defer r.Close()
+	head := make([]byte, SniffLen)
+	n, _ := io.ReadFull(r, head)
+	if k, ok := Sniff(head[:n]); ok {
+		return k.ContentType
+	}
+	return reported
 }
 
 // Exists reports whether key is stored.

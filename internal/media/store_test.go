@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
@@ -398,6 +400,54 @@ func TestOpenStoreURLs(t *testing.T) {
 	// fileblob's own signer is configured by base_url.
 	if _, err := s.Bucket().SignedURL(context.Background(), "k", &blob.SignedURLOptions{}); err != nil {
 		t.Errorf("fileblob signer: %v", err)
+	}
+}
+
+// TestFileStoreTypes: a file store writes no ".attrs" sidecar (fileblob would hash every
+// upload with MD5 for it), so Stat and ServeBlob take the content type from the blob's first
+// bytes; blobs stored by earlier versions keep the type their sidecar names.
+func TestFileStoreTypes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, "file://"+dir)
+	video := mediatest.MP4Bytes(t, mediatest.Options{Duration: time.Second, Width: 320, Height: 568})
+	png := mediatest.PNG(t, 16, 16)
+	for _, c := range []struct {
+		data []byte
+		kind media.Kind
+	}{{video, media.KindMP4}, {png, media.KindPNG}} {
+		b, err := s.Put(ctx, bytes.NewReader(c.data), c.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(b.Key)) + ".attrs"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: sidecar: %v", b.Key, err)
+		}
+		if a, err := s.Stat(ctx, b.Key); err != nil || a.ContentType != c.kind.ContentType {
+			t.Errorf("%s: stat %+v %v, want %s", b.Key, a, err, c.kind.ContentType)
+		}
+	}
+
+	// A blob written with a sidecar, as fileblob did by default before.
+	old, err := fileblob.OpenBucket(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	key := "media/sha256/" + strings.Repeat("ab", 32)
+	if err := old.WriteAll(ctx, key, video, &blob.WriterOptions{ContentType: "video/quicktime"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Stat(ctx, key); err != nil || a.ContentType != "video/quicktime" {
+		t.Errorf("blob with a sidecar: stat %+v %v, want its video/quicktime", a, err)
+	}
+	// No sidecar and bytes of no known kind: the bucket's generic type stays.
+	if err := os.WriteFile(filepath.Join(dir, "media", "sha256", strings.Repeat("cd", 32)), []byte("not media"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Stat(ctx, "media/sha256/"+strings.Repeat("cd", 32)); err != nil || a.ContentType != "application/octet-stream" {
+		t.Errorf("unknown bytes: stat %+v %v", a, err)
 	}
 }
 

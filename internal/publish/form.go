@@ -1,18 +1,21 @@
 package publish
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
@@ -34,11 +37,38 @@ const maxFormField = 64 << 10
 // room for the other fields.
 const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4<<20
 
+// ReadRequestForm reads r's multipart/form-data body into sub with ReadForm. The body is read
+// in blocks of formReadBuf: mime/multipart reads its source 4 KiB at a time, which on a
+// network body is one read system call per 4 KiB of video. The caller bounds the body
+// (http.MaxBytesReader).
+func (s *Service) ReadRequestForm(r *http.Request, sub *Submission) error {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err != nil || mt != "multipart/form-data":
+		return apierr.Field("body", "is not a readable multipart form: "+http.ErrNotMultipart.Error())
+	case params["boundary"] == "":
+		return apierr.Field("body", "is not a readable multipart form: "+http.ErrMissingBoundary.Error())
+	}
+	br := formReaders.Get().(*bufio.Reader)
+	br.Reset(r.Body)
+	defer func() {
+		br.Reset(nil)
+		formReaders.Put(br)
+	}()
+	return s.ReadForm(r.Context(), multipart.NewReader(br, params["boundary"]), sub)
+}
+
+// formReadBuf is the block in which ReadRequestForm reads a body; the readers are pooled, so
+// that small forms do not each allocate one.
+const formReadBuf = 256 << 10
+
+var formReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, formReadBuf) }}
+
 // ReadForm streams a multipart publish request into sub: files go straight to media storage
 // (sniffed, size-capped, probed) as their parts arrive; the other fields are collected and
 // decoded as the JSON request would be, and sub.RequestHash is set from all of them. On any
 // error the files taken in are deleted. The HTTP API and the web dashboard both read their
-// publish forms with it, so the two cannot drift apart.
+// publish forms with it (through ReadRequestForm), so the two cannot drift apart.
 func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submission) (err error) {
 	defer func() {
 		if err != nil {

@@ -230,11 +230,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, s *session) er
 			"the publish form is sent as multipart/form-data, got %q", r.Header.Get("Content-Type"))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, publish.MaxFormBytes)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return apierr.Field("body", "is not a readable multipart form: "+err.Error())
-	}
-	if err := h.o.Publisher.ReadForm(r.Context(), mr, &sub); err != nil {
+	if err := h.o.Publisher.ReadRequestForm(r, &sub); err != nil {
 		return err
 	}
 	res, err := h.o.Publisher.Submit(r.Context(), sub)

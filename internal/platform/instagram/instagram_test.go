@@ -285,6 +285,24 @@ func TestProcessingDelayPollsWithBoundedBackoff(t *testing.T) {
 	}
 }
 
+// TestDefaultPollSchedule: with the defaults, the first status read comes 100 ms after the
+// container, and a container that takes 5 minutes costs a bounded number of reads.
+func TestDefaultPollSchedule(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.Behavior{ProcessingMS: 300_000})
+	d := e.dest(e.serve("v.mp4", reel(t, mediatest.Options{})))
+	out, outs, err := e.run(d, false)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if outs[0].After != 100*time.Millisecond {
+		t.Fatalf("first status read %s after the container, want 100 ms", outs[0].After)
+	}
+	if polls := state(t, out.State).Polls; polls < 10 || polls > 13 {
+		t.Fatalf("%d status reads found the container in progress over 5 minutes, want 10 to 13", polls)
+	}
+}
+
 func TestCallFaults(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

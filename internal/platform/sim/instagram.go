@@ -407,7 +407,7 @@ func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum st
 	}()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
-	n, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, limit+1))
+	n, err = media.CopyHashed(f, io.LimitReader(resp.Body, limit+1), h)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return igSubTimeout, true, "", n

@@ -945,8 +945,7 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	// A chunk that does not arrive whole leaves no trace: the hash state is restored.
 	saved, _ := p.hasher.(encoding.BinaryMarshaler).MarshalBinary()
-	buf := make([]byte, 256<<10)
-	if got, err := io.CopyBuffer(io.MultiWriter(io.NewOffsetWriter(p.file, first), p.hasher), io.LimitReader(r.Body, n), buf); err != nil || got != n {
+	if got, err := media.CopyHashed(io.NewOffsetWriter(p.file, first), io.LimitReader(r.Body, n), p.hasher); err != nil || got != n {
 		_ = p.hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved)
 		setProgress(w, received, p.videoSize)
 		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")

@@ -28,7 +28,7 @@ package sim
 //     any later request on that session; a chunk cut off mid-body keeps what arrived, rounded
 //     down to 256 KiB ("do not assume that the server received all (or none) of the bytes");
 //     sessions expire (a week by default) → 404;
-//   - bytes are spooled to a temporary file, never held in memory, and hashed when complete;
+//   - bytes are spooled to a temporary file, never held in memory, and hashed as they arrive;
 //     every complete upload is recorded; a file that media.Sniff and media.Probe do not take
 //     for an MP4, MOV or WebM video fails processing (uploadStatus failed, failureReason
 //     invalidFile), and a video longer than the capabilities' maximum (15 minutes for an
@@ -62,10 +62,12 @@ package sim
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -208,8 +210,9 @@ type ytSession struct {
 	total       int64 // -1 until known
 	received    int64
 	spool       *os.File
-	done        *ytVideo // set when the upload completed
-	gone        bool     // expired and cleaned up
+	sha         hash.Hash // SHA-256 of spool[:received]
+	done        *ytVideo  // set when the upload completed
+	gone        bool      // expired and cleaned up
 }
 
 type ytChannel struct{ id, title string }
@@ -787,20 +790,26 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 
 var errYTSpool = errors.New("spool file")
 
-// spoolChunk appends n bytes of body to the session's spool file. A body cut short keeps what
-// arrived, rounded down to 256 KiB, as Google's upload servers may keep part of a chunk.
+// spoolChunk appends n bytes of body to the session's spool file, hashing them on the way
+// (media.CopyHashed: large writes, the hash on a goroutine of its own). A
+// body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload servers may
+// keep part of a chunk.
 func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	if sess.spool == nil {
 		f, err := os.CreateTemp(s.opt.SpoolDir, "reelay-sim-youtube-*")
 		if err != nil {
 			return fmt.Errorf("%w: %v", errYTSpool, err)
 		}
-		sess.spool = f
+		sess.spool, sess.sha = f, sha256.New()
 	}
-	if _, err := sess.spool.Seek(sess.received, io.SeekStart); err != nil {
+	saved, err := sess.sha.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
 		return fmt.Errorf("%w: %v", errYTSpool, err)
 	}
-	got, err := io.CopyN(sess.spool, body, n)
+	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), sess.sha)
+	if err == nil && got < n {
+		err = io.ErrUnexpectedEOF
+	}
 	if err == nil {
 		// Content-Length matched, but a chunked body could carry more than the range.
 		var one [1]byte
@@ -811,6 +820,14 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	}
 	if err != nil {
 		kept := got / ytChunkQuantum * ytChunkQuantum
+		// The hash went past what is kept: take it back to the chunk's start and hash the
+		// kept part again from the spool.
+		if uerr := sess.sha.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved); uerr != nil {
+			return fmt.Errorf("%w: %v", errYTSpool, uerr)
+		}
+		if _, herr := io.Copy(sess.sha, io.NewSectionReader(sess.spool, sess.received, kept)); herr != nil {
+			return fmt.Errorf("%w: %v", errYTSpool, herr)
+		}
 		sess.received += kept
 		if terr := sess.spool.Truncate(sess.received); terr != nil {
 			return fmt.Errorf("%w: %v", errYTSpool, terr)
@@ -838,32 +855,30 @@ func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, sess *y
 
 // complete turns a fully received session into a video and answers 201 with it.
 func (s *ytSim) complete(w http.ResponseWriter, sess *ytSession, acct Account, now time.Time) *ytErr {
-	v, e := s.createVideo(sess.spool, sess.received, sess.account, sess.channel, sess.meta, sess.contentType, acct, now)
+	var sum string
+	if sess.sha != nil {
+		sum = hex.EncodeToString(sess.sha.Sum(nil))
+	}
+	v, e := s.createVideo(sess.spool, sess.received, sum, sess.account, sess.channel, sess.meta, sess.contentType, acct, now)
 	if e != nil {
 		return e
 	}
 	sess.spool.Close()
 	os.Remove(sess.spool.Name())
-	sess.spool = nil
+	sess.spool, sess.sha = nil, nil
 	sess.done = v
 	s.writeVideo(w, http.StatusCreated, v, sess.parts, acct.ID)
 	return nil
 }
 
-// createVideo hashes the spooled bytes, records the upload and starts processing.
-func (s *ytSim) createVideo(f *os.File, size int64, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
+// createVideo records the upload of the spooled bytes, whose SHA-256 is sum, and starts
+// processing; it reads back only what media.Sniff and media.Probe look at.
+func (s *ytSim) createVideo(f *os.File, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
 	if f == nil || size == 0 {
 		return nil, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, ytError(500, "global", "internalError", "The request failed due to an internal error.")
-	}
-	h := sha256.New()
-	head := make([]byte, media.SniffLen)
-	nh, _ := io.ReadFull(f, head)
-	head = head[:nh]
-	h.Write(head)
-	if _, err := io.Copy(h, f); err != nil {
+	head := make([]byte, min(size, media.SniffLen))
+	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, ytError(500, "global", "internalError", "The request failed due to an internal error.")
 	}
 	var info media.Info
@@ -880,7 +895,7 @@ func (s *ytSim) createVideo(f *os.File, size int64, account string, ch ytChannel
 	}
 	v := &ytVideo{
 		id: ytRandomID(11), account: account, channel: ch, meta: meta,
-		bytes: size, sha: hex.EncodeToString(h.Sum(nil)), contentType: ctype,
+		bytes: size, sha: sum, contentType: ctype,
 		uploaded: now, ready: now.Add(processing), processTime: processing,
 		state: ytUploaded, outcome: ytProcessed,
 		short: info.Width > 0 && info.Height >= info.Width && info.Duration > 0 && info.Duration <= ytMaxShort,
@@ -949,7 +964,7 @@ func (s *ytSim) dropSession(sess *ytSession) {
 	if sess.spool != nil {
 		sess.spool.Close()
 		os.Remove(sess.spool.Name())
-		sess.spool = nil
+		sess.spool, sess.sha = nil, nil
 	}
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
@@ -988,14 +1003,15 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 		return ytError(500, "global", "internalError", "The request failed due to an internal error.")
 	}
 	defer func() { f.Close(); os.Remove(f.Name()) }()
-	n, err := io.Copy(f, io.LimitReader(part, ytMaxVideoBytes+1))
+	h := sha256.New()
+	n, err := media.CopyHashed(f, io.LimitReader(part, ytMaxVideoBytes+1), h)
 	if err != nil {
 		return ytError(400, "global", "badRequest", "The request body could not be read.")
 	}
 	if n > ytMaxVideoBytes {
 		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
 	}
-	v, e := s.createVideo(f, n, acct.ID, ytChannelOf(acct), meta, ctype, acct, now)
+	v, e := s.createVideo(f, n, hex.EncodeToString(h.Sum(nil)), acct.ID, ytChannelOf(acct), meta, ctype, acct, now)
 	if e != nil {
 		return e
 	}

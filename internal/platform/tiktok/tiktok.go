@@ -80,7 +80,9 @@ type Config struct {
 	// APITimeout bounds each JSON API call (30 s).
 	APITimeout time.Duration
 	// PollInitial and PollMax bound the wait between status fetches (500 ms doubling every second
-	// poll, at most 30 s; the status fetch allows 30 requests per minute and token).
+	// poll, at most 30 s; the status fetch allows 30 requests per minute and token). The first
+	// fetch after the last chunk is made at once: a short video may be ready then, and the
+	// schedule stays at 12 fetches in the first minute (0, 0.5, 1.5, 2.5, 4.5, 6.5 s, ...).
 	PollInitial, PollMax time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
@@ -522,7 +524,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 		case res.status == http.StatusCreated:
 			st.NextChunk = st.TotalChunks
 			st.Phase = phaseProcessing
-			return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+			return st.next(publish.StatusProcessing, 0), nil // the first status fetch at once
 		case res.status == http.StatusPartialContent:
 			_, n := plan.Range(i)
 			sent += n

@@ -793,3 +793,63 @@ func TestInboxWithUploadScopeOnly(t *testing.T) {
 		t.Fatalf("direct: %+v", pe)
 	}
 }
+
+// TestStatusFetchSchedule: the first status fetch follows the last chunk at once, and a video
+// that takes minutes to process is polled within the status fetch's 30 requests per minute
+// and token, however long it takes.
+func TestStatusFetchSchedule(t *testing.T) {
+	t.Parallel()
+	for _, processing := range []time.Duration{0, 3 * time.Second, 5 * time.Minute} {
+		t.Run(processing.String(), func(t *testing.T) {
+			t.Parallel()
+			acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{ProcessingMS: int(processing.Milliseconds())}}}
+			e := newEnv(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{})
+			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+			d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
+			start := e.Clock.Now()
+			var uploaded time.Time // when the last chunk was accepted
+			var fetches []time.Duration
+			for range 200 {
+				before := len(e.Requests(http.MethodPost, pathStatus))
+				now := e.Clock.Now()
+				out, err := e.step(d)
+				if err != nil {
+					t.Fatalf("step at %s: %v", now.Sub(start), err)
+				}
+				if len(e.Requests(http.MethodPost, pathStatus)) > before {
+					fetches = append(fetches, now.Sub(start))
+				}
+				if uploaded.IsZero() && out.Status == publish.StatusProcessing {
+					uploaded = now
+				}
+				if out.Done() {
+					if out.Status != publish.StatusPublished {
+						t.Fatalf("outcome %+v", out)
+					}
+					break
+				}
+				e.Clock.Advance(out.After)
+			}
+			if len(fetches) == 0 || fetches[0] != uploaded.Sub(start) {
+				t.Fatalf("status fetches at %v; the last chunk went at %s", fetches, uploaded.Sub(start))
+			}
+			if last := fetches[len(fetches)-1]; last-fetches[0] < processing {
+				t.Errorf("published after %s of processing; want at least %s", last-fetches[0], processing)
+			}
+			for i := range fetches {
+				n := 0
+				for _, f := range fetches[i:] {
+					if f-fetches[i] < time.Minute {
+						n++
+					}
+				}
+				if n > 30 {
+					t.Fatalf("%d status fetches in the minute from %s (all: %v)", n, fetches[i], fetches)
+				}
+			}
+			if processing == 5*time.Minute {
+				t.Logf("%d status fetches for 5 minutes of processing: %v", len(fetches), fetches)
+			}
+		})
+	}
+}
