@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/client"
-	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/render/rendertest"
@@ -33,39 +32,9 @@ type reelayServer struct {
 func newReelayServer(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *reelayServer {
 	t.Helper()
 	st := storetest.New(t, d)
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
-		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000,
-	}
-	for _, f := range tune {
-		f(cfg)
-	}
-	ctx := context.Background()
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{7}, 32),
-		PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stop)
-		srv.Close()
-	})
-	raw, rec := auth.NewKey("default")
-	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "client-test", Key: &rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &reelayServer{URL: srv.URL, Store: st, AccountID: created.Account.ID, ProjectID: created.Project.ID, Key: raw}
+	srv := apptest.Start(t, st, apptest.WithConfig(tune...))
+	tn := apptest.NewTenant(t, st, "client-test", "default")
+	return &reelayServer{URL: srv.URL, Store: st, AccountID: tn.AccountID, ProjectID: tn.ProjectID, Key: tn.Key}
 }
 
 func (s *reelayServer) client(t *testing.T, opts ...client.Option) *client.Client {

@@ -1,15 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/store"
@@ -21,35 +18,12 @@ import (
 func platformsServer(t *testing.T) *Client {
 	t.Helper()
 	st := storetest.New(t, store.SQLite)
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL:   "http://" + srv.Listener.Addr().String(),
-		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1e9, RateLimitBurst: 1 << 30,
-	}
-	ctx := context.Background()
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{7}, 32),
-		PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stopCtx)
-		srv.Close()
-	})
-	raw, rec := auth.NewKey("bench")
-	if _, err := st.CreateAccount(ctx, store.NewAccount{Name: "bench", Key: &rec}); err != nil {
-		t.Fatal(err)
-	}
-	c := NewClient(srv.URL, raw, 2)
+	srv := apptest.Start(t, st, apptest.WithConfig(func(c *config.Config) {
+		// As `reelay serve` runs by default: the bench uploads its video, it links nothing.
+		c.AllowPrivateURLs = false
+		c.RateLimitRPS, c.RateLimitBurst = 1e9, 1<<30
+	}))
+	c := NewClient(srv.URL, apptest.NewTenant(t, st, "bench", "bench").Key, 2)
 	t.Cleanup(c.Close)
 	return c
 }

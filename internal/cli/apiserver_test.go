@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/reelay/reelay/client"
-	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -41,41 +38,18 @@ func newAPIServer(t *testing.T, d store.Dialect) *apiServer {
 	}
 	t.Cleanup(func() { st.Close() })
 	s.Store = st
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
-		PublishWait: 10 * time.Second, RetryAttempts: 3, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000,
-	}
-	ctx := context.Background()
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{7}, 32),
-		PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.UserAgent(), "reelay-cli/") {
-			s.cliRequests.Add(1)
-		}
-		a.Handler.ServeHTTP(w, r)
-	})
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stop)
-		srv.Close()
-	})
-	raw, rec := auth.NewKey("default")
-	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "cli-test", Key: &rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.URL, s.AccountID, s.ProjectID, s.Key = srv.URL, created.Account.ID, created.Project.ID, raw
+	srv := apptest.Start(t, st,
+		apptest.WithConfig(func(c *config.Config) { c.RetryAttempts = 3 }),
+		apptest.WrapHandler(func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.UserAgent(), "reelay-cli/") {
+					s.cliRequests.Add(1)
+				}
+				h.ServeHTTP(w, r)
+			})
+		}))
+	tn := apptest.NewTenant(t, st, "cli-test", "default")
+	s.URL, s.AccountID, s.ProjectID, s.Key = srv.URL, tn.AccountID, tn.ProjectID, tn.Key
 	return s
 }
 

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/app"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/store"
@@ -24,35 +24,12 @@ import (
 func newAppEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
 	t.Helper()
 	st := storetest.New(t, d)
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
-		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000,
-	}
-	for _, f := range tune {
-		f(cfg)
-	}
-	ctx := context.Background()
 	skew := new(atomic.Int64)
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{4}, 32),
-		PollInterval: 20 * time.Millisecond, SimulatorClock: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stopCtx)
-		srv.Close()
-	})
-	e := &env{t: t, st: st, h: a.Handler, routers: contractRouters(t), app: a, cfg: cfg, simSkew: skew}
+	srv := apptest.Start(t, st, apptest.WithConfig(tune...), apptest.WithParams(func(p *app.Params) {
+		p.SecretKey = bytes.Repeat([]byte{4}, 32)
+		p.SimulatorClock = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	}))
+	e := &env{t: t, st: st, h: srv.App.Handler, routers: contractRouters(t), app: srv.App, cfg: srv.Config, simSkew: skew}
 	e.a = e.newTenant("alice")
 	e.b = e.newTenant("bob")
 	return e

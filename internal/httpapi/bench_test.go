@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/publish"
@@ -37,12 +37,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	// A limit out of reach: the benchmark measures the limiter's cost, not its refusals.
 	h := httpapi.New(httpapi.Options{Store: st, Access: publish.ChannelAccess{Box: box}, Usage: usage, RateLimitRPS: 1e9, RateLimitBurst: 1 << 30,
 		Sandbox: true, Registry: prometheus.NewRegistry()})
-	raw, rec := auth.NewKey("default")
-	ca, err := st.CreateAccount(context.Background(), store.NewAccount{Name: "bench", Key: &rec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &benchEnv{h: h, tenant: tenant{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Key: raw}}
+	return &benchEnv{h: h, tenant: apptest.NewTenant(b, st, "bench", "default")}
 }
 
 func (e *benchEnv) request(key string) *http.Request {

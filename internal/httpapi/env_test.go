@@ -20,6 +20,7 @@ import (
 
 	"github.com/reelay/reelay/api"
 	"github.com/reelay/reelay/internal/app"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/httpapi"
@@ -29,12 +30,8 @@ import (
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
-// tenant is an account as a test sees it: its ids and a live key.
-type tenant struct {
-	AccountID string
-	ProjectID string
-	Key       string
-}
+// tenant is an account as a test sees it: its ids and a live key, named "default".
+type tenant = apptest.Tenant
 
 // env is a server on a real store, with two tenants, whose every answer is checked against the
 // OpenAPI document.
@@ -124,12 +121,7 @@ func newEnv(t *testing.T, d store.Dialect, opts ...envOption) *env {
 
 func (e *env) newTenant(name string) tenant {
 	e.t.Helper()
-	raw, rec := auth.NewKey("default")
-	ca, err := e.st.CreateAccount(context.Background(), store.NewAccount{Name: name, Key: &rec})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tenant{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Key: raw}
+	return apptest.NewTenant(e.t, e.st, name, "default")
 }
 
 // resp is an answer, decoded.

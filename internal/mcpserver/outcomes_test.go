@@ -14,7 +14,7 @@ import (
 
 	"github.com/reelay/reelay/client"
 	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/mcpserver"
 	"github.com/reelay/reelay/internal/media/mediatest"
@@ -35,33 +35,11 @@ type reelay struct {
 func start(t *testing.T, d store.Dialect) *reelay {
 	t.Helper()
 	st := storetest.New(t, d)
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
-		PublishWait: 10 * time.Second, RetryAttempts: 2, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000}
-	ctx := context.Background()
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{9}, 32), PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stop)
-		srv.Close()
-	})
-	raw, rec := auth.NewKey("mcp")
-	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "mcp-test", Key: &rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := client.New(srv.URL, raw)
+	srv := apptest.Start(t, st,
+		apptest.WithConfig(func(c *config.Config) { c.RetryAttempts = 2 }),
+		apptest.WithParams(func(p *app.Params) { p.SecretKey = bytes.Repeat([]byte{9}, 32) }))
+	tn := apptest.NewTenant(t, st, "mcp-test", "mcp")
+	api, err := client.New(srv.URL, tn.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +50,12 @@ func start(t *testing.T, d store.Dialect) *reelay {
 	serverSide, clientSide := mcp.NewInMemoryTransports()
 	server := mcpserver.New(api, mcpserver.Options{LocalFiles: true})
 	go server.Run(context.Background(), serverSide)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, clientSide, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), clientSide, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &reelay{api: api, project: created.Project.ID, tools: cs, media: media.URL}
+	return &reelay{api: api, project: tn.ProjectID, tools: cs, media: media.URL}
 }
 
 func (r *reelay) channel(t *testing.T, p client.Platform, b client.SandboxBehavior) string {

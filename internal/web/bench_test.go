@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -40,12 +40,8 @@ func BenchmarkPages(b *testing.B) {
 	}
 	b.Cleanup(a.Close)
 
-	_, rec := auth.NewKey("bench")
-	ca, err := st.CreateAccount(ctx, store.NewAccount{Name: "bench", Key: &rec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ch, _, err := st.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: "tiktok",
+	tn := apptest.NewTenant(b, st, "bench", "bench")
+	ch, _, err := st.SaveChannel(ctx, store.Channel{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Platform: "tiktok",
 		Name: "TikTok", ExternalAccountID: "sbx_bench", Sandbox: true, SandboxBehavior: "{}"})
 	if err != nil {
 		b.Fatal(err)
@@ -59,7 +55,7 @@ func BenchmarkPages(b *testing.B) {
 	var lastID string
 	for i := range benchPosts {
 		at := from.Add(span / benchPosts * time.Duration(i))
-		p, err := st.CreatePost(ctx, store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID,
+		p, err := st.CreatePost(ctx, store.NewPost{AccountID: tn.AccountID, ProjectID: tn.ProjectID,
 			Title: fmt.Sprintf("Post %05d", i), Caption: "A caption long enough to be cut in the calendar, as real ones are #bench",
 			Request: []byte(`{}`), ContentHash: fmt.Sprint(i), ScheduledFor: &at, AllowDuplicate: true,
 			Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
@@ -73,7 +69,7 @@ func BenchmarkPages(b *testing.B) {
 
 	token := "bench-session-token-bench-session-token-1"
 	sum := sha256.Sum256([]byte(token))
-	if _, err := st.CreateWebSession(ctx, store.NewWebSession{TokenHash: sum[:], AccountID: ca.Account.ID,
+	if _, err := st.CreateWebSession(ctx, store.NewWebSession{TokenHash: sum[:], AccountID: tn.AccountID,
 		ExpiresAt: time.Now().Add(time.Hour), MaxExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 		b.Fatal(err)
 	}

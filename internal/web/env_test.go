@@ -2,13 +2,11 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -18,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/app"
-	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -36,9 +34,8 @@ type env struct {
 	a, b tenant
 }
 
-type tenant struct {
-	AccountID, ProjectID, KeyID, Key string
-}
+// tenant is an account with its first key, named "first".
+type tenant = apptest.Tenant
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -60,49 +57,14 @@ func (s *syncBuffer) String() string {
 func newEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
 	t.Helper()
 	st := storetest.New(t, d)
-	srv := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
-		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
-		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000,
-	}
-	for _, f := range tune {
-		f(cfg)
-	}
 	logs := &syncBuffer{}
 	skew := new(atomic.Int64)
-	ctx := context.Background()
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: bytes.Repeat([]byte{7}, 32),
-		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		WebClock: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = a.Handler
-	srv.Start()
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.Stop(stopCtx)
-		srv.Close()
-	})
-	e := &env{t: t, url: srv.URL, st: st, skew: skew, logs: logs}
-	e.a, e.b = e.newTenant("alice"), e.newTenant("bob")
-	return e
-}
-
-func (e *env) newTenant(name string) tenant {
-	e.t.Helper()
-	raw, rec := auth.NewKey("first")
-	ca, err := e.st.CreateAccount(context.Background(), store.NewAccount{Name: name, Key: &rec})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tenant{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, KeyID: ca.Key.ID, Key: raw}
+	srv := apptest.Start(t, st, apptest.WithConfig(tune...), apptest.WithParams(func(p *app.Params) {
+		p.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		p.WebClock = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	}))
+	return &env{t: t, url: srv.URL, st: st, skew: skew, logs: logs,
+		a: apptest.NewTenant(t, st, "alice", "first"), b: apptest.NewTenant(t, st, "bob", "first")}
 }
 
 // browser is a plain HTTP client with cookies that does not follow redirects, so that tests
