@@ -78,32 +78,19 @@ func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request) error
 	}
 	out := overviewJSON{Success: true, TotalPosts: posts, PlatformBreakdown: map[string]breakdownJSON{},
 		ProjectID: echo.projectID, StartDate: echo.startDate, EndDate: echo.endDate}
-	totals := []**int64{&out.TotalViews, &out.TotalLikes, &out.TotalComments, &out.TotalShares, &out.TotalImpressions,
-		&out.TotalReach, &out.TotalSaves, &out.TotalWatchTimeSeconds}
+	var total store.Figures
 	for _, p := range perPlatform {
 		fig := p.Figures
-		for i, v := range []*int64{fig.Views, fig.Likes, fig.Comments, fig.Shares, fig.Impressions, fig.Reach, fig.Saves, fig.WatchTimeSeconds} {
-			*totals[i] = addNullable(*totals[i], v)
-		}
+		total.Add(fig)
 		out.PlatformBreakdown[p.Platform] = breakdownJSON{
 			Posts: p.Posts, Destinations: p.Destinations, Views: fig.Views, Likes: fig.Likes, Comments: fig.Comments,
 			Shares: fig.Shares, Impressions: fig.Impressions, Reach: fig.Reach, Saves: fig.Saves, WatchTimeSeconds: fig.WatchTimeSeconds,
 		}
 	}
+	out.TotalViews, out.TotalLikes, out.TotalComments, out.TotalShares = total.Views, total.Likes, total.Comments, total.Shares
+	out.TotalImpressions, out.TotalReach, out.TotalSaves, out.TotalWatchTimeSeconds = total.Impressions, total.Reach, total.Saves, total.WatchTimeSeconds
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// addNullable adds two figures that may be missing: missing plus missing stays missing.
-func addNullable(a, b *int64) *int64 {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	sum := *a + *b
-	return &sum
 }
 
 // filterEcho is what the overview repeats of its filters (null when not given).

@@ -68,6 +68,23 @@ func (s *figureScan) apply(f *Figures) {
 	}
 }
 
+// Add adds g to f figure by figure. A figure missing from one side keeps the other's value,
+// and one missing from both stays missing: an unreported figure is never summed as 0.
+func (f *Figures) Add(g Figures) {
+	mine, theirs := f.fields(), g.fields()
+	for i, p := range mine {
+		switch v := *theirs[i]; {
+		case v == nil:
+		case *p == nil:
+			x := *v
+			*p = &x
+		default:
+			x := **p + *v
+			*p = &x
+		}
+	}
+}
+
 // Equal reports whether two readings are the same figure for figure (nil equals only nil).
 func (f Figures) Equal(g Figures) bool {
 	a, b := f.fields(), g.fields()

@@ -122,9 +122,7 @@ func (h *Handler) analyticsPage(w http.ResponseWriter, r *http.Request, s *sessi
 	var labels []string
 	var values []*int64
 	for _, pt := range perPlatform {
-		for i, v := range pt.Figures.Fields() {
-			*all.Fields()[i] = addKnown(*all.Fields()[i], *v)
-		}
+		all.Add(pt.Figures)
 		v := d.Metric.get(pt.Figures)
 		labels, values = append(labels, platform.DisplayName(pt.Platform)), append(values, v)
 		text := "not reported"
@@ -156,17 +154,6 @@ func (h *Handler) analyticsPage(w http.ResponseWriter, r *http.Request, s *sessi
 	p.Data = d
 	h.render(w, r, http.StatusOK, "analytics", p)
 	return nil
-}
-
-func addKnown(a, b *int64) *int64 {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	sum := *a + *b
-	return &sum
 }
 
 // syncAnalytics reads the figures of the current project's published posts from the platforms
