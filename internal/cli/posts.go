@@ -125,21 +125,12 @@ func newPostsGetCmd(a *apiFlags) *cobra.Command {
 				return err
 			}
 			var post *client.Post
-			if watch {
-				view := newStatusView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
-				if post, err = watchPost(cmd.Context(), c, args[0], nil, view, timeout); err != nil {
+			if !watch {
+				if post, err = c.GetPost(cmd.Context(), args[0]); err != nil {
 					return err
 				}
-			} else if post, err = c.GetPost(cmd.Context(), args[0]); err != nil {
-				return err
 			}
-			if err := printPost(cmd.OutOrStdout(), a.json, post); err != nil {
-				return err
-			}
-			if watch {
-				return outcome(post)
-			}
-			return nil
+			return showPost(cmd, a, c, args[0], post, watch, timeout)
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the post until every destination has settled")
@@ -182,24 +173,32 @@ func newPostsRetryCmd(a *apiFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if watch {
-				view := newStatusView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
-				if post, err = watchPost(cmd.Context(), c, post.ID, post, view, timeout); err != nil {
-					return err
-				}
-			}
-			if err := printPost(cmd.OutOrStdout(), a.json, post); err != nil {
-				return err
-			}
-			if watch {
-				return outcome(post)
-			}
-			return nil
+			return showPost(cmd, a, c, post.ID, post, watch, timeout)
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the post until every destination has settled")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultWatchTimeout, "with --watch, stop following after this long (0: no limit)")
 	return cmd
+}
+
+// showPost prints a post (post may be nil when watch is set: it is read then). With watch it
+// first follows the post on stderr until every destination has settled, and a post that
+// settled with failed destinations makes the command fail.
+func showPost(cmd *cobra.Command, a *apiFlags, c *client.Client, id string, post *client.Post, watch bool, timeout time.Duration) error {
+	if watch {
+		view := newStatusView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
+		var err error
+		if post, err = watchPost(cmd.Context(), c, id, post, view, timeout); err != nil {
+			return err
+		}
+	}
+	if err := printPost(cmd.OutOrStdout(), a.json, post); err != nil {
+		return err
+	}
+	if watch {
+		return outcome(post)
+	}
+	return nil
 }
 
 // printPost prints a post: as the API's JSON, or its fields and a table of its destinations.
