@@ -174,7 +174,9 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	providers := Providers(p.PollInterval, &http.Client{Transport: media.SafeTransport(policy)})
+	providerTransport := media.SafeTransport(policy)
+	publish.KeepConnections(providerTransport)
+	providers := Providers(p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range providers {
 			if c, ok := prov.(interface{ Close() }); ok {

@@ -32,7 +32,20 @@ type Provider interface {
 // http.DefaultTransport's idle connections (every httptest.Server.Close does) breaks a
 // provider's request in flight. timeout 0 means none (uploads are bounded by their context).
 func NewHTTPClient(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	KeepConnections(t)
+	return &http.Client{Timeout: timeout, Transport: t}
+}
+
+// KeepConnections sizes t's pool of idle connections for the publish workers: up to a
+// thousand of them talk to one platform's few hosts (all simulators share one host in
+// sandbox). net/http keeps 2 idle connections per host by default, so with more requests in
+// flight most connections were closed after one use and the next request dialed (and, for a
+// real platform, did its TLS handshake) again: in a burst, a tenth of the CPU
+// (docs/BENCHMARKS.md).
+func KeepConnections(t *http.Transport) {
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 128
 }
 
 // Destination is what a provider needs to deliver one post to one channel.
