@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,6 +100,79 @@ func TestPostLifecycle(t *testing.T) {
 		list, err := s.ListPosts(ctx, ca.Account.ID, store.PostFilter{Limit: 10})
 		if err != nil || len(list) != 2 || list[0].ID != q.ID {
 			t.Errorf("list newest first: %v %d", err, len(list))
+		}
+	})
+}
+
+// TestSaveStepBetweenOpenStatuses: a step that leaves its destination unsettled keeps what it
+// does not mention, fires a post still marked scheduled, and is refused for a stale job or a
+// settled destination.
+func TestSaveStepBetweenOpenStatuses(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		soon := time.Now().Add(time.Hour).UTC()
+		cases := []struct {
+			name      string
+			scheduled bool
+			settle    bool // the destination has published before the step
+			seqDelta  int
+			wantErr   error
+			wantPost  string
+		}{
+			{name: "fired post", wantPost: store.PostProcessing},
+			{name: "post still scheduled", scheduled: true, wantPost: store.PostProcessing},
+			{name: "stale job", seqDelta: 1, wantErr: store.ErrStale},
+			{name: "stale job of a scheduled post", scheduled: true, seqDelta: 1, wantErr: store.ErrStale},
+			{name: "settled destination", settle: true, wantErr: store.ErrStale},
+		}
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				np := store.NewPost{ContentHash: fmt.Sprintf("step-%d", i)}
+				if tc.scheduled {
+					np.ScheduledFor = &soon
+				}
+				p := newPost(t, s, ca, np)
+				d := p.Destinations[0]
+				if !tc.scheduled {
+					first := store.StepUpdate{Status: store.DestUploading, State: []byte(`{"session":"s1"}`), ExternalID: "x1"}
+					if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, first); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.settle {
+					if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: "x1"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				postID, postStatus, err := s.SaveStep(ctx, d.ID, d.Seq+tc.seqDelta,
+					store.StepUpdate{Status: store.DestProcessing, Message: "waiting", Attempts: 2})
+				after, _ := s.GetPost(ctx, ca.Account.ID, p.ID)
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Fatalf("err %v, want %v", err, tc.wantErr)
+					}
+					if after.Status != before.Status || after.Destinations[0].Status != before.Destinations[0].Status ||
+						after.Destinations[0].Message != before.Destinations[0].Message {
+						t.Errorf("a refused step changed the post: %+v -> %+v", before, after)
+					}
+					return
+				}
+				if err != nil || postID != p.ID || postStatus != tc.wantPost {
+					t.Fatalf("SaveStep: %q %q %v; want %q %q", postID, postStatus, err, p.ID, tc.wantPost)
+				}
+				got := after.Destinations[0]
+				if after.Status != tc.wantPost || got.Status != store.DestProcessing || got.Message != "waiting" || got.Attempts != 2 {
+					t.Errorf("after the step: post %s, destination %+v", after.Status, got)
+				}
+				if !tc.scheduled && (string(got.State) != `{"session":"s1"}` || got.ExternalID != "x1") {
+					t.Errorf("the step lost what it did not mention: state %s, external id %q", got.State, got.ExternalID)
+				}
+			})
 		}
 	})
 }
