@@ -152,21 +152,35 @@ func UsageMonth(t time.Time) string { return t.UTC().Format("2006-01") }
 
 // CreatePost checks the account's standing, idempotency key, duplicates and allowance, then
 // writes the post, its destinations and (through enqueue, in the same transaction) their jobs.
-// Publishes of one account are serialised (the account row is locked on PostgreSQL; SQLite
-// has one writer), so that concurrent identical requests see each other.
+// Requests that could answer for each other (the same idempotency key, the same content) are
+// serialised so that each sees the other's post: SQLite has one writer; on PostgreSQL they
+// take transaction-scoped advisory locks on the key and on the content. Other publishes of the
+// account run in parallel: the allowance is counted last, so that its row lock is held only
+// while the transaction commits.
 func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx, p Post) error) (Post, error) {
 	var out Post
 	err := s.InTx(ctx, func(tx *Tx) error {
 		t := now()
 		var limit sql.NullInt64
 		var suspended bool
-		err := tx.tx.QueryRowContext(ctx, `SELECT monthly_post_limit, suspended FROM accounts WHERE id = $1`+tx.forUpdate(),
+		err := tx.tx.QueryRowContext(ctx, `SELECT monthly_post_limit, suspended FROM accounts WHERE id = $1`,
 			np.AccountID).Scan(&limit, &suspended)
 		if err != nil {
 			return notFound(err)
 		}
 		if suspended {
 			return ErrAccountSuspended
+		}
+		// Key first, then content, in every transaction: no two can wait for each other.
+		if np.IdempotencyKey != "" {
+			if err := tx.advisoryLock(ctx, "reelay-idempotency:"+np.AccountID+":"+np.IdempotencyKey); err != nil {
+				return err
+			}
+		}
+		if !np.AllowDuplicate {
+			if err := tx.advisoryLock(ctx, "reelay-content:"+np.AccountID+":"+np.ContentHash); err != nil {
+				return err
+			}
 		}
 		if np.IdempotencyKey != "" {
 			var hash, postID string
@@ -190,9 +204,6 @@ func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx,
 			}
 		}
 		month := UsageMonth(t)
-		if err := useAllowance(ctx, tx.tx, np.AccountID, month, limit); err != nil {
-			return err
-		}
 		for _, m := range []*Media{&np.Video, np.Thumbnail} {
 			if m != nil {
 				if err := saveMedia(ctx, tx.tx, m, t); err != nil {
@@ -248,10 +259,25 @@ func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx,
 				return err
 			}
 		}
+		if err := useAllowance(ctx, tx.tx, np.AccountID, month, limit); err != nil {
+			return err
+		}
 		out = p
 		return nil
 	})
 	return out, err
+}
+
+// advisoryLock holds a PostgreSQL advisory lock on name until the transaction ends. SQLite
+// needs none: its one writer serialises every transaction.
+func (t *Tx) advisoryLock(ctx context.Context, name string) error {
+	if t.dialect != Postgres {
+		return nil
+	}
+	if _, err := t.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, name); err != nil {
+		return fmt.Errorf("store: lock %q: %w", name, err)
+	}
+	return nil
 }
 
 // duplicateOf finds a live post of the account with the same content to one of the same
@@ -305,7 +331,18 @@ func nullLimit(limit sql.NullInt64) int64 {
 }
 
 func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO media (sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at)
+	// Most posts reuse a file stored before. Looking first keeps them from waiting on the
+	// media row's unique index while another open transaction inserts the same file (on
+	// PostgreSQL an INSERT that conflicts with an uncommitted row waits for its outcome).
+	var known int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM media WHERE sha256 = $1`, m.SHA256).Scan(&known)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: save media: %w", err)
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO media (sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256) DO NOTHING`,
 		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
 	if err != nil {

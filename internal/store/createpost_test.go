@@ -1,0 +1,209 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// TestCreatePostConcurrently fires requests at once that must answer for each other: the
+// same content, the same idempotency key, more posts than the allowance has left.
+func TestCreatePostConcurrently(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		const n = 8
+		// fire runs n CreatePosts of one account at once, all to the same channel;
+		// mutate makes request i.
+		fire := func(t *testing.T, ca store.CreatedAccount, mutate func(i int, np *store.NewPost)) ([]store.Post, []error) {
+			t.Helper()
+			ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: "youtube",
+				Name: "yt", ExternalAccountID: "sbx_" + ca.Account.ID, Sandbox: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts, errs := make([]store.Post, n), make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				np := store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: "same",
+					Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+					Request:      []byte(`{}`),
+					Destinations: []store.Destination{{ChannelID: ch.ID, Platform: "youtube", Options: []byte(`{}`)}}}
+				mutate(i, &np)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					posts[i], errs[i] = s.CreatePost(ctx, np, nil)
+				}()
+			}
+			wg.Wait()
+			return posts, errs
+		}
+		// created returns the one post made, after checking that every other answer is an
+		// error that refers to it (through ref) or is want.
+		created := func(t *testing.T, posts []store.Post, errs []error, ref func(error) (string, bool)) string {
+			t.Helper()
+			var made []string
+			for i, err := range errs {
+				if err == nil {
+					made = append(made, posts[i].ID)
+				}
+			}
+			if len(made) != 1 {
+				t.Fatalf("%d posts made, want 1 (errors %v)", len(made), errs)
+			}
+			for _, err := range errs {
+				if err == nil {
+					continue
+				}
+				if id, ok := ref(err); !ok || id != made[0] {
+					t.Errorf("answer %v, want one that points at post %s", err, made[0])
+				}
+			}
+			return made[0]
+		}
+		usage := func(t *testing.T, ca store.CreatedAccount) int {
+			t.Helper()
+			u, err := s.GetUsage(ctx, ca.Account.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u.Posts
+		}
+
+		t.Run("same content", func(t *testing.T) {
+			ca := newAccount(t, s, "dup")
+			posts, errs := fire(t, ca, func(int, *store.NewPost) {})
+			created(t, posts, errs, func(err error) (string, bool) {
+				var d *store.DuplicateError
+				return refOf(err, &d, func() string { return d.PostID })
+			})
+			if got := usage(t, ca); got != 1 {
+				t.Errorf("%d posts counted, want 1", got)
+			}
+		})
+		t.Run("same idempotency key", func(t *testing.T) {
+			ca := newAccount(t, s, "key")
+			posts, errs := fire(t, ca, func(_ int, np *store.NewPost) {
+				np.IdempotencyKey, np.RequestHash = "order-42", "r1"
+			})
+			created(t, posts, errs, func(err error) (string, bool) {
+				var r *store.ReplayError
+				return refOf(err, &r, func() string { return r.PostID })
+			})
+			if got := usage(t, ca); got != 1 {
+				t.Errorf("%d posts counted, want 1", got)
+			}
+		})
+		t.Run("allowance", func(t *testing.T) {
+			ca := newAccount(t, s, "limit")
+			three := 3
+			limit := &three
+			if _, err := s.UpdateAccount(ctx, ca.Account.ID, store.AccountUpdate{MonthlyPostLimit: &limit}); err != nil {
+				t.Fatal(err)
+			}
+			_, errs := fire(t, ca, func(i int, np *store.NewPost) { np.ContentHash = fmt.Sprint("c", i) })
+			var ok, refused int
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, store.ErrMonthlyLimit):
+					refused++
+				default:
+					t.Errorf("unexpected answer: %v", err)
+				}
+			}
+			if ok != 3 || refused != n-3 || usage(t, ca) != 3 {
+				t.Errorf("%d made, %d refused, %d counted; want 3, %d, 3", ok, refused, usage(t, ca), n-3)
+			}
+			list, err := s.ListPosts(ctx, ca.Account.ID, store.PostFilter{Limit: 100})
+			if err != nil || len(list) != 3 {
+				t.Errorf("%d posts stored (%v), want 3: a refused post left something behind", len(list), err)
+			}
+		})
+	})
+}
+
+// refOf reports the post an error of type *E points at.
+func refOf[E error](err error, target *E, id func() string) (string, bool) {
+	if !errors.As(err, target) {
+		return "", false
+	}
+	return id(), true
+}
+
+// TestCreatePostDoesNotWaitForOthers: on PostgreSQL, a publish of an account commits while
+// another publish of the same account is still open (the allowance, counted last, holds its row
+// only while committing). SQLite has one writer, so there every publish waits its turn.
+func TestCreatePostDoesNotWaitForOthers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		if s.Dialect() != store.Postgres {
+			t.Skip("SQLite serialises every write transaction")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		ca := newAccount(t, s, "a")
+		one := 10
+		limit := &one
+		if _, err := s.UpdateAccount(ctx, ca.Account.ID, store.AccountUpdate{MonthlyPostLimit: &limit}); err != nil {
+			t.Fatal(err)
+		}
+		// The video is one the account posted before, as in a burst of posts of one video.
+		if _, err := s.CreatePost(ctx, newPostInput(t, s, ca, "earlier"), nil); err != nil {
+			t.Fatal(err)
+		}
+		inside, release := make(chan struct{}), make(chan struct{})
+		firstDone := make(chan error, 1)
+		go func() {
+			p := newPostInput(t, s, ca, "first")
+			_, err := s.CreatePost(ctx, p, func(*store.Tx, store.Post) error {
+				close(inside)
+				select {
+				case <-release:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+			firstDone <- err
+		}()
+		select {
+		case <-inside:
+		case <-ctx.Done():
+			t.Fatal("the first publish never reached its jobs")
+		}
+		secondCtx, cancelSecond := context.WithTimeout(ctx, 10*time.Second)
+		defer cancelSecond()
+		_, err := s.CreatePost(secondCtx, newPostInput(t, s, ca, "second"), nil)
+		close(release)
+		if err != nil {
+			t.Fatalf("the second publish, while the first was open: %v", err)
+		}
+		if err := <-firstDone; err != nil {
+			t.Fatal(err)
+		}
+		if u, _ := s.GetUsage(ctx, ca.Account.ID); u.Posts != 3 {
+			t.Errorf("%d posts counted, want 3", u.Posts)
+		}
+	})
+}
+
+// newPostInput is a post of the account to a new sandbox channel, with content hash content.
+func newPostInput(t *testing.T, s *store.Store, ca store.CreatedAccount, content string) store.NewPost {
+	t.Helper()
+	ch, _, err := s.SaveChannel(context.Background(), store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID,
+		Platform: "youtube", Name: "yt", ExternalAccountID: "sbx_" + content + ca.Account.ID, Sandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: content,
+		Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+		Request:      []byte(`{}`),
+		Destinations: []store.Destination{{ChannelID: ch.ID, Platform: "youtube", Options: []byte(`{}`)}}}
+}
