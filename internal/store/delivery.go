@@ -70,23 +70,32 @@ type StepUpdate struct {
 // returns the post's status after the update.
 func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) (postID, postStatus string, err error) {
 	err = s.inGroupTx(ctx, func(tx *Tx) error {
+		t := now()
+		if !Settled(u.Status) {
+			// Most steps move a destination of a post that has fired between unsettled
+			// statuses, which changes nothing else: one statement does it, without locking the
+			// post (a cancel or an edit needs a scheduled post, and the post stays processing
+			// while a destination is open). Anything else takes the long way, which also tells
+			// a stale job from a post still scheduled.
+			err := tx.tx.QueryRowContext(ctx, updateDestinationStep+` AND seq = $12
+				AND status NOT IN ($13, $14, $15, $16)
+				AND EXISTS (SELECT 1 FROM posts p WHERE p.id = destinations.post_id AND p.status = $17)
+				RETURNING post_id`, append(stepArgs(id, u, t),
+				seq, DestPublished, DestSentToInbox, DestFailed, DestCanceled, PostProcessing)...).Scan(&postID)
+			if err == nil {
+				postStatus = PostProcessing
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("store: save step: %w", err)
+			}
+		}
 		var postStatusNow string
 		var err error
 		if postID, postStatusNow, _, err = tx.lockDelivery(ctx, id, seq); err != nil {
 			return err
 		}
-		t := now()
-		var publishedAt *time.Time
-		if u.Status == DestPublished {
-			publishedAt = &t
-		}
-		_, err = tx.tx.ExecContext(ctx, `UPDATE destinations SET status = $1, state = COALESCE($2, state),
-			external_id = CASE WHEN $3 = '' THEN external_id ELSE $3 END,
-			url = CASE WHEN $4 = '' THEN url ELSE $4 END, message = $5, error = $6, error_category = $7,
-			attempts = $8, published_at = COALESCE(published_at, $9), updated_at = $10 WHERE id = $11`,
-			u.Status, nullBytes(u.State), u.ExternalID, u.URL, u.Message, u.Error, u.ErrorCategory, u.Attempts,
-			publishedAt, t, id)
-		if err != nil {
+		if _, err = tx.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, t)...); err != nil {
 			return fmt.Errorf("store: save step: %w", err)
 		}
 		if u.Status == DestPublished {
@@ -104,6 +113,21 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 		return err
 	})
 	return postID, postStatus, err
+}
+
+// updateDestinationStep stores a step's outcome in destination $11; stepArgs gives $1 to $11.
+const updateDestinationStep = `UPDATE destinations SET status = $1, state = COALESCE($2, state),
+	external_id = CASE WHEN $3 = '' THEN external_id ELSE $3 END,
+	url = CASE WHEN $4 = '' THEN url ELSE $4 END, message = $5, error = $6, error_category = $7,
+	attempts = $8, published_at = COALESCE(published_at, $9), updated_at = $10 WHERE id = $11`
+
+func stepArgs(id string, u StepUpdate, at time.Time) []any {
+	var publishedAt *time.Time
+	if u.Status == DestPublished {
+		publishedAt = &at
+	}
+	return []any{u.Status, nullBytes(u.State), u.ExternalID, u.URL, u.Message, u.Error, u.ErrorCategory, u.Attempts,
+		publishedAt, at, id}
 }
 
 func nullBytes(b []byte) sql.NullString {
