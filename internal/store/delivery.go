@@ -142,21 +142,33 @@ func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time)
 	if err := t.tx.QueryRowContext(ctx, `SELECT status, account_id FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current, &accountID); err != nil {
 		return "", fmt.Errorf("store: lock post: %w", err)
 	}
-	statuses, err := collect(func(r scanner) (string, error) {
-		var st string
-		return st, r.Scan(&st)
-	})(t.tx.QueryContext(ctx, `SELECT status FROM destinations WHERE post_id = $1`, postID))
+	// The post's published_at is its first destination's. Not MIN(published_at) in SQL:
+	// SQLite's aggregate loses the column type the driver reads times by.
+	var statuses []string
+	var published sql.NullTime
+	rows, err := t.tx.QueryContext(ctx, `SELECT status, published_at FROM destinations WHERE post_id = $1`, postID)
 	if err != nil {
 		return "", fmt.Errorf("store: read destination statuses: %w", err)
 	}
-	next := PostStatusOf(current, statuses)
-	// Not MIN(published_at): SQLite's aggregate loses the column type the driver reads times by.
-	var published sql.NullTime
-	err = t.tx.QueryRowContext(ctx, `SELECT published_at FROM destinations WHERE post_id = $1 AND published_at IS NOT NULL
-		ORDER BY published_at LIMIT 1`, postID).Scan(&published)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("store: read published_at: %w", err)
+	for rows.Next() {
+		var st string
+		var at sql.NullTime
+		if err := rows.Scan(&st, &at); err != nil {
+			rows.Close()
+			return "", fmt.Errorf("store: read destination statuses: %w", err)
+		}
+		statuses = append(statuses, st)
+		if at.Valid && (!published.Valid || at.Time.Before(published.Time)) {
+			published = at
+		}
 	}
+	if err := rows.Close(); err != nil {
+		return "", fmt.Errorf("store: read destination statuses: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("store: read destination statuses: %w", err)
+	}
+	next := PostStatusOf(current, statuses)
 	_, err = t.tx.ExecContext(ctx, `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`,
 		next, timePtr(published), at, postID)
 	if err != nil {
@@ -370,10 +382,9 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 // destination, as every transaction on a post does, so that none wait for each other in a
 // cycle), and answers ErrStale when seq is not the destination's or it has settled.
 func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (postID, postStatus, destStatus string, err error) {
-	if err = t.tx.QueryRowContext(ctx, `SELECT post_id FROM destinations WHERE id = $1`, destinationID).Scan(&postID); err != nil {
-		return "", "", "", notFound(err)
-	}
-	if err = t.tx.QueryRowContext(ctx, `SELECT status FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&postStatus); err != nil {
+	err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM posts
+		WHERE id = (SELECT post_id FROM destinations WHERE id = $1)`+t.forUpdate(), destinationID).Scan(&postID, &postStatus)
+	if err != nil {
 		return "", "", "", notFound(err)
 	}
 	var curSeq int
