@@ -98,19 +98,22 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 		if _, err = tx.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, t)...); err != nil {
 			return fmt.Errorf("store: save step: %w", err)
 		}
-		if u.Status == DestPublished {
-			if err := tx.addPublishedItem(ctx, id, t); err != nil {
-				return err
-			}
-		}
 		// Moves between unsettled statuses leave a post that has fired processing; only a
 		// destination settling, or a post still marked scheduled, can change its status.
 		if !Settled(u.Status) && postStatusNow != PostScheduled {
 			postStatus = postStatusNow
 			return nil
 		}
-		postStatus, err = tx.refreshPostStatus(ctx, postID, t)
-		return err
+		if postStatus, err = tx.refreshPostStatus(ctx, postID, t); err != nil {
+			return err
+		}
+		if u.Status == DestPublished {
+			// Last: it counts the destination in a figure_totals row that every publish of
+			// the project on this platform and day updates, which on PostgreSQL then stays
+			// locked until the commit.
+			return tx.addPublishedItem(ctx, id, t)
+		}
+		return nil
 	})
 	return postID, postStatus, err
 }

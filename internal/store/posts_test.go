@@ -176,3 +176,53 @@ func TestSaveStepBetweenOpenStatuses(t *testing.T) {
 		}
 	})
 }
+
+// TestPostPublishedAtIsFirstDestinations: a post's published_at is that of its first
+// destination to publish, however many settle after it, and its status follows them all.
+func TestPostPublishedAtIsFirstDestinations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		np := newPostInput(t, s, ca, "one")
+		np.Destinations = append(np.Destinations, newPostInput(t, s, ca, "two").Destinations...)
+		np.Destinations = append(np.Destinations, newPostInput(t, s, ca, "three").Destinations...)
+		p, err := s.CreatePost(ctx, np, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			dest       int
+			status     string
+			wantPost   string
+			wantFirstN int // which destination's published_at the post must have; -1: none
+		}{
+			{1, store.DestFailed, store.PostProcessing, -1},
+			{2, store.DestPublished, store.PostProcessing, 2},
+			{0, store.DestPublished, store.PostPartiallyPublished, 2},
+		}
+		for _, st := range steps {
+			time.Sleep(2 * time.Millisecond) // distinct published_at times
+			d := p.Destinations[st.dest]
+			_, postStatus, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: st.status})
+			if err != nil || postStatus != st.wantPost {
+				t.Fatalf("destination %d %s: post %q %v; want %q", st.dest, st.status, postStatus, err, st.wantPost)
+			}
+			got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != st.wantPost {
+				t.Errorf("stored status %q, want %q", got.Status, st.wantPost)
+			}
+			switch {
+			case st.wantFirstN < 0 && got.PublishedAt != nil:
+				t.Errorf("published_at %v before any destination published", got.PublishedAt)
+			case st.wantFirstN >= 0:
+				want := got.Destinations[st.wantFirstN].PublishedAt
+				if got.PublishedAt == nil || want == nil || !got.PublishedAt.Equal(*want) {
+					t.Errorf("published_at %v, want destination %d's %v", got.PublishedAt, st.wantFirstN, want)
+				}
+			}
+		}
+	})
+}
