@@ -57,7 +57,8 @@ type PublishRequest struct {
 
 	// Video uploads the file instead of VideoURL, streamed as multipart/form-data.
 	Video *Upload `json:"-"`
-	// Thumbnail uploads an image along with Video (instead of ThumbnailURL).
+	// Thumbnail uploads an image (instead of ThumbnailURL), with Video or with VideoURL: the
+	// server reads video_url from the multipart form too.
 	Thumbnail *Upload `json:"-"`
 	// Progress, when set, is called as Video and Thumbnail are read, with the bytes read so
 	// far and their total (-1 when a size is unknown). It is called from another goroutine,

@@ -22,9 +22,9 @@ func newMCPCmd() *cobra.Command {
 		Long: `Serve reelay's agent tools (reelay_publish_post, reelay_get_post, reelay_list_channels,
 reelay_list_projects, reelay_get_analytics) over the Model Context Protocol's stdio transport,
 for a desktop agent that starts this command. The tools call the reelay server at --url
-(REELAY_URL) with the API key REELAY_API_KEY; reelay_publish_post also takes video_path, a
-file on this machine, uploaded to that server. stdout carries only the protocol; logs go to
-stderr.`,
+(REELAY_URL) with the API key REELAY_API_KEY; reelay_publish_post also takes video_path and
+thumbnail_path, files on this machine, uploaded to that server. stdout carries only the
+protocol; logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			api, err := r.client()

@@ -160,6 +160,8 @@ func TestMCPCommand(t *testing.T) {
 		"invalid argument video_path", "no such file")
 	toolError(t, callTool(t, cs, mcpserver.ToolPublishPost, map[string]any{"project_id": project, "video_path": path,
 		"video_url": "https://example.com/a.mp4"}), "invalid argument video_path", "not both")
+	toolError(t, callTool(t, cs, mcpserver.ToolPublishPost, map[string]any{"project_id": project, "video_path": path,
+		"thumbnail_path": path + ".jpg"}), "invalid argument thumbnail_path", "no such file")
 
 	// A key revoked while the agent runs: every call says so, and what to do.
 	other, err := api.CreateAPIKey(ctx, client.CreateAPIKeyRequest{Name: "agent"})

@@ -154,7 +154,7 @@ func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // recorder keeps an API answer for loopback. The answers the tools read are JSON documents
-// of bounded size (no media pass through: video_path is refused over HTTP).
+// of bounded size (no media pass through: video_path and thumbnail_path are refused over HTTP).
 type recorder struct {
 	header http.Header
 	status int

@@ -157,8 +157,10 @@ func TestMCPOverHTTP(t *testing.T) {
 					t.Errorf("publish schema lacks %s", p)
 				}
 			}
-			if !strings.Contains(string(schema.Properties["video_path"]), "Not available on this connection") {
-				t.Errorf("video_path is not said to be unavailable over HTTP: %s", schema.Properties["video_path"])
+			for _, p := range []string{"video_path", "thumbnail_path"} {
+				if !strings.Contains(string(schema.Properties[p]), "Not available on this connection") {
+					t.Errorf("%s is not said to be unavailable over HTTP: %s", p, schema.Properties[p])
+				}
 			}
 			for _, must := range []string{"sent_to_inbox", "TikTok app", "reelay_get_post", "100 characters", "5000 characters",
 				"youtube, instagram, tiktok", "capabilities", "Never call reelay_publish_post again"} {
@@ -267,6 +269,8 @@ func TestMCPOverHTTP(t *testing.T) {
 					[]string{"400 validation_failed", "- title:"}},
 				{"local file over HTTP", map[string]any{"project_id": e.a.ProjectID, "video_path": "/etc/passwd"},
 					[]string{"invalid argument video_path", "give video_url"}},
+				{"local thumbnail over HTTP", map[string]any{"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "thumbnail_path": "/etc/passwd"},
+					[]string{"invalid argument thumbnail_path", "give thumbnail_url"}},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {

@@ -12,12 +12,13 @@
 //
 //   - stdio (`reelay mcp`): a client of a running server over HTTP, with REELAY_URL and
 //     REELAY_API_KEY. The agent runs on the user's machine, so reelay_publish_post also takes
-//     video_path, a local file streamed to the server with the client's upload (Options.LocalFiles).
+//     video_path and thumbnail_path, local files streamed to the server with the client's
+//     upload (Options.LocalFiles).
 //   - streamable HTTP (POST /api/v1/mcp, package httpapi): one server for the process, whose
 //     tools get a client per call (NewPerCall) built from the call's HTTP request headers
 //     (mcp.RequestExtra): its transport hands each API call straight to the server's own
-//     handler, carrying the caller's credential header. There video_path is refused: a path
-//     would name a file on the server.
+//     handler, carrying the caller's credential header. There video_path and thumbnail_path
+//     are refused: a path would name a file on the server.
 //
 // The alternative, tools calling the publish service and the store directly, would have been
 // a second front door with its own decoding and checks to keep equal to the API's; going
@@ -63,8 +64,9 @@ var ToolNames = []string{ToolGetAnalytics, ToolGetPost, ToolListChannels, ToolLi
 
 // Options configure a server.
 type Options struct {
-	// LocalFiles lets reelay_publish_post read video_path from this machine's disk. Only for
-	// stdio, where the tools run on the user's own machine with the user's own permissions.
+	// LocalFiles lets reelay_publish_post read video_path and thumbnail_path from this
+	// machine's disk. Only for stdio, where the tools run on the user's own machine with the
+	// user's own permissions.
 	LocalFiles bool
 	// Version is reelay's version, announced to clients.
 	Version string

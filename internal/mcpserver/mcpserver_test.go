@@ -100,14 +100,14 @@ func TestErrorResults(t *testing.T) {
 func TestDerivedKey(t *testing.T) {
 	base := PublishInput{ProjectID: "p", VideoURL: "https://example.com/a.mp4", Caption: "hello",
 		TikTok: &client.TikTokOptions{Mode: "direct"}, Platforms: []client.Platform{client.TikTok}}
-	key := derivedKey(base, nil)
-	if !strings.HasPrefix(key, "mcp-") || len(key) != 68 || key != derivedKey(base, nil) {
+	key := derivedKey(base, nil, nil)
+	if !strings.HasPrefix(key, "mcp-") || len(key) != 68 || key != derivedKey(base, nil, nil) {
 		t.Fatalf("key %q is not stable", key)
 	}
 	same := base
 	same.WaitSeconds = new(30)
 	same.IdempotencyKey = "ignored"
-	if derivedKey(same, nil) != key {
+	if derivedKey(same, nil, nil) != key {
 		t.Error("wait_seconds changed the key; it does not change what is published")
 	}
 	for name, change := range map[string]func(*PublishInput){
@@ -119,30 +119,86 @@ func TestDerivedKey(t *testing.T) {
 	} {
 		other := base
 		change(&other)
-		if derivedKey(other, nil) == key {
+		if derivedKey(other, nil, nil) == key {
 			t.Errorf("changing %s kept the key", name)
 		}
 	}
 
 	// A local file counts by path, size and modification time: an edited file is a new post.
-	path := filepath.Join(t.TempDir(), "clip.mp4")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "clip.mp4")
 	os.WriteFile(path, []byte("one"), 0o600)
 	withFile := PublishInput{ProjectID: "p", VideoPath: path}
-	f1, err := openLocal(path)
+	f1, err := openLocal("video_path", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f1.Close()
-	k1 := derivedKey(withFile, f1)
+	k1 := derivedKey(withFile, f1, nil)
 	os.WriteFile(path, []byte("two!"), 0o600)
 	os.Chtimes(path, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
-	f2, _ := openLocal(path)
+	f2, _ := openLocal("video_path", path)
 	f2.Close()
-	if k2 := derivedKey(withFile, f2); k1 == k2 {
+	if k2 := derivedKey(withFile, f2, nil); k1 == k2 {
 		t.Error("an edited file kept the key")
 	}
-	if _, err := openLocal(filepath.Dir(path)); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("a directory: %v", err)
+
+	// So does the thumbnail, the video and the arguments staying the same.
+	cover := filepath.Join(dir, "cover.jpg")
+	os.WriteFile(cover, []byte("cover"), 0o600)
+	withThumb := withFile
+	withThumb.ThumbnailPath = cover
+	c1, err := openLocal("thumbnail_path", cover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1.Close()
+	k3 := derivedKey(withThumb, f2, c1)
+	if k3 == derivedKey(withThumb, f2, nil) {
+		t.Error("the thumbnail file does not count in the key")
+	}
+	if derivedKey(withThumb, c1, nil) == derivedKey(withThumb, nil, c1) {
+		t.Error("a file counts the same as video and as thumbnail")
+	}
+	for name, change := range map[string]func(*localFile){
+		"path":              func(l *localFile) { l.path += ".png" },
+		"size":              func(l *localFile) { l.size++ },
+		"modification time": func(l *localFile) { l.modTime = l.modTime.Add(time.Second) },
+	} {
+		other := *c1
+		change(&other)
+		if derivedKey(withThumb, f2, &other) == k3 {
+			t.Errorf("another thumbnail %s kept the key", name)
+		}
+	}
+	os.WriteFile(cover, []byte("cover, edited"), 0o600)
+	os.Chtimes(cover, time.Now().Add(2*time.Hour), time.Now().Add(2*time.Hour))
+	c2, _ := openLocal("thumbnail_path", cover)
+	c2.Close()
+	if derivedKey(withThumb, f2, c2) == k3 {
+		t.Error("an edited thumbnail kept the key")
+	}
+}
+
+// TestOpenLocal: a file that cannot be uploaded is refused naming the argument that gave it.
+func TestOpenLocal(t *testing.T) {
+	dir := t.TempDir()
+	for _, arg := range []string{"video_path", "thumbnail_path"} {
+		for _, c := range []struct{ name, path, want string }{
+			{"missing", filepath.Join(dir, "missing.jpg"), "no such file"},
+			{"directory", dir, "is not a regular file"},
+		} {
+			t.Run(arg+" "+c.name, func(t *testing.T) {
+				f, err := openLocal(arg, c.path)
+				if err == nil {
+					f.Close()
+					t.Fatal("opened")
+				}
+				if !strings.HasPrefix(err.Error(), "invalid argument "+arg+": ") || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("error %q", err)
+				}
+			})
+		}
 	}
 }
 

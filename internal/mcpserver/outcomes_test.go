@@ -3,9 +3,13 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +31,12 @@ import (
 // transport.
 type reelay struct {
 	api     *client.Client
+	st      *store.Store
+	account string
 	project string
 	tools   *mcp.ClientSession
 	media   string // base URL of a server of test videos
+	clip    []byte // the video it serves
 }
 
 func start(t *testing.T, d store.Dialect) *reelay {
@@ -47,15 +54,22 @@ func start(t *testing.T, d store.Dialect) *reelay {
 	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(clip) }))
 	t.Cleanup(media.Close)
 
+	return &reelay{api: api, st: st, account: tn.AccountID, project: tn.ProjectID,
+		tools: connect(t, api, mcpserver.Options{LocalFiles: true}), media: media.URL, clip: clip}
+}
+
+// connect serves the tools with o on the SDK's in-memory transport: with LocalFiles, as
+// `reelay mcp` does over stdio; without, as POST /api/v1/mcp does.
+func connect(t *testing.T, api *client.Client, o mcpserver.Options) *mcp.ClientSession {
+	t.Helper()
 	serverSide, clientSide := mcp.NewInMemoryTransports()
-	server := mcpserver.New(api, mcpserver.Options{LocalFiles: true})
-	go server.Run(context.Background(), serverSide)
+	go mcpserver.New(api, o).Run(context.Background(), serverSide)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), clientSide, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &reelay{api: api, project: tn.ProjectID, tools: cs, media: media.URL}
+	return cs
 }
 
 func (r *reelay) channel(t *testing.T, p client.Platform, b client.SandboxBehavior) string {
@@ -70,9 +84,14 @@ func (r *reelay) channel(t *testing.T, p client.Platform, b client.SandboxBehavi
 
 func (r *reelay) call(t *testing.T, name string, args map[string]any) (*mcp.CallToolResult, string) {
 	t.Helper()
+	return callOn(t, r.tools, name, args)
+}
+
+func callOn(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := r.tools.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", name, err)
 	}
@@ -173,4 +192,111 @@ func TestPublishOutcomes(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPublishLocalThumbnail: thumbnail_path uploads the cover image from this machine with the
+// video, whether that is a video_path or a video_url, and YouTube gets it; where the tools
+// cannot read local files, and with thumbnail_url, it is refused before anything is sent.
+func TestPublishLocalThumbnail(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			r := start(t, d)
+			yt := r.channel(t, client.YouTube, client.SandboxBehavior{ProcessingMS: new(0)})
+			dir := t.TempDir()
+			clip := filepath.Join(dir, "clip.mp4")
+			if err := os.WriteFile(clip, r.clip, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			covers := map[string][]byte{}
+			for i, name := range []string{"cover.jpg", "other.jpg"} {
+				covers[name] = mediatest.JPEG(t, 1280+16*i, 720)
+				if err := os.WriteFile(filepath.Join(dir, name), covers[name], 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cover := filepath.Join(dir, "cover.jpg")
+
+			refusals := []struct {
+				name  string
+				tools *mcp.ClientSession
+				args  map[string]any
+				want  []string
+			}{
+				{"over HTTP", connect(t, r.api, mcpserver.Options{}), map[string]any{"video_url": r.media + "/a.mp4", "thumbnail_path": cover},
+					[]string{"invalid argument thumbnail_path", "give thumbnail_url", "reelay mcp"}},
+				{"with thumbnail_url", r.tools, map[string]any{"video_path": clip, "thumbnail_path": cover, "thumbnail_url": r.media + "/cover.jpg"},
+					[]string{"invalid argument thumbnail_path", "give thumbnail_url or thumbnail_path, not both"}},
+				{"missing", r.tools, map[string]any{"video_path": clip, "thumbnail_path": cover + ".missing"},
+					[]string{"invalid argument thumbnail_path", "no such file"}},
+				{"a directory", r.tools, map[string]any{"video_path": clip, "thumbnail_path": dir},
+					[]string{"invalid argument thumbnail_path", "not a regular file"}},
+			}
+			for _, c := range refusals {
+				t.Run(c.name, func(t *testing.T) {
+					c.args["project_id"], c.args["channel_ids"], c.args["title"] = r.project, []string{yt}, "Refused "+c.name
+					res, text := callOn(t, c.tools, mcpserver.ToolPublishPost, c.args)
+					if !res.IsError {
+						t.Fatalf("published: %s", text)
+					}
+					for _, w := range c.want {
+						if !strings.Contains(text, w) {
+							t.Errorf("does not say %q:\n%s", w, text)
+						}
+					}
+				})
+			}
+			if posts, err := r.st.ListPosts(context.Background(), r.account, store.PostFilter{}); err != nil || len(posts) != 0 {
+				for _, p := range posts {
+					t.Errorf("a refused call made post %q", p.Title)
+				}
+				t.Fatalf("posts after the refusals: %d (%v)", len(posts), err)
+			}
+
+			cases := []struct {
+				name, cover string
+				args        map[string]any
+			}{
+				{"with video_path", "cover.jpg", map[string]any{"video_path": clip}},
+				{"with video_url", "other.jpg", map[string]any{"video_url": r.media + "/b.mp4"}},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					c.args["project_id"], c.args["channel_ids"], c.args["title"] = r.project, []string{yt}, "Cover "+c.name
+					c.args["thumbnail_path"], c.args["wait_seconds"] = filepath.Join(dir, c.cover), 30
+					res, text := r.call(t, mcpserver.ToolPublishPost, c.args)
+					var pub mcpserver.PublishResult
+					decode(t, res, &pub)
+					if res.IsError || pub.Status != client.PostPublished {
+						t.Fatalf("publish: %s", text)
+					}
+					post, err := r.st.GetPost(context.Background(), r.account, pub.PostID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if post.ThumbnailSHA256 != sha(covers[c.cover]) || post.VideoSHA256 != sha(r.clip) {
+						t.Errorf("stored thumbnail %s and video %s; want the files' %s and %s",
+							post.ThumbnailSHA256, post.VideoSHA256, sha(covers[c.cover]), sha(r.clip))
+					}
+					// YouTube's step state says thumbnails.set took it.
+					if len(post.Destinations) != 1 {
+						t.Fatalf("%d destinations", len(post.Destinations))
+					}
+					var state struct{ Thumbnail string }
+					if st := post.Destinations[0].State; json.Unmarshal(st, &state) != nil || state.Thumbnail != "set" {
+						t.Errorf("youtube's state %s: the thumbnail was not set", st)
+					}
+				})
+			}
+			seen, err := r.api.SandboxIntrospect(context.Background(), client.YouTube)
+			if err != nil || len(seen.Uploads) != 2 {
+				t.Errorf("youtube received %+v (%v), want the two videos", seen, err)
+			}
+		})
+	}
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

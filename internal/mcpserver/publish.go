@@ -16,17 +16,19 @@ import (
 )
 
 // PublishInput is reelay_publish_post's arguments: the fields of POST /publish, plus video_path
-// (stdio only), idempotency_key (the Idempotency-Key header) and wait_seconds (Prefer: wait).
+// and thumbnail_path (stdio only), idempotency_key (the Idempotency-Key header) and
+// wait_seconds (Prefer: wait).
 type PublishInput struct {
-	ProjectID    string            `json:"project_id" jsonschema:"Id of the project that holds the channels (reelay_list_projects)."`
-	VideoURL     string            `json:"video_url,omitempty" jsonschema:"Public http(s) link to the video: MP4, MOV or WebM, up to 100 MB; reelay fetches it once. Required unless video_path is given."`
-	VideoPath    string            `json:"video_path,omitempty" jsonschema:"A local video file; see the tool's description for whether this connection takes it."`
-	ThumbnailURL string            `json:"thumbnail_url,omitempty" jsonschema:"Public http(s) link to a cover image: JPEG, PNG or WebP, up to 10 MB."`
-	Title        string            `json:"title,omitempty" jsonschema:"At most 100 characters. YouTube's title (required for YouTube unless youtube.title is set), and the text of platforms given no caption."`
-	Caption      string            `json:"caption,omitempty" jsonschema:"At most 5000 characters: description and hashtags, the default text of every platform (each platform's own limit applies too; see capabilities.text of reelay_list_channels)."`
-	Platforms    []client.Platform `json:"platforms,omitempty" jsonschema:"Platforms to publish to, meaning the project's channels on them. Default: youtube, instagram, tiktok (when channel_ids is not given). A platform without a channel in the project is refused."`
-	ChannelIDs   []string          `json:"channel_ids,omitempty" jsonschema:"Ids of the channels to publish to (reelay_list_channels); they must belong to project_id. Preferred over platforms: it says exactly where the video goes."`
-	ScheduledFor string            `json:"scheduled_for,omitempty" jsonschema:"Publish later, at this future time: RFC 3339 with an explicit offset, e.g. 2026-12-01T09:00:00+01:00 or 2026-12-01T08:00:00Z. Omit to publish now."`
+	ProjectID     string            `json:"project_id" jsonschema:"Id of the project that holds the channels (reelay_list_projects)."`
+	VideoURL      string            `json:"video_url,omitempty" jsonschema:"Public http(s) link to the video: MP4, MOV or WebM, up to 100 MB; reelay fetches it once. Required unless video_path is given."`
+	VideoPath     string            `json:"video_path,omitempty" jsonschema:"A local video file; see the tool's description for whether this connection takes it."`
+	ThumbnailURL  string            `json:"thumbnail_url,omitempty" jsonschema:"Public http(s) link to a cover image: JPEG, PNG or WebP, up to 10 MB."`
+	ThumbnailPath string            `json:"thumbnail_path,omitempty" jsonschema:"A local cover image; see the tool's description for whether this connection takes it."`
+	Title         string            `json:"title,omitempty" jsonschema:"At most 100 characters. YouTube's title (required for YouTube unless youtube.title is set), and the text of platforms given no caption."`
+	Caption       string            `json:"caption,omitempty" jsonschema:"At most 5000 characters: description and hashtags, the default text of every platform (each platform's own limit applies too; see capabilities.text of reelay_list_channels)."`
+	Platforms     []client.Platform `json:"platforms,omitempty" jsonschema:"Platforms to publish to, meaning the project's channels on them. Default: youtube, instagram, tiktok (when channel_ids is not given). A platform without a channel in the project is refused."`
+	ChannelIDs    []string          `json:"channel_ids,omitempty" jsonschema:"Ids of the channels to publish to (reelay_list_channels); they must belong to project_id. Preferred over platforms: it says exactly where the video goes."`
+	ScheduledFor  string            `json:"scheduled_for,omitempty" jsonschema:"Publish later, at this future time: RFC 3339 with an explicit offset, e.g. 2026-12-01T09:00:00+01:00 or 2026-12-01T08:00:00Z. Omit to publish now."`
 
 	YouTube   *client.YouTubeOptions   `json:"youtube,omitempty"`
 	Instagram *client.InstagramOptions `json:"instagram,omitempty"`
@@ -77,23 +79,26 @@ func (t *tools) publishPost(ctx context.Context, api *client.Client, in PublishI
 		w := time.Duration(*in.WaitSeconds) * time.Second
 		req.Wait = &w
 	}
-	var file *localFile
-	if in.VideoPath != "" {
-		if !t.localFiles {
-			return none, badArgument("video_path", "this server is reached over HTTP and cannot read files on your machine; give video_url (a public link), or run the tools locally with `reelay mcp`")
-		}
-		if in.VideoURL != "" {
-			return none, badArgument("video_path", "give video_url or video_path, not both")
-		}
-		var err error
-		if file, err = openLocal(in.VideoPath); err != nil {
-			return none, err
-		}
-		defer file.Close()
-		req.Video = &client.Upload{Reader: file.f, Name: filepath.Base(file.path), Size: file.size}
+	video, err := t.openArgument("video_path", in.VideoPath, "video_url", in.VideoURL)
+	if err != nil {
+		return none, err
+	}
+	if video != nil {
+		defer video.Close()
+		req.Video = video.upload()
+	}
+	// An uploaded thumbnail goes with video_url as well as with an uploaded video: the API
+	// reads video_url from a multipart form too.
+	thumbnail, err := t.openArgument("thumbnail_path", in.ThumbnailPath, "thumbnail_url", in.ThumbnailURL)
+	if err != nil {
+		return none, err
+	}
+	if thumbnail != nil {
+		defer thumbnail.Close()
+		req.Thumbnail = thumbnail.upload()
 	}
 	if req.IdempotencyKey == "" {
-		req.IdempotencyKey = derivedKey(in, file)
+		req.IdempotencyKey = derivedKey(in, video, thumbnail)
 	}
 
 	res, err := api.Publish(ctx, req)
@@ -102,6 +107,20 @@ func (t *tools) publishPost(ctx context.Context, api *client.Client, in PublishI
 	}
 	out := PublishResult{PublishResponse: *res, IdempotencyKey: res.IdempotencyKey, Replayed: res.Replayed}
 	return answer[PublishResult]{Value: out, Summary: publishSummary(out), Failed: res.Status == client.PostFailed}, nil
+}
+
+// openArgument opens the local file of a path argument (arg, with urlArg its public-link
+// alternative); nil when the path is not given.
+func (t *tools) openArgument(arg, path, urlArg, url string) (*localFile, error) {
+	switch {
+	case path == "":
+		return nil, nil
+	case !t.localFiles:
+		return nil, badArgument(arg, "this server is reached over HTTP and cannot read files on your machine; give %s (a public link), or run the tools locally with `reelay mcp`", urlArg)
+	case url != "":
+		return nil, badArgument(arg, "give %s or %s, not both", urlArg, arg)
+	}
+	return openLocal(arg, path)
 }
 
 // publishFailure adds to an error whose outcome is unknown (no answer came back) what the
@@ -133,19 +152,23 @@ func (u *unknownOutcome) Unwrap() error { return u.err }
 // key, so a model that repeats a call (after a timeout, or by mistake) gets the first post
 // back instead of a second one. wait_seconds is left out: it changes how long the answer takes,
 // not what is published. A local file counts by its path, size and modification time, so an
-// edited file is a new post.
-func derivedKey(in PublishInput, file *localFile) string {
+// edited file is a new post. The thumbnail is marked as such, and added only when there is
+// one, so that the keys of calls without one stay what they were.
+func derivedKey(in PublishInput, video, thumbnail *localFile) string {
 	in.IdempotencyKey, in.WaitSeconds = "", nil
 	body, _ := json.Marshal(in)
 	h := sha256.New()
 	h.Write(body)
-	if file != nil {
-		fmt.Fprintf(h, "\x00%s\x00%d\x00%d", file.path, file.size, file.modTime.UnixNano())
+	if video != nil {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%d", video.path, video.size, video.modTime.UnixNano())
+	}
+	if thumbnail != nil {
+		fmt.Fprintf(h, "\x00thumbnail\x00%s\x00%d\x00%d", thumbnail.path, thumbnail.size, thumbnail.modTime.UnixNano())
 	}
 	return "mcp-" + hex.EncodeToString(h.Sum(nil))
 }
 
-// localFile is a video on this machine (stdio only).
+// localFile is a video or cover image on this machine (stdio only).
 type localFile struct {
 	f       *os.File
 	path    string
@@ -155,24 +178,31 @@ type localFile struct {
 
 func (l *localFile) Close() error { return l.f.Close() }
 
-// openLocal opens a regular file for upload; it is streamed, never read into memory.
-func openLocal(path string) (*localFile, error) {
+// upload gives the client the open file itself, so that it is streamed as the request is
+// sent rather than copied first.
+func (l *localFile) upload() *client.Upload {
+	return &client.Upload{Reader: l.f, Name: filepath.Base(l.path), Size: l.size}
+}
+
+// openLocal opens a regular file for upload; it is streamed, never read into memory. Its
+// errors name arg, the argument that gave the path.
+func openLocal(arg, path string) (*localFile, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, badArgument("video_path", "%v", err)
+		return nil, badArgument(arg, "%v", err)
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return nil, badArgument("video_path", "cannot open %s: %v", abs, unwrapPathError(err))
+		return nil, badArgument(arg, "cannot open %s: %v", abs, unwrapPathError(err))
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, badArgument("video_path", "cannot read %s: %v", abs, err)
+		return nil, badArgument(arg, "cannot read %s: %v", abs, err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, badArgument("video_path", "%s is not a regular file", abs)
+		return nil, badArgument(arg, "%s is not a regular file", abs)
 	}
 	return &localFile{f: f, path: abs, size: st.Size(), modTime: st.ModTime()}, nil
 }

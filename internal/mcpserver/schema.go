@@ -29,6 +29,10 @@ const videoPathLocal = `A video file on this computer (an absolute path, or rela
 
 const videoPathRemote = `Not available on this connection: the tools run on the reelay server, which cannot read files on your computer. Give video_url, a public link, instead (or run the tools locally with ` + "`reelay mcp`" + `, which takes a path).`
 
+const thumbnailPathLocal = `A cover image file on this computer (an absolute path, or relative to where reelay mcp runs): JPEG, PNG or WebP, up to 10 MB, streamed to the reelay server with the video (video_path or video_url). Use it instead of thumbnail_url.`
+
+const thumbnailPathRemote = `Not available on this connection: the tools run on the reelay server, which cannot read files on your computer. Give thumbnail_url, a public link, instead (or run the tools locally with ` + "`reelay mcp`" + `, which takes a path).`
+
 const getPostDescription = `Read a post and each destination's outcome: published, upload_status, url, error.
 Post status: scheduled (waiting for its time), processing (some destination not settled yet: read it again later, or pass wait_seconds to wait here up to 60 s), published (every destination published or sent to the TikTok inbox), partially_published (some failed), failed (none succeeded), canceled.
 Destination upload_status: queued, uploading, processing (in progress), published, sent_to_inbox (TikTok inbox mode: delivered, public only after the creator finishes the post in the TikTok app), failed (error holds the platform's message, error_category its kind; auth_expired means the channel must be reconnected), canceled.
@@ -132,11 +136,12 @@ func toolDefinitions(localFiles bool) map[string]*mcp.Tool {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
 
 	publishIn := inputSchema[PublishInput]()
-	videoPathDoc, videoHint := videoPathRemote, ""
+	videoPathDoc, videoHint, thumbnailPathDoc := videoPathRemote, "", thumbnailPathRemote
 	if localFiles {
-		videoPathDoc, videoHint = videoPathLocal, ", or video_path, a file on this computer"
+		videoPathDoc, videoHint, thumbnailPathDoc = videoPathLocal, ", or video_path, a file on this computer", thumbnailPathLocal
 	}
 	property(publishIn, "video_path").Description = videoPathDoc
+	property(publishIn, "thumbnail_path").Description = thumbnailPathDoc
 	property(publishIn, "platforms").Items.Enum = platformEnum()
 	property(publishIn, "platforms").MinItems = new(1)
 	wait := property(publishIn, "wait_seconds")

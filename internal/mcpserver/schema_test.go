@@ -14,8 +14,8 @@ import (
 )
 
 // toolOnly are the publish tool's arguments that are not fields of the REST body: the local
-// file (stdio), and the Idempotency-Key and Prefer: wait headers.
-var toolOnly = []string{"idempotency_key", "video_path", "wait_seconds"}
+// files (stdio), and the Idempotency-Key and Prefer: wait headers.
+var toolOnly = []string{"idempotency_key", "thumbnail_path", "video_path", "wait_seconds"}
 
 // TestPublishSchemaMirrorsTheContract: the publish tool takes the fields of the contract's
 // PublishRequest, every per-platform object with exactly its fields, and the same enums, so
@@ -117,16 +117,18 @@ func TestAnalyticsSchemaMirrorsTheContract(t *testing.T) {
 	}
 }
 
-// TestDescriptionsPerTransport: video_path is offered over stdio and said to be unavailable
-// over HTTP.
+// TestDescriptionsPerTransport: the local files are offered over stdio and said to be
+// unavailable over HTTP.
 func TestDescriptionsPerTransport(t *testing.T) {
 	local := toolDefinitions(true)[ToolPublishPost]
 	remote := toolDefinitions(false)[ToolPublishPost]
-	if d := local.InputSchema.(*jsonschema.Schema).Properties["video_path"].Description; !strings.Contains(d, "file on this computer") {
-		t.Errorf("stdio video_path: %s", d)
-	}
-	if d := remote.InputSchema.(*jsonschema.Schema).Properties["video_path"].Description; !strings.Contains(d, "Not available") {
-		t.Errorf("HTTP video_path: %s", d)
+	for _, arg := range []string{"video_path", "thumbnail_path"} {
+		if d := local.InputSchema.(*jsonschema.Schema).Properties[arg].Description; !strings.Contains(d, "file on this computer") {
+			t.Errorf("stdio %s: %s", arg, d)
+		}
+		if d := remote.InputSchema.(*jsonschema.Schema).Properties[arg].Description; !strings.Contains(d, "Not available") {
+			t.Errorf("HTTP %s: %s", arg, d)
+		}
 	}
 	if !strings.Contains(local.Description, "or video_path") || strings.Contains(remote.Description, "or video_path") {
 		t.Errorf("descriptions:\nstdio: %s\nHTTP: %s", local.Description, remote.Description)
