@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/store"
@@ -28,28 +28,10 @@ func run(t *testing.T, args ...string) (stdout string, err error) {
 	return out.String(), err
 }
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var keyPattern = regexp.MustCompile(`rly_live_[0-9A-Za-z]{43}`)
 
 // startServer runs serve on dataDir until the test ends and returns its URL and its stderr.
-func startServer(t *testing.T, dataDir string) (string, *syncBuffer) {
+func startServer(t *testing.T, dataDir string) (string, *apptest.SyncBuffer) {
 	t.Helper()
 	cfg := config.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Sandbox: true, PublishWait: time.Second,
 		RetryAttempts: 3, RetryBaseDelay: time.Second, RateLimitRPS: 100, RateLimitBurst: 100,
@@ -58,7 +40,7 @@ func startServer(t *testing.T, dataDir string) (string, *syncBuffer) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &apptest.SyncBuffer{}
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, &cfg, stderr, ready) }()

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reelay/reelay/client"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/mcpserver"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
@@ -22,11 +23,11 @@ import (
 // mcpCommand runs `reelay mcp` in-process on pipes, the way a desktop agent runs it on the
 // process's stdin and stdout, and connects the SDK's own client to it. It returns the
 // session and the command's stderr.
-func mcpCommand(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) {
+func mcpCommand(t *testing.T, args ...string) (*mcp.ClientSession, *apptest.SyncBuffer) {
 	t.Helper()
 	cmdIn, agentOut := io.Pipe()
 	agentIn, cmdOut := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &apptest.SyncBuffer{}
 	root := newRoot(cmdOut, stderr)
 	root.SetIn(cmdIn)
 	root.SetArgs(append([]string{"mcp"}, args...))

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -9,13 +8,13 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reelay/reelay/client"
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/mcpserver"
 )
@@ -438,7 +437,7 @@ func TestMCPRateLimitIsTheAPIs(t *testing.T) {
 // TestMCPKeepsKeysOutOfLogs: the caller's key is never logged, though every tool call is an
 // API request carrying it; the API requests are logged under the MCP request's id.
 func TestMCPKeepsKeysOutOfLogs(t *testing.T) {
-	var logs lockedBuffer
+	var logs apptest.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newEnv(t, "sqlite", func(o *httpapi.Options) { o.Logger = logger })
 	cs := mustConnect(t, e.h, e.a.Key)
@@ -454,21 +453,4 @@ func TestMCPKeepsKeysOutOfLogs(t *testing.T) {
 	if !strings.Contains(out, ".1 ") && !strings.Contains(out, `.1"`) {
 		t.Errorf("API calls are not logged under the MCP request's id:\n%s", out)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

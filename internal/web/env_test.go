@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,34 +29,17 @@ type env struct {
 	st  *store.Store
 	// skew moves the dashboard's clock ahead of the real one.
 	skew *atomic.Int64
-	logs *syncBuffer
+	logs *apptest.SyncBuffer
 	a, b tenant
 }
 
 // tenant is an account with its first key, named "first".
 type tenant = apptest.Tenant
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newEnv(t *testing.T, d store.Dialect, tune ...func(*config.Config)) *env {
 	t.Helper()
 	st := storetest.New(t, d)
-	logs := &syncBuffer{}
+	logs := &apptest.SyncBuffer{}
 	skew := new(atomic.Int64)
 	srv := apptest.Start(t, st, apptest.WithConfig(tune...), apptest.WithParams(func(p *app.Params) {
 		p.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -11,6 +11,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,4 +123,23 @@ func NewTenant(t testing.TB, st *store.Store, account, keyName string) Tenant {
 		t.Fatal(err)
 	}
 	return Tenant{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, KeyID: ca.Key.ID, Key: raw}
+}
+
+// SyncBuffer is a bytes.Buffer that a server's goroutines (or a child process's output
+// copier) may write while the test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
