@@ -248,6 +248,7 @@ type ytSim struct {
 
 	mu       sync.Mutex
 	sessions map[string]*ytSession
+	sweptAt  time.Time // when expired sessions were last forgotten
 	videos   map[string]*ytVideo
 	pending  map[string]*ytVideo
 	usage    map[string]*ytUsage
@@ -917,12 +918,23 @@ func (s *ytSim) createVideo(f *os.File, size int64, sum string, account string, 
 	return v, nil
 }
 
+// sessionSweepEvery is how often advance looks for expired sessions to forget. A request on a
+// session checks its expiry itself; the sweep only frees abandoned sessions' spools, and
+// running it on every request made each request's cost grow with the sessions of the last
+// week (every upload leaves one).
+const sessionSweepEvery = time.Minute
+
 // advance ends the processing that is due, and forgets expired sessions. It takes no session
 // lock while it holds s.mu, and is never called with a session lock held.
 func (s *ytSim) advance(now time.Time) {
 	s.finishProcessing(now)
 	var expired []*ytSession
 	s.mu.Lock()
+	if now.Sub(s.sweptAt) < sessionSweepEvery {
+		s.mu.Unlock()
+		return
+	}
+	s.sweptAt = now
 	for id, sess := range s.sessions {
 		if now.Sub(sess.created) >= s.opt.SessionTTL {
 			delete(s.sessions, id)

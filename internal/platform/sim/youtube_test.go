@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ type ytEnv struct {
 	addr  string
 	rec   *Recorder
 	clock *clocktest.Clock
+	spool string // where sessions keep their bytes
 }
 
 var ytTestAccounts = StaticAccounts{
@@ -53,7 +55,7 @@ func newYTEnv(t *testing.T, opt YouTubeOptions) *ytEnv {
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &ytEnv{t: t, base: base, addr: srv.Listener.Addr().String(), rec: rec, clock: clock}
+	return &ytEnv{t: t, base: base, addr: srv.Listener.Addr().String(), rec: rec, clock: clock, spool: opt.SpoolDir}
 }
 
 // do sends a request to a path below the base URL (or an absolute URL) and returns the
@@ -471,6 +473,45 @@ func TestYouTubeSessionExpiry(t *testing.T) {
 				ytErrorOf(t, body)
 			}
 		})
+	}
+}
+
+// TestYouTubeAbandonedSessionForgotten: the bytes of a session nobody finishes are freed once
+// it expires, by whatever request comes next, and not before.
+func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
+	t.Parallel()
+	e := newYTEnv(t, YouTubeOptions{SessionTTL: time.Hour})
+	spooled := func() int {
+		entries, err := os.ReadDir(e.spool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	video := ytTestVideo(t, 2*ytChunkQuantum)
+	sess := e.start("tok-alice", int64(len(video)), ytMeta1)
+	if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", ytChunkQuantum-1, len(video)), video[:ytChunkQuantum]); resp.StatusCode != 308 {
+		t.Fatalf("chunk: %d", resp.StatusCode)
+	}
+	other := func() {
+		t.Helper()
+		if resp, body := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-bob", nil, nil); resp.StatusCode != 200 {
+			t.Fatalf("another request: %d %s", resp.StatusCode, body)
+		}
+	}
+	for _, step := range []struct {
+		wait time.Duration
+		want int
+	}{
+		{30 * time.Minute, 1},
+		{29 * time.Minute, 1},
+		{2 * time.Minute, 0}, // 61 minutes: expired
+	} {
+		e.clock.Advance(step.wait)
+		other()
+		if n := spooled(); n != step.want {
+			t.Fatalf("%d spooled files after another request, want %d", n, step.want)
+		}
 	}
 }
 
