@@ -18,113 +18,84 @@ func TestCreatePostConcurrently(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		const n = 8
-		// fire runs n CreatePosts of one account at once, all to the same channel;
-		// mutate makes request i.
-		fire := func(t *testing.T, ca store.CreatedAccount, mutate func(i int, np *store.NewPost)) ([]store.Post, []error) {
+		// fire runs n CreatePosts of a new account at once, all to one channel, the account
+		// allowed limit posts a month (nil: no limit); mutate makes request i. It returns
+		// the posts made, the other answers and the posts counted.
+		fire := func(t *testing.T, limit *int, mutate func(i int, np *store.NewPost)) (made []string, refused []error, counted int) {
 			t.Helper()
-			ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: "youtube",
-				Name: "yt", ExternalAccountID: "sbx_" + ca.Account.ID, Sandbox: true})
-			if err != nil {
+			ca := newAccount(t, s, t.Name()) // its name makes its key
+			if _, err := s.UpdateAccount(ctx, ca.Account.ID, store.AccountUpdate{MonthlyPostLimit: &limit}); err != nil {
 				t.Fatal(err)
 			}
-			posts, errs := make([]store.Post, n), make([]error, n)
+			np := newPostInput(t, s, ca, "same")
+			var mu sync.Mutex
 			var wg sync.WaitGroup
 			for i := range n {
-				np := store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: "same",
-					Video:        store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
-					Request:      []byte(`{}`),
-					Destinations: []store.Destination{{ChannelID: ch.ID, Platform: "youtube", Options: []byte(`{}`)}}}
+				np := np
 				mutate(i, &np)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					posts[i], errs[i] = s.CreatePost(ctx, np, nil)
+					p, err := s.CreatePost(ctx, np, nil)
+					mu.Lock()
+					defer mu.Unlock()
+					if err != nil {
+						refused = append(refused, err)
+					} else {
+						made = append(made, p.ID)
+					}
 				}()
 			}
 			wg.Wait()
-			return posts, errs
-		}
-		// created returns the one post made, after checking that every other answer is an
-		// error that refers to it (through ref) or is want.
-		created := func(t *testing.T, posts []store.Post, errs []error, ref func(error) (string, bool)) string {
-			t.Helper()
-			var made []string
-			for i, err := range errs {
-				if err == nil {
-					made = append(made, posts[i].ID)
-				}
+			if list, err := s.ListPosts(ctx, ca.Account.ID, store.PostFilter{Limit: 100}); err != nil || len(list) != len(made) {
+				t.Errorf("%d posts stored (%v), %d made: a refused request left something behind", len(list), err, len(made))
 			}
-			if len(made) != 1 {
-				t.Fatalf("%d posts made, want 1 (errors %v)", len(made), errs)
-			}
-			for _, err := range errs {
-				if err == nil {
-					continue
-				}
-				if id, ok := ref(err); !ok || id != made[0] {
-					t.Errorf("answer %v, want one that points at post %s", err, made[0])
-				}
-			}
-			return made[0]
-		}
-		usage := func(t *testing.T, ca store.CreatedAccount) int {
-			t.Helper()
 			u, err := s.GetUsage(ctx, ca.Account.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return u.Posts
+			return made, refused, u.Posts
 		}
 
-		t.Run("same content", func(t *testing.T) {
-			ca := newAccount(t, s, "dup")
-			posts, errs := fire(t, ca, func(int, *store.NewPost) {})
-			created(t, posts, errs, func(err error) (string, bool) {
+		// Identical requests: one post, and every other answer points at it.
+		for _, tc := range []struct {
+			name   string
+			mutate func(int, *store.NewPost)
+			ref    func(error) (string, bool) // the post an answer points at
+		}{
+			{"same content", func(int, *store.NewPost) {}, func(err error) (string, bool) {
 				var d *store.DuplicateError
 				return refOf(err, &d, func() string { return d.PostID })
+			}},
+			{"same idempotency key", func(_ int, np *store.NewPost) { np.IdempotencyKey, np.RequestHash = "order-42", "r1" },
+				func(err error) (string, bool) {
+					var r *store.ReplayError
+					return refOf(err, &r, func() string { return r.PostID })
+				}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				made, refused, counted := fire(t, nil, tc.mutate)
+				if len(made) != 1 || counted != 1 {
+					t.Fatalf("%d posts made, %d counted, want 1 and 1 (answers %v)", len(made), counted, refused)
+				}
+				for _, err := range refused {
+					if id, ok := tc.ref(err); !ok || id != made[0] {
+						t.Errorf("answer %v, want one that points at post %s", err, made[0])
+					}
+				}
 			})
-			if got := usage(t, ca); got != 1 {
-				t.Errorf("%d posts counted, want 1", got)
-			}
-		})
-		t.Run("same idempotency key", func(t *testing.T) {
-			ca := newAccount(t, s, "key")
-			posts, errs := fire(t, ca, func(_ int, np *store.NewPost) {
-				np.IdempotencyKey, np.RequestHash = "order-42", "r1"
-			})
-			created(t, posts, errs, func(err error) (string, bool) {
-				var r *store.ReplayError
-				return refOf(err, &r, func() string { return r.PostID })
-			})
-			if got := usage(t, ca); got != 1 {
-				t.Errorf("%d posts counted, want 1", got)
-			}
-		})
+		}
+
 		t.Run("allowance", func(t *testing.T) {
-			ca := newAccount(t, s, "limit")
 			three := 3
-			limit := &three
-			if _, err := s.UpdateAccount(ctx, ca.Account.ID, store.AccountUpdate{MonthlyPostLimit: &limit}); err != nil {
-				t.Fatal(err)
-			}
-			_, errs := fire(t, ca, func(i int, np *store.NewPost) { np.ContentHash = fmt.Sprint("c", i) })
-			var ok, refused int
-			for _, err := range errs {
-				switch {
-				case err == nil:
-					ok++
-				case errors.Is(err, store.ErrMonthlyLimit):
-					refused++
-				default:
+			made, refused, counted := fire(t, &three, func(i int, np *store.NewPost) { np.ContentHash = fmt.Sprint("c", i) })
+			for _, err := range refused {
+				if !errors.Is(err, store.ErrMonthlyLimit) {
 					t.Errorf("unexpected answer: %v", err)
 				}
 			}
-			if ok != 3 || refused != n-3 || usage(t, ca) != 3 {
-				t.Errorf("%d made, %d refused, %d counted; want 3, %d, 3", ok, refused, usage(t, ca), n-3)
-			}
-			list, err := s.ListPosts(ctx, ca.Account.ID, store.PostFilter{Limit: 100})
-			if err != nil || len(list) != 3 {
-				t.Errorf("%d posts stored (%v), want 3: a refused post left something behind", len(list), err)
+			if len(made) != 3 || len(refused) != n-3 || counted != 3 {
+				t.Errorf("%d made, %d refused, %d counted; want 3, %d, 3", len(made), len(refused), counted, n-3)
 			}
 		})
 	})
