@@ -301,16 +301,23 @@ func TestRefresh(t *testing.T) {
 			}
 		}
 
-		// A refresh the platform refuses: reauth_required, a permanent auth_expired error.
-		creds := f.creds(results[0])
+		// A refresh the platform refuses: reauth_required, a permanent auth_expired error. The
+		// channel is the one a refresh answered, as a worker holds it when the platform then
+		// refuses its token: a forced refresh must not take it for someone else's newer one.
+		if ch, err = f.c.Refresh(ctx, results[0], true); err != nil {
+			t.Fatal(err)
+		}
+		creds := f.creds(ch)
 		creds["refresh_token"] = "revoked"
-		ch = results[0]
 		ch.Credentials = f.c.Access.Seal(ch, creds)
 		if err := st.SaveRefreshedCredentials(ctx, ch.ID, ch.Credentials, ch.TokenExpiresAt); err != nil {
 			t.Fatal(err)
 		}
 		_, err = f.c.Refresh(ctx, ch, true)
-		if pe := publish.AsError(err); err == nil || pe.Transient || pe.Category != publish.CategoryAuthExpired {
+		if err == nil {
+			t.Fatal("a refresh with a revoked refresh token succeeded")
+		}
+		if pe := publish.AsError(err); pe.Transient || pe.Category != publish.CategoryAuthExpired {
 			t.Fatalf("refused refresh: %v", err)
 		}
 		after, _ := st.GetChannel(ctx, f.account, ch.ID)

@@ -265,7 +265,9 @@ func (t token) expiry(now time.Time) *time.Time {
 	if t.ExpiresIn <= 0 {
 		return nil
 	}
-	e := now.Add(time.Duration(t.ExpiresIn) * time.Second).UTC()
+	// Microseconds, as PostgreSQL keeps them: the channel Refresh answers must compare equal
+	// to the one stored, or the next Refresh takes it for another process's newer token.
+	e := now.Add(time.Duration(t.ExpiresIn) * time.Second).UTC().Truncate(time.Microsecond)
 	return &e
 }
 
