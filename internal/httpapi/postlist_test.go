@@ -1,40 +1,18 @@
 package httpapi_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/app/apptest"
 )
 
-// storedPost stores a post of the tenant to new channels of the platforms, as created at
-// created, scheduled for scheduled (nil: published at once); it answers the post's id.
+// storedPost stores a post of the tenant (apptest.StoredPost) and answers its id.
 func (e *env) storedPost(tn tenant, title string, created time.Time, scheduled *time.Time, platforms ...string) string {
-	e.t.Helper()
-	ctx := context.Background()
-	var dests []store.Destination
-	for _, p := range platforms {
-		ch, _, err := e.st.SaveChannel(ctx, store.Channel{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Platform: p,
-			Name: p, ExternalAccountID: title + "-" + p, Sandbox: true})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		dests = append(dests, store.Destination{ChannelID: ch.ID, Platform: p, Options: []byte(`{}`)})
-	}
-	p, err := e.st.CreatePost(ctx, store.NewPost{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Title: title, ContentHash: title,
-		Video:   store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
-		Request: []byte(`{}`), ScheduledFor: scheduled, Destinations: dests}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.st.JobsDB().ExecContext(ctx, `UPDATE posts SET created_at = $1 WHERE id = $2`, created, p.ID); err != nil {
-		e.t.Fatal(err)
-	}
-	return p.ID
+	return apptest.StoredPost(e.t, e.st, tn, title, created, scheduled, platforms...)
 }
 
 // TestListPostsFilters: GET /posts by platform and by created or scheduled time, with paging

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -12,33 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
-// storedPost stores a post of tn to new channels of the platforms, as created at created and
-// scheduled for scheduled (nil: published at once).
+// storedPost stores a post of tn (apptest.StoredPost).
 func (e *env) storedPost(tn tenant, title string, created time.Time, scheduled *time.Time, platforms ...string) {
-	e.t.Helper()
-	ctx := context.Background()
-	var dests []store.Destination
-	for _, p := range platforms {
-		ch, _, err := e.st.SaveChannel(ctx, store.Channel{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Platform: p,
-			Name: p, ExternalAccountID: title + "-" + p, Sandbox: true})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		dests = append(dests, store.Destination{ChannelID: ch.ID, Platform: p, Options: []byte(`{}`)})
-	}
-	p, err := e.st.CreatePost(ctx, store.NewPost{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Title: title, ContentHash: title,
-		Video:   store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
-		Request: []byte(`{}`), ScheduledFor: scheduled, Destinations: dests, AllowDuplicate: true}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.st.JobsDB().ExecContext(ctx, `UPDATE posts SET created_at = $1 WHERE id = $2`, created, p.ID); err != nil {
-		e.t.Fatal(err)
-	}
+	apptest.StoredPost(e.t, e.st, tn, title, created, scheduled, platforms...)
 }
 
 // setZone makes the browser's timezone cookie say zone, as app.js does.

@@ -143,3 +143,30 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// StoredPost stores a post of tn, titled title, to new sandbox channels of the platforms, as
+// created at created and scheduled for scheduled (nil: published at once), straight through
+// the store, for tests that need posts at given times; it answers the post's id.
+func StoredPost(t testing.TB, st *store.Store, tn Tenant, title string, created time.Time, scheduled *time.Time, platforms ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	var dests []store.Destination
+	for _, p := range platforms {
+		ch, _, err := st.SaveChannel(ctx, store.Channel{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Platform: p,
+			Name: p, ExternalAccountID: title + "-" + p, Sandbox: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dests = append(dests, store.Destination{ChannelID: ch.ID, Platform: p, Options: []byte(`{}`)})
+	}
+	p, err := st.CreatePost(ctx, store.NewPost{AccountID: tn.AccountID, ProjectID: tn.ProjectID, Title: title, ContentHash: title,
+		Video:   store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+		Request: []byte(`{}`), ScheduledFor: scheduled, Destinations: dests, AllowDuplicate: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.JobsDB().ExecContext(ctx, `UPDATE posts SET created_at = $1 WHERE id = $2`, created, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	return p.ID
+}
