@@ -129,35 +129,15 @@ func TestCreatePostDoesNotWaitForOthers(t *testing.T) {
 		if _, err := s.CreatePost(ctx, newPostInput(t, s, ca, "earlier"), nil); err != nil {
 			t.Fatal(err)
 		}
-		inside, release := make(chan struct{}), make(chan struct{})
-		firstDone := make(chan error, 1)
-		go func() {
-			p := newPostInput(t, s, ca, "first")
-			_, err := s.CreatePost(ctx, p, func(*store.Tx, store.Post) error {
-				close(inside)
-				select {
-				case <-release:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			})
-			firstDone <- err
-		}()
-		select {
-		case <-inside:
-		case <-ctx.Done():
-			t.Fatal("the first publish never reached its jobs")
-		}
-		secondCtx, cancelSecond := context.WithTimeout(ctx, 10*time.Second)
-		defer cancelSecond()
-		_, err := s.CreatePost(secondCtx, newPostInput(t, s, ca, "second"), nil)
-		close(release)
+		err := whileHeld(t, ctx, func(hold func(context.Context) error) error {
+			_, err := s.CreatePost(ctx, newPostInput(t, s, ca, "first"), func(*store.Tx, store.Post) error { return hold(ctx) })
+			return err
+		}, func(ctx context.Context) error {
+			_, err := s.CreatePost(ctx, newPostInput(t, s, ca, "second"), nil)
+			return err
+		})
 		if err != nil {
 			t.Fatalf("the second publish, while the first was open: %v", err)
-		}
-		if err := <-firstDone; err != nil {
-			t.Fatal(err)
 		}
 		if u, _ := s.GetUsage(ctx, ca.Account.ID); u.Posts != 3 {
 			t.Errorf("%d posts counted, want 3", u.Posts)
@@ -201,43 +181,62 @@ func TestSettlingDoesNotWaitForOthers(t *testing.T) {
 		// The first settles with a webhook subscribed, so that its transaction calls the
 		// enqueuer, which holds it open.
 		newWebhook(t, s, ca, store.EventPostPublished)
-		inside, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		s.SetWebhookEnqueuer(func(ctx context.Context, _ *store.Tx, _ []string) error {
-			held := false
-			once.Do(func() { held = true })
-			if !held {
-				return nil
-			}
-			close(inside)
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-		firstDone := make(chan error, 1)
-		go func() {
+		var status string
+		err = whileHeld(t, ctx, func(hold func(context.Context) error) error {
+			s.SetWebhookEnqueuer(func(ctx context.Context, _ *store.Tx, _ []string) error { return hold(ctx) })
 			d := first.Destinations[0]
 			_, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished})
-			firstDone <- err
-		}()
-		select {
-		case <-inside:
-		case <-ctx.Done():
-			t.Fatal("the first post never settled")
-		}
-		secondCtx, cancelSecond := context.WithTimeout(ctx, 10*time.Second)
-		defer cancelSecond()
-		d := second.Destinations[0]
-		_, status, err := s.SaveStep(secondCtx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished})
-		close(release)
+			return err
+		}, func(ctx context.Context) error {
+			d := second.Destinations[0]
+			var err error
+			_, status, err = s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished})
+			return err
+		})
 		if err != nil || status != store.PostPublished {
 			t.Fatalf("the second post, while the first was settling: %q %v", status, err)
 		}
-		if err := <-firstDone; err != nil {
-			t.Fatal(err)
-		}
 	})
+}
+
+// whileHeld runs first until it calls hold inside its transaction, which keeps that
+// transaction open; meanwhile it runs second (given 10 s) and answers second's error. Only
+// the first call of hold holds. first must then finish without error.
+func whileHeld(t *testing.T, ctx context.Context, first func(hold func(context.Context) error) error, second func(context.Context) error) error {
+	t.Helper()
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold := func(ctx context.Context) error {
+		held := false
+		once.Do(func() { held = true })
+		if !held {
+			return nil
+		}
+		close(inside)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- first(hold) }()
+	select {
+	case <-inside:
+	case <-ctx.Done():
+		t.Fatal("the first transaction never reached its hold")
+	}
+	secondCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := second(secondCtx)
+	close(release)
+	ferr := <-firstDone
+	if err != nil {
+		return err
+	}
+	if ferr != nil {
+		t.Fatalf("the held transaction: %v", ferr)
+	}
+	return nil
 }
