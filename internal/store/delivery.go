@@ -90,21 +90,21 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 				return fmt.Errorf("store: save step: %w", err)
 			}
 		}
-		var postStatusNow string
-		var err error
-		if postID, postStatusNow, _, err = tx.lockDelivery(ctx, id, seq); err != nil {
+		post, err := tx.lockDelivery(ctx, id, seq)
+		if err != nil {
 			return err
 		}
+		postID = post.id
 		if _, err = tx.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, t)...); err != nil {
 			return fmt.Errorf("store: save step: %w", err)
 		}
 		// Moves between unsettled statuses leave a post that has fired processing; only a
 		// destination settling, or a post still marked scheduled, can change its status.
-		if !Settled(u.Status) && postStatusNow != PostScheduled {
-			postStatus = postStatusNow
+		if !Settled(u.Status) && post.status != PostScheduled {
+			postStatus = post.status
 			return nil
 		}
-		if postStatus, err = tx.refreshPostStatus(ctx, postID, t); err != nil {
+		if postStatus, err = tx.refreshPostStatus(ctx, post, t); err != nil {
 			return err
 		}
 		if u.Status == DestPublished {
@@ -137,14 +137,11 @@ func nullBytes(b []byte) sql.NullString {
 	return sql.NullString{String: string(b), Valid: b != nil}
 }
 
-// refreshPostStatus recomputes a post's status from its destinations. The post row is locked
-// (callers lock it first already), so that two destinations settling at once on PostgreSQL
-// cannot both read the other as unsettled.
-func (t *Tx) refreshPostStatus(ctx context.Context, postID string, at time.Time) (string, error) {
-	var current, accountID string
-	if err := t.tx.QueryRowContext(ctx, `SELECT status, account_id FROM posts WHERE id = $1`+t.forUpdate(), postID).Scan(&current, &accountID); err != nil {
-		return "", fmt.Errorf("store: lock post: %w", err)
-	}
+// refreshPostStatus recomputes a post's status from its destinations. The caller holds the
+// post locked (lockDelivery, lockPost), so that two destinations settling at once on
+// PostgreSQL cannot both read the other as unsettled.
+func (t *Tx) refreshPostStatus(ctx context.Context, post lockedPost, at time.Time) (string, error) {
+	postID, accountID, current := post.id, post.accountID, post.status
 	// The post's published_at is its first destination's. Not MIN(published_at) in SQL:
 	// SQLite's aggregate loses the column type the driver reads times by.
 	var statuses []string
@@ -315,7 +312,7 @@ func (s *Store) RetryPost(ctx context.Context, accountID, id string, enqueue fun
 		if len(retried) == 0 {
 			return ErrConflict
 		}
-		if _, err := tx.refreshPostStatus(ctx, p.ID, t); err != nil {
+		if _, err := tx.refreshPostStatus(ctx, lockedPost{id: p.ID, accountID: p.AccountID, status: p.Status}, t); err != nil {
 			return err
 		}
 		p.Destinations = retried
@@ -368,12 +365,12 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 // edit of the post and its firing cannot interleave.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
 	return s.inGroupTx(ctx, func(tx *Tx) error {
-		postID, status, _, err := tx.lockDelivery(ctx, destinationID, seq)
+		post, err := tx.lockDelivery(ctx, destinationID, seq)
 		if err != nil {
 			return err
 		}
-		if status == PostScheduled {
-			if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostProcessing, now(), postID); err != nil {
+		if post.status == PostScheduled {
+			if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostProcessing, now(), post.id); err != nil {
 				return fmt.Errorf("store: fire post: %w", err)
 			}
 		}
@@ -384,19 +381,25 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 // lockDelivery locks a destination's post, then the destination (post first, then
 // destination, as every transaction on a post does, so that none wait for each other in a
 // cycle), and answers ErrStale when seq is not the destination's or it has settled.
-func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (postID, postStatus, destStatus string, err error) {
-	err = t.tx.QueryRowContext(ctx, `SELECT id, status FROM posts
-		WHERE id = (SELECT post_id FROM destinations WHERE id = $1)`+t.forUpdate(), destinationID).Scan(&postID, &postStatus)
+func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (post lockedPost, err error) {
+	err = t.tx.QueryRowContext(ctx, `SELECT id, account_id, status FROM posts
+		WHERE id = (SELECT post_id FROM destinations WHERE id = $1)`+t.forUpdate(), destinationID).Scan(&post.id, &post.accountID, &post.status)
 	if err != nil {
-		return "", "", "", notFound(err)
+		return lockedPost{}, notFound(err)
 	}
 	var curSeq int
+	var destStatus string
 	err = t.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`+t.forUpdate(), destinationID).Scan(&curSeq, &destStatus)
 	if err != nil {
-		return "", "", "", notFound(err)
+		return lockedPost{}, notFound(err)
 	}
 	if curSeq != seq || Settled(destStatus) {
-		return "", "", "", ErrStale
+		return lockedPost{}, ErrStale
 	}
-	return postID, postStatus, destStatus, nil
+	return post, nil
+}
+
+// lockedPost is a post a transaction holds locked, as it read it.
+type lockedPost struct {
+	id, accountID, status string
 }
