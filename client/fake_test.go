@@ -21,6 +21,9 @@ type fake struct {
 	mu    sync.Mutex
 	steps []step
 	got   []received
+	// busy counts the handlers still running: a step that hangs up lets the client retry,
+	// and even return, before its handler has recorded the body it read.
+	busy sync.WaitGroup
 }
 
 // step answers one request; it reads the body only if it means to.
@@ -36,6 +39,8 @@ func newFake(t *testing.T, steps ...step) *fake {
 	t.Helper()
 	f := &fake{steps: steps}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.busy.Add(1)
+		defer f.busy.Done()
 		var read bytes.Buffer
 		r.Body = struct {
 			io.Reader
@@ -59,6 +64,7 @@ func newFake(t *testing.T, steps ...step) *fake {
 }
 
 func (f *fake) requests() []received {
+	f.busy.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]received(nil), f.got...)
