@@ -22,6 +22,9 @@ type BurstConfig struct {
 	Timeout time.Duration
 	// Measure brackets the measured part (from the submission to the last post settled).
 	Measure func() (stop func())
+	// ServerPID, when not 0, is the process the server runs in, whose CPU time during the
+	// drain is reported.
+	ServerPID int
 }
 
 // BurstResult is what `reelay bench burst` measured.
@@ -38,8 +41,12 @@ type BurstResult struct {
 	LatenessFirst Dist `json:"lateness_first_published"`
 	LatenessAll   Dist `json:"lateness_all_published"`
 	// SubmitLatency is the publish requests' (scheduled posts are only stored and queued).
-	SubmitLatency Dist    `json:"submit_latency"`
-	Targets       Targets `json:"targets"`
+	SubmitLatency Dist `json:"submit_latency"`
+	// DrainCPUSeconds is the CPU time (user + system) the server's process used from the
+	// instant to the last post settled: the work of firing and publishing, steadier from run
+	// to run than the lateness. In-process it includes the bench's polling (a few requests).
+	DrainCPUSeconds *float64 `json:"drain_cpu_seconds,omitempty"`
+	Targets         Targets  `json:"targets"`
 }
 
 // Burst schedules cfg.Posts posts for the same instant, waits for all to publish, and
@@ -73,8 +80,19 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 		return res, ctx.Err()
 	case <-time.After(time.Until(at)):
 	}
+	var cpuBefore float64
+	cpuErr := errors.New("server not self-contained")
+	if cfg.ServerPID != 0 {
+		cpuBefore, cpuErr = ReadCPU(cfg.ServerPID)
+	}
 	if err := waitSettled(ctx, c, s.IDs, cfg.Timeout); err != nil {
 		return res, err
+	}
+	if cpuErr == nil {
+		if after, err := ReadCPU(cfg.ServerPID); err == nil {
+			cpu := round3(after - cpuBefore)
+			res.DrainCPUSeconds = &cpu
+		}
 	}
 	stop()
 	posts, err := collect(ctx, c, s.IDs)
@@ -102,8 +120,12 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 
 // Summary is the line printed on stderr.
 func (r BurstResult) Summary() string {
+	cpu := ""
+	if r.DrainCPUSeconds != nil {
+		cpu = fmt.Sprintf("; server CPU from the instant to the last settled %.2f s", *r.DrainCPUSeconds)
+	}
 	return fmt.Sprintf("burst: %d posts to %v scheduled for one instant, %d published; lateness of the first destination %s; "+
-		"of all destinations %s (submitted in %.1f s)", r.Posts, r.Platforms, r.Published, r.LatenessFirst, r.LatenessAll, r.SubmitSeconds)
+		"of all destinations %s (submitted in %.1f s%s)", r.Posts, r.Platforms, r.Published, r.LatenessFirst, r.LatenessAll, r.SubmitSeconds, cpu)
 }
 
 // ThroughputConfig describes `reelay bench throughput`.

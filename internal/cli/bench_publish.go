@@ -59,9 +59,12 @@ type scenarioResult interface {
 // scenarioRun is what a scenario gets: a client of the server, the server's process when it
 // runs apart, and the function that brackets the measured part (the CPU profile).
 type scenarioRun struct {
-	client  *bench.Client
-	pid     int
-	measure func() func()
+	client *bench.Client
+	pid    int
+	// serverPID is the process the server runs in when it is self-contained: the child, or
+	// this one (whose CPU figure then includes the bench's own clients).
+	serverPID int
+	measure   func() func()
 }
 
 // runScenario finds or starts the server, runs the scenario, and prints its result: JSON on
@@ -99,7 +102,7 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 			return err
 		}
 		defer srv.stop()
-		url, key, r.pid = srv.url, srv.key, srv.pid
+		url, key, r.pid, r.serverPID = srv.url, srv.key, srv.pid, srv.pid
 		target += fmt.Sprintf(", as child process %d", srv.pid)
 	default:
 		srv, err := startBenchServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL})
@@ -107,7 +110,7 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 			return err
 		}
 		defer srv.stop()
-		url, key = srv.url, srv.key
+		url, key, r.serverPID = srv.url, srv.key, os.Getpid()
 		target += ", in this process"
 	}
 	r.client = bench.NewClient(url, key, conns)
@@ -260,7 +263,7 @@ func newBenchBurstCmd() *cobra.Command {
 			}
 			return runScenario(cmd, &sf, cfg.Concurrency, false, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
 				c := cfg
-				c.Client, c.Timeout, c.Measure = r.client, sf.settleTimeout, r.measure
+				c.Client, c.Timeout, c.Measure, c.ServerPID = r.client, sf.settleTimeout, r.measure, r.serverPID
 				res, err := bench.Burst(ctx, c)
 				return &res, err
 			})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/connect"
@@ -26,9 +27,10 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		}
 		prefix := "/sandbox/" + name
 		rec := &sim.Recorder{}
+		accounts := &sandboxAccounts{store: s.store, key: key, platform: name}
 		h := factory(sim.Config{
 			BaseURL:  publicURL + prefix,
-			Accounts: sandboxAccounts{store: s.store, key: key, platform: name},
+			Accounts: accounts,
 			Recorder: rec,
 			Now:      now,
 		})
@@ -62,16 +64,69 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request, name string,
 // sandboxAccounts resolves the sandbox tokens that sandbox channels present to a simulator:
 // the token names the account and proves it was minted here; the channel's stored
 // sandbox_behavior says how the simulated platform treats it.
+//
+// Every simulated request resolves its token, several per published destination, so the
+// channels found are kept for a moment. A sandbox channel's account, username and behaviour
+// are fixed when it is created; what can change is its deletion, after which its token must
+// stop working. This process's deletions (and saves) empty the cache at once
+// (store.ChannelWrites); another process's are seen within sandboxCacheTTL.
 type sandboxAccounts struct {
 	store    *store.Store
 	key      []byte
 	platform string
+
+	mu     sync.Mutex
+	writes uint64 // store.ChannelWrites when found was last emptied
+	found  map[string]cachedSandboxAccount
 }
 
-func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account, bool) {
+type cachedSandboxAccount struct {
+	account sim.Account
+	at      time.Time
+}
+
+// sandboxCacheTTL bounds how long a channel deleted by another process keeps answering here.
+const sandboxCacheTTL = 2 * time.Second
+
+// cached answers a sandbox account found less than sandboxCacheTTL ago, when no channel was
+// saved or deleted here since; writes is the store's count to pass to remember.
+func (a *sandboxAccounts) cached(id string, now time.Time) (acct sim.Account, writes uint64, ok bool) {
+	writes = a.store.ChannelWrites()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if writes != a.writes || len(a.found) > 10_000 {
+		a.writes, a.found = writes, nil
+	}
+	c, ok := a.found[id]
+	if !ok || now.Sub(c.at) >= sandboxCacheTTL {
+		return sim.Account{}, writes, false
+	}
+	return c.account, writes, true
+}
+
+// remember keeps an account read from the store after ChannelWrites answered writes; if a
+// channel was saved or deleted since, the read may predate it and is not kept.
+func (a *sandboxAccounts) remember(id string, acct sim.Account, writes uint64, at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if writes != a.writes {
+		return
+	}
+	if a.found == nil {
+		a.found = make(map[string]cachedSandboxAccount)
+	}
+	a.found[id] = cachedSandboxAccount{account: acct, at: at}
+}
+
+func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account, bool) {
 	account, exp, ok := sim.TokenMint{Key: a.key, Platform: a.platform}.ParseAccessToken(token)
-	if !ok || (!exp.IsZero() && time.Now().After(exp)) {
+	t := time.Now()
+	if !ok || (!exp.IsZero() && t.After(exp)) {
 		return sim.Account{}, false
+	}
+	acct, writes, ok := a.cached(account, t)
+	if ok {
+		return acct, true
 	}
 	c, err := a.store.SandboxChannel(ctx, a.platform, account)
 	if errors.Is(err, store.ErrNotFound) && !exp.IsZero() {
@@ -95,5 +150,7 @@ func (a sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account
 	if stored.ProcessingMS != nil {
 		b.ProcessingMS = *stored.ProcessingMS
 	}
-	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, true
+	acct = sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}
+	a.remember(account, acct, writes, t)
+	return acct, true
 }

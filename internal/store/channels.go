@@ -83,8 +83,15 @@ func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, crea
 		saved, created = c, true
 		return nil
 	})
+	if err == nil {
+		s.channelWrites.Add(1)
+	}
 	return saved, created, err
 }
+
+// ChannelWrites counts the channels this Store has saved or deleted (other processes' writes
+// are not seen): what a cache of channels checks to know it may still answer.
+func (s *Store) ChannelWrites() uint64 { return s.channelWrites.Load() }
 
 // ListChannels lists the channels of one of an account's projects, oldest first.
 func (s *Store) ListChannels(ctx context.Context, accountID, projectID string) ([]Channel, error) {
@@ -121,6 +128,7 @@ func (s *Store) DeleteChannel(ctx context.Context, accountID, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
+	s.channelWrites.Add(1)
 	return nil
 }
 
@@ -131,14 +139,28 @@ func (s *Store) SetChannelStatus(ctx context.Context, id, status string) error {
 }
 
 func scanChannel(r scanner) (Channel, error) {
-	var c Channel
-	var expires sql.NullTime
-	err := r.Scan(&c.ID, &c.AccountID, &c.ProjectID, &c.Platform, &c.Name, &c.Username, &c.AvatarURL,
-		&c.ExternalAccountID, &c.Sandbox, &c.SandboxBehavior, &c.Credentials, &c.Status, &c.CreatedAt, &expires)
+	var s channelScan
+	err := r.Scan(s.targets()...)
+	return s.channel(), err
+}
+
+type channelScan struct {
+	c       Channel
+	expires sql.NullTime
+}
+
+func (s *channelScan) targets() []any {
+	c := &s.c
+	return []any{&c.ID, &c.AccountID, &c.ProjectID, &c.Platform, &c.Name, &c.Username, &c.AvatarURL,
+		&c.ExternalAccountID, &c.Sandbox, &c.SandboxBehavior, &c.Credentials, &c.Status, &c.CreatedAt, &s.expires}
+}
+
+func (s *channelScan) channel() Channel {
+	c := s.c
 	c.CreatedAt = c.CreatedAt.UTC()
-	if expires.Valid {
-		t := expires.Time.UTC()
+	if s.expires.Valid {
+		t := s.expires.Time.UTC()
 		c.TokenExpiresAt = &t
 	}
-	return c, err
+	return c
 }

@@ -365,28 +365,58 @@ func (s *Store) GetMedia(ctx context.Context, sha256 string) (Media, error) {
 }
 
 func getMedia(ctx context.Context, q queryer, sha256 string) (Media, error) {
-	var m Media
-	var ms int64
-	err := q.QueryRowContext(ctx, `SELECT sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at
-		FROM media WHERE sha256 = $1`, sha256).Scan(&m.SHA256, &m.BlobKey, &m.Kind, &m.ContentType, &m.Size,
-		&m.Width, &m.Height, &ms, &m.CreatedAt)
-	m.Duration = time.Duration(ms) * time.Millisecond
-	return m, notFound(err)
+	var m mediaScan
+	err := q.QueryRowContext(ctx, `SELECT `+mediaColumns+` FROM media WHERE sha256 = $1`, sha256).Scan(m.targets()...)
+	return m.media(), notFound(err)
+}
+
+// The scans below each read one table's columns (the matching *Columns list) from a row; a
+// row that joins several tables is read by several scans at once (LoadDelivery).
+
+const mediaColumns = `sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at`
+
+type mediaScan struct {
+	m  Media
+	ms int64
+}
+
+func (s *mediaScan) targets() []any {
+	m := &s.m
+	return []any{&m.SHA256, &m.BlobKey, &m.Kind, &m.ContentType, &m.Size, &m.Width, &m.Height, &s.ms, &m.CreatedAt}
+}
+
+func (s *mediaScan) media() Media {
+	s.m.Duration = time.Duration(s.ms) * time.Millisecond
+	return s.m
 }
 
 const postColumns = `id, account_id, project_id, status, title, caption, request, video_sha256,
 	COALESCE(thumbnail_sha256, ''), content_hash, usage_month, scheduled_for, published_at, created_at, updated_at`
 
 func scanPost(r scanner) (Post, error) {
-	var p Post
-	var req string
-	var sched, pub sql.NullTime
-	err := r.Scan(&p.ID, &p.AccountID, &p.ProjectID, &p.Status, &p.Title, &p.Caption, &req, &p.VideoSHA256,
-		&p.ThumbnailSHA256, &p.ContentHash, &p.UsageMonth, &sched, &pub, &p.CreatedAt, &p.UpdatedAt)
-	p.Request = json.RawMessage(req)
-	p.ScheduledFor, p.PublishedAt = timePtr(sched), timePtr(pub)
+	var s postScan
+	err := r.Scan(s.targets()...)
+	return s.post(), err
+}
+
+type postScan struct {
+	p          Post
+	req        string
+	sched, pub sql.NullTime
+}
+
+func (s *postScan) targets() []any {
+	p := &s.p
+	return []any{&p.ID, &p.AccountID, &p.ProjectID, &p.Status, &p.Title, &p.Caption, &s.req, &p.VideoSHA256,
+		&p.ThumbnailSHA256, &p.ContentHash, &p.UsageMonth, &s.sched, &s.pub, &p.CreatedAt, &p.UpdatedAt}
+}
+
+func (s *postScan) post() Post {
+	p := s.p
+	p.Request = json.RawMessage(s.req)
+	p.ScheduledFor, p.PublishedAt = timePtr(s.sched), timePtr(s.pub)
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
-	return p, err
+	return p
 }
 
 const destinationColumns = `d.id, d.post_id, d.channel_id, c.name, d.platform, d.position, d.status, d.options,
@@ -394,18 +424,32 @@ const destinationColumns = `d.id, d.post_id, d.channel_id, c.name, d.platform, d
 	d.published_at, d.updated_at`
 
 func scanDestination(r scanner) (Destination, error) {
-	var d Destination
-	var opts, state string
-	var pub sql.NullTime
-	err := r.Scan(&d.ID, &d.PostID, &d.ChannelID, &d.ChannelName, &d.Platform, &d.Position, &d.Status, &opts,
-		&state, &d.Seq, &d.ExternalID, &d.URL, &d.Message, &d.Error, &d.ErrorCategory, &d.Attempts, &pub, &d.UpdatedAt)
-	d.Options = json.RawMessage(opts)
-	if state != "" {
-		d.State = json.RawMessage(state)
+	var s destinationScan
+	err := r.Scan(s.targets()...)
+	return s.destination(), err
+}
+
+type destinationScan struct {
+	d           Destination
+	opts, state string
+	pub         sql.NullTime
+}
+
+func (s *destinationScan) targets() []any {
+	d := &s.d
+	return []any{&d.ID, &d.PostID, &d.ChannelID, &d.ChannelName, &d.Platform, &d.Position, &d.Status, &s.opts,
+		&s.state, &d.Seq, &d.ExternalID, &d.URL, &d.Message, &d.Error, &d.ErrorCategory, &d.Attempts, &s.pub, &d.UpdatedAt}
+}
+
+func (s *destinationScan) destination() Destination {
+	d := s.d
+	d.Options = json.RawMessage(s.opts)
+	if s.state != "" {
+		d.State = json.RawMessage(s.state)
 	}
-	d.PublishedAt = timePtr(pub)
+	d.PublishedAt = timePtr(s.pub)
 	d.UpdatedAt = d.UpdatedAt.UTC()
-	return d, err
+	return d
 }
 
 // GetPost reads one of an account's posts with its destinations.

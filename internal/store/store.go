@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -63,6 +64,8 @@ type Store struct {
 	webhooks webhookHook
 	// group batches the publish steps saved at the same moment into one transaction (grouptx.go).
 	group groupTx
+	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
+	channelWrites atomic.Uint64
 }
 
 // Open connects to the database named by databaseURL (a postgres:// URL, or a SQLite file path

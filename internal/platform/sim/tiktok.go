@@ -70,7 +70,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,7 +223,7 @@ type tiktokPost struct {
 
 	// upMu serializes the PUTs of one upload; file and hasher belong to it.
 	upMu   sync.Mutex
-	file   *os.File
+	file   *spool
 	hasher hash.Hash
 
 	// Guarded by TikTok.mu.
@@ -744,7 +743,6 @@ func (t *TikTok) sweep(now time.Time) {
 		}
 		if p.file != nil {
 			_ = p.file.Close()
-			_ = os.Remove(p.file.Name())
 			p.file, p.hasher = nil, nil
 		}
 		p.upMu.Unlock()
@@ -936,18 +934,17 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if p.file == nil {
-		f, err := os.CreateTemp("", "reelay-tiktok-sim-*.upload")
-		if err != nil {
-			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
-			return
-		}
-		p.file, p.hasher = f, sha256.New()
+		p.file, p.hasher = newSpool("", "reelay-tiktok-sim-*.upload"), sha256.New()
 	}
 	// A chunk that does not arrive whole leaves no trace: the hash state is restored.
 	saved, _ := p.hasher.(encoding.BinaryMarshaler).MarshalBinary()
 	if got, err := media.CopyHashed(io.NewOffsetWriter(p.file, first), io.LimitReader(r.Body, n), p.hasher); err != nil || got != n {
 		_ = p.hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved)
 		setProgress(w, received, p.videoSize)
+		if errors.Is(err, errSpoolFile) {
+			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+			return
+		}
 		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
 		return
 	}
@@ -965,7 +962,6 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	sha := hex.EncodeToString(p.hasher.Sum(nil))
 	verdict, info := checkTikTokVideo(p.file, p.videoSize, p.maxDuration)
 	_ = p.file.Close()
-	_ = os.Remove(p.file.Name())
 	p.file, p.hasher = nil, nil
 	t.cfg.Recorder.RecordUpload(Upload{Account: p.account.ID, Bytes: p.videoSize, SHA256: sha})
 

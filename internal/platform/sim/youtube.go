@@ -73,7 +73,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,7 +208,7 @@ type ytSession struct {
 	contentType string
 	total       int64 // -1 until known
 	received    int64
-	spool       *os.File
+	spool       *spool
 	sha         hash.Hash // SHA-256 of spool[:received]
 	done        *ytVideo  // set when the upload completed
 	gone        bool      // expired and cleaned up
@@ -797,17 +796,16 @@ var errYTSpool = errors.New("spool file")
 // keep part of a chunk.
 func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	if sess.spool == nil {
-		f, err := os.CreateTemp(s.opt.SpoolDir, "reelay-sim-youtube-*")
-		if err != nil {
-			return fmt.Errorf("%w: %v", errYTSpool, err)
-		}
-		sess.spool, sess.sha = f, sha256.New()
+		sess.spool, sess.sha = newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*"), sha256.New()
 	}
 	saved, err := sess.sha.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("%w: %v", errYTSpool, err)
 	}
 	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), sess.sha)
+	if errors.Is(err, errSpoolFile) {
+		return fmt.Errorf("%w: %v", errYTSpool, err)
+	}
 	if err == nil && got < n {
 		err = io.ErrUnexpectedEOF
 	}
@@ -865,7 +863,6 @@ func (s *ytSim) complete(w http.ResponseWriter, sess *ytSession, acct Account, n
 		return e
 	}
 	sess.spool.Close()
-	os.Remove(sess.spool.Name())
 	sess.spool, sess.sha = nil, nil
 	sess.done = v
 	s.writeVideo(w, http.StatusCreated, v, sess.parts, acct.ID)
@@ -874,7 +871,7 @@ func (s *ytSim) complete(w http.ResponseWriter, sess *ytSession, acct Account, n
 
 // createVideo records the upload of the spooled bytes, whose SHA-256 is sum, and starts
 // processing; it reads back only what media.Sniff and media.Probe look at.
-func (s *ytSim) createVideo(f *os.File, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
+func (s *ytSim) createVideo(f io.ReaderAt, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
 	if f == nil || size == 0 {
 		return nil, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
 	}
@@ -975,7 +972,6 @@ func (s *ytSim) dropSession(sess *ytSession) {
 	sess.gone = true
 	if sess.spool != nil {
 		sess.spool.Close()
-		os.Remove(sess.spool.Name())
 		sess.spool, sess.sha = nil, nil
 	}
 	s.mu.Lock()
@@ -1010,13 +1006,13 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	if e := s.charge(acct.ID, s.opt.InsertCost, true, now); e != nil {
 		return e
 	}
-	f, err := os.CreateTemp(s.opt.SpoolDir, "reelay-sim-youtube-*")
-	if err != nil {
+	f := newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
+	defer f.Close()
+	h := sha256.New()
+	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(part, ytMaxVideoBytes+1), h)
+	if errors.Is(err, errSpoolFile) {
 		return ytError(500, "global", "internalError", "The request failed due to an internal error.")
 	}
-	defer func() { f.Close(); os.Remove(f.Name()) }()
-	h := sha256.New()
-	n, err := media.CopyHashed(f, io.LimitReader(part, ytMaxVideoBytes+1), h)
 	if err != nil {
 		return ytError(400, "global", "badRequest", "The request body could not be read.")
 	}
