@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
@@ -75,9 +78,10 @@ type sandboxAccounts struct {
 	key      []byte
 	platform string
 
-	mu     sync.Mutex
-	writes uint64 // store.ChannelWrites when found was last emptied
-	found  map[string]cachedSandboxAccount
+	mu      sync.Mutex
+	writes  uint64 // store.ChannelWrites when found was last emptied
+	found   map[string]cachedSandboxAccount
+	lookups singleflight.Group
 }
 
 type cachedSandboxAccount struct {
@@ -128,7 +132,16 @@ func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Accoun
 	if ok {
 		return acct, true
 	}
-	c, err := a.store.SandboxChannel(ctx, a.platform, account)
+	// The requests of a burst come at once: one of them reads the channel for all (those that
+	// began before the same channel writes, which a read begun earlier may not have seen).
+	// The read is not cut short by the request that happens to make it.
+	found, err, _ := a.lookups.Do(strconv.FormatUint(writes, 10)+"/"+account, func() (any, error) {
+		acct, err := a.lookup(context.WithoutCancel(ctx), account)
+		if err == nil {
+			a.remember(account, acct, writes, t)
+		}
+		return acct, err
+	})
 	if errors.Is(err, store.ErrNotFound) && !exp.IsZero() {
 		// A token the simulator's consent issued, for an account whose channel the callback
 		// has not stored yet (it asks who the account is first): the account exists, and
@@ -138,19 +151,26 @@ func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Accoun
 	if err != nil {
 		return sim.Account{}, false
 	}
+	return found.(sim.Account), true
+}
+
+// lookup reads the simulated account of a sandbox channel from the store.
+func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Account, error) {
+	c, err := a.store.SandboxChannel(ctx, a.platform, account)
+	if err != nil {
+		return sim.Account{}, err
+	}
 	var stored struct {
 		ProcessingMS *int    `json:"processing_ms"`
 		Fail         string  `json:"fail"`
 		FailRate     float64 `json:"fail_rate"`
 	}
 	if err := json.Unmarshal([]byte(c.SandboxBehavior), &stored); err != nil {
-		return sim.Account{}, false
+		return sim.Account{}, err
 	}
 	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, FailRate: stored.FailRate}
 	if stored.ProcessingMS != nil {
 		b.ProcessingMS = *stored.ProcessingMS
 	}
-	acct = sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}
-	a.remember(account, acct, writes, t)
-	return acct, true
+	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -109,33 +110,32 @@ const (
 // lock, so two destinations of one post publishing at once cannot both count as its first.
 func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time.Time) error {
 	var it struct {
-		accountID, projectID, postID, channelID, platform string
-		firstOfPost, firstOnPlatform                      bool
+		accountID, projectID, platform string
+		firstOfPost, firstOnPlatform   bool
 	}
-	err := t.tx.QueryRowContext(ctx, `SELECT p.account_id, p.project_id, d.post_id, d.channel_id, d.platform,
-		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
-		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform)
-		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1`, destinationID).
-		Scan(&it.accountID, &it.projectID, &it.postID, &it.channelID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
-	if err != nil {
-		return fmt.Errorf("store: read published destination: %w", err)
-	}
-	day := at.UTC().Format(time.DateOnly)
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
+	// SQLite needs the WHERE for its parser to tell ON CONFLICT from a join's ON.
+	err := t.tx.QueryRowContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
 		channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $7, $7) ON CONFLICT (destination_id) DO NOTHING`,
-		destinationID, it.accountID, it.projectID, it.postID, it.channelID, it.platform, at, day, it.firstOfPost, it.firstOnPlatform)
+		SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $2, $3,
+			NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
+			NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform),
+			$2, $2
+		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1
+		ON CONFLICT (destination_id) DO NOTHING
+		RETURNING account_id, project_id, platform, first_of_post, first_on_platform`,
+		destinationID, at, at.UTC().Format(time.DateOnly)).
+		Scan(&it.accountID, &it.projectID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // counted before
+	}
 	if err != nil {
 		return fmt.Errorf("store: follow published destination: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
 	}
 	_, err = t.tx.ExecContext(ctx, `INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
 		VALUES ($1, $2, $3, $4, 1, $5, $6)
 		ON CONFLICT (account_id, day, project_id, platform) DO UPDATE SET destinations = figure_totals.destinations + 1,
 		posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts`,
-		it.accountID, it.projectID, it.platform, day, boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
+		it.accountID, it.projectID, it.platform, at.UTC().Format(time.DateOnly), boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
 	if err != nil {
 		return fmt.Errorf("store: count published destination: %w", err)
 	}

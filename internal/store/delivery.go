@@ -405,16 +405,14 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 
 // lockDelivery locks a destination's post, then the destination (post first, then
 // destination, as every transaction on a post does, so that none wait for each other in a
-// cycle), and answers ErrStale when seq is not the destination's or it has settled.
+// cycle), and answers ErrStale when seq is not the destination's or it has settled. One
+// statement locks both: PostgreSQL's FOR UPDATE locks a row's tables in the order of FROM.
 func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (post lockedPost, err error) {
-	err = t.tx.QueryRowContext(ctx, `SELECT id, account_id, status FROM posts
-		WHERE id = (SELECT post_id FROM destinations WHERE id = $1)`+t.forUpdate(), destinationID).Scan(&post.id, &post.accountID, &post.status)
-	if err != nil {
-		return lockedPost{}, notFound(err)
-	}
 	var curSeq int
 	var destStatus string
-	err = t.tx.QueryRowContext(ctx, `SELECT seq, status FROM destinations WHERE id = $1`+t.forUpdate(), destinationID).Scan(&curSeq, &destStatus)
+	err = t.tx.QueryRowContext(ctx, `SELECT p.id, p.account_id, p.status, d.seq, d.status
+		FROM posts p JOIN destinations d ON d.post_id = p.id WHERE d.id = $1`+t.forUpdate(), destinationID).
+		Scan(&post.id, &post.accountID, &post.status, &curSeq, &destStatus)
 	if err != nil {
 		return lockedPost{}, notFound(err)
 	}
