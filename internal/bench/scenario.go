@@ -159,14 +159,14 @@ func SmallVideo() ([]byte, error) {
 }
 
 // WriteVideoFile streams an MP4 of about size bytes into a new file in dir and returns its
-// path and exact size.
+// path and exact size. The padding is noise, as a real video's compressed frames are.
 func WriteVideoFile(dir string, size int64) (string, int64, error) {
 	f, err := os.CreateTemp(dir, "reelay-bench-*.mp4")
 	if err != nil {
 		return "", 0, err
 	}
 	o := videoOptions
-	o.Size = size
+	o.Size, o.NoisyPadding = size, true
 	err = mediatest.WriteMP4(f, o)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -12,6 +12,7 @@ package mediatest
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,11 @@ type Options struct {
 	// WebM) until it is about this many bytes long. Zero means as small as possible. The
 	// padding is streamed in small chunks, never buffered.
 	Size int64
+	// NoisyPadding fills the padding with pseudo-random bytes (the same for every file)
+	// instead of zeros: compressed video looks like noise, and long runs of one byte are a
+	// worst case for some scanners (mime/multipart looks for a boundary's first byte, '\r',
+	// from the end of each buffer, one byte at a time, through every run that lacks one).
+	NoisyPadding bool
 	// Brand is the ftyp major brand of an MP4 file: "isom" (default) or "qt  " for a
 	// QuickTime MOV. Ignored for WebM.
 	Brand string
@@ -147,13 +153,21 @@ func writeTemp(t testing.TB, pattern string, gen func(io.Writer) error) string {
 // 100 MB file costs 32 KiB of memory.
 var zeros [32 << 10]byte
 
-func writeZeros(w io.Writer, n int64) error {
+// writePadding writes n filler bytes: zeros, or with noisy a pseudo-random stream from a
+// fixed seed, so that the same options always give the same file.
+func writePadding(w io.Writer, n int64, noisy bool) error {
+	block := zeros[:]
+	var rng *rand.ChaCha8
+	if noisy {
+		block = make([]byte, len(zeros))
+		rng = rand.NewChaCha8([32]byte{'r', 'e', 'e', 'l', 'a', 'y'})
+	}
 	for n > 0 {
-		k := int64(len(zeros))
-		if n < k {
-			k = n
+		k := min(int64(len(block)), n)
+		if rng != nil {
+			rng.Read(block[:k])
 		}
-		if _, err := w.Write(zeros[:k]); err != nil {
+		if _, err := w.Write(block[:k]); err != nil {
 			return err
 		}
 		n -= k

@@ -23,6 +23,38 @@ import (
 // the standard image decoders, and ffprobe when it is installed), so that a bug in the
 // generator cannot hide behind the same bug in reelay's own prober.
 
+func TestPadding(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20
+	zeroPadded := MP4Bytes(t, Options{Size: size})
+	noisy := MP4Bytes(t, Options{Size: size, NoisyPadding: true})
+	if len(noisy) != len(zeroPadded) {
+		t.Fatalf("noisy file %d bytes, zero-padded %d", len(noisy), len(zeroPadded))
+	}
+	// The padding is the run of bytes where the two files differ; outside it they agree.
+	first := 0
+	for first < len(noisy) && noisy[first] == zeroPadded[first] {
+		first++
+	}
+	pad := zeroPadded[first : first+size/2]
+	if !bytes.Equal(pad, make([]byte, len(pad))) {
+		t.Errorf("zero padding holds other bytes")
+	}
+	// Noise: every byte value occurs, none much more than its share.
+	var counts [256]int
+	for _, b := range noisy[first : first+size/2] {
+		counts[b]++
+	}
+	for v, n := range counts {
+		if n == 0 || n > 2*size/2/256 {
+			t.Fatalf("byte %#x occurs %d times in %d bytes of noisy padding", v, n, size/2)
+		}
+	}
+	if again := MP4Bytes(t, Options{Size: size, NoisyPadding: true}); !bytes.Equal(again, noisy) {
+		t.Errorf("noisy padding differs between two files of the same options")
+	}
+}
+
 func TestMP4ReadByGoMP4(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -34,6 +66,7 @@ func TestMP4ReadByGoMP4(t *testing.T) {
 		{"cropped size", Options{Duration: 333 * time.Millisecond, Width: 100, Height: 58}},
 		{"moov at end 64-bit mdat", Options{Duration: 3 * time.Second, Width: 640, Height: 360, MoovAtEnd: true, LargeSize: true}},
 		{"padded", Options{Duration: time.Second, Width: 320, Height: 568, Size: 3 << 20}},
+		{"noisy padding, moov at end", Options{Duration: time.Second, Width: 320, Height: 568, Size: 3 << 20, NoisyPadding: true, MoovAtEnd: true}},
 		{"single frame", Options{Duration: 10 * time.Millisecond, Width: 16, Height: 16}},
 	}
 	for _, c := range cases {

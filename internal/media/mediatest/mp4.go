@@ -121,7 +121,7 @@ func WriteMP4(w io.Writer, o Options) error {
 			return err
 		}
 	}
-	if err := writeZeros(w, pad); err != nil {
+	if err := writePadding(w, pad, o.NoisyPadding); err != nil {
 		return err
 	}
 	if o.MoovAtEnd {

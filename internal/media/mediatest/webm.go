@@ -176,7 +176,7 @@ func WriteWebM(w io.Writer, o Options) error {
 		if _, err := w.Write(append(ebmlID(idVoid), ebmlSize8(uint64(pad))...)); err != nil {
 			return err
 		}
-		return writeZeros(w, pad)
+		return writePadding(w, pad, o.NoisyPadding)
 	}
 	return nil
 }
