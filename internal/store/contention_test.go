@@ -240,3 +240,52 @@ func whileHeld(t *testing.T, ctx context.Context, first func(hold func(context.C
 	}
 	return nil
 }
+
+// A scheduled post's job that starts while an edit of the post is open must wait for it and
+// then find itself stale: the edit gave the destinations new jobs, and the post keeps waiting
+// for its (new) time.
+func TestStartDeliveryWaitsForAnEdit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		at := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+		p := newPost(t, s, ca, store.NewPost{ContentHash: "h", ScheduledFor: &at})
+		d := p.Destinations[0]
+
+		inside, release := make(chan struct{}), make(chan struct{})
+		edited := make(chan error, 1)
+		go func() {
+			_, err := s.UpdatePost(ctx, ca.Account.ID, p.ID, func(*store.Post) error { return nil },
+				func(*store.Tx, store.Post) error { close(inside); <-release; return nil })
+			edited <- err
+		}()
+		<-inside
+		started := make(chan error, 1)
+		go func() { started <- s.StartDelivery(ctx, d.ID, d.Seq) }()
+		// Time for the job to reach the edit's lock; a job that decided without waiting would
+		// already have answered.
+		select {
+		case err := <-started:
+			t.Fatalf("the job did not wait for the open edit: %v", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(release)
+		if err := <-edited; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-started; !errors.Is(err, store.ErrStale) {
+			t.Fatalf("the job of the edited post: %v, want ErrStale", err)
+		}
+		got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+		if err != nil || got.Status != store.PostScheduled {
+			t.Fatalf("post after the stale job: %s %v, want scheduled", got.Status, err)
+		}
+		// The edit's own job fires it.
+		if err := s.StartDelivery(ctx, d.ID, d.Seq+1); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetPost(ctx, ca.Account.ID, p.ID); got.Status != store.PostProcessing {
+			t.Fatalf("post after its current job started: %s", got.Status)
+		}
+	})
+}

@@ -389,6 +389,9 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 // scheduled post as fired (processing). The post row is locked first, so that a cancel or an
 // edit of the post and its firing cannot interleave.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
+	if s.dialect == Postgres {
+		return s.startDeliveryPostgres(ctx, destinationID, seq)
+	}
 	return s.inGroupTx(ctx, func(tx *Tx) error {
 		post, err := tx.lockDelivery(ctx, destinationID, seq)
 		if err != nil {
@@ -401,6 +404,35 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 		}
 		return nil
 	})
+}
+
+// startDeliveryPostgres is StartDelivery in one statement rather than four (BEGIN, lock,
+// update, COMMIT): every job of a scheduled post starts with it. locked takes the same locks
+// as lockDelivery and, having waited for them, reads the rows as the transaction that held
+// them left them; fired marks the post processing only if that reading allows it. (An update
+// deciding on the statement's snapshot alone would fire a post that an edit, committed while
+// the statement waited, had given new jobs.)
+func (s *Store) startDeliveryPostgres(ctx context.Context, destinationID string, seq int) error {
+	var curSeq int
+	var destStatus string
+	err := s.write.QueryRowContext(ctx, `WITH locked AS (
+			SELECT p.id, p.status, d.seq, d.status AS destination_status
+			FROM posts p JOIN destinations d ON d.post_id = p.id WHERE d.id = $1 FOR UPDATE
+		), fired AS (
+			UPDATE posts SET status = $3, updated_at = $4 FROM locked
+			WHERE posts.id = locked.id AND locked.status = $5 AND locked.seq = $2
+				AND locked.destination_status NOT IN ($6, $7, $8, $9)
+		)
+		SELECT seq, destination_status FROM locked`,
+		destinationID, seq, PostProcessing, now(), PostScheduled, DestPublished, DestSentToInbox, DestFailed, DestCanceled).
+		Scan(&curSeq, &destStatus)
+	if err != nil {
+		return fmt.Errorf("store: start delivery: %w", notFound(err))
+	}
+	if curSeq != seq || Settled(destStatus) {
+		return ErrStale
+	}
+	return nil
 }
 
 // lockDelivery locks a destination's post, then the destination (post first, then
