@@ -47,7 +47,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -397,17 +396,11 @@ func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum st
 	if resp.StatusCode/100 != 2 {
 		return igSubFetchFailed, true, "", 0
 	}
-	f, err := os.CreateTemp("", "reelay-sim-instagram-*")
-	if err != nil {
-		return igSubFetchFailed, true, "", 0
-	}
-	defer func() {
-		f.Close()
-		os.Remove(f.Name())
-	}()
+	f := newSpool("", "reelay-sim-instagram-*")
+	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
-	n, err = media.CopyHashed(f, io.LimitReader(resp.Body, limit+1), h)
+	n, err = media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(resp.Body, limit+1), h)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return igSubTimeout, true, "", n
