@@ -113,7 +113,9 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 		accountID, projectID, platform string
 		firstOfPost, firstOnPlatform   bool
 	}
-	// SQLite needs the WHERE for its parser to tell ON CONFLICT from a join's ON.
+	// One statement reads the destination and inserts its row; it answers no row when the
+	// destination was followed before (ON CONFLICT), which then counts nothing again.
+	day := at.UTC().Format(time.DateOnly)
 	err := t.tx.QueryRowContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
 		channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
 		SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $2, $3,
@@ -123,10 +125,10 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1
 		ON CONFLICT (destination_id) DO NOTHING
 		RETURNING account_id, project_id, platform, first_of_post, first_on_platform`,
-		destinationID, at, at.UTC().Format(time.DateOnly)).
+		destinationID, at, day).
 		Scan(&it.accountID, &it.projectID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil // counted before
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("store: follow published destination: %w", err)
@@ -135,7 +137,7 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 		VALUES ($1, $2, $3, $4, 1, $5, $6)
 		ON CONFLICT (account_id, day, project_id, platform) DO UPDATE SET destinations = figure_totals.destinations + 1,
 		posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts`,
-		it.accountID, it.projectID, it.platform, at.UTC().Format(time.DateOnly), boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
+		it.accountID, it.projectID, it.platform, day, boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
 	if err != nil {
 		return fmt.Errorf("store: count published destination: %w", err)
 	}

@@ -80,21 +80,22 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 	// which changes nothing else: one statement does it (saveOpenStep). On PostgreSQL it runs
 	// on its own, a round trip rather than three with BEGIN and COMMIT; on SQLite inside the
 	// group transaction, which shares its commit with other steps.
-	fastAlone := !Settled(u.Status) && s.dialect == Postgres
-	if fastAlone {
-		if postID, err = saveOpenStep(ctx, s.write, id, seq, u, t); err == nil {
+	open := !Settled(u.Status)
+	if open && s.dialect == Postgres {
+		switch postID, err = saveOpenStep(ctx, s.write, id, seq, u, t); {
+		case err == nil:
 			return postID, PostProcessing, nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
+		case !errors.Is(err, sql.ErrNoRows):
 			return "", "", err
 		}
 	}
 	err = s.inGroupTx(ctx, func(tx *Tx) error {
-		if !Settled(u.Status) && !fastAlone {
-			var err error
-			if postID, err = saveOpenStep(ctx, tx.tx, id, seq, u, t); err == nil {
-				postStatus = PostProcessing
+		if open && s.dialect != Postgres {
+			switch pid, err := saveOpenStep(ctx, tx.tx, id, seq, u, t); {
+			case err == nil:
+				postID, postStatus = pid, PostProcessing
 				return nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
+			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
 		}
@@ -438,7 +439,8 @@ func (s *Store) startDeliveryPostgres(ctx context.Context, destinationID string,
 // lockDelivery locks a destination's post, then the destination (post first, then
 // destination, as every transaction on a post does, so that none wait for each other in a
 // cycle), and answers ErrStale when seq is not the destination's or it has settled. One
-// statement locks both: PostgreSQL's FOR UPDATE locks a row's tables in the order of FROM.
+// statement locks both: PostgreSQL's FOR UPDATE locks each row's tables in the order its FROM
+// lists them.
 func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (post lockedPost, err error) {
 	var curSeq int
 	var destStatus string
