@@ -20,10 +20,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/app/apptest"
 )
 
 // binary is the reelay executable TestMain builds; empty under -short.
@@ -88,30 +89,12 @@ func secretKeyEnv() string {
 	return "REELAY_SECRET_KEY=" + base64.StdEncoding.EncodeToString(testSecretKey)
 }
 
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is one reelay process.
 type proc struct {
 	t      *testing.T
 	name   string
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *apptest.SyncBuffer
 	exited chan struct{}
 	err    error // of Wait, once exited is closed
 }
@@ -134,7 +117,7 @@ func startProc(t *testing.T, name string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(baseEnv(), env...)
-	p := &proc{t: t, name: name, cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, name: name, cmd: cmd, out: &apptest.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

@@ -342,7 +342,7 @@ func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: save media: %w", err)
 	}
-	_, err = q.ExecContext(ctx, `INSERT INTO media (sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at)
+	_, err = q.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256) DO NOTHING`,
 		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
 	if err != nil {
@@ -386,8 +386,9 @@ func (s *mediaScan) targets() []any {
 }
 
 func (s *mediaScan) media() Media {
-	s.m.Duration = time.Duration(s.ms) * time.Millisecond
-	return s.m
+	m := s.m
+	m.Duration = time.Duration(s.ms) * time.Millisecond
+	return m
 }
 
 const postColumns = `id, account_id, project_id, status, title, caption, request, video_sha256,

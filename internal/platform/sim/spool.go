@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// errSpoolFile marks a failure of the spool's temporary file: the simulator's fault, not the
-// upload's.
+// errSpoolFile marks a failure to keep an upload's bytes (the spool's temporary file, or the
+// bookkeeping around it): the simulator's fault, not the upload's.
 var errSpoolFile = errors.New("spool file")
 
 // spoolInMemory is the size up to which a spool keeps an upload in memory. Creating and

@@ -776,7 +776,7 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 	sess.total = total
 
 	if err := s.spoolChunk(sess, r.Body, n); err != nil {
-		if errors.Is(err, errYTSpool) {
+		if errors.Is(err, errSpoolFile) {
 			return ytError(500, "global", "internalError", "The request failed due to an internal error.")
 		}
 		return ytError(400, "global", "badRequest", "The chunk ended before Content-Range %d-%d was complete; %d bytes are kept.", rg.first, rg.last, sess.received)
@@ -788,9 +788,7 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 	return nil
 }
 
-var errYTSpool = errors.New("spool file")
-
-// spoolChunk appends n bytes of body to the session's spool file, hashing them on the way
+// spoolChunk appends n bytes of body to the session's spool, hashing them on the way
 // (media.CopyHashed: large writes, the hash on a goroutine of its own). A
 // body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload servers may
 // keep part of a chunk.
@@ -800,11 +798,11 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	}
 	saved, err := sess.sha.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
-		return fmt.Errorf("%w: %v", errYTSpool, err)
+		return fmt.Errorf("%w: %v", errSpoolFile, err)
 	}
 	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), sess.sha)
 	if errors.Is(err, errSpoolFile) {
-		return fmt.Errorf("%w: %v", errYTSpool, err)
+		return err
 	}
 	if err == nil && got < n {
 		err = io.ErrUnexpectedEOF
@@ -822,14 +820,14 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 		// The hash went past what is kept: take it back to the chunk's start and hash the
 		// kept part again from the spool.
 		if uerr := sess.sha.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved); uerr != nil {
-			return fmt.Errorf("%w: %v", errYTSpool, uerr)
+			return fmt.Errorf("%w: %v", errSpoolFile, uerr)
 		}
 		if _, herr := io.Copy(sess.sha, io.NewSectionReader(sess.spool, sess.received, kept)); herr != nil {
-			return fmt.Errorf("%w: %v", errYTSpool, herr)
+			return fmt.Errorf("%w: %v", errSpoolFile, herr)
 		}
 		sess.received += kept
 		if terr := sess.spool.Truncate(sess.received); terr != nil {
-			return fmt.Errorf("%w: %v", errYTSpool, terr)
+			return fmt.Errorf("%w: %v", errSpoolFile, terr)
 		}
 		return err
 	}
