@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestHTTPClientKeepsConnections: after a wave of concurrent requests to one host, a second
@@ -57,5 +58,30 @@ func TestHTTPClientKeepsConnections(t *testing.T) {
 	wave()
 	if got := dialed.Load(); got != parallel {
 		t.Errorf("after the second wave %d connections were made in all; want the first wave's %d reused", got, parallel)
+	}
+}
+
+func TestPollDelay(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, c := range []struct {
+		first, most time.Duration
+		polls       int
+		want        time.Duration
+	}{
+		{100 * ms, time.Minute, 0, 100 * ms},
+		{100 * ms, time.Minute, 1, 100 * ms},
+		{100 * ms, time.Minute, 2, 200 * ms},
+		{100 * ms, time.Minute, 3, 200 * ms},
+		{100 * ms, time.Minute, 4, 400 * ms},
+		{100 * ms, time.Minute, 19, 51200 * ms},
+		{100 * ms, time.Minute, 20, time.Minute},
+		{100 * ms, time.Minute, 1 << 20, time.Minute}, // no overflow
+		{2 * time.Minute, time.Minute, 0, time.Minute},
+		{0, time.Minute, 10, 0},
+	} {
+		if got := PollDelay(c.first, c.most, c.polls); got != c.want {
+			t.Errorf("PollDelay(%s, %s, %d) = %s, want %s", c.first, c.most, c.polls, got, c.want)
+		}
 	}
 }

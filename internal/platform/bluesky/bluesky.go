@@ -619,7 +619,7 @@ func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outco
 const maxRestarts = 2
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return min(p.cfg.PollInitial<<min(polls/2, 16), p.cfg.PollMax)
+	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // ready stores the blob and chooses the post's record key and time. The record is not created

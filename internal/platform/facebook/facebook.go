@@ -15,7 +15,7 @@
 //     video_id, video_state=PUBLISHED, description, title → State{finished}. A publishing
 //     phase already under way or complete means a finish went through before a crash: it is
 //     not sent again. A processing error fails the destination before any finish.
-//  4. GET /{video-id}?fields=status, polled with a doubling, capped interval, until the
+//  4. GET /{video-id}?fields=status, polled with a growing, capped interval, until the
 //     publishing phase is complete → published, with the video id and
 //     https://www.facebook.com/reel/{video-id}; a processing or publishing error fails it
 //     (media_rejected, with Meta's message).
@@ -78,7 +78,7 @@ type Config struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// PollInterval is the first wait before reading the status after finishing (2 s when 0);
-	// each further poll doubles it, up to MaxPollInterval (1 min when 0).
+	// the waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0).
 	PollInterval, MaxPollInterval time.Duration
 }
 
@@ -443,9 +443,9 @@ func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (publ
 	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
+// backoff is the wait before status read number n+1 (publish.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {

@@ -9,7 +9,7 @@
 //  1. GET /{ig-user-id}/content_publishing_limit (unless disabled): a spent quota fails at once
 //     with quota_exceeded. POST /{ig-user-id}/media with media_type=REELS, video_url, caption,
 //     share_to_feed and cover_url → State{container_id, created_at}.
-//  2. GET /{container}?fields=status_code,status, polled with a doubling, capped interval
+//  2. GET /{container}?fields=status_code,status, polled with a growing, capped interval
 //     (Outcome.After): IN_PROGRESS waits; ERROR fails (media_rejected, with the subcode's
 //     meaning); EXPIRED fails (a container lives 24 hours); FINISHED →
 //     POST /{ig-user-id}/media_publish creation_id={container} → State{media_id}, returned at
@@ -76,12 +76,12 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the content_publishing_limit call before a container
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (100 ms when 0); each
-	// further poll doubles it, up to MaxPollInterval (1 min when 0). Meta must download the
-	// video before the container can finish, which a small video on a fast link does in a
-	// fraction of a second; the doubling keeps a container that takes minutes at 13 status
-	// reads in its first 5 minutes (3 more than starting at 500 ms), far inside the 200 calls
-	// an hour that Graph allows per user.
+	// PollInterval is the first wait before reading a container's status (100 ms when 0); the
+	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
+	// must download the video before the container can finish, which a small video on a fast
+	// link does in a fraction of a second; the growth keeps a container that takes minutes at
+	// 22 status reads in its first 5 minutes, far inside the 200 calls an hour that Graph
+	// allows per user.
 	PollInterval, MaxPollInterval time.Duration
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
@@ -294,9 +294,9 @@ func (p *Provider) wait(st State) (publish.Outcome, error) {
 	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
+// backoff is the wait before status read number n+1 (publish.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 // recover finds the media of a container that is already PUBLISHED (see the package comment).

@@ -32,15 +32,6 @@ func Outcome(platform, status string, st any, after time.Duration) (publish.Outc
 	return publish.Outcome{Status: status, State: b, After: after}, nil
 }
 
-// Backoff is the wait before status read number n+1: first doubled per poll, capped at most.
-func Backoff(first, most time.Duration, n int) time.Duration {
-	d := first
-	for i := 0; i < n && d < most; i++ {
-		d *= 2
-	}
-	return min(d, most)
-}
-
 // ParseTime reads a Graph timestamp ("2006-01-02T15:04:05-0700", or RFC 3339).
 func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse("2006-01-02T15:04:05-0700", s)

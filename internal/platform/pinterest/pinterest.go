@@ -425,7 +425,7 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (publ
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return min(p.cfg.PollInitial<<min(polls/2, 16), p.cfg.PollMax)
+	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // create makes the Pin, unless an earlier, interrupted Step already did.

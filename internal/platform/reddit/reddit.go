@@ -652,7 +652,7 @@ func (st State) note() string {
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return min(p.cfg.PollInitial<<min(polls/2, 16), p.cfg.PollMax)
+	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // next returns the outcome of a step that is not final.

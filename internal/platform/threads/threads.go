@@ -7,7 +7,7 @@
 //  1. GET /{threads-user-id}/threads_publishing_limit (unless disabled): a spent quota fails at
 //     once with quota_exceeded. POST /{threads-user-id}/threads with media_type=VIDEO,
 //     video_url and text → State{container_id, created_at}.
-//  2. GET /{container}?fields=status,error_message, polled with a doubling, capped interval
+//  2. GET /{container}?fields=status,error_message, polled with a growing, capped interval
 //     (Outcome.After): IN_PROGRESS waits; ERROR fails (media_rejected, with Meta's
 //     error_message explained); EXPIRED fails (a container lives 24 hours); FINISHED →
 //     POST /{threads-user-id}/threads_publish creation_id={container} → State{media_id},
@@ -67,9 +67,9 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the threads_publishing_limit call before a container
 	// is created; threads_publish still fails with quota_exceeded when the quota is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (1 s when 0); each
-	// further poll doubles it, up to MaxPollInterval (1 min when 0, the once-a-minute pace
-	// Meta recommends).
+	// PollInterval is the first wait before reading a container's status (1 s when 0); the
+	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0, the
+	// once-a-minute pace Meta recommends).
 	PollInterval, MaxPollInterval time.Duration
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
@@ -289,9 +289,9 @@ func (p *Provider) wait(st State) (publish.Outcome, error) {
 	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1: PollInterval doubled per poll, capped.
+// backoff is the wait before status read number n+1 (publish.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return metagraph.Backoff(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 type mediaNode struct {

@@ -677,8 +677,7 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (publ
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	d := p.cfg.PollInitial << min(polls/2, 16)
-	return min(d, p.cfg.PollMax)
+	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // finish turns a final status into the destination's outcome.
