@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -84,6 +85,27 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.bytes += int64(n)
 	return n, err
 }
+
+// ReadFrom passes a copy on to the real writer's ReadFrom, which sends a file with sendfile
+// (media served to pulling platforms); without it io.Copy would move the bytes through
+// Write, 32 KiB at a time.
+func (s *statusRecorder) ReadFrom(src io.Reader) (int64, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(src)
+	} else {
+		n, err = io.Copy(writerOnly{s.ResponseWriter}, src)
+	}
+	s.bytes += n
+	return n, err
+}
+
+// writerOnly hides every method but Write, so that io.Copy cannot call back into ReadFrom.
+type writerOnly struct{ io.Writer }
 
 // Unwrap lets http.ResponseController reach the real writer (flushing, deadlines).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
