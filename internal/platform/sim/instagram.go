@@ -375,7 +375,7 @@ func (s *igSim) fetch(id, account, videoURL string, reject bool) {
 	c.fetched, c.errSub, c.errAtOnce, c.sha, c.bytes = true, sub, atOnce, sum, n
 }
 
-// download streams the video to a temporary file while hashing it, records the upload and
+// download streams the video into a spool while hashing it, records the upload and
 // checks the file. It answers the ERROR subcode (0 when the video is acceptable), whether the
 // error shows at once, and the hash and size of what arrived.
 func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum string, n int64) {

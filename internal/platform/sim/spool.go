@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -11,56 +13,208 @@ import (
 // bookkeeping around it): the simulator's fault, not the upload's.
 var errSpoolFile = errors.New("spool file")
 
-// spoolInMemory is the size up to which a spool keeps an upload in memory. Creating and
-// removing a temporary file costs more than receiving a small video (a burst of short clips
-// spent 5% of its CPU in the simulators' openat and unlink); past this size an upload goes to
-// disk, so a simulator's memory stays bounded by its uploads in progress, not their size.
-const spoolInMemory = 256 << 10
+// errSpoolSkipped answers a read of media data a spool did not keep (see spool).
+var errSpoolSkipped = errors.New("spool: media data not kept")
 
-// spool holds the bytes of one upload while it arrives and until it is checked: in memory
-// while it is at most spoolInMemory bytes, in a temporary file in dir after that. It is not
-// safe for concurrent use; the simulators serialise each upload's requests.
+const (
+	// spoolInMemory is the size up to which a spool keeps what it stores in memory. Creating
+	// and removing a temporary file costs more than receiving a small video (a burst of short
+	// clips spent 5% of its CPU in the simulators' openat and unlink); past this size the
+	// bytes go to disk, so a simulator's memory stays bounded by its uploads in progress, not
+	// their size.
+	spoolInMemory = 256 << 10
+	// An mdat box's payload is not kept past its first skipKeep bytes when that leaves at
+	// least skipMin bytes out. The kept start covers media.Sniff's look at a file whose mdat
+	// comes right after ftyp.
+	skipKeep = 64 << 10
+	skipMin  = 1 << 20
+)
+
+// spool holds the bytes of one upload while it arrives and until it is checked with
+// media.Sniff and media.Probe. Uploads arrive in order: a write at an offset before the end
+// first drops everything from there on (a chunk sent again), one past the end fills the gap
+// with zeros.
+//
+// An MP4 or MOV upload (one that starts with an ftyp box) keeps no media data: the payload of
+// each top-level mdat box past its first skipKeep bytes is counted and hashed by the caller
+// but not stored, because media.Probe reads box headers and the metadata boxes only (moov,
+// wherever it is). Writing 100 MB of video to a temporary file was a seventh of the server's
+// CPU in `reelay bench ingest`, the simulators' work and not reelay's; a real platform's
+// storage is not on reelay's machine. A read of bytes not kept fails with errSpoolSkipped.
+// Everything else (WebM, anything unrecognised) is kept whole.
+//
+// What is stored stays in memory up to spoolInMemory bytes and moves to a temporary file in
+// dir after that. A spool is not safe for concurrent use; the simulators serialise each
+// upload's requests.
 type spool struct {
 	dir     string
 	pattern string
 	mem     []byte
 	file    *os.File
+	size    int64 // bytes written, skipped ones included
+	stored  int64 // bytes in mem or file
+	boxes   boxScan
 }
 
-func newSpool(dir, pattern string) *spool { return &spool{dir: dir, pattern: pattern} }
+// boxScan follows the top-level boxes of an upload as its bytes arrive.
+type boxScan struct {
+	// boxes are the top-level boxes whose header has arrived, in order.
+	boxes []topBox
+	// header holds the bytes so far of the header of the box after the last one.
+	header []byte
+	// stopped is the offset from which the upload is kept whole (its start when it is not
+	// an MP4, or a header that makes no sense); -1 while the boxes are followed.
+	stopped int64
+}
 
-// WriteAt writes p at off, growing the spool as needed (a gap reads as zeros).
+// topBox is a top-level box: [start, data) its header, [data, end) its payload, of which
+// [skip, end) is not kept (skip = end when all of it is).
+type topBox struct {
+	start, data, end, skip int64
+}
+
+func newSpool(dir, pattern string) *spool {
+	return &spool{dir: dir, pattern: pattern, boxes: boxScan{stopped: -1}}
+}
+
+// WriteAt writes p at off (see spool for what that means before or past the end).
 func (s *spool) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("spool: negative offset %d", off)
 	}
-	end := off + int64(len(p))
+	if err := s.Truncate(off); err != nil {
+		return 0, err
+	}
+	if err := s.append(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// append adds p at the end, storing what is kept.
+func (s *spool) append(p []byte) error {
+	b := &s.boxes
+	for len(p) > 0 {
+		if b.stopped >= 0 {
+			return s.store(p)
+		}
+		if last := b.last(); last != nil && s.size < last.end {
+			// Inside the last box's payload.
+			k := min(int64(len(p)), last.end-s.size)
+			if s.size < last.skip {
+				k = min(k, last.skip-s.size)
+				if err := s.store(p[:k]); err != nil {
+					return err
+				}
+			} else {
+				s.size += k
+			}
+			p = p[k:]
+			continue
+		}
+		// The header of the next box: stored, and read.
+		k := min(len(p), b.headerLen()-len(b.header))
+		b.header = append(b.header, p[:k]...)
+		if err := s.store(p[:k]); err != nil {
+			return err
+		}
+		p = p[k:]
+		b.read()
+	}
+	return nil
+}
+
+func (b *boxScan) last() *topBox {
+	if len(b.boxes) == 0 {
+		return nil
+	}
+	return &b.boxes[len(b.boxes)-1]
+}
+
+// next is where the header after the last box starts.
+func (b *boxScan) next() int64 {
+	if last := b.last(); last != nil {
+		return last.end
+	}
+	return 0
+}
+
+// headerLen is how many bytes the header being read has: 8, or 16 with a 64-bit size.
+func (b *boxScan) headerLen() int {
+	if len(b.header) >= 4 && binary.BigEndian.Uint32(b.header) == 1 {
+		return 16
+	}
+	return 8
+}
+
+// read takes the header in b.header once it is whole: the box joins the list, or the upload
+// is kept whole from the header's start on.
+func (b *boxScan) read() {
+	if len(b.header) < b.headerLen() {
+		return
+	}
+	start, hl := b.next(), int64(b.headerLen())
+	typ := string(b.header[4:8])
+	end := int64(binary.BigEndian.Uint32(b.header))
+	switch {
+	case start == 0 && typ != "ftyp":
+		end = -1
+	case end == 0: // the box runs to the end of the file
+		end = math.MaxInt64
+	case end == 1:
+		large := binary.BigEndian.Uint64(b.header[8:16])
+		end = -1
+		if large >= uint64(hl) && large <= uint64(math.MaxInt64-start) {
+			end = start + int64(large)
+		}
+	case end < hl:
+		end = -1
+	default:
+		end += start
+	}
+	b.header = b.header[:0]
+	if end < 0 {
+		b.stopped = start
+		return
+	}
+	box := topBox{start: start, data: start + hl, end: end, skip: end}
+	if typ == "mdat" && end-(box.data+skipKeep) >= skipMin {
+		box.skip = box.data + skipKeep
+	}
+	b.boxes = append(b.boxes, box)
+}
+
+// skipped is how many bytes of [0, off) were not kept.
+func (s *spool) skipped(off int64) int64 {
+	var n int64
+	for _, b := range s.boxes.boxes {
+		if hi := min(b.end, off, s.size); hi > b.skip {
+			n += hi - b.skip
+		}
+	}
+	return n
+}
+
+// store appends p to what is stored.
+func (s *spool) store(p []byte) error {
+	end := s.stored + int64(len(p))
 	if s.file == nil && end > spoolInMemory {
 		if err := s.toFile(); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if s.file != nil {
-		n, err := s.file.WriteAt(p, off)
-		if err != nil {
-			err = fmt.Errorf("%w: %v", errSpoolFile, err)
+		if _, err := s.file.WriteAt(p, s.stored); err != nil {
+			return fmt.Errorf("%w: %v", errSpoolFile, err)
 		}
-		return n, err
+	} else {
+		s.mem = append(s.mem, p...)
 	}
-	if end > int64(len(s.mem)) {
-		if end > int64(cap(s.mem)) {
-			grown := make([]byte, end, max(end, 2*int64(cap(s.mem))))
-			copy(grown, s.mem)
-			s.mem = grown
-		} else {
-			clear(s.mem[len(s.mem):end])
-			s.mem = s.mem[:end]
-		}
-	}
-	return copy(s.mem[off:], p), nil
+	s.stored, s.size = end, s.size+int64(len(p))
+	return nil
 }
 
-// toFile moves the spool's bytes to a new temporary file.
+// toFile moves the stored bytes to a new temporary file.
 func (s *spool) toFile() error {
 	f, err := os.CreateTemp(s.dir, s.pattern)
 	if err != nil {
@@ -75,35 +229,75 @@ func (s *spool) toFile() error {
 	return nil
 }
 
-// ReadAt reads like os.File.ReadAt: io.EOF when p reaches past the end.
+// ReadAt reads like os.File.ReadAt (io.EOF when p reaches past the end); bytes that were not
+// kept fail with errSpoolSkipped.
 func (s *spool) ReadAt(p []byte, off int64) (int, error) {
-	if s.file != nil {
-		return s.file.ReadAt(p, off)
-	}
 	if off < 0 {
 		return 0, fmt.Errorf("spool: negative offset %d", off)
 	}
-	if off >= int64(len(s.mem)) {
+	if off >= s.size {
 		return 0, io.EOF
 	}
-	n := copy(p, s.mem[off:])
-	if n < len(p) {
-		return n, io.EOF
+	n := min(int64(len(p)), s.size-off)
+	for _, b := range s.boxes.boxes {
+		if b.skip < b.end && off < b.end && off+n > b.skip {
+			return 0, fmt.Errorf("%w: reading bytes %d-%d, of which %d-%d are mdat payload", errSpoolSkipped,
+				off, off+n-1, max(off, b.skip), min(off+n, b.end)-1)
+		}
 	}
-	return n, nil
+	at := off - s.skipped(off)
+	var k int
+	var err error
+	if s.file != nil {
+		k, err = s.file.ReadAt(p[:n], at)
+	} else {
+		k = copy(p[:n], s.mem[at:])
+	}
+	if err == nil && int64(len(p)) > n {
+		err = io.EOF
+	}
+	return k, err
 }
 
-// Truncate cuts the spool to size bytes.
+// Truncate cuts the spool to size bytes, or fills it with zeros up to size.
 func (s *spool) Truncate(size int64) error {
-	if s.file != nil {
-		return s.file.Truncate(size)
-	}
-	if size < int64(len(s.mem)) {
-		s.mem = s.mem[:size]
+	if size >= s.size {
+		var zeros [32 << 10]byte
+		for s.size < size {
+			if err := s.append(zeros[:min(size-s.size, int64(len(zeros)))]); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	_, err := s.WriteAt(make([]byte, size-int64(len(s.mem))), int64(len(s.mem)))
-	return err
+	b := &s.boxes
+	if b.stopped >= size {
+		b.stopped = -1
+	}
+	// Drop the boxes whose header is cut; the bytes of the header being read are stored
+	// (headers always are) and are read back below.
+	for len(b.boxes) > 0 && b.last().data > size {
+		b.boxes = b.boxes[:len(b.boxes)-1]
+	}
+	s.size = size
+	stored := size - s.skipped(size)
+	if s.file != nil {
+		if err := s.file.Truncate(stored); err != nil {
+			return fmt.Errorf("%w: %v", errSpoolFile, err)
+		}
+	} else {
+		s.mem = s.mem[:stored]
+	}
+	s.stored = stored
+	b.header = b.header[:0]
+	if next := b.next(); b.stopped < 0 && next < size {
+		// In the middle of the next box's header: take its bytes back.
+		b.header = append(b.header, make([]byte, size-next)...)
+		if _, err := s.ReadAt(b.header, next); err != nil {
+			return fmt.Errorf("%w: %v", errSpoolFile, err)
+		}
+	}
+	return nil
 }
 
 // Close frees the spool: its memory, or its file, which it removes.

@@ -3,10 +3,14 @@ package sim
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/media/mediatest"
 )
 
 func TestSpool(t *testing.T) {
@@ -77,5 +81,94 @@ func TestSpool(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpoolSkipsMediaData: an MP4 or MOV upload keeps its headers, the start of its media
+// data and its metadata, enough for media.Sniff and media.Probe to answer as they do on the
+// whole file, however the bytes arrive and are taken back; the rest of the media data is not
+// stored.
+func TestSpoolSkipsMediaData(t *testing.T) {
+	moovHeader := func(data []byte) int64 { return int64(bytes.Index(data, []byte("moov"))) - 4 + 3 }
+	intoSkipped := func(data []byte) int64 { return int64(bytes.Index(data, []byte("mdat"))) + 4 + skipKeep + 1000 }
+	files := []struct {
+		name string
+		o    mediatest.Options
+	}{
+		{"moov first", mediatest.Options{Size: 3 << 20, NoisyPadding: true}},
+		{"moov at the end", mediatest.Options{Size: 3 << 20, MoovAtEnd: true}},
+		{"64-bit mdat size", mediatest.Options{Size: 3 << 20, LargeSize: true, MoovAtEnd: true}},
+		{"QuickTime", mediatest.Options{Size: 3 << 20, Brand: "qt  "}},
+	}
+	resends := []struct {
+		name string
+		at   func(data []byte) int64
+	}{
+		{"in one write", nil},
+		{"resent from the middle of the moov header", moovHeader},
+		{"resent from inside the skipped data", intoSkipped},
+	}
+	for _, f := range files {
+		data := mediatest.MP4Bytes(t, f.o)
+		size := int64(len(data))
+		want, err := media.Probe(bytes.NewReader(data), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resends {
+			for _, piece := range []int{len(data), 7, 100 << 10} {
+				t.Run(fmt.Sprintf("%s/%s/pieces of %d", f.name, r.name, piece), func(t *testing.T) {
+					s := newSpool(t.TempDir(), "spool-*")
+					defer s.Close()
+					write := func(from int64) {
+						for off := from; off < size; off += int64(piece) {
+							end := min(off+int64(piece), size)
+							if n, err := s.WriteAt(data[off:end], off); err != nil || n != int(end-off) {
+								t.Fatalf("WriteAt(%d bytes, %d) = %d, %v", end-off, off, n, err)
+							}
+						}
+					}
+					write(0)
+					if r.at != nil {
+						at := r.at(data)
+						if err := s.Truncate(at); err != nil {
+							t.Fatal(err)
+						}
+						write(at)
+					}
+					if s.size != size || s.file != nil || s.stored > 200<<10 {
+						t.Fatalf("size %d (want %d), stored %d bytes, on disk %v: want the media data left out", s.size, size, s.stored, s.file != nil)
+					}
+					got, err := media.Probe(s, size)
+					if err != nil || got != want {
+						t.Fatalf("Probe = %+v, %v; on the whole file %+v", got, err, want)
+					}
+					head := make([]byte, media.SniffLen)
+					if _, err := s.ReadAt(head, 0); err != nil {
+						t.Fatal(err)
+					}
+					if k, ok := media.Sniff(head); !ok || !k.IsVideo() {
+						t.Fatalf("Sniff = %v, %v", k, ok)
+					}
+					// Every byte reads back as written, or fails as not kept.
+					var skipped int64
+					buf := make([]byte, 4096)
+					for off := int64(0); off < size; off += int64(len(buf)) {
+						n, err := s.ReadAt(buf, off)
+						switch {
+						case errors.Is(err, errSpoolSkipped):
+							skipped += min(int64(len(buf)), size-off)
+						case err != nil && err != io.EOF:
+							t.Fatalf("ReadAt %d: %v", off, err)
+						case !bytes.Equal(buf[:n], data[off:min(off+int64(len(buf)), size)]):
+							t.Fatalf("bytes at %d differ", off)
+						}
+					}
+					if skipped < size-300<<10 {
+						t.Fatalf("%d of %d bytes not kept, want nearly all of the media data", skipped, size)
+					}
+				})
+			}
+		}
 	}
 }

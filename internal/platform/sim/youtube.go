@@ -28,8 +28,8 @@ package sim
 //     any later request on that session; a chunk cut off mid-body keeps what arrived, rounded
 //     down to 256 KiB ("do not assume that the server received all (or none) of the bytes");
 //     sessions expire (a week by default) → 404;
-//   - bytes are spooled to a temporary file, never held in memory, and hashed as they arrive;
-//     every complete upload is recorded; a file that media.Sniff and media.Probe do not take
+//   - bytes are hashed as they arrive and spooled (see spool: an MP4's media data is not
+//     kept, and nothing large is held in memory); every complete upload is recorded; a file that media.Sniff and media.Probe do not take
 //     for an MP4, MOV or WebM video fails processing (uploadStatus failed, failureReason
 //     invalidFile), and a video longer than the capabilities' maximum (15 minutes for an
 //     unverified channel) is rejected with rejectionReason length;
@@ -60,6 +60,7 @@ package sim
 // legitimately shifts the chunk boundaries.
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding"
@@ -796,11 +797,11 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	if sess.spool == nil {
 		sess.spool, sess.sha = newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*"), sha256.New()
 	}
-	saved, err := sess.sha.(encoding.BinaryMarshaler).MarshalBinary()
+	qh, err := newQuantumHash(sess.sha)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errSpoolFile, err)
+		return err
 	}
-	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), sess.sha)
+	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), qh)
 	if errors.Is(err, errSpoolFile) {
 		return err
 	}
@@ -817,13 +818,10 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 	}
 	if err != nil {
 		kept := got / ytChunkQuantum * ytChunkQuantum
-		// The hash went past what is kept: take it back to the chunk's start and hash the
-		// kept part again from the spool.
-		if uerr := sess.sha.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved); uerr != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, uerr)
-		}
-		if _, herr := io.Copy(sess.sha, io.NewSectionReader(sess.spool, sess.received, kept)); herr != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, herr)
+		// The hash went past what is kept: take it back (the spool keeps no media data to
+		// hash again).
+		if uerr := qh.rewind(kept); uerr != nil {
+			return uerr
 		}
 		sess.received += kept
 		if terr := sess.spool.Truncate(sess.received); terr != nil {
@@ -832,6 +830,56 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 		return err
 	}
 	sess.received += n
+	return nil
+}
+
+// quantumHash hashes one chunk, keeping the hash's state at every ytChunkQuantum bytes of
+// it, so that a chunk cut short can take the hash back to the part that is kept.
+type quantumHash struct {
+	hash.Hash
+	n      int64
+	states [][]byte // states[i]: after i quanta of the chunk
+	err    error
+}
+
+func newQuantumHash(h hash.Hash) (*quantumHash, error) {
+	q := &quantumHash{Hash: h}
+	q.save()
+	return q, q.err
+}
+
+func (q *quantumHash) save() {
+	st, err := q.Hash.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil && q.err == nil {
+		q.err = fmt.Errorf("%w: %v", errSpoolFile, err)
+	}
+	q.states = append(q.states, st)
+}
+
+func (q *quantumHash) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		k := min(int64(len(p)), ytChunkQuantum-q.n%ytChunkQuantum)
+		q.Hash.Write(p[:k])
+		q.n += k
+		p = p[k:]
+		if q.n%ytChunkQuantum == 0 {
+			q.save()
+		}
+	}
+	return total, nil
+}
+
+// rewind sets the hash to its state after kept bytes of the chunk, a multiple of the
+// quantum no larger than what was hashed.
+func (q *quantumHash) rewind(kept int64) error {
+	i := kept / ytChunkQuantum
+	if q.err != nil || kept%ytChunkQuantum != 0 || i >= int64(len(q.states)) {
+		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", errSpoolFile, kept))
+	}
+	if err := q.Hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(q.states[i]); err != nil {
+		return fmt.Errorf("%w: %v", errSpoolFile, err)
+	}
 	return nil
 }
 
