@@ -21,8 +21,9 @@ package sim
 //     4 MiB part (the documented example's first part ends at byte 4194303), the last one taking
 //     the rest, plus uploadToken and uploadUrlsExpireAt. Upload URLs are signed (sau=…), expire
 //     after UploadURLTTL (24 h) and answer 201 with an ETag per part; a part may be sent again
-//     (after a crash) and keeps an ETag of its content. Content-Type must be
-//     application/octet-stream and the body exactly the part's bytes.
+//     (after a crash) and keeps an ETag of its content; a PUT whose body was cut short
+//     changes nothing. Content-Type must be application/octet-stream and the body exactly the
+//     part's bytes.
 //   - finalizeUpload needs the upload token and every part's ETag in order; a video already
 //     finalized is refused (400): a client must not finalize twice. The complete upload is
 //     recorded at finalizing. Processing is timed by Config.Now: Behavior.ProcessingMS (< 0:
@@ -177,7 +178,7 @@ type linkedinVideo struct {
 	expires     time.Time
 	thumbnail   bool
 
-	// upMu serializes the PUTs of one upload; file belongs to it.
+	// upMu serializes the writes to one upload's file, and its finalizing; file belongs to it.
 	upMu sync.Mutex
 	file *os.File
 
@@ -594,6 +595,20 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v *linkedi
 		uploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, p.first, p.last))
 		return
 	}
+	// The part is received whole before it touches the upload, as a storage service commits
+	// a PUT only once its body is complete. A PUT cut short (its client gave up) is often
+	// still being read when the client has already sent the part again; written straight into
+	// the file, it would overwrite the bytes of that later, complete copy and drop its ETag,
+	// and finalizing would refuse an upload the client rightly holds every ETag of. The part
+	// is at most PartSize, so memory stays bounded by the parts in flight.
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := "/" + hex.EncodeToString(sum[:18]) + "/"
+
 	v.upMu.Lock()
 	defer v.upMu.Unlock()
 	l.mu.Lock()
@@ -611,17 +626,13 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v *linkedi
 		}
 		v.file = f
 	}
-	h := sha256.New()
-	buf := make([]byte, 256<<10)
-	got, err := io.CopyBuffer(io.MultiWriter(io.NewOffsetWriter(v.file, p.first), h), io.LimitReader(r.Body, n), buf)
-	if err != nil || got != n {
+	if _, err := v.file.WriteAt(body, p.first); err != nil {
 		l.mu.Lock()
 		v.parts[i].etag = "" // the part's bytes are no longer the ones an old ETag named
 		l.mu.Unlock()
-		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
+		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	etag := "/" + hex.EncodeToString(h.Sum(nil)[:18]) + "/"
 	l.mu.Lock()
 	v.parts[i].etag = etag
 	l.mu.Unlock()

@@ -2,7 +2,10 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/reelay/reelay/internal/clocktest"
@@ -314,6 +318,34 @@ func TestLinkedInUploadRules(t *testing.T) {
 	e.clock.Advance(25 * time.Hour)
 	if st, _ := e.put(u2.Parts[0].URL, "application/octet-stream", data[:u2.Parts[0].Last+1]); st != 403 {
 		t.Errorf("expired URL: %d", st)
+	}
+}
+
+// A PUT cut short that the simulator finishes reading only after the client sent the part
+// again whole (the order a retry on a new connection can take) leaves that copy's bytes and
+// ETag alone.
+func TestLinkedInCutPartAfterRetry(t *testing.T) {
+	t.Parallel()
+	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	data := liVideo(t, 9<<20, 10*time.Second, 1080, 1920)
+	u := e.initialize(int64(len(data)), false)
+	etags := e.uploadAll(u, data)
+
+	p1 := u.Parts[1]
+	cut := io.MultiReader(bytes.NewReader(bytes.Repeat([]byte{0xAA}, 1<<20)), iotest.ErrReader(errors.New("connection reset")))
+	req := httptest.NewRequest(http.MethodPut, p1.URL, cut)
+	req.ContentLength = p1.Last - p1.First + 1
+	req.Header.Set("Content-Type", "application/octet-stream")
+	w := httptest.NewRecorder()
+	e.sim.ServeHTTP(w, req)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("cut part: %d %s", w.Code, w.Body)
+	}
+
+	e.finalize(u, etags).want(t, http.StatusOK, nil)
+	sum := sha256.Sum256(data)
+	if ups := e.rec.Snapshot(nil).Uploads; len(ups) != 1 || ups[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("uploads %+v; want the video as sent whole", ups)
 	}
 }
 
