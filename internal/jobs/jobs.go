@@ -49,6 +49,8 @@ type Queue struct {
 	st      *store.Store
 	rescue  bool
 	log     *slog.Logger
+	// sqliteDriver hurries the listener after this process commits a job (SQLite only).
+	sqliteDriver *sqliteDriver
 }
 
 // New builds a Queue on the store's database.
@@ -91,7 +93,8 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	case store.Postgres:
 		q.pg, err = river.NewClient(riverpgxv5.New(st.PgPool()), rc)
 	default:
-		q.sqlite, err = river.NewClient(riversqlite.New(st.JobsDB()), rc)
+		q.sqliteDriver = newSQLiteDriver(riversqlite.New(st.JobsDB()))
+		q.sqlite, err = river.NewClient[*sql.Tx](q.sqliteDriver, rc)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jobs: new client: %w", err)
@@ -141,7 +144,11 @@ func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, 
 		}
 		return q.pg.InsertTx(ctx, ptx, args, opts)
 	}
-	return q.sqlite.InsertTx(ctx, tx.SQL(), args, opts)
+	res, err := q.sqlite.InsertTx(ctx, tx.SQL(), args, opts)
+	if err == nil && q.working {
+		tx.AfterCommit(q.sqliteDriver.woke)
+	}
+	return res, err
 }
 
 // Subscribe returns a channel of job events of the given kinds, and a function that ends the

@@ -112,8 +112,10 @@ func (s *Store) runGroup(batch []*groupCall) {
 			if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
 				return err
 			}
+			hooks := len(tx.afterCommit)
 			c.err = c.fn(tx)
 			if c.err != nil {
+				tx.afterCommit = tx.afterCommit[:hooks]
 				if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
 					return err
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // TestGroupTx runs many small transactions at once through group commit: each one's writes
-// are kept or undone on its own, whatever the others in its batch do.
+// are kept or undone on its own, whatever the others in its batch do, and so are the
+// functions it asked to run after the commit.
 func TestGroupTx(t *testing.T) {
 	errRefused := errors.New("refused")
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -28,12 +30,14 @@ func TestGroupTx(t *testing.T) {
 			wg  sync.WaitGroup
 		)
 		errs := make([]error, calls)
+		hooks := make([]atomic.Int32, calls)
 		for i := range calls {
 			wg.Go(func() {
 				errs[i] = s.InGroupTx(ctx, func(tx *store.Tx) error {
 					mu.Lock()
 					txs[tx]++
 					mu.Unlock()
+					tx.AfterCommit(func() { hooks[i].Add(1) })
 					if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO group_test (n) VALUES ($1)`, i); err != nil {
 						return err
 					}
@@ -57,6 +61,9 @@ func TestGroupTx(t *testing.T) {
 			if kept[i] != (i%3 != 0) {
 				t.Errorf("row %d kept %v; want %v", i, kept[i], i%3 != 0)
 			}
+			if want := map[bool]int32{true: 1, false: 0}[kept[i]]; hooks[i].Load() != want {
+				t.Errorf("call %d: its after-commit function ran %d times; want %d", i, hooks[i].Load(), want)
+			}
 		}
 		if s.Dialect() == store.SQLite && len(txs) >= calls {
 			t.Errorf("%d calls ran in %d transactions; want them grouped", calls, len(txs))
@@ -77,9 +84,11 @@ func TestGroupTxBrokenBatch(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 40)
+	hooks := make([]atomic.Int32, len(errs))
 	for i := range errs {
 		wg.Go(func() {
 			errs[i] = s.InGroupTx(ctx, func(tx *store.Tx) error {
+				tx.AfterCommit(func() { hooks[i].Add(1) })
 				if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO group_test (n) VALUES ($1)`, i); err != nil {
 					return err
 				}
@@ -101,8 +110,9 @@ func TestGroupTxBrokenBatch(t *testing.T) {
 		if i == 7 {
 			continue // kept or not depending on whether it ran in a batch or alone
 		}
-		if err != nil || !kept[i] {
-			t.Errorf("call %d: error %v, kept %v; want its write kept", i, err, kept[i])
+		if err != nil || !kept[i] || hooks[i].Load() != 1 {
+			t.Errorf("call %d: error %v, kept %v, after-commit function run %d times; want its write kept, the function run once",
+				i, err, kept[i], hooks[i].Load())
 		}
 	}
 }

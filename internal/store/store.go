@@ -287,7 +287,13 @@ type Tx struct {
 	conn    *sql.Conn // PostgreSQL: the connection the transaction runs on, for River
 	// enqueueWebhooks is the store's WebhookEnqueuer when the transaction began.
 	enqueueWebhooks WebhookEnqueuer
+	// afterCommit runs, in order, once the transaction has committed.
+	afterCommit []func()
 }
+
+// AfterCommit has fn run once the transaction has committed, never if it rolls back (nor when
+// this call's part of a group transaction is rolled back).
+func (t *Tx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
 
 // SQL returns the underlying transaction, for River's SQLite driver.
 func (t *Tx) SQL() *sql.Tx { return t.tx }
@@ -323,6 +329,9 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	for _, fn := range t.afterCommit {
+		fn()
 	}
 	return nil
 }
