@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -16,16 +18,28 @@ import (
 // sqliteDriver is River's SQLite driver with a listener that wake can hurry.
 type sqliteDriver struct {
 	*riversqlite.Driver
-	wake chan struct{}
+	wake     chan struct{}
+	lastWake atomic.Int64 // unix nanoseconds
 }
+
+// wakeEvery spaces the wakes. River writes at most one insert notification per queue per
+// fetch cooldown (50 ms), and each read of the table takes the one SQLite connection the
+// store and River write through: woken at every commit, the reads slowed the workers under a
+// stream of publishes (bench throughput: completion p50 0.4 s → 4 s). An isolated publish, the
+// case the wake is for, is always woken.
+const wakeEvery = 50 * time.Millisecond
 
 func newSQLiteDriver(d *riversqlite.Driver) *sqliteDriver {
 	return &sqliteDriver{Driver: d, wake: make(chan struct{}, 1)}
 }
 
-// woke asks the listener to read the notifications now. It never blocks: a wake already
-// pending covers this one.
+// woke asks the listener to read the notifications now, unless it was asked less than
+// wakeEvery ago. It never blocks: a wake already pending covers this one.
 func (d *sqliteDriver) woke() {
+	now, last := time.Now().UnixNano(), d.lastWake.Load()
+	if now-last < int64(wakeEvery) || !d.lastWake.CompareAndSwap(last, now) {
+		return
+	}
 	select {
 	case d.wake <- struct{}{}:
 	default:

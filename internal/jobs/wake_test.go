@@ -67,12 +67,12 @@ func TestWakeListener(t *testing.T) {
 	inner.queued = append(inner.queued, want)
 	inner.mu.Unlock()
 	d.woke()
-	d.woke() // a second wake while one is pending neither blocks nor is lost
+	d.woke() // a second wake so soon neither blocks nor is lost
 	if n := <-got; n != want {
 		t.Fatalf("notification %+v, want %+v", n, want)
 	}
 
-	// The pending wake makes the next wait read again; then the caller's context ends it.
+	// The caller's context ends a wait.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
