@@ -109,23 +109,25 @@ const (
 // and comments become due at once, and it counts in figure_totals. The caller holds the post's
 // lock, so two destinations of one post publishing at once cannot both count as its first.
 func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time.Time) error {
+	day := at.UTC().Format(time.DateOnly)
+	if t.dialect == Postgres {
+		// Both inserts in one statement: a round trip less in every settling transaction,
+		// which holds the post's lock (and then the figure_totals row's) across its round
+		// trips to a server that, in the burst benchmark, shares the machine's two cores.
+		if _, err := t.tx.ExecContext(ctx, `WITH item AS (`+insertPublishedItem+`)
+			INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
+			SELECT account_id, project_id, platform, $3, 1, CASE WHEN first_on_platform THEN 1 ELSE 0 END,
+				CASE WHEN first_of_post THEN 1 ELSE 0 END FROM item
+			`+countPublishedItem, destinationID, at, day); err != nil {
+			return fmt.Errorf("store: follow published destination: %w", err)
+		}
+		return nil
+	}
 	var it struct {
 		accountID, projectID, platform string
 		firstOfPost, firstOnPlatform   bool
 	}
-	// One statement reads the destination and inserts its row; it answers no row when the
-	// destination was followed before (ON CONFLICT), which then counts nothing again.
-	day := at.UTC().Format(time.DateOnly)
-	err := t.tx.QueryRowContext(ctx, `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
-		channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
-		SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $2, $3,
-			NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
-			NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform),
-			$2, $2
-		FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1
-		ON CONFLICT (destination_id) DO NOTHING
-		RETURNING account_id, project_id, platform, first_of_post, first_on_platform`,
-		destinationID, at, day).
+	err := t.tx.QueryRowContext(ctx, insertPublishedItem, destinationID, at, day).
 		Scan(&it.accountID, &it.projectID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -134,15 +136,31 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 		return fmt.Errorf("store: follow published destination: %w", err)
 	}
 	_, err = t.tx.ExecContext(ctx, `INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
-		VALUES ($1, $2, $3, $4, 1, $5, $6)
-		ON CONFLICT (account_id, day, project_id, platform) DO UPDATE SET destinations = figure_totals.destinations + 1,
-		posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts`,
+		VALUES ($1, $2, $3, $4, 1, $5, $6) `+countPublishedItem,
 		it.accountID, it.projectID, it.platform, day, boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
 	if err != nil {
 		return fmt.Errorf("store: count published destination: %w", err)
 	}
 	return nil
 }
+
+// insertPublishedItem reads destination $1 and inserts its published_items row, published at
+// $2 on day $3. It answers no row when the destination was followed before (ON CONFLICT),
+// which then counts nothing again.
+const insertPublishedItem = `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
+	channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
+	SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $2, $3,
+		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
+		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform),
+		$2, $2
+	FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1
+	ON CONFLICT (destination_id) DO NOTHING
+	RETURNING account_id, project_id, platform, first_of_post, first_on_platform`
+
+// countPublishedItem ends the insert of a published destination's count into its day's
+// figure_totals row.
+const countPublishedItem = `ON CONFLICT (account_id, day, project_id, platform) DO UPDATE SET destinations = figure_totals.destinations + 1,
+	posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts`
 
 func boolInt(b bool) int {
 	if b {
