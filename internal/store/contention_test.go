@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -286,6 +288,81 @@ func TestStartDeliveryWaitsForAnEdit(t *testing.T) {
 		}
 		if got, _ := s.GetPost(ctx, ca.Account.ID, p.ID); got.Status != store.PostProcessing {
 			t.Fatalf("post after its current job started: %s", got.Status)
+		}
+	})
+}
+
+// TestSettlingAtOnce: every destination of a post settles at the same moment. Each settling
+// transaction must see the ones that committed before it took the post's lock, so that the
+// last one settles the post (not one of them too early, not none), announcing it once, with
+// the first destination's published_at.
+func TestSettlingAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		const dests = 6
+		for round := range 8 {
+			ca := newAccount(t, s, fmt.Sprint("r", round))
+			hook := newWebhook(t, s, ca, store.EventPostPublished, store.EventPostPartiallyPublished, store.EventPostFailed)
+			in := newPostInput(t, s, ca, "first")
+			for i := 1; i < dests; i++ {
+				in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint("ch", i)).Destinations[0])
+			}
+			p, err := s.CreatePost(ctx, in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range p.Destinations {
+				if err := s.StartDelivery(ctx, d.ID, d.Seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Odd rounds: one destination fails.
+			outcome := func(i int) string {
+				if round%2 == 1 && i == 0 {
+					return store.DestFailed
+				}
+				return store.DestPublished
+			}
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i, d := range p.Destinations {
+				wg.Go(func() {
+					<-start
+					if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: outcome(i)}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, event := store.PostPublished, store.EventPostPublished
+			if round%2 == 1 {
+				want, event = store.PostPartiallyPublished, store.EventPostPartiallyPublished
+			}
+			var first *time.Time
+			for _, d := range got.Destinations {
+				if d.PublishedAt != nil && (first == nil || d.PublishedAt.Before(*first)) {
+					first = d.PublishedAt
+				}
+			}
+			if got.Status != want || got.PublishedAt == nil || first == nil || !got.PublishedAt.Equal(*first) {
+				t.Fatalf("round %d: post %s published at %v (first destination %v); want %s at the first", round, got.Status, got.PublishedAt, first, want)
+			}
+			var events []string
+			for _, d := range deliveries(t, s, ca, hook) {
+				var body eventBody
+				if err := json.Unmarshal(d.Payload, &body); err != nil {
+					t.Fatal(err)
+				}
+				events = append(events, body.Type)
+			}
+			if !slices.Equal(events, []string{event}) {
+				t.Fatalf("round %d: events %v; want one %s", round, events, event)
+			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -105,16 +106,20 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			return err
 		}
 		postID = post.id
-		if _, err = tx.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, t)...); err != nil {
-			return fmt.Errorf("store: save step: %w", err)
-		}
 		// Moves between unsettled statuses leave a post that has fired processing; only a
 		// destination settling, or a post still marked scheduled, can change its status.
 		if !Settled(u.Status) && post.status != PostScheduled {
+			if _, err = tx.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, t)...); err != nil {
+				return fmt.Errorf("store: save step: %w", err)
+			}
 			postStatus = post.status
 			return nil
 		}
-		if postStatus, err = tx.refreshPostStatus(ctx, post, t); err != nil {
+		dests, err := tx.saveStepReadingOthers(ctx, post.id, id, u, t)
+		if err != nil {
+			return err
+		}
+		if postStatus, err = tx.setPostStatus(ctx, post, dests, t); err != nil {
 			return err
 		}
 		if u.Status == DestPublished {
@@ -163,40 +168,93 @@ func nullBytes(b []byte) sql.NullString {
 	return sql.NullString{String: string(b), Valid: b != nil}
 }
 
-// refreshPostStatus recomputes a post's status from its destinations. The caller holds the
+// postDestinations is what a post's status is made of: its destinations' statuses, and the
+// first of their published_at.
+type postDestinations struct {
+	statuses  []string
+	published sql.NullTime
+}
+
+func (p *postDestinations) add(status string, publishedAt sql.NullTime) {
+	p.statuses = append(p.statuses, status)
+	p.publishedAt(publishedAt)
+}
+
+// publishedAt keeps the earlier of p.published and t.
+func (p *postDestinations) publishedAt(t sql.NullTime) {
+	if t.Valid && (!p.published.Valid || t.Time.Before(p.published.Time)) {
+		p.published = t
+	}
+}
+
+// readPostDestinations reads a post's destinations for its status. The caller holds the
 // post locked (lockDelivery, lockPost), so that two destinations settling at once on
-// PostgreSQL cannot both read the other as unsettled.
-func (t *Tx) refreshPostStatus(ctx context.Context, post lockedPost, at time.Time) (string, error) {
-	postID, accountID, current := post.id, post.accountID, post.status
-	// The post's published_at is its first destination's. Not MIN(published_at) in SQL:
-	// SQLite's aggregate loses the column type the driver reads times by.
-	var statuses []string
-	var published sql.NullTime
+// PostgreSQL cannot both read the other as unsettled: this read, a statement after the lock
+// was taken, sees what the one that held it committed.
+func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDestinations, error) {
+	// Not MIN(published_at) in SQL: SQLite's aggregate loses the column type the driver reads
+	// times by.
+	var p postDestinations
 	rows, err := t.tx.QueryContext(ctx, `SELECT status, published_at FROM destinations WHERE post_id = $1`, postID)
 	if err != nil {
-		return "", fmt.Errorf("store: read destination statuses: %w", err)
+		return p, fmt.Errorf("store: read destination statuses: %w", err)
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var st string
 		var at sql.NullTime
 		if err := rows.Scan(&st, &at); err != nil {
-			rows.Close()
-			return "", fmt.Errorf("store: read destination statuses: %w", err)
+			return p, fmt.Errorf("store: read destination statuses: %w", err)
 		}
-		statuses = append(statuses, st)
-		if at.Valid && (!published.Valid || at.Time.Before(published.Time)) {
-			published = at
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return "", fmt.Errorf("store: read destination statuses: %w", err)
+		p.add(st, at)
 	}
 	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("store: read destination statuses: %w", err)
+		return p, fmt.Errorf("store: read destination statuses: %w", err)
 	}
-	next := PostStatusOf(current, statuses)
-	_, err = t.tx.ExecContext(ctx, `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`,
-		next, timePtr(published), at, postID)
+	return p, nil
+}
+
+// saveStepReadingOthers stores a step's outcome in destination id of post postID, which the
+// caller holds locked, and answers the post's destinations as they then are. On PostgreSQL the
+// update itself returns the others' (a round trip less in every settling transaction; its
+// subqueries see the statement's snapshot, taken after the lock, as readPostDestinations
+// does, and not the row it updates, which is added from what was written); on SQLite it
+// reads them after, as an in-process call costs little.
+func (t *Tx) saveStepReadingOthers(ctx context.Context, postID, id string, u StepUpdate, at time.Time) (postDestinations, error) {
+	if t.dialect != Postgres {
+		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
+			return postDestinations{}, fmt.Errorf("store: save step: %w", err)
+		}
+		return t.readPostDestinations(ctx, postID)
+	}
+	var (
+		p         postDestinations
+		status    string
+		published sql.NullTime
+		others    sql.NullString
+		first     sql.NullTime
+	)
+	err := t.tx.QueryRowContext(ctx, updateDestinationStep+` RETURNING status, published_at,
+		(SELECT string_agg(o.status, ',') FROM destinations o WHERE o.post_id = destinations.post_id AND o.id <> destinations.id),
+		(SELECT MIN(o.published_at) FROM destinations o WHERE o.post_id = destinations.post_id AND o.id <> destinations.id)`,
+		stepArgs(id, u, at)...).Scan(&status, &published, &others, &first)
+	if err != nil {
+		return p, fmt.Errorf("store: save step: %w", err)
+	}
+	p.add(status, published)
+	if others.Valid {
+		p.statuses = append(p.statuses, strings.Split(others.String, ",")...)
+	}
+	p.publishedAt(first)
+	return p, nil
+}
+
+// setPostStatus sets a post's status and published_at from its destinations.
+func (t *Tx) setPostStatus(ctx context.Context, post lockedPost, dests postDestinations, at time.Time) (string, error) {
+	postID, accountID, current := post.id, post.accountID, post.status
+	next := PostStatusOf(current, dests.statuses)
+	_, err := t.tx.ExecContext(ctx, `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`,
+		next, timePtr(dests.published), at, postID)
 	if err != nil {
 		return "", fmt.Errorf("store: update post status: %w", err)
 	}
@@ -338,7 +396,11 @@ func (s *Store) RetryPost(ctx context.Context, accountID, id string, enqueue fun
 		if len(retried) == 0 {
 			return ErrConflict
 		}
-		if _, err := tx.refreshPostStatus(ctx, lockedPost{id: p.ID, accountID: p.AccountID, status: p.Status}, t); err != nil {
+		dests, err := tx.readPostDestinations(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.setPostStatus(ctx, lockedPost{id: p.ID, accountID: p.AccountID, status: p.Status}, dests, t); err != nil {
 			return err
 		}
 		p.Destinations = retried
