@@ -28,6 +28,10 @@ const (
 	// comes right after ftyp.
 	skipKeep = 64 << 10
 	skipMin  = 1 << 20
+	// maxTopBoxes bounds the top-level boxes a spool follows: an MP4 has a handful (a
+	// fragmented one a few per fragment), and a crafted upload of tiny boxes must not grow
+	// the list, and every read's walk of it, without end. Past it the upload is kept whole.
+	maxTopBoxes = 4096
 )
 
 // spool holds the bytes of one upload while it arrives and until it is checked with
@@ -63,7 +67,8 @@ type boxScan struct {
 	// header holds the bytes so far of the header of the box after the last one.
 	header []byte
 	// stopped is the offset from which the upload is kept whole (its start when it is not
-	// an MP4, or a header that makes no sense); -1 while the boxes are followed.
+	// an MP4; a header that makes no sense, or one box too many); -1 while the boxes are
+	// followed.
 	stopped int64
 }
 
@@ -173,7 +178,7 @@ func (b *boxScan) read() {
 		end += start
 	}
 	b.header = b.header[:0]
-	if end < 0 {
+	if end < 0 || len(b.boxes) >= maxTopBoxes {
 		b.stopped = start
 		return
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -170,5 +171,39 @@ func TestSpoolSkipsMediaData(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestSpoolBoxLimit: an upload of more top-level boxes than a spool follows is kept whole from
+// the first one past the limit, its media data included, and reads back as written.
+func TestSpoolBoxLimit(t *testing.T) {
+	var data []byte
+	box := func(typ string, payload int) {
+		var h [8]byte
+		binary.BigEndian.PutUint32(h[:4], uint32(8+payload))
+		copy(h[4:], typ)
+		data = append(data, h[:]...)
+		data = append(data, bytes.Repeat([]byte{byte(len(data))}, payload)...)
+	}
+	box("ftyp", 16)
+	for range maxTopBoxes {
+		box("free", 0)
+	}
+	box("mdat", 2*skipMin)
+	s := newSpool(t.TempDir(), "spool-*")
+	defer s.Close()
+	for off := 0; off < len(data); off += 4096 {
+		end := min(off+4096, len(data))
+		if _, err := s.WriteAt(data[off:end], int64(off)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.boxes.boxes) > maxTopBoxes || s.stored != int64(len(data)) {
+		t.Fatalf("following %d boxes, %d of %d bytes stored; want at most %d boxes, everything stored",
+			len(s.boxes.boxes), s.stored, len(data), maxTopBoxes)
+	}
+	got, err := io.ReadAll(io.NewSectionReader(s, 0, int64(len(data))))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(data))
 	}
 }
