@@ -834,13 +834,19 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 }
 
 // quantumHash hashes one chunk, keeping the hash's state at every ytChunkQuantum bytes of
-// it, so that a chunk cut short can take the hash back to the part that is kept.
+// it, so that a chunk cut short can take the hash back to the part that is kept. It keeps the
+// last quantumStates states only: what is kept is what reached the spool, which trails what
+// was hashed by at most media.CopyHashed's buffers in flight (1 MiB), so memory does not grow
+// with the chunk.
 type quantumHash struct {
 	hash.Hash
 	n      int64
-	states [][]byte // states[i]: after i quanta of the chunk
+	states [quantumStates][]byte // states[i % quantumStates]: after i quanta of the chunk
+	saved  int64                 // quanta whose state was saved, the chunk's start included
 	err    error
 }
+
+const quantumStates = 16 // 4 MiB of the chunk
 
 func newQuantumHash(h hash.Hash) (*quantumHash, error) {
 	q := &quantumHash{Hash: h}
@@ -853,7 +859,8 @@ func (q *quantumHash) save() {
 	if err != nil && q.err == nil {
 		q.err = fmt.Errorf("%w: %v", errSpoolFile, err)
 	}
-	q.states = append(q.states, st)
+	q.states[q.saved%quantumStates] = st
+	q.saved++
 }
 
 func (q *quantumHash) Write(p []byte) (int, error) {
@@ -874,10 +881,10 @@ func (q *quantumHash) Write(p []byte) (int, error) {
 // quantum no larger than what was hashed.
 func (q *quantumHash) rewind(kept int64) error {
 	i := kept / ytChunkQuantum
-	if q.err != nil || kept%ytChunkQuantum != 0 || i >= int64(len(q.states)) {
+	if q.err != nil || kept%ytChunkQuantum != 0 || i >= q.saved || i < q.saved-quantumStates {
 		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", errSpoolFile, kept))
 	}
-	if err := q.Hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(q.states[i]); err != nil {
+	if err := q.Hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(q.states[i%quantumStates]); err != nil {
 		return fmt.Errorf("%w: %v", errSpoolFile, err)
 	}
 	return nil

@@ -749,3 +749,51 @@ func TestYouTubeChannelsMine(t *testing.T) {
 		t.Fatalf("over quota: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestQuantumHash: after a chunk's bytes are hashed, the hash can be taken back to any whole
+// number of quanta among the last ones, and then equals the hash of the data up to there.
+func TestQuantumHash(t *testing.T) {
+	const q = ytChunkQuantum
+	data := make([]byte, 20*q+100)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	prefix := []byte("before the chunk")
+	for _, tt := range []struct {
+		name  string
+		wrote int   // bytes of data hashed
+		kept  int64 // rewind to
+		ok    bool
+	}{
+		{"nothing kept", q / 2, 0, true},
+		{"one quantum", q + 5, q, true},
+		{"the last quantum", 20*q + 100, 20 * q, true},
+		{"the oldest state kept", 20*q + 100, (21 - quantumStates) * q, true},
+		{"older than the states kept", 20*q + 100, (20 - quantumStates) * q, false},
+		{"not a whole quantum", 3 * q, q + 1, false},
+		{"past what was hashed", q, 2 * q, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := sha256.New()
+			h.Write(prefix)
+			qh, err := newQuantumHash(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off := 0; off < tt.wrote; off += 100_003 { // pieces across quantum boundaries
+				qh.Write(data[off:min(off+100_003, tt.wrote)])
+			}
+			err = qh.rewind(tt.kept)
+			if (err == nil) != tt.ok {
+				t.Fatalf("rewind(%d) = %v, want ok %v", tt.kept, err, tt.ok)
+			}
+			if !tt.ok {
+				return
+			}
+			want := sha256.Sum256(append(append([]byte{}, prefix...), data[:tt.kept]...))
+			if got := h.Sum(nil); !bytes.Equal(got, want[:]) {
+				t.Fatalf("after rewind(%d): %x, want %x", tt.kept, got, want)
+			}
+		})
+	}
+}
