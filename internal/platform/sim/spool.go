@@ -264,12 +264,15 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 	return k, err
 }
 
+// spoolZeros fills a gap (read only). A block declared in Truncate was cleared on every
+// WriteAt, which calls it, and grew the stack of each goroutine that wrote.
+var spoolZeros [32 << 10]byte
+
 // Truncate cuts the spool to size bytes, or fills it with zeros up to size.
 func (s *spool) Truncate(size int64) error {
 	if size >= s.size {
-		var zeros [32 << 10]byte
 		for s.size < size {
-			if err := s.append(zeros[:min(size-s.size, int64(len(zeros)))]); err != nil {
+			if err := s.append(spoolZeros[:min(size-s.size, int64(len(spoolZeros)))]); err != nil {
 				return err
 			}
 		}

@@ -29,10 +29,11 @@ package sim
 //     down to 256 KiB ("do not assume that the server received all (or none) of the bytes");
 //     sessions expire (a week by default) → 404;
 //   - bytes are hashed as they arrive and spooled (see spool: an MP4's media data is not
-//     kept, and nothing large is held in memory); every complete upload is recorded; a file that media.Sniff and media.Probe do not take
-//     for an MP4, MOV or WebM video fails processing (uploadStatus failed, failureReason
-//     invalidFile), and a video longer than the capabilities' maximum (15 minutes for an
-//     unverified channel) is rejected with rejectionReason length;
+//     kept, and nothing large is held in memory); every complete upload is recorded; a file
+//     that media.Sniff and media.Probe do not take for an MP4, MOV or WebM video fails
+//     processing (uploadStatus failed, failureReason invalidFile), and a video longer than
+//     the capabilities' maximum (15 minutes for an unverified channel) is rejected with
+//     rejectionReason length;
 //   - processing: status.uploadStatus uploaded → processed and processingDetails.
 //     processingStatus processing → succeeded after the account's processing time measured
 //     with Config.Now; the reject behavior ends in uploadStatus rejected with a
