@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -55,6 +56,15 @@ func TestCopyHashed(t *testing.T) {
 			t.Fatalf("n %d, err %v", n, err)
 		}
 	})
+	t.Run("source fails within the first buffer", func(t *testing.T) {
+		t.Parallel()
+		var dst bytes.Buffer
+		src := io.MultiReader(bytes.NewReader(data[:100<<10]), iotest.ErrReader(boom))
+		n, err := media.CopyHashed(&dst, src, sha256.New())
+		if !errors.Is(err, boom) || n != 100<<10 || !bytes.Equal(dst.Bytes(), data[:100<<10]) {
+			t.Fatalf("n %d, err %v", n, err)
+		}
+	})
 	t.Run("destination fails", func(t *testing.T) {
 		t.Parallel()
 		dst := &failingWriter{left: 600 << 10, err: boom}
@@ -63,6 +73,31 @@ func TestCopyHashed(t *testing.T) {
 			t.Fatalf("n %d, err %v; the writer took %d bytes before failing", n, err, dst.took)
 		}
 	})
+	t.Run("destination fails on a short source", func(t *testing.T) {
+		t.Parallel()
+		dst := &failingWriter{left: 10, err: boom}
+		n, err := media.CopyHashed(dst, bytes.NewReader(data[:20<<10]), sha256.New())
+		if !errors.Is(err, boom) || n != 0 {
+			t.Fatalf("n %d, err %v", n, err)
+		}
+	})
+}
+
+// BenchmarkCopyHashed copies a short source (one read of the first buffer) and a long one
+// (the buffers overlapped) to io.Discard while hashing them with SHA-256.
+func BenchmarkCopyHashed(b *testing.B) {
+	for _, size := range []int{8 << 10, 200 << 10, 8 << 20} {
+		data := make([]byte, size)
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := media.CopyHashed(io.Discard, bytes.NewReader(data), sha256.New()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // chunkedReader hands out at most n bytes a read.

@@ -69,6 +69,11 @@ type Destination struct {
 	Thumbnail *Media
 	// State is what the last Step returned (nil before the first step).
 	State json.RawMessage
+	// Continued is true when State is what the previous Step of the same job run returned,
+	// and that step succeeded: reelay has sent the platform nothing for this destination
+	// since, so a provider may skip asking the platform where things stand. It is false for a
+	// State loaded from the store (after a crash, a snooze or a retry) and after a failed step.
+	Continued bool
 }
 
 // Media is a stored video or image.

@@ -149,6 +149,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
 		out, err := provider.Step(stepCtx, d)
 		cancel()
+		d.Continued = err == nil
 		if err != nil {
 			if ctx.Err() != nil {
 				// Shutdown or the job's time limit: River runs the job again, from the last

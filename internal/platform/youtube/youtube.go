@@ -8,7 +8,8 @@
 //  1. start: POST {base}/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status
 //     with the snippet and status as JSON → State{session_uri}.
 //  2. upload: ask the session how much it holds (empty PUT, "Content-Range: bytes */SIZE" →
-//     308 with Range, or 200/201 when the upload is already complete), then stream the rest
+//     308 with Range, or 200/201 when the upload is already complete; not asked when the
+//     previous step of the same run opened the session, Destination.Continued), then stream the rest
 //     from Media.Open(offset) in chunks of Config.ChunkSize (a multiple of 256 KiB), each PUT
 //     with "Content-Range: bytes a-b/SIZE". YouTube keeps every confirmed chunk, so a crash
 //     loses at most the chunk in flight. 404/410 on the session means it expired: the State is
@@ -327,9 +328,17 @@ func videoType(ct string) string {
 // upload sends what the session does not hold yet (step 2).
 func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
 	size := d.Video.Size
-	off, res, err := c.sessionStatus(st.SessionURI, size)
-	if err != nil {
-		return publish.Outcome{}, err
+	var (
+		off int64
+		res statusResult
+		err error
+	)
+	// A session the previous step of this run opened has received nothing: asking it would
+	// be a round trip to learn 0. Anywhere else it may hold bytes nobody recorded.
+	if !d.Continued || st.Offset != 0 {
+		if off, res, err = c.sessionStatus(st.SessionURI, size); err != nil {
+			return publish.Outcome{}, err
+		}
 	}
 	switch {
 	case res.expired:

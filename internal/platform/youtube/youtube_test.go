@@ -128,7 +128,7 @@ func (h *harness) drive(d *publish.Destination, max int) ([]publish.Outcome, err
 			return outs, err
 		}
 		outs = append(outs, out)
-		d.State = out.State
+		d.State, d.Continued = out.State, true
 		if out.Done() {
 			return outs, nil
 		}
@@ -144,6 +144,7 @@ func (h *harness) driveRetrying(d *publish.Destination, max int) ([]publish.Outc
 	var outs []publish.Outcome
 	for range max {
 		out, err := h.p.Step(context.Background(), d)
+		d.Continued = err == nil
 		if err != nil {
 			if pe := asError(h.t, err); pe.Transient {
 				continue
@@ -568,6 +569,49 @@ func TestOffsetMovedUnderTheUpload(t *testing.T) {
 	}
 	if up := h.rec.Snapshot(nil).Uploads; len(up) != 1 || up[0].SHA256 != hexSHA(video) {
 		t.Fatalf("uploads = %+v", up)
+	}
+}
+
+// TestSessionQueriedUnlessJustOpened: the upload step asks the session where it stands
+// (an empty PUT with "bytes */SIZE") except right after the step of the same run that opened
+// it, when the session holds nothing; a session resumed from the store is always asked.
+func TestSessionQueriedUnlessJustOpened(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name        string
+		continued   bool
+		wantQueries int64
+	}{
+		{"opened by the previous step of this run", true, 0},
+		{"loaded from the store", false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, setup{behavior: sim.Behavior{ProcessingMS: 0}, cfg: Config{ChunkSize: 256 << 10}})
+			var queries atomic.Int64
+			h.requests.before = func(r *http.Request) {
+				if r.Method == http.MethodPut && strings.HasPrefix(r.Header.Get("Content-Range"), "bytes */") {
+					queries.Add(1)
+				}
+			}
+			video := testVideo(t, 600_000)
+			d := h.dest(video, `{}`)
+			out, err := h.p.Step(context.Background(), d)
+			if err != nil || out.Status != publish.StatusUploading {
+				t.Fatalf("start: %+v %v", out, err)
+			}
+			d.State, d.Continued = out.State, c.continued
+			out, err = h.p.Step(context.Background(), d)
+			if err != nil || out.Status != publish.StatusProcessing {
+				t.Fatalf("upload: %+v %v", out, err)
+			}
+			if n := queries.Load(); n != c.wantQueries {
+				t.Errorf("%d status queries, want %d", n, c.wantQueries)
+			}
+			if up := h.rec.Snapshot(nil).Uploads; len(up) != 1 || up[0].SHA256 != hexSHA(video) {
+				t.Fatalf("uploads = %+v", up)
+			}
+		})
 	}
 }
 
