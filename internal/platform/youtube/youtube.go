@@ -9,7 +9,7 @@
 //     with the snippet and status as JSON → State{session_uri}.
 //  2. upload: ask the session how much it holds (empty PUT, "Content-Range: bytes */SIZE" →
 //     308 with Range, or 200/201 when the upload is already complete; not asked when the
-//     previous step of the same run opened the session, Destination.Continued), then stream the rest
+//     previous step of the same run opened it, Destination.Continued), then stream the rest
 //     from Media.Open(offset) in chunks of Config.ChunkSize (a multiple of 256 KiB), each PUT
 //     with "Content-Range: bytes a-b/SIZE". YouTube keeps every confirmed chunk, so a crash
 //     loses at most the chunk in flight. 404/410 on the session means it expired: the State is
