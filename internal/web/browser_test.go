@@ -250,7 +250,9 @@ func TestBrowserPublishJourney(t *testing.T) {
 	// fails with "No node with given id found" (seen once in CI).
 	eval[bool](t, ctx, `(() => { document.getElementById("an-metric").value = "comments";
 		document.querySelector('form[action="/analytics"] button').click(); return true })()`)
-	waitFor(t, ctx, "comments chart", `location.search.includes("metric=comments")`, 10*time.Second)
+	// The address changes when the new page starts arriving, before its charts are parsed
+	// (a count of none was seen in CI under -race); wait for the whole document.
+	waitFor(t, ctx, "comments chart", `location.search.includes("metric=comments") && document.readyState === "complete"`, 10*time.Second)
 	if n := eval[int](t, ctx, `document.querySelectorAll("svg .chart-bar").length`); n < 2 {
 		t.Errorf("%d bars drawn:\n%s", n, eval[string](t, ctx, `document.querySelector("main").innerText`))
 	}
