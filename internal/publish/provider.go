@@ -133,8 +133,14 @@ func (o Outcome) Done() bool {
 // an hour per Meta user). YouTube and LinkedIn double at every read instead: their quotas
 // are counted per day.
 func PollDelay(first, most time.Duration, polls int) time.Duration {
+	return DoublingDelay(first, most, polls/2)
+}
+
+// DoublingDelay is first doubled n times, capped at most: YouTube's and LinkedIn's wait before
+// processing read n+1 (see PollDelay).
+func DoublingDelay(first, most time.Duration, n int) time.Duration {
 	d := max(first, 0)
-	for i := 0; i < polls/2 && 0 < d && d < most; i++ {
+	for i := 0; i < n && 0 < d && d < most; i++ {
 		d *= 2
 	}
 	return min(d, most)

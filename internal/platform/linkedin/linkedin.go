@@ -571,11 +571,7 @@ func rejected(st State, v video) *publish.Error {
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	d := p.cfg.PollInitial
-	for i := 0; i < polls && d < p.cfg.PollMax; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.PollMax)
+	return publish.DoublingDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // post creates the post. A call whose answer was lost is made again; LinkedIn then answers

@@ -514,11 +514,7 @@ func (p *Provider) process(c *call, d *publish.Destination, st State) (publish.O
 // pollDelay is the wait before poll n+1: none before the first, then PollInterval doubling up
 // to MaxPollInterval.
 func (p *Provider) pollDelay(polls int) time.Duration {
-	d := p.cfg.PollInterval
-	for i := 0; i < polls && d < p.cfg.MaxPollInterval; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.MaxPollInterval)
+	return publish.DoublingDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, polls)
 }
 
 // videoURL is the Shorts URL for a vertical or square video of at most 3 minutes (YouTube
