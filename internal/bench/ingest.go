@@ -69,6 +69,7 @@ type IngestResult struct {
 	// server kept busy. Absent when the server is not a child process.
 	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
 	Targets          Targets  `json:"targets"`
+	MachineReport
 }
 
 // IngestDestination is one destination of the ingest post.

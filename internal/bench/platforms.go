@@ -45,6 +45,7 @@ type PlatformsResult struct {
 	// WallSeconds is the whole measured part.
 	WallSeconds float64           `json:"wall_seconds"`
 	Platforms   []PlatformLatency `json:"platforms"`
+	MachineReport
 }
 
 // PlatformLatency is one platform's part of a run.

@@ -47,6 +47,7 @@ type BurstResult struct {
 	// to run than the lateness. In-process it includes the bench's polling (a few requests).
 	DrainCPUSeconds *float64 `json:"drain_cpu_seconds,omitempty"`
 	Targets         Targets  `json:"targets"`
+	MachineReport
 }
 
 // Burst schedules cfg.Posts posts for the same instant, waits for all to publish, and
@@ -166,6 +167,7 @@ type ThroughputResult struct {
 	// Completion is, per post, its last destination's published_at minus its created_at.
 	Completion Dist    `json:"completion"`
 	Targets    Targets `json:"targets"`
+	MachineReport
 }
 
 // Throughput publishes posts immediately at a concurrency for a duration and measures how
@@ -256,6 +258,7 @@ type ReadsResult struct {
 	SetupSeconds float64 `json:"setup_seconds"`
 	Result
 	Targets Targets `json:"targets"`
+	MachineReport
 }
 
 // Reads publishes posts, then loads GET /posts/{id} over them.

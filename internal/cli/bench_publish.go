@@ -150,16 +150,23 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		}
 	}
 
+	// The yardstick runs while the server is idle: before the scenario sets anything up, and
+	// after it has settled.
+	machine := &bench.Machine{Workload: bench.Yardstick, Before: bench.MeasureSpeed(ctx, yardstickTime)}
 	res, err := run(ctx, r)
+	machine.After = bench.MeasureSpeed(ctx, yardstickTime)
 	if res != nil {
+		if m, ok := res.(interface{ SetMachine(*bench.Machine) }); ok {
+			m.SetMachine(machine)
+		}
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		if jerr := enc.Encode(res); jerr != nil && err == nil {
 			err = jerr
 		}
-		fmt.Fprintf(stderr, "%s\n(%s; GOMAXPROCS %d, %d CPUs, %s, %s/%s)\n", res.Summary(), target,
-			runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintf(stderr, "%s\n(%s; GOMAXPROCS %d, %d CPUs, %s, %s/%s; %s)\n", res.Summary(), target,
+			runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, machine)
 		if t, ok := targetsOf(res); ok && err == nil {
 			if missed := t.Missed(); len(missed) > 0 {
 				fmt.Fprintf(stderr, "targets missed: %s\n", strings.Join(missed, ", "))
@@ -170,6 +177,9 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 	}
 	return err
 }
+
+// yardstickTime is how long each half of a yardstick measurement runs (one core, then all).
+const yardstickTime = 500 * time.Millisecond
 
 // syncWriter serialises writes from several goroutines (a child process's output is copied
 // by one). It has only Write, so that io.Copy into it never holds on to a buffer's insides.
