@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,8 +13,8 @@ import (
 // to goroutine), BEGIN, and COMMIT writing every touched page to the WAL again. When hundreds of
 // publish jobs save their steps at once (a burst of scheduled posts firing together), those
 // costs dominate. groupTx runs the small transactions submitted at the same moment as one
-// transaction (group commit): each in a savepoint of its own, so that one's error undoes only
-// its own writes, and one COMMIT for all. Nothing waits for a batch to fill: whoever arrives
+// transaction (group commit), with one COMMIT for all; one's error still undoes only its own
+// writes (see runGroup). Nothing waits for a batch to fill: whoever arrives
 // while a batch is running joins the next one, and the first of them runs it.
 //
 // Only SQLite uses it. On PostgreSQL writers run in parallel on their own connections, and one
@@ -91,9 +92,12 @@ func (s *Store) inGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return c.err
 }
 
-// runGroup runs a batch in one transaction and sets each call's err. When the transaction
-// itself fails (a savepoint statement or the COMMIT), every call is run again alone, so that
-// none is told it failed because of another.
+// runGroup runs a batch in one transaction and sets each call's err. A batch is first run
+// without a savepoint per call: most batches have no failing call, and a savepoint's two
+// statements (SAVEPOINT, RELEASE) were a third of a burst's statements on SQLite
+// (docs/BENCHMARKS.md). When a call fails, that transaction is rolled back and the batch run
+// again with savepoints, so that the failing call's writes alone are undone; a call may thus
+// run twice, as it already may when the shared transaction fails.
 func (s *Store) runGroup(batch []*groupCall) {
 	if len(batch) == 1 {
 		c := batch[0]
@@ -103,9 +107,42 @@ func (s *Store) runGroup(batch []*groupCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
 	err := s.InTx(ctx, func(tx *Tx) error {
+		for _, c := range batch {
+			if c.err = c.ctx.Err(); c.err != nil {
+				continue
+			}
+			if c.err = c.fn(tx); c.err != nil {
+				return errCallFailed
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errCallFailed) {
+		err = s.runGroupInSavepoints(ctx, batch)
+	}
+	if err == nil {
+		return
+	}
+	// The transaction itself failed (a savepoint statement or the COMMIT): every call is run
+	// again alone, so that none is told it failed because of another.
+	for _, c := range batch {
+		if c.ctx.Err() != nil {
+			c.err = c.ctx.Err()
+			continue
+		}
+		c.err = s.InTx(c.ctx, c.fn)
+	}
+}
+
+// errCallFailed ends a batch's first transaction when one of its calls failed.
+var errCallFailed = errors.New("store: a call of the batch failed")
+
+// runGroupInSavepoints runs a batch in one transaction, each call in a savepoint of its own,
+// and sets each call's err. It answers an error when the transaction itself failed.
+func (s *Store) runGroupInSavepoints(ctx context.Context, batch []*groupCall) error {
+	return s.InTx(ctx, func(tx *Tx) error {
 		for i, c := range batch {
-			if err := c.ctx.Err(); err != nil {
-				c.err = err
+			if c.err = c.ctx.Err(); c.err != nil {
 				continue
 			}
 			sp := fmt.Sprintf("g%d", i)
@@ -126,14 +163,4 @@ func (s *Store) runGroup(batch []*groupCall) {
 		}
 		return nil
 	})
-	if err == nil {
-		return
-	}
-	for _, c := range batch {
-		if c.ctx.Err() != nil {
-			c.err = c.ctx.Err()
-			continue
-		}
-		c.err = s.InTx(c.ctx, c.fn)
-	}
 }
