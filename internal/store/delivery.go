@@ -101,7 +101,16 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			}
 		}
 		// The long way, which also tells a stale job from a post still scheduled.
-		post, err := tx.lockDelivery(ctx, id, seq)
+		var (
+			post     lockedPost
+			siblings []destinationStatus
+			err      error
+		)
+		if s.dialect == Postgres {
+			post, err = tx.lockDelivery(ctx, id, seq)
+		} else {
+			post, siblings, err = tx.readDeliveryPost(ctx, id, seq)
+		}
 		if err != nil {
 			return err
 		}
@@ -115,7 +124,7 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			postStatus = post.status
 			return nil
 		}
-		dests, err := tx.saveStepReadingOthers(ctx, post.id, id, u, t)
+		dests, err := tx.saveStepReadingOthers(ctx, id, u, t, siblings)
 		if err != nil {
 			return err
 		}
@@ -214,18 +223,30 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 	return p, nil
 }
 
-// saveStepReadingOthers stores a step's outcome in destination id of post postID, which the
-// caller holds locked, and answers the post's destinations as they then are. On PostgreSQL the
+// saveStepReadingOthers stores a step's outcome in destination id, whose post the caller
+// holds locked, and answers the post's destinations as they then are. On PostgreSQL the
 // update itself returns the others' (a round trip less in every settling transaction; its
 // subqueries see the statement's snapshot, taken after the lock, as readPostDestinations
-// does, and not the row it updates, which is added from what was written); on SQLite it
-// reads them after, as an in-process call costs little.
-func (t *Tx) saveStepReadingOthers(ctx context.Context, postID, id string, u StepUpdate, at time.Time) (postDestinations, error) {
+// does, and not the row it updates, which is added from what was written). On SQLite the
+// caller has read them all before (readDeliveryPost): siblings, with id's row as it was.
+func (t *Tx) saveStepReadingOthers(ctx context.Context, id string, u StepUpdate, at time.Time, siblings []destinationStatus) (postDestinations, error) {
 	if t.dialect != Postgres {
-		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
+		args := stepArgs(id, u, at)
+		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, args...); err != nil {
 			return postDestinations{}, fmt.Errorf("store: save step: %w", err)
 		}
-		return t.readPostDestinations(ctx, postID)
+		var p postDestinations
+		for _, d := range siblings {
+			if d.id == id {
+				// As updateDestinationStep wrote it: published_at is kept once set.
+				d.status = u.Status
+				if !d.publishedAt.Valid && u.Status == DestPublished {
+					d.publishedAt = sql.NullTime{Time: at, Valid: true}
+				}
+			}
+			p.add(d.status, d.publishedAt)
+		}
+		return p, nil
 	}
 	var (
 		p         postDestinations
@@ -516,6 +537,49 @@ func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (p
 		return lockedPost{}, ErrStale
 	}
 	return post, nil
+}
+
+// readDeliveryPost is lockDelivery for SQLite, which also reads all the post's destinations
+// (their id, status and published_at) in the same statement: SQLite runs one write
+// transaction at a time, so what a read in it sees stays true until the commit, with no lock.
+func (t *Tx) readDeliveryPost(ctx context.Context, destinationID string, seq int) (lockedPost, []destinationStatus, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT p.id, p.account_id, p.status, d.id, d.seq, d.status, d.published_at
+		FROM destinations d JOIN posts p ON p.id = d.post_id
+		WHERE d.post_id = (SELECT post_id FROM destinations WHERE id = $1)`, destinationID)
+	if err != nil {
+		return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+	}
+	defer rows.Close()
+	var post lockedPost
+	var siblings []destinationStatus
+	found := false
+	for rows.Next() {
+		var d destinationStatus
+		var dseq int
+		if err := rows.Scan(&post.id, &post.accountID, &post.status, &d.id, &dseq, &d.status, &d.publishedAt); err != nil {
+			return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+		}
+		if d.id == destinationID {
+			found = true
+			if dseq != seq || Settled(d.status) {
+				return lockedPost{}, nil, ErrStale
+			}
+		}
+		siblings = append(siblings, d)
+	}
+	if err := rows.Err(); err != nil {
+		return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+	}
+	if !found {
+		return lockedPost{}, nil, ErrNotFound
+	}
+	return post, siblings, nil
+}
+
+// destinationStatus is what a post's status is computed from, of one of its destinations.
+type destinationStatus struct {
+	id, status  string
+	publishedAt sql.NullTime
 }
 
 // lockedPost is a post a transaction holds locked, as it read it.
