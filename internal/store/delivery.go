@@ -470,23 +470,28 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 
 // StartDelivery is called when a destination's job runs: it answers ErrStale when the job is
 // not the destination's current one or the destination has settled, and otherwise marks a
-// scheduled post as fired (processing). The post row is locked first, so that a cancel or an
-// edit of the post and its firing cannot interleave.
+// scheduled post as fired (processing). A cancel or an edit of the post and its firing cannot
+// interleave: on PostgreSQL the post row is locked first, and SQLite runs one write
+// transaction at a time.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
 	if s.dialect == Postgres {
 		return s.startDeliveryPostgres(ctx, destinationID, seq)
 	}
 	return s.inGroupTx(ctx, func(tx *Tx) error {
-		post, err := tx.lockDelivery(ctx, destinationID, seq)
+		// Most often the job is current and the post scheduled: one statement fires it. (With
+		// one writer at a time, SQLite needs no lock between the check and the update.)
+		res, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE status = $3
+			AND id = (SELECT post_id FROM destinations WHERE id = $4 AND seq = $5 AND status NOT IN ($6, $7, $8, $9))`,
+			PostProcessing, now(), PostScheduled, destinationID, seq, DestPublished, DestSentToInbox, DestFailed, DestCanceled)
 		if err != nil {
-			return err
+			return fmt.Errorf("store: fire post: %w", err)
 		}
-		if post.status == PostScheduled {
-			if _, err := tx.tx.ExecContext(ctx, `UPDATE posts SET status = $1, updated_at = $2 WHERE id = $3`, PostProcessing, now(), post.id); err != nil {
-				return fmt.Errorf("store: fire post: %w", err)
-			}
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			return nil
 		}
-		return nil
+		// Stale, or the post fired already (no write needed): lockDelivery tells which.
+		_, err = tx.lockDelivery(ctx, destinationID, seq)
+		return err
 	})
 }
 

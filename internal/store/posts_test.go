@@ -226,3 +226,63 @@ func TestPostPublishedAtIsFirstDestinations(t *testing.T) {
 		}
 	})
 }
+
+// TestStartDelivery: a destination's job that starts fires its scheduled post, finds an
+// immediate or already fired post as it is, and is told it is stale when it is not the
+// destination's current job or the destination has settled.
+func TestStartDelivery(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		later := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+		for _, tc := range []struct {
+			name      string
+			scheduled bool
+			prepare   func(p store.Post) error
+			seqDelta  int
+			want      error
+			wantPost  string
+		}{
+			{name: "scheduled post fires", scheduled: true, wantPost: store.PostProcessing},
+			{name: "immediate post", wantPost: store.PostProcessing},
+			{name: "second job of a fired post", scheduled: true,
+				prepare:  func(p store.Post) error { return s.StartDelivery(ctx, p.Destinations[0].ID, p.Destinations[0].Seq) },
+				wantPost: store.PostProcessing},
+			{name: "job of an older edit", scheduled: true, seqDelta: -1, want: store.ErrStale, wantPost: store.PostScheduled},
+			{name: "canceled post", scheduled: true, seqDelta: 1, want: store.ErrStale, wantPost: store.PostCanceled,
+				prepare: func(p store.Post) error { _, err := s.CancelPost(ctx, ca.Account.ID, p.ID); return err }},
+			{name: "settled destination", want: store.ErrStale, wantPost: store.PostPublished,
+				prepare: func(p store.Post) error {
+					_, _, err := s.SaveStep(ctx, p.Destinations[0].ID, p.Destinations[0].Seq, store.StepUpdate{Status: store.DestPublished})
+					return err
+				}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				np := store.NewPost{ContentHash: tc.name, AllowDuplicate: true}
+				if tc.scheduled {
+					np.ScheduledFor = &later
+				}
+				p := newPost(t, s, ca, np)
+				if tc.prepare != nil {
+					if err := tc.prepare(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				d := p.Destinations[0]
+				if err := s.StartDelivery(ctx, d.ID, d.Seq+tc.seqDelta); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+					t.Fatalf("StartDelivery: %v, want %v", err, tc.want)
+				}
+				got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != tc.wantPost {
+					t.Errorf("post %s, want %s", got.Status, tc.wantPost)
+				}
+			})
+		}
+		if err := s.StartDelivery(ctx, "00000000-0000-4000-8000-000000000000", 1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown destination: %v, want ErrNotFound", err)
+		}
+	})
+}
