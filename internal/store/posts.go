@@ -156,10 +156,12 @@ func UsageMonth(t time.Time) string { return t.UTC().Format("2006-01") }
 // serialised so that each sees the other's post: SQLite has one writer; on PostgreSQL they
 // take transaction-scoped advisory locks on the key and on the content. Other publishes of the
 // account run in parallel: the allowance is counted last, so that its row lock is held only
-// while the transaction commits.
+// while the transaction commits. On SQLite the publishes of the same moment share a commit
+// (inGroupTx): each COMMIT writes every page it touched to the WAL again, and consecutive
+// posts touch mostly the same pages. enqueue may then run twice, and must write only through tx.
 func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx, p Post) error) (Post, error) {
 	var out Post
-	err := s.InTx(ctx, func(tx *Tx) error {
+	err := s.inGroupTx(ctx, func(tx *Tx) error {
 		t := now()
 		var limit sql.NullInt64
 		var suspended bool
