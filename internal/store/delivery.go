@@ -224,15 +224,15 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 }
 
 // saveStepReadingOthers stores a step's outcome in destination id, whose post the caller
-// holds locked, and answers the post's destinations as they then are. On PostgreSQL the
-// update itself returns the others' (a round trip less in every settling transaction; its
-// subqueries see the statement's snapshot, taken after the lock, as readPostDestinations
-// does, and not the row it updates, which is added from what was written). On SQLite the
-// caller has read them all before (readDeliveryPost): siblings, with id's row as it was.
+// holds locked (or, on SQLite, has read in this transaction), and answers the post's
+// destinations as they then are. On PostgreSQL the update itself returns the others' (a round
+// trip less in every settling transaction; its subqueries see the statement's snapshot, taken
+// after the lock, as readPostDestinations does, and not the row it updates, which is added
+// from what was written). On SQLite the caller has read them all before (readDeliveryPost):
+// siblings, with id's row as it was.
 func (t *Tx) saveStepReadingOthers(ctx context.Context, id string, u StepUpdate, at time.Time, siblings []destinationStatus) (postDestinations, error) {
 	if t.dialect != Postgres {
-		args := stepArgs(id, u, at)
-		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, args...); err != nil {
+		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
 			return postDestinations{}, fmt.Errorf("store: save step: %w", err)
 		}
 		var p postDestinations

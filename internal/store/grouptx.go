@@ -14,8 +14,8 @@ import (
 // publish jobs save their steps at once (a burst of scheduled posts firing together), those
 // costs dominate. groupTx runs the small transactions submitted at the same moment as one
 // transaction (group commit), with one COMMIT for all; one's error still undoes only its own
-// writes (see runGroup). Nothing waits for a batch to fill: whoever arrives
-// while a batch is running joins the next one, and the first of them runs it.
+// writes (see runGroup). Nothing waits for a batch to fill: whoever arrives while a batch is
+// running joins the next one, and the first of them runs it.
 //
 // Only SQLite uses it. On PostgreSQL writers run in parallel on their own connections, and one
 // transaction locking several posts could deadlock with another process's.
