@@ -26,8 +26,8 @@ func TestYardstickTextIsFixed(t *testing.T) {
 
 func TestMeasureSpeed(t *testing.T) {
 	s := MeasureSpeed(context.Background(), 50*time.Millisecond)
-	if s.OneCoreMBps <= 0 || s.AllCoresMBps <= 0 {
-		t.Errorf("speed %+v, want work done on one core and on all", s)
+	if s.OneCoreMBps <= 0 || s.AllCoresMBps <= 0 || s.LoopbackRoundTrips <= 0 {
+		t.Errorf("speed %+v, want work done on one core, on all, and over loopback", s)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -37,7 +37,7 @@ func TestMeasureSpeed(t *testing.T) {
 	if time.Since(start) > time.Minute {
 		t.Errorf("an ended context ran the yardstick for %s", time.Since(start))
 	}
-	if s.OneCoreMBps != 0 || s.AllCoresMBps != 0 {
+	if s.OneCoreMBps != 0 || s.AllCoresMBps != 0 || s.LoopbackRoundTrips != 0 {
 		t.Errorf("speed %+v after the context ended, want none measured", s)
 	}
 }

@@ -49,13 +49,13 @@ func runBench(t *testing.T, args ...string) map[string]any {
 		t.Errorf("no targets: %v", res)
 	}
 	for _, at := range []string{"before", "after"} {
-		for _, cores := range []string{"one_core_mb_per_s", "all_cores_mb_per_s"} {
+		for _, cores := range []string{"one_core_mb_per_s", "all_cores_mb_per_s", "loopback_round_trips_per_s"} {
 			if v := num(t, res, "machine."+at+"."+cores); v <= 0 {
 				t.Errorf("machine.%s.%s = %v, want the yardstick's speed", at, cores, v)
 			}
 		}
 	}
-	if !strings.Contains(errOut.String(), "yardstick MB/s") {
+	if !strings.Contains(errOut.String(), "yardstick: ") {
 		t.Errorf("no yardstick in the summary:\n%s", errOut.String())
 	}
 	return res
