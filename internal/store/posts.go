@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -460,19 +461,44 @@ func (s *Store) GetPost(ctx context.Context, accountID, id string) (Post, error)
 	if !ValidID(id) {
 		return Post{}, ErrNotFound
 	}
-	var p Post
-	err := s.snapshot(ctx, func(q queryer) (err error) {
-		p, err = scanPost(q.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
-		if err != nil {
-			return notFound(err)
-		}
-		return s.attachDestinations(ctx, q, []*Post{&p})
-	})
+	rows, err := s.read.QueryContext(ctx, getPostQuery, id, accountID)
 	if err != nil {
-		return Post{}, err
+		return Post{}, fmt.Errorf("store: read post: %w", err)
 	}
+	defer rows.Close()
+	var ps postScan
+	var ds destinationScan
+	targets := slices.Concat(ps.targets(), ds.targets())
+	dests := []Destination{}
+	for rows.Next() {
+		if err := rows.Scan(targets...); err != nil {
+			return Post{}, fmt.Errorf("store: read post: %w", err)
+		}
+		dests = append(dests, ds.destination())
+	}
+	if err := rows.Err(); err != nil {
+		return Post{}, fmt.Errorf("store: read post: %w", err)
+	}
+	p := ps.post()
+	if len(dests) == 0 {
+		// Not the account's post, or (never made by the API) a post without destinations.
+		p, err = scanPost(s.read.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
+		if err != nil {
+			return Post{}, notFound(err)
+		}
+	}
+	p.Destinations = dests
 	return p, nil
 }
+
+// getPostQuery reads a post and its destinations in one statement: a row per destination, in
+// their order, each with the post's columns first. One statement reads one snapshot on both
+// databases, so the post's status and its destinations' agree without a transaction, whose
+// BEGIN and end were half the statements of a GET /posts/{id}.
+const getPostQuery = `SELECT pq.*, dq.* FROM
+	(SELECT ` + postColumns + ` FROM posts WHERE id = $1 AND account_id = $2) pq
+	JOIN (SELECT ` + destinationColumns + ` FROM destinations d JOIN channels c ON c.id = d.channel_id WHERE d.post_id = $1) dq
+	ON true ORDER BY dq.position`
 
 // snapshot runs reads that must agree with each other (a post's status and its destinations')
 // in one read-only transaction: on PostgreSQL a repeatable-read one, whose statements all see

@@ -286,3 +286,48 @@ func TestStartDelivery(t *testing.T) {
 		}
 	})
 }
+
+// TestGetPost: a post is read with all its destinations, in their order and with their
+// channels' names, and a post without destinations (which the API never makes) still reads.
+func TestGetPost(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		np := store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: "three", Request: []byte(`{"k":1}`),
+			Video: store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10}}
+		for i, platform := range []string{"tiktok", "youtube", "instagram"} {
+			ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: platform,
+				Name: fmt.Sprintf("channel %d", i), ExternalAccountID: "sbx_" + platform, Sandbox: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			np.Destinations = append(np.Destinations, store.Destination{ChannelID: ch.ID, Platform: platform, Options: []byte(`{}`)})
+		}
+		p, err := s.CreatePost(ctx, np, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != p.ID || got.Status != store.PostProcessing || string(got.Request) != `{"k":1}` || len(got.Destinations) != 3 {
+			t.Fatalf("post %+v", got)
+		}
+		for i, d := range got.Destinations {
+			if d.Position != i || d.Platform != np.Destinations[i].Platform || d.ChannelName != fmt.Sprintf("channel %d", i) || d.PostID != p.ID {
+				t.Errorf("destination %d: position %d, platform %s, channel %q", i, d.Position, d.Platform, d.ChannelName)
+			}
+		}
+
+		np.ContentHash, np.Destinations = "none", nil
+		empty, err := s.CreatePost(ctx, np, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.GetPost(ctx, ca.Account.ID, empty.ID)
+		if err != nil || got.ID != empty.ID || got.Destinations == nil || len(got.Destinations) != 0 {
+			t.Errorf("post without destinations: %+v, %v", got, err)
+		}
+	})
+}
