@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -124,26 +125,21 @@ func echoFor(ctx context.Context, d time.Duration) float64 {
 func compressFor(ctx context.Context, n int, d time.Duration) float64 {
 	text := yardstickText()
 	start := time.Now()
-	var mu sync.Mutex
-	var bytes int
+	var bytes atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			w, _ := flate.NewWriter(io.Discard, 6) // level 6 is valid: no error
-			done := 0
 			for time.Since(start) < d && ctx.Err() == nil {
 				w.Reset(io.Discard)
 				_, _ = w.Write(text) // io.Discard does not fail
 				_ = w.Close()
-				done += len(text)
+				bytes.Add(int64(len(text)))
 			}
-			mu.Lock()
-			bytes += done
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return float64(bytes) / 1e6 / time.Since(start).Seconds()
+	return float64(bytes.Load()) / 1e6 / time.Since(start).Seconds()
 }
 
 // String is the yardstick for the summary line.

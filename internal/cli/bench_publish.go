@@ -178,7 +178,8 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 	return err
 }
 
-// yardstickTime is how long each half of a yardstick measurement runs (one core, then all).
+// yardstickTime is how long each part of a yardstick measurement runs (compression on one
+// core, then on all, then the loopback echo).
 const yardstickTime = 500 * time.Millisecond
 
 // syncWriter serialises writes from several goroutines (a child process's output is copied

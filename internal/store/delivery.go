@@ -229,20 +229,19 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 // trip less in every settling transaction; its subqueries see the statement's snapshot, taken
 // after the lock, as readPostDestinations does, and not the row it updates, which is added
 // from what was written). On SQLite the caller has read them all before (readDeliveryPost):
-// siblings, with id's row as it was.
+// siblings, whose row id is replaced by what the update returns.
 func (t *Tx) saveStepReadingOthers(ctx context.Context, id string, u StepUpdate, at time.Time, siblings []destinationStatus) (postDestinations, error) {
 	if t.dialect != Postgres {
-		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
+		var written destinationStatus
+		err := t.tx.QueryRowContext(ctx, updateDestinationStep+` RETURNING status, published_at`, stepArgs(id, u, at)...).
+			Scan(&written.status, &written.publishedAt)
+		if err != nil {
 			return postDestinations{}, fmt.Errorf("store: save step: %w", err)
 		}
 		var p postDestinations
 		for _, d := range siblings {
 			if d.id == id {
-				// As updateDestinationStep wrote it: published_at is kept once set.
-				d.status = u.Status
-				if !d.publishedAt.Valid && u.Status == DestPublished {
-					d.publishedAt = sql.NullTime{Time: at, Valid: true}
-				}
+				d = written
 			}
 			p.add(d.status, d.publishedAt)
 		}
