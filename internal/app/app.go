@@ -240,7 +240,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
-			publish.QueueName:  {MaxWorkers: 1000},
+			publish.QueueName:  {MaxWorkers: cfg.PublishWorkers},
 		}
 		river.AddWorker(queueCfg.Workers, &webhooks.Worker{
 			Store: st, Box: box, Client: webhooks.NewClient(webhooks.Policy(cfg.AllowPrivateURLs)),

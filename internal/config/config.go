@@ -29,6 +29,8 @@ type Config struct {
 	PublishWait      time.Duration
 	RetryAttempts    int
 	RetryBaseDelay   time.Duration
+	// PublishWorkers is how many destinations one worker process takes forward at once.
+	PublishWorkers int
 	// WebhookRetryBase is the first retry delay of a webhook delivery; the rest of the
 	// Standard Webhooks schedule (5 min, 30 min, 2 h, ...) scales with it.
 	WebhookRetryBase time.Duration
@@ -74,6 +76,13 @@ type Config struct {
 	AIWait time.Duration
 }
 
+// DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
+// most of its time waiting on a platform, so this is well above the number of cores; but each
+// job in flight also holds connections and memory, and on two cores a burst of 2,000
+// destinations to the simulators drained with a quarter less CPU at 300 than at 1,000
+// (docs/BENCHMARKS.md, 2026-11-26, a seventh machine).
+const DefaultPublishWorkers = 300
+
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
 	ID     string
@@ -116,6 +125,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
 	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
+	fs.IntVar(&c.PublishWorkers, "publish-workers", DefaultPublishWorkers, "destinations a worker process takes forward at once (each a job on the publish queue)")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 5*time.Second, "first retry delay of a webhook delivery; later ones (5m, 30m, 2h, ... 24h) scale with it")
 	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
 	fs.IntVar(&c.RateLimitBurst, "rate-limit-burst", 40, "burst of requests allowed per credential")
@@ -219,6 +229,12 @@ func (c *Config) Finish() error {
 	}
 	if c.RetryAttempts < 1 {
 		return errors.New("retry attempts must be at least 1")
+	}
+	switch {
+	case c.PublishWorkers == 0:
+		c.PublishWorkers = DefaultPublishWorkers
+	case c.PublishWorkers < 0:
+		return errors.New("publish workers must be at least 1 (0 = the default, 300)")
 	}
 	for p, cl := range c.OAuthClients {
 		if (cl.ID == "") != (cl.Secret == "") {

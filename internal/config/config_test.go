@@ -27,12 +27,12 @@ func parse(t *testing.T, env map[string]string, args ...string) (*Config, error)
 func TestEnvAndFlags(t *testing.T) {
 	c, err := parse(t, map[string]string{
 		"REELAY_PUBLISH_WAIT": "3s", "REELAY_ADDR": "127.0.0.1:9999", "REELAY_SANDBOX": "false",
-		"REELAY_RATE_LIMIT_RPS": "5", "REELAY_DATA_DIR": "/tmp/x",
+		"REELAY_RATE_LIMIT_RPS": "5", "REELAY_DATA_DIR": "/tmp/x", "REELAY_PUBLISH_WORKERS": "40",
 	}, "--addr", "127.0.0.1:7000", "--data", "/srv/reelay")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 {
+	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 || c.PublishWorkers != 40 {
 		t.Errorf("env not applied: %+v", c)
 	}
 	if c.Addr != "127.0.0.1:7000" || c.DataDir != "/srv/reelay" {
@@ -51,6 +51,7 @@ func TestInvalid(t *testing.T) {
 		"oidc half":      {"REELAY_OIDC_ISSUER": "https://idp.example"},
 		"bad public url": {"REELAY_PUBLIC_URL": "ftp://x"},
 		"zero rps":       {"REELAY_RATE_LIMIT_RPS": "0"},
+		"no workers":     {"REELAY_PUBLISH_WORKERS": "-1"},
 		"llm relative":   {"REELAY_LLM_URL": "localhost:11434/v1", "REELAY_LLM_MODEL": "llama3.1"},
 		"llm no model":   {"REELAY_LLM_URL": "http://localhost:11434/v1"},
 		"llm no url":     {"REELAY_LLM_MODEL": "gpt-4o-mini", "REELAY_LLM_API_KEY": "sk-x"},

@@ -37,9 +37,9 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: t}
 }
 
-// KeepConnections sizes t's pool of idle connections for the publish workers: up to a
-// thousand of them talk to one platform's few hosts (all simulators share one host in
-// sandbox). net/http keeps 2 idle connections per host by default, so with more requests in
+// KeepConnections sizes t's pool of idle connections for the publish workers: hundreds of
+// them (REELAY_PUBLISH_WORKERS) talk to one platform's few hosts (all simulators share one
+// host in sandbox). net/http keeps 2 idle connections per host by default, so with more requests in
 // flight most connections were closed after one use and the next request dialed (and, for a
 // real platform, did its TLS handshake) again: in a burst, a tenth of the CPU
 // (docs/BENCHMARKS.md).
