@@ -34,7 +34,8 @@
 // videos.list?part=status,processingDetails (step 3), videoCategories.list (Options),
 // channels.list?mine=true (Identify), and commentThreads.list, comments.list and
 // comments.insert (audience.go). Their errors (*googleapi.Error) are classified by the same
-// rules as the hand-written calls' (errors.go).
+// rules as the hand-written calls' (errors.go). The module is at v0.312.0, one release after
+// the v0.311.0 DESIGN.md names: the newest the module proxy served when the client was written.
 //
 // Three calls stay on plain net/http, each for a reason that holds in v0.312.0:
 //   - videos.insert's resumable session: the library's resumable upload
