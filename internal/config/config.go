@@ -79,7 +79,7 @@ type Config struct {
 // DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
 // most of its time waiting on a platform, so this is well above the number of cores; but each
 // job in flight also holds connections and memory, and on two cores a burst of 2,000
-// destinations to the simulators drained with a quarter less CPU at 300 than at 1,000
+// destinations to the simulators drained with a fifth less CPU at 300 than at 1,000
 // (docs/BENCHMARKS.md, 2026-11-26, a seventh machine).
 const DefaultPublishWorkers = 300
 

@@ -39,9 +39,9 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 
 // KeepConnections sizes t's pool of idle connections for the publish workers: hundreds of
 // them (REELAY_PUBLISH_WORKERS) talk to one platform's few hosts (all simulators share one
-// host in sandbox). net/http keeps 2 idle connections per host by default, so with more requests in
-// flight most connections were closed after one use and the next request dialed (and, for a
-// real platform, did its TLS handshake) again: in a burst, a tenth of the CPU
+// host in sandbox). net/http keeps 2 idle connections per host by default, so with more
+// requests in flight most connections were closed after one use and the next request dialed
+// (and, for a real platform, did its TLS handshake) again: in a burst, a tenth of the CPU
 // (docs/BENCHMARKS.md).
 func KeepConnections(t *http.Transport) {
 	t.MaxIdleConns = 512
