@@ -324,7 +324,7 @@ func (t *Tx) lockPost(ctx context.Context, accountID, id string) (Post, error) {
 	if !ValidID(id) {
 		return Post{}, ErrNotFound
 	}
-	p, err := scanPost(t.tx.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`+t.forUpdate(), id, accountID))
+	p, err := scanPost(t.tx.QueryRowContext(ctx, accountPostQuery+t.forUpdate(), id, accountID))
 	return p, notFound(err)
 }
 

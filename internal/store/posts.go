@@ -482,7 +482,7 @@ func (s *Store) GetPost(ctx context.Context, accountID, id string) (Post, error)
 	p := ps.post()
 	if len(dests) == 0 {
 		// Not the account's post, or (never made by the API) a post without destinations.
-		p, err = scanPost(s.read.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE id = $1 AND account_id = $2`, id, accountID))
+		p, err = scanPost(s.read.QueryRowContext(ctx, accountPostQuery, id, accountID))
 		if err != nil {
 			return Post{}, notFound(err)
 		}
@@ -491,12 +491,15 @@ func (s *Store) GetPost(ctx context.Context, accountID, id string) (Post, error)
 	return p, nil
 }
 
+// accountPostQuery reads post $1 if account $2 owns it.
+const accountPostQuery = `SELECT ` + postColumns + ` FROM posts WHERE id = $1 AND account_id = $2`
+
 // getPostQuery reads a post and its destinations in one statement: a row per destination, in
 // their order, each with the post's columns first. One statement reads one snapshot on both
 // databases, so the post's status and its destinations' agree without a transaction, whose
 // BEGIN and end were half the statements of a GET /posts/{id}.
 const getPostQuery = `SELECT pq.*, dq.* FROM
-	(SELECT ` + postColumns + ` FROM posts WHERE id = $1 AND account_id = $2) pq
+	(` + accountPostQuery + `) pq
 	JOIN (SELECT ` + destinationColumns + ` FROM destinations d JOIN channels c ON c.id = d.channel_id WHERE d.post_id = $1) dq
 	ON true ORDER BY dq.position`
 
