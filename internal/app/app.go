@@ -75,7 +75,7 @@ type Params struct {
 
 // App is one reelay process.
 type App struct {
-	Handler http.Handler // nil for the worker role
+	Handler http.Handler // a worker's serves only /healthz, /readyz and /metrics
 	Queue   *jobs.Queue
 	Media   *media.Store
 	Service *publish.Service
@@ -228,6 +228,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	aiTimeout := max(worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
 	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: max(worker.Timeout(nil), aiTimeout)}
 	if cfg.Role != config.RoleAPI {
+		worker.Metrics = publish.NewMetrics(p.Registry)
 		queueCfg.Workers = river.NewWorkers()
 		if err := river.AddWorkerSafely(queueCfg.Workers, worker); err != nil {
 			a.Close()
@@ -262,6 +263,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	st.SetWebhookEnqueuer(webhooks.Enqueuer(a.Queue))
 	a.Service.Queue, videos.Queue = a.Queue, a.Queue
 	if cfg.Role == config.RoleWorker {
+		a.Handler = httpapi.NewOperational(st, p.Registry, log)
 		return a, nil
 	}
 

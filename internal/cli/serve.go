@@ -65,15 +65,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 
 	// Listen before anything else is built, so that a server on port 0 (tests) knows the
 	// address the simulators and media links must name.
-	var ln net.Listener
-	if cfg.Role != config.RoleWorker {
-		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-			return err
-		}
-		defer ln.Close()
-		if strings.HasSuffix(cfg.PublicURL, ":0") {
-			cfg.PublicURL = "http://" + ln.Addr().String()
-		}
+	// A worker listens too, for its health and metrics.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if cfg.Role != config.RoleWorker && strings.HasSuffix(cfg.PublicURL, ":0") {
+		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	// With SQLite one process owns the database, and the lock makes sure of it: jobs found
 	// running at start were left by a process that died, and resume at once instead of after
@@ -106,19 +105,16 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		}
 	}()
 
-	if cfg.Role == config.RoleWorker {
-		log.Info("worker running")
-		<-ctx.Done()
-		log.Info("shutting down")
-		return nil
-	}
-
 	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
-	// Said plainly, beside the first start's key, so that a new user knows where to go next.
-	fmt.Fprintf(stderr, "\n  Dashboard: %s/ (sign in with an API key)\n  API:       %s/api/v1\n\n", cfg.PublicURL, cfg.PublicURL)
+	if cfg.Role == config.RoleWorker {
+		log.Info("worker running", "health_url", "http://"+ln.Addr().String()+"/healthz")
+	} else {
+		log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
+		// Said plainly, beside the first start's key, so that a new user knows where to go next.
+		fmt.Fprintf(stderr, "\n  Dashboard: %s/ (sign in with an API key)\n  API:       %s/api/v1\n\n", cfg.PublicURL, cfg.PublicURL)
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

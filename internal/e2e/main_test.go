@@ -200,6 +200,21 @@ func (p *proc) waitHealthy(base string, timeout time.Duration) {
 	}
 }
 
+// httpGet answers the body of a GET that must succeed.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d, %v: %s", url, resp.StatusCode, err, body)
+	}
+	return string(body)
+}
+
 // freeAddr returns a loopback address with a port that was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,14 +124,16 @@ func TestScaleOut(t *testing.T) {
 	}
 
 	api := startProc(t, "reelay serve --role api", envWith(map[string]string{"REELAY_ADDR": addr}), "serve", "--role", "api")
-	workers := []*proc{
-		startProc(t, "reelay serve --role worker #1", envWith(nil), "serve", "--role", "worker"),
-		startProc(t, "reelay serve --role worker #2", envWith(nil), "serve", "--role", "worker"),
+	// Each worker serves its health and its metrics on an address of its own.
+	workerBases := []string{"http://" + freeAddr(t), "http://" + freeAddr(t)}
+	workers := make([]*proc, len(workerBases))
+	for i, wb := range workerBases {
+		workers[i] = startProc(t, fmt.Sprintf("reelay serve --role worker #%d", i+1),
+			envWith(map[string]string{"REELAY_ADDR": strings.TrimPrefix(wb, "http://")}), "serve", "--role", "worker")
 	}
 	api.waitHealthy(base, 60*time.Second)
-	workerRunning := regexp.MustCompile(`"msg":"worker running"`)
-	for _, w := range workers {
-		w.waitOutput(workerRunning, 60*time.Second)
+	for i, w := range workers {
+		w.waitHealthy(workerBases[i], 60*time.Second)
 	}
 	if strings.Contains(api.out.String(), "First start") {
 		t.Errorf("the API process made a first-start account although the database had one")
@@ -242,6 +245,25 @@ func TestScaleOut(t *testing.T) {
 		t.Logf("worker #%d settled %d destinations", i+1, len(recs))
 		if len(recs) == 0 {
 			t.Errorf("worker #%d settled no destination: the work was not shared", i+1)
+		}
+	}
+	// Each worker's /metrics counts what its log says it settled; the API process counts none.
+	publishedMetric := regexp.MustCompile(`(?m)^reelay_destinations_settled_total\{error_category="",platform="[a-z]+",status="published"\} (\d+)$`)
+	for i, wb := range append(workerBases, base) {
+		body := httpGet(t, wb+"/metrics")
+		n := 0
+		for _, m := range publishedMetric.FindAllStringSubmatch(body, -1) {
+			v, _ := strconv.Atoi(m[1])
+			n += v
+		}
+		if i == len(workerBases) {
+			if n != 0 {
+				t.Errorf("the API process's metrics count %d published destinations", n)
+			}
+			continue
+		}
+		if logged := len(logLines(workers[i].out.String(), "destination settled")); n != logged {
+			t.Errorf("worker #%d: /metrics counts %d published destinations, its log %d", i+1, n, logged)
 		}
 	}
 	if n := len(logLines(api.out.String(), "destination settled")); n != 0 {

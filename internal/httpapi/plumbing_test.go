@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/httpapi"
@@ -67,6 +68,42 @@ func TestOperationalEndpoints(t *testing.T) {
 	e.st.Close()
 	if r := e.do(req{Method: "GET", Path: "/readyz"}); r.Code != 503 || r.JSON["status"] != "unavailable" {
 		t.Errorf("readyz with the database closed: %d %s", r.Code, r.Body)
+	}
+}
+
+// TestWorkerEndpoints: a worker process serves only the operational endpoints, the metrics
+// from its own registry, and answers everything else in the contract's error body.
+func TestWorkerEndpoints(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t, store.SQLite)
+	reg := prometheus.NewRegistry()
+	jobs := prometheus.NewCounter(prometheus.CounterOpts{Name: "reelay_test_jobs_total", Help: "test"})
+	reg.MustRegister(jobs)
+	jobs.Add(3)
+	h := httpapi.NewOperational(st, reg, nil)
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		has          string
+	}{
+		{"GET", "/healthz", 200, `"status":"ok"`},
+		{"GET", "/readyz", 200, `"migrations":"ok"`},
+		{"GET", "/metrics", 200, "reelay_test_jobs_total 3"},
+		{"POST", "/metrics", 405, `"code":"method_not_allowed"`},
+		{"GET", "/api/v1/projects", 404, `"code":"not_found"`},
+		{"GET", "/", 404, `"success":false`},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if w.Code != tc.code || !strings.Contains(w.Body.String(), tc.has) {
+			t.Errorf("%s %s: %d %s, want %d with %s", tc.method, tc.path, w.Code, w.Body, tc.code, tc.has)
+		}
+	}
+	// Its own requests are counted too.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(w.Body.String(), `reelay_http_requests_total{method="GET",route="GET /healthz",status="200"} 1`) {
+		t.Errorf("metrics lack the health request:\n%s", w.Body)
 	}
 }
 

@@ -157,7 +157,27 @@ func New(o Options) *Server {
 	if s.sandbox {
 		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
 	}
+	s.operationalRoutes()
 	s.routes()
+	s.fallbackRoutes()
+	s.handler = s.observe(s.mux)
+	return s
+}
+
+// NewOperational builds what a worker process serves: /healthz, /readyz and /metrics, so that
+// an orchestrator can probe it and Prometheus can read the job metrics, which only workers
+// record. Every other path answers 404.
+func NewOperational(st *store.Store, registry *prometheus.Registry, log *slog.Logger) *Server {
+	s := &Server{store: st, registry: registry, log: log, mux: http.NewServeMux(), methods: map[string][]string{}}
+	if s.log == nil {
+		s.log = discardLogger
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	s.metrics = newHTTPMetrics(s.registry)
+	s.operationalRoutes()
+	s.fallbackRoutes()
 	s.handler = s.observe(s.mux)
 	return s
 }
@@ -165,11 +185,15 @@ func New(o Options) *Server {
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-func (s *Server) routes() {
-	// Operational endpoints, outside the versioned API and without credentials.
+// operationalRoutes are the endpoints outside the versioned API, without credentials, that
+// every role serves.
+func (s *Server) operationalRoutes() {
 	s.public("GET /healthz", s.healthz)
 	s.public("GET /readyz", s.readyz)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	s.register("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+}
+
+func (s *Server) routes() {
 	s.public("GET "+APIPrefix+"/openapi.json", s.openapi)
 
 	s.private("GET "+APIPrefix+"/projects", s.listProjects)
@@ -213,8 +237,11 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/webhooks/{id}/deliveries", s.listWebhookDeliveries)
 
 	s.private("POST "+APIPrefix+"/mcp", s.serveMCP)
+}
 
-	// Every path registered above answers other methods with a 405 in the contract's body.
+// fallbackRoutes come last: every path registered before answers other methods with a 405
+// in the contract's body, and every other path a 404 (or the dashboard's page).
+func (s *Server) fallbackRoutes() {
 	for path, methods := range s.methods {
 		sort.Strings(methods)
 		allow := strings.Join(methods, ", ")

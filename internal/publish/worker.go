@@ -30,6 +30,8 @@ type Worker struct {
 	Access    ChannelAccess
 	Hub       *Hub
 	Log       *slog.Logger
+	// Metrics counts steps and settled destinations; nil counts nothing.
+	Metrics *Metrics
 	// Tokens renews channels' OAuth tokens: before a step when they are about to expire, and
 	// once when the platform refuses one. nil never renews.
 	Tokens TokenRefresher
@@ -99,7 +101,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
 	var snooze *river.JobSnoozeError
 	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
 		// River gives up on the job after this; the destination must not stay open forever.
-		w.fail(context.WithoutCancel(ctx), job.Args, "", Permanent(CategoryInternal, 0, "reelay could not process this destination: %v", err))
+		w.fail(context.WithoutCancel(ctx), job.Args, "", "", Permanent(CategoryInternal, 0, "reelay could not process this destination: %v", err))
 	}
 	return err
 }
@@ -121,10 +123,10 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	log := w.Log.With("destination", dl.Destination.ID, "post", dl.Post.ID, "platform", dl.Destination.Platform)
 	provider := w.Providers[dl.Destination.Platform]
 	if provider == nil {
-		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
+		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, Permanent(CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
 	}
 	if dl.Channel.Status == store.ChannelReauthRequired {
-		return w.fail(ctx, args, "", Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
+		return w.fail(ctx, args, dl.Destination.Platform, "", Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
 	}
 	if w.Tokens != nil {
 		ch, err := w.Tokens.Refresh(ctx, dl.Channel, false)
@@ -132,13 +134,13 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 		case err == nil:
 			dl.Channel = ch
 		case !AsError(err).Transient:
-			return w.fail(ctx, args, dl.Channel.ID, AsError(err))
+			return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, AsError(err))
 		}
 		// A transient failure leaves the old token, which may well still work.
 	}
 	d, err := w.destination(dl)
 	if err != nil {
-		return w.fail(ctx, args, dl.Channel.ID, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err))
+		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err))
 	}
 
 	started := time.Now()
@@ -147,6 +149,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	renewed := false
 	for {
 		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
+		stepStarted := time.Now()
 		out, err := provider.Step(stepCtx, d)
 		cancel()
 		d.Continued = err == nil
@@ -156,6 +159,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 				// stored state.
 				return ctx.Err()
 			}
+			w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), err)
 			pe := AsError(err)
 			if pe.Category == CategoryAuthExpired && w.Tokens != nil && !renewed {
 				// The platform refused the token: renew it once and repeat the step (a
@@ -175,7 +179,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			attempts++
 			if !pe.Transient || attempts >= w.RetryAttempts {
 				log.Warn("destination failed", "category", pe.Category, "attempts", attempts, "error", pe.Message)
-				return w.fail(ctx, args, dl.Channel.ID, pe)
+				return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, pe)
 			}
 			delay := w.backoff(attempts, pe.RetryAfter)
 			log.Info("transient platform error; retrying", "category", pe.Category, "attempt", attempts, "in", delay, "error", pe.Message)
@@ -185,6 +189,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			}
 			return river.JobSnooze(delay)
 		}
+		w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), nil)
 		attempts = 0
 		if out.Status != "" {
 			status = out.Status
@@ -195,6 +200,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 		}
 		if out.Done() {
 			log.Info("destination settled", "status", out.Status, "external_id", out.ExternalID)
+			w.Metrics.settle(dl.Destination.Platform, out.Status, "")
 			return nil
 		}
 		if out.State != nil {
@@ -231,7 +237,7 @@ var errStop = errors.New("destination moved on")
 
 // fail settles a destination as failed with the platform's message and category. An
 // auth_expired failure marks the channel reauth_required.
-func (w *Worker) fail(ctx context.Context, args PublishArgs, channelID string, pe *Error) error {
+func (w *Worker) fail(ctx context.Context, args PublishArgs, platformName, channelID string, pe *Error) error {
 	err := w.save(ctx, args, store.StepUpdate{Status: StatusFailed, Error: pe.Message, ErrorCategory: pe.Category})
 	if errors.Is(err, errStop) {
 		return nil
@@ -239,6 +245,7 @@ func (w *Worker) fail(ctx context.Context, args PublishArgs, channelID string, p
 	if err != nil {
 		return err
 	}
+	w.Metrics.settle(platformName, StatusFailed, pe.Category)
 	if pe.Category == CategoryAuthExpired && channelID != "" {
 		return w.Store.SetChannelStatus(ctx, channelID, store.ChannelReauthRequired)
 	}
