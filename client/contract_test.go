@@ -428,6 +428,9 @@ func TestOperationsCovered(t *testing.T) {
 			t.Errorf("publish has no %s header in the contract", h)
 		}
 	}
+	if doc.Paths.Find("/inbox/reply").Post.Parameters.GetByInAndName("header", "Idempotency-Key") == nil {
+		t.Error("reply has no Idempotency-Key header in the contract")
+	}
 }
 
 // checkQuery compares a parameter type's query tags with the operation's query parameters.

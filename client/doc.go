@@ -70,7 +70,10 @@
 //     random UUID made for the call) sent unchanged on every retry, so the server answers a
 //     repeat with the first post instead of publishing twice. A 502 that carries a post (all
 //     destinations failed on their platforms) is an answer, not retried.
-//   - Other POSTs (AI generation, replies, channels, keys, webhooks, post retries): only
+//   - Replies: the same, under an Idempotency-Key of their own; a repeat whose reply the
+//     platform may have posted unbeknown to the server is answered 409 idempotency_conflict
+//     rather than posted again.
+//   - Other POSTs (AI generation, channels, keys, webhooks, post retries): only
 //     after 429 and 503, which say the request was refused before any work, or when the
 //     connection could not be made at all; never after a 500, a 502 or a lost answer, which
 //     could mean the work was done.

@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"iter"
+	"net/http"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Comment is an audience comment on a published post, or a reply the channel wrote.
@@ -55,6 +58,9 @@ type ReplyRequest struct {
 	Platform Platform `json:"platform"`
 	// ReplyText must fit the platform's limit (the channel's capabilities, "reply_text").
 	ReplyText string `json:"replyText"`
+	// IdempotencyKey makes the reply safe to repeat: the same key and request within 24 h
+	// answer the reply posted the first time. Empty: Reply makes one for the call.
+	IdempotencyKey string `json:"-"`
 }
 
 type replyResponse struct {
@@ -84,11 +90,18 @@ func (c *Client) AllComments(ctx context.Context, params ListCommentsParams) ite
 	})
 }
 
-// Reply publishes a reply to a comment on its platform and answers it as stored. It is not
-// retried once the server may have posted it: a 502 or a lost answer could mean it is out.
+// Reply publishes a reply to a comment on its platform and answers it as stored. It is
+// retried like Publish, under one Idempotency-Key, so a retry cannot post twice: a repeat the
+// server already answered gets that reply, and one whose reply may be out without the server
+// knowing (the platform did not answer) gets an Error with CodeIdempotencyConflict.
 func (c *Client) Reply(ctx context.Context, req ReplyRequest) (*Comment, error) {
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = uuid.NewString()
+	}
+	cl := &call{method: http.MethodPost, path: "/inbox/reply", body: req, safety: idempotent,
+		header: http.Header{"Idempotency-Key": {req.IdempotencyKey}}}
 	var out replyResponse
-	if _, err := c.post(ctx, "/inbox/reply", req, &out); err != nil {
+	if _, err := c.send(ctx, cl, &out); err != nil {
 		return nil, err
 	}
 	return &out.Reply, nil

@@ -385,9 +385,15 @@ func testAgainstServer(t *testing.T, srv *reelayServer) {
 			t.Fatalf("comments %+v, %v", comments, err)
 		}
 		first := comments.Comments[0]
-		reply, err := c.Reply(ctx, client.ReplyRequest{CommentID: first.ID, Platform: first.Platform, ReplyText: "Thanks for watching!"})
+		replyReq := client.ReplyRequest{CommentID: first.ID, Platform: first.Platform, ReplyText: "Thanks for watching!", IdempotencyKey: "reply-once"}
+		reply, err := c.Reply(ctx, replyReq)
 		if err != nil || !reply.Own || reply.ParentID != first.ID || reply.Text != "Thanks for watching!" {
 			t.Fatalf("reply %+v, %v", reply, err)
+		}
+		// Sent again under its key, it answers the same reply (the count of own comments below
+		// would find a second).
+		if again, err := c.Reply(ctx, replyReq); err != nil || again.ID != reply.ID {
+			t.Fatalf("the reply again: %+v, %v", again, err)
 		}
 		var own int
 		for cm, err := range c.AllComments(ctx, client.ListCommentsParams{Since: time.Now().Add(-time.Hour), ListParams: client.ListParams{Limit: 1}}) {

@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,6 +258,105 @@ func TestAnalyticsSyncFaults(t *testing.T) {
 		}
 		if r := e.do(req{Method: "POST", Path: "/api/v1/analytics/sync", Key: e.b.Key, Body: map[string]any{"postId": lim.PostID}}); r.Code != http.StatusNotFound {
 			t.Errorf("sync of another account's post: %d", r.Code)
+		}
+	})
+}
+
+// TestReplyIdempotency: a reply sent again under its Idempotency-Key is answered from the
+// first and never posted twice, even when the requests arrive at once; a key whose reply the
+// platform may have posted unanswered stays taken; one the platform refused is free again.
+func TestReplyIdempotency(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		ch, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+		e.publishTo(e.a, []string{"youtube"}, nil)
+		r := e.do(req{Method: "GET", Path: "/api/v1/inbox/comments?refresh=true", Key: e.a.Key})
+		comment := r.JSON["comments"].([]any)[0].(map[string]any)
+		reply := func(key, text string) *resp {
+			t.Helper()
+			return e.do(req{Method: "POST", Path: "/api/v1/inbox/reply", Key: e.a.Key, Header: map[string]string{"Idempotency-Key": key},
+				Body: map[string]any{"commentId": comment["id"], "platform": "youtube", "replyText": text}})
+		}
+		setBehavior := func(behavior string) {
+			t.Helper()
+			c, err := e.st.GetChannel(context.Background(), e.a.AccountID, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.SandboxBehavior = behavior
+			if _, _, err := e.st.SaveChannel(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		first := reply("reply-1", "Thank you!")
+		if first.Code != http.StatusOK || first.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first reply: %d %s", first.Code, first.Body)
+		}
+		again := reply("reply-1", "Thank you!")
+		if again.Code != http.StatusOK || again.Header.Get("Idempotent-Replayed") != "true" ||
+			again.JSON["reply"].(map[string]any)["id"] != first.JSON["reply"].(map[string]any)["id"] {
+			t.Errorf("repeated reply: %d %s", again.Code, again.Body)
+		}
+		if r := reply("reply-1", "Thanks again!"); r.Code != http.StatusConflict || r.errCode() != "idempotency_conflict" {
+			t.Errorf("the key with another text: %d %s", r.Code, r.Body)
+		}
+		if r := e.do(req{Method: "POST", Path: "/api/v1/inbox/reply", Key: e.a.Key, Header: map[string]string{"Idempotency-Key": "bad key"},
+			Body: map[string]any{"commentId": comment["id"], "platform": "youtube", "replyText": "x"}}); r.Code != 400 || r.field("Idempotency-Key") == "" {
+			t.Errorf("a key with a space: %d %s", r.Code, r.Body)
+		}
+		if n := e.replies(e.a, "youtube"); n != 1 {
+			t.Fatalf("the platform received %d replies, want 1", n)
+		}
+
+		// Eight identical requests at once: one reply.
+		var wg sync.WaitGroup
+		answers := make([]*resp, 8)
+		for i := range answers {
+			wg.Go(func() { answers[i] = reply("reply-2", "Glad you liked it") })
+		}
+		wg.Wait()
+		var ids []any
+		for _, a := range answers {
+			switch {
+			case a.Code == http.StatusOK:
+				ids = append(ids, a.JSON["reply"].(map[string]any)["id"])
+			case a.Code == http.StatusConflict && a.errCode() == "idempotency_conflict":
+			default:
+				t.Errorf("a concurrent repeat: %d %s", a.Code, a.Body)
+			}
+		}
+		if len(ids) == 0 || slices.ContainsFunc(ids, func(id any) bool { return id != ids[0] }) {
+			t.Errorf("concurrent repeats answered replies %v", ids)
+		}
+		if n := e.replies(e.a, "youtube"); n != 2 {
+			t.Fatalf("after concurrent repeats the platform received %d replies, want 2", n)
+		}
+
+		// The platform fails (503): the reply may be out, so its key stays taken.
+		setBehavior(`{"fail":"unavailable"}`)
+		if r := reply("reply-3", "Are you there?"); r.Code != http.StatusBadGateway {
+			t.Errorf("reply to an unavailable platform: %d %s", r.Code, r.Body)
+		}
+		setBehavior(`{}`)
+		if r := reply("reply-3", "Are you there?"); r.Code != http.StatusConflict || r.errCode() != "idempotency_conflict" {
+			t.Errorf("repeat of a reply with an unknown outcome: %d %s", r.Code, r.Body)
+		}
+		// The platform refuses (429): nothing was posted, and the key may be used again.
+		setBehavior(`{"fail":"rate_limit"}`)
+		if r := reply("reply-4", "One more"); r.Code != http.StatusTooManyRequests {
+			t.Errorf("reply to a rate-limited platform: %d %s", r.Code, r.Body)
+		}
+		setBehavior(`{}`)
+		if r := reply("reply-4", "One more"); r.Code != http.StatusOK || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("repeat of a refused reply: %d %s", r.Code, r.Body)
+		}
+		if n := e.replies(e.a, "youtube"); n != 3 {
+			t.Errorf("the platform received %d replies, want 3", n)
+		}
+		// Keys are the account's own: another account's same key is another request.
+		if r := e.do(req{Method: "POST", Path: "/api/v1/inbox/reply", Key: e.b.Key, Header: map[string]string{"Idempotency-Key": "reply-1"},
+			Body: map[string]any{"commentId": comment["id"], "platform": "youtube", "replyText": "Thank you!"}}); r.Code != http.StatusNotFound {
+			t.Errorf("another account with the key: %d %s", r.Code, r.Body)
 		}
 	})
 }

@@ -121,8 +121,12 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 }
 
 // replyToComment posts a reply on the comment's platform, as the channel the comment was read
-// through, and answers the stored reply.
+// through, and answers the stored reply. An Idempotency-Key makes it safe to repeat.
 func (s *Server) replyToComment(w http.ResponseWriter, r *http.Request) error {
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" && !validIdempotencyKey(key) {
+		return apierr.Field("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
 	var body struct {
 		CommentID string `json:"commentId"`
 		Platform  string `json:"platform"`
@@ -131,12 +135,15 @@ func (s *Server) replyToComment(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	reply, err := s.inbox.Reply(r.Context(), mustPrincipal(r).AccountID, body.CommentID, body.Platform, body.ReplyText)
+	reply, replayed, err := s.inbox.Reply(r.Context(), mustPrincipal(r).AccountID, body.CommentID, body.Platform, body.ReplyText, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.NotFound("comment")
 	}
 	if err != nil {
 		return err
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "reply": toCommentJSON(reply)})
 	return nil

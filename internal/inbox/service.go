@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,7 +125,12 @@ func storeComment(c Comment) store.Comment {
 // Reply posts text on the origin platform in answer to one of the account's comments, and
 // stores the reply. Bad input (an unknown comment, a platform mismatch, an empty or over-long
 // text) is refused before anything reaches the platform.
-func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName, text string) (store.Comment, error) {
+//
+// key, when not empty, is the request's idempotency key: the same request repeated under it
+// within store.IdempotencyWindow answers the reply posted the first time (replayed) and
+// sends nothing. A request whose reply may have reached the platform without its answer
+// reaching reelay keeps its key, so that it is never sent twice under it.
+func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName, text, key string) (reply store.Comment, replayed bool, err error) {
 	var f apierr.Fields
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -136,55 +143,99 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 		f.Add("commentId", "is required")
 	}
 	if err := f.Err(); err != nil {
-		return store.Comment{}, err
+		return store.Comment{}, false, err
 	}
 	parent, err := s.Store.GetComment(ctx, accountID, commentID)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Comment{}, apierr.NotFound("comment")
+		return store.Comment{}, false, apierr.NotFound("comment")
 	}
 	if err != nil {
-		return store.Comment{}, err
+		return store.Comment{}, false, err
 	}
 	if parent.Platform != platformName {
-		return store.Comment{}, apierr.Field("platform", fmt.Sprintf("the comment is on %s", parent.Platform))
+		return store.Comment{}, false, apierr.Field("platform", fmt.Sprintf("the comment is on %s", parent.Platform))
 	}
 	caps, _ := platform.CapabilitiesOf(parent.Platform)
 	src := s.Sources[parent.Platform]
 	if !caps.Replies || src == nil {
-		return store.Comment{}, apierr.Field("platform", fmt.Sprintf("%s does not take replies through its API", platform.DisplayName(parent.Platform)))
+		return store.Comment{}, false, apierr.Field("platform", fmt.Sprintf("%s does not take replies through its API", platform.DisplayName(parent.Platform)))
 	}
 	if !caps.ReplyText.Check(text) {
-		return store.Comment{}, apierr.Field("replyText", fmt.Sprintf("is longer than %s allows (%d %s, this is %d)",
+		return store.Comment{}, false, apierr.Field("replyText", fmt.Sprintf("is longer than %s allows (%d %s, this is %d)",
 			platform.DisplayName(parent.Platform), caps.ReplyText.Max, caps.ReplyText.Unit, caps.ReplyText.Count(text)))
 	}
 	item, err := s.Store.PublishedItem(ctx, parent.DestinationID)
 	if err != nil {
-		return store.Comment{}, err
+		return store.Comment{}, false, err
 	}
 	ch, err := s.Store.ChannelByID(ctx, parent.ChannelID)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Comment{}, apierr.New(http.StatusConflict, apierr.CodeInvalidState, "the comment's channel was disconnected; reconnect it to reply")
+		return store.Comment{}, false, apierr.New(http.StatusConflict, apierr.CodeInvalidState, "the comment's channel was disconnected; reconnect it to reply")
 	}
 	if err != nil {
-		return store.Comment{}, err
+		return store.Comment{}, false, err
+	}
+	if key != "" {
+		replyID, err := s.Store.ClaimReplyKey(ctx, accountID, key, requestHash(commentID, platformName, text))
+		switch {
+		case errors.Is(err, store.ErrIdempotencyConflict):
+			return store.Comment{}, false, apierr.New(http.StatusConflict, apierr.CodeIdempotencyConflict,
+				"this Idempotency-Key was used in the last 24 hours with a different reply; use a new key for a new reply")
+		case errors.Is(err, store.ErrReplyUnsettled):
+			return store.Comment{}, false, apierr.New(http.StatusConflict, apierr.CodeIdempotencyConflict,
+				"the reply sent with this Idempotency-Key is still being sent, or the platform never answered it: "+
+					"look for it on the platform before sending it again with a new key")
+		case err != nil:
+			return store.Comment{}, false, err
+		case replyID != "":
+			c, err := s.Store.GetComment(ctx, accountID, replyID)
+			return c, err == nil, err
+		}
 	}
 	to := Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
-	var reply Comment
+	var posted Comment
+	sent := false
 	err = s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+		sent = true
 		var err error
-		reply, err = src.Reply(ctx, pc, item.ExternalID, to, text)
+		posted, err = src.Reply(ctx, pc, item.ExternalID, to, text)
 		return err
 	})
 	if err != nil {
-		return store.Comment{}, upstreamError(parent.Platform, err)
+		if key != "" && !maybePosted(sent, err) {
+			// The platform refused it, or it was never sent: the same request may come again.
+			if rerr := s.Store.ReleaseReplyKey(context.WithoutCancel(ctx), accountID, key); rerr != nil && s.Log != nil {
+				s.Log.Warn("release reply key", "error", rerr)
+			}
+		}
+		return store.Comment{}, false, upstreamError(parent.Platform, err)
 	}
-	if reply.ParentID == "" {
-		reply.ParentID = parent.PlatformID
+	if posted.ParentID == "" {
+		posted.ParentID = parent.PlatformID
 	}
-	if reply.CreatedAt.IsZero() {
-		reply.CreatedAt = time.Now()
+	if posted.CreatedAt.IsZero() {
+		posted.CreatedAt = time.Now()
 	}
-	return s.Store.SaveReply(ctx, parent, storeComment(reply))
+	reply, err = s.Store.SaveReply(ctx, parent, storeComment(posted), key)
+	return reply, false, err
+}
+
+// requestHash identifies a reply request under its idempotency key.
+func requestHash(commentID, platformName, text string) string {
+	h := sha256.New()
+	for _, part := range []string{commentID, platformName, text} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// maybePosted says whether a reply that failed with err may still be on the platform: it was
+// sent, and the platform did not refuse it with a 4xx (no answer at all, or a server error,
+// which may come after the work was done).
+func maybePosted(sent bool, err error) bool {
+	status := publish.AsError(err).Status
+	return sent && (status == 0 || status >= 500)
 }
 
 // upstreamError turns a platform's failure to take a reply into the API's answer: its refusal

@@ -291,7 +291,7 @@ func TestComments(t *testing.T) {
 			})
 		}
 
-		reply, err := s.SaveReply(ctx, all[2], store.Comment{PlatformID: "r1", ParentPlatformID: "c1", Author: "me", Text: "thanks", CreatedAt: at})
+		reply, err := s.SaveReply(ctx, all[2], store.Comment{PlatformID: "r1", ParentPlatformID: "c1", Author: "me", Text: "thanks", CreatedAt: at}, "")
 		if err != nil || !reply.Own || reply.ParentID != all[2].ID || reply.AccountID != a.Account.ID || reply.DestinationID != yt.DestinationID {
 			t.Fatalf("reply: %v %+v", err, reply)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -99,16 +100,25 @@ func (t *Tx) saveComment(ctx context.Context, target AudienceTarget, c Comment, 
 	return 1, nil
 }
 
-// SaveReply stores a reply the channel posted to parent, and returns it as stored.
-func (s *Store) SaveReply(ctx context.Context, parent Comment, reply Comment) (Comment, error) {
+// SaveReply stores a reply the channel posted to parent, and returns it as stored. A key,
+// claimed by ClaimReplyKey for the request, gets the reply in the same transaction.
+func (s *Store) SaveReply(ctx context.Context, parent Comment, reply Comment, key string) (Comment, error) {
 	target := AudienceTarget{
 		DestinationID: parent.DestinationID, AccountID: parent.AccountID, ProjectID: parent.ProjectID,
 		PostID: parent.PostID, ChannelID: parent.ChannelID, Platform: parent.Platform,
 	}
 	reply.Own = true
 	err := s.InTx(ctx, func(tx *Tx) error {
-		_, err := tx.saveComment(ctx, target, reply, now())
-		return err
+		if _, err := tx.saveComment(ctx, target, reply, now()); err != nil || key == "" {
+			return err
+		}
+		_, err := tx.tx.ExecContext(ctx, `UPDATE reply_keys
+			SET reply_id = (SELECT id FROM comments WHERE channel_id = $1 AND platform_id = $2)
+			WHERE account_id = $3 AND key = $4`, parent.ChannelID, reply.PlatformID, parent.AccountID, key)
+		if err != nil {
+			return fmt.Errorf("store: reply key: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return Comment{}, err
@@ -119,6 +129,61 @@ func (s *Store) SaveReply(ctx context.Context, parent Comment, reply Comment) (C
 		return Comment{}, fmt.Errorf("store: read reply: %w", err)
 	}
 	return c, nil
+}
+
+// ErrReplyUnsettled answers a reply's idempotency key that was claimed by the same request
+// but has no reply: that request is still being sent, or its outcome was never learned.
+var ErrReplyUnsettled = errors.New("store: the reply of this idempotency key is being sent or its outcome is unknown")
+
+// ClaimReplyKey claims an account's idempotency key for a reply request that hashes to hash,
+// before the reply goes to the platform. It answers "" once the key is claimed (new, or older
+// than IdempotencyWindow): the caller sends the reply, then passes the key to SaveReply, or to
+// ReleaseReplyKey when the platform refused it. A key the same request claimed before answers
+// its reply's id (the caller answers that reply again), or ErrReplyUnsettled when it has none;
+// a key used with another request answers ErrIdempotencyConflict.
+func (s *Store) ClaimReplyKey(ctx context.Context, accountID, key, hash string) (replyID string, err error) {
+	t := now()
+	err = s.InTx(ctx, func(tx *Tx) error {
+		// Identical requests sent at once wait here for each other, so that one claims the key
+		// and the others see its claim.
+		if err := tx.advisoryLock(ctx, "reelay-reply-key:"+accountID+":"+key); err != nil {
+			return err
+		}
+		var claimed string
+		var reply sql.NullString
+		err := tx.tx.QueryRowContext(ctx, `SELECT request_hash, reply_id FROM reply_keys
+			WHERE account_id = $1 AND key = $2 AND created_at > $3`, accountID, key, t.Add(-IdempotencyWindow)).Scan(&claimed, &reply)
+		switch {
+		case err == nil && claimed != hash:
+			return ErrIdempotencyConflict
+		case err == nil && !reply.Valid:
+			return ErrReplyUnsettled
+		case err == nil:
+			replyID = reply.String
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("store: reply key: %w", err)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM reply_keys WHERE account_id = $1 AND key = $2`, accountID, key); err != nil {
+			return fmt.Errorf("store: reply key: %w", err)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO reply_keys (account_id, key, request_hash, created_at)
+			VALUES ($1, $2, $3, $4)`, accountID, key, hash, t); err != nil {
+			return fmt.Errorf("store: reply key: %w", err)
+		}
+		return nil
+	})
+	return replyID, err
+}
+
+// ReleaseReplyKey gives up a claimed key that has no reply, when the platform refused the
+// reply: nothing was posted, so the same request may be sent again under the key.
+func (s *Store) ReleaseReplyKey(ctx context.Context, accountID, key string) error {
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM reply_keys WHERE account_id = $1 AND key = $2 AND reply_id IS NULL`,
+		accountID, key); err != nil {
+		return fmt.Errorf("store: release reply key: %w", err)
+	}
+	return nil
 }
 
 // GetComment returns one of an account's comments.

@@ -674,11 +674,17 @@ func (s *Store) LookupIdempotencyKey(ctx context.Context, accountID, key string)
 	return requestHash, postID, notFound(err)
 }
 
-// DeleteExpiredIdempotencyKeys forgets the keys older than IdempotencyWindow.
+// DeleteExpiredIdempotencyKeys forgets the keys of publishes and of replies older than
+// IdempotencyWindow.
 func (s *Store) DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
-	res, err := s.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at <= $1`, now().Add(-IdempotencyWindow))
-	if err != nil {
-		return 0, fmt.Errorf("store: delete expired idempotency keys: %w", err)
+	var n int64
+	for _, table := range []string{"idempotency_keys", "reply_keys"} {
+		res, err := s.write.ExecContext(ctx, `DELETE FROM `+table+` WHERE created_at <= $1`, now().Add(-IdempotencyWindow))
+		if err != nil {
+			return n, fmt.Errorf("store: delete expired %s: %w", table, err)
+		}
+		deleted, _ := res.RowsAffected()
+		n += deleted
 	}
-	return res.RowsAffected()
+	return n, nil
 }

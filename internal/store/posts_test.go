@@ -331,3 +331,41 @@ func TestGetPost(t *testing.T) {
 		}
 	})
 }
+
+// TestReplyKeys: the claim of a reply's idempotency key, table by table of what a second
+// request under it meets.
+func TestReplyKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, b := newAccount(t, s, "a"), newAccount(t, s, "b")
+		claim := func(account, key, hash string, want error) {
+			t.Helper()
+			id, err := s.ClaimReplyKey(ctx, account, key, hash)
+			if !errors.Is(err, want) || id != "" {
+				t.Errorf("claim %s with %s: %q, %v; want %v", key, hash, id, err, want)
+			}
+		}
+		claim(a.Account.ID, "k", "h1", nil)
+		claim(a.Account.ID, "k", "h1", store.ErrReplyUnsettled)
+		claim(a.Account.ID, "k", "h2", store.ErrIdempotencyConflict)
+		claim(b.Account.ID, "k", "h2", nil) // another account's key of the same name
+		if err := s.ReleaseReplyKey(ctx, a.Account.ID, "k"); err != nil {
+			t.Fatal(err)
+		}
+		claim(a.Account.ID, "k", "h2", nil)
+
+		// A day later the key is forgotten: by housekeeping, or by the next claim of it.
+		if n, err := s.DeleteExpiredIdempotencyKeys(ctx); err != nil || n != 0 {
+			t.Errorf("deleted %d fresh keys (%v)", n, err)
+		}
+		old := time.Now().Add(-store.IdempotencyWindow - time.Minute).UTC()
+		if _, err := s.WriteDB().ExecContext(ctx, `UPDATE reply_keys SET created_at = $1`, old); err != nil {
+			t.Fatal(err)
+		}
+		claim(a.Account.ID, "k", "h3", nil)
+		if n, err := s.DeleteExpiredIdempotencyKeys(ctx); err != nil || n != 1 {
+			t.Errorf("deleted %d expired keys, want b's (%v)", n, err)
+		}
+		claim(b.Account.ID, "k", "h1", nil)
+	})
+}

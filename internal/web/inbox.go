@@ -33,6 +33,9 @@ type inboxData struct {
 	// Query is the filters' query string, for the forms to come back to the same list.
 	Query string
 	CSRF  string
+	// ReplyKey is this page's: each reply form sends it, and the reply's idempotency key is it
+	// and the comment's id, so that a form submitted twice posts one reply.
+	ReplyKey string
 }
 
 type inboxComment struct {
@@ -59,7 +62,7 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 		return err
 	}
 	q := r.URL.Query()
-	d := inboxData{Platform: q.Get("platform"), PostID: q.Get("post"), Platforms: platform.All, CSRF: s.CSRF(),
+	d := inboxData{Platform: q.Get("platform"), PostID: q.Get("post"), Platforms: platform.All, CSRF: s.CSRF(), ReplyKey: newToken(),
 		Notice: notices[q.Get("done")]}
 	var f apierr.Fields
 	switch q.Get("unanswered") {
@@ -189,7 +192,14 @@ func (h *Handler) replyToComment(w http.ResponseWriter, r *http.Request, s *sess
 			r.URL.RawQuery = v.Encode()
 		}
 	}
-	_, err = h.o.Inbox.Reply(r.Context(), s.AccountID, c.ID, c.Platform, text)
+	key := r.PostFormValue("reply_key")
+	if key != "" && !idempotencyKeyPattern.MatchString(key) {
+		return apierr.Field("reply_key", "is not a key this page made; reload the page")
+	}
+	if key != "" {
+		key = "web-reply:" + key + ":" + c.ID
+	}
+	_, _, err = h.o.Inbox.Reply(r.Context(), s.AccountID, c.ID, c.Platform, text, key)
 	var ae *apierr.Error
 	if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusNotFound {
 		msg := ae.Message
