@@ -12,8 +12,9 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// HousekeepingArgs is the hourly job that forgets expired idempotency keys and deletes the
-// temporary uploads a process killed in the middle of one left behind.
+// HousekeepingArgs is the hourly job that forgets expired idempotency keys, deletes the
+// temporary uploads a process killed in the middle of one left behind, and deletes webhook
+// deliveries settled longer ago than store.WebhookDeliveryRetention.
 type HousekeepingArgs struct{}
 
 // Kind names the job for River.
@@ -45,8 +46,13 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	if err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
-	if h.Log != nil && keys+states+int64(temps) > 0 {
-		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "expired_oauth_states", states, "abandoned_uploads", temps)
+	deliveries, err := h.Store.DeleteSettledWebhookDeliveries(ctx, time.Now().Add(-store.WebhookDeliveryRetention))
+	if err != nil {
+		return fmt.Errorf("housekeeping: %w", err)
+	}
+	if h.Log != nil && keys+states+int64(temps)+deliveries > 0 {
+		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "expired_oauth_states", states, "abandoned_uploads", temps,
+			"old_webhook_deliveries", deliveries)
 	}
 	return nil
 }

@@ -292,6 +292,20 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a WebhookAt
 	return nil
 }
 
+// WebhookDeliveryRetention is how long a settled delivery stays in the delivery log.
+const WebhookDeliveryRetention = 30 * 24 * time.Hour
+
+// DeleteSettledWebhookDeliveries deletes the deliveries that were delivered or failed before
+// settledBefore; pending ones stay whatever their age.
+func (s *Store) DeleteSettledWebhookDeliveries(ctx context.Context, settledBefore time.Time) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1`,
+		settledBefore.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete settled webhook deliveries: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // emit records an event of an account for each of its webhooks subscribed to the type, and
 // hands the new deliveries to the store's WebhookEnqueuer, all in t. data is called only when
 // some webhook wants the event, so that an account without webhooks costs one indexed read.

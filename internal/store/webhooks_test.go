@@ -329,6 +329,21 @@ func TestWebhookRegistry(t *testing.T) {
 			t.Errorf("failed delivery: %+v", d)
 		}
 
+		// Settled deliveries leave the log after the retention; pending ones stay.
+		cutoff := time.Now().Add(-store.WebhookDeliveryRetention)
+		if n, err := s.DeleteSettledWebhookDeliveries(ctx, cutoff); err != nil || n != 0 {
+			t.Errorf("deleted %d recent deliveries (%v)", n, err)
+		}
+		if _, err := s.WriteDB().ExecContext(ctx, `UPDATE webhook_deliveries SET updated_at = $1`, cutoff.Add(-time.Minute).UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.DeleteSettledWebhookDeliveries(ctx, cutoff); err != nil || n != 2 {
+			t.Errorf("deleted %d old deliveries, want the delivered and the failed one (%v)", n, err)
+		}
+		if left := deliveries(t, s, a, w); len(left) != 3 || slices.ContainsFunc(left, func(d store.WebhookDelivery) bool { return d.Status != store.WebhookPending }) {
+			t.Errorf("left after the retention: %+v", left)
+		}
+
 		// Deleting the webhook takes its deliveries with it.
 		if err := s.DeleteWebhook(ctx, a.Account.ID, w.ID); err != nil {
 			t.Fatal(err)
