@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -197,13 +198,8 @@ func (p *Provider) do(ctx context.Context, r request, out any) error {
 // retryAfter reads Retry-After (seconds or a date) or, as Bluesky's services send it, the
 // ratelimit-reset header (Unix time in seconds when the window frees).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
-		}
-		if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			return t.Sub(now)
-		}
+	if d, ok := httpx.RetryAfter(h, now); ok {
+		return d
 	}
 	if v := strings.TrimSpace(h.Get("RateLimit-Reset")); v != "" {
 		if s, err := strconv.ParseInt(v, 10, 64); err == nil {

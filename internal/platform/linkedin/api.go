@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -208,17 +209,8 @@ func parseError(resp *http.Response, raw []byte, now time.Time) *apiError {
 
 // retryAfter reads a Retry-After header (seconds or an HTTP date).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	d, _ := httpx.RetryAfter(h, now)
+	return d
 }
 
 // Videos API wire types.

@@ -12,11 +12,11 @@ import (
 	"net/textproto"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 )
@@ -163,13 +163,8 @@ func (c *client) errorOf(resp *http.Response, raw []byte) *apiError {
 // retryAfter reads Retry-After (seconds or an HTTP date), else Mastodon's X-RateLimit-Reset
 // (an ISO 8601 time): how long until the window that refused the call is over.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return max(time.Duration(s)*time.Second, time.Second)
-		}
-		if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			return t.Sub(now)
-		}
+	if d, ok := httpx.RetryAfter(h, now); ok {
+		return max(d, time.Second)
 	}
 	if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {

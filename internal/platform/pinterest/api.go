@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -152,13 +153,8 @@ func classify(err error, other string) error {
 // retryAfter reads how long Pinterest asks to wait: Retry-After when present, else
 // X-RateLimit-Reset (seconds until the window frees a request; a Unix time is accepted too).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
-		}
-		if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			return t.Sub(now)
-		}
+	if d, ok := httpx.RetryAfter(h, now); ok {
+		return d
 	}
 	if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
 		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {

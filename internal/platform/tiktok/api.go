@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -284,17 +285,8 @@ func parseProgress(s string) (asCount, asLastIndex int64) {
 
 // retryAfter reads a Retry-After header (seconds or an HTTP date).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	d, _ := httpx.RetryAfter(h, now)
+	return d
 }
 
 func truncate(b []byte, n int) []byte {

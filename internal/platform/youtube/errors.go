@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/api/googleapi"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -125,19 +125,8 @@ func classify(status int, reason, msg string, ra time.Duration) *publish.Error {
 
 // retryAfter reads Retry-After as seconds or an HTTP date.
 func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	d, _ := httpx.RetryAfter(h, time.Now())
+	return d
 }
 
 // plain strips the HTML some Google messages carry ("exceeded your <a href=...>quota</a>").
