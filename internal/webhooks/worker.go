@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/reelay/reelay/internal/httpx"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
@@ -200,7 +201,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return errors.Join(river.JobCancel(err), rerr)
 	}
 
-	code, err := w.send(ctx, hook.URL, key, d, at)
+	code, asked, err := w.send(ctx, hook.URL, key, d, at)
 	if err == nil {
 		log.Debug("webhook delivered", "status", code)
 		return w.Store.RecordWebhookAttempt(ctx, d.ID, store.WebhookAttempt{Status: store.WebhookDelivered, StatusCode: code, At: at})
@@ -211,29 +212,43 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	}
 	a := store.WebhookAttempt{Status: store.WebhookPending, StatusCode: code, Error: err.Error(), At: at}
 	gone := code == http.StatusGone
-	if gone || job.Attempt >= job.MaxAttempts {
+	// The delivery counts its attempts; River does not count those its job snoozed.
+	attempt := max(job.Attempt, d.Attempts+1)
+	var delay time.Duration
+	if gone || attempt >= job.MaxAttempts {
 		a.Status = store.WebhookFailed
 	} else {
-		next := at.Add(w.retryDelay(d.ID, job.Attempt))
+		delay = max(w.retryDelay(d.ID, attempt), min(asked, maxRetryAfter))
+		next := at.Add(delay)
 		a.NextAttemptAt = &next
 	}
 	log.Info("webhook delivery failed", "status", code, "error", err, "final", a.Status == store.WebhookFailed)
 	if rerr := w.Store.RecordWebhookAttempt(ctx, d.ID, a); rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	if gone {
+	switch {
+	case gone:
 		// The receiver says it wants no more: retrying would only bother it.
 		return river.JobCancel(err)
+	case a.Status == store.WebhookPending && (attempt != job.Attempt || delay != w.retryDelay(d.ID, job.Attempt)):
+		// A wait River's NextRetry would not choose (the receiver's Retry-After, or the
+		// schedule's next step after such a wait): the job waits it out as a snooze, which
+		// River does not count as an attempt, so the delivery's own count decides the end.
+		return river.JobSnooze(delay)
 	}
 	return err
 }
 
+// maxRetryAfter bounds the wait a receiver may ask for: the longest of the schedule.
+const maxRetryAfter = 24 * time.Hour
+
 // send POSTs a delivery's payload, signed for this attempt, and answers the receiver's status
-// (0 when it did not answer) and, unless it is a 2xx, why the attempt failed.
-func (w *Worker) send(ctx context.Context, target string, key []byte, d store.WebhookDelivery, at time.Time) (int, error) {
+// (0 when it did not answer), the wait it asked for (Retry-After with a 429 or a 503) and,
+// unless it is a 2xx, why the attempt failed.
+func (w *Worker) send(ctx context.Context, target string, key []byte, d store.WebhookDelivery, at time.Time) (int, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(d.Payload))
 	if err != nil {
-		return 0, fmt.Errorf("the webhook URL cannot be requested: %v", err)
+		return 0, 0, fmt.Errorf("the webhook URL cannot be requested: %v", err)
 	}
 	ts := at.Unix()
 	req.Header.Set("Content-Type", "application/json")
@@ -243,15 +258,19 @@ func (w *Worker) send(ctx context.Context, target string, key []byte, d store.We
 	req.Header.Set(HeaderSignature, Sign(key, d.EventID, ts, d.Payload))
 	resp, err := w.Client.Do(req)
 	if err != nil {
-		return 0, describe(err)
+		return 0, 0, describe(err)
 	}
 	// Read a little of the answer so the connection can be reused; its content is not kept.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp.StatusCode, nil
+		return resp.StatusCode, 0, nil
 	}
-	return resp.StatusCode, fmt.Errorf("the receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	var asked time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		asked, _ = httpx.RetryAfter(resp.Header, time.Now())
+	}
+	return resp.StatusCode, asked, fmt.Errorf("the receiver answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 }
 
 // describe says why a request got no answer, without the URL (which may carry a token).

@@ -236,6 +236,78 @@ func TestWorkerGivesUp(t *testing.T) {
 	}
 }
 
+// A receiver that asks for time (429 or 503 with Retry-After) gets it, up to a day, and its
+// requests still count towards the last attempt although River does not count the waits.
+func TestWorkerHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	status, retryAfter := http.StatusTooManyRequests, "120"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Retry-After", retryAfter)
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	set := func(code int, after string) {
+		mu.Lock()
+		defer mu.Unlock()
+		status, retryAfter = code, after
+	}
+	f := newFixture(t, srv.URL)
+	// A base of 1 ms: the schedule's waits are milliseconds, shorter than any asked for here.
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), RetryBase: time.Millisecond}
+	snoozed := func(attempt int) time.Duration {
+		t.Helper()
+		err := f.work(t, w, attempt)
+		var snooze *river.JobSnoozeError
+		if !errors.As(err, &snooze) {
+			t.Fatalf("attempt %d: %v, want the job snoozed", attempt, err)
+		}
+		return snooze.Duration
+	}
+
+	for _, tc := range []struct {
+		status       int
+		after        string
+		min, max     time.Duration
+		snoozeWanted bool
+	}{
+		{http.StatusTooManyRequests, "120", 2 * time.Minute, 2 * time.Minute, true},
+		{http.StatusServiceUnavailable, time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), 58 * time.Minute, time.Hour, true},
+		{http.StatusTooManyRequests, "999999", 24 * time.Hour, 24 * time.Hour, true}, // capped at a day
+		// Not a status that asks: the schedule's fourth wait, River's to keep.
+		{http.StatusInternalServerError, "120", webhooks.RetryDelay(time.Millisecond, 4), webhooks.RetryDelay(time.Millisecond, 4), false},
+	} {
+		set(tc.status, tc.after)
+		before := f.load(t)
+		var got time.Duration
+		if tc.snoozeWanted {
+			got = snoozed(1)
+		} else if err := f.work(t, w, before.Attempts+1); err == nil || errors.As(err, new(*river.JobSnoozeError)) {
+			t.Fatalf("%d: %v, want a plain failure for River's retry", tc.status, err)
+		}
+		d := f.load(t)
+		wait := d.NextAttemptAt.Sub(d.UpdatedAt)
+		if d.Status != store.WebhookPending || d.Attempts != before.Attempts+1 || wait < tc.min || wait > tc.max+tc.max/10 ||
+			(tc.snoozeWanted && (got-wait).Abs() > time.Millisecond) {
+			t.Errorf("%d with Retry-After %s: snoozed %v, delivery %+v (next in %v), want %v to %v", tc.status, tc.after, got, d, wait, tc.min, tc.max)
+		}
+	}
+	// River saw one attempt each time (a snooze gives it back); the delivery counted every
+	// request, and fails at the last although the job is still at its first.
+	set(http.StatusTooManyRequests, "60")
+	for f.load(t).Attempts < webhooks.MaxAttempts-1 {
+		snoozed(1)
+	}
+	if err := f.work(t, w, 1); err == nil || errors.As(err, new(*river.JobSnoozeError)) {
+		t.Fatalf("the last attempt: %v, want a plain failure", err)
+	}
+	if d := f.load(t); d.Status != store.WebhookFailed || d.Attempts != webhooks.MaxAttempts || d.NextAttemptAt != nil {
+		t.Fatalf("after the last attempt: %+v", d)
+	}
+}
+
 // Redirects are not followed: a 3xx is a failed attempt.
 func TestWorkerDoesNotFollowRedirects(t *testing.T) {
 	t.Parallel()
