@@ -65,6 +65,8 @@ type Params struct {
 	// SoleWorker says this process is the only worker of its database (SQLite, locked): jobs
 	// found running at start belong to a dead process and resume at once.
 	SoleWorker bool
+	// ListeningPoll, when positive, replaces publish.Service.ListeningPoll (tests).
+	ListeningPoll time.Duration
 	// SimulatorClock is the sandbox simulators' clock (time.Now when nil): tests move it to let
 	// a simulated audience grow.
 	SimulatorClock func() time.Time
@@ -81,6 +83,8 @@ type App struct {
 	Service *publish.Service
 
 	usage *auth.UsageTracker
+	role  string
+	log   *slog.Logger
 	stop  []func()
 }
 
@@ -150,7 +154,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{}
+	a := &App{role: cfg.Role, log: log}
 	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL))
 	if err != nil {
 		return nil, fmt.Errorf("media storage: %w", err)
@@ -217,7 +221,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 	}
 	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
-	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish")}
+	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish"),
+		ListeningPoll: p.ListeningPoll}
 	videos, err := aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log)
 	if err != nil {
 		a.Close()
@@ -369,6 +374,22 @@ func aiVideo(cfg *config.Config, st *store.Store, a *App, fetcher *media.Fetcher
 func (a *App) Start(ctx context.Context) error {
 	if err := a.Queue.Start(ctx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
+	}
+	if a.role != config.RoleWorker && a.Service.Store.Dialect() == store.Postgres {
+		// Requests here may wait for posts that workers of other processes settle.
+		listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		hub := a.Service.Hub
+		go func() {
+			defer close(done)
+			a.Service.Store.ListenPostSettled(listenCtx, hub.Notify, func(err error) {
+				hub.SetListening(err == nil)
+				if err != nil {
+					a.log.Warn("not hearing posts settled by other processes; reading them instead", "error", err)
+				}
+			})
+		}()
+		a.stop = append(a.stop, func() { stopListening(); <-done; hub.SetListening(false) })
 	}
 	if a.usage != nil {
 		usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))

@@ -1,21 +1,32 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reelay/reelay/internal/store"
 )
 
 // Hub tells waiting requests that a post changed, so that POST /publish answers as soon as
-// its destinations settle when the worker runs in the same process. Workers in other
-// processes are seen by polling (Wait's poll interval).
+// its destinations settle: the worker notifies it when it runs in the same process, and on
+// PostgreSQL so does the process's listener (store.ListenPostSettled) when the worker runs in
+// another. Wait polls the post besides, rarely while the listener listens.
 type Hub struct {
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
+	// listening: the process hears posts settled by other processes.
+	listening atomic.Bool
 }
+
+// SetListening records whether the process hears posts settled by other processes.
+func (h *Hub) SetListening(on bool) { h.listening.Store(on) }
+
+// Listening reports whether the process hears posts settled by other processes.
+func (h *Hub) Listening() bool { return h.listening.Load() }
 
 // NewHub returns an empty hub.
 func NewHub() *Hub { return &Hub{waiters: map[string][]chan struct{}{}} }
@@ -56,9 +67,13 @@ func (h *Hub) forget(postID string, c <-chan struct{}) {
 	}
 }
 
-// waitPoll is how often Wait reads the post when no notification comes (workers in another
-// process).
+// waitPoll is how often Wait reads the post when no notification comes, while the process
+// does not hear other processes' workers; with a listener, Service.ListeningPoll.
 const waitPoll = 200 * time.Millisecond
+
+// defaultListeningPoll is Service.ListeningPoll's default: what a notification missed while
+// the listener reconnects costs at most.
+const defaultListeningPoll = 2 * time.Second
 
 // Wait waits until the post is no longer processing, for at most d, and returns the post as it
 // then is. A scheduled post returns at once.
@@ -79,7 +94,11 @@ func (s *Service) Wait(ctx context.Context, accountID, postID string, d time.Dur
 			s.forgetWatch(postID, woke)
 			return s.Store.GetPost(ctx, accountID, postID)
 		}
-		timer := time.NewTimer(min(left, waitPoll))
+		poll := waitPoll
+		if s.Hub != nil && s.Hub.Listening() {
+			poll = cmp.Or(s.ListeningPoll, defaultListeningPoll)
+		}
+		timer := time.NewTimer(min(left, poll))
 		select {
 		case <-ctx.Done():
 			timer.Stop()

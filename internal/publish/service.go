@@ -37,6 +37,9 @@ type Service struct {
 	Log     *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// ListeningPoll is how often Wait reads a post while the Hub hears other processes'
+	// settled posts (2 s when 0).
+	ListeningPoll time.Duration
 }
 
 // Submission is one publish request as it arrived.

@@ -273,9 +273,12 @@ func (t *Tx) saveStepReadingOthers(ctx context.Context, id string, u StepUpdate,
 func (t *Tx) setPostStatus(ctx context.Context, post lockedPost, dests postDestinations, at time.Time) (string, error) {
 	postID, accountID, current := post.id, post.accountID, post.status
 	next := PostStatusOf(current, dests.statuses)
-	_, err := t.tx.ExecContext(ctx, `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`,
-		next, timePtr(dests.published), at, postID)
-	if err != nil {
+	update := `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`
+	if next != current && t.dialect == Postgres {
+		// The processes waiting for the post hear of its new status at commit (notify.go).
+		update = `WITH p AS (` + update + ` RETURNING id) SELECT pg_notify('` + postSettledChannel + `', id::text) FROM p`
+	}
+	if _, err := t.tx.ExecContext(ctx, update, next, timePtr(dests.published), at, postID); err != nil {
 		return "", fmt.Errorf("store: update post status: %w", err)
 	}
 	if next != current {

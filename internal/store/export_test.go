@@ -96,3 +96,7 @@ func (s *Store) queryPlan(ctx context.Context, query string, args []any) (string
 func (s *Store) InGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.inGroupTx(ctx, fn)
 }
+
+// ListenerPID is the PostgreSQL server process of ListenPostSettled's connection, 0 before it
+// first listens.
+func (s *Store) ListenerPID() uint32 { return s.listenerPID.Load() }

@@ -58,6 +58,8 @@ type Store struct {
 	write   *sql.DB
 	read    *sql.DB
 	pgPool  *pgxpool.Pool // PostgreSQL: the pool River's pgx driver works on
+	// listenerPID is the server process of ListenPostSettled's connection (tests end it).
+	listenerPID atomic.Uint32
 	// migrations applied the schema at Open; Ready asks it what is pending.
 	migrations *goose.Provider
 	// webhooks inserts the jobs of the webhook deliveries transactions record (webhooks.go).
