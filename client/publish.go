@@ -146,9 +146,17 @@ type DiscordOptions struct {
 	Content string `json:"content,omitempty"`
 }
 
-// MastodonOptions is the status text.
+// MastodonOptions is the status: its text and, optionally, visibility (public, unlisted,
+// private or direct; public when empty), a content warning (SpoilerText, counted with Text
+// against the limit), Sensitive, a Language (ISO 639-1) and the video's alt text
+// (Description, at most 1500 characters).
 type MastodonOptions struct {
-	Text string `json:"text,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Visibility  string `json:"visibility,omitempty"`
+	Sensitive   bool   `json:"sensitive,omitempty"`
+	SpoilerText string `json:"spoiler_text,omitempty"`
+	Language    string `json:"language,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // RedditOptions: Subreddit without "r/"; FlairID is one of the subreddit's link flair

@@ -361,3 +361,38 @@ func TestMediaLinks(t *testing.T) {
 		t.Errorf("unsigned link: %d", bare.Code)
 	}
 }
+
+// TestMastodonOptions: the mastodon object's extension (visibility, content warning,
+// language, alt text) reaches what the destination is sent; a bad value is a 400 naming it,
+// before anything is stored.
+func TestMastodonOptions(t *testing.T) {
+	e := newAppEnv(t, store.SQLite)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	ch, _ := e.sandboxChannel(e.a, "mastodon", map[string]any{"processing_ms": 0})
+	mastodon := map[string]any{"visibility": "unlisted", "spoiler_text": "Spoilers", "language": "de", "description": "A cat on a desk"}
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish?dry_run=true", Key: e.a.Key,
+		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ch}, "mastodon": mastodon})})
+	if r.Code != http.StatusOK {
+		t.Fatalf("dry run: %d %s", r.Code, r.Body)
+	}
+	payload := r.JSON["platforms"].([]any)[0].(map[string]any)["payload"].(map[string]any)
+	for k, v := range mastodon {
+		if payload[k] != v {
+			t.Errorf("payload %s = %v, want %v (%v)", k, payload[k], v, payload)
+		}
+	}
+	for field, bad := range map[string]map[string]any{
+		"mastodon.visibility":   {"visibility": "followers"},
+		"mastodon.language":     {"language": "deu"},
+		"mastodon.spoiler_text": {"text": strings.Repeat("t", 400), "spoiler_text": strings.Repeat("w", 101)},
+	} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+			Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ch}, "mastodon": bad})})
+		if r.Code != http.StatusBadRequest || r.field(field) == "" {
+			t.Errorf("%v: %d %s", bad, r.Code, r.Body)
+		}
+	}
+	if list := e.do(req{Method: "GET", Path: "/api/v1/posts", Key: e.a.Key}); len(list.JSON["posts"].([]any)) != 0 {
+		t.Errorf("refused publishes left posts: %s", list.Body)
+	}
+}

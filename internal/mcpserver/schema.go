@@ -104,7 +104,12 @@ var platformDocs = map[string]struct {
 		"content": {desc: "Message sent with the video, at most 2000 characters. Default: caption."},
 	}},
 	"mastodon": {"Mastodon settings.", map[string]fieldDoc{
-		"text": {desc: "Status text, at most 500 characters (the instance may allow another number). Default: caption."},
+		"text":         {desc: "Status text, at most 500 characters with spoiler_text (the instance may allow another number). Default: caption."},
+		"visibility":   {desc: "Who sees the status. Default: public.", enum: []any{"public", "unlisted", "private", "direct"}},
+		"sensitive":    {desc: "Hide the video behind a warning. Default: false (true with a spoiler_text)."},
+		"spoiler_text": {desc: "Content warning shown before the status."},
+		"language":     {desc: "ISO 639-1 code of the status's language, such as en."},
+		"description":  {desc: "Alt text of the video, at most 1500 characters."},
 	}},
 	"reddit": {"Reddit settings.", map[string]fieldDoc{
 		"title":      {desc: "Post title, at most 300 characters. Default: title."},

@@ -41,7 +41,7 @@ type PlatformObjects struct {
 	Bluesky   *TextOptions      `json:"bluesky,omitempty"`
 	Telegram  *TelegramOptions  `json:"telegram,omitempty"`
 	Discord   *DiscordOptions   `json:"discord,omitempty"`
-	Mastodon  *TextOptions      `json:"mastodon,omitempty"`
+	Mastodon  *MastodonOptions  `json:"mastodon,omitempty"`
 	Reddit    *RedditOptions    `json:"reddit,omitempty"`
 }
 
@@ -87,10 +87,28 @@ type PinterestOptions struct {
 	BoardID     string `json:"board_id,omitempty"`
 }
 
-// TextOptions is the object of platforms whose post is one text: threads, bluesky, mastodon.
+// TextOptions is the object of platforms whose post is one text: threads, bluesky.
 type TextOptions struct {
 	Text string `json:"text,omitempty"`
 }
+
+// MastodonOptions is the seed's mastodon object. Visibility, Sensitive, SpoilerText (the
+// content warning), Language and Description (the video's alt text) are an extension of it:
+// the status's own parameters, which the mastodon provider sends as they are.
+type MastodonOptions struct {
+	Text        string `json:"text,omitempty"`
+	Visibility  string `json:"visibility,omitempty"`
+	Sensitive   bool   `json:"sensitive,omitempty"`
+	SpoilerText string `json:"spoiler_text,omitempty"`
+	Language    string `json:"language,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// mastodonVisibilities are the visibility values Mastodon takes; mastodonAltMax bounds the
+// alt text of a media attachment.
+var mastodonVisibilities = []string{"public", "unlisted", "private", "direct"}
+
+const mastodonAltMax = 1500
 
 // FacebookOptions is the seed's facebook object.
 type FacebookOptions struct {
@@ -290,7 +308,7 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 		checkText(f, platform.Discord, "content", "discord.content", o.Content)
 	}
 	if o := r.Mastodon; o != nil {
-		checkText(f, platform.Mastodon, "text", "mastodon.text", o.Text)
+		checkMastodon(f, *o)
 	}
 	if o := r.Reddit; o != nil {
 		checkText(f, platform.Reddit, "title", "reddit.title", o.Title)
@@ -307,6 +325,35 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 }
 
 // checkText checks v against the platform's limit for one of its fields.
+// checkMastodon checks the mastodon object. Mastodon counts a content warning with the text
+// against its limit, so the two are checked together.
+func checkMastodon(f *apierr.Fields, o MastodonOptions) {
+	if o.SpoilerText == "" {
+		checkText(f, platform.Mastodon, "text", "mastodon.text", o.Text)
+	} else if utf8.ValidString(o.SpoilerText) {
+		caps, _ := platform.CapabilitiesOf(platform.Mastodon)
+		if lim := caps.Text["text"]; !lim.Check(o.SpoilerText + o.Text) {
+			f.Addf("mastodon.spoiler_text", "and mastodon.text are %d characters long together; Mastodon allows %d",
+				lim.Count(o.SpoilerText+o.Text), lim.Max)
+		}
+	} else {
+		f.Add("mastodon.spoiler_text", "must be valid UTF-8")
+	}
+	if o.Visibility != "" && !slices.Contains(mastodonVisibilities, o.Visibility) {
+		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(mastodonVisibilities, ", "))
+	}
+	if o.Language != "" && !validLanguageCode(o.Language) {
+		f.Add("mastodon.language", "must be an ISO 639-1 language code of two lower-case letters, such as en")
+	}
+	if n := utf8.RuneCountInString(o.Description); n > mastodonAltMax {
+		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, mastodonAltMax)
+	}
+}
+
+func validLanguageCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
+}
+
 func checkText(f *apierr.Fields, name, key, field, v string) {
 	if !utf8.ValidString(v) {
 		f.Add(field, "must be valid UTF-8")
@@ -426,17 +473,25 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 			f.Add("pinterest.board_id", "is required to publish to Pinterest (GET /channels/{id}/options lists the boards)")
 		}
 		out = o
-	case platform.Threads, platform.Bluesky, platform.Mastodon:
-		var o TextOptions
-		switch name {
-		case platform.Threads:
-			o = deref(r.Threads)
-		case platform.Bluesky:
+	case platform.Threads, platform.Bluesky:
+		o := deref(r.Threads)
+		if name == platform.Bluesky {
 			o = deref(r.Bluesky)
-		default:
-			o = deref(r.Mastodon)
 		}
 		o.Text = text("text", name+".text", o.Text, captionOrTitle, from)
+		out = o
+	case platform.Mastodon:
+		o := deref(r.Mastodon)
+		own := o.Text
+		o.Text = text("text", "mastodon.text", o.Text, captionOrTitle, from)
+		if own == "" && o.SpoilerText != "" {
+			// The content warning counts with the text it came with.
+			caps, _ := platform.CapabilitiesOf(name)
+			if lim := caps.Text["text"]; lim.Check(o.Text) && !lim.Check(o.SpoilerText+o.Text) {
+				f.Addf(from, "is %d characters long with mastodon.spoiler_text, over Mastodon's limit of %d; shorten them or set mastodon.text",
+					lim.Count(o.SpoilerText+o.Text), lim.Max)
+			}
+		}
 		out = o
 	case platform.Facebook:
 		o := deref(r.Facebook)

@@ -64,7 +64,16 @@ func TestCheckStatic(t *testing.T) {
 		{"bluesky 301", func(r *Request) { r.Bluesky = &TextOptions{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
 		{"telegram", func(r *Request) { r.Telegram = &TelegramOptions{Caption: strings.Repeat("t", 1025)} }, false, "telegram.caption"},
 		{"discord", func(r *Request) { r.Discord = &DiscordOptions{Content: strings.Repeat("d", 2001)} }, false, "discord.content"},
-		{"mastodon", func(r *Request) { r.Mastodon = &TextOptions{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
+		{"mastodon", func(r *Request) { r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
+		{"mastodon with its extension", func(r *Request) {
+			r.Mastodon = &MastodonOptions{Text: "hi", Visibility: "unlisted", Sensitive: true, SpoilerText: "cw", Language: "de", Description: "alt"}
+		}, false, ""},
+		{"mastodon warning and text together", func(r *Request) {
+			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 300), SpoilerText: strings.Repeat("w", 201)}
+		}, false, "mastodon.spoiler_text"},
+		{"mastodon visibility", func(r *Request) { r.Mastodon = &MastodonOptions{Visibility: "followers"} }, false, "mastodon.visibility"},
+		{"mastodon language", func(r *Request) { r.Mastodon = &MastodonOptions{Language: "eng"} }, false, "mastodon.language"},
+		{"mastodon alt text", func(r *Request) { r.Mastodon = &MastodonOptions{Description: strings.Repeat("a", 1501)} }, false, "mastodon.description"},
 		{"reddit title", func(r *Request) { r.Reddit = &RedditOptions{Title: strings.Repeat("r", 301)} }, false, "reddit.title"},
 		{"reddit subreddit", func(r *Request) { r.Reddit = &RedditOptions{Subreddit: "r/golang"} }, false, "reddit.subreddit"},
 	}
@@ -144,6 +153,23 @@ func TestEffectiveOptions(t *testing.T) {
 	r.EffectiveOptions("bluesky", &f)
 	if len(f) != 0 {
 		t.Errorf("own text still refused: %v", f)
+	}
+
+	// Mastodon's extension reaches the provider as given; a content warning counts with the
+	// caption the text falls back to.
+	r = valid()
+	r.Mastodon = &MastodonOptions{Visibility: "private", SpoilerText: "spoilers", Language: "fr", Description: "a cat"}
+	f = nil
+	md := decode(r.EffectiveOptions("mastodon", &f))
+	if md["text"] != "A caption #go" || md["visibility"] != "private" || md["spoiler_text"] != "spoilers" || md["language"] != "fr" ||
+		md["description"] != "a cat" || len(f) != 0 {
+		t.Errorf("mastodon: %v, %v", md, f)
+	}
+	r.Caption = strings.Repeat("x", 495)
+	f = nil
+	r.EffectiveOptions("mastodon", &f)
+	if !strings.Contains(f["caption"], "mastodon.spoiler_text") {
+		t.Errorf("a caption that fits alone but not with the warning: %v", f)
 	}
 
 	// Required choices.
