@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"iter"
+	"net/http"
 	"time"
 )
 
@@ -21,6 +22,20 @@ type Webhook struct {
 	URL       string    `json:"url"`
 	Events    []string  `json:"events"`
 	CreatedAt time.Time `json:"created_at"`
+	// Status is "active" or "disabled": reelay disables a webhook whose receiver answered
+	// 410 Gone or took no delivery for 5 days, and a disabled one records no events
+	// (SetWebhookEnabled enables it again).
+	Status         string     `json:"status"`
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason *string    `json:"disabled_reason"`
+}
+
+type webhookResponse struct {
+	Webhook Webhook `json:"webhook"`
+}
+
+type updateWebhookRequest struct {
+	Enabled bool `json:"enabled"`
 }
 
 // CreateWebhookRequest registers a public http(s) URL for some events (Event*).
@@ -80,6 +95,21 @@ func (c *Client) ListWebhooks(ctx context.Context) ([]Webhook, error) {
 		return nil, err
 	}
 	return out.Webhooks, nil
+}
+
+// SetWebhookEnabled enables a webhook again, for the events that come after, or disables it.
+func (c *Client) SetWebhookEnabled(ctx context.Context, id string, enabled bool) (*Webhook, error) {
+	path, err := idPath("/webhooks", id, "")
+	if err != nil {
+		return nil, err
+	}
+	var out webhookResponse
+	// It sets a value, so sending it twice changes nothing more.
+	body := updateWebhookRequest{Enabled: enabled}
+	if _, err := c.send(ctx, &call{method: http.MethodPatch, path: path, body: body, safety: idempotent}, &out); err != nil {
+		return nil, err
+	}
+	return &out.Webhook, nil
 }
 
 // DeleteWebhook stops deliveries to a webhook; pending retries are dropped.

@@ -233,6 +233,7 @@ func (s *Server) routes() {
 
 	s.private("GET "+APIPrefix+"/webhooks", s.listWebhooks)
 	s.private("POST "+APIPrefix+"/webhooks", s.createWebhook)
+	s.private("PATCH "+APIPrefix+"/webhooks/{id}", s.updateWebhook)
 	s.private("DELETE "+APIPrefix+"/webhooks/{id}", s.deleteWebhook)
 	s.private("GET "+APIPrefix+"/webhooks/{id}/deliveries", s.listWebhookDeliveries)
 

@@ -15,10 +15,18 @@ type webhookJSON struct {
 	URL       string    `json:"url"`
 	Events    []string  `json:"events"`
 	CreatedAt time.Time `json:"created_at"`
+	// Status is active or disabled; a disabled webhook records no events.
+	Status         string     `json:"status"`
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason *string    `json:"disabled_reason"`
 }
 
 func toWebhookJSON(w store.Webhook) webhookJSON {
-	return webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: w.CreatedAt}
+	out := webhookJSON{ID: w.ID, URL: w.URL, Events: w.Events, CreatedAt: w.CreatedAt, Status: "active"}
+	if w.DisabledAt != nil {
+		out.Status, out.DisabledAt, out.DisabledReason = "disabled", w.DisabledAt, &w.DisabledReason
+	}
+	return out
 }
 
 type webhookDeliveryJSON struct {
@@ -74,6 +82,33 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "webhook": toWebhookJSON(hook), "secret": secretText})
+	return nil
+}
+
+// updateWebhook enables a webhook again (one that was disabled because its receiver failed
+// for days, or said 410 Gone), or disables it.
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Enabled == nil {
+		return apierr.Field("enabled", "is required: true to enable the webhook, false to disable it")
+	}
+	hook, err := s.store.SetWebhookEnabled(r.Context(), mustPrincipal(r).AccountID, id, *req.Enabled)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("webhook")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "webhook": toWebhookJSON(hook)})
 	return nil
 }
 

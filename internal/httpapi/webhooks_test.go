@@ -50,6 +50,22 @@ func TestWebhooksAPI(t *testing.T) {
 		if err != nil || strings.Contains(string(stored.Secret), secret[len("whsec_"):]) {
 			t.Fatalf("stored secret: %v", err)
 		}
+		if hook["status"] != "active" || hook["disabled_at"] != nil || hook["disabled_reason"] != nil {
+			t.Errorf("a new webhook: %v", hook)
+		}
+		// Its owner disables it and enables it again.
+		r = e.do(req{Method: "PATCH", Path: "/api/v1/webhooks/" + id, Key: e.a.Key, Body: map[string]any{"enabled": false}})
+		if got := r.JSON["webhook"].(map[string]any); r.Code != http.StatusOK || got["status"] != "disabled" ||
+			got["disabled_at"] == nil || got["disabled_reason"] != "disabled by its owner" {
+			t.Fatalf("disable: %d %s", r.Code, r.Body)
+		}
+		if r := e.do(req{Method: "PATCH", Path: "/api/v1/webhooks/" + id, Key: e.a.Key, Body: map[string]any{}}); r.Code != 400 || r.field("enabled") == "" {
+			t.Errorf("no enabled: %d %s", r.Code, r.Body)
+		}
+		r = e.do(req{Method: "PATCH", Path: "/api/v1/webhooks/" + id, Key: e.a.Key, Body: map[string]any{"enabled": true}})
+		if got := r.JSON["webhook"].(map[string]any); r.Code != http.StatusOK || got["status"] != "active" || got["disabled_at"] != nil {
+			t.Fatalf("enable: %d %s", r.Code, r.Body)
+		}
 		dl := e.do(req{Method: "GET", Path: "/api/v1/webhooks/" + id + "/deliveries", Key: e.a.Key})
 		if dl.Code != http.StatusOK || len(dl.JSON["deliveries"].([]any)) != 0 || dl.JSON["next_cursor"] != nil {
 			t.Fatalf("deliveries: %d %s", dl.Code, dl.Body)
@@ -58,6 +74,7 @@ func TestWebhooksAPI(t *testing.T) {
 		// Another account: 404 for every operation on the webhook, and an empty list.
 		for _, rq := range []req{
 			{Method: "DELETE", Path: "/api/v1/webhooks/" + id, Key: e.b.Key},
+			{Method: "PATCH", Path: "/api/v1/webhooks/" + id, Key: e.b.Key, Body: map[string]any{"enabled": false}},
 			{Method: "GET", Path: "/api/v1/webhooks/" + id + "/deliveries", Key: e.b.Key},
 			{Method: "DELETE", Path: "/api/v1/webhooks/" + uuid.NewString(), Key: e.a.Key},
 		} {

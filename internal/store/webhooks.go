@@ -51,6 +51,10 @@ type Webhook struct {
 	Events    []string
 	Secret    []byte
 	CreatedAt time.Time
+	// DisabledAt is when the webhook was disabled (nil while it is enabled), and
+	// DisabledReason why: no event is recorded for a disabled webhook.
+	DisabledAt     *time.Time
+	DisabledReason string
 }
 
 // WebhookDelivery is one event owed to one webhook, and what its attempts found.
@@ -101,19 +105,24 @@ func (h *webhookHook) get() WebhookEnqueuer {
 	return nil
 }
 
-const webhookColumns = `id, account_id, url, events, secret, created_at`
+// webhookColumns are those a new webhook is written with; webhookReadColumns those read.
+const (
+	webhookColumns     = `id, account_id, url, events, secret, created_at`
+	webhookReadColumns = webhookColumns + `, disabled_at, disabled_reason`
+)
 
 func scanWebhook(r scanner) (Webhook, error) {
 	var w Webhook
 	var events string
-	err := r.Scan(&w.ID, &w.AccountID, &w.URL, &events, &w.Secret, &w.CreatedAt)
+	var disabled sql.NullTime
+	err := r.Scan(&w.ID, &w.AccountID, &w.URL, &events, &w.Secret, &w.CreatedAt, &disabled, &w.DisabledReason)
 	if err != nil {
 		return w, err
 	}
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
 		return w, fmt.Errorf("store: webhook %s events: %w", w.ID, err)
 	}
-	w.CreatedAt = w.CreatedAt.UTC()
+	w.CreatedAt, w.DisabledAt = w.CreatedAt.UTC(), timePtr(disabled)
 	return w, nil
 }
 
@@ -157,7 +166,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 
 // ListWebhooks lists an account's webhooks, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, accountID string) ([]Webhook, error) {
-	hooks, err := collect(scanWebhook)(s.read.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+	hooks, err := collect(scanWebhook)(s.read.QueryContext(ctx, `SELECT `+webhookReadColumns+` FROM webhooks
 		WHERE account_id = $1 ORDER BY created_at, id`, accountID))
 	if err != nil {
 		return nil, fmt.Errorf("store: list webhooks: %w", err)
@@ -170,7 +179,7 @@ func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (Webhook, 
 	if !ValidID(id) {
 		return Webhook{}, ErrNotFound
 	}
-	w, err := scanWebhook(s.read.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks
+	w, err := scanWebhook(s.read.QueryRowContext(ctx, `SELECT `+webhookReadColumns+` FROM webhooks
 		WHERE id = $1 AND account_id = $2`, id, accountID))
 	return w, notFound(err)
 }
@@ -251,7 +260,7 @@ func (s *Store) LoadWebhookDelivery(ctx context.Context, id string) (WebhookDeli
 	if err != nil {
 		return d, Webhook{}, notFound(err)
 	}
-	w, err := scanWebhook(s.read.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, d.WebhookID))
+	w, err := scanWebhook(s.read.QueryRowContext(ctx, `SELECT `+webhookReadColumns+` FROM webhooks WHERE id = $1`, d.WebhookID))
 	return d, w, notFound(err)
 }
 
@@ -292,6 +301,65 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a WebhookAt
 	return nil
 }
 
+// WebhookDisableAfter is how long a webhook may go without a delivery taken before a delivery
+// that fails for good disables it.
+const WebhookDisableAfter = 5 * 24 * time.Hour
+
+// DisableWebhook disables a webhook (one already disabled keeps its first reason).
+func (s *Store) DisableWebhook(ctx context.Context, id, reason string, at time.Time) error {
+	if _, err := s.write.ExecContext(ctx, `UPDATE webhooks SET disabled_at = $1, disabled_reason = $2
+		WHERE id = $3 AND disabled_at IS NULL`, at.UTC().Truncate(time.Microsecond), reason, id); err != nil {
+		return fmt.Errorf("store: disable webhook: %w", err)
+	}
+	return nil
+}
+
+// SetWebhookEnabled enables or disables one of an account's webhooks by its owner's wish, and
+// answers it as it now is.
+func (s *Store) SetWebhookEnabled(ctx context.Context, accountID, id string, enabled bool) (Webhook, error) {
+	if !ValidID(id) {
+		return Webhook{}, ErrNotFound
+	}
+	q := `UPDATE webhooks SET disabled_at = NULL, disabled_reason = '' WHERE id = $1 AND account_id = $2`
+	args := []any{id, accountID}
+	if !enabled {
+		q = `UPDATE webhooks SET disabled_at = COALESCE(disabled_at, $3),
+			disabled_reason = CASE WHEN disabled_at IS NULL THEN 'disabled by its owner' ELSE disabled_reason END
+			WHERE id = $1 AND account_id = $2`
+		args = append(args, now())
+	}
+	res, err := s.write.ExecContext(ctx, q, args...)
+	if err != nil {
+		return Webhook{}, fmt.Errorf("store: enable webhook: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Webhook{}, ErrNotFound
+	}
+	return s.GetWebhook(ctx, accountID, id)
+}
+
+// WebhookDeliveredSince reports whether any delivery of a webhook was taken by its receiver
+// after since.
+func (s *Store) WebhookDeliveredSince(ctx context.Context, webhookID string, since time.Time) (bool, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $1 AND delivered_at > $2`,
+		webhookID, since.UTC().Truncate(time.Microsecond)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: webhook deliveries: %w", err)
+	}
+	return n > 0, nil
+}
+
+// SkipWebhookDelivery fails a pending delivery without sending it (its webhook was disabled);
+// it counts no attempt.
+func (s *Store) SkipWebhookDelivery(ctx context.Context, id, reason string) error {
+	if _, err := s.write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, last_error = $2, next_attempt_at = NULL,
+		updated_at = $3 WHERE id = $4 AND status = $5`, WebhookFailed, reason, now(), id, WebhookPending); err != nil {
+		return fmt.Errorf("store: skip webhook delivery: %w", err)
+	}
+	return nil
+}
+
 // WebhookDeliveryRetention is how long a settled delivery stays in the delivery log.
 const WebhookDeliveryRetention = 30 * 24 * time.Hour
 
@@ -310,7 +378,7 @@ func (s *Store) DeleteSettledWebhookDeliveries(ctx context.Context, settledBefor
 // hands the new deliveries to the store's WebhookEnqueuer, all in t. data is called only when
 // some webhook wants the event, so that an account without webhooks costs one indexed read.
 func (t *Tx) emit(ctx context.Context, accountID, eventType string, at time.Time, data func() (any, error)) error {
-	rows, err := t.tx.QueryContext(ctx, `SELECT id, events FROM webhooks WHERE account_id = $1`, accountID)
+	rows, err := t.tx.QueryContext(ctx, `SELECT id, events FROM webhooks WHERE account_id = $1 AND disabled_at IS NULL`, accountID)
 	if err != nil {
 		return fmt.Errorf("store: read webhooks: %w", err)
 	}

@@ -203,6 +203,7 @@ var notices = map[string]string{
 	"deleted":         "Channel deleted.",
 	"revoked":         "Key revoked. Sessions signed in with it have ended.",
 	"webhook_deleted": "Webhook deleted, with its delivery log.",
+	"webhook_enabled": "Webhook enabled: the events from now on are sent to it.",
 	"rescheduled":     "The post is rescheduled.",
 	"replied":         "Reply posted.",
 }

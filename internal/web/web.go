@@ -200,6 +200,7 @@ func (h *Handler) routes() {
 	h.handle("POST /webhooks", h.createWebhook)
 	h.handle("GET /webhooks/{id}", h.webhookPage)
 	h.handle("POST /webhooks/{id}/delete", h.deleteWebhook)
+	h.handle("POST /webhooks/{id}/enable", h.enableWebhook)
 
 	h.handle("GET /keys", h.keysPage)
 	h.handle("POST /keys", h.createKey)

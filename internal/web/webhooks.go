@@ -85,6 +85,20 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 	return nil
 }
 
+// enableWebhook enables a webhook reelay disabled (its receiver failed for days or said 410
+// Gone), for the events that come after.
+func (h *Handler) enableWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	_, err := h.o.Store.SetWebhookEnabled(r.Context(), s.AccountID, r.PathValue("id"), true)
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("webhook")
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/webhooks?done=webhook_enabled", http.StatusSeeOther)
+	return nil
+}
+
 const deliveriesPerPage = 25
 
 type deliveriesData struct {

@@ -75,6 +75,24 @@ func TestWebhooksPages(t *testing.T) {
 	if r := other.post("/webhooks/"+hook+"/delete", url.Values{}, nil); r.Code != 404 {
 		t.Errorf("another account deletes the webhook: %d", r.Code)
 	}
+	// Disabled (as reelay does when its receiver fails for days), the list says so and why,
+	// and offers to enable it; only its owner can.
+	if err := e.st.DisableWebhook(t.Context(), hook, "the receiver answered 410 Gone", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.get("/webhooks"); !strings.Contains(page.Body, "the receiver answered 410 Gone") ||
+		!strings.Contains(page.Body, `action="/webhooks/`+hook+`/enable"`) {
+		t.Errorf("a disabled webhook's row:\n%s", page.Body)
+	}
+	if r := other.post("/webhooks/"+hook+"/enable", url.Values{}, nil); r.Code != 404 {
+		t.Errorf("another account enables the webhook: %d", r.Code)
+	}
+	if r := b.post("/webhooks/"+hook+"/enable", url.Values{}, nil); r.Code != http.StatusSeeOther || r.location() != "/webhooks?done=webhook_enabled" {
+		t.Errorf("enable: %d %q", r.Code, r.location())
+	}
+	if page := b.get("/webhooks?done=webhook_enabled"); strings.Contains(page.Body, "410 Gone") || !strings.Contains(page.Body, "Webhook enabled") {
+		t.Errorf("after enabling:\n%s", page.Body)
+	}
 	if r := b.post("/webhooks/"+hook+"/delete", url.Values{}, nil); r.Code != http.StatusSeeOther {
 		t.Errorf("delete: %d", r.Code)
 	}

@@ -138,6 +138,8 @@ type Worker struct {
 	// RetryBase is the first retry delay (default DefaultRetryBase); see RetryDelay.
 	RetryBase time.Duration
 	Log       *slog.Logger
+	// Now is the clock of attempts (time.Now when nil): tests move it days ahead.
+	Now func() time.Time
 
 	once sync.Once
 }
@@ -154,6 +156,9 @@ func (w *Worker) defaults() {
 	}
 	if w.Log == nil {
 		w.Log = slog.New(slog.DiscardHandler)
+	}
+	if w.Now == nil {
+		w.Now = time.Now
 	}
 }
 
@@ -186,8 +191,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	if d.Status != store.WebhookPending {
 		return nil // settled by an earlier run of this job
 	}
+	if hook.DisabledAt != nil {
+		return w.Store.SkipWebhookDelivery(ctx, d.ID, "not sent: the webhook was disabled ("+hook.DisabledReason+")")
+	}
 	log := w.Log.With("delivery", d.ID, "webhook", hook.ID, "event", d.EventType, "attempt", job.Attempt)
-	at := time.Now()
+	at := w.Now()
 	secretText, err := OpenSecret(w.Box, hook.ID, hook.Secret)
 	var key []byte
 	if err == nil {
@@ -226,6 +234,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	if rerr := w.Store.RecordWebhookAttempt(ctx, d.ID, a); rerr != nil {
 		return errors.Join(err, rerr)
 	}
+	if a.Status == store.WebhookFailed {
+		if derr := w.disableIfDead(ctx, hook, gone, err, at); derr != nil {
+			log.Error("could not disable the webhook", "error", derr)
+		}
+	}
 	switch {
 	case gone:
 		// The receiver says it wants no more: retrying would only bother it.
@@ -237,6 +250,28 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return river.JobSnooze(delay)
 	}
 	return err
+}
+
+// disableIfDead disables a webhook after a delivery failed for good, when its receiver said
+// it is gone (410), or when no delivery was taken for store.WebhookDisableAfter: its events
+// would only pile up failing. Its owner enables it again (PATCH /webhooks/{id}).
+func (w *Worker) disableIfDead(ctx context.Context, hook store.Webhook, gone bool, cause error, at time.Time) error {
+	var reason string
+	switch {
+	case gone:
+		reason = "the receiver answered 410 Gone"
+	case at.Sub(hook.CreatedAt) >= store.WebhookDisableAfter:
+		taken, err := w.Store.WebhookDeliveredSince(ctx, hook.ID, at.Add(-store.WebhookDisableAfter))
+		if err != nil || taken {
+			return err
+		}
+		reason = fmt.Sprintf("no delivery was taken for %d days; the last failed with: %v",
+			int(store.WebhookDisableAfter.Hours()/24), cause)
+	default:
+		return nil
+	}
+	w.Log.Warn("webhook disabled", "webhook", hook.ID, "reason", reason)
+	return w.Store.DisableWebhook(ctx, hook.ID, reason, at)
 }
 
 // maxRetryAfter bounds the wait a receiver may ask for: the longest of the schedule.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ type fixture struct {
 	secret   string
 	hook     store.Webhook
 	delivery store.WebhookDelivery
+	channel  string
 }
 
 func newFixture(t *testing.T, url string) *fixture {
@@ -88,6 +90,7 @@ func newFixture(t *testing.T, url string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.channel = ch.ID
 	if err := f.st.SetChannelStatus(ctx, ch.ID, store.ChannelReauthRequired); err != nil {
 		t.Fatal(err)
 	}
@@ -234,77 +237,120 @@ func TestWorkerGivesUp(t *testing.T) {
 	if d := g.load(t); d.Status != store.WebhookFailed || *d.LastStatusCode != 410 {
 		t.Fatalf("after a 410: %+v", d)
 	}
+	// A 410 also disables the webhook: the receiver asks for no more events.
+	if h := g.webhook(t); h.DisabledAt == nil || !strings.Contains(h.DisabledReason, "410") {
+		t.Errorf("after a 410 the webhook is %+v", h)
+	}
+	// The other one is younger than WebhookDisableAfter: its failure leaves it enabled.
+	if h := f.webhook(t); h.DisabledAt != nil {
+		t.Errorf("a new webhook was disabled by one failure: %+v", h)
+	}
 }
 
-// A receiver that asks for time (429 or 503 with Retry-After) gets it, up to a day, and its
-// requests still count towards the last attempt although River does not count the waits.
-func TestWorkerHonoursRetryAfter(t *testing.T) {
+func (f *fixture) webhook(t *testing.T) store.Webhook {
+	t.Helper()
+	h, err := f.st.GetWebhook(context.Background(), f.hook.AccountID, f.hook.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A webhook that took no delivery for WebhookDisableAfter is disabled when a delivery fails
+// for good; its pending deliveries are then dropped unsent, and it records no events until
+// it is enabled again.
+func TestWorkerDisablesDeadWebhooks(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	status, retryAfter := http.StatusTooManyRequests, "120"
+	var hits atomic.Int32
+	var status atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		w.Header().Set("Retry-After", retryAfter)
-		w.WriteHeader(status)
+		hits.Add(1)
+		w.WriteHeader(int(status.Load()))
 	}))
 	defer srv.Close()
-	set := func(code int, after string) {
-		mu.Lock()
-		defer mu.Unlock()
-		status, retryAfter = code, after
-	}
-	f := newFixture(t, srv.URL)
-	// A base of 1 ms: the schedule's waits are milliseconds, shorter than any asked for here.
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), RetryBase: time.Millisecond}
-	snoozed := func(attempt int) time.Duration {
-		t.Helper()
-		err := f.work(t, w, attempt)
-		var snooze *river.JobSnoozeError
-		if !errors.As(err, &snooze) {
-			t.Fatalf("attempt %d: %v, want the job snoozed", attempt, err)
+	ctx := context.Background()
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name string
+		// delivered: a delivery is taken this long after the webhook was made (0: none);
+		// failed: the last attempt of another fails this long after.
+		delivered, failed time.Duration
+		disabled          bool
+	}{
+		{"four days old, nothing taken", 0, 4 * day, false},
+		{"six days old, nothing taken", 0, 6 * day, true},
+		{"one taken six days before", day, 7 * day, true},
+		{"one taken the day before", 5 * day, 6 * day, false},
+	} {
+		f := newFixture(t, srv.URL)
+		clock := time.Now()
+		w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)),
+			Now: func() time.Time { return clock }}
+		// Each change of the channel's standing to reauth_required is an event.
+		event := func() {
+			t.Helper()
+			for _, st := range []string{store.ChannelActive, store.ChannelReauthRequired} {
+				if err := f.st.SetChannelStatus(ctx, f.channel, st); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		return snooze.Duration
+		deliveries := func() []store.WebhookDelivery {
+			t.Helper()
+			ds, err := f.st.ListWebhookDeliveries(ctx, f.hook.AccountID, f.hook.ID, store.DeliveryFilter{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ds
+		}
+		if tc.delivered > 0 {
+			event()
+			g := *f
+			g.delivery = deliveries()[0] // newest first
+			clock = f.hook.CreatedAt.Add(tc.delivered)
+			status.Store(http.StatusNoContent)
+			if err := g.work(t, w, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock = f.hook.CreatedAt.Add(tc.failed)
+		status.Store(http.StatusInternalServerError)
+		if err := f.work(t, w, webhooks.MaxAttempts); err == nil {
+			t.Fatalf("%s: a 500 did not fail the attempt", tc.name)
+		}
+		h := f.webhook(t)
+		if disabled := h.DisabledAt != nil; disabled != tc.disabled || (disabled && !strings.Contains(h.DisabledReason, "500")) {
+			t.Errorf("%s: webhook %+v, want disabled %v", tc.name, h, tc.disabled)
+		}
+		if !tc.disabled {
+			continue
+		}
+		// A new event records nothing for it; enabled again, it does.
+		before := len(deliveries())
+		event()
+		if n := len(deliveries()); n != before {
+			t.Errorf("%s: a disabled webhook recorded %d events", tc.name, n-before)
+		}
+		if _, err := f.st.SetWebhookEnabled(ctx, f.hook.AccountID, f.hook.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		event()
+		if n := len(deliveries()); n != before+1 {
+			t.Errorf("%s: enabled again, the webhook recorded %d events, want 1", tc.name, n-before)
+		}
 	}
 
-	for _, tc := range []struct {
-		status       int
-		after        string
-		min, max     time.Duration
-		snoozeWanted bool
-	}{
-		{http.StatusTooManyRequests, "120", 2 * time.Minute, 2 * time.Minute, true},
-		{http.StatusServiceUnavailable, time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), 58 * time.Minute, time.Hour, true},
-		{http.StatusTooManyRequests, "999999", 24 * time.Hour, 24 * time.Hour, true}, // capped at a day
-		// Not a status that asks: the schedule's fourth wait, River's to keep.
-		{http.StatusInternalServerError, "120", webhooks.RetryDelay(time.Millisecond, 4), webhooks.RetryDelay(time.Millisecond, 4), false},
-	} {
-		set(tc.status, tc.after)
-		before := f.load(t)
-		var got time.Duration
-		if tc.snoozeWanted {
-			got = snoozed(1)
-		} else if err := f.work(t, w, before.Attempts+1); err == nil || errors.As(err, new(*river.JobSnoozeError)) {
-			t.Fatalf("%d: %v, want a plain failure for River's retry", tc.status, err)
-		}
-		d := f.load(t)
-		wait := d.NextAttemptAt.Sub(d.UpdatedAt)
-		if d.Status != store.WebhookPending || d.Attempts != before.Attempts+1 || wait < tc.min || wait > tc.max+tc.max/10 ||
-			(tc.snoozeWanted && (got-wait).Abs() > time.Millisecond) {
-			t.Errorf("%d with Retry-After %s: snoozed %v, delivery %+v (next in %v), want %v to %v", tc.status, tc.after, got, d, wait, tc.min, tc.max)
-		}
+	// A delivery pending when its webhook was disabled is dropped unsent.
+	f := newFixture(t, srv.URL)
+	if err := f.st.DisableWebhook(ctx, f.hook.ID, "the receiver answered 410 Gone", time.Now()); err != nil {
+		t.Fatal(err)
 	}
-	// River saw one attempt each time (a snooze gives it back); the delivery counted every
-	// request, and fails at the last although the job is still at its first.
-	set(http.StatusTooManyRequests, "60")
-	for f.load(t).Attempts < webhooks.MaxAttempts-1 {
-		snoozed(1)
+	hits.Store(0)
+	if err := f.work(t, &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true))}, 1); err != nil {
+		t.Fatal(err)
 	}
-	if err := f.work(t, w, 1); err == nil || errors.As(err, new(*river.JobSnoozeError)) {
-		t.Fatalf("the last attempt: %v, want a plain failure", err)
-	}
-	if d := f.load(t); d.Status != store.WebhookFailed || d.Attempts != webhooks.MaxAttempts || d.NextAttemptAt != nil {
-		t.Fatalf("after the last attempt: %+v", d)
+	if d := f.load(t); hits.Load() != 0 || d.Status != store.WebhookFailed || d.Attempts != 0 || !strings.Contains(d.LastError, "disabled") {
+		t.Errorf("a delivery of a disabled webhook: %d requests, %+v", hits.Load(), d)
 	}
 }
 
