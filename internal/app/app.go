@@ -251,6 +251,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		river.AddWorker(queueCfg.Workers, &webhooks.Worker{
 			Store: st, Box: box, Client: webhooks.NewClient(webhooks.Policy(cfg.AllowPrivateURLs)),
 			UserAgent: "reelay-webhooks/" + p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
+			Metrics: webhooks.NewMetrics(p.Registry),
 		})
 		queueCfg.Queues[webhooks.QueueName] = river.QueueConfig{MaxWorkers: 50}
 		river.AddWorker(queueCfg.Workers, &aivideo.Worker{Service: videos, JobTimeout: aiTimeout})

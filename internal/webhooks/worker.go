@@ -140,6 +140,8 @@ type Worker struct {
 	Log       *slog.Logger
 	// Now is the clock of attempts (time.Now when nil): tests move it days ahead.
 	Now func() time.Time
+	// Metrics counts the attempts; nil counts nothing.
+	Metrics *Metrics
 
 	once sync.Once
 }
@@ -192,6 +194,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		return nil // settled by an earlier run of this job
 	}
 	if hook.DisabledAt != nil {
+		w.Metrics.count("skipped")
 		return w.Store.SkipWebhookDelivery(ctx, d.ID, "not sent: the webhook was disabled ("+hook.DisabledReason+")")
 	}
 	log := w.Log.With("delivery", d.ID, "webhook", hook.ID, "event", d.EventType, "attempt", job.Attempt)
@@ -212,6 +215,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	code, asked, err := w.send(ctx, hook.URL, key, d, at)
 	if err == nil {
 		log.Debug("webhook delivered", "status", code)
+		w.Metrics.count("delivered")
 		return w.Store.RecordWebhookAttempt(ctx, d.ID, store.WebhookAttempt{Status: store.WebhookDelivered, StatusCode: code, At: at})
 	}
 	if ctx.Err() != nil {
@@ -231,6 +235,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 		a.NextAttemptAt = &next
 	}
 	log.Info("webhook delivery failed", "status", code, "error", err, "final", a.Status == store.WebhookFailed)
+	if a.Status == store.WebhookFailed {
+		w.Metrics.count("failed")
+	} else {
+		w.Metrics.count("retried")
+	}
 	if rerr := w.Store.RecordWebhookAttempt(ctx, d.ID, a); rerr != nil {
 		return errors.Join(err, rerr)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -110,6 +111,25 @@ func (f *fixture) work(t *testing.T, w *webhooks.Worker, attempt int) error {
 	})
 }
 
+// attempts reads reelay_webhook_attempts_total by outcome.
+func attempts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "reelay_webhook_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
 func (f *fixture) load(t *testing.T) store.WebhookDelivery {
 	t.Helper()
 	d, _, err := f.st.LoadWebhookDelivery(context.Background(), f.delivery.ID)
@@ -142,7 +162,9 @@ func TestWorkerDelivers(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := newFixture(t, srv.URL+"/hook")
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), UserAgent: "reelay-test"}
+	reg := prometheus.NewRegistry()
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), UserAgent: "reelay-test",
+		Metrics: webhooks.NewMetrics(reg)}
 
 	// The first attempt meets a 503: recorded, pending, retried later.
 	if err := f.work(t, w, 1); err == nil {
@@ -164,6 +186,9 @@ func TestWorkerDelivers(t *testing.T) {
 	// A job run again after delivery sends nothing more.
 	if err := f.work(t, w, 3); err != nil || len(got) != 2 {
 		t.Fatalf("a delivered delivery was sent again: %v, %d requests", err, len(got))
+	}
+	if n := attempts(t, reg); n["retried"] != 1 || n["delivered"] != 1 || len(n) != 2 {
+		t.Errorf("attempts counted: %v", n)
 	}
 
 	for i, r := range got {
@@ -219,12 +244,16 @@ func TestWorkerGivesUp(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	defer srv.Close()
 	f := newFixture(t, srv.URL)
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true))}
+	reg := prometheus.NewRegistry()
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), Metrics: webhooks.NewMetrics(reg)}
 	if err := f.work(t, w, webhooks.MaxAttempts); err == nil {
 		t.Fatal("a 500 answer did not fail the attempt")
 	}
 	if d := f.load(t); d.Status != store.WebhookFailed || d.NextAttemptAt != nil || *d.LastStatusCode != 500 {
 		t.Fatalf("after the last attempt: %+v", d)
+	}
+	if n := attempts(t, reg); n["failed"] != 1 || len(n) != 1 {
+		t.Errorf("attempts counted: %v", n)
 	}
 
 	g := newFixture(t, srv.URL)
@@ -346,11 +375,16 @@ func TestWorkerDisablesDeadWebhooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits.Store(0)
-	if err := f.work(t, &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true))}, 1); err != nil {
+	reg := prometheus.NewRegistry()
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), Metrics: webhooks.NewMetrics(reg)}
+	if err := f.work(t, w, 1); err != nil {
 		t.Fatal(err)
 	}
 	if d := f.load(t); hits.Load() != 0 || d.Status != store.WebhookFailed || d.Attempts != 0 || !strings.Contains(d.LastError, "disabled") {
 		t.Errorf("a delivery of a disabled webhook: %d requests, %+v", hits.Load(), d)
+	}
+	if n := attempts(t, reg); n["skipped"] != 1 || len(n) != 1 {
+		t.Errorf("attempts counted: %v", n)
 	}
 }
 
