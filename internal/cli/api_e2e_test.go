@@ -359,6 +359,15 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 		if !strings.HasPrefix(r.stdout, "replied on youtube") {
 			t.Errorf("reply: %q", r.stdout)
 		}
+		// Run again under the key it printed, the reply is answered, not posted again.
+		key := regexp.MustCompile(`--idempotency-key ([^\s)]+)`).FindStringSubmatch(r.stderr)
+		if key == nil {
+			t.Fatalf("reply printed no idempotency key: %q", r.stderr)
+		}
+		again := srv.cli(t, "inbox", "reply", first.ID, "Thanks for watching!", "--idempotency-key", key[1]).ok(t)
+		if again.stdout != r.stdout {
+			t.Errorf("reply repeated under its key: %q, first %q", again.stdout, r.stdout)
+		}
 		seen, err := c.SandboxIntrospect(ctx, client.YouTube)
 		if err != nil || len(seen.Replies) != 1 || seen.Replies[0].Text != "Thanks for watching!" {
 			t.Errorf("youtube received replies %+v, %v", seen, err)

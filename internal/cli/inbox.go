@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/reelay/reelay/client"
@@ -88,13 +89,14 @@ func newInboxListCmd(a *apiFlags) *cobra.Command {
 }
 
 func newInboxReplyCmd(a *apiFlags) *cobra.Command {
-	var platform string
+	var platform, key string
 	cmd := &cobra.Command{
-		Use:   "reply COMMENT_ID TEXT [--platform P]",
+		Use:   "reply COMMENT_ID TEXT [--platform P] [--idempotency-key K]",
 		Short: "Reply to a comment on its platform, as the channel it came through",
 		Long: "Reply to a comment on its origin platform. The comment's platform is found in the inbox unless " +
-			"--platform names it. A reply is not sent twice by the client's retries: when the answer is lost, " +
-			"check `reelay inbox list` before sending it again.",
+			"--platform names it. Every reply carries an Idempotency-Key (printed on stderr; set one with " +
+			"--idempotency-key): run the command again with the same key and the server answers the reply it " +
+			"posted instead of posting another, or refuses when the platform never said whether it took it.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, text := args[0], args[1]
@@ -115,7 +117,11 @@ func newInboxReplyCmd(a *apiFlags) *cobra.Command {
 			} else if p, err = commentPlatform(cmd, c, id); err != nil {
 				return err
 			}
-			reply, err := c.Reply(cmd.Context(), client.ReplyRequest{CommentID: id, Platform: p, ReplyText: text})
+			if key == "" {
+				key = uuid.NewString()
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "idempotency key %s (to repeat this reply safely, run it again with --idempotency-key %s)\n", key, key)
+			reply, err := c.Reply(cmd.Context(), client.ReplyRequest{CommentID: id, Platform: p, ReplyText: text, IdempotencyKey: key})
 			if err != nil {
 				return err
 			}
@@ -127,6 +133,7 @@ func newInboxReplyCmd(a *apiFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&platform, "platform", "", "the comment's platform (default: looked up in the inbox)")
+	cmd.Flags().StringVar(&key, "idempotency-key", "", "the reply's Idempotency-Key (default: a new random one, printed on stderr)")
 	return cmd
 }
 
