@@ -376,6 +376,45 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 		srv.cli(t, "inbox", "reply", first.ID, "  ").failed(t, exitUsage, "empty")
 	})
 
+	t.Run("webhooks create, list, disable, enable, deliveries, delete", func(t *testing.T) {
+		srv.cli(t, "webhooks", "create", "https://93.184.215.14/hooks/cli").failed(t, exitUsage, "--event")
+		r := srv.cli(t, "webhooks", "create", "https://93.184.215.14/hooks/cli", "--event", "post.failed,post.published").ok(t)
+		m := regexp.MustCompile(`^webhook (\S+) for https://93.184.215.14/hooks/cli\nsigning secret \(shown once\): whsec_`).FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("webhooks create: %q", r.stdout)
+		}
+		id := m[1]
+		var list struct {
+			Webhooks []client.Webhook `json:"webhooks"`
+		}
+		decodeJSON(t, srv.cli(t, "webhooks", "list", "--json").ok(t), &list)
+		if len(list.Webhooks) != 1 || list.Webhooks[0].ID != id || list.Webhooks[0].Status != "active" ||
+			strings.Join(list.Webhooks[0].Events, ",") != "post.failed,post.published" {
+			t.Fatalf("webhooks list --json: %+v", list)
+		}
+		if r := srv.cli(t, "webhooks", "disable", id).ok(t); r.stdout != "webhook "+id+" is disabled\n" {
+			t.Errorf("disable: %q", r.stdout)
+		}
+		if r := srv.cli(t, "webhooks", "list").ok(t); !strings.Contains(r.stdout, "disabled: disabled by its owner") {
+			t.Errorf("webhooks list after disabling:\n%s", r.stdout)
+		}
+		if r := srv.cli(t, "webhooks", "enable", id).ok(t); r.stdout != "webhook "+id+" is active\n" {
+			t.Errorf("enable: %q", r.stdout)
+		}
+		var page client.DeliveryList
+		decodeJSON(t, srv.cli(t, "webhooks", "deliveries", id, "--json").ok(t), &page)
+		if page.Deliveries == nil || len(page.Deliveries) != 0 {
+			t.Errorf("deliveries of a new webhook: %+v", page)
+		}
+		srv.cli(t, "webhooks", "enable", "00000000-0000-4000-8000-000000000000").failed(t, exitError, "not found")
+		if r := srv.cli(t, "webhooks", "delete", id).ok(t); r.stdout != "deleted webhook "+id+"\n" {
+			t.Errorf("delete: %q", r.stdout)
+		}
+		if r := srv.cli(t, "webhooks", "list").ok(t); strings.Contains(r.stdout, id) {
+			t.Errorf("a deleted webhook listed:\n%s", r.stdout)
+		}
+	})
+
 	t.Run("ai adapt and storyboard", func(t *testing.T) {
 		r := srv.cli(t, "ai", "adapt", "--script", "Cold brew is easier than you think. Use coarse beans and 16 hours in the fridge.",
 			"--platforms", "tiktok,youtube", "--tone", "educational").ok(t)
