@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -230,22 +231,28 @@ func newChannelsOptionsCmd(a *apiFlags) *cobra.Command {
 }
 
 func newChannelsDeleteCmd(a *apiFlags) *cobra.Command {
+	return newDeleteCmd(a, "channel", "Disconnect a channel and delete its stored tokens (its posts are kept)",
+		(*client.Client).DeleteChannel)
+}
+
+// newDeleteCmd is a `delete ID` command: remove deletes the thing named noun by its id.
+func newDeleteCmd(a *apiFlags, noun, short string, remove func(*client.Client, context.Context, string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete CHANNEL_ID",
-		Short: "Disconnect a channel and delete its stored tokens (its posts are kept)",
+		Use:   "delete " + strings.ToUpper(noun) + "_ID",
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.client(cmd)
 			if err != nil {
 				return err
 			}
-			if err := c.DeleteChannel(cmd.Context(), args[0]); err != nil {
+			if err := remove(c, cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			if a.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"success": true, "id": args[0]})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted channel %s\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %s %s\n", noun, args[0])
 			return nil
 		},
 	}

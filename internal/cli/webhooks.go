@@ -122,25 +122,7 @@ func newWebhooksEnableCmd(a *apiFlags, enable bool) *cobra.Command {
 }
 
 func newWebhooksDeleteCmd(a *apiFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete WEBHOOK_ID",
-		Short: "Delete a webhook and its delivery log",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd)
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteWebhook(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			if a.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"success": true, "id": args[0]})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted webhook %s\n", args[0])
-			return nil
-		},
-	}
+	return newDeleteCmd(a, "webhook", "Delete a webhook and its delivery log", (*client.Client).DeleteWebhook)
 }
 
 func newWebhooksDeliveriesCmd(a *apiFlags) *cobra.Command {

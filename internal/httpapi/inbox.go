@@ -123,9 +123,9 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 // replyToComment posts a reply on the comment's platform, as the channel the comment was read
 // through, and answers the stored reply. An Idempotency-Key makes it safe to repeat.
 func (s *Server) replyToComment(w http.ResponseWriter, r *http.Request) error {
-	key := r.Header.Get("Idempotency-Key")
-	if key != "" && !validIdempotencyKey(key) {
-		return apierr.Field("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
 	}
 	var body struct {
 		CommentID string `json:"commentId"`

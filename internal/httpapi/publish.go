@@ -25,9 +25,9 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := r.Header.Get("Idempotency-Key")
-	if key != "" && !validIdempotencyKey(key) {
-		return apierr.Field("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
 	}
 	wait := s.publishWait
 	if v, ok := preferWait(r.Header.Values("Prefer")); ok {
@@ -113,6 +113,16 @@ func preferWait(values []string) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// idempotencyKey is the request's Idempotency-Key header: "" when there is none, a field
+// error when it is not 1 to 255 visible ASCII characters.
+func idempotencyKey(r *http.Request) (string, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" && !validIdempotencyKey(key) {
+		return "", apierr.Field("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
+	return key, nil
 }
 
 func validIdempotencyKey(k string) bool {

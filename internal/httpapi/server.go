@@ -136,7 +136,6 @@ func New(o Options) *Server {
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
-		mux: http.NewServeMux(), methods: map[string][]string{},
 		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
 		ai:            o.AI,
 		aiVideo:       o.AIVideo,
@@ -146,29 +145,26 @@ func New(o Options) *Server {
 	if s.ai == nil {
 		s.ai = ai.Builtin{}
 	}
-	if s.log == nil {
-		s.log = discardLogger
-	}
-	if s.registry == nil {
-		s.registry = prometheus.NewRegistry()
-	}
-	s.metrics = newHTTPMetrics(s.registry)
-	s.mcpHandler = s.newMCPHandler()
-	if s.sandbox {
-		s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
-	}
-	s.operationalRoutes()
-	s.routes()
-	s.fallbackRoutes()
-	s.handler = s.observe(s.mux)
-	return s
+	return s.build(func() {
+		s.mcpHandler = s.newMCPHandler()
+		if s.sandbox {
+			s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
+		}
+		s.routes()
+	})
 }
 
 // NewOperational builds what a worker process serves: /healthz, /readyz and /metrics, so that
 // an orchestrator can probe it and Prometheus can read the job metrics, which only workers
 // record. Every other path answers 404.
 func NewOperational(st *store.Store, registry *prometheus.Registry, log *slog.Logger) *Server {
-	s := &Server{store: st, registry: registry, log: log, mux: http.NewServeMux(), methods: map[string][]string{}}
+	s := &Server{store: st, registry: registry, log: log}
+	return s.build(func() {})
+}
+
+// build gives s what every Server has (a logger, a registry with its request metrics, the
+// operational endpoints, the 405 and 404 answers) around the routes that routes registers.
+func (s *Server) build(routes func()) *Server {
 	if s.log == nil {
 		s.log = discardLogger
 	}
@@ -176,7 +172,9 @@ func NewOperational(st *store.Store, registry *prometheus.Registry, log *slog.Lo
 		s.registry = prometheus.NewRegistry()
 	}
 	s.metrics = newHTTPMetrics(s.registry)
+	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
 	s.operationalRoutes()
+	routes()
 	s.fallbackRoutes()
 	s.handler = s.observe(s.mux)
 	return s

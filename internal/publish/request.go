@@ -104,11 +104,12 @@ type MastodonOptions struct {
 	Description string `json:"description,omitempty"`
 }
 
-// mastodonVisibilities are the visibility values Mastodon takes; mastodonAltMax bounds the
-// alt text of a media attachment.
-var mastodonVisibilities = []string{"public", "unlisted", "private", "direct"}
+// MastodonVisibilities are the visibility values Mastodon takes; MastodonAltTextMax bounds a
+// media attachment's description (alt text), in characters. The mastodon provider checks the
+// object it is sent against the same.
+var MastodonVisibilities = []string{"public", "unlisted", "private", "direct"}
 
-const mastodonAltMax = 1500
+const MastodonAltTextMax = 1500
 
 // FacebookOptions is the seed's facebook object.
 type FacebookOptions struct {
@@ -339,18 +340,20 @@ func checkMastodon(f *apierr.Fields, o MastodonOptions) {
 	} else {
 		f.Add("mastodon.spoiler_text", "must be valid UTF-8")
 	}
-	if o.Visibility != "" && !slices.Contains(mastodonVisibilities, o.Visibility) {
-		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(mastodonVisibilities, ", "))
+	if o.Visibility != "" && !slices.Contains(MastodonVisibilities, o.Visibility) {
+		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(MastodonVisibilities, ", "))
 	}
-	if o.Language != "" && !validLanguageCode(o.Language) {
+	if o.Language != "" && !ValidLanguageCode(o.Language) {
 		f.Add("mastodon.language", "must be an ISO 639-1 language code of two lower-case letters, such as en")
 	}
-	if n := utf8.RuneCountInString(o.Description); n > mastodonAltMax {
-		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, mastodonAltMax)
+	if n := utf8.RuneCountInString(o.Description); n > MastodonAltTextMax {
+		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, MastodonAltTextMax)
 	}
 }
 
-func validLanguageCode(s string) bool {
+// ValidLanguageCode reports whether s is an ISO 639-1 code as Mastodon takes it: two
+// lower-case letters.
+func ValidLanguageCode(s string) bool {
 	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
 }
 

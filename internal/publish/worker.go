@@ -152,6 +152,9 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 		stepStarted := time.Now()
 		out, err := provider.Step(stepCtx, d)
 		cancel()
+		if err == nil || ctx.Err() == nil { // a step cut by shutdown says nothing of the platform
+			w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), err)
+		}
 		d.Continued = err == nil
 		if err != nil {
 			if ctx.Err() != nil {
@@ -159,7 +162,6 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 				// stored state.
 				return ctx.Err()
 			}
-			w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), err)
 			pe := AsError(err)
 			if pe.Category == CategoryAuthExpired && w.Tokens != nil && !renewed {
 				// The platform refused the token: renew it once and repeat the step (a
@@ -189,7 +191,6 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			}
 			return river.JobSnooze(delay)
 		}
-		w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), nil)
 		attempts = 0
 		if out.Status != "" {
 			status = out.Status

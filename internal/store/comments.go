@@ -164,11 +164,11 @@ func (s *Store) ClaimReplyKey(ctx context.Context, accountID, key, hash string) 
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("store: reply key: %w", err)
 		}
-		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM reply_keys WHERE account_id = $1 AND key = $2`, accountID, key); err != nil {
-			return fmt.Errorf("store: reply key: %w", err)
-		}
+		// New, or over an expired claim of the key.
 		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO reply_keys (account_id, key, request_hash, created_at)
-			VALUES ($1, $2, $3, $4)`, accountID, key, hash, t); err != nil {
+			VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, key)
+			DO UPDATE SET request_hash = excluded.request_hash, reply_id = NULL, created_at = excluded.created_at`,
+			accountID, key, hash, t); err != nil {
 			return fmt.Errorf("store: reply key: %w", err)
 		}
 		return nil

@@ -341,13 +341,13 @@ func (s *Store) SetWebhookEnabled(ctx context.Context, accountID, id string, ena
 // WebhookDeliveredSince reports whether any delivery of a webhook was taken by its receiver
 // after since.
 func (s *Store) WebhookDeliveredSince(ctx context.Context, webhookID string, since time.Time) (bool, error) {
-	var n int
-	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = $1 AND delivered_at > $2`,
-		webhookID, since.UTC().Truncate(time.Microsecond)).Scan(&n)
+	var taken bool
+	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND delivered_at > $2)`,
+		webhookID, since.UTC().Truncate(time.Microsecond)).Scan(&taken)
 	if err != nil {
 		return false, fmt.Errorf("store: webhook deliveries: %w", err)
 	}
-	return n > 0, nil
+	return taken, nil
 }
 
 // SkipWebhookDelivery fails a pending delivery without sending it (its webhook was disabled);

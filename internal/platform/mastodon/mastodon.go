@@ -163,11 +163,9 @@ type Options struct {
 	Sensitive   bool    `json:"sensitive"`
 	SpoilerText string  `json:"spoiler_text"`
 	Language    string  `json:"language"`
-	// Description is the video's alt text (at most 1500 characters).
+	// Description is the video's alt text (at most publish.MastodonAltTextMax characters).
 	Description string `json:"description"`
 }
-
-const descriptionMax = 1500
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
@@ -179,23 +177,16 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.Visibility == "" {
 		o.Visibility = "public"
 	}
-	if !slices.Contains([]string{"public", "unlisted", "private", "direct"}, o.Visibility) {
+	if !slices.Contains(publish.MastodonVisibilities, o.Visibility) {
 		return o, fmt.Errorf("mastodon.visibility %q is not one of public, unlisted, private, direct", o.Visibility)
 	}
-	if o.Language != "" && !validLanguage(o.Language) {
+	if o.Language != "" && !publish.ValidLanguageCode(o.Language) {
 		return o, fmt.Errorf("mastodon.language %q is not an ISO 639-1 language code", o.Language)
 	}
-	if n := utf8.RuneCountInString(o.Description); n > descriptionMax {
-		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, descriptionMax)
+	if n := utf8.RuneCountInString(o.Description); n > publish.MastodonAltTextMax {
+		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, publish.MastodonAltTextMax)
 	}
 	return o, nil
-}
-
-func validLanguage(s string) bool {
-	if len(s) != 2 {
-		return false
-	}
-	return s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
 }
 
 // text is the status text: the options' own, else the caption, else the title.
