@@ -155,7 +155,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		return nil, err
 	}
 	a := &App{role: cfg.Role, log: log}
-	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL))
+	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL),
+		media.WithRegistry(publish.MediaRegistry{Store: st}))
 	if err != nil {
 		return nil, fmt.Errorf("media storage: %w", err)
 	}
@@ -239,7 +240,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 			a.Close()
 			return nil, err
 		}
-		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, Log: log.With("component", "housekeeping")})
+		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, MediaRetention: cfg.MediaRetention,
+			Log: log.With("component", "housekeeping")})
 		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: connector, Log: log.With("component", "connect")})
 		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncs: map[string]analytics.DueSync{"figures": syncer, "comments": comments},
 			Log: log.With("component", "analytics")})

@@ -31,6 +31,9 @@ type Config struct {
 	RetryBaseDelay   time.Duration
 	// PublishWorkers is how many destinations one worker process takes forward at once.
 	PublishWorkers int
+	// MediaRetention is how long a stored video or picture is kept after its last use (taken
+	// in, or a post using it settled or changed); 0 keeps media for good.
+	MediaRetention time.Duration
 	// WebhookRetryBase is the first retry delay of a webhook delivery; the rest of the
 	// Standard Webhooks schedule (5 min, 30 min, 2 h, ...) scales with it.
 	WebhookRetryBase time.Duration
@@ -83,6 +86,11 @@ type Config struct {
 // (docs/BENCHMARKS.md, 2026-11-26, a seventh machine).
 const DefaultPublishWorkers = 300
 
+// DefaultMediaRetention keeps media 30 days after their last use: long enough to retry a failed
+// post or publish the same file again without uploading it anew, short enough that a busy
+// server's disk does not fill with videos that were published weeks ago.
+const DefaultMediaRetention = 30 * 24 * time.Hour
+
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
 	ID     string
@@ -126,6 +134,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
 	fs.IntVar(&c.PublishWorkers, "publish-workers", DefaultPublishWorkers, "destinations a worker process takes forward at once (each a job on the publish queue)")
+	fs.DurationVar(&c.MediaRetention, "media-retention", DefaultMediaRetention, "how long stored media are kept after their last use (taken in, or a post using them settled); 0 keeps them for good")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 5*time.Second, "first retry delay of a webhook delivery; later ones (5m, 30m, 2h, ... 24h) scale with it")
 	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
 	fs.IntVar(&c.RateLimitBurst, "rate-limit-burst", 40, "burst of requests allowed per credential")
@@ -229,6 +238,9 @@ func (c *Config) Finish() error {
 	}
 	if c.RetryAttempts < 1 {
 		return errors.New("retry attempts must be at least 1")
+	}
+	if c.MediaRetention != 0 && c.MediaRetention < time.Hour {
+		return errors.New("media retention must be 0 (keep for good) or at least 1h")
 	}
 	switch {
 	case c.PublishWorkers == 0:

@@ -18,6 +18,9 @@ import (
 type Stored struct {
 	Blob Blob
 	Info Info
+	// Claim is the registry's token for this use of the file ("" without a registry): a
+	// request that ends up not using the file releases it.
+	Claim string
 }
 
 // IngestUpload takes a file from part (a multipart file part, or any stream) into store:
@@ -63,26 +66,44 @@ func IngestUpload(ctx context.Context, store *Store, part io.Reader, limit int64
 	}
 
 	body := &capReader{r: io.MultiReader(bytes.NewReader(head), part), left: limit, limit: limit}
-	b, err := store.Put(ctx, body, kind)
+	tmp, b, err := store.receive(ctx, body, kind)
 	if err != nil {
 		return Stored{}, err
 	}
-	info, err := probeStored(ctx, store, b)
+	st := Stored{Blob: b}
+	if st.Info, err = probeStored(ctx, store, tmp, b.Size); err == nil {
+		// The claim comes before keep looks for the bytes under their key: once claimed, they
+		// cannot be deleted by retention, so finding them there means they stay.
+		st.Claim, err = store.claim(ctx, st)
+	}
+	if err == nil {
+		st.Blob, err = store.keep(ctx, tmp, b)
+	} else {
+		store.deleteQuietly(tmp)
+	}
 	if err != nil {
-		if !b.Deduplicated {
-			store.deleteQuietly(b.Key)
-		}
 		return Stored{}, err
 	}
-	return Stored{Blob: b, Info: info}, nil
+	return st, nil
 }
 
-func probeStored(ctx context.Context, store *Store, b Blob) (Info, error) {
-	ra, err := store.OpenAt(ctx, b.Key)
+func (s *Store) claim(ctx context.Context, st Stored) (string, error) {
+	if s.registry == nil {
+		return "", nil
+	}
+	token, err := s.registry.ClaimMedia(ctx, st)
+	if err != nil {
+		return "", fmt.Errorf("media store: claiming %s: %w", st.Blob.Key, err)
+	}
+	return token, nil
+}
+
+func probeStored(ctx context.Context, store *Store, key string, size int64) (Info, error) {
+	ra, err := store.OpenAt(ctx, key)
 	if err != nil {
 		return Info{}, err
 	}
-	return Probe(ra, b.Size)
+	return Probe(ra, size)
 }
 
 // IngestURL is IngestUpload for a file at a URL, downloaded through fetcher (address
@@ -122,7 +143,7 @@ func (s *Store) Linked(ctx context.Context, rawURL string, allowed []string) (st
 	}
 	id, _ := IDFromKey(key)
 	b := Blob{Key: key, Size: a.Size, SHA256: id, ContentType: a.ContentType, Deduplicated: true}
-	info, err := probeStored(ctx, s, b)
+	info, err := probeStored(ctx, s, key, b.Size)
 	if err != nil {
 		return Stored{}, true, err
 	}
@@ -130,7 +151,16 @@ func (s *Store) Linked(ctx context.Context, rawURL string, allowed []string) (st
 		return Stored{}, true, fmt.Errorf("%w: %s files are not accepted here, only %s", ErrUnsupportedFormat,
 			strings.ToUpper(info.Kind.Name), describeKinds(allowed))
 	}
-	return Stored{Blob: b, Info: info}, true, nil
+	st = Stored{Blob: b, Info: info}
+	if st.Claim, err = s.claim(ctx, st); err != nil {
+		return Stored{}, true, err
+	}
+	// Retention may have deleted the bytes between the look above and the claim; after the
+	// claim they cannot go any more.
+	if ok, err := s.Exists(ctx, key); err != nil || !ok {
+		return Stored{}, false, nil
+	}
+	return st, true, nil
 }
 
 // linkedKey returns the key a valid media link of this server names.

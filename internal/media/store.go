@@ -30,11 +30,25 @@ var ErrNotFound = errors.New("media not found")
 // gocloud.dev/blob), each file once under a key derived from its SHA-256, and signs the
 // links reelay serves it by. It is safe for concurrent use.
 type Store struct {
-	bucket  *blob.Bucket
-	dir     string // the folder of a file:// store, for Put's rename shortcut
-	linkKey []byte // HMAC key for media links, derived from the signing key
-	public  string
-	now     func() time.Time
+	bucket   *blob.Bucket
+	dir      string // the folder of a file:// store, for Put's rename shortcut
+	linkKey  []byte // HMAC key for media links, derived from the signing key
+	public   string
+	now      func() time.Time
+	registry Registry
+}
+
+// Registry records which stored files are in use (the database does): retention deletes a
+// file only when nothing has claimed it for a while, under a lock that ClaimMedia waits for.
+// A Store with a registry claims every file it takes in or finds by its link before it trusts
+// the bytes already stored (see IngestUpload and Linked).
+type Registry interface {
+	ClaimMedia(ctx context.Context, st Stored) (token string, err error)
+}
+
+// WithRegistry makes the store claim the files it takes in.
+func WithRegistry(r Registry) StoreOption {
+	return func(s *Store) { s.registry = r }
 }
 
 // StoreOption configures a Store.
@@ -201,13 +215,28 @@ const s3PartSize = 5 << 20
 // temporary copy is deleted and the existing one reused, so each file is stored once. On
 // any error (including r's, such as a size cap) nothing is left behind.
 func (s *Store) Put(ctx context.Context, r io.Reader, kind Kind) (Blob, error) {
-	tmp := tmpPrefix + randomHex(16)
+	tmp, b, err := s.receive(ctx, r, kind)
+	if err != nil {
+		return Blob{}, err
+	}
+	return s.keep(ctx, tmp, b)
+}
+
+// receive streams r to a temporary key and describes the file it holds, under the
+// content-addressed key it will have.
+func (s *Store) receive(ctx context.Context, r io.Reader, kind Kind) (tmp string, b Blob, err error) {
+	tmp = tmpPrefix + randomHex(16)
 	size, sum, err := s.write(ctx, tmp, r, kind.ContentType)
 	if err != nil {
 		s.deleteQuietly(tmp)
-		return Blob{}, err
+		return "", Blob{}, err
 	}
-	b := Blob{Key: KeyForSHA256(sum), Size: size, SHA256: sum, ContentType: kind.ContentType}
+	return tmp, Blob{Key: KeyForSHA256(sum), Size: size, SHA256: sum, ContentType: kind.ContentType}, nil
+}
+
+// keep moves a received file from tmp to its key, unless the same bytes are stored there
+// already (b.Deduplicated then).
+func (s *Store) keep(ctx context.Context, tmp string, b Blob) (Blob, error) {
 	exists, err := s.bucket.Exists(ctx, b.Key)
 	if err == nil && !exists && !s.renameLocal(tmp, b.Key) {
 		err = s.bucket.Copy(ctx, b.Key, tmp, nil)

@@ -12,9 +12,10 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// HousekeepingArgs is the hourly job that forgets expired idempotency keys, deletes the
-// temporary uploads a process killed in the middle of one left behind, and deletes webhook
-// deliveries settled longer ago than store.WebhookDeliveryRetention.
+// HousekeepingArgs is the hourly job that forgets expired idempotency keys and lapsed media
+// claims, deletes the temporary uploads a process killed in the middle of one left behind,
+// deletes webhook deliveries settled longer ago than store.WebhookDeliveryRetention, and
+// deletes stored media unused for the Housekeeper's MediaRetention.
 type HousekeepingArgs struct{}
 
 // Kind names the job for River.
@@ -26,7 +27,14 @@ type Housekeeper struct {
 	Store *store.Store
 	Media *media.Store
 	Log   *slog.Logger
+	// MediaRetention is how long media are kept after their last use (0: for good).
+	MediaRetention time.Duration
+	// Now is the clock (tests); nil is time.Now.
+	Now func() time.Time
 }
+
+// purgeBatch bounds the files one round looks at, so that a round ends; the next hour's goes on.
+const purgeBatch = 1000
 
 // tempUploadAge is how old a temporary upload must be to count as abandoned: far longer than
 // any upload of a 100 MB file takes.
@@ -46,15 +54,37 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	if err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
-	deliveries, err := h.Store.DeleteSettledWebhookDeliveries(ctx, time.Now().Add(-store.WebhookDeliveryRetention))
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	deliveries, err := h.Store.DeleteSettledWebhookDeliveries(ctx, now().Add(-store.WebhookDeliveryRetention))
 	if err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
-	if h.Log != nil && keys+states+int64(temps)+deliveries > 0 {
+	claims, err := h.Store.DeleteLapsedMediaClaims(ctx)
+	if err != nil {
+		return fmt.Errorf("housekeeping: %w", err)
+	}
+	purged := 0
+	if h.MediaRetention > 0 {
+		if purged, err = h.Store.PurgeMedia(ctx, now().Add(-h.MediaRetention), purgeBatch, h.Media.Delete); err != nil {
+			return fmt.Errorf("housekeeping: %w", err)
+		}
+	}
+	if h.Log != nil && keys+states+int64(temps)+deliveries+claims+int64(purged) > 0 {
 		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "expired_oauth_states", states, "abandoned_uploads", temps,
-			"old_webhook_deliveries", deliveries)
+			"old_webhook_deliveries", deliveries, "lapsed_media_claims", claims, "purged_media", purged)
 	}
 	return nil
+}
+
+// MediaRegistry records in the store the files the media store takes in (media.Registry).
+type MediaRegistry struct{ Store *store.Store }
+
+// ClaimMedia claims st for a request (store.ClaimMedia).
+func (r MediaRegistry) ClaimMedia(ctx context.Context, st media.Stored) (string, error) {
+	return r.Store.ClaimMedia(ctx, storedMedia(&st))
 }
 
 // HousekeepingJob is the periodic job that runs Housekeeper hourly (and once at start).

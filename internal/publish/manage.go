@@ -48,6 +48,9 @@ func Retry(ctx context.Context, st *store.Store, q Enqueuer, accountID, postID s
 			"this post has no failed destination to retry; published destinations are never sent again")
 	case errors.Is(err, store.ErrAccountSuspended):
 		return p, apierr.New(http.StatusForbidden, apierr.CodeAccountSuspended, "this account is suspended; contact the operator of this server")
+	case errors.Is(err, store.ErrMediaPurged):
+		return p, apierr.New(http.StatusConflict, apierr.CodeInvalidState,
+			"this post's video is no longer stored (media are deleted some time after their posts settle); publish it again")
 	}
 	return p, err
 }

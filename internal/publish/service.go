@@ -390,19 +390,17 @@ func (s *Service) ingestURL(ctx context.Context, rawURL string, limit int64, all
 	return media.IngestURL(ctx, s.Fetcher, s.Media, rawURL, limit, allowed)
 }
 
-// Discard deletes media that a refused request stored itself and no post refers to.
+// Discard releases the media a refused request took in; those it stored itself are deleted
+// when nothing else uses them.
 func (s *Service) Discard(list ...*media.Stored) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, m := range list {
-		if m == nil || m.Blob.Deduplicated {
+		if m == nil || m.Claim == "" {
 			continue
 		}
-		if used, err := s.Store.MediaReferenced(ctx, m.Blob.SHA256); err != nil || used {
-			continue
-		}
-		if err := s.Media.Delete(ctx, m.Blob.Key); err != nil && s.Log != nil {
-			s.Log.Warn("could not delete media of a refused request", "key", m.Blob.Key, "error", err)
+		if err := s.Store.ReleaseMedia(ctx, m.Claim, !m.Blob.Deduplicated, s.Media.Delete); err != nil && s.Log != nil {
+			s.Log.Warn("could not release media of a refused request", "key", m.Blob.Key, "error", err)
 		}
 	}
 }

@@ -399,6 +399,11 @@ func (s *Store) RetryPost(ctx context.Context, accountID, id string, enqueue fun
 		if err := s.attachDestinations(ctx, tx.tx, []*Post{&p}); err != nil {
 			return err
 		}
+		if slices.ContainsFunc(p.Destinations, func(d Destination) bool { return d.Status == DestFailed }) {
+			if err := tx.checkMediaPresent(ctx, p); err != nil {
+				return err
+			}
+		}
 		t := now()
 		var retried []Destination
 		for _, d := range p.Destinations {

@@ -333,46 +333,6 @@ func nullLimit(limit sql.NullInt64) int64 {
 	return limit.Int64
 }
 
-func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
-	// Most posts reuse a file stored before. Looking first keeps them from waiting on the
-	// media row's unique index while another open transaction inserts the same file (on
-	// PostgreSQL an INSERT that conflicts with an uncommitted row waits for its outcome).
-	var known int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM media WHERE sha256 = $1`, m.SHA256).Scan(&known)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("store: save media: %w", err)
-	}
-	_, err = q.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256) DO NOTHING`,
-		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
-	if err != nil {
-		return fmt.Errorf("store: save media: %w", err)
-	}
-	return nil
-}
-
-// MediaReferenced reports whether a stored file is known to the database (a post uses it), so
-// that cleanup after a refused request never deletes bytes another post relies on.
-func (s *Store) MediaReferenced(ctx context.Context, sha256 string) (bool, error) {
-	var n int
-	err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM media WHERE sha256 = $1`, sha256).Scan(&n)
-	return n > 0, err
-}
-
-// GetMedia reads a stored file's description.
-func (s *Store) GetMedia(ctx context.Context, sha256 string) (Media, error) {
-	return getMedia(ctx, s.read, sha256)
-}
-
-func getMedia(ctx context.Context, q queryer, sha256 string) (Media, error) {
-	var m mediaScan
-	err := q.QueryRowContext(ctx, `SELECT `+mediaColumns+` FROM media WHERE sha256 = $1`, sha256).Scan(m.targets()...)
-	return m.media(), notFound(err)
-}
-
 // The scans below each read one table's columns (the matching *Columns list) from a row; a
 // row that joins several tables is read by several scans at once (LoadDelivery).
 

@@ -11,7 +11,8 @@ import (
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
-// newPost stores a post of the account to one new sandbox channel.
+// newPost stores a post of the account to one new sandbox channel (of the video "ab" unless
+// np names one).
 func newPost(t *testing.T, s *store.Store, ca store.CreatedAccount, np store.NewPost) store.Post {
 	t.Helper()
 	ctx := context.Background()
@@ -21,7 +22,9 @@ func newPost(t *testing.T, s *store.Store, ca store.CreatedAccount, np store.New
 		t.Fatal(err)
 	}
 	np.AccountID, np.ProjectID = ca.Account.ID, ca.Project.ID
-	np.Video = store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10}
+	if np.Video.SHA256 == "" {
+		np.Video = store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10}
+	}
 	np.Request = []byte(`{}`)
 	np.Destinations = []store.Destination{{ChannelID: ch.ID, Platform: "youtube", Options: []byte(`{}`)}}
 	p, err := s.CreatePost(ctx, np, nil)

@@ -1,0 +1,248 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Stored files are shared: each is kept once per content hash, and any number of posts, AI
+// jobs and requests in flight may use it. Retention deletes a file's bytes once nothing has
+// used it for a while, and three things must never happen: a post refers to bytes that are
+// gone, a retried post finds its video gone without being told, and a request that is taking
+// the same file in at that moment loses it. The media row is where they meet: a request claims
+// the file (ClaimMedia) before it decides whether to store the bytes again, retention and the
+// cleanup of refused requests delete bytes only under the row's lock and only when no claim
+// and no recent post holds the file.
+
+// MediaClaimLease is how long a claim holds a file: longer than any request takes between
+// taking the file in and committing its post. A claim is released early when the request is
+// refused (ReleaseMedia); one of a request that succeeded, or of a process that died, lapses.
+const MediaClaimLease = time.Hour
+
+// ErrMediaPurged: a post's media were deleted by retention, so it cannot be published again.
+var ErrMediaPurged = errors.New("store: the post's media were deleted")
+
+// ClaimMedia records that a request is about to use the stored file m, whose bytes may or may
+// not be in blob storage yet: it marks the file used now and present (the caller stores the
+// bytes next if they are missing), and holds it for MediaClaimLease. A retention or cleanup
+// that had the row locked has finished by the time it returns, so a blob checked for after
+// it returns stays. The token releases the claim.
+func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, err error) {
+	token = newClaimToken()
+	t := now()
+	err = s.InTx(ctx, func(tx *Tx) error {
+		// The upsert waits for any transaction holding the row (a purge deleting the bytes).
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+			ON CONFLICT (sha256) DO UPDATE SET last_used_at = excluded.last_used_at, purged_at = NULL`,
+			m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
+		if err != nil {
+			return fmt.Errorf("store: claim media: %w", err)
+		}
+		_, err = tx.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
+			token, m.SHA256, t.Add(MediaClaimLease))
+		if err != nil {
+			return fmt.Errorf("store: claim media: %w", err)
+		}
+		return nil
+	})
+	return token, err
+}
+
+func newClaimToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ReleaseMedia ends a claim of a request that was refused. When the request stored the bytes
+// itself (created) and nothing else uses the file (no other claim, no post), deleteBlob removes
+// them and the row goes too; otherwise they stay for whoever else uses them.
+func (s *Store) ReleaseMedia(ctx context.Context, token string, created bool, deleteBlob func(ctx context.Context, key string) error) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		var sha string
+		err := tx.tx.QueryRowContext(ctx, `DELETE FROM media_claims WHERE token = $1 RETURNING sha256`, token).Scan(&sha)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // lapsed and deleted already
+		}
+		if err != nil {
+			return fmt.Errorf("store: release media: %w", err)
+		}
+		if !created {
+			return nil
+		}
+		key, unused, err := tx.lockUnusedMedia(ctx, sha, time.Time{})
+		if err != nil || !unused {
+			return err
+		}
+		if err := deleteBlob(ctx, key); err != nil {
+			return err
+		}
+		if _, err := tx.tx.ExecContext(ctx, `DELETE FROM media WHERE sha256 = $1`, sha); err != nil {
+			return fmt.Errorf("store: release media: %w", err)
+		}
+		return nil
+	})
+}
+
+// lockUnusedMedia locks a file's row and reports whether nothing holds the file: no live
+// claim, and no post that is scheduled, processing, or changed at or after usedBefore (zero:
+// no post at all); with a non-zero usedBefore the file must also have been last taken in before
+// it, and its bytes must not be purged already.
+func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, usedBefore time.Time) (key string, unused bool, err error) {
+	var (
+		lastUsed sql.NullTime
+		purged   sql.NullTime
+	)
+	err = t.tx.QueryRowContext(ctx, `SELECT blob_key, last_used_at, purged_at FROM media WHERE sha256 = $1`+t.forUpdate(), sha).
+		Scan(&key, &lastUsed, &purged)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: lock media: %w", err)
+	}
+	if !usedBefore.IsZero() && (purged.Valid || !lastUsed.Valid || !lastUsed.Time.Before(usedBefore)) {
+		return key, false, nil
+	}
+	// A zero usedBefore compares after every post's time: any post holds the file.
+	recent := usedBefore
+	if recent.IsZero() {
+		recent = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	var held bool
+	err = t.tx.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM media_claims WHERE sha256 = $1 AND expires_at > $2)
+		OR EXISTS (SELECT 1 FROM posts WHERE video_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))
+		OR EXISTS (SELECT 1 FROM posts WHERE thumbnail_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))`,
+		sha, now(), PostScheduled, PostProcessing, recent).Scan(&held)
+	if err != nil {
+		return "", false, fmt.Errorf("store: check media use: %w", err)
+	}
+	return key, !held, nil
+}
+
+// PurgeMedia deletes, through deleteBlob, the bytes of up to limit files that nothing has used
+// since usedBefore: none taken in since, no claim, no post scheduled or processing, none
+// settled or changed since. A file no post refers to loses its row as well; one that posts
+// refer to keeps it, marked purged, so that the posts still read and a retry is refused
+// (ErrMediaPurged). It answers how many files it purged.
+func (s *Store) PurgeMedia(ctx context.Context, usedBefore time.Time, limit int, deleteBlob func(ctx context.Context, key string) error) (int, error) {
+	usedBefore = usedBefore.UTC().Truncate(time.Microsecond)
+	rows, err := s.read.QueryContext(ctx, `SELECT sha256 FROM media WHERE purged_at IS NULL AND last_used_at < $1
+		ORDER BY last_used_at LIMIT $2`, usedBefore, limit)
+	if err != nil {
+		return 0, fmt.Errorf("store: find old media: %w", err)
+	}
+	var candidates []string
+	for rows.Next() {
+		var sha string
+		if err := rows.Scan(&sha); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("store: find old media: %w", err)
+		}
+		candidates = append(candidates, sha)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: find old media: %w", err)
+	}
+	purged := 0
+	for _, sha := range candidates {
+		// One transaction per file: the row stays locked while its bytes are deleted, and a
+		// request taking the same file in waits for that rather than trusting bytes about to go.
+		err := s.InTx(ctx, func(tx *Tx) error {
+			key, unused, err := tx.lockUnusedMedia(ctx, sha, usedBefore)
+			if err != nil || !unused {
+				return err
+			}
+			if err := deleteBlob(ctx, key); err != nil {
+				return err
+			}
+			res, err := tx.tx.ExecContext(ctx, `DELETE FROM media WHERE sha256 = $1
+				AND NOT EXISTS (SELECT 1 FROM posts WHERE video_sha256 = $1)
+				AND NOT EXISTS (SELECT 1 FROM posts WHERE thumbnail_sha256 = $1)`, sha)
+			if err != nil {
+				return fmt.Errorf("store: purge media: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				if _, err := tx.tx.ExecContext(ctx, `UPDATE media SET purged_at = $1 WHERE sha256 = $2`, now(), sha); err != nil {
+					return fmt.Errorf("store: purge media: %w", err)
+				}
+			}
+			purged++
+			return nil
+		})
+		if err != nil {
+			return purged, err
+		}
+	}
+	return purged, nil
+}
+
+// DeleteLapsedMediaClaims forgets claims past their lease.
+func (s *Store) DeleteLapsedMediaClaims(ctx context.Context) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM media_claims WHERE expires_at <= $1`, now())
+	if err != nil {
+		return 0, fmt.Errorf("store: delete lapsed media claims: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// checkMediaPresent locks the rows of a post's media and answers ErrMediaPurged when
+// retention deleted their bytes: a post retried must not find its video gone, and a purge
+// waits for the retry (and then sees the post processing).
+func (t *Tx) checkMediaPresent(ctx context.Context, p Post) error {
+	for _, sha := range []string{p.VideoSHA256, p.ThumbnailSHA256} {
+		if sha == "" {
+			continue
+		}
+		var purged sql.NullTime
+		err := t.tx.QueryRowContext(ctx, `SELECT purged_at FROM media WHERE sha256 = $1`+t.forUpdate(), sha).Scan(&purged)
+		if err != nil {
+			return fmt.Errorf("store: check media: %w", err)
+		}
+		if purged.Valid {
+			return ErrMediaPurged
+		}
+	}
+	return nil
+}
+
+func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
+	// Most posts reuse a file stored before (and claimed by the request just now). Looking
+	// first keeps them from waiting on the media row's unique index while another open
+	// transaction inserts the same file (on PostgreSQL an INSERT that conflicts with an
+	// uncommitted row waits for its outcome).
+	var known int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM media WHERE sha256 = $1`, m.SHA256).Scan(&known)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: save media: %w", err)
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (sha256) DO NOTHING`,
+		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
+	if err != nil {
+		return fmt.Errorf("store: save media: %w", err)
+	}
+	return nil
+}
+
+// GetMedia reads a stored file's description.
+func (s *Store) GetMedia(ctx context.Context, sha256 string) (Media, error) {
+	return getMedia(ctx, s.read, sha256)
+}
+
+func getMedia(ctx context.Context, q queryer, sha256 string) (Media, error) {
+	var m mediaScan
+	err := q.QueryRowContext(ctx, `SELECT `+mediaColumns+` FROM media WHERE sha256 = $1`, sha256).Scan(m.targets()...)
+	return m.media(), notFound(err)
+}

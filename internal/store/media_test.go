@@ -1,0 +1,183 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+func mediaFile(sha string) store.Media {
+	return store.Media{SHA256: sha, BlobKey: "media/sha256/" + sha, Kind: "mp4", ContentType: "video/mp4", Size: 10}
+}
+
+// blobs stands in for blob storage: it records the keys deleted.
+type blobs struct{ deleted []string }
+
+func (b *blobs) delete(_ context.Context, key string) error {
+	b.deleted = append(b.deleted, key)
+	return nil
+}
+
+func (b *blobs) take() []string {
+	d := b.deleted
+	b.deleted = nil
+	sort.Strings(d)
+	return d
+}
+
+func sameKeys(a []string, b ...string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMediaRetention: a file's bytes are deleted once nothing has used it since the cutoff, and
+// not before: a live claim, a post scheduled or processing, or a post changed since the cutoff
+// each keep it. A file no post refers to loses its row; one posts refer to is marked purged, a
+// retry of its post is refused, and taking the same file in again undoes the mark.
+func TestMediaRetention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		var b blobs
+		purge := func(usedBefore time.Time) []string {
+			t.Helper()
+			if _, err := s.PurgeMedia(ctx, usedBefore, 100, b.delete); err != nil {
+				t.Fatal(err)
+			}
+			return b.take()
+		}
+		claim := func(sha string) string {
+			t.Helper()
+			token, err := s.ClaimMedia(ctx, mediaFile(sha))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return token
+		}
+
+		// Claimed and used: held while the claim lives, then until the cutoff passes its use.
+		claim("f1")
+		if got := purge(time.Now().Add(time.Minute)); len(got) != 0 {
+			t.Fatalf("a claimed file was purged: %v", got)
+		}
+		if err := store.AgeMediaClaims(ctx, s, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if got := purge(time.Now().Add(-time.Minute)); len(got) != 0 {
+			t.Fatalf("a file used after the cutoff was purged: %v", got)
+		}
+		if got := purge(time.Now().Add(time.Minute)); !sameKeys(got, "media/sha256/f1") {
+			t.Fatalf("purged %v, want f1", got)
+		}
+		if _, err := s.GetMedia(ctx, "f1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the row of a file no post used stayed: %v", err)
+		}
+		if n, err := s.DeleteLapsedMediaClaims(ctx); err != nil || n != 0 {
+			t.Errorf("lapsed claims left after the file went: %d (%v)", n, err)
+		}
+
+		// A scheduled post holds its video however old; a failed one until the cutoff passes
+		// the time it failed.
+		later := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+		scheduled := newPost(t, s, ca, store.NewPost{ContentHash: "s", ScheduledFor: &later, Video: mediaFile("f2")})
+		failed := newPost(t, s, ca, store.NewPost{ContentHash: "f", Video: mediaFile("f3")})
+		d := failed.Destinations[0]
+		if err := s.StartDelivery(ctx, d.ID, d.Seq); err != nil {
+			t.Fatal(err)
+		}
+		beforeFailing := time.Now()
+		time.Sleep(5 * time.Millisecond)
+		if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestFailed, Error: "no"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := purge(beforeFailing); len(got) != 0 {
+			t.Fatalf("purged %v with a post failed after the cutoff", got)
+		}
+		if got := purge(time.Now().Add(time.Minute)); !sameKeys(got, "media/sha256/f3") {
+			t.Fatalf("purged %v, want only the failed post's f3 (f2's post is scheduled)", got)
+		}
+		if _, err := s.GetMedia(ctx, "f3"); err != nil {
+			t.Errorf("the row of a file a post refers to went: %v", err)
+		}
+		if got := purge(time.Now().Add(time.Minute)); len(got) != 0 {
+			t.Errorf("purged again: %v", got)
+		}
+		enqueued := 0
+		enqueue := func(*store.Tx, store.Post) error { enqueued++; return nil }
+		if _, err := s.RetryPost(ctx, ca.Account.ID, failed.ID, enqueue); !errors.Is(err, store.ErrMediaPurged) || enqueued != 0 {
+			t.Fatalf("retry of a post whose video was purged: %v (%d jobs)", err, enqueued)
+		}
+		// The same video taken in again (its bytes stored anew by the caller): retry works.
+		claim("f3")
+		if p, err := s.RetryPost(ctx, ca.Account.ID, failed.ID, enqueue); err != nil || enqueued != 1 || p.Status != store.PostProcessing {
+			t.Fatalf("retry after the video came back: %v (%d jobs)", err, enqueued)
+		}
+		if _, err := s.CancelPost(ctx, ca.Account.ID, scheduled.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := purge(time.Now().Add(time.Minute)); !sameKeys(got, "media/sha256/f2") {
+			t.Errorf("purged %v, want f2 once its post was canceled (f3's post is processing)", got)
+		}
+	})
+}
+
+// TestReleaseMedia: a refused request's file is deleted when that request stored it and
+// nothing else holds it: not another request's claim, not a post; and never one it found
+// stored already.
+func TestReleaseMedia(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		var b blobs
+		claim := func(sha string) string {
+			t.Helper()
+			token, err := s.ClaimMedia(ctx, mediaFile(sha))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return token
+		}
+		release := func(token string, created bool) []string {
+			t.Helper()
+			if err := s.ReleaseMedia(ctx, token, created, b.delete); err != nil {
+				t.Fatal(err)
+			}
+			return b.take()
+		}
+
+		first, second := claim("r1"), claim("r1")
+		if got := release(first, true); len(got) != 0 {
+			t.Fatalf("deleted %v while another request held the file", got)
+		}
+		if got := release(first, true); len(got) != 0 {
+			t.Fatalf("a released claim deleted %v", got)
+		}
+		if got := release(second, false); len(got) != 0 {
+			t.Fatalf("a request that found the file stored deleted %v", got)
+		}
+		if got := release(claim("r1"), true); !sameKeys(got, "media/sha256/r1") {
+			t.Fatalf("deleted %v, want r1", got)
+		}
+		if _, err := s.GetMedia(ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("row left: %v", err)
+		}
+
+		token := claim("r2")
+		newPost(t, s, ca, store.NewPost{ContentHash: "r2", Video: mediaFile("r2")})
+		if got := release(token, true); len(got) != 0 {
+			t.Errorf("deleted %v, which a post uses", got)
+		}
+	})
+}
