@@ -28,11 +28,13 @@ func TestEnvAndFlags(t *testing.T) {
 	c, err := parse(t, map[string]string{
 		"REELAY_PUBLISH_WAIT": "3s", "REELAY_ADDR": "127.0.0.1:9999", "REELAY_SANDBOX": "false",
 		"REELAY_RATE_LIMIT_RPS": "5", "REELAY_DATA_DIR": "/tmp/x", "REELAY_PUBLISH_WORKERS": "40",
+		"REELAY_MEDIA_RETENTION": "168h",
 	}, "--addr", "127.0.0.1:7000", "--data", "/srv/reelay")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 || c.PublishWorkers != 40 {
+	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 || c.PublishWorkers != 40 ||
+		c.MediaRetention != 7*24*time.Hour {
 		t.Errorf("env not applied: %+v", c)
 	}
 	if c.Addr != "127.0.0.1:7000" || c.DataDir != "/srv/reelay" {
@@ -52,6 +54,7 @@ func TestInvalid(t *testing.T) {
 		"bad public url": {"REELAY_PUBLIC_URL": "ftp://x"},
 		"zero rps":       {"REELAY_RATE_LIMIT_RPS": "0"},
 		"no workers":     {"REELAY_PUBLISH_WORKERS": "-1"},
+		"retention":      {"REELAY_MEDIA_RETENTION": "10m"},
 		"llm relative":   {"REELAY_LLM_URL": "localhost:11434/v1", "REELAY_LLM_MODEL": "llama3.1"},
 		"llm no model":   {"REELAY_LLM_URL": "http://localhost:11434/v1"},
 		"llm no url":     {"REELAY_LLM_MODEL": "gpt-4o-mini", "REELAY_LLM_API_KEY": "sk-x"},
@@ -104,5 +107,18 @@ func TestVideoSettings(t *testing.T) {
 	}
 	if c.VideoAPIKey != "fal-key" || c.AIWait != 5*time.Second || c.FFmpeg != "/opt/ffmpeg/bin/ffmpeg" {
 		t.Errorf("video settings not applied: wait %s ffmpeg %q, key set %v", c.AIWait, c.FFmpeg, c.VideoAPIKey != "")
+	}
+}
+
+func TestMediaRetention(t *testing.T) {
+	for env, want := range map[string]time.Duration{"": DefaultMediaRetention, "0": 0, "1h": time.Hour} {
+		vars := map[string]string{}
+		if env != "" {
+			vars["REELAY_MEDIA_RETENTION"] = env
+		}
+		c, err := parse(t, vars)
+		if err != nil || c.MediaRetention != want {
+			t.Errorf("REELAY_MEDIA_RETENTION=%q: %v, %v; want %v", env, c.MediaRetention, err, want)
+		}
 	}
 }

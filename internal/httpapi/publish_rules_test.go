@@ -12,6 +12,7 @@ import (
 
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -385,4 +386,59 @@ func TestMastodonOptions(t *testing.T) {
 	if list := e.do(req{Method: "GET", Path: "/api/v1/posts", Key: e.a.Key}); len(list.JSON["posts"].([]any)) != 0 {
 		t.Errorf("refused publishes left posts: %s", list.Body)
 	}
+}
+
+// TestMediaRetentionAndRetry: housekeeping deletes a video a day after its post settled (the
+// retention here); the post still reads, a retry of its failed destination is refused with the
+// reason, and publishing the same video again stores it anew, after which the retry works.
+func TestMediaRetentionAndRetry(t *testing.T) {
+	e := newAppEnv(t, store.SQLite, func(c *config.Config) { c.RetryAttempts = 1 })
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+	down, _ := e.sandboxChannel(e.a, "tiktok", map[string]any{"fail": "unavailable"})
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok, down}})})
+	id := r.JSON["post_id"].(string)
+	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
+	if n := e.blobCount(); n != 1 {
+		t.Fatalf("%d blobs stored, want the video", n)
+	}
+
+	housekeeping := func(after time.Duration) {
+		t.Helper()
+		h := &publish.Housekeeper{Store: e.st, Media: e.app.Media, MediaRetention: 24 * time.Hour,
+			Now: func() time.Time { return time.Now().Add(after) }}
+		if err := h.Work(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	housekeeping(23 * time.Hour)
+	if n := e.blobCount(); n != 1 {
+		t.Fatalf("the video went before the retention passed: %d blobs", n)
+	}
+	housekeeping(25 * time.Hour)
+	if n := e.blobCount(); n != 0 {
+		t.Fatalf("%d blobs left after the retention passed", n)
+	}
+	if g := e.do(req{Method: "GET", Path: "/api/v1/posts/" + id, Key: e.a.Key}); g.Code != http.StatusOK {
+		t.Fatalf("the post no longer reads: %d %s", g.Code, g.Body)
+	}
+	rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key})
+	if rt.Code != http.StatusConflict || !strings.Contains(string(rt.Body), "no longer stored") {
+		t.Fatalf("retry of a post whose video is gone: %d %s", rt.Code, rt.Body)
+	}
+
+	again := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok}, "caption": "again"})})
+	if again.Code >= 300 {
+		t.Fatalf("publishing the video again: %d %s", again.Code, again.Body)
+	}
+	e.waitPost(e.a, again.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
+	if n := e.blobCount(); n != 1 {
+		t.Fatalf("%d blobs after the video was published again", n)
+	}
+	if rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key}); rt.Code != http.StatusOK {
+		t.Fatalf("retry once the video is stored again: %d %s", rt.Code, rt.Body)
+	}
+	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
 }

@@ -68,7 +68,7 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	}
 	purged := 0
 	if h.MediaRetention > 0 {
-		if purged, err = h.Store.PurgeMedia(ctx, now().Add(-h.MediaRetention), purgeBatch, h.Media.Delete); err != nil {
+		if purged, err = h.Store.PurgeMedia(ctx, now(), h.MediaRetention, purgeBatch, h.Media.Delete); err != nil {
 			return fmt.Errorf("housekeeping: %w", err)
 		}
 	}

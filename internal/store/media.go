@@ -76,7 +76,7 @@ func (s *Store) ReleaseMedia(ctx context.Context, token string, created bool, de
 		if !created {
 			return nil
 		}
-		key, unused, err := tx.lockUnusedMedia(ctx, sha, time.Time{})
+		key, unused, err := tx.lockUnusedMedia(ctx, sha, now(), time.Time{})
 		if err != nil || !unused {
 			return err
 		}
@@ -90,11 +90,11 @@ func (s *Store) ReleaseMedia(ctx context.Context, token string, created bool, de
 	})
 }
 
-// lockUnusedMedia locks a file's row and reports whether nothing holds the file: no live
-// claim, and no post that is scheduled, processing, or changed at or after usedBefore (zero:
-// no post at all); with a non-zero usedBefore the file must also have been last taken in before
-// it, and its bytes must not be purged already.
-func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, usedBefore time.Time) (key string, unused bool, err error) {
+// lockUnusedMedia locks a file's row and reports whether nothing holds the file at time at: no
+// claim live then, and no post that is scheduled, processing, or changed at or after
+// usedBefore (zero: no post at all); with a non-zero usedBefore the file must also have been
+// last taken in before it, and its bytes must not be purged already.
+func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, at, usedBefore time.Time) (key string, unused bool, err error) {
 	var (
 		lastUsed sql.NullTime
 		purged   sql.NullTime
@@ -120,7 +120,7 @@ func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, usedBefore time.Ti
 		EXISTS (SELECT 1 FROM media_claims WHERE sha256 = $1 AND expires_at > $2)
 		OR EXISTS (SELECT 1 FROM posts WHERE video_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))
 		OR EXISTS (SELECT 1 FROM posts WHERE thumbnail_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))`,
-		sha, now(), PostScheduled, PostProcessing, recent).Scan(&held)
+		sha, at, PostScheduled, PostProcessing, recent).Scan(&held)
 	if err != nil {
 		return "", false, fmt.Errorf("store: check media use: %w", err)
 	}
@@ -128,12 +128,13 @@ func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, usedBefore time.Ti
 }
 
 // PurgeMedia deletes, through deleteBlob, the bytes of up to limit files that nothing has used
-// since usedBefore: none taken in since, no claim, no post scheduled or processing, none
-// settled or changed since. A file no post refers to loses its row as well; one that posts
-// refer to keeps it, marked purged, so that the posts still read and a retry is refused
-// (ErrMediaPurged). It answers how many files it purged.
-func (s *Store) PurgeMedia(ctx context.Context, usedBefore time.Time, limit int, deleteBlob func(ctx context.Context, key string) error) (int, error) {
-	usedBefore = usedBefore.UTC().Truncate(time.Microsecond)
+// for retention at time at: none taken in since, no claim live at at, no post scheduled or
+// processing, none settled or changed since. A file no post refers to loses its row as well;
+// one that posts refer to keeps it, marked purged, so that the posts still read and a retry
+// is refused (ErrMediaPurged). It answers how many files it purged.
+func (s *Store) PurgeMedia(ctx context.Context, at time.Time, retention time.Duration, limit int, deleteBlob func(ctx context.Context, key string) error) (int, error) {
+	at = at.UTC().Truncate(time.Microsecond)
+	usedBefore := at.Add(-retention)
 	rows, err := s.read.QueryContext(ctx, `SELECT sha256 FROM media WHERE purged_at IS NULL AND last_used_at < $1
 		ORDER BY last_used_at LIMIT $2`, usedBefore, limit)
 	if err != nil {
@@ -157,7 +158,7 @@ func (s *Store) PurgeMedia(ctx context.Context, usedBefore time.Time, limit int,
 		// One transaction per file: the row stays locked while its bytes are deleted, and a
 		// request taking the same file in waits for that rather than trusting bytes about to go.
 		err := s.InTx(ctx, func(tx *Tx) error {
-			key, unused, err := tx.lockUnusedMedia(ctx, sha, usedBefore)
+			key, unused, err := tx.lockUnusedMedia(ctx, sha, at, usedBefore)
 			if err != nil || !unused {
 				return err
 			}
@@ -171,7 +172,7 @@ func (s *Store) PurgeMedia(ctx context.Context, usedBefore time.Time, limit int,
 				return fmt.Errorf("store: purge media: %w", err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				if _, err := tx.tx.ExecContext(ctx, `UPDATE media SET purged_at = $1 WHERE sha256 = $2`, now(), sha); err != nil {
+				if _, err := tx.tx.ExecContext(ctx, `UPDATE media SET purged_at = $1 WHERE sha256 = $2`, at, sha); err != nil {
 					return fmt.Errorf("store: purge media: %w", err)
 				}
 			}

@@ -51,9 +51,11 @@ func TestMediaRetention(t *testing.T) {
 		ctx := context.Background()
 		ca := newAccount(t, s, "a")
 		var b blobs
+		// purge runs retention as of now, with usedBefore as its cutoff.
 		purge := func(usedBefore time.Time) []string {
 			t.Helper()
-			if _, err := s.PurgeMedia(ctx, usedBefore, 100, b.delete); err != nil {
+			at := time.Now()
+			if _, err := s.PurgeMedia(ctx, at, at.Sub(usedBefore), 100, b.delete); err != nil {
 				t.Fatal(err)
 			}
 			return b.take()
