@@ -15,6 +15,15 @@ func mediaFile(sha string) store.Media {
 	return store.Media{SHA256: sha, BlobKey: "media/sha256/" + sha, Kind: "mp4", ContentType: "video/mp4", Size: 10}
 }
 
+func claimMedia(t *testing.T, s *store.Store, sha string) string {
+	t.Helper()
+	token, err := s.ClaimMedia(context.Background(), mediaFile(sha))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
 // blobs stands in for blob storage: it records the keys deleted.
 type blobs struct{ deleted []string }
 
@@ -60,14 +69,7 @@ func TestMediaRetention(t *testing.T) {
 			}
 			return b.take()
 		}
-		claim := func(sha string) string {
-			t.Helper()
-			token, err := s.ClaimMedia(ctx, mediaFile(sha))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return token
-		}
+		claim := func(sha string) string { return claimMedia(t, s, sha) }
 
 		// Claimed and used: held while the claim lives, then until the cutoff passes its use.
 		claim("f1")
@@ -143,14 +145,7 @@ func TestReleaseMedia(t *testing.T) {
 		ctx := context.Background()
 		ca := newAccount(t, s, "a")
 		var b blobs
-		claim := func(sha string) string {
-			t.Helper()
-			token, err := s.ClaimMedia(ctx, mediaFile(sha))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return token
-		}
+		claim := func(sha string) string { return claimMedia(t, s, sha) }
 		release := func(token string, created bool) []string {
 			t.Helper()
 			if err := s.ReleaseMedia(ctx, token, created, b.delete); err != nil {
