@@ -71,15 +71,19 @@ func IngestUpload(ctx context.Context, store *Store, part io.Reader, limit int64
 		return Stored{}, err
 	}
 	st := Stored{Blob: b}
+	purged := false
 	if st.Info, err = probeStored(ctx, store, tmp, b.Size); err == nil {
 		// The claim comes before keep looks for the bytes under their key: once claimed, they
 		// cannot be deleted by retention, so finding them there means they stay.
-		st.Claim, err = store.claim(ctx, st)
+		st.Claim, purged, err = store.claim(ctx, st)
 	}
 	if err == nil {
 		st.Blob, err = store.keep(ctx, tmp, b)
 	} else {
 		store.deleteQuietly(tmp)
+	}
+	if err == nil && purged {
+		err = store.registry.RestoreMedia(ctx, b.SHA256)
 	}
 	if err != nil {
 		return Stored{}, err
@@ -87,15 +91,15 @@ func IngestUpload(ctx context.Context, store *Store, part io.Reader, limit int64
 	return st, nil
 }
 
-func (s *Store) claim(ctx context.Context, st Stored) (string, error) {
+func (s *Store) claim(ctx context.Context, st Stored) (token string, purged bool, err error) {
 	if s.registry == nil {
-		return "", nil
+		return "", false, nil
 	}
-	token, err := s.registry.ClaimMedia(ctx, st)
+	token, purged, err = s.registry.ClaimMedia(ctx, st)
 	if err != nil {
-		return "", fmt.Errorf("media store: claiming %s: %w", st.Blob.Key, err)
+		return "", false, fmt.Errorf("media store: claiming %s: %w", st.Blob.Key, err)
 	}
-	return token, nil
+	return token, purged, nil
 }
 
 func probeStored(ctx context.Context, store *Store, key string, size int64) (Info, error) {
@@ -152,12 +156,13 @@ func (s *Store) Linked(ctx context.Context, rawURL string, allowed []string) (st
 			strings.ToUpper(info.Kind.Name), describeKinds(allowed))
 	}
 	st = Stored{Blob: b, Info: info}
-	if st.Claim, err = s.claim(ctx, st); err != nil {
+	purged := false
+	if st.Claim, purged, err = s.claim(ctx, st); err != nil {
 		return Stored{}, true, err
 	}
 	// Retention may have deleted the bytes between the look above and the claim; after the
 	// claim they cannot go any more.
-	if ok, err := s.Exists(ctx, key); err != nil || !ok {
+	if ok, err := s.Exists(ctx, key); purged || err != nil || !ok {
 		return Stored{}, false, nil
 	}
 	return st, true, nil

@@ -41,9 +41,11 @@ type Store struct {
 // Registry records which stored files are in use (the database does): retention deletes a
 // file only when nothing has claimed it for a while, under a lock that ClaimMedia waits for.
 // A Store with a registry claims every file it takes in or finds by its link before it trusts
-// the bytes already stored (see IngestUpload and Linked).
+// the bytes already stored (see IngestUpload and Linked). purged says retention deleted the
+// file's bytes; once they are stored again, RestoreMedia says so.
 type Registry interface {
-	ClaimMedia(ctx context.Context, st Stored) (token string, err error)
+	ClaimMedia(ctx context.Context, st Stored) (token string, purged bool, err error)
+	RestoreMedia(ctx context.Context, sha256 string) error
 }
 
 // WithRegistry makes the store claim the files it takes in.

@@ -83,8 +83,13 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 type MediaRegistry struct{ Store *store.Store }
 
 // ClaimMedia claims st for a request (store.ClaimMedia).
-func (r MediaRegistry) ClaimMedia(ctx context.Context, st media.Stored) (string, error) {
+func (r MediaRegistry) ClaimMedia(ctx context.Context, st media.Stored) (string, bool, error) {
 	return r.Store.ClaimMedia(ctx, storedMedia(&st))
+}
+
+// RestoreMedia records that a purged file's bytes are stored again (store.RestoreMedia).
+func (r MediaRegistry) RestoreMedia(ctx context.Context, sha256 string) error {
+	return r.Store.RestoreMedia(ctx, sha256)
 }
 
 // HousekeepingJob is the periodic job that runs Housekeeper hourly (and once at start).

@@ -28,22 +28,24 @@ const MediaClaimLease = time.Hour
 var ErrMediaPurged = errors.New("store: the post's media were deleted")
 
 // ClaimMedia records that a request is about to use the stored file m, whose bytes may or may
-// not be in blob storage yet: it marks the file used now and present (the caller stores the
-// bytes next if they are missing), and holds it for MediaClaimLease. A retention or cleanup
-// that had the row locked has finished by the time it returns, so a blob checked for after
-// it returns stays. The token releases the claim.
-func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, err error) {
+// not be in blob storage: it marks the file used now and holds it for MediaClaimLease. A
+// retention or cleanup that had the row locked has finished by the time it returns, so bytes
+// found stored after it returns stay. purged tells that retention deleted the bytes: the caller
+// stores them again and then says so (RestoreMedia). The token releases the claim.
+func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, purged bool, err error) {
 	token = newClaimToken()
 	t := now()
 	err = s.InTx(ctx, func(tx *Tx) error {
 		// The upsert waits for any transaction holding the row (a purge deleting the bytes).
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
+		var purgedAt sql.NullTime
+		err := tx.tx.QueryRowContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
-			ON CONFLICT (sha256) DO UPDATE SET last_used_at = excluded.last_used_at, purged_at = NULL`,
-			m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
+			ON CONFLICT (sha256) DO UPDATE SET last_used_at = excluded.last_used_at RETURNING purged_at`,
+			m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t).Scan(&purgedAt)
 		if err != nil {
 			return fmt.Errorf("store: claim media: %w", err)
 		}
+		purged = purgedAt.Valid
 		_, err = tx.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
 			token, m.SHA256, t.Add(MediaClaimLease))
 		if err != nil {
@@ -51,7 +53,16 @@ func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, err erro
 		}
 		return nil
 	})
-	return token, err
+	return token, purged, err
+}
+
+// RestoreMedia records that the bytes of a purged file are stored again, so that its posts can
+// be retried.
+func (s *Store) RestoreMedia(ctx context.Context, sha256 string) error {
+	if _, err := s.write.ExecContext(ctx, `UPDATE media SET purged_at = NULL WHERE sha256 = $1`, sha256); err != nil {
+		return fmt.Errorf("store: restore media: %w", err)
+	}
+	return nil
 }
 
 func newClaimToken() string {

@@ -17,7 +17,7 @@ func mediaFile(sha string) store.Media {
 
 func claimMedia(t *testing.T, s *store.Store, sha string) string {
 	t.Helper()
-	token, err := s.ClaimMedia(context.Background(), mediaFile(sha))
+	token, _, err := s.ClaimMedia(context.Background(), mediaFile(sha))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,20 @@ func TestMediaRetention(t *testing.T) {
 		if _, err := s.RetryPost(ctx, ca.Account.ID, failed.ID, enqueue); !errors.Is(err, store.ErrMediaPurged) || enqueued != 0 {
 			t.Fatalf("retry of a post whose video was purged: %v (%d jobs)", err, enqueued)
 		}
-		// The same video taken in again (its bytes stored anew by the caller): retry works.
-		claim("f3")
+		// The same video taken in again: the claim says its bytes were purged, and until the
+		// caller has stored them again and said so, retry is still refused.
+		if _, purged, err := s.ClaimMedia(ctx, mediaFile("f3")); err != nil || !purged {
+			t.Fatalf("claim of a purged file: purged %v (%v)", purged, err)
+		}
+		if _, err := s.RetryPost(ctx, ca.Account.ID, failed.ID, enqueue); !errors.Is(err, store.ErrMediaPurged) {
+			t.Fatalf("retry before the bytes are back: %v", err)
+		}
+		if err := s.RestoreMedia(ctx, "f3"); err != nil {
+			t.Fatal(err)
+		}
+		if _, purged, err := s.ClaimMedia(ctx, mediaFile("f3")); err != nil || purged {
+			t.Fatalf("claim of a restored file: purged %v (%v)", purged, err)
+		}
 		if p, err := s.RetryPost(ctx, ca.Account.ID, failed.ID, enqueue); err != nil || enqueued != 1 || p.Status != store.PostProcessing {
 			t.Fatalf("retry after the video came back: %v (%d jobs)", err, enqueued)
 		}
