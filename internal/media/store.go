@@ -401,6 +401,36 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// ListStoredBefore calls fn with the ids (hex SHA-256) of stored files last written before
+// cutoff, up to page at a time, in key order.
+func (s *Store) ListStoredBefore(ctx context.Context, cutoff time.Time, page int, fn func(ids []string) error) error {
+	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix})
+	var ids []string
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("media store: listing media: %w", err)
+		}
+		id, ok := IDFromKey(obj.Key)
+		if obj.IsDir || !ok || !obj.ModTime.Before(cutoff) {
+			continue
+		}
+		if ids = append(ids, id); len(ids) == page {
+			if err := fn(ids); err != nil {
+				return err
+			}
+			ids = nil
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return fn(ids)
+}
+
 // CleanupTemp deletes temporary objects older than age, which a process killed in the
 // middle of a Put leaves behind, and returns how many it deleted.
 func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error) {

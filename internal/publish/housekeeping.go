@@ -68,7 +68,7 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	}
 	purged := 0
 	if h.MediaRetention > 0 {
-		if purged, err = h.Store.PurgeMedia(ctx, now(), h.MediaRetention, purgeBatch, h.Media.Delete); err != nil {
+		if purged, err = h.purgeMedia(ctx, now()); err != nil {
 			return fmt.Errorf("housekeeping: %w", err)
 		}
 	}
@@ -77,6 +77,26 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 			"old_webhook_deliveries", deliveries, "lapsed_media_claims", claims, "purged_media", purged)
 	}
 	return nil
+}
+
+// purgeMedia deletes the media unused for MediaRetention: those the database knows (a round of
+// at most purgeBatch), then stored files it does not know that are as old (a listing of the
+// storage, checked against the database a page at a time).
+func (h *Housekeeper) purgeMedia(ctx context.Context, now time.Time) (int, error) {
+	purged, err := h.Store.PurgeMedia(ctx, now, h.MediaRetention, purgeBatch, h.Media.Delete)
+	if err != nil {
+		return purged, err
+	}
+	deleteFile := func(ctx context.Context, id string) error {
+		key, _ := media.KeyFromID(id)
+		return h.Media.Delete(ctx, key)
+	}
+	err = h.Media.ListStoredBefore(ctx, now.Add(-h.MediaRetention), purgeBatch, func(ids []string) error {
+		n, err := h.Store.DeleteUnknownMedia(ctx, ids, deleteFile)
+		purged += n
+		return err
+	})
+	return purged, err
 }
 
 // MediaRegistry records in the store the files the media store takes in (media.Registry).

@@ -3,6 +3,8 @@ package publish_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,6 +91,69 @@ func TestRetentionRacesIngest(t *testing.T) {
 		// The race was run: the video was purged and stored again, and found stored as well.
 		if purged.Load() == 0 || stored.Load() < 2 || reused.Load() == 0 {
 			t.Errorf("purged %d times, stored %d, found stored %d: the race did not happen", purged.Load(), stored.Load(), reused.Load())
+		}
+	})
+}
+
+// TestHousekeeperDeletesOldMedia: one round of housekeeping deletes the stored files unused
+// for the retention, those the database knows and those it does not (stored by an older
+// reelay), and keeps the rest.
+func TestHousekeeperDeletesOldMedia(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		ms, err := media.OpenStore(ctx, "file://"+dir, []byte("0123456789abcdef0123456789abcdef"),
+			media.WithRegistry(publish.MediaRegistry{Store: st}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ms.Close()
+		save := func(seconds int, claimed bool, age time.Duration) string {
+			t.Helper()
+			video := mediatest.MP4Bytes(t, mediatest.Options{Duration: time.Duration(seconds) * time.Second, Width: 64, Height: 112})
+			var key string
+			if claimed {
+				in, err := media.IngestUpload(ctx, ms, bytes.NewReader(video), 0, media.VideoKinds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				key = in.Blob.Key
+			} else {
+				b, err := ms.Put(ctx, bytes.NewReader(video), media.KindMP4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				key = b.Key
+			}
+			old := time.Now().Add(-age)
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(key)), old, old); err != nil {
+				t.Fatal(err)
+			}
+			return key
+		}
+		knownNew := save(1, true, 0)
+		unknownOld := save(2, false, 48*time.Hour)
+		unknownNew := save(3, false, time.Hour)
+
+		h := &publish.Housekeeper{Store: st, Media: ms, MediaRetention: 24 * time.Hour}
+		if err := h.Work(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]bool{knownNew: true, unknownOld: false, unknownNew: true} {
+			if ok, err := ms.Exists(ctx, key); err != nil || ok != want {
+				t.Errorf("%s stored %v (%v), want %v", key, ok, err, want)
+			}
+		}
+		// Two days on, the known file's claim has lapsed and its use is older than the
+		// retention: it goes too.
+		h.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
+		if err := h.Work(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{knownNew, unknownNew} {
+			if ok, err := ms.Exists(ctx, key); err != nil || ok {
+				t.Errorf("%s stored %v (%v) two days on", key, ok, err)
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -195,6 +196,56 @@ func (s *Store) PurgeMedia(ctx context.Context, at time.Time, retention time.Dur
 		}
 	}
 	return purged, nil
+}
+
+// DeleteUnknownMedia deletes, through deleteFile, those of the stored files ids (hex SHA-256)
+// that have no media row: files that reelay stored before it kept a row for every file it
+// takes in (generated videos, pictures for them, uploads of refused requests), which retention
+// would otherwise never find. It answers how many it deleted.
+func (s *Store) DeleteUnknownMedia(ctx context.Context, ids []string, deleteFile func(ctx context.Context, sha256 string) error) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	q := newWhere()
+	q.in("sha256", ids)
+	rows, err := s.read.QueryContext(ctx, `SELECT sha256 FROM media WHERE `+q.sql(), q.args...)
+	known, err := collect(func(r scanner) (string, error) {
+		var sha string
+		return sha, r.Scan(&sha)
+	})(rows, err)
+	if err != nil {
+		return 0, fmt.Errorf("store: find unknown media: %w", err)
+	}
+	deleted := 0
+	for _, sha := range ids {
+		if slices.Contains(known, sha) {
+			continue
+		}
+		err := s.InTx(ctx, func(tx *Tx) error {
+			// A row of our own, while the bytes go: a request claiming the same file meanwhile
+			// waits for it (or finds its own row first, and this leaves the file alone).
+			res, err := tx.tx.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at, purged_at)
+				VALUES ($1, '', '', '', 0, 0, 0, 0, $2, $2, $2) ON CONFLICT (sha256) DO NOTHING`, sha, now())
+			if err != nil {
+				return fmt.Errorf("store: delete unknown media: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil
+			}
+			if err := deleteFile(ctx, sha); err != nil {
+				return err
+			}
+			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM media WHERE sha256 = $1`, sha); err != nil {
+				return fmt.Errorf("store: delete unknown media: %w", err)
+			}
+			deleted++
+			return nil
+		})
+		if err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
 }
 
 // DeleteLapsedMediaClaims forgets claims past their lease.

@@ -190,3 +190,36 @@ func TestReleaseMedia(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteUnknownMedia: stored files without a media row (kept by versions of reelay before
+// every file had one) are deleted; files the database knows are left to retention.
+func TestDeleteUnknownMedia(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		claimMedia(t, s, "k1")
+		var b blobs
+		n, err := s.DeleteUnknownMedia(ctx, []string{"u2", "k1", "u1"}, b.delete)
+		if err != nil || n != 2 {
+			t.Fatalf("deleted %d (%v), want 2", n, err)
+		}
+		if got := b.take(); !sameKeys(got, "u1", "u2") {
+			t.Errorf("deleted %v, want the unknown u1 and u2", got)
+		}
+		if _, err := s.GetMedia(ctx, "k1"); err != nil {
+			t.Errorf("the known file's row: %v", err)
+		}
+		for _, id := range []string{"u1", "u2"} {
+			if _, err := s.GetMedia(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a row was left for %s: %v", id, err)
+			}
+		}
+		// A failure to delete the bytes leaves nothing changed.
+		boom := errors.New("storage down")
+		if _, err := s.DeleteUnknownMedia(ctx, []string{"u3"}, func(context.Context, string) error { return boom }); !errors.Is(err, boom) {
+			t.Errorf("storage failure: %v", err)
+		}
+		if _, err := s.GetMedia(ctx, "u3"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a failed delete left a row: %v", err)
+		}
+	})
+}
