@@ -13,9 +13,9 @@ import (
 
 // Stored files are shared: each is kept once per content hash, and any number of posts, AI
 // jobs and requests in flight may use it. Retention deletes a file's bytes once nothing has
-// used it for a while, and three things must never happen: a post refers to bytes that are
-// gone, a retried post finds its video gone without being told, and a request that is taking
-// the same file in at that moment loses it. The media row is where they meet: a request claims
+// used it for a while, and three things must never happen: a post that still needs its bytes
+// (scheduled, processing) finds them gone, a retried post finds them gone without being told,
+// and a request that is taking the same file in at that moment loses it. The media row is where they meet: a request claims
 // the file (ClaimMedia) before it decides whether to store the bytes again, retention and the
 // cleanup of refused requests delete bytes only under the row's lock and only when no claim
 // and no recent post holds the file.
@@ -149,20 +149,8 @@ func (s *Store) PurgeMedia(ctx context.Context, at time.Time, retention time.Dur
 	usedBefore := at.Add(-retention)
 	rows, err := s.read.QueryContext(ctx, `SELECT sha256 FROM media WHERE purged_at IS NULL AND last_used_at < $1
 		ORDER BY last_used_at LIMIT $2`, usedBefore, limit)
+	candidates, err := collect(scanSHA256)(rows, err)
 	if err != nil {
-		return 0, fmt.Errorf("store: find old media: %w", err)
-	}
-	var candidates []string
-	for rows.Next() {
-		var sha string
-		if err := rows.Scan(&sha); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("store: find old media: %w", err)
-		}
-		candidates = append(candidates, sha)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: find old media: %w", err)
 	}
 	purged := 0
@@ -209,10 +197,7 @@ func (s *Store) DeleteUnknownMedia(ctx context.Context, ids []string, deleteFile
 	q := newWhere()
 	q.in("sha256", ids)
 	rows, err := s.read.QueryContext(ctx, `SELECT sha256 FROM media WHERE `+q.sql(), q.args...)
-	known, err := collect(func(r scanner) (string, error) {
-		var sha string
-		return sha, r.Scan(&sha)
-	})(rows, err)
+	known, err := collect(scanSHA256)(rows, err)
 	if err != nil {
 		return 0, fmt.Errorf("store: find unknown media: %w", err)
 	}
@@ -246,6 +231,10 @@ func (s *Store) DeleteUnknownMedia(ctx context.Context, ids []string, deleteFile
 		}
 	}
 	return deleted, nil
+}
+
+func scanSHA256(r scanner) (sha string, err error) {
+	return sha, r.Scan(&sha)
 }
 
 // DeleteLapsedMediaClaims forgets claims past their lease.
