@@ -317,10 +317,16 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 	}
 	dashboard := web.New(webOpts)
+	// Any number of API processes may share a PostgreSQL database: they share the rate
+	// limits' buckets there too.
+	var rateBuckets httpapi.RateBuckets
+	if st.Dialect() == store.Postgres {
+		rateBuckets = st
+	}
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
-		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, Sandbox: cfg.Sandbox,
-		Registry: p.Registry, OpenAPIJSON: spec,
+		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, RateBuckets: rateBuckets,
+		Sandbox: cfg.Sandbox, Registry: p.Registry, OpenAPIJSON: spec,
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,

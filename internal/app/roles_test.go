@@ -88,3 +88,55 @@ func TestAPIProcessHearsWorkers(t *testing.T) {
 		t.Errorf("the publish answered after %s: at the end of its wait, not when the worker settled it", took.Round(time.Millisecond))
 	}
 }
+
+// TestAPIProcessesShareRateLimits: two API processes on one PostgreSQL database allow a key
+// its burst once between them, not once each, and tell a refused client when to come back.
+func TestAPIProcessesShareRateLimits(t *testing.T) {
+	u := storetest.URL(t, store.Postgres)
+	open := func() *store.Store {
+		s, err := store.Open(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	limits := apptest.WithConfig(func(c *config.Config) {
+		c.Role, c.RateLimitRPS, c.RateLimitBurst = config.RoleAPI, 1, 10
+	})
+	first, second := apptest.Start(t, open(), limits), apptest.Start(t, open(), limits)
+	tn := apptest.NewTenant(t, first.Store, "alice", "k")
+
+	allowed, refused := 0, 0
+	started := time.Now()
+	for i := range 30 {
+		base := first.URL
+		if i%2 == 1 {
+			base = second.URL
+		}
+		req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/posts", nil)
+		req.Header.Set("X-API-Key", tn.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			allowed++
+		case http.StatusTooManyRequests:
+			refused++
+			if resp.Header.Get("Retry-After") == "" {
+				t.Error("a refusal without Retry-After")
+			}
+		default:
+			t.Fatalf("GET /posts: %d", resp.StatusCode)
+		}
+	}
+	// The burst, plus what refilled at 1 a second while the requests ran; each process apart
+	// would have allowed 10 on its own.
+	most := 10 + int(time.Since(started).Seconds()) + 1
+	if allowed < 10 || allowed > most {
+		t.Errorf("allowed %d of 30 requests (refused %d), want 10 to %d", allowed, refused, most)
+	}
+}

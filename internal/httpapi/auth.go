@@ -56,7 +56,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, err)
 			return
 		}
-		if !s.limiter.allow(w, p.Credential) {
+		if !s.limiter.allow(r.Context(), w, p.Credential) {
 			writeError(w, r, apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimited,
 				"rate limit exceeded; retry after the time in the Retry-After header"))
 			return

@@ -42,6 +42,9 @@ type Options struct {
 	Logger         *slog.Logger
 	RateLimitRPS   float64
 	RateLimitBurst int
+	// RateBuckets, when set, holds the rate limits' token buckets that every API process on
+	// the database shares (the store, on PostgreSQL); nil keeps them in this process.
+	RateBuckets RateBuckets
 	// Sandbox enables channels on the built-in platform simulators.
 	Sandbox bool
 	// Registry receives the request metrics; /metrics serves it.
@@ -131,7 +134,7 @@ type Server struct {
 func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
-		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst),
+		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst, o.RateBuckets, o.Logger),
 		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,

@@ -12,8 +12,8 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// HousekeepingArgs is the hourly job that forgets expired idempotency keys and lapsed media
-// claims, deletes the temporary uploads a process killed in the middle of one left behind,
+// HousekeepingArgs is the hourly job that forgets expired idempotency keys, lapsed media
+// claims and idle rate-limit buckets, deletes the temporary uploads a process killed in the middle of one left behind,
 // deletes webhook deliveries settled longer ago than store.WebhookDeliveryRetention, and
 // deletes stored media unused for the Housekeeper's MediaRetention.
 type HousekeepingArgs struct{}
@@ -32,6 +32,10 @@ type Housekeeper struct {
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
+
+// idleRateBucket is how long a credential's shared rate-limit bucket is kept unused: far longer
+// than any bucket takes to refill, so forgetting it (a new one starts full) changes nothing.
+const idleRateBucket = time.Hour
 
 // purgeBatch bounds the files one round looks at, so that a round ends; the next hour's goes on.
 const purgeBatch = 1000
@@ -64,6 +68,9 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	}
 	claims, err := h.Store.DeleteLapsedMediaClaims(ctx)
 	if err != nil {
+		return fmt.Errorf("housekeeping: %w", err)
+	}
+	if _, err := h.Store.DeleteIdleRateBuckets(ctx, idleRateBucket); err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
 	purged := 0
