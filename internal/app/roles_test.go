@@ -18,20 +18,24 @@ import (
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
+// openStore opens another store on the database at u, as another process would.
+func openStore(t *testing.T, u string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestAPIProcessHearsWorkers: on PostgreSQL an API process answers a waiting publish as soon
 // as a worker process settles the post. It learns it from the settling transaction's
 // notification: here it would read the post only once an hour, so a publish it did not hear
 // would be answered only when its 30-second wait ended.
 func TestAPIProcessHearsWorkers(t *testing.T) {
 	u := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		s, err := store.Open(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *store.Store { return openStore(t, u) }
 	api := apptest.Start(t, open(),
 		apptest.WithConfig(func(c *config.Config) { c.Role = config.RoleAPI }),
 		apptest.WithParams(func(p *app.Params) { p.ListeningPoll = time.Hour }))
@@ -93,14 +97,7 @@ func TestAPIProcessHearsWorkers(t *testing.T) {
 // its burst once between them, not once each, and tell a refused client when to come back.
 func TestAPIProcessesShareRateLimits(t *testing.T) {
 	u := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		s, err := store.Open(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *store.Store { return openStore(t, u) }
 	limits := apptest.WithConfig(func(c *config.Config) {
 		c.Role, c.RateLimitRPS, c.RateLimitBurst = config.RoleAPI, 1, 10
 	})
