@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -441,4 +443,28 @@ func TestMediaRetentionAndRetry(t *testing.T) {
 		t.Fatalf("retry once the video is stored again: %d %s", rt.Code, rt.Body)
 	}
 	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
+}
+
+// TestMissingVideoFailsAtOnce: a scheduled post whose video's bytes were deleted from storage
+// by hand fails when it fires, with the reason, instead of retrying what looks like a platform
+// or storage hiccup.
+func TestMissingVideoFailsAtOnce(t *testing.T) {
+	e := newAppEnv(t, store.SQLite)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+	at := time.Now().Add(2 * time.Second)
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok}, "scheduled_for": at.Format(time.RFC3339Nano)})})
+	if r.Code >= 300 {
+		t.Fatalf("schedule: %d %s", r.Code, r.Body)
+	}
+	root := filepath.Join(e.cfg.BlobURL[len("file://"):], "media", "sha256")
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	p := e.waitPost(e.a, r.JSON["post_id"].(string), 20*time.Second, statusIs("failed"))
+	d := p["publish_results"].([]any)[0].(map[string]any)
+	if d["error_category"] != "internal" || !strings.Contains(d["error"].(string), "no longer stored") {
+		t.Errorf("destination: %v", d)
+	}
 }

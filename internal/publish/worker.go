@@ -163,6 +163,11 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 				return ctx.Err()
 			}
 			pe := AsError(err)
+			if gone := w.missingMedia(ctx, dl); gone != "" {
+				// Whatever the platform or the provider made of it, the cause is ours, and
+				// retrying cannot bring the bytes back.
+				pe = Permanent(CategoryInternal, 0, "the post's %s is no longer stored on this server; publish it again", gone)
+			}
 			if pe.Category == CategoryAuthExpired && w.Tokens != nil && !renewed {
 				// The platform refused the token: renew it once and repeat the step (a
 				// refused request changed nothing on the platform).
@@ -231,6 +236,20 @@ func (w *Worker) save(ctx context.Context, args PublishArgs, u store.StepUpdate)
 		w.Hub.Notify(postID)
 	}
 	return err
+}
+
+// missingMedia names the delivery's media whose bytes are gone from storage ("" when none is):
+// asked only after a step failed, so it costs nothing on the way that works.
+func (w *Worker) missingMedia(ctx context.Context, dl store.Delivery) string {
+	if ok, err := w.Media.Exists(ctx, dl.Video.BlobKey); err == nil && !ok {
+		return "video"
+	}
+	if dl.Thumbnail != nil {
+		if ok, err := w.Media.Exists(ctx, dl.Thumbnail.BlobKey); err == nil && !ok {
+			return "thumbnail"
+		}
+	}
+	return ""
 }
 
 // errStop ends a job whose destination moved on without it.
