@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -31,7 +32,15 @@ type Housekeeper struct {
 	MediaRetention time.Duration
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
+
+	// lastWalk is when this process last listed the storage for files the database does not
+	// know (Unix nanoseconds).
+	lastWalk atomic.Int64
 }
+
+// walkEvery spaces the listings of the whole storage: what they find was stored by an earlier
+// version, so once a day is plenty, and a big bucket costs one LIST per 1,000 files each time.
+const walkEvery = 24 * time.Hour
 
 // idleRateBucket is how long a credential's shared rate-limit bucket is kept unused: far longer
 // than any bucket takes to refill, so forgetting it (a new one starts full) changes nothing.
@@ -87,11 +96,12 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 }
 
 // purgeMedia deletes the media unused for MediaRetention: those the database knows (a round of
-// at most purgeBatch), then stored files it does not know that are as old (a listing of the
-// storage, checked against the database a page at a time).
+// at most purgeBatch), then, once a day, stored files it does not know that are as old (a
+// listing of the storage, checked against the database a page at a time).
 func (h *Housekeeper) purgeMedia(ctx context.Context, now time.Time) (int, error) {
 	purged, err := h.Store.PurgeMedia(ctx, now, h.MediaRetention, purgeBatch, h.Media.Delete)
-	if err != nil {
+	last := h.lastWalk.Load()
+	if err != nil || now.Sub(time.Unix(0, last)) < walkEvery || !h.lastWalk.CompareAndSwap(last, now.UnixNano()) {
 		return purged, err
 	}
 	deleteFile := func(ctx context.Context, id string) error {

@@ -144,13 +144,21 @@ func TestHousekeeperDeletesOldMedia(t *testing.T) {
 				t.Errorf("%s stored %v (%v), want %v", key, ok, err, want)
 			}
 		}
+		// The storage is listed once a day: an old unknown file found now waits for the next.
+		another := save(4, false, 48*time.Hour)
+		if err := h.Work(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := ms.Exists(ctx, another); err != nil || !ok {
+			t.Errorf("the storage was listed twice within a day: %v %v", ok, err)
+		}
 		// Two days on, the known file's claim has lapsed and its use is older than the
-		// retention: it goes too.
+		// retention: it goes too, and so does the unknown file listed now.
 		h.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
 		if err := h.Work(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, key := range []string{knownNew, unknownNew} {
+		for _, key := range []string{knownNew, unknownNew, another} {
 			if ok, err := ms.Exists(ctx, key); err != nil || ok {
 				t.Errorf("%s stored %v (%v) two days on", key, ok, err)
 			}
