@@ -36,7 +36,9 @@ var ErrMediaPurged = errors.New("store: the post's media were deleted")
 func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, purged bool, err error) {
 	token = newClaimToken()
 	t := now()
-	err = s.InTx(ctx, func(tx *Tx) error {
+	// A small write of every request that takes a file in: on SQLite it shares its commit with
+	// whatever else is writing at the moment (group commit), as the publish steps do.
+	err = s.inGroupTx(ctx, func(tx *Tx) error {
 		// The upsert waits for any transaction holding the row (a purge deleting the bytes).
 		var purgedAt sql.NullTime
 		err := tx.tx.QueryRowContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
@@ -122,17 +124,13 @@ func (t *Tx) lockUnusedMedia(ctx context.Context, sha string, at, usedBefore tim
 	if !usedBefore.IsZero() && (purged.Valid || !lastUsed.Valid || !lastUsed.Time.Before(usedBefore)) {
 		return key, false, nil
 	}
-	// A zero usedBefore compares after every post's time: any post holds the file.
-	recent := usedBefore
-	if recent.IsZero() {
-		recent = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
+	// A zero usedBefore (year 1) comes before every post's time: any post holds the file.
 	var held bool
 	err = t.tx.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM media_claims WHERE sha256 = $1 AND expires_at > $2)
 		OR EXISTS (SELECT 1 FROM posts WHERE video_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))
 		OR EXISTS (SELECT 1 FROM posts WHERE thumbnail_sha256 = $1 AND (status IN ($3, $4) OR updated_at >= $5))`,
-		sha, at, PostScheduled, PostProcessing, recent).Scan(&held)
+		sha, at, PostScheduled, PostProcessing, usedBefore).Scan(&held)
 	if err != nil {
 		return "", false, fmt.Errorf("store: check media use: %w", err)
 	}
