@@ -112,13 +112,16 @@ func TestVideoSettings(t *testing.T) {
 
 func TestMediaRetention(t *testing.T) {
 	for env, want := range map[string]time.Duration{"": DefaultMediaRetention, "0": 0, "1h": time.Hour} {
-		vars := map[string]string{}
-		if env != "" {
-			vars["REELAY_MEDIA_RETENTION"] = env
-		}
-		c, err := parse(t, vars)
-		if err != nil || c.MediaRetention != want {
-			t.Errorf("REELAY_MEDIA_RETENTION=%q: %v, %v; want %v", env, c.MediaRetention, err, want)
-		}
+		// A subtest each: t.Setenv's value lasts until its test ends.
+		t.Run(env, func(t *testing.T) {
+			vars := map[string]string{}
+			if env != "" {
+				vars["REELAY_MEDIA_RETENTION"] = env
+			}
+			c, err := parse(t, vars)
+			if err != nil || c.MediaRetention != want {
+				t.Errorf("REELAY_MEDIA_RETENTION=%q: %v, %v; want %v", env, c.MediaRetention, err, want)
+			}
+		})
 	}
 }
