@@ -126,3 +126,38 @@ func AgeMediaClaims(ctx context.Context, s *Store, d time.Duration) error {
 	}
 	return rows.Err()
 }
+
+// AgeMedia moves every stored file's last use d into the past.
+func AgeMedia(ctx context.Context, s *Store, d time.Duration) error {
+	rows, err := s.read.QueryContext(ctx, `SELECT sha256, last_used_at FROM media WHERE last_used_at IS NOT NULL`)
+	type use struct {
+		sha string
+		at  time.Time
+	}
+	used, err := collect(func(r scanner) (u use, err error) { return u, r.Scan(&u.sha, &u.at) })(rows, err)
+	if err != nil {
+		return err
+	}
+	for _, u := range used {
+		if _, err := s.write.ExecContext(ctx, `UPDATE media SET last_used_at = $1 WHERE sha256 = $2`, u.at.Add(-d), u.sha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClaimMediaHeld claims m as ClaimMedia does, calling hold inside the claim's transaction,
+// before it commits.
+func ClaimMediaHeld(ctx context.Context, s *Store, m Media, hold func(context.Context) error) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.holdMedia(ctx, m, now()); err != nil {
+			return err
+		}
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
+			newClaimToken(), m.SHA256, now().Add(MediaClaimLease))
+		if err != nil {
+			return err
+		}
+		return hold(ctx)
+	})
+}

@@ -223,3 +223,79 @@ func TestDeleteUnknownMedia(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimsOfOneFile: claims of one file share its row (a burst of publishes of one video must
+// not queue on it), a purge that starts while a claim is open waits for it and then leaves the
+// file, and a claim brings a stale last use up to date.
+func TestClaimsOfOneFile(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		claimMedia(t, s, "f1")
+		if s.Dialect() == store.Postgres { // SQLite serialises every write transaction
+			err := whileHeld(t, ctx, func(hold func(context.Context) error) error {
+				return store.ClaimMediaHeld(ctx, s, mediaFile("f1"), hold)
+			}, func(ctx context.Context) error {
+				_, _, err := s.ClaimMedia(ctx, mediaFile("f1"))
+				return err
+			})
+			if err != nil {
+				t.Fatalf("a claim while another claim of the same file was open: %v", err)
+			}
+		}
+
+		purgeAll := func() (int, []string, error) {
+			var b blobs
+			at := time.Now()
+			n, err := s.PurgeMedia(ctx, at, -time.Minute, 100, b.delete) // cutoff a minute ahead
+			return n, b.take(), err
+		}
+		if err := store.AgeMediaClaims(ctx, s, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		inside, release := make(chan struct{}), make(chan struct{})
+		claimed := make(chan error, 1)
+		go func() {
+			claimed <- store.ClaimMediaHeld(ctx, s, mediaFile("f1"), func(context.Context) error {
+				close(inside)
+				<-release
+				return nil
+			})
+		}()
+		<-inside
+		type result struct {
+			n       int
+			deleted []string
+			err     error
+		}
+		purged := make(chan result, 1)
+		go func() {
+			n, deleted, err := purgeAll()
+			purged <- result{n, deleted, err}
+		}()
+		time.Sleep(200 * time.Millisecond) // the purge reaches the row and waits
+		close(release)
+		if err := <-claimed; err != nil {
+			t.Fatal(err)
+		}
+		if r := <-purged; r.err != nil || r.n != 0 || len(r.deleted) != 0 {
+			t.Fatalf("a purge during an open claim: %d purged, deleted %v (%v)", r.n, r.deleted, r.err)
+		}
+
+		// Last used two hours ago, claimed now: the claim's use counts once the claim lapses.
+		if err := store.AgeMedia(ctx, s, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		claimMedia(t, s, "f1")
+		if err := store.AgeMediaClaims(ctx, s, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		var b blobs
+		if n, err := s.PurgeMedia(ctx, time.Now(), time.Minute, 100, b.delete); err != nil || n != 0 {
+			t.Fatalf("a file claimed a moment ago was purged: %d, %v (%v)", n, b.take(), err)
+		}
+		if n, deleted, err := purgeAll(); err != nil || n != 1 || !sameKeys(deleted, "media/sha256/f1") {
+			t.Fatalf("with nothing holding it: %d purged, deleted %v (%v)", n, deleted, err)
+		}
+	})
+}

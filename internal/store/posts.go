@@ -624,6 +624,15 @@ func (t *Tx) forUpdate() string {
 	return ""
 }
 
+// forShare locks the rows read against FOR UPDATE, not against each other (SQLite's single
+// writer needs no lock).
+func (t *Tx) forShare() string {
+	if t.dialect == Postgres {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // LookupIdempotencyKey reads an account's unexpired idempotency key: the hash of the request
