@@ -150,12 +150,7 @@ func AgeMedia(ctx context.Context, s *Store, d time.Duration) error {
 // before it commits.
 func ClaimMediaHeld(ctx context.Context, s *Store, m Media, hold func(context.Context) error) error {
 	return s.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.holdMedia(ctx, m, now()); err != nil {
-			return err
-		}
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
-			newClaimToken(), m.SHA256, now().Add(MediaClaimLease))
-		if err != nil {
+		if _, err := tx.claimMedia(ctx, m, newClaimToken(), now()); err != nil {
 			return err
 		}
 		return hold(ctx)

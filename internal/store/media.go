@@ -38,18 +38,23 @@ func (s *Store) ClaimMedia(ctx context.Context, m Media) (token string, purged b
 	t := now()
 	// A small write of every request that takes a file in: on SQLite it shares its commit with
 	// whatever else is writing at the moment (group commit), as the publish steps do.
-	err = s.inGroupTx(ctx, func(tx *Tx) error {
-		if purged, err = tx.holdMedia(ctx, m, t); err != nil {
-			return err
-		}
-		_, err = tx.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
-			token, m.SHA256, t.Add(MediaClaimLease))
-		if err != nil {
-			return fmt.Errorf("store: claim media: %w", err)
-		}
-		return nil
+	err = s.inGroupTx(ctx, func(tx *Tx) (err error) {
+		purged, err = tx.claimMedia(ctx, m, token, t)
+		return err
 	})
 	return token, purged, err
+}
+
+func (t *Tx) claimMedia(ctx context.Context, m Media, token string, at time.Time) (purged bool, err error) {
+	if purged, err = t.holdMedia(ctx, m, at); err != nil {
+		return false, err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO media_claims (token, sha256, expires_at) VALUES ($1, $2, $3)`,
+		token, m.SHA256, at.Add(MediaClaimLease))
+	if err != nil {
+		return false, fmt.Errorf("store: claim media: %w", err)
+	}
+	return purged, nil
 }
 
 // mediaUseSlack is how stale a claim may leave a file's last_used_at: writing it takes the
