@@ -445,6 +445,22 @@ func TestMediaRetentionAndRetry(t *testing.T) {
 	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
 }
 
+// TestPostEndsTheRequestsClaim: the claim a publish request holds on its video ends when its
+// post is committed, so that once the post has settled only the retention keeps the video (the
+// purge below runs two minutes on, with a minute's retention: well within the claim's hour).
+func TestPostEndsTheRequestsClaim(t *testing.T) {
+	e := newAppEnv(t, store.SQLite)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok}})})
+	e.waitPost(e.a, r.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
+	n, err := e.st.PurgeMedia(context.Background(), time.Now().Add(2*time.Minute), time.Minute, 10, e.app.Media.Delete)
+	if err != nil || n != 1 || e.blobCount() != 0 {
+		t.Fatalf("purged %d (%v), %d blobs left: the request's claim outlived its post", n, err, e.blobCount())
+	}
+}
+
 // TestMissingVideoFailsAtOnce: a scheduled post whose video's bytes were deleted from storage
 // by hand fails when it fires, with the reason, instead of retrying what looks like a platform
 // or storage hiccup.

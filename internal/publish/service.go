@@ -225,6 +225,11 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		m := storedMedia(sub.Thumbnail)
 		np.Thumbnail = &m
 	}
+	for _, m := range fresh {
+		if m.Claim != "" {
+			np.Claims = append(np.Claims, m.Claim)
+		}
+	}
 	post, err := s.Store.CreatePost(ctx, np, func(tx *store.Tx, p store.Post) error {
 		return EnqueueDestinations(ctx, s.Queue, tx, p)
 	})

@@ -156,3 +156,9 @@ func ClaimMediaHeld(ctx context.Context, s *Store, m Media, hold func(context.Co
 		return hold(ctx)
 	})
 }
+
+// MediaClaims counts the claims stored, live or lapsed.
+func MediaClaims(ctx context.Context, s *Store) (n int, err error) {
+	err = s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM media_claims`).Scan(&n)
+	return n, err
+}

@@ -21,8 +21,9 @@ import (
 // and no recent post holds the file.
 
 // MediaClaimLease is how long a claim holds a file: longer than any request takes between
-// taking the file in and committing its post. A claim is released early when the request is
-// refused (ReleaseMedia); one of a request that succeeded, or of a process that died, lapses.
+// taking the file in and committing its post. A claim ends with the post's commit
+// (NewPost.Claims), or early when the request is refused (ReleaseMedia); one of a process that
+// died, or of a use that makes no post (AI jobs), lapses.
 const MediaClaimLease = time.Hour
 
 // ErrMediaPurged: a post's media were deleted by retention, so it cannot be published again.

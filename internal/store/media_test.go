@@ -299,3 +299,43 @@ func TestClaimsOfOneFile(t *testing.T) {
 		}
 	})
 }
+
+// TestPostEndsItsClaims: a post ends the claims of the request that made it, in its own
+// transaction, so that a refused post ends none.
+func TestPostEndsItsClaims(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ca := newAccount(t, s, "a")
+		claims := func() int {
+			t.Helper()
+			n, err := store.MediaClaims(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		video, thumb := claimMedia(t, s, "c1"), claimMedia(t, s, "c2")
+		claimMedia(t, s, "c1") // another request's
+		thumbnail := mediaFile("c2")
+		newPost(t, s, ca, store.NewPost{ContentHash: "c", Video: mediaFile("c1"), Thumbnail: &thumbnail, Claims: []string{video, thumb}})
+		if n := claims(); n != 1 {
+			t.Fatalf("%d claims left, want the other request's alone", n)
+		}
+
+		// Refused at its last statement (the allowance is spent): the claim stays, for the
+		// request to release.
+		one := 1
+		limit := &one
+		if _, err := s.UpdateAccount(ctx, ca.Account.ID, store.AccountUpdate{MonthlyPostLimit: &limit}); err != nil {
+			t.Fatal(err)
+		}
+		np := newPostInput(t, s, ca, "d")
+		np.Claims = []string{claimMedia(t, s, "ab")}
+		if _, err := s.CreatePost(ctx, np, nil); !errors.Is(err, store.ErrMonthlyLimit) {
+			t.Fatalf("a post over the allowance: %v", err)
+		}
+		if n := claims(); n != 2 {
+			t.Fatalf("%d claims after a refused post, want 2", n)
+		}
+	})
+}

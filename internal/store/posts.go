@@ -146,6 +146,9 @@ type NewPost struct {
 	RequestHash    string
 	// AllowDuplicate skips duplicate detection.
 	AllowDuplicate bool
+	// Claims are the request's media claims (ClaimMedia): the post holds its files from its
+	// commit on, so they end with it.
+	Claims []string
 }
 
 // UsageMonth is the allowance month of t: UTC "YYYY-MM".
@@ -240,6 +243,13 @@ func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx,
 				return fmt.Errorf("store: insert destination: %w", err)
 			}
 			p.Destinations = append(p.Destinations, d)
+		}
+		if len(np.Claims) > 0 {
+			q := newWhere()
+			q.in("token", np.Claims)
+			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM media_claims WHERE `+q.sql(), q.args...); err != nil {
+				return fmt.Errorf("store: end media claims: %w", err)
+			}
 		}
 		if np.IdempotencyKey != "" {
 			// An expired row for the key is replaced.
