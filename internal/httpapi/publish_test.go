@@ -120,6 +120,34 @@ func TestPublishMultipart(t *testing.T) {
 	})
 }
 
+// TestPublishAcceptsWhatTheSeedAllows: forms the seed's wording allows that a narrower parser
+// would refuse: ISO 8601 date-times without seconds or with a +hhmm or +hh offset, a platform
+// object given as null (as in JSON, also in multipart form), a YouTube category.
+func TestPublishAcceptsWhatTheSeedAllows(t *testing.T) {
+	e := newAppEnv(t, "sqlite")
+	yt, _ := e.sandboxChannel(e.a, "youtube", nil)
+	mp4 := video(t, 4)
+	day := time.Now().Add(48 * time.Hour).UTC().Format("2006-01-02")
+	for _, at := range []string{day + "T09:00Z", day + "T09:00:00+0100", day + "T09:00+01"} {
+		body, ct := multipartBody(t, map[string]string{"project_id": e.a.ProjectID, "channel_ids": `["` + yt + `"]`,
+			"title": "Later", "scheduled_for": at, "youtube": "null", "tiktok": " null "}, map[string][]byte{"video": mp4})
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish?dry_run=true", Key: e.a.Key, Body: body,
+			Header: map[string]string{"Content-Type": ct}})
+		if r.Code != http.StatusOK || r.JSON["status"] != "scheduled" {
+			t.Errorf("scheduled_for %s: %d %s", at, r.Code, r.Body)
+		}
+	}
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
+	for _, category := range []any{"10", 22} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish?dry_run=true", Key: e.a.Key, Body: map[string]any{
+			"project_id": e.a.ProjectID, "channel_ids": []string{yt}, "video_url": ms.URL + "/clip.mp4", "title": "Music",
+			"youtube": map[string]any{"category_id": category}}})
+		if r.Code != http.StatusOK {
+			t.Errorf("category_id %v: %d %s", category, r.Code, r.Body)
+		}
+	}
+}
+
 // Every refusal is a 4xx naming the field, and leaves nothing behind: no post, no allowance
 // spent, no stored media.
 func TestPublishRefusals(t *testing.T) {
@@ -161,7 +189,15 @@ func TestPublishRefusals(t *testing.T) {
 		{"bad tiktok mode", base(map[string]any{"tiktok": map[string]any{"mode": "later"}}), 400, "tiktok.mode"},
 		{"threads text over 500 bytes", base(map[string]any{"threads": map[string]any{"text": strings.Repeat("é", 300)}}), 400, "threads.text"},
 		{"bluesky over 300 graphemes", base(map[string]any{"bluesky": map[string]any{"text": strings.Repeat("a", 301)}}), 400, "bluesky.text"},
+		{"bluesky over 3000 bytes", base(map[string]any{"bluesky": map[string]any{"text": strings.Repeat("👩‍👩‍👧‍👦", 200)}}), 400, "bluesky.text"},
+		{"title with < for YouTube", base(map[string]any{"title": "a <b> title"}), 400, "title"},
+		{"youtube.description with >", base(map[string]any{"youtube": map[string]any{"description": "1 > 0"}}), 400, "youtube.description"},
+		{"instagram caption of 31 hashtags", base(map[string]any{"caption": strings.Repeat("#tag ", 31)}), 400, "caption"},
+		{"youtube.category_id not an id", base(map[string]any{"youtube": map[string]any{"category_id": "music"}}), 400, "youtube.category_id"},
 		{"unknown field", base(map[string]any{"colour": "red"}), 400, "colour"},
+		{"unknown field of a platform", base(map[string]any{"youtube": map[string]any{"colour": "red"}}), 400, "youtube.colour"},
+		{"wrong type in a platform object", base(map[string]any{"youtube": map[string]any{"made_for_kids": "no"}}), 400, "youtube.made_for_kids"},
+		{"platform object not an object", base(map[string]any{"tiktok": "direct"}), 400, "tiktok"},
 		{"foreign channel id", base(map[string]any{"channel_ids": []string{"00000000-0000-4000-8000-000000000000"}}), 400, "channel_ids[0]"},
 		{"not a video", base(map[string]any{"video_url": ms.URL + "/text.txt"}), 415, "video_url"},
 		{"missing file", base(map[string]any{"video_url": ms.URL + "/gone.mp4"}), 400, "video_url"},

@@ -146,8 +146,8 @@ var registry = func() map[string]entry {
 				// this from memory; confirmed against a copy of the videos
 				// resource reference. Third-party schedulers say 5,000
 				// characters: bytes is the stricter and the documented one).
-				"title":       {Max: 100, Unit: UnitCharacters},
-				"description": {Max: 5000, Unit: UnitBytes},
+				"title":       {Max: 100, Unit: UnitCharacters, Forbidden: "<>"},
+				"description": {Max: 5000, Unit: UnitBytes, Forbidden: "<>"},
 			},
 			Thumbnail:    true,
 			UploadMethod: UploadResumable,
@@ -191,7 +191,7 @@ var registry = func() map[string]entry {
 				// The interface gives no limit for instagram.caption; Instagram
 				// documents 2,200 characters without saying how it counts them,
 				// so UTF-16 units (the stricter of the plausible units) are used.
-				"caption": {Max: 2200, Unit: UnitUTF16},
+				"caption": {Max: 2200, Unit: UnitUTF16, MaxHashtags: 30, MaxMentions: 20},
 			},
 			Thumbnail:    true, // cover_url
 			UploadMethod: UploadPull,
@@ -416,9 +416,8 @@ var registry = func() map[string]entry {
 			MaxDurationSeconds: 3 * 60,
 			VideoFormats:       []string{FormatMP4},
 			Text: map[string]TextLimit{
-				// The record also caps text at 3000 UTF-8 bytes (see Notes);
-				// graphemes are the limit users meet.
-				"text": {Max: 300, Unit: UnitGraphemes},
+				// The post record caps text at 300 graphemes and 3000 UTF-8 bytes.
+				"text": {Max: 300, Unit: UnitGraphemes, MaxBytes: 3000},
 			},
 			Thumbnail:    false,
 			UploadMethod: UploadDirect,

@@ -174,14 +174,14 @@ func TestPlatformTextLimits(t *testing.T) {
 		platform, field string
 		want            TextLimit
 	}{
-		{"youtube", "title", TextLimit{100, UnitCharacters}},
-		{"youtube", "description", TextLimit{5000, UnitBytes}},
-		{"instagram", "caption", TextLimit{2200, UnitUTF16}},
-		{"tiktok", "title", TextLimit{2200, UnitUTF16}},
-		{"bluesky", "text", TextLimit{300, UnitGraphemes}},
-		{"mastodon", "text", TextLimit{500, UnitGraphemes}},
-		{"threads", "text", TextLimit{500, UnitBytes}},
-		{"pinterest", "link", TextLimit{2048, UnitUTF16}},
+		{"youtube", "title", TextLimit{Max: 100, Unit: UnitCharacters, Forbidden: "<>"}},
+		{"youtube", "description", TextLimit{Max: 5000, Unit: UnitBytes, Forbidden: "<>"}},
+		{"instagram", "caption", TextLimit{Max: 2200, Unit: UnitUTF16, MaxHashtags: 30, MaxMentions: 20}},
+		{"tiktok", "title", TextLimit{Max: 2200, Unit: UnitUTF16}},
+		{"bluesky", "text", TextLimit{Max: 300, Unit: UnitGraphemes, MaxBytes: 3000}},
+		{"mastodon", "text", TextLimit{Max: 500, Unit: UnitGraphemes}},
+		{"threads", "text", TextLimit{Max: 500, Unit: UnitBytes}},
+		{"pinterest", "link", TextLimit{Max: 2048, Unit: UnitUTF16}},
 	}
 	for _, tt := range tests {
 		c, _ := CapabilitiesOf(tt.platform)
@@ -329,19 +329,68 @@ func TestCheck(t *testing.T) {
 		s     string
 		want  bool
 	}{
-		{TextLimit{5, UnitCharacters}, "hello", true},
-		{TextLimit{5, UnitCharacters}, "hello!", false},
-		{TextLimit{1, UnitGraphemes}, family, true},
-		{TextLimit{10, UnitUTF16}, family, false},
-		{TextLimit{11, UnitUTF16}, family, true},
-		{TextLimit{24, UnitBytes}, family, false},
-		{TextLimit{0, UnitBytes}, strings.Repeat("x", 100000), true},
-		{TextLimit{300, UnitGraphemes}, strings.Repeat(family, 300), true},
-		{TextLimit{300, UnitGraphemes}, strings.Repeat(family, 301), false},
+		{TextLimit{Max: 5, Unit: UnitCharacters}, "hello", true},
+		{TextLimit{Max: 5, Unit: UnitCharacters}, "hello!", false},
+		{TextLimit{Max: 1, Unit: UnitGraphemes}, family, true},
+		{TextLimit{Max: 10, Unit: UnitUTF16}, family, false},
+		{TextLimit{Max: 11, Unit: UnitUTF16}, family, true},
+		{TextLimit{Max: 24, Unit: UnitBytes}, family, false},
+		{TextLimit{Max: 0, Unit: UnitBytes}, strings.Repeat("x", 100000), true},
+		{TextLimit{Max: 300, Unit: UnitGraphemes}, strings.Repeat(family, 300), true},
+		{TextLimit{Max: 300, Unit: UnitGraphemes}, strings.Repeat(family, 301), false},
+		// Bluesky counts both: 119 families (25 bytes each) are 2,975 bytes, 120 are 3,000 and
+		// 121 too many; 300 "é" are 600 bytes.
+		{TextLimit{Max: 300, Unit: UnitGraphemes, MaxBytes: 3000}, strings.Repeat(family, 120), true},
+		{TextLimit{Max: 300, Unit: UnitGraphemes, MaxBytes: 3000}, strings.Repeat(family, 121), false},
+		{TextLimit{Max: 300, Unit: UnitGraphemes, MaxBytes: 3000}, strings.Repeat("é", 300), true},
+		{TextLimit{Max: 300, Unit: UnitGraphemes, MaxBytes: 3000}, strings.Repeat("é", 301), false},
+		{TextLimit{MaxBytes: 3}, "abc", true},
+		{TextLimit{MaxBytes: 3}, "abcd", false},
 	}
 	for _, tt := range tests {
 		if got := tt.limit.Check(tt.s); got != tt.want {
 			t.Errorf("%+v.Check(%.20q) = %v, want %v", tt.limit, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	youtube := TextLimit{Max: 100, Unit: UnitCharacters, Forbidden: "<>"}
+	instagram := TextLimit{Max: 2200, Unit: UnitUTF16, MaxHashtags: 2, MaxMentions: 1}
+	tests := []struct {
+		limit        TextLimit
+		s            string
+		does, allows string
+	}{
+		{youtube, "a fine title", "", ""},
+		{youtube, "1 > 0", `contains ">"`, "no < or >"},
+		{youtube, "<b>bold</b>", `contains "<"`, "no < or >"},
+		{instagram, "#one #two @me", "", ""},
+		{instagram, "#one #two #three", "has 3 hashtags", "at most 2"},
+		{instagram, "@me and @you", "has 2 @-mentions", "at most 1"},
+		{TextLimit{Max: 5, Unit: UnitCharacters}, "#a #b <c>", "", ""},
+	}
+	for _, tt := range tests {
+		if does, allows := tt.limit.Refusal(tt.s); does != tt.does || allows != tt.allows {
+			t.Errorf("Refusal(%q) = %q, %q; want %q, %q", tt.s, does, allows, tt.does, tt.allows)
+		}
+	}
+}
+
+func TestCountTags(t *testing.T) {
+	for _, c := range []struct {
+		s        string
+		hashtags int
+		mentions int
+	}{
+		{"#one #two and #three", 3, 0},
+		{"no#tag here, a # alone, ## and #", 0, 0},
+		{"#été #日本 #tag_1", 3, 0},
+		{"mail me@example.com or @someone. and @some.one_2", 0, 2},
+		{"@ alone and @.dot", 0, 0},
+	} {
+		if h, m := CountTags(c.s, '#'), CountTags(c.s, '@'); h != c.hashtags || m != c.mentions {
+			t.Errorf("%q: %d hashtags, %d mentions; want %d, %d", c.s, h, m, c.hashtags, c.mentions)
 		}
 	}
 }

@@ -1,6 +1,11 @@
 package platform
 
-import "unicode/utf8"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Units in which a TextLimit counts. Platforms count text differently, and a
 // limit checked in the wrong unit either rejects valid posts or lets the
@@ -26,6 +31,15 @@ type TextLimit struct {
 	Max int `json:"max"`
 	// Unit is one of UnitCharacters, UnitGraphemes, UnitUTF16 or UnitBytes.
 	Unit string `json:"unit"`
+	// MaxBytes caps the UTF-8 length too, for platforms that count both (Bluesky: 300
+	// graphemes and 3000 bytes); 0 means no second cap.
+	MaxBytes int `json:"max_bytes,omitempty"`
+	// Forbidden holds the characters the platform refuses in the text (YouTube: < and >).
+	Forbidden string `json:"forbidden,omitempty"`
+	// MaxHashtags and MaxMentions cap the #hashtags and @mentions the text may hold
+	// (Instagram: 30 and 20, counted as CountTags does); 0 means no cap.
+	MaxHashtags int `json:"max_hashtags,omitempty"`
+	MaxMentions int `json:"max_mentions,omitempty"`
 }
 
 // Count returns the length of s in the limit's unit. An unknown unit counts
@@ -44,12 +58,49 @@ func (l TextLimit) Count(s string) int {
 	}
 }
 
-// Check reports whether s fits within the limit.
+// Check reports whether s fits within the limit's length caps (Max and MaxBytes).
 func (l TextLimit) Check(s string) bool {
-	if l.Max <= 0 {
-		return true
+	return (l.Max <= 0 || l.Count(s) <= l.Max) && (l.MaxBytes <= 0 || len(s) <= l.MaxBytes)
+}
+
+// Refusal says what in s the platform refuses other than its length, as what s does and what
+// the platform allows ("contains \"<\"", "no < or >"); both are "" when nothing is.
+func (l TextLimit) Refusal(s string) (does, allows string) {
+	if i := strings.IndexAny(s, l.Forbidden); l.Forbidden != "" && i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fmt.Sprintf("contains %q", string(r)), "no " + strings.Join(strings.Split(l.Forbidden, ""), " or ")
 	}
-	return l.Count(s) <= l.Max
+	if n := CountTags(s, '#'); l.MaxHashtags > 0 && n > l.MaxHashtags {
+		return fmt.Sprintf("has %d hashtags", n), fmt.Sprintf("at most %d", l.MaxHashtags)
+	}
+	if n := CountTags(s, '@'); l.MaxMentions > 0 && n > l.MaxMentions {
+		return fmt.Sprintf("has %d @-mentions", n), fmt.Sprintf("at most %d", l.MaxMentions)
+	}
+	return "", ""
+}
+
+// CountTags counts the tags marked with mark (# or @) in s as Instagram does: the mark at the
+// start of a word, followed by a letter, digit or underscore (or, in a mention, a dot inside
+// the name).
+func CountTags(s string, mark rune) int {
+	n := 0
+	rs := []rune(s)
+	for i, r := range rs {
+		if r != mark || i+1 >= len(rs) {
+			continue
+		}
+		if i > 0 && tagRune(rs[i-1], mark) {
+			continue
+		}
+		if tagRune(rs[i+1], mark) && rs[i+1] != '.' {
+			n++
+		}
+	}
+	return n
+}
+
+func tagRune(r, mark rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || (mark == '@' && r == '.')
 }
 
 // countUTF16 counts UTF-16 code units without allocating: code points above
@@ -71,7 +122,7 @@ func countUTF16(s string) int {
 // between grapheme clusters so that no emoji, flag or accented letter is split
 // whatever the unit. A limit without a maximum returns s unchanged.
 func (l TextLimit) Truncate(s string) string {
-	if l.Max <= 0 || l.Count(s) <= l.Max {
+	if l.Check(s) {
 		return s
 	}
 	// Every unit is additive over concatenation, so the count of a prefix is
@@ -82,7 +133,7 @@ func (l TextLimit) Truncate(s string) string {
 			return true
 		}
 		used += l.Count(s[prev:i])
-		if used > l.Max {
+		if l.Max > 0 && used > l.Max || l.MaxBytes > 0 && i > l.MaxBytes {
 			return false
 		}
 		cut, prev = i, i

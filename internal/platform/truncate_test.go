@@ -24,6 +24,9 @@ func TestTruncate(t *testing.T) {
 		{"characters never split accent", TextLimit{Max: 2, Unit: UnitCharacters}, "a" + eAcute, "a"},
 		{"first cluster too big", TextLimit{Max: 3, Unit: UnitBytes}, family, ""},
 		{"flags pairwise", TextLimit{Max: 1, Unit: UnitGraphemes}, flagFR + flagFR, flagFR},
+		{"bytes cap under graphemes", TextLimit{Max: 3, Unit: UnitGraphemes, MaxBytes: 50}, family + family + family, family + family},
+		{"graphemes under bytes cap", TextLimit{Max: 2, Unit: UnitGraphemes, MaxBytes: 50}, "abc", "ab"},
+		{"bytes cap alone", TextLimit{MaxBytes: 9}, "ab" + flagFR + "c", "ab"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,8 +154,11 @@ func formValue(name, v string) (json.RawMessage, error) {
 		}
 		return json.RawMessage(v), nil
 	case slices.Contains(formObjects, name):
+		if strings.TrimSpace(v) == "null" {
+			return json.RawMessage("null"), nil // as in JSON: the object is not given
+		}
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(v), &obj); err != nil || obj == nil {
+		if err := json.Unmarshal([]byte(v), &obj); err != nil {
 			return nil, apierr.Field(name, "must be a JSON object, e.g. {\"privacy_status\":\"unlisted\"}")
 		}
 		return json.RawMessage(v), nil

@@ -36,9 +36,9 @@ type PlatformObjects struct {
 	TikTok    *TikTokOptions    `json:"tiktok,omitempty"`
 	LinkedIn  *LinkedInOptions  `json:"linkedin,omitempty"`
 	Pinterest *PinterestOptions `json:"pinterest,omitempty"`
-	Threads   *TextOptions      `json:"threads,omitempty"`
+	Threads   *ThreadsOptions   `json:"threads,omitempty"`
 	Facebook  *FacebookOptions  `json:"facebook,omitempty"`
-	Bluesky   *TextOptions      `json:"bluesky,omitempty"`
+	Bluesky   *BlueskyOptions   `json:"bluesky,omitempty"`
 	Telegram  *TelegramOptions  `json:"telegram,omitempty"`
 	Discord   *DiscordOptions   `json:"discord,omitempty"`
 	Mastodon  *MastodonOptions  `json:"mastodon,omitempty"`
@@ -46,7 +46,8 @@ type PlatformObjects struct {
 }
 
 // The per-platform objects of the seed. Booleans are pointers so that "not given" can take the
-// seed's default; after Resolve every field holds the value that will be sent.
+// seed's default; after Resolve every field holds the value that will be sent. Each decodes
+// itself strictly (decodeObject), so that an error names its field as youtube.made_for_kids.
 
 // YouTubeOptions is the seed's youtube object.
 type YouTubeOptions struct {
@@ -54,6 +55,9 @@ type YouTubeOptions struct {
 	Description   string `json:"description,omitempty"`
 	PrivacyStatus string `json:"privacy_status,omitempty"`
 	MadeForKids   *bool  `json:"made_for_kids,omitempty"`
+	// CategoryID is an extension of the seed's object: one of the categories
+	// GET /channels/{id}/options lists (a number, or its digits as a string).
+	CategoryID json.RawMessage `json:"category_id,omitempty"`
 }
 
 // InstagramOptions is the seed's instagram object.
@@ -87,8 +91,13 @@ type PinterestOptions struct {
 	BoardID     string `json:"board_id,omitempty"`
 }
 
-// TextOptions is the object of platforms whose post is one text: threads, bluesky.
-type TextOptions struct {
+// ThreadsOptions is the seed's threads object.
+type ThreadsOptions struct {
+	Text string `json:"text,omitempty"`
+}
+
+// BlueskyOptions is the seed's bluesky object.
+type BlueskyOptions struct {
 	Text string `json:"text,omitempty"`
 }
 
@@ -139,13 +148,71 @@ type RedditOptions struct {
 	FlairText string `json:"flair_text,omitempty"`
 }
 
+func (o *YouTubeOptions) UnmarshalJSON(b []byte) error {
+	type plain YouTubeOptions
+	return apierr.DecodeObject(platform.YouTube, b, (*plain)(o))
+}
+
+func (o *InstagramOptions) UnmarshalJSON(b []byte) error {
+	type plain InstagramOptions
+	return apierr.DecodeObject(platform.Instagram, b, (*plain)(o))
+}
+
+func (o *TikTokOptions) UnmarshalJSON(b []byte) error {
+	type plain TikTokOptions
+	return apierr.DecodeObject(platform.TikTok, b, (*plain)(o))
+}
+
+func (o *LinkedInOptions) UnmarshalJSON(b []byte) error {
+	type plain LinkedInOptions
+	return apierr.DecodeObject(platform.LinkedIn, b, (*plain)(o))
+}
+
+func (o *PinterestOptions) UnmarshalJSON(b []byte) error {
+	type plain PinterestOptions
+	return apierr.DecodeObject(platform.Pinterest, b, (*plain)(o))
+}
+
+func (o *ThreadsOptions) UnmarshalJSON(b []byte) error {
+	type plain ThreadsOptions
+	return apierr.DecodeObject(platform.Threads, b, (*plain)(o))
+}
+
+func (o *FacebookOptions) UnmarshalJSON(b []byte) error {
+	type plain FacebookOptions
+	return apierr.DecodeObject(platform.Facebook, b, (*plain)(o))
+}
+
+func (o *BlueskyOptions) UnmarshalJSON(b []byte) error {
+	type plain BlueskyOptions
+	return apierr.DecodeObject(platform.Bluesky, b, (*plain)(o))
+}
+
+func (o *TelegramOptions) UnmarshalJSON(b []byte) error {
+	type plain TelegramOptions
+	return apierr.DecodeObject(platform.Telegram, b, (*plain)(o))
+}
+
+func (o *DiscordOptions) UnmarshalJSON(b []byte) error {
+	type plain DiscordOptions
+	return apierr.DecodeObject(platform.Discord, b, (*plain)(o))
+}
+
+func (o *MastodonOptions) UnmarshalJSON(b []byte) error {
+	type plain MastodonOptions
+	return apierr.DecodeObject(platform.Mastodon, b, (*plain)(o))
+}
+
+func (o *RedditOptions) UnmarshalJSON(b []byte) error {
+	type plain RedditOptions
+	return apierr.DecodeObject(platform.Reddit, b, (*plain)(o))
+}
+
 // Service-wide limits of the seed (section 8).
 const (
-	MaxTitle      = 100
-	MaxCaption    = 5000
-	MaxURL        = 2048
-	MaxVideoBytes = 100 << 20
-	MaxThumbBytes = 10 << 20
+	MaxTitle   = 100
+	MaxCaption = 5000
+	MaxURL     = 2048
 	// maxScheduleAhead bounds scheduled_for: a post a year out is almost surely a typo.
 	maxScheduleAhead = 365 * 24 * time.Hour
 )
@@ -228,10 +295,27 @@ func checkMediaURL(f *apierr.Fields, field, raw string) {
 	}
 }
 
-// checkSchedule parses scheduled_for: RFC 3339 with an explicit offset (a time without one is
-// ambiguous), in the future.
+// scheduleLayouts are the ISO 8601 date-times scheduled_for takes: RFC 3339, and the same
+// without seconds or with an offset written +0100 or +01. Each has an offset: a time without
+// one is ambiguous.
+var scheduleLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02T15:04:05.999999999Z07",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04Z0700",
+	"2006-01-02T15:04Z07",
+}
+
+// checkSchedule parses scheduled_for (scheduleLayouts), which must be in the future.
 func checkSchedule(f *apierr.Fields, raw string, now time.Time) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, raw)
+	var t time.Time
+	err := fmt.Errorf("no layout")
+	for _, layout := range scheduleLayouts {
+		if t, err = time.Parse(layout, raw); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		f.Add("scheduled_for", "must be an ISO 8601 date-time with a timezone offset, e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00")
 		return nil
@@ -271,6 +355,9 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 		checkEnum(f, "youtube.privacy_status", o.PrivacyStatus, youtubePrivacy)
 		checkText(f, platform.YouTube, "title", "youtube.title", o.Title)
 		checkText(f, platform.YouTube, "description", "youtube.description", o.Description)
+		if c := string(o.CategoryID); c != "" && c != "null" && !isDigits(strings.TrimSuffix(strings.TrimPrefix(c, `"`), `"`)) {
+			f.Add("youtube.category_id", "must be a category id, such as 22 (GET /channels/{id}/options lists them)")
+		}
 	}
 	if o := r.Instagram; o != nil {
 		checkText(f, platform.Instagram, "caption", "instagram.caption", o.Caption)
@@ -363,11 +450,16 @@ func checkText(f *apierr.Fields, name, key, field, v string) {
 		return
 	}
 	caps, _ := platform.CapabilitiesOf(name)
-	lim, ok := caps.Text[key]
-	if !ok || lim.Check(v) {
-		return
+	lim := caps.Text[key]
+	p := platform.DisplayName(name)
+	switch does, allows := lim.Refusal(v); {
+	case lim.Max > 0 && lim.Count(v) > lim.Max:
+		f.Addf(field, "is %d %s long; %s allows %d", lim.Count(v), unitWord(lim.Unit), p, lim.Max)
+	case lim.MaxBytes > 0 && len(v) > lim.MaxBytes:
+		f.Addf(field, "is %d bytes long in UTF-8; %s allows %d", len(v), p, lim.MaxBytes)
+	case does != "":
+		f.Addf(field, "%s; %s allows %s", does, p, allows)
 	}
-	f.Addf(field, "is %d %s long; %s allows %d", lim.Count(v), unitWord(lim.Unit), platform.DisplayName(name), lim.Max)
 }
 
 func unitWord(unit string) string {
@@ -381,6 +473,10 @@ func unitWord(unit string) string {
 	default:
 		return "characters"
 	}
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func validSubreddit(s string) bool {
@@ -412,12 +508,18 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 	// derived checks a text that came from title or caption rather than the platform object.
 	derived := func(key, field, v, from string) {
 		caps, _ := platform.CapabilitiesOf(name)
-		lim, ok := caps.Text[key]
-		if !ok || lim.Check(v) {
-			return
+		lim := caps.Text[key]
+		p := platform.DisplayName(name)
+		switch does, allows := lim.Refusal(v); {
+		case lim.Max > 0 && lim.Count(v) > lim.Max:
+			f.Addf(from, "is %d %s long, over %s's limit of %d for %s; shorten it or set %s",
+				lim.Count(v), unitWord(lim.Unit), p, lim.Max, field, field)
+		case lim.MaxBytes > 0 && len(v) > lim.MaxBytes:
+			f.Addf(from, "is %d bytes long in UTF-8, over %s's limit of %d for %s; shorten it or set %s",
+				len(v), p, lim.MaxBytes, field, field)
+		case does != "":
+			f.Addf(from, "%s, and %s allows %s in %s; change it or set %s", does, p, allows, field, field)
 		}
-		f.Addf(from, "is %d %s long, over %s's limit of %d for %s; shorten it or set %s",
-			lim.Count(v), unitWord(lim.Unit), platform.DisplayName(name), lim.Max, field, field)
 	}
 	// text picks the platform's own value when given, else the fallback (checked as derived).
 	text := func(key, field, own, fallback, from string) string {
@@ -476,12 +578,13 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 			f.Add("pinterest.board_id", "is required to publish to Pinterest (GET /channels/{id}/options lists the boards)")
 		}
 		out = o
-	case platform.Threads, platform.Bluesky:
+	case platform.Threads:
 		o := deref(r.Threads)
-		if name == platform.Bluesky {
-			o = deref(r.Bluesky)
-		}
-		o.Text = text("text", name+".text", o.Text, captionOrTitle, from)
+		o.Text = text("text", "threads.text", o.Text, captionOrTitle, from)
+		out = o
+	case platform.Bluesky:
+		o := deref(r.Bluesky)
+		o.Text = text("text", "bluesky.text", o.Text, captionOrTitle, from)
 		out = o
 	case platform.Mastodon:
 		o := deref(r.Mastodon)

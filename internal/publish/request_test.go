@@ -47,6 +47,11 @@ func TestCheckStatic(t *testing.T) {
 		{"schedule ok", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00:00+01:00" }, false, ""},
 		{"schedule past", func(r *Request) { r.ScheduledFor = "2026-11-21T11:59:59Z" }, false, "scheduled_for"},
 		{"schedule no offset", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00:00" }, false, "scheduled_for"},
+		{"schedule without seconds", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00Z" }, false, ""},
+		{"schedule offset +0100", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00:00+0100" }, false, ""},
+		{"schedule offset +01", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00+01" }, false, ""},
+		{"schedule minutes, no offset", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00" }, false, "scheduled_for"},
+		{"schedule date only", func(r *Request) { r.ScheduledFor = "2026-11-22" }, false, "scheduled_for"},
 		{"schedule far", func(r *Request) { r.ScheduledFor = "2028-01-01T00:00:00Z" }, false, "scheduled_for"},
 		{"youtube privacy", func(r *Request) { r.YouTube = &YouTubeOptions{PrivacyStatus: "friends"} }, false, "youtube.privacy_status"},
 		{"tiktok mode", func(r *Request) { r.TikTok = &TikTokOptions{Mode: "draft"} }, false, "tiktok.mode"},
@@ -57,11 +62,19 @@ func TestCheckStatic(t *testing.T) {
 		{"pinterest title", func(r *Request) { r.Pinterest = &PinterestOptions{Title: strings.Repeat("p", 101)} }, false, "pinterest.title"},
 		{"pinterest description", func(r *Request) { r.Pinterest = &PinterestOptions{Description: strings.Repeat("p", 501)} }, false, "pinterest.description"},
 		{"pinterest link", func(r *Request) { r.Pinterest = &PinterestOptions{Link: "javascript:alert(1)"} }, false, "pinterest.link"},
-		{"threads", func(r *Request) { r.Threads = &TextOptions{Text: strings.Repeat("t", 501)} }, false, "threads.text"},
+		{"threads", func(r *Request) { r.Threads = &ThreadsOptions{Text: strings.Repeat("t", 501)} }, false, "threads.text"},
 		{"facebook description", func(r *Request) { r.Facebook = &FacebookOptions{Description: strings.Repeat("f", 5001)} }, false, "facebook.description"},
 		{"facebook title", func(r *Request) { r.Facebook = &FacebookOptions{Title: strings.Repeat("f", 201)} }, false, "facebook.title"},
-		{"bluesky 300 emoji", func(r *Request) { r.Bluesky = &TextOptions{Text: strings.Repeat("👩‍👩‍👧", 300)} }, false, ""},
-		{"bluesky 301", func(r *Request) { r.Bluesky = &TextOptions{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
+		{"bluesky 120 emoji", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("👩‍👩‍👧", 120)} }, false, ""},
+		{"bluesky 300 emoji, over 3000 bytes", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("👩‍👩‍👧", 300)} }, false, "bluesky.text"},
+		{"youtube title with <", func(r *Request) { r.YouTube = &YouTubeOptions{Title: "a <b> title"} }, false, "youtube.title"},
+		{"youtube description with >", func(r *Request) { r.YouTube = &YouTubeOptions{Description: "1 > 0"} }, false, "youtube.description"},
+		{"youtube category", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"22"`)} }, false, ""},
+		{"youtube category not a number", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"music"`)} }, false, "youtube.category_id"},
+		{"instagram 31 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 31)} }, false, "instagram.caption"},
+		{"instagram 30 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 30)} }, false, ""},
+		{"instagram 21 mentions", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("@someone ", 21)} }, false, "instagram.caption"},
+		{"bluesky 301", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
 		{"telegram", func(r *Request) { r.Telegram = &TelegramOptions{Caption: strings.Repeat("t", 1025)} }, false, "telegram.caption"},
 		{"discord", func(r *Request) { r.Discord = &DiscordOptions{Content: strings.Repeat("d", 2001)} }, false, "discord.content"},
 		{"mastodon", func(r *Request) { r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
@@ -148,7 +161,7 @@ func TestEffectiveOptions(t *testing.T) {
 		t.Errorf("derived limit: %v", f)
 	}
 	// Setting the platform's own text resolves it.
-	r.Bluesky = &TextOptions{Text: "short"}
+	r.Bluesky = &BlueskyOptions{Text: "short"}
 	f = nil
 	r.EffectiveOptions("bluesky", &f)
 	if len(f) != 0 {

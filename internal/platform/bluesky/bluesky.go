@@ -287,22 +287,20 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 // checkText applies the post record's limits: 300 graphemes and 3000 UTF-8 bytes.
 func checkText(text string) error {
 	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
-	if lim := caps.Text["text"]; !lim.Check(text) {
+	lim := caps.Text["text"]
+	if n := lim.Count(text); n > lim.Max {
 		return publish.Permanent(publish.CategoryInvalidOptions, 0,
-			"the Bluesky text is %d graphemes long; Bluesky accepts at most %d", lim.Count(text), lim.Max)
+			"the Bluesky text is %d graphemes long; Bluesky accepts at most %d", n, lim.Max)
 	}
-	if len(text) > maxTextBytes {
+	if len(text) > lim.MaxBytes {
 		return publish.Permanent(publish.CategoryInvalidOptions, 0,
-			"the Bluesky text is %d bytes long in UTF-8; Bluesky accepts at most %d", len(text), maxTextBytes)
+			"the Bluesky text is %d bytes long in UTF-8; Bluesky accepts at most %d", len(text), lim.MaxBytes)
 	}
 	if !utf8.ValidString(text) {
 		return publish.Permanent(publish.CategoryInvalidOptions, 0, "the Bluesky text is not valid UTF-8")
 	}
 	return nil
 }
-
-// maxTextBytes is app.bsky.feed.post's maxLength of text (lexicon string lengths are UTF-8 bytes).
-const maxTextBytes = 3000
 
 // videoType returns the Content-Type the video is uploaded with.
 func videoType(ct string) (string, error) {

@@ -54,7 +54,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
@@ -352,10 +351,10 @@ func (s *igSim) checkCaption(caption string) *igError {
 	switch {
 	case !limit.Check(caption):
 		problem = fmt.Sprintf("the caption has %d characters; the maximum is %d", limit.Count(caption), limit.Max)
-	case igCountTags(caption, '#') > igMaxHashtags:
-		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", igCountTags(caption, '#'), igMaxHashtags)
-	case igCountTags(caption, '@') > igMaxMentions:
-		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", igCountTags(caption, '@'), igMaxMentions)
+	case platform.CountTags(caption, '#') > igMaxHashtags:
+		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", platform.CountTags(caption, '#'), igMaxHashtags)
+	case platform.CountTags(caption, '@') > igMaxMentions:
+		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", platform.CountTags(caption, '@'), igMaxMentions)
 	default:
 		return nil
 	}
@@ -860,30 +859,6 @@ func igBool(v string) (bool, bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// igCountTags counts the hashtags (mark '#') or @-mentions (mark '@') of a caption: the mark at
-// the start or after a character that cannot be part of a word, followed by at least one
-// letter, digit or underscore (and, for mentions, dots).
-func igCountTags(s string, mark rune) int {
-	n := 0
-	rs := []rune(s)
-	for i, r := range rs {
-		if r != mark || i+1 >= len(rs) {
-			continue
-		}
-		if i > 0 && igWordRune(rs[i-1], mark) {
-			continue
-		}
-		if igWordRune(rs[i+1], mark) && rs[i+1] != '.' {
-			n++
-		}
-	}
-	return n
-}
-
-func igWordRune(r, mark rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || (mark == '@' && r == '.')
 }
 
 // igParams merges the query string with a form or JSON body, as Graph accepts parameters in

@@ -541,25 +541,6 @@ func TestInstagramVideoChecks(t *testing.T) {
 	}
 }
 
-func TestInstagramCountTags(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		s        string
-		hashtags int
-		mentions int
-	}{
-		{"#one #two and #three", 3, 0},
-		{"no#tag here, a # alone, ## and #", 0, 0},
-		{"#été #日本 #tag_1", 3, 0},
-		{"mail me@example.com or @someone. and @some.one_2", 0, 2},
-		{"@ alone and @.dot", 0, 0},
-	} {
-		if h, m := igCountTags(c.s, '#'), igCountTags(c.s, '@'); h != c.hashtags || m != c.mentions {
-			t.Errorf("%q: %d hashtags, %d mentions; want %d, %d", c.s, h, m, c.hashtags, c.mentions)
-		}
-	}
-}
-
 func TestInstagramPages(t *testing.T) {
 	t.Parallel()
 	const expand = "instagram_business_account{id,username,name,profile_picture_url}"
