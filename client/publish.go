@@ -85,6 +85,9 @@ type YouTubeOptions struct {
 	// PrivacyStatus is "public" (default), "unlisted" or "private".
 	PrivacyStatus string `json:"privacy_status,omitempty"`
 	MadeForKids   *bool  `json:"made_for_kids,omitempty"`
+	// CategoryID is one of the categories the channel's options list, such as "22" (the
+	// default, People & Blogs); an extension of the contract's object.
+	CategoryID string `json:"category_id,omitempty"`
 }
 
 // InstagramOptions: Caption defaults to the post's caption; ShareToFeed defaults to true.

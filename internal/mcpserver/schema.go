@@ -57,13 +57,14 @@ var platformDocs = map[string]struct {
 	fields map[string]fieldDoc
 }{
 	"youtube": {"YouTube Shorts settings.", map[string]fieldDoc{
-		"title":          {desc: "Video title, at most 100 characters. Default: title."},
-		"description":    {desc: "Video description, at most 5000 bytes. Default: caption."},
+		"title":          {desc: "Video title, at most 100 characters, without < or >. Default: title."},
+		"description":    {desc: "Video description, at most 5000 bytes, without < or >. Default: caption."},
 		"privacy_status": {desc: "Default: public.", enum: []any{"public", "unlisted", "private"}},
 		"made_for_kids":  {desc: "Default: false."},
+		"category_id":    {desc: "Video category id, one of those the channel's options list. Default: 22 (People & Blogs)."},
 	}},
 	"instagram": {"Instagram Reels settings.", map[string]fieldDoc{
-		"caption":       {desc: "Caption, at most 2200 characters. Default: caption."},
+		"caption":       {desc: "Caption, at most 2200 characters, 30 hashtags and 20 @-mentions. Default: caption."},
 		"share_to_feed": {desc: "Also show the Reel in the profile's feed. Default: true."},
 	}},
 	"tiktok": {"TikTok settings.", map[string]fieldDoc{
@@ -95,7 +96,7 @@ var platformDocs = map[string]struct {
 		"title":       {desc: "Video title, at most 200 characters. Default: title."},
 	}},
 	"bluesky": {"Bluesky settings.", map[string]fieldDoc{
-		"text": {desc: "Post text, at most 300 graphemes. Default: caption."},
+		"text": {desc: "Post text, at most 300 graphemes and 3000 bytes. Default: caption."},
 	}},
 	"telegram": {"Telegram settings.", map[string]fieldDoc{
 		"caption": {desc: "Video caption, at most 1024 characters. Default: caption."},

@@ -401,7 +401,7 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 	if o := r.Reddit; o != nil {
 		checkText(f, platform.Reddit, "title", "reddit.title", o.Title)
 		if o.Subreddit != "" && !validSubreddit(o.Subreddit) {
-			f.Add("reddit.subreddit", "must be a subreddit name (3–21 letters, digits or underscores), without r/")
+			f.Add("reddit.subreddit", "must be a subreddit name (2–21 letters, digits or underscores), without r/")
 		}
 		if len(o.FlairID) > 36 {
 			f.Add("reddit.flair_id", "must be at most 36 characters (a flair template id)")
@@ -409,23 +409,29 @@ func (r *Request) checkOptions(f *apierr.Fields) {
 		if utf8.RuneCountInString(o.FlairText) > 64 {
 			f.Add("reddit.flair_text", "must be at most 64 characters")
 		}
+		if o.FlairText != "" && o.FlairID == "" {
+			f.Add("reddit.flair_text", "needs reddit.flair_id: custom text goes on an editable flair template")
+		}
 	}
 }
 
-// checkText checks v against the platform's limit for one of its fields.
 // checkMastodon checks the mastodon object. Mastodon counts a content warning with the text
-// against its limit, so the two are checked together.
+// against its limit, so the two are checked together, as Mastodon counts them (mastodonOver).
 func checkMastodon(f *apierr.Fields, o MastodonOptions) {
-	if o.SpoilerText == "" {
-		checkText(f, platform.Mastodon, "text", "mastodon.text", o.Text)
-	} else if utf8.ValidString(o.SpoilerText) {
-		caps, _ := platform.CapabilitiesOf(platform.Mastodon)
-		if lim := caps.Text["text"]; !lim.Check(o.SpoilerText + o.Text) {
-			f.Addf("mastodon.spoiler_text", "and mastodon.text are %d characters long together; Mastodon allows %d",
-				lim.Count(o.SpoilerText+o.Text), lim.Max)
-		}
-	} else {
+	switch {
+	case !utf8.ValidString(o.Text):
+		f.Add("mastodon.text", "must be valid UTF-8")
+	case !utf8.ValidString(o.SpoilerText):
 		f.Add("mastodon.spoiler_text", "must be valid UTF-8")
+	case o.SpoilerText == "":
+		if n, max, over := mastodonOver(o.Text, ""); over {
+			f.Addf("mastodon.text", "is %d characters long as Mastodon counts them (a link as %d); Mastodon allows %d",
+				n, platform.MastodonURLLength, max)
+		}
+	default:
+		if n, max, over := mastodonOver(o.Text, o.SpoilerText); over {
+			f.Addf("mastodon.spoiler_text", "and mastodon.text are %d characters long together; Mastodon allows %d", n, max)
+		}
 	}
 	if o.Visibility != "" && !slices.Contains(MastodonVisibilities, o.Visibility) {
 		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(MastodonVisibilities, ", "))
@@ -436,6 +442,16 @@ func checkMastodon(f *apierr.Fields, o MastodonOptions) {
 	if n := utf8.RuneCountInString(o.Description); n > MastodonAltTextMax {
 		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, MastodonAltTextMax)
 	}
+}
+
+// mastodonOver measures a status as Mastodon does (graphemes, a link as MastodonURLLength,
+// @user@domain as @user, the content warning included) against the registry's limit, which
+// is that of an instance that sets none of its own; the provider checks the instance's own.
+func mastodonOver(text, spoiler string) (n, max int, over bool) {
+	caps, _ := platform.CapabilitiesOf(platform.Mastodon)
+	max = caps.Text["text"].Max
+	n = platform.MastodonLength(text, spoiler, platform.MastodonURLLength)
+	return n, max, n > max
 }
 
 // ValidLanguageCode reports whether s is an ISO 639-1 code as Mastodon takes it: two
@@ -588,14 +604,13 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 		out = o
 	case platform.Mastodon:
 		o := deref(r.Mastodon)
-		own := o.Text
-		o.Text = text("text", "mastodon.text", o.Text, captionOrTitle, from)
-		if own == "" && o.SpoilerText != "" {
-			// The content warning counts with the text it came with.
-			caps, _ := platform.CapabilitiesOf(name)
-			if lim := caps.Text["text"]; lim.Check(o.Text) && !lim.Check(o.SpoilerText+o.Text) {
-				f.Addf(from, "is %d characters long with mastodon.spoiler_text, over Mastodon's limit of %d; shorten them or set mastodon.text",
-					lim.Count(o.SpoilerText+o.Text), lim.Max)
+		if o.Text == "" && captionOrTitle != "" {
+			// The caption stands in for the text, and counts with the content warning.
+			o.Text = captionOrTitle
+			if n, max, over := mastodonOver(o.Text, o.SpoilerText); over && o.SpoilerText != "" {
+				f.Addf(from, "is %d characters long with mastodon.spoiler_text, over Mastodon's limit of %d; shorten them or set mastodon.text", n, max)
+			} else if over {
+				f.Addf(from, "is %d characters long as Mastodon counts them, over its limit of %d for mastodon.text; shorten it or set mastodon.text", n, max)
 			}
 		}
 		out = o

@@ -71,6 +71,9 @@ func TestCheckStatic(t *testing.T) {
 		{"youtube description with >", func(r *Request) { r.YouTube = &YouTubeOptions{Description: "1 > 0"} }, false, "youtube.description"},
 		{"youtube category", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"22"`)} }, false, ""},
 		{"youtube category not a number", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"music"`)} }, false, "youtube.category_id"},
+		{"reddit flair text without template", func(r *Request) { r.Reddit = &RedditOptions{FlairText: "OC"} }, false, "reddit.flair_text"},
+		{"reddit flair text on a template", func(r *Request) { r.Reddit = &RedditOptions{FlairID: "abc", FlairText: "OC"} }, false, ""},
+		{"reddit two-letter subreddit", func(r *Request) { r.Reddit = &RedditOptions{Subreddit: "de"} }, false, ""},
 		{"instagram 31 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 31)} }, false, "instagram.caption"},
 		{"instagram 30 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 30)} }, false, ""},
 		{"instagram 21 mentions", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("@someone ", 21)} }, false, "instagram.caption"},
@@ -84,6 +87,12 @@ func TestCheckStatic(t *testing.T) {
 		{"mastodon warning and text together", func(r *Request) {
 			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 300), SpoilerText: strings.Repeat("w", 201)}
 		}, false, "mastodon.spoiler_text"},
+		{"mastodon long link counts 23", func(r *Request) {
+			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 470) + " https://example.com/" + strings.Repeat("p", 80)}
+		}, false, ""},
+		{"mastodon long link over", func(r *Request) {
+			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 480) + " https://example.com/" + strings.Repeat("p", 80)}
+		}, false, "mastodon.text"},
 		{"mastodon visibility", func(r *Request) { r.Mastodon = &MastodonOptions{Visibility: "followers"} }, false, "mastodon.visibility"},
 		{"mastodon language", func(r *Request) { r.Mastodon = &MastodonOptions{Language: "eng"} }, false, "mastodon.language"},
 		{"mastodon alt text", func(r *Request) { r.Mastodon = &MastodonOptions{Description: strings.Repeat("a", 1501)} }, false, "mastodon.description"},

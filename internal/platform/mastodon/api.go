@@ -11,13 +11,11 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -409,42 +407,6 @@ func extension(ctype string) string {
 		return ".gif"
 	}
 	return ".mp4"
-}
-
-// countLength is the length Mastodon's StatusLengthValidator checks against max_characters:
-// the content warning and the text together, in grapheme clusters, with each http(s) URL
-// counted as perURL characters and each mention @user@domain as @user. URLs are found more
-// simply than twitter-text does (up to the next space, less trailing punctuation).
-func countLength(text, spoiler string, perURL int) int {
-	lim := platform.TextLimit{Unit: platform.UnitGraphemes}
-	return lim.Count(spoiler + countable(text, perURL))
-}
-
-var (
-	urlRe     = regexp.MustCompile(`https?://[^\s<>"]+`)
-	mentionRe = regexp.MustCompile(`(^|[^\p{L}\p{N}_/@])@([\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+`)
-)
-
-func countable(text string, perURL int) string {
-	if strings.TrimSpace(text) == "" {
-		return ""
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range urlRe.FindAllStringIndex(text, -1) {
-		end := loc[1]
-		for end > loc[0] && strings.ContainsRune(".,:;!?'\")]", rune(text[end-1])) {
-			end--
-		}
-		if end-loc[0] <= len("https://") {
-			continue
-		}
-		b.WriteString(text[last:loc[0]])
-		b.WriteString(strings.Repeat("x", perURL))
-		last = end
-	}
-	b.WriteString(text[last:])
-	return mentionRe.ReplaceAllString(b.String(), "${1}@${2}")
 }
 
 // instanceBase normalizes an instance URL: https:// when no scheme is given, no trailing

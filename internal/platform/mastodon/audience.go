@@ -41,6 +41,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 )
 
@@ -231,7 +232,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		return inbox.Comment{}, classify(err, "")
 	}
 	status := withMention(to, text)
-	if n := countLength(status, "", inst.CharactersReservedPerURL); n > inst.MaxCharacters {
+	if n := platform.MastodonLength(status, "", inst.CharactersReservedPerURL); n > inst.MaxCharacters {
 		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
 			"the reply is %d characters as %s counts them (with the mention of its author, each link as %d); %s allows at most %d",
 			n, c.host, inst.CharactersReservedPerURL, c.host, inst.MaxCharacters)

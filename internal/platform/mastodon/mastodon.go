@@ -268,7 +268,7 @@ func (p *Provider) start(ctx context.Context, c *client, d *publish.Destination,
 // checkPost refuses what the instance would refuse, naming the instance and its limit.
 func checkPost(inst Instance, host string, d *publish.Destination, opts Options) error {
 	text := opts.text(d)
-	if n := countLength(text, opts.SpoilerText, inst.CharactersReservedPerURL); n > inst.MaxCharacters {
+	if n := platform.MastodonLength(text, opts.SpoilerText, inst.CharactersReservedPerURL); n > inst.MaxCharacters {
 		what := "text"
 		if opts.SpoilerText != "" {
 			what = "text with its content warning"
