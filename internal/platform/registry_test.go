@@ -488,3 +488,21 @@ func TestCapabilitiesJSON(t *testing.T) {
 		t.Errorf("text limit JSON shape: %s", b)
 	}
 }
+
+func TestMastodonLength(t *testing.T) {
+	for _, c := range []struct {
+		text, spoiler string
+		want          int
+	}{
+		// The family is one grapheme, the link 23 whatever its length, the mention @bob.
+		{"👩‍👩‍👧 https://x.org/a/b?c=d, @bob@example.org!", "cw", 2 + 1 + 1 + 23 + 1 + 1 + 4 + 1},
+		{"see https://example.com/" + strings.Repeat("p", 100) + ".", "", 4 + 23 + 1},
+		{"https:// alone", "", 14},
+		{"mail bob@example.org", "", 20},
+		{"   ", "warning", 7},
+	} {
+		if n := MastodonLength(c.text, c.spoiler, MastodonURLLength); n != c.want {
+			t.Errorf("MastodonLength(%q, %q) = %d, want %d", c.text, c.spoiler, n, c.want)
+		}
+	}
+}

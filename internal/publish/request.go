@@ -47,7 +47,8 @@ type PlatformObjects struct {
 
 // The per-platform objects of the seed. Booleans are pointers so that "not given" can take the
 // seed's default; after Resolve every field holds the value that will be sent. Each decodes
-// itself strictly (decodeObject), so that an error names its field as youtube.made_for_kids.
+// itself strictly (apierr.DecodeObject), so that an error names its field as
+// youtube.made_for_kids.
 
 // YouTubeOptions is the seed's youtube object.
 type YouTubeOptions struct {
@@ -148,6 +149,8 @@ type RedditOptions struct {
 	FlairText string `json:"flair_text,omitempty"`
 }
 
+// UnmarshalJSON of each platform object decodes it through a plain copy of its type, which
+// has no UnmarshalJSON to recurse into.
 func (o *YouTubeOptions) UnmarshalJSON(b []byte) error {
 	type plain YouTubeOptions
 	return apierr.DecodeObject(platform.YouTube, b, (*plain)(o))

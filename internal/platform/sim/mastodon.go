@@ -977,7 +977,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 			errs = append(errs, "Text can't be blank")
 		}
 	}
-	if n := MastodonCountLength(p.status, p.spoiler, m.opts.CharactersReservedPerURL); n > m.opts.MaxCharacters {
+	if n := platform.MastodonLength(p.status, p.spoiler, m.opts.CharactersReservedPerURL); n > m.opts.MaxCharacters {
 		errs = append(errs, fmt.Sprintf("Text character limit of %d exceeded", m.opts.MaxCharacters))
 	}
 	if !slices.Contains([]string{"public", "unlisted", "private", "direct"}, visibility) {
@@ -1126,41 +1126,7 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 	mastodonJSON(w, http.StatusOK, out)
 }
 
-// MastodonCountLength is the length StatusLengthValidator checks against max_characters: the
-// content warning and the text together, in grapheme clusters, with every http(s) URL counted
-// as perURL characters and every mention @user@domain as @user.
-func MastodonCountLength(text, spoiler string, perURL int) int {
-	lim := platform.TextLimit{Unit: platform.UnitGraphemes}
-	return lim.Count(spoiler + mastodonCountable(text, perURL))
-}
-
-var (
-	mastodonLanguageRe = regexp.MustCompile(`^[a-z]{2,3}$`)
-	mastodonURLRe      = regexp.MustCompile(`https?://[^\s<>"]+`)
-	mastodonMentionRe  = regexp.MustCompile(`(^|[^\p{L}\p{N}_/@])@([\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*)@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+`)
-)
-
-func mastodonCountable(text string, perURL int) string {
-	if strings.TrimSpace(text) == "" {
-		return ""
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range mastodonURLRe.FindAllStringIndex(text, -1) {
-		end := loc[1]
-		for end > loc[0] && strings.ContainsRune(".,:;!?'\")]", rune(text[end-1])) {
-			end--
-		}
-		if end-loc[0] <= len("https://") {
-			continue
-		}
-		b.WriteString(text[last:loc[0]])
-		b.WriteString(strings.Repeat("x", perURL))
-		last = end
-	}
-	b.WriteString(text[last:])
-	return mastodonMentionRe.ReplaceAllString(b.String(), "${1}@${2}")
-}
+var mastodonLanguageRe = regexp.MustCompile(`^[a-z]{2,3}$`)
 
 func mastodonJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
