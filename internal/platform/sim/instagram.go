@@ -86,6 +86,7 @@ const (
 	igSubTimeout     = 2207003 // -2: It takes too long to download the media.
 	igSubFormat      = 2207026 // 352: The video format is not supported.
 	igSubFetchFailed = 2207052 // 9004: The media could not be fetched from this uri.
+	igSubThumbOffset = 2207057 // Thumbnail offset must be at least 0 and less than the video's duration.
 )
 
 type igContainer struct {
@@ -302,10 +303,13 @@ func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any,
 		}
 		share = b
 	}
+	thumbOffset := int64(-1) // milliseconds into the video; checked against its duration once fetched
 	if v := p.Get("thumb_offset"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
 			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be a non-negative integer")
 		}
+		thumbOffset = n
 	}
 	caption := p.Get("caption")
 	if e := s.checkCaption(caption); e != nil {
@@ -339,7 +343,7 @@ func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any,
 	s.mu.Unlock()
 
 	// Meta answers with the container id at once and downloads the video in the background.
-	go s.fetch(c.id, acct.ID, videoURL, acct.Behavior.Fail == FailReject)
+	go s.fetch(c.id, acct.ID, videoURL, thumbOffset, acct.Behavior.Fail == FailReject)
 	return map[string]string{"id": c.id}, nil
 }
 
@@ -363,8 +367,8 @@ func (s *igSim) checkCaption(caption string) *igError {
 }
 
 // fetch downloads the container's video as Meta does, then checks it.
-func (s *igSim) fetch(id, account, videoURL string, reject bool) {
-	sub, atOnce, sum, n := s.download(account, videoURL)
+func (s *igSim) fetch(id, account, videoURL string, thumbOffset int64, reject bool) {
+	sub, atOnce, sum, n := s.download(account, videoURL, thumbOffset)
 	if sub == 0 && reject {
 		sub = igSubFormat
 	}
@@ -375,9 +379,10 @@ func (s *igSim) fetch(id, account, videoURL string, reject bool) {
 }
 
 // download streams the video into a spool while hashing it, records the upload and
-// checks the file. It answers the ERROR subcode (0 when the video is acceptable), whether the
-// error shows at once, and the hash and size of what arrived.
-func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum string, n int64) {
+// checks the file, and the cover's offset (ms, -1 for none) against its duration. It answers
+// the ERROR subcode (0 when the video is acceptable), whether the error shows at once, and
+// the hash and size of what arrived.
+func (s *igSim) download(account, videoURL string, thumbOffset int64) (sub int, atOnce bool, sum string, n int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), igFetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, videoURL, nil)
@@ -412,8 +417,12 @@ func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum st
 		return igSubFormat, false, "", n
 	}
 	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: n, SHA256: sum})
-	if !s.acceptable(f, n) {
+	d, ok := s.acceptable(f, n)
+	switch {
+	case !ok:
 		return igSubFormat, false, sum, n
+	case thumbOffset >= d.Milliseconds():
+		return igSubThumbOffset, false, sum, n
 	}
 	return 0, false, sum, n
 }
@@ -421,19 +430,20 @@ func (s *igSim) download(account, videoURL string) (sub int, atOnce bool, sum st
 // acceptable checks a downloaded video against the Reels specifications: a MOV or MP4
 // container, H.264 or HEVC video, AAC audio when there is audio, 3 seconds to 15 minutes,
 // at most 1920 pixels wide (as shown). Meta reports every such refusal as subcode 2207026.
-func (s *igSim) acceptable(r io.ReaderAt, size int64) bool {
+// It answers the video's duration too.
+func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 	info, err := media.Probe(r, size)
 	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) {
-		return false
+		return 0, false
 	}
 	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
-		return false
+		return 0, false
 	}
 	if info.AudioCodec != "" && info.AudioCodec != "aac" {
-		return false
+		return 0, false
 	}
 	d := info.Duration.Seconds()
-	return d >= s.caps.MinDurationSeconds && d <= s.caps.MaxDurationSeconds &&
+	return info.Duration, d >= s.caps.MinDurationSeconds && d <= s.caps.MaxDurationSeconds &&
 		info.Width > 0 && info.Height > 0 && info.Width <= s.caps.MaxWidth
 }
 

@@ -129,9 +129,17 @@ func (e *igTestEnv) reel(videoURL, caption string) url.Values {
 }
 
 // create makes a container and waits for its download to end.
-func (e *igTestEnv) create(videoURL, caption string) string {
+// create makes a Reels container and waits for its fetch; params are further name, value
+// pairs (an empty value is left out).
+func (e *igTestEnv) create(videoURL, caption string, params ...string) string {
 	e.t.Helper()
-	a := e.post("/"+igTestAccount+"/media", e.reel(videoURL, caption))
+	form := e.reel(videoURL, caption)
+	for i := 0; i+1 < len(params); i += 2 {
+		if params[i+1] != "" {
+			form.Set(params[i], params[i+1])
+		}
+	}
+	a := e.post("/"+igTestAccount+"/media", form)
 	id, _ := a.body["id"].(string)
 	if a.status != http.StatusOK || id == "" {
 		e.t.Fatalf("create: %d %v", a.status, a.body)
@@ -363,16 +371,18 @@ func (s *igSim) containerFetched(id string) bool {
 func TestInstagramContainerErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name    string
-		b       Behavior
-		path    string
-		video   []byte
-		subcode int
+		name        string
+		b           Behavior
+		path        string
+		video       []byte
+		thumbOffset string
+		subcode     int
 	}{
-		{"fetch fails", Behavior{}, "/missing.mp4", nil, 2207052},
-		{"reject", Behavior{Fail: FailReject}, "/v.mp4", nil, 2207026},
-		{"not a video", Behavior{}, "/v.mp4", []byte("GIF89a not a movie"), 2207026},
-		{"too short", Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 2900 * time.Millisecond}), 2207026},
+		{"fetch fails", Behavior{}, "/missing.mp4", nil, "", 2207052},
+		{"reject", Behavior{Fail: FailReject}, "/v.mp4", nil, "", 2207026},
+		{"not a video", Behavior{}, "/v.mp4", []byte("GIF89a not a movie"), "", 2207026},
+		{"too short", Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 2900 * time.Millisecond}), "", 2207026},
+		{"cover past the end", Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second}), "5000", 2207057},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -380,7 +390,7 @@ func TestInstagramContainerErrors(t *testing.T) {
 			if c.video != nil {
 				e.video = c.video
 			}
-			id := e.create(e.media.URL+c.path, "x")
+			id := e.create(e.media.URL+c.path, "x", "thumb_offset", c.thumbOffset)
 			e.clock.Advance(3 * time.Second) // the default processing time
 			code, status := e.statusCode(id)
 			if code != "ERROR" || status != fmt.Sprintf("Error: Media upload has failed with error code %d", c.subcode) {
@@ -393,6 +403,18 @@ func TestInstagramContainerErrors(t *testing.T) {
 				t.Fatalf("%d published", n)
 			}
 		})
+	}
+}
+
+// A cover taken from inside the video is fine; the last millisecond is still inside.
+func TestInstagramThumbOffset(t *testing.T) {
+	t.Parallel()
+	e := newIGTestEnv(t, Behavior{})
+	e.video = igReel(t, mediatest.Options{Duration: 5 * time.Second})
+	id := e.create(e.media.URL+"/v.mp4", "x", "thumb_offset", "4999")
+	e.clock.Advance(3 * time.Second)
+	if code, status := e.statusCode(id); code != "FINISHED" {
+		t.Fatalf("status %s %q", code, status)
 	}
 }
 
@@ -534,7 +556,7 @@ func TestInstagramVideoChecks(t *testing.T) {
 		{"truncated", igReel(t, mediatest.Options{})[:200], false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := s.acceptable(bytes.NewReader(c.b), int64(len(c.b))); got != c.ok {
+			if _, got := s.acceptable(bytes.NewReader(c.b), int64(len(c.b))); got != c.ok {
 				t.Fatalf("acceptable = %v", got)
 			}
 		})
