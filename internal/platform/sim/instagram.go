@@ -306,8 +306,12 @@ func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any,
 	thumbOffset := int64(-1) // milliseconds into the video; checked against its duration once fetched
 	if v := p.Get("thumb_offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be a non-negative integer")
+		switch {
+		case err != nil:
+			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
+		case n < 0:
+			return nil, igErr(http.StatusBadRequest, 1, igSubThumbOffset,
+				"Thumbnail offset must be greater than or equal to 0 and less than video duration")
 		}
 		thumbOffset = n
 	}
