@@ -66,15 +66,19 @@ func (l TextLimit) Check(s string) bool {
 // Refusal says what in s the platform refuses other than its length, as what s does and what
 // the platform allows ("contains \"<\"", "no < or >"); both are "" when nothing is.
 func (l TextLimit) Refusal(s string) (does, allows string) {
-	if i := strings.IndexAny(s, l.Forbidden); l.Forbidden != "" && i >= 0 {
+	if i := strings.IndexAny(s, l.Forbidden); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
 		return fmt.Sprintf("contains %q", string(r)), "no " + strings.Join(strings.Split(l.Forbidden, ""), " or ")
 	}
-	if n := CountTags(s, '#'); l.MaxHashtags > 0 && n > l.MaxHashtags {
-		return fmt.Sprintf("has %d hashtags", n), fmt.Sprintf("at most %d", l.MaxHashtags)
+	if l.MaxHashtags > 0 {
+		if n := CountTags(s, '#'); n > l.MaxHashtags {
+			return fmt.Sprintf("has %d hashtags", n), fmt.Sprintf("at most %d", l.MaxHashtags)
+		}
 	}
-	if n := CountTags(s, '@'); l.MaxMentions > 0 && n > l.MaxMentions {
-		return fmt.Sprintf("has %d @-mentions", n), fmt.Sprintf("at most %d", l.MaxMentions)
+	if l.MaxMentions > 0 {
+		if n := CountTags(s, '@'); n > l.MaxMentions {
+			return fmt.Sprintf("has %d @-mentions", n), fmt.Sprintf("at most %d", l.MaxMentions)
+		}
 	}
 	return "", ""
 }

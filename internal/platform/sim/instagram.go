@@ -66,8 +66,6 @@ const (
 	igContainerLifetime = 24 * time.Hour
 	igWindow            = 24 * time.Hour
 	igMaxContainers     = 400 // containers per account per rolling 24 h (content publishing guide)
-	igMaxHashtags       = 30
-	igMaxMentions       = 20
 	igFetchTimeout      = 5 * time.Minute
 	igMaxParamBytes     = 1 << 20
 )
@@ -359,15 +357,15 @@ func (s *igSim) checkCaption(caption string) *igError {
 	switch {
 	case !limit.Check(caption):
 		problem = fmt.Sprintf("the caption has %d characters; the maximum is %d", limit.Count(caption), limit.Max)
-	case platform.CountTags(caption, '#') > igMaxHashtags:
-		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", platform.CountTags(caption, '#'), igMaxHashtags)
-	case platform.CountTags(caption, '@') > igMaxMentions:
-		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", platform.CountTags(caption, '@'), igMaxMentions)
+	case platform.CountTags(caption, '#') > limit.MaxHashtags:
+		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", platform.CountTags(caption, '#'), limit.MaxHashtags)
+	case platform.CountTags(caption, '@') > limit.MaxMentions:
+		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", platform.CountTags(caption, '@'), limit.MaxMentions)
 	default:
 		return nil
 	}
 	return igErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").user("Caption too long",
-		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, igMaxHashtags, igMaxMentions))
+		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, limit.MaxHashtags, limit.MaxMentions))
 }
 
 // fetch downloads the container's video as Meta does, then checks it.
