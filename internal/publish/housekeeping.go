@@ -14,9 +14,10 @@ import (
 )
 
 // HousekeepingArgs is the hourly job that forgets expired idempotency keys, lapsed media
-// claims and idle rate-limit buckets, deletes the temporary uploads a process killed in the middle of one left behind,
-// deletes webhook deliveries settled longer ago than store.WebhookDeliveryRetention, and
-// deletes stored media unused for the Housekeeper's MediaRetention.
+// claims and idle rate-limit buckets, deletes the temporary uploads a process killed in the
+// middle of one left behind, deletes webhook deliveries settled longer ago than
+// store.WebhookDeliveryRetention, and deletes stored media unused for the Housekeeper's
+// MediaRetention.
 type HousekeepingArgs struct{}
 
 // Kind names the job for River.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -468,17 +469,25 @@ func checkText(f *apierr.Fields, name, key, field, v string) {
 		f.Add(field, "must be valid UTF-8")
 		return
 	}
+	if does, allows, _ := textExcess(name, key, v); does != "" {
+		f.Addf(field, "%s; %s allows %s", does, platform.DisplayName(name), allows)
+	}
+}
+
+// textExcess says how v breaks the platform's rules for one of its texts: what v does ("is 320
+// characters (graphemes) long", `contains "<"`), what the platform allows ("300", "no < or
+// >"), and whether it is the length; does is "" when v keeps every rule.
+func textExcess(name, key, v string) (does, allows string, length bool) {
 	caps, _ := platform.CapabilitiesOf(name)
 	lim := caps.Text[key]
-	p := platform.DisplayName(name)
-	switch does, allows := lim.Refusal(v); {
+	switch {
 	case lim.Max > 0 && lim.Count(v) > lim.Max:
-		f.Addf(field, "is %d %s long; %s allows %d", lim.Count(v), unitWord(lim.Unit), p, lim.Max)
+		return fmt.Sprintf("is %d %s long", lim.Count(v), unitWord(lim.Unit)), strconv.Itoa(lim.Max), true
 	case lim.MaxBytes > 0 && len(v) > lim.MaxBytes:
-		f.Addf(field, "is %d bytes long in UTF-8; %s allows %d", len(v), p, lim.MaxBytes)
-	case does != "":
-		f.Addf(field, "%s; %s allows %s", does, p, allows)
+		return fmt.Sprintf("is %d bytes long in UTF-8", len(v)), strconv.Itoa(lim.MaxBytes), true
 	}
+	does, allows = lim.Refusal(v)
+	return does, allows, false
 }
 
 func unitWord(unit string) string {
@@ -526,17 +535,12 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 	}
 	// derived checks a text that came from title or caption rather than the platform object.
 	derived := func(key, field, v, from string) {
-		caps, _ := platform.CapabilitiesOf(name)
-		lim := caps.Text[key]
 		p := platform.DisplayName(name)
-		switch does, allows := lim.Refusal(v); {
-		case lim.Max > 0 && lim.Count(v) > lim.Max:
-			f.Addf(from, "is %d %s long, over %s's limit of %d for %s; shorten it or set %s",
-				lim.Count(v), unitWord(lim.Unit), p, lim.Max, field, field)
-		case lim.MaxBytes > 0 && len(v) > lim.MaxBytes:
-			f.Addf(from, "is %d bytes long in UTF-8, over %s's limit of %d for %s; shorten it or set %s",
-				len(v), p, lim.MaxBytes, field, field)
-		case does != "":
+		switch does, allows, length := textExcess(name, key, v); {
+		case does == "":
+		case length:
+			f.Addf(from, "%s, over %s's limit of %s for %s; shorten it or set %s", does, p, allows, field, field)
+		default:
 			f.Addf(from, "%s, and %s allows %s in %s; change it or set %s", does, p, allows, field, field)
 		}
 	}
