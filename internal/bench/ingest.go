@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/procstat"
 )
 
 // IngestConfig describes `reelay bench ingest`.
@@ -149,7 +150,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 		return res, err
 	}
 	if cfg.ServerPID != 0 {
-		if m, err := ReadMemory(cfg.ServerPID); err == nil {
+		if m, err := procstat.ReadMemory(cfg.ServerPID); err == nil {
 			res.ServerRSSBeforeMB = &m.RSSMB
 		}
 	}
@@ -164,7 +165,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	var cpuBefore float64
 	cpuErr := errors.New("not a child process")
 	if cfg.ServerPID != 0 {
-		cpuBefore, cpuErr = ReadCPU(cfg.ServerPID)
+		cpuBefore, cpuErr = procstat.ReadCPU(cfg.ServerPID)
 	}
 	stop := measure(cfg.Measure)
 	defer stop()
@@ -181,7 +182,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 		return res, err
 	}
 	if cpuErr == nil {
-		if after, err := ReadCPU(cfg.ServerPID); err == nil {
+		if after, err := procstat.ReadCPU(cfg.ServerPID); err == nil {
 			s := round3(after - cpuBefore)
 			res.ServerCPUSeconds = &s
 		}
@@ -198,7 +199,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 		res.Destinations = append(res.Destinations, dest)
 	}
 	if cfg.ServerPID != 0 {
-		if m, err := ReadMemory(cfg.ServerPID); err == nil {
+		if m, err := procstat.ReadMemory(cfg.ServerPID); err == nil {
 			res.ServerPeakRSSMB = &m.HWMMB
 		}
 	}

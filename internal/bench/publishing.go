@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/reelay/reelay/internal/procstat"
 )
 
 // BurstConfig describes `reelay bench burst`.
@@ -84,13 +86,13 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 	var cpuBefore float64
 	cpuErr := errors.New("server not self-contained")
 	if cfg.ServerPID != 0 {
-		cpuBefore, cpuErr = ReadCPU(cfg.ServerPID)
+		cpuBefore, cpuErr = procstat.ReadCPU(cfg.ServerPID)
 	}
 	if err := waitSettled(ctx, c, s.IDs, cfg.Timeout); err != nil {
 		return res, err
 	}
 	if cpuErr == nil {
-		if after, err := ReadCPU(cfg.ServerPID); err == nil {
+		if after, err := procstat.ReadCPU(cfg.ServerPID); err == nil {
 			cpu := round3(after - cpuBefore)
 			res.DrainCPUSeconds = &cpu
 		}

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/procstat"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
@@ -50,7 +48,7 @@ func benchmarkDestinationLife(b *testing.B, s *store.Store) {
 	b.StopTimer()
 	cpu.report(b)
 	// Every destination must have settled, or the op measured less than it says.
-	for _, d := range dests[:min(len(dests), 10)] {
+	for _, d := range dests {
 		dl, err := s.LoadDelivery(ctx, d.ID, d.Seq)
 		if err == nil {
 			b.Fatalf("destination %s still open (%s) after its settling step", d.ID, dl.Destination.Status)
@@ -126,50 +124,26 @@ func burstDestinations(b *testing.B, s *store.Store, n int) []store.Destination 
 	return dests[:n]
 }
 
-// cpuMeter reads CPU time spent by this process, and by the whole machine (the database
+// cpuMeter reads the CPU time spent by this process, and by the whole machine (the database
 // server among it, when it runs here), over the measured part of a benchmark.
-type cpuMeter struct{ process, machine time.Duration }
+type cpuMeter struct{ process, machine float64 }
 
-func startCPU() cpuMeter { return cpuMeter{processCPU(), machineCPU()} }
+func startCPU() cpuMeter {
+	var m cpuMeter
+	m.process, _ = procstat.ReadCPU(os.Getpid())
+	m.machine, _ = procstat.ReadMachineCPU()
+	return m
+}
 
-// report adds both as metrics per op: where the time per destination goes, since ns/op alone
-// mixes this process's work with the database server's and with waiting.
+// report adds both as metrics per op, where /proc has them: ns/op alone mixes this process's
+// work with the database server's and with waiting. Both count in ticks of 10 ms, so they
+// need a few seconds of work to mean much.
 func (m cpuMeter) report(b *testing.B) {
-	b.ReportMetric(float64((processCPU()-m.process).Microseconds())/float64(b.N), "proc-cpu-µs/op")
-	if m.machine > 0 {
-		b.ReportMetric(float64((machineCPU()-m.machine).Microseconds())/float64(b.N), "machine-cpu-µs/op")
+	perOp := func(before, after float64) float64 { return (after - before) * 1e6 / float64(b.N) }
+	if p, err := procstat.ReadCPU(os.Getpid()); err == nil && m.process > 0 {
+		b.ReportMetric(perOp(m.process, p), "proc-cpu-µs/op")
 	}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	if c, err := procstat.ReadMachineCPU(); err == nil && m.machine > 0 {
+		b.ReportMetric(perOp(m.machine, c), "machine-cpu-µs/op")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// machineCPU is the busy time of all CPUs from /proc/stat (0 where there is none): the
-// first line's fields but idle and iowait, in USER_HZ ticks (100 a second on Linux).
-func machineCPU() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 6 || fields[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, f := range fields[1:] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0
-		}
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
-		}
-	}
-	return time.Duration(busy) * 10 * time.Millisecond
 }

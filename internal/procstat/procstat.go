@@ -1,4 +1,6 @@
-package bench
+// Package procstat reads what Linux's /proc says of a process's CPU time and memory and of the
+// machine's CPU time, for the benchmarks' figures.
+package procstat
 
 import (
 	"bufio"
@@ -96,4 +98,36 @@ func parseStat(b []byte) (float64, error) {
 		ticks += n
 	}
 	return float64(ticks) / userHZ, nil
+}
+
+// ReadMachineCPU reads the time all CPUs of the machine have spent busy so far, in seconds,
+// from /proc/stat (Linux only): every kind of time on its first line but idle and iowait.
+func ReadMachineCPU() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseMachineStat(b)
+}
+
+// parseMachineStat reads the first line of /proc/stat: "cpu" and the ticks spent in user,
+// nice, system, idle, iowait, irq, softirq, steal (and, on newer kernels, guest times, which
+// user and nice already include: they are left out).
+func parseMachineStat(b []byte) (float64, error) {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("unexpected machine stat %q", line)
+	}
+	var busy int64
+	for i, f := range fields[1:min(len(fields), 9)] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("machine stat: %w", err)
+		}
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return float64(busy) / userHZ, nil
 }
