@@ -313,14 +313,8 @@ var scheduleLayouts = []string{
 
 // checkSchedule parses scheduled_for (scheduleLayouts), which must be in the future.
 func checkSchedule(f *apierr.Fields, raw string, now time.Time) *time.Time {
-	var t time.Time
-	err := fmt.Errorf("no layout")
-	for _, layout := range scheduleLayouts {
-		if t, err = time.Parse(layout, raw); err == nil {
-			break
-		}
-	}
-	if err != nil {
+	t, ok := parseSchedule(raw)
+	if !ok {
 		f.Add("scheduled_for", "must be an ISO 8601 date-time with a timezone offset, e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00")
 		return nil
 	}
@@ -334,6 +328,16 @@ func checkSchedule(f *apierr.Fields, raw string, now time.Time) *time.Time {
 	}
 	t = t.UTC()
 	return &t
+}
+
+// parseSchedule parses raw in the first of scheduleLayouts that fits it.
+func parseSchedule(raw string) (time.Time, bool) {
+	for _, layout := range scheduleLayouts {
+		if t, err := time.Parse(layout, raw); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func checkChars(f *apierr.Fields, field, v string, max int) {
@@ -480,10 +484,12 @@ func checkText(f *apierr.Fields, name, key, field, v string) {
 func textExcess(name, key, v string) (does, allows string, length bool) {
 	caps, _ := platform.CapabilitiesOf(name)
 	lim := caps.Text[key]
-	switch {
-	case lim.Max > 0 && lim.Count(v) > lim.Max:
-		return fmt.Sprintf("is %d %s long", lim.Count(v), unitWord(lim.Unit)), strconv.Itoa(lim.Max), true
-	case lim.MaxBytes > 0 && len(v) > lim.MaxBytes:
+	if lim.Max > 0 {
+		if n := lim.Count(v); n > lim.Max {
+			return fmt.Sprintf("is %d %s long", n, unitWord(lim.Unit)), strconv.Itoa(lim.Max), true
+		}
+	}
+	if lim.MaxBytes > 0 && len(v) > lim.MaxBytes {
 		return fmt.Sprintf("is %d bytes long in UTF-8", len(v)), strconv.Itoa(lim.MaxBytes), true
 	}
 	does, allows = lim.Refusal(v)

@@ -354,13 +354,14 @@ func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any,
 func (s *igSim) checkCaption(caption string) *igError {
 	limit := s.caps.Text["caption"]
 	var problem string
+	hashtags, mentions := platform.CountTags(caption, '#'), platform.CountTags(caption, '@')
 	switch {
 	case !limit.Check(caption):
 		problem = fmt.Sprintf("the caption has %d characters; the maximum is %d", limit.Count(caption), limit.Max)
-	case platform.CountTags(caption, '#') > limit.MaxHashtags:
-		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", platform.CountTags(caption, '#'), limit.MaxHashtags)
-	case platform.CountTags(caption, '@') > limit.MaxMentions:
-		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", platform.CountTags(caption, '@'), limit.MaxMentions)
+	case hashtags > limit.MaxHashtags:
+		problem = fmt.Sprintf("the caption has %d hashtags; the maximum is %d", hashtags, limit.MaxHashtags)
+	case mentions > limit.MaxMentions:
+		problem = fmt.Sprintf("the caption has %d @ tags; the maximum is %d", mentions, limit.MaxMentions)
 	default:
 		return nil
 	}
