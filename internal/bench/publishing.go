@@ -48,7 +48,14 @@ type BurstResult struct {
 	// instant to the last post settled: the work of firing and publishing, steadier from run
 	// to run than the lateness. In-process it includes the bench's polling (a few requests).
 	DrainCPUSeconds *float64 `json:"drain_cpu_seconds,omitempty"`
-	Targets         Targets  `json:"targets"`
+	// DrainMachineCPUSeconds is the whole machine's busy CPU time over the same span: the
+	// server, its database server when that runs here, and the bench. Next to the drain's wall
+	// time and the cores, it tells whether the drain had the machine to itself and used it.
+	DrainMachineCPUSeconds *float64 `json:"drain_machine_cpu_seconds,omitempty"`
+	// DrainWallSeconds is the span both are measured over: from the instant to the last post
+	// settled, as the bench saw it (it polls).
+	DrainWallSeconds float64 `json:"drain_wall_seconds"`
+	Targets          Targets `json:"targets"`
 	MachineReport
 }
 
@@ -88,13 +95,22 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 	if cfg.ServerPID != 0 {
 		cpuBefore, cpuErr = procstat.ReadCPU(cfg.ServerPID)
 	}
+	machineBefore, machineErr := procstat.ReadMachineCPU()
+	drainStart := time.Now()
 	if err := waitSettled(ctx, c, s.IDs, cfg.Timeout); err != nil {
 		return res, err
 	}
+	res.DrainWallSeconds = round3(time.Since(drainStart).Seconds())
 	if cpuErr == nil {
 		if after, err := procstat.ReadCPU(cfg.ServerPID); err == nil {
 			cpu := round3(after - cpuBefore)
 			res.DrainCPUSeconds = &cpu
+		}
+	}
+	if machineErr == nil {
+		if after, err := procstat.ReadMachineCPU(); err == nil {
+			cpu := round3(after - machineBefore)
+			res.DrainMachineCPUSeconds = &cpu
 		}
 	}
 	stop()
@@ -126,6 +142,9 @@ func (r BurstResult) Summary() string {
 	cpu := ""
 	if r.DrainCPUSeconds != nil {
 		cpu = fmt.Sprintf("; server CPU from the instant to the last settled %.2f s", *r.DrainCPUSeconds)
+	}
+	if r.DrainMachineCPUSeconds != nil {
+		cpu += fmt.Sprintf(", the machine's %.2f s in %.2f s", *r.DrainMachineCPUSeconds, r.DrainWallSeconds)
 	}
 	return fmt.Sprintf("burst: %d posts to %v scheduled for one instant, %d published; lateness of the first destination %s; "+
 		"of all destinations %s (submitted in %.1f s%s)", r.Posts, r.Platforms, r.Published, r.LatenessFirst, r.LatenessAll, r.SubmitSeconds, cpu)

@@ -108,17 +108,14 @@ const (
 // addPublishedItem starts following a destination that has just been published: its figures
 // and comments become due at once, and it counts in figure_totals. The caller holds the post's
 // lock, so two destinations of one post publishing at once cannot both count as its first.
+// A settling step on PostgreSQL makes the same writes inside its statement when it can
+// (saveStepWithPost).
 func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time.Time) error {
-	day := at.UTC().Format(time.DateOnly)
 	if t.dialect == Postgres {
-		// Both inserts in one statement: a round trip less in every settling transaction,
-		// which holds the post's lock (and then the figure_totals row's) across its round
-		// trips to a server that, in the burst benchmark, shares the machine's two cores.
-		if _, err := t.tx.ExecContext(ctx, `WITH item AS (`+insertPublishedItem+`)
-			INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
-			SELECT account_id, project_id, platform, $3, 1, CASE WHEN first_on_platform THEN 1 ELSE 0 END,
-				CASE WHEN first_of_post THEN 1 ELSE 0 END FROM item
-			`+countPublishedItem, destinationID, at, day); err != nil {
+		// The data-modifying WITH items run whatever the statement selects.
+		_, err := t.tx.ExecContext(ctx, `WITH `+publishedItemWrites("$1", "$2", "$3")+` SELECT 1`,
+			destinationID, at, publishedDay(at))
+		if err != nil {
 			return fmt.Errorf("store: follow published destination: %w", err)
 		}
 		return nil
@@ -127,7 +124,7 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 		accountID, projectID, platform string
 		firstOfPost, firstOnPlatform   bool
 	}
-	err := t.tx.QueryRowContext(ctx, insertPublishedItem, destinationID, at, day).
+	err := t.tx.QueryRowContext(ctx, insertPublishedItem("$1", "$2", "$3"), destinationID, at, publishedDay(at)).
 		Scan(&it.accountID, &it.projectID, &it.platform, &it.firstOfPost, &it.firstOnPlatform)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -137,25 +134,41 @@ func (t *Tx) addPublishedItem(ctx context.Context, destinationID string, at time
 	}
 	_, err = t.tx.ExecContext(ctx, `INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
 		VALUES ($1, $2, $3, $4, 1, $5, $6) `+countPublishedItem,
-		it.accountID, it.projectID, it.platform, day, boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
+		it.accountID, it.projectID, it.platform, publishedDay(at), boolInt(it.firstOnPlatform), boolInt(it.firstOfPost))
 	if err != nil {
 		return fmt.Errorf("store: count published destination: %w", err)
 	}
 	return nil
 }
 
-// insertPublishedItem reads destination $1 and inserts its published_items row, published at
-// $2 on day $3. It answers no row when the destination was followed before (ON CONFLICT),
-// which then counts nothing again.
-const insertPublishedItem = `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
+// publishedItemWrites are addPublishedItem's two inserts as the WITH items of a PostgreSQL
+// statement (named item and counted), for the destination, time and day in the placeholders
+// given.
+func publishedItemWrites(destination, at, day string) string {
+	return `item AS (` + insertPublishedItem(destination, at, day) + `),
+	counted AS (INSERT INTO figure_totals (account_id, project_id, platform, day, destinations, posts, first_posts)
+		SELECT account_id, project_id, platform, ` + day + `, 1, CASE WHEN first_on_platform THEN 1 ELSE 0 END,
+			CASE WHEN first_of_post THEN 1 ELSE 0 END FROM item
+		` + countPublishedItem + `)`
+}
+
+// publishedDay is a published item's day: its time's UTC date.
+func publishedDay(at time.Time) string { return at.UTC().Format(time.DateOnly) }
+
+// insertPublishedItem reads the destination in placeholder destination and inserts its
+// published_items row, published at placeholder at on day. It answers no row when the
+// destination was followed before (ON CONFLICT), which then counts nothing again.
+func insertPublishedItem(destination, at, day string) string {
+	return `INSERT INTO published_items (destination_id, account_id, project_id, post_id,
 	channel_id, platform, published_at, published_day, first_of_post, first_on_platform, metrics_next_at, comments_next_at)
-	SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, $2, $3,
+	SELECT d.id, p.account_id, p.project_id, d.post_id, d.channel_id, d.platform, ` + at + `, ` + day + `,
 		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id),
 		NOT EXISTS (SELECT 1 FROM published_items o WHERE o.post_id = d.post_id AND o.platform = d.platform),
-		$2, $2
-	FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = $1
+		` + at + `, ` + at + `
+	FROM destinations d JOIN posts p ON p.id = d.post_id WHERE d.id = ` + destination + `
 	ON CONFLICT (destination_id) DO NOTHING
 	RETURNING account_id, project_id, platform, first_of_post, first_on_platform`
+}
 
 // countPublishedItem ends the insert of a published destination's count into its day's
 // figure_totals row.

@@ -391,60 +391,76 @@ func TestAnalyticsByDay(t *testing.T) {
 
 // TestPublishingCountsInTotals: destinations counted one by one as they publish (not rebuilt
 // from published_items) give the day's totals a rebuild gives: one post, counted once per
-// platform however many of its channels are on it, and every destination.
+// platform however many of its channels are on it, and every destination. Also when the
+// account has a webhook, whose event the last destination's step records before counting.
 func TestPublishingCountsInTotals(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ctx := context.Background()
-		ca := newAccount(t, s, "a")
-		var dests []store.Destination
-		for i, platform := range []string{"youtube", "youtube", "telegram"} {
-			ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: platform,
-				Name: platform, ExternalAccountID: fmt.Sprintf("acct-%d", i), Sandbox: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dests = append(dests, store.Destination{ChannelID: ch.ID, Platform: platform, Options: []byte(`{}`)})
+		for _, hooked := range []bool{false, true} {
+			t.Run(fmt.Sprint("webhook=", hooked), func(t *testing.T) { testPublishingCountsInTotals(t, s, hooked) })
 		}
-		p, err := s.CreatePost(ctx, store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: "c",
-			Video:   store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
-			Request: []byte(`{}`), Destinations: dests}, nil)
+	})
+}
+
+func testPublishingCountsInTotals(t *testing.T, s *store.Store, hooked bool) {
+	ctx := context.Background()
+	ca := newAccount(t, s, fmt.Sprint("hooked", hooked))
+	var hook store.Webhook
+	if hooked {
+		hook = newWebhook(t, s, ca, store.EventPostPublished)
+	}
+	var dests []store.Destination
+	for i, platform := range []string{"youtube", "youtube", "telegram"} {
+		ch, _, err := s.SaveChannel(ctx, store.Channel{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, Platform: platform,
+			Name: platform, ExternalAccountID: fmt.Sprintf("acct-%d", i), Sandbox: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, d := range p.Destinations {
-			if err := s.StartDelivery(ctx, d.ID, d.Seq); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: fmt.Sprint("x", i)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		totals := func() (map[string]store.PlatformTotals, int) {
-			t.Helper()
-			per, posts, err := s.AnalyticsTotals(ctx, ca.Account.ID, store.AnalyticsFilter{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			byName := map[string]store.PlatformTotals{}
-			for _, pt := range per {
-				pt.Figures = store.Figures{}
-				byName[pt.Platform] = pt
-			}
-			return byName, posts
-		}
-		counted, posts := totals()
-		want := map[string]store.PlatformTotals{
-			"youtube":  {Platform: "youtube", Posts: 1, Destinations: 2},
-			"telegram": {Platform: "telegram", Posts: 1, Destinations: 1},
-		}
-		if posts != 1 || !maps.Equal(counted, want) {
-			t.Fatalf("counted as published: %d posts, %+v; want 1, %+v", posts, counted, want)
-		}
-		if err := s.RebuildFigureTotals(ctx, ca.Account.ID); err != nil {
+		dests = append(dests, store.Destination{ChannelID: ch.ID, Platform: platform, Options: []byte(`{}`)})
+	}
+	p, err := s.CreatePost(ctx, store.NewPost{AccountID: ca.Account.ID, ProjectID: ca.Project.ID, ContentHash: "c",
+		Video:   store.Media{SHA256: "ab", BlobKey: "media/sha256/ab", Kind: "mp4", ContentType: "video/mp4", Size: 10},
+		Request: []byte(`{}`), Destinations: dests}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range p.Destinations {
+		if err := s.StartDelivery(ctx, d.ID, d.Seq); err != nil {
 			t.Fatal(err)
 		}
-		if rebuilt, rposts := totals(); rposts != posts || !maps.Equal(rebuilt, counted) {
-			t.Fatalf("rebuilt: %d posts, %+v; counted %d, %+v", rposts, rebuilt, posts, counted)
+		if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: fmt.Sprint("x", i)}); err != nil {
+			t.Fatal(err)
 		}
-	})
+	}
+	totals := func() (map[string]store.PlatformTotals, int) {
+		t.Helper()
+		per, posts, err := s.AnalyticsTotals(ctx, ca.Account.ID, store.AnalyticsFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]store.PlatformTotals{}
+		for _, pt := range per {
+			pt.Figures = store.Figures{}
+			byName[pt.Platform] = pt
+		}
+		return byName, posts
+	}
+	counted, posts := totals()
+	want := map[string]store.PlatformTotals{
+		"youtube":  {Platform: "youtube", Posts: 1, Destinations: 2},
+		"telegram": {Platform: "telegram", Posts: 1, Destinations: 1},
+	}
+	if posts != 1 || !maps.Equal(counted, want) {
+		t.Fatalf("counted as published: %d posts, %+v; want 1, %+v", posts, counted, want)
+	}
+	if err := s.RebuildFigureTotals(ctx, ca.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt, rposts := totals(); rposts != posts || !maps.Equal(rebuilt, counted) {
+		t.Fatalf("rebuilt: %d posts, %+v; counted %d, %+v", rposts, rebuilt, posts, counted)
+	}
+	if hooked {
+		if got := deliveries(t, s, ca, hook); len(got) != 1 || got[0].EventType != store.EventPostPublished {
+			t.Errorf("webhook deliveries: %+v, want one post.published", got)
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -101,16 +100,7 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			}
 		}
 		// The long way, which also tells a stale job from a post still scheduled.
-		var (
-			post     lockedPost
-			siblings []destinationStatus
-			err      error
-		)
-		if s.dialect == Postgres {
-			post, err = tx.lockDelivery(ctx, id, seq)
-		} else {
-			post, siblings, err = tx.readDeliveryPost(ctx, id, seq)
-		}
+		post, siblings, err := tx.lockDelivery(ctx, id, seq)
 		if err != nil {
 			return err
 		}
@@ -124,20 +114,8 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 			postStatus = post.status
 			return nil
 		}
-		dests, err := tx.saveStepReadingOthers(ctx, id, u, t, siblings)
-		if err != nil {
-			return err
-		}
-		if postStatus, err = tx.setPostStatus(ctx, post, dests, t); err != nil {
-			return err
-		}
-		if u.Status == DestPublished {
-			// Last: it counts the destination in a figure_totals row that every publish of
-			// the project on this platform and day updates, which on PostgreSQL then stays
-			// locked until the commit.
-			return tx.addPublishedItem(ctx, id, t)
-		}
-		return nil
+		postStatus, err = tx.saveStepWithPost(ctx, post, siblings, id, u, t)
+		return err
 	})
 	return postID, postStatus, err
 }
@@ -197,7 +175,7 @@ func (p *postDestinations) publishedAt(t sql.NullTime) {
 }
 
 // readPostDestinations reads a post's destinations for its status. The caller holds the
-// post locked (lockDelivery, lockPost), so that two destinations settling at once on
+// post locked (lockPost), so that two destinations settling at once on
 // PostgreSQL cannot both read the other as unsettled: this read, a statement after the lock
 // was taken, sees what the one that held it committed.
 func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDestinations, error) {
@@ -223,57 +201,79 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 	return p, nil
 }
 
-// saveStepReadingOthers stores a step's outcome in destination id, whose post the caller
-// holds locked (or, on SQLite, has read in this transaction), and answers the post's
-// destinations as they then are. On PostgreSQL the update itself returns the others' (a round
-// trip less in every settling transaction; its subqueries see the statement's snapshot, taken
-// after the lock, as readPostDestinations does, and not the row it updates, which is added
-// from what was written). On SQLite the caller has read them all before (readDeliveryPost):
-// siblings, whose row id is replaced by what the update returns.
-func (t *Tx) saveStepReadingOthers(ctx context.Context, id string, u StepUpdate, at time.Time, siblings []destinationStatus) (postDestinations, error) {
-	if t.dialect != Postgres {
-		var written destinationStatus
-		err := t.tx.QueryRowContext(ctx, updateDestinationStep+` RETURNING status, published_at`, stepArgs(id, u, at)...).
-			Scan(&written.status, &written.publishedAt)
-		if err != nil {
-			return postDestinations{}, fmt.Errorf("store: save step: %w", err)
-		}
-		var p postDestinations
-		for _, d := range siblings {
-			if d.id == id {
-				d = written
+// saveStepWithPost stores a step's outcome in destination id together with what it changes
+// of its post: the post's status (and, when it settles, its event), and, when the destination
+// is published, its published item. The caller holds the post locked, and has read its
+// destinations (siblings, as they were before this step). It answers the post's new status.
+func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []destinationStatus, id string, u StepUpdate, at time.Time) (string, error) {
+	// What updateDestinationStep writes, worked out here rather than read back.
+	var dests postDestinations
+	for _, d := range siblings {
+		if d.id == id {
+			d.status = u.Status
+			if !d.publishedAt.Valid && u.Status == DestPublished {
+				d.publishedAt = sql.NullTime{Time: at, Valid: true}
 			}
-			p.add(d.status, d.publishedAt)
 		}
-		return p, nil
+		dests.add(d.status, d.publishedAt)
 	}
-	var (
-		p         postDestinations
-		status    string
-		published sql.NullTime
-		others    sql.NullString
-		first     sql.NullTime
-	)
-	err := t.tx.QueryRowContext(ctx, updateDestinationStep+` RETURNING status, published_at,
-		(SELECT string_agg(o.status, ',') FROM destinations o WHERE o.post_id = destinations.post_id AND o.id <> destinations.id),
-		(SELECT MIN(o.published_at) FROM destinations o WHERE o.post_id = destinations.post_id AND o.id <> destinations.id)`,
-		stepArgs(id, u, at)...).Scan(&status, &published, &others, &first)
-	if err != nil {
-		return p, fmt.Errorf("store: save step: %w", err)
+	next := PostStatusOf(post.status, dests.statuses)
+	// A post that settles announces it to the account's webhooks, in this transaction.
+	emits := next != post.status && !post.noWebhooks
+	// The published item counts the destination in a figure_totals row that every publish of
+	// the project on this platform and day updates, which on PostgreSQL then stays locked
+	// until the commit: it is written last.
+	itemLast := u.Status == DestPublished
+	if t.dialect == Postgres {
+		// One statement rather than three or four: the post stays locked until the commit,
+		// and every round trip under that lock delays the post's other destinations (the
+		// settling transaction was two thirds of a destination's time in the database,
+		// docs/BENCHMARKS.md). Its parts see one snapshot, taken after the lock: the
+		// published item reads the destination and the post as they were, which the
+		// updates do not change for it.
+		q := `WITH step AS (` + updateDestinationStep + ` RETURNING id),
+			post AS (UPDATE posts SET status = $12, published_at = $13, updated_at = $10 WHERE id = $14 RETURNING id)`
+		args := append(stepArgs(id, u, at), next, timePtr(dests.published), post.id)
+		if itemLast && !emits {
+			q += `, ` + publishedItemWrites("$11", "$10", "$15")
+			args = append(args, publishedDay(at))
+			itemLast = false
+		}
+		if next != post.status {
+			// The processes waiting for the post hear of its new status at commit (notify.go).
+			q += ` SELECT pg_notify('` + postSettledChannel + `', id::text) FROM post`
+		} else {
+			q += ` SELECT id FROM post`
+		}
+		if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+			return "", fmt.Errorf("store: save step: %w", err)
+		}
+	} else {
+		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
+			return "", fmt.Errorf("store: save step: %w", err)
+		}
+		if _, err := t.tx.ExecContext(ctx, updatePostStatus, next, timePtr(dests.published), at, post.id); err != nil {
+			return "", fmt.Errorf("store: update post status: %w", err)
+		}
 	}
-	p.add(status, published)
-	if others.Valid {
-		p.statuses = append(p.statuses, strings.Split(others.String, ",")...)
+	if emits {
+		if err := t.emitPostSettled(ctx, post.accountID, post.id, next, at); err != nil {
+			return "", err
+		}
 	}
-	p.publishedAt(first)
-	return p, nil
+	if itemLast {
+		if err := t.addPublishedItem(ctx, id, at); err != nil {
+			return "", err
+		}
+	}
+	return next, nil
 }
 
 // setPostStatus sets a post's status and published_at from its destinations.
 func (t *Tx) setPostStatus(ctx context.Context, post lockedPost, dests postDestinations, at time.Time) (string, error) {
 	postID, accountID, current := post.id, post.accountID, post.status
 	next := PostStatusOf(current, dests.statuses)
-	update := `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`
+	update := updatePostStatus
 	if next != current && t.dialect == Postgres {
 		// The processes waiting for the post hear of its new status at commit (notify.go).
 		update = `WITH p AS (` + update + ` RETURNING id) SELECT pg_notify('` + postSettledChannel + `', id::text) FROM p`
@@ -281,7 +281,7 @@ func (t *Tx) setPostStatus(ctx context.Context, post lockedPost, dests postDesti
 	if _, err := t.tx.ExecContext(ctx, update, next, timePtr(dests.published), at, postID); err != nil {
 		return "", fmt.Errorf("store: update post status: %w", err)
 	}
-	if next != current {
+	if next != current && !post.noWebhooks {
 		// A post that settles announces it to the account's webhooks, in this transaction.
 		if err := t.emitPostSettled(ctx, accountID, postID, next, at); err != nil {
 			return "", err
@@ -289,6 +289,8 @@ func (t *Tx) setPostStatus(ctx context.Context, post lockedPost, dests postDesti
 	}
 	return next, nil
 }
+
+const updatePostStatus = `UPDATE posts SET status = $1, published_at = $2, updated_at = $3 WHERE id = $4`
 
 // CancelPost cancels one of an account's scheduled posts: its destinations become canceled
 // (their jobs, when they fire, find nothing to do) and its allowance unit is given back.
@@ -497,15 +499,16 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 			return nil
 		}
 		// Stale, or the post fired already (no write needed): lockDelivery tells which.
-		_, err = tx.lockDelivery(ctx, destinationID, seq)
+		_, _, err = tx.lockDelivery(ctx, destinationID, seq)
 		return err
 	})
 }
 
 // startDeliveryPostgres is StartDelivery in one statement rather than four (BEGIN, lock,
-// update, COMMIT): every job of a scheduled post starts with it. locked takes the same locks
-// as lockDelivery and, having waited for them, reads the rows as the transaction that held
-// them left them; fired marks the post processing only if that reading allows it. (An update
+// update, COMMIT): every job of a scheduled post starts with it. locked locks the post, then
+// the destination (as lockDelivery does, without the other destinations, which firing does not
+// read) and, having waited for them, reads the rows as the transaction that held them left
+// them; fired marks the post processing only if that reading allows it. (An update
 // deciding on the statement's snapshot alone would fire a post that an edit, committed while
 // the statement waited, had given new jobs.)
 func (s *Store) startDeliveryPostgres(ctx context.Context, destinationID string, seq int) error {
@@ -531,35 +534,22 @@ func (s *Store) startDeliveryPostgres(ctx context.Context, destinationID string,
 	return nil
 }
 
-// lockDelivery locks a destination's post, then the destination (post first, then
-// destination, as every transaction on a post does, so that none wait for each other in a
-// cycle), and answers ErrStale when seq is not the destination's or it has settled. One
-// statement locks both: PostgreSQL's FOR UPDATE locks each row's tables in the order its FROM
-// lists them.
-func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (post lockedPost, err error) {
-	var curSeq int
-	var destStatus string
-	err = t.tx.QueryRowContext(ctx, `SELECT p.id, p.account_id, p.status, d.seq, d.status
-		FROM posts p JOIN destinations d ON d.post_id = p.id WHERE d.id = $1`+t.forUpdate(), destinationID).
-		Scan(&post.id, &post.accountID, &post.status, &curSeq, &destStatus)
+// lockDelivery locks a destination's post and all its destinations (post first, then
+// destinations, as every transaction on a post does, so that none wait for each other in a
+// cycle) and reads them: the post, and each destination's id, status and published_at. It
+// answers ErrStale when seq is not the destination's or it has settled. One statement locks
+// and reads them all: PostgreSQL's FOR UPDATE locks each row's tables in the order its FROM
+// lists them and, having waited for a lock, answers the row as the transaction that held it
+// left it, so what it reads stays true until the commit. SQLite runs one write transaction
+// at a time, which makes the same true with no lock.
+func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (lockedPost, []destinationStatus, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT p.id, p.account_id, p.status,
+			NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = p.account_id AND w.disabled_at IS NULL),
+			d.id, d.seq, d.status, d.published_at
+		FROM posts p JOIN destinations d ON d.post_id = p.id
+		WHERE p.id = (SELECT post_id FROM destinations WHERE id = $1)`+t.forUpdate(), destinationID)
 	if err != nil {
-		return lockedPost{}, notFound(err)
-	}
-	if curSeq != seq || Settled(destStatus) {
-		return lockedPost{}, ErrStale
-	}
-	return post, nil
-}
-
-// readDeliveryPost is lockDelivery for SQLite, which also reads all the post's destinations
-// (their id, status and published_at) in the same statement: SQLite runs one write
-// transaction at a time, so what a read in it sees stays true until the commit, with no lock.
-func (t *Tx) readDeliveryPost(ctx context.Context, destinationID string, seq int) (lockedPost, []destinationStatus, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT p.id, p.account_id, p.status, d.id, d.seq, d.status, d.published_at
-		FROM destinations d JOIN posts p ON p.id = d.post_id
-		WHERE d.post_id = (SELECT post_id FROM destinations WHERE id = $1)`, destinationID)
-	if err != nil {
-		return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+		return lockedPost{}, nil, fmt.Errorf("store: lock delivery: %w", err)
 	}
 	defer rows.Close()
 	var post lockedPost
@@ -568,8 +558,8 @@ func (t *Tx) readDeliveryPost(ctx context.Context, destinationID string, seq int
 	for rows.Next() {
 		var d destinationStatus
 		var dseq int
-		if err := rows.Scan(&post.id, &post.accountID, &post.status, &d.id, &dseq, &d.status, &d.publishedAt); err != nil {
-			return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+		if err := rows.Scan(&post.id, &post.accountID, &post.status, &post.noWebhooks, &d.id, &dseq, &d.status, &d.publishedAt); err != nil {
+			return lockedPost{}, nil, fmt.Errorf("store: lock delivery: %w", err)
 		}
 		if d.id == destinationID {
 			found = true
@@ -580,7 +570,7 @@ func (t *Tx) readDeliveryPost(ctx context.Context, destinationID string, seq int
 		siblings = append(siblings, d)
 	}
 	if err := rows.Err(); err != nil {
-		return lockedPost{}, nil, fmt.Errorf("store: read delivery: %w", err)
+		return lockedPost{}, nil, fmt.Errorf("store: lock delivery: %w", err)
 	}
 	if !found {
 		return lockedPost{}, nil, ErrNotFound
@@ -597,4 +587,7 @@ type destinationStatus struct {
 // lockedPost is a post a transaction holds locked, as it read it.
 type lockedPost struct {
 	id, accountID, status string
+	// noWebhooks is set when the account had no enabled webhook as the post was locked: a
+	// status change then has no event to record, and the webhooks need not be read again.
+	noWebhooks bool
 }
