@@ -45,9 +45,14 @@ func (s *Store) TakeRateTokens(ctx context.Context, credential string, n int, rp
 }
 
 // DeleteIdleRateBuckets forgets the buckets untouched for longer than idle: by then they have
-// refilled, and a new one starts full.
+// refilled, and a new one starts full. Idleness is measured on the database's clock, which
+// stamped updated_at, not on this process's, which may differ from it.
 func (s *Store) DeleteIdleRateBuckets(ctx context.Context, idle time.Duration) (int64, error) {
-	res, err := s.write.ExecContext(ctx, `DELETE FROM rate_buckets WHERE updated_at < $1`, now().Add(-idle))
+	if s.dialect != Postgres {
+		return 0, nil // TakeRateTokens writes no bucket there
+	}
+	res, err := s.write.ExecContext(ctx, `DELETE FROM rate_buckets WHERE updated_at < now() - $1 * INTERVAL '1 microsecond'`,
+		idle.Microseconds())
 	if err != nil {
 		return 0, fmt.Errorf("store: delete idle rate buckets: %w", err)
 	}
