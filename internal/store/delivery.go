@@ -220,24 +220,23 @@ func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []d
 	next := PostStatusOf(post.status, dests.statuses)
 	// A post that settles announces it to the account's webhooks, in this transaction.
 	emits := next != post.status && !post.noWebhooks
-	// The published item counts the destination in a figure_totals row that every publish of
-	// the project on this platform and day updates, which on PostgreSQL then stays locked
-	// until the commit: it is written last.
-	itemLast := u.Status == DestPublished
+	// itemPending: the destination's published item is still to be written. It counts the
+	// destination in a figure_totals row that every publish of the project on this platform
+	// and day updates, which on PostgreSQL then stays locked until the commit: it is written
+	// last, after the event if there is one.
+	itemPending := u.Status == DestPublished
 	if t.dialect == Postgres {
-		// One statement rather than three or four: the post stays locked until the commit,
-		// and every round trip under that lock delays the post's other destinations (the
-		// settling transaction was two thirds of a destination's time in the database,
-		// docs/BENCHMARKS.md). Its parts see one snapshot, taken after the lock: the
-		// published item reads the destination and the post as they were, which the
-		// updates do not change for it.
+		// One statement rather than two or three: the post stays locked until the commit,
+		// and every round trip under that lock delays the post's other destinations. Its
+		// parts see one snapshot, taken after the lock: the published item reads the
+		// destination and the post as they were, which the updates do not change for it.
 		q := `WITH step AS (` + updateDestinationStep + ` RETURNING id),
 			post AS (UPDATE posts SET status = $12, published_at = $13, updated_at = $10 WHERE id = $14 RETURNING id)`
 		args := append(stepArgs(id, u, at), next, timePtr(dests.published), post.id)
-		if itemLast && !emits {
+		if itemPending && !emits {
 			q += `, ` + publishedItemWrites("$11", "$10", "$15")
 			args = append(args, publishedDay(at))
-			itemLast = false
+			itemPending = false
 		}
 		if next != post.status {
 			// The processes waiting for the post hear of its new status at commit (notify.go).
@@ -261,7 +260,7 @@ func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []d
 			return "", err
 		}
 	}
-	if itemLast {
+	if itemPending {
 		if err := t.addPublishedItem(ctx, id, at); err != nil {
 			return "", err
 		}
