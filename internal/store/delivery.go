@@ -78,11 +78,12 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 	t := now()
 	// Most steps move a destination of a post that has fired between unsettled statuses,
 	// which changes nothing else: one statement does it (saveOpenStep). On PostgreSQL it runs
-	// on its own, a round trip rather than three with BEGIN and COMMIT; on SQLite inside the
-	// group transaction, which shares its commit with other steps.
+	// without a transaction around it, in a statement shared with the open steps of other
+	// destinations (opensteps.go); on SQLite inside the group transaction, which shares its
+	// commit with other steps.
 	open := !Settled(u.Status)
 	if open && s.dialect == Postgres {
-		switch postID, err = saveOpenStep(ctx, s.write, id, seq, u, t); {
+		switch postID, err = s.saveOpenStepBatched(ctx, id, seq, u); {
 		case err == nil:
 			return postID, PostProcessing, nil
 		case !errors.Is(err, sql.ErrNoRows):

@@ -162,3 +162,28 @@ func MediaClaims(ctx context.Context, s *Store) (n int, err error) {
 	err = s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM media_claims`).Scan(&n)
 	return n, err
 }
+
+// OpenStep is an open step for SaveOpenStepsAsOne.
+type OpenStep struct {
+	ID     string
+	Seq    int
+	Update StepUpdate
+}
+
+// SaveOpenStepsAsOne saves steps as one batch of PostgreSQL's open steps (runOpenSteps) and
+// answers, for each, the post id the batch saved it under, or "" when it was left to be saved
+// alone.
+func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []OpenStep) []string {
+	calls := make([]*openStepCall, len(steps))
+	for i, st := range steps {
+		calls[i] = &openStepCall{ctx: ctx, id: st.ID, seq: st.Seq, u: st.Update}
+	}
+	s.runOpenSteps(calls)
+	saved := make([]string, len(steps))
+	for i, c := range calls {
+		if !c.alone && c.err == nil {
+			saved[i] = c.postID
+		}
+	}
+	return saved
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -14,24 +13,17 @@ import (
 // publish jobs save their steps at once (a burst of scheduled posts firing together), those
 // costs dominate. groupTx runs the small transactions submitted at the same moment as one
 // transaction (group commit), with one COMMIT for all; one's error still undoes only its own
-// writes (see runGroup). Nothing waits for a batch to fill: whoever arrives while a batch is
-// running joins the next one, and the first of them runs it.
+// writes (see runGroup). The calls are gathered into batches by a batcher.
 //
 // Only SQLite uses it. On PostgreSQL writers run in parallel on their own connections, and one
 // transaction locking several posts could deadlock with another process's.
-type groupTx struct {
-	mu      sync.Mutex
-	pending []*groupCall
-	running bool // a caller is running a batch (or about to)
-}
+type groupTx = batcher[*groupCall]
 
-// groupCall is one caller's transaction body waiting for, or done by, a batch.
+// groupCall is one caller's transaction body, and what became of it.
 type groupCall struct {
-	ctx  context.Context
-	fn   func(tx *Tx) error
-	err  error
-	wake chan struct{} // closed when err is set, or when the call is to lead the next batch
-	lead bool
+	ctx context.Context
+	fn  func(tx *Tx) error
+	err error
 }
 
 // maxGroup bounds a batch so that one COMMIT never holds the writer for long.
@@ -47,48 +39,9 @@ func (s *Store) inGroupTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.dialect != SQLite {
 		return s.InTx(ctx, fn)
 	}
-	g := &s.group
-	c := &groupCall{ctx: ctx, fn: fn, wake: make(chan struct{})}
-	g.mu.Lock()
-	g.pending = append(g.pending, c)
-	if g.running {
-		g.mu.Unlock()
-		// Waiting ignores ctx on purpose: once queued, the call may already be in a running
-		// transaction, and its caller must learn whether its writes were committed. A batch
-		// is short (maxGroup small transactions) and skips calls whose context has ended.
-		<-c.wake
-		if !c.lead {
-			return c.err
-		}
-	} else {
-		g.running = true
-		g.mu.Unlock()
-	}
-	// This call leads: it runs the calls pending now (itself among them), then hands the lead
-	// to the first call that arrived meanwhile, so that no caller runs batches for others
-	// after its own is done.
-	g.mu.Lock()
-	n := min(len(g.pending), maxGroup)
-	batch := g.pending[:n:n]
-	g.pending = g.pending[n:]
-	g.mu.Unlock()
-
-	s.runGroup(batch)
-
-	g.mu.Lock()
-	if len(g.pending) > 0 {
-		next := g.pending[0]
-		next.lead = true
-		close(next.wake)
-	} else {
-		g.running = false
-	}
-	g.mu.Unlock()
-	for _, o := range batch {
-		if o != c && !o.lead {
-			close(o.wake)
-		}
-	}
+	// A batch is short (maxGroup small transactions) and skips calls whose context has ended.
+	c := &groupCall{ctx: ctx, fn: fn}
+	s.group.do(c, maxGroup, s.runGroup)
 	return c.err
 }
 

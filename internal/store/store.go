@@ -66,6 +66,8 @@ type Store struct {
 	webhooks webhookHook
 	// group batches the publish steps saved at the same moment into one transaction (grouptx.go).
 	group groupTx
+	// openSteps batches the open steps saved at the same moment on PostgreSQL (opensteps.go).
+	openSteps openSteps
 	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
 	channelWrites atomic.Uint64
 }

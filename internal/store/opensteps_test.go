@@ -1,0 +1,199 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// TestOpenStepsAsOne: a batch of open steps writes each step that saveOpenStep would (with its
+// state, keeping the stored external id and state where the step gives none) and leaves to
+// be saved alone the ones it must not write: a stale job's, a settled destination's, one of a
+// post not fired yet, and one another transaction holds locked, which it skips rather than
+// waits for.
+func TestOpenStepsAsOne(t *testing.T) {
+	s := storetest.New(t, store.Postgres)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ca := newAccount(t, s, "a")
+	fired := func(content string, dests int) store.Post {
+		t.Helper()
+		in := newPostInput(t, s, ca, content)
+		for i := 1; i < dests; i++ {
+			in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint(content, i)).Destinations[0])
+		}
+		p, err := s.CreatePost(ctx, in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.StartDelivery(ctx, p.Destinations[0].ID, p.Destinations[0].Seq); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	live := fired("live", 4)
+	settled := fired("settled", 1)
+	d := settled.Destinations[0]
+	if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestFailed, Error: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	later := newPostInput(t, s, ca, "later")
+	at := time.Now().Add(time.Hour)
+	later.ScheduledFor = &at
+	notFired, err := s.CreatePost(ctx, later, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first live destination has a state and an external id from an earlier step.
+	first := live.Destinations[0]
+	if _, _, err := s.SaveStep(ctx, first.ID, first.Seq, store.StepUpdate{Status: store.DestUploading,
+		State: []byte(`{"session":"s1"}`), ExternalID: "ext1"}); err != nil {
+		t.Fatal(err)
+	}
+	locked := live.Destinations[3]
+	tx, err := s.WriteDB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM destinations WHERE id = $1 FOR UPDATE`, locked.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	steps := []store.OpenStep{
+		{first.ID, first.Seq, store.StepUpdate{Status: store.DestProcessing, Message: "processing"}},
+		{live.Destinations[1].ID, live.Destinations[1].Seq, store.StepUpdate{Status: store.DestUploading,
+			State: []byte(`{"session":"s2"}`), URL: "https://example.com/2", Attempts: 2}},
+		{live.Destinations[2].ID, live.Destinations[2].Seq + 1, store.StepUpdate{Status: store.DestUploading}}, // stale
+		{locked.ID, locked.Seq, store.StepUpdate{Status: store.DestUploading}},
+		{d.ID, d.Seq, store.StepUpdate{Status: store.DestUploading}},
+		{notFired.Destinations[0].ID, notFired.Destinations[0].Seq, store.StepUpdate{Status: store.DestUploading}},
+	}
+	got := s.SaveOpenStepsAsOne(ctx, steps)
+	want := []string{live.ID, live.ID, "", "", "", ""}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d (%s): saved under %q, want %q", i, steps[i].Update.Status, got[i], want[i])
+		}
+	}
+	tx.Rollback()
+
+	p, err := s.GetPost(ctx, ca.Account.ID, live.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		status, state, externalID, url, message string
+		attempts                                int
+	}
+	wantRows := []row{
+		{store.DestProcessing, `{"session":"s1"}`, "ext1", "", "processing", 0},
+		{store.DestUploading, `{"session":"s2"}`, "", "https://example.com/2", "", 2},
+		{store.DestQueued, "", "", "", "", 0},
+		{store.DestQueued, "", "", "", "", 0},
+	}
+	for i, dest := range p.Destinations {
+		var state string
+		if err := s.WriteDB().QueryRowContext(ctx, `SELECT COALESCE(state, '') FROM destinations WHERE id = $1`, dest.ID).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		r := row{dest.Status, state, dest.ExternalID, dest.URL, dest.Message, dest.Attempts}
+		if r != wantRows[i] {
+			t.Errorf("destination %d: %+v, want %+v", i, r, wantRows[i])
+		}
+	}
+}
+
+// TestOpenStepsTogether: many destinations' open steps saved at once through SaveStep, some of
+// them by stale jobs, while another transaction holds one destination locked: each ends as
+// saved alone would end it, and the locked one's, once the lock is gone, too.
+func TestOpenStepsTogether(t *testing.T) {
+	s := storetest.New(t, store.Postgres)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ca := newAccount(t, s, "a")
+	post := func(content string, dests int) store.Post {
+		t.Helper()
+		in := newPostInput(t, s, ca, content)
+		for i := 1; i < dests; i++ {
+			in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint(content, i)).Destinations[0])
+		}
+		p, err := s.CreatePost(ctx, in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Stale jobs take the long way, which locks all the post's destinations: theirs are of
+	// another post than the locked one.
+	current, stale := post("current", 30), post("stale", 10)
+	locked := current.Destinations[0]
+	type job struct {
+		d     store.Destination
+		stale bool
+	}
+	var jobs []job
+	for _, d := range current.Destinations[1:] {
+		jobs = append(jobs, job{d, false})
+	}
+	for _, d := range stale.Destinations {
+		jobs = append(jobs, job{d, true})
+	}
+	err := whileHeld(t, ctx, func(hold func(context.Context) error) error {
+		tx, err := s.WriteDB().BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM destinations WHERE id = $1 FOR UPDATE`, locked.ID); err != nil {
+			return err
+		}
+		return hold(ctx)
+	}, func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(jobs))
+		for i, j := range jobs {
+			wg.Go(func() {
+				seq := j.d.Seq
+				if j.stale {
+					seq++
+				}
+				_, _, errs[i] = s.SaveStep(ctx, j.d.ID, seq, store.StepUpdate{Status: store.DestUploading, ExternalID: j.d.ID})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if jobs[i].stale && !errors.Is(err, store.ErrStale) || !jobs[i].stale && err != nil {
+				return fmt.Errorf("job %d: %v (stale: %v)", i, err, jobs[i].stale)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SaveStep(ctx, locked.ID, locked.Seq, store.StepUpdate{Status: store.DestUploading, ExternalID: locked.ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []store.Post{current, stale} {
+		got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range got.Destinations {
+			want, wantID := store.DestUploading, d.ID
+			if p.ID == stale.ID {
+				want, wantID = store.DestQueued, ""
+			}
+			if d.Status != want || d.ExternalID != wantID {
+				t.Errorf("destination %d: %s %q, want %s %q", i, d.Status, d.ExternalID, want, wantID)
+			}
+		}
+	}
+}
