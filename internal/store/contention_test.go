@@ -147,6 +147,22 @@ func TestCreatePostDoesNotWaitForOthers(t *testing.T) {
 	})
 }
 
+// newPostTo stores a post of the account to dests new sandbox channels, with content hash
+// content, scheduled for at (nil: now).
+func newPostTo(t *testing.T, s *store.Store, ca store.CreatedAccount, content string, dests int, at *time.Time) store.Post {
+	t.Helper()
+	in := newPostInput(t, s, ca, content)
+	for i := 1; i < dests; i++ {
+		in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint(content, i)).Destinations[0])
+	}
+	in.ScheduledFor = at
+	p, err := s.CreatePost(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // newPostInput is a post of the account to a new sandbox channel, with content hash content.
 func newPostInput(t *testing.T, s *store.Store, ca store.CreatedAccount, content string) store.NewPost {
 	t.Helper()
@@ -310,14 +326,7 @@ func TestSettlingAtOnce(t *testing.T) {
 			if hooked {
 				hook = newWebhook(t, s, ca, store.EventPostPublished, store.EventPostPartiallyPublished, store.EventPostFailed)
 			}
-			in := newPostInput(t, s, ca, "first")
-			for i := 1; i < dests; i++ {
-				in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint("ch", i)).Destinations[0])
-			}
-			p, err := s.CreatePost(ctx, in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newPostTo(t, s, ca, "first", dests, nil)
 			for _, d := range p.Destinations {
 				if err := s.StartDelivery(ctx, d.ID, d.Seq); err != nil {
 					t.Fatal(err)

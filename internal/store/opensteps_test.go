@@ -22,34 +22,14 @@ func TestOpenStepsAsOne(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ca := newAccount(t, s, "a")
-	fired := func(content string, dests int) store.Post {
-		t.Helper()
-		in := newPostInput(t, s, ca, content)
-		for i := 1; i < dests; i++ {
-			in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint(content, i)).Destinations[0])
-		}
-		p, err := s.CreatePost(ctx, in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.StartDelivery(ctx, p.Destinations[0].ID, p.Destinations[0].Seq); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	live := fired("live", 4)
-	settled := fired("settled", 1)
+	live := newPostTo(t, s, ca, "live", 4, nil)
+	settled := newPostTo(t, s, ca, "settled", 1, nil)
 	d := settled.Destinations[0]
 	if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestFailed, Error: "no"}); err != nil {
 		t.Fatal(err)
 	}
-	later := newPostInput(t, s, ca, "later")
 	at := time.Now().Add(time.Hour)
-	later.ScheduledFor = &at
-	notFired, err := s.CreatePost(ctx, later, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	notFired := newPostTo(t, s, ca, "later", 1, &at)
 	// The first live destination has a state and an external id from an earlier step.
 	first := live.Destinations[0]
 	if _, _, err := s.SaveStep(ctx, first.ID, first.Seq, store.StepUpdate{Status: store.DestUploading,
@@ -118,21 +98,9 @@ func TestOpenStepsTogether(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ca := newAccount(t, s, "a")
-	post := func(content string, dests int) store.Post {
-		t.Helper()
-		in := newPostInput(t, s, ca, content)
-		for i := 1; i < dests; i++ {
-			in.Destinations = append(in.Destinations, newPostInput(t, s, ca, fmt.Sprint(content, i)).Destinations[0])
-		}
-		p, err := s.CreatePost(ctx, in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	// Stale jobs take the long way, which locks all the post's destinations: theirs are of
 	// another post than the locked one.
-	current, stale := post("current", 30), post("stale", 10)
+	current, stale := newPostTo(t, s, ca, "current", 30, nil), newPostTo(t, s, ca, "stale", 10, nil)
 	locked := current.Destinations[0]
 	type job struct {
 		d     store.Destination
