@@ -67,7 +67,9 @@ func (s *Store) runOpenSteps(batch []*openStepCall) {
 		return
 	case 1:
 		// Saved here rather than by its caller, so that the steps arriving meanwhile wait
-		// for the next batch, which gathers more of them, rather than run alone too.
+		// for the next batch, which gathers more of them, rather than run alone too (in the
+		// burst, handing it back gained nothing). They also wait while it waits for a lock
+		// (most often a settling sibling's, held briefly).
 		c := live[0]
 		c.postID, c.err = saveOpenStep(c.ctx, s.write, c.id, c.seq, c.u, now())
 		c.alone = false
