@@ -206,6 +206,8 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 // of its post: the post's status (and, when it settles, its event), and, when the destination
 // is published, its published item. The caller holds the post locked, and has read its
 // destinations (siblings, as they were before this step). It answers the post's new status.
+// SQLite writes them one statement after another; PostgreSQL, where each is a round trip
+// made while the post is locked, in one.
 func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []destinationStatus, id string, u StepUpdate, at time.Time) (string, error) {
 	// What updateDestinationStep writes, worked out here rather than read back.
 	var dests postDestinations
@@ -218,43 +220,49 @@ func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []d
 		}
 		dests.add(d.status, d.publishedAt)
 	}
-	next := PostStatusOf(post.status, dests.statuses)
-	// A post that settles announces it to the account's webhooks, in this transaction.
-	emits := next != post.status && !post.noWebhooks
-	// itemPending: the destination's published item is still to be written. It counts the
-	// destination in a figure_totals row that every publish of the project on this platform
-	// and day updates, which on PostgreSQL then stays locked until the commit: it is written
-	// last, after the event if there is one.
-	itemPending := u.Status == DestPublished
-	if t.dialect == Postgres {
-		// One statement rather than two or three: the post stays locked until the commit,
-		// and every round trip under that lock delays the post's other destinations. Its
-		// parts see one snapshot, taken after the lock: the published item reads the
-		// destination and the post as they were, which the updates do not change for it.
-		q := `WITH step AS (` + updateDestinationStep + ` RETURNING id),
-			post AS (UPDATE posts SET status = $12, published_at = $13, updated_at = $10 WHERE id = $14 RETURNING id)`
-		args := append(stepArgs(id, u, at), next, timePtr(dests.published), post.id)
-		if itemPending && !emits {
-			q += `, ` + publishedItemWrites("$11", "$10", "$15")
-			args = append(args, publishedDay(at))
-			itemPending = false
-		}
-		if next != post.status {
-			// The processes waiting for the post hear of its new status at commit (notify.go).
-			q += ` SELECT pg_notify('` + postSettledChannel + `', id::text) FROM post`
-		} else {
-			q += ` SELECT id FROM post`
-		}
-		if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
-			return "", fmt.Errorf("store: save step: %w", err)
-		}
-	} else {
+	if t.dialect != Postgres {
 		if _, err := t.tx.ExecContext(ctx, updateDestinationStep, stepArgs(id, u, at)...); err != nil {
 			return "", fmt.Errorf("store: save step: %w", err)
 		}
-		if _, err := t.tx.ExecContext(ctx, updatePostStatus, next, timePtr(dests.published), at, post.id); err != nil {
-			return "", fmt.Errorf("store: update post status: %w", err)
+		next, err := t.setPostStatus(ctx, post, dests, at)
+		if err != nil {
+			return "", err
 		}
+		if u.Status == DestPublished {
+			if err := t.addPublishedItem(ctx, id, at); err != nil {
+				return "", err
+			}
+		}
+		return next, nil
+	}
+	next := PostStatusOf(post.status, dests.statuses)
+	// A post that settles announces it to the account's webhooks, in this transaction.
+	emits := next != post.status && !post.noWebhooks
+	// One statement rather than two or three: the post stays locked until the commit, and
+	// every round trip under that lock delays the post's other destinations. Its parts see one
+	// snapshot, taken after the lock: the published item reads the destination and the post
+	// as they were, which the updates do not change for it.
+	q := `WITH step AS (` + updateDestinationStep + ` RETURNING id),
+		post AS (UPDATE posts SET status = $12, published_at = $13, updated_at = $10 WHERE id = $14 RETURNING id)`
+	args := append(stepArgs(id, u, at), next, timePtr(dests.published), post.id)
+	// itemPending: the destination's published item is still to be written. It counts the
+	// destination in a figure_totals row that every publish of the project on this platform
+	// and day updates, which then stays locked until the commit: it is written last, after
+	// the event if there is one.
+	itemPending := u.Status == DestPublished
+	if itemPending && !emits {
+		q += `, ` + publishedItemWrites("$11", "$10", "$15")
+		args = append(args, publishedDay(at))
+		itemPending = false
+	}
+	if next != post.status {
+		// The processes waiting for the post hear of its new status at commit (notify.go).
+		q += ` SELECT pg_notify('` + postSettledChannel + `', id::text) FROM post`
+	} else {
+		q += ` SELECT id FROM post`
+	}
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+		return "", fmt.Errorf("store: save step: %w", err)
 	}
 	if emits {
 		if err := t.emitPostSettled(ctx, post.accountID, post.id, next, at); err != nil {
