@@ -80,16 +80,28 @@ func (s *Store) SaveStep(ctx context.Context, id string, seq int, u StepUpdate) 
 	// which changes nothing else: one statement does it (saveOpenStep). On PostgreSQL it runs
 	// without a transaction around it, in a statement shared with the open steps of other
 	// destinations (opensteps.go); on SQLite inside the group transaction, which shares its
-	// commit with other steps.
+	// commit with other steps. On PostgreSQL a settling step shares its transaction with
+	// others too, when it can (settling.go).
 	open := !Settled(u.Status)
-	if open && s.dialect == Postgres {
-		switch postID, err = s.saveOpenStepBatched(ctx, id, seq, u); {
-		case err == nil:
-			return postID, PostProcessing, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return "", "", err
+	if s.dialect == Postgres {
+		var done bool
+		if open {
+			switch postID, err = s.saveOpenStepBatched(ctx, id, seq, u); {
+			case err == nil:
+				return postID, PostProcessing, nil
+			case !errors.Is(err, sql.ErrNoRows):
+				return "", "", err
+			}
+		} else if postID, postStatus, done, err = s.saveSettlingBatched(ctx, id, seq, u, t); done {
+			return postID, postStatus, err
 		}
 	}
+	return s.saveStep(ctx, id, seq, u, t)
+}
+
+// saveStep is SaveStep in a transaction of its own (on SQLite, the group's).
+func (s *Store) saveStep(ctx context.Context, id string, seq int, u StepUpdate, t time.Time) (postID, postStatus string, err error) {
+	open := !Settled(u.Status)
 	err = s.inGroupTx(ctx, func(tx *Tx) error {
 		if open && s.dialect != Postgres {
 			switch pid, err := saveOpenStep(ctx, tx.tx, id, seq, u, t); {

@@ -163,8 +163,8 @@ func MediaClaims(ctx context.Context, s *Store) (n int, err error) {
 	return n, err
 }
 
-// OpenStep is an open step for SaveOpenStepsAsOne.
-type OpenStep struct {
+// BatchedStep is a step for SaveOpenStepsAsOne and SaveSettlingStepsAsOne.
+type BatchedStep struct {
 	ID     string
 	Seq    int
 	Update StepUpdate
@@ -173,7 +173,7 @@ type OpenStep struct {
 // SaveOpenStepsAsOne saves steps as one batch of PostgreSQL's open steps (runOpenSteps) and
 // answers, for each, the post id the batch saved it under, or "" when it was left to be saved
 // alone.
-func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []OpenStep) []string {
+func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []BatchedStep) []string {
 	calls := make([]*openStepCall, len(steps))
 	for i, st := range steps {
 		calls[i] = &openStepCall{ctx: ctx, id: st.ID, seq: st.Seq, u: st.Update}
@@ -183,6 +183,24 @@ func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []OpenStep) []stri
 	for i, c := range calls {
 		if !c.alone && c.err == nil {
 			saved[i] = c.postID
+		}
+	}
+	return saved
+}
+
+// SaveSettlingStepsAsOne saves steps as one batch of PostgreSQL's settling steps
+// (runSettlingSteps) and answers, for each, its post's status after the batch, or "" when it
+// was left to be saved alone.
+func (s *Store) SaveSettlingStepsAsOne(ctx context.Context, steps []BatchedStep) []string {
+	calls := make([]*settlingCall, len(steps))
+	for i, st := range steps {
+		calls[i] = &settlingCall{ctx: ctx, id: st.ID, seq: st.Seq, u: st.Update, at: now()}
+	}
+	s.runSettlingSteps(calls)
+	saved := make([]string, len(steps))
+	for i, c := range calls {
+		if !c.alone && c.err == nil {
+			saved[i] = c.postStatus
 		}
 	}
 	return saved

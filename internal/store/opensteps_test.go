@@ -46,7 +46,7 @@ func TestOpenStepsAsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	steps := []store.OpenStep{
+	steps := []store.BatchedStep{
 		{first.ID, first.Seq, store.StepUpdate{Status: store.DestProcessing, Message: "processing"}},
 		{live.Destinations[1].ID, live.Destinations[1].Seq, store.StepUpdate{Status: store.DestUploading,
 			State: []byte(`{"session":"s2"}`), URL: "https://example.com/2", Attempts: 2}},

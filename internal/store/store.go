@@ -68,6 +68,9 @@ type Store struct {
 	group groupTx
 	// openSteps batches the open steps saved at the same moment on PostgreSQL (opensteps.go).
 	openSteps openSteps
+	// settlingSteps batches the settling steps saved at the same moment on PostgreSQL
+	// (settling.go).
+	settlingSteps settlingSteps
 	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
 	channelWrites atomic.Uint64
 }
