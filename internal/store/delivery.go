@@ -504,7 +504,7 @@ func (s *Store) PostStatus(ctx context.Context, id string) (string, error) {
 // transaction at a time.
 func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int) error {
 	if s.dialect == Postgres {
-		return s.startDeliveryPostgres(ctx, destinationID, seq)
+		return s.startDeliveryBatched(ctx, destinationID, seq)
 	}
 	return s.inGroupTx(ctx, func(tx *Tx) error {
 		// Most often the job is current and the post scheduled: one statement fires it. (With
@@ -525,7 +525,7 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 }
 
 // startDeliveryPostgres is StartDelivery in one statement rather than four (BEGIN, lock,
-// update, COMMIT): every job of a scheduled post starts with it. locked locks the post, then
+// update, COMMIT), for a job whose start could not share a batch's (fires.go). locked locks the post, then
 // the destination (as lockDelivery does, without the other destinations, which firing does not
 // read) and, having waited for them, reads the rows as the transaction that held them left
 // them; fired marks the post processing only if that reading allows it. (An update

@@ -205,3 +205,19 @@ func (s *Store) SaveSettlingStepsAsOne(ctx context.Context, steps []BatchedStep)
 	}
 	return saved
 }
+
+// StartDeliveriesAsOne starts the jobs of steps (their Update unused) as one batch of
+// PostgreSQL's starts (runFirings) and answers, for each, whether the batch made it, and its
+// error (nil or ErrStale) if so.
+func (s *Store) StartDeliveriesAsOne(ctx context.Context, steps []BatchedStep) ([]bool, []error) {
+	calls := make([]*fireCall, len(steps))
+	for i, st := range steps {
+		calls[i] = &fireCall{ctx: ctx, id: st.ID, seq: st.Seq}
+	}
+	s.runFirings(calls)
+	made, errs := make([]bool, len(steps)), make([]error, len(steps))
+	for i, c := range calls {
+		made[i], errs[i] = !c.alone, c.err
+	}
+	return made, errs
+}

@@ -71,6 +71,8 @@ type Store struct {
 	// settlingSteps batches the settling steps saved at the same moment on PostgreSQL
 	// (settling.go).
 	settlingSteps settlingSteps
+	// firings batches the starts of scheduled posts' jobs on PostgreSQL (fires.go).
+	firings firings
 	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
 	channelWrites atomic.Uint64
 }
