@@ -264,3 +264,21 @@ func TestSettlingTogether(t *testing.T) {
 	}
 	checkTotals(t, s, ca, posts, map[string][2]int{"youtube": {posts, posts}, "telegram": {posts - failedTelegram, posts - failedTelegram}})
 }
+
+// TestPostgresJITOff: reelay's connections to PostgreSQL run without JIT compilation, unless
+// the database URL says otherwise.
+func TestPostgresJITOff(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ param, want string }{{"", "off"}, {"&jit=on", "on"}} {
+		s, err := store.Open(ctx, storetest.URL(t, store.Postgres)+c.param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jit string
+		err = s.WriteDB().QueryRowContext(ctx, `SHOW jit`).Scan(&jit)
+		s.Close()
+		if err != nil || jit != c.want {
+			t.Errorf("URL ending %q: jit %q %v, want %q", c.param, jit, err, c.want)
+		}
+	}
+}

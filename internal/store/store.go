@@ -178,6 +178,14 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 		// holding a connection for a short transaction; pool_max_conns in the URL wins.
 		cfg.MaxConns = defaultPostgresConns
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		// reelay's statements are short, and PostgreSQL decides to compile one by its
+		// estimated cost: on tables it has not analysed yet, the statements that lock and
+		// save a batch of destinations (settling.go) were estimated past jit_above_cost and
+		// spent 10 to 30 ms compiling, against about 1 ms running (docs/BENCHMARKS.md).
+		// jit in the URL wins.
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect postgres: %w", err)
