@@ -525,10 +525,10 @@ func (s *Store) StartDelivery(ctx context.Context, destinationID string, seq int
 }
 
 // startDeliveryPostgres is StartDelivery in one statement rather than four (BEGIN, lock,
-// update, COMMIT), for a job whose start could not share a batch's (fires.go). locked locks the post, then
-// the destination (as lockDelivery does, without the other destinations, which firing does not
-// read) and, having waited for them, reads the rows as the transaction that held them left
-// them; fired marks the post processing only if that reading allows it. (An update
+// update, COMMIT), for a job whose start could not share a batch's (fires.go). locked locks
+// the post, then the destination (as lockDelivery does, without the other destinations, which
+// firing does not read) and, having waited for them, reads the rows as the transaction that
+// held them left them; fired marks the post processing only if that reading allows it. (An update
 // deciding on the statement's snapshot alone would fire a post that an edit, committed while
 // the statement waited, had given new jobs.)
 func (s *Store) startDeliveryPostgres(ctx context.Context, destinationID string, seq int) error {

@@ -73,10 +73,11 @@ func (s *Store) runSettlingSteps(batch []*settlingCall) {
 	if len(live) == 0 {
 		return
 	}
-	// A batch of one step too, rather than the step saved alone by the leader (as a lone
-	// open step is, runOpenSteps) or by its caller: the batch never waits for a post's lock
-	// nor records an event, so the steps that arrive meanwhile, which gather into the next
-	// batch, wait only for its few round trips.
+	// A batch of one step too. Saved alone by the leader (as a lone open step is,
+	// runOpenSteps), it could wait for its post's lock while the steps arriving meanwhile
+	// queued behind it; handed back to its caller, no batch would form (the batcher gathers
+	// calls only while a batch runs). The batch never waits for a post's lock nor records an
+	// event, so the steps that gather into the next wait only for its few round trips.
 	ctx, cancel := context.WithTimeout(context.Background(), settlingTimeout)
 	defer cancel()
 	var settled []*settlingPost
