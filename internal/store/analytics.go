@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -218,6 +220,18 @@ func (t *Tx) addToTotals(ctx context.Context, key totalsKey, old, merged Figures
 // totalsKey is a figure_totals row's key.
 type totalsKey struct{ accountID, projectID, platform, day string }
 
+// compare orders keys as figure_totals' primary key does: account, day, project, platform.
+func (k totalsKey) compare(o totalsKey) int {
+	return cmp.Or(cmp.Compare(k.accountID, o.accountID), cmp.Compare(k.day, o.day),
+		cmp.Compare(k.projectID, o.projectID), cmp.Compare(k.platform, o.platform))
+}
+
+// totalsChange is a destination's figures before and after a reading, for addToTotals.
+type totalsChange struct {
+	key         totalsKey
+	old, merged Figures
+}
+
 // RebuildFigureTotals recomputes an account's figure_totals from its published items: the
 // repair for totals that drifted (they never should), and what tests compare the running
 // totals with.
@@ -348,12 +362,21 @@ func (s *Store) SaveReadings(ctx context.Context, readings []Reading) error {
 	if len(readings) == 0 {
 		return nil
 	}
+	// Each item is locked as it is read, so that the totals gain the difference from the
+	// figures another transaction saved meanwhile, not from the ones it replaced. Rows are
+	// locked in one order whatever the order of the readings: the published items by
+	// destination, then the totals, last, by key, as a batch of settling steps adds to them
+	// (settling.go). Two transactions that update several of the same rows then never wait
+	// for each other in a cycle.
+	readings = slices.Clone(readings)
+	slices.SortStableFunc(readings, func(a, b Reading) int { return cmp.Compare(a.DestinationID, b.DestinationID) })
 	return s.InTx(ctx, func(tx *Tx) error {
+		var changes []totalsChange
 		for _, r := range readings {
 			var before figureScan
 			var key totalsKey
 			err := tx.tx.QueryRowContext(ctx, `SELECT account_id, project_id, platform, published_day, `+figureColumns+`
-				FROM published_items WHERE destination_id = $1`, r.DestinationID).
+				FROM published_items WHERE destination_id = $1`+tx.forUpdate(), r.DestinationID).
 				Scan(append([]any{&key.accountID, &key.projectID, &key.platform, &key.day}, before.dest()...)...)
 			if err != nil {
 				return fmt.Errorf("store: read figures: %w", notFound(err))
@@ -376,15 +399,19 @@ func (s *Store) SaveReadings(ctx context.Context, readings []Reading) error {
 			if merged.Equal(old) {
 				continue
 			}
-			if err := tx.addToTotals(ctx, key, old, merged); err != nil {
-				return err
-			}
+			changes = append(changes, totalsChange{key, old, merged})
 			_, err = tx.tx.ExecContext(ctx, `INSERT INTO metric_samples (destination_id, captured_at, `+figureColumns+`)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 				ON CONFLICT (destination_id, captured_at) DO NOTHING`,
 				append([]any{r.DestinationID, r.At}, r.Figures.args()...)...)
 			if err != nil {
 				return fmt.Errorf("store: save sample: %w", err)
+			}
+		}
+		slices.SortFunc(changes, func(a, b totalsChange) int { return a.key.compare(b.key) })
+		for _, c := range changes {
+			if err := tx.addToTotals(ctx, c.key, c.old, c.merged); err != nil {
+				return err
 			}
 		}
 		return nil
