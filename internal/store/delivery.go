@@ -26,16 +26,15 @@ type Delivery struct {
 // the job's seq is not the destination's or the destination has settled.
 func (s *Store) LoadDelivery(ctx context.Context, destinationID string, seq int) (Delivery, error) {
 	var dl Delivery
-	var d destinationScan
-	var p postScan
-	var c channelScan
-	var v mediaScan
-	err := s.read.QueryRowContext(ctx, deliveryQuery, destinationID).
-		Scan(slices.Concat(d.targets(), p.targets(), c.targets(), v.targets())...)
+	var err error
+	if s.dialect == Postgres {
+		dl, err = s.loadDeliveryBatched(ctx, destinationID)
+	} else {
+		dl, err = scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), destinationID))
+	}
 	if err != nil {
 		return dl, fmt.Errorf("store: load delivery: %w", notFound(err))
 	}
-	dl.Destination, dl.Post, dl.Channel, dl.Video = d.destination(), p.post(), c.channel(), v.media()
 	if dl.Destination.Seq != seq || Settled(dl.Destination.Status) {
 		return dl, ErrStale
 	}
@@ -49,15 +48,29 @@ func (s *Store) LoadDelivery(ctx context.Context, destinationID string, seq int)
 	return dl, nil
 }
 
-// deliveryQuery reads what LoadDelivery answers in one statement rather than four (every step
-// of every destination starts with it). Each table's part is a subquery selecting the columns
-// its scan reads, so the column lists serve here unchanged, without table prefixes; both
-// databases fold such subqueries into one plain join.
-const deliveryQuery = `SELECT dq.*, pq.*, cq.*, vq.* FROM
-	(SELECT ` + destinationColumns + ` FROM destinations d JOIN channels c ON c.id = d.channel_id WHERE d.id = $1) dq
+// scanDelivery reads a row of deliveryQuery: the delivery without its thumbnail.
+func scanDelivery(r scanner) (Delivery, error) {
+	var d destinationScan
+	var p postScan
+	var c channelScan
+	var v mediaScan
+	if err := r.Scan(slices.Concat(d.targets(), p.targets(), c.targets(), v.targets())...); err != nil {
+		return Delivery{}, err
+	}
+	return Delivery{Destination: d.destination(), Post: p.post(), Channel: c.channel(), Video: v.media()}, nil
+}
+
+// deliveryQuery reads what LoadDelivery answers, for the destinations d that cond selects, in
+// one statement rather than four (every job starts with it). Each table's part is a subquery
+// selecting the columns its scan reads, so the column lists serve here unchanged, without
+// table prefixes; both databases fold such subqueries into one plain join.
+func deliveryQuery(cond string) string {
+	return `SELECT dq.*, pq.*, cq.*, vq.* FROM
+	(SELECT ` + destinationColumns + ` FROM destinations d JOIN channels c ON c.id = d.channel_id WHERE ` + cond + `) dq
 	JOIN (SELECT ` + postColumns + ` FROM posts) pq ON pq.id = dq.post_id
 	JOIN (SELECT ` + channelColumns + ` FROM channels) cq ON cq.id = dq.channel_id
 	JOIN (SELECT ` + mediaColumns + ` FROM media) vq ON vq.sha256 = pq.video_sha256`
+}
 
 // StepUpdate is what a step learned about a destination.
 type StepUpdate struct {

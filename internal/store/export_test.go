@@ -221,3 +221,20 @@ func (s *Store) StartDeliveriesAsOne(ctx context.Context, steps []BatchedStep) (
 	}
 	return made, errs
 }
+
+// LoadDeliveriesAsOne reads the deliveries of ids (without thumbnails) as one batch of
+// PostgreSQL's reads (runLoads), and answers, for each, whether the batch read it, and what it
+// read; alone is what the statement for one destination reads.
+func (s *Store) LoadDeliveriesAsOne(ctx context.Context, ids []string) (batched, alone []Delivery, read []bool) {
+	calls := make([]*loadCall, len(ids))
+	for i, id := range ids {
+		calls[i] = &loadCall{ctx: ctx, id: id}
+	}
+	s.runLoads(calls)
+	batched, alone, read = make([]Delivery, len(ids)), make([]Delivery, len(ids)), make([]bool, len(ids))
+	for i, c := range calls {
+		batched[i], read[i] = c.dl, !c.alone
+		alone[i], _ = scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), c.id))
+	}
+	return batched, alone, read
+}

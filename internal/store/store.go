@@ -73,6 +73,8 @@ type Store struct {
 	settlingSteps settlingSteps
 	// firings batches the starts of scheduled posts' jobs on PostgreSQL (fires.go).
 	firings firings
+	// loads batches the jobs' reads of their deliveries on PostgreSQL (loads.go).
+	loads deliveryLoads
 	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
 	channelWrites atomic.Uint64
 }
