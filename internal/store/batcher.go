@@ -1,6 +1,9 @@
 package store
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // batcher runs calls that arrive at the same moment as one batch. Nothing waits for a batch to
 // fill: a call that arrives while no batch is running leads one at once; calls that arrive
@@ -64,4 +67,29 @@ func (b *batcher[C]) do(call C, max int, run func(batch []C)) {
 			close(o.wake)
 		}
 	}
+}
+
+// callState is what every call of PostgreSQL's batched statements carries (openSteps,
+// settlingSteps, firings, deliveryLoads): its caller's context, and whether the batch left it
+// to its caller to make alone.
+type callState struct {
+	ctx   context.Context
+	alone bool
+}
+
+func (c *callState) state() *callState { return c }
+
+// liveCalls marks every call of batch to be made alone, until the batch makes it, and answers
+// those whose caller still waits for them: a call whose context has ended is left to its
+// caller, who answers the context's error.
+func liveCalls[C interface{ state() *callState }](batch []C) []C {
+	var live []C
+	for _, c := range batch {
+		st := c.state()
+		st.alone = true
+		if st.ctx.Err() == nil {
+			live = append(live, c)
+		}
+	}
+	return live
 }

@@ -176,7 +176,7 @@ type BatchedStep struct {
 func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []BatchedStep) []string {
 	calls := make([]*openStepCall, len(steps))
 	for i, st := range steps {
-		calls[i] = &openStepCall{ctx: ctx, id: st.ID, seq: st.Seq, u: st.Update}
+		calls[i] = &openStepCall{callState: callState{ctx: ctx}, id: st.ID, seq: st.Seq, u: st.Update}
 	}
 	s.runOpenSteps(calls)
 	saved := make([]string, len(steps))
@@ -194,7 +194,7 @@ func (s *Store) SaveOpenStepsAsOne(ctx context.Context, steps []BatchedStep) []s
 func (s *Store) SaveSettlingStepsAsOne(ctx context.Context, steps []BatchedStep) []string {
 	calls := make([]*settlingCall, len(steps))
 	for i, st := range steps {
-		calls[i] = &settlingCall{ctx: ctx, id: st.ID, seq: st.Seq, u: st.Update, at: now()}
+		calls[i] = &settlingCall{callState: callState{ctx: ctx}, id: st.ID, seq: st.Seq, u: st.Update, at: now()}
 	}
 	s.runSettlingSteps(calls)
 	saved := make([]string, len(steps))
@@ -212,7 +212,7 @@ func (s *Store) SaveSettlingStepsAsOne(ctx context.Context, steps []BatchedStep)
 func (s *Store) StartDeliveriesAsOne(ctx context.Context, steps []BatchedStep) ([]bool, []error) {
 	calls := make([]*fireCall, len(steps))
 	for i, st := range steps {
-		calls[i] = &fireCall{ctx: ctx, id: st.ID, seq: st.Seq}
+		calls[i] = &fireCall{callState: callState{ctx: ctx}, id: st.ID, seq: st.Seq}
 	}
 	s.runFirings(calls)
 	made, errs := make([]bool, len(steps)), make([]error, len(steps))
@@ -228,7 +228,7 @@ func (s *Store) StartDeliveriesAsOne(ctx context.Context, steps []BatchedStep) (
 func (s *Store) LoadDeliveriesAsOne(ctx context.Context, ids []string) (batched, alone []Delivery, read []bool) {
 	calls := make([]*loadCall, len(ids))
 	for i, id := range ids {
-		calls[i] = &loadCall{ctx: ctx, id: id}
+		calls[i] = &loadCall{callState: callState{ctx: ctx}, id: id}
 	}
 	s.runLoads(calls)
 	batched, alone, read = make([]Delivery, len(ids)), make([]Delivery, len(ids)), make([]bool, len(ids))

@@ -15,11 +15,10 @@ type firings = batcher[*fireCall]
 // fireCall is one job's start, and what became of it: made (err nil or ErrStale), or left to
 // its caller to make alone.
 type fireCall struct {
-	ctx   context.Context
-	id    string
-	seq   int
-	err   error
-	alone bool
+	callState
+	id  string
+	seq int
+	err error
 }
 
 // maxFirings bounds a batch's statement.
@@ -28,7 +27,7 @@ const maxFirings = 64
 // startDeliveryBatched is startDeliveryPostgres, sharing a statement with the starts of other
 // jobs made at the same moment.
 func (s *Store) startDeliveryBatched(ctx context.Context, id string, seq int) error {
-	c := &fireCall{ctx: ctx, id: id, seq: seq}
+	c := &fireCall{callState: callState{ctx: ctx}, id: id, seq: seq}
 	s.firings.do(c, maxFirings, s.runFirings)
 	if !c.alone {
 		return c.err
@@ -48,13 +47,7 @@ func (s *Store) startDeliveryBatched(ctx context.Context, id string, seq int) er
 // a lone start is made as a batch too, which gathers the starts arriving meanwhile without
 // their waiting for a lock.
 func (s *Store) runFirings(batch []*fireCall) {
-	var live []*fireCall
-	for _, c := range batch {
-		c.alone = true
-		if c.ctx.Err() == nil {
-			live = append(live, c)
-		}
-	}
+	live := liveCalls(batch)
 	if len(live) == 0 {
 		return
 	}

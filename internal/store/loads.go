@@ -15,10 +15,9 @@ type deliveryLoads = batcher[*loadCall]
 // loadCall is one job's read, and what became of it: read, or left to its caller to make
 // alone.
 type loadCall struct {
-	ctx   context.Context
-	id    string
-	dl    Delivery
-	alone bool
+	callState
+	id string
+	dl Delivery
 }
 
 // maxLoads bounds a batch's statement.
@@ -27,7 +26,7 @@ const maxLoads = 64
 // loadDeliveryBatched reads a delivery (without its thumbnail) on PostgreSQL, sharing a
 // statement with the reads of other jobs made at the same moment.
 func (s *Store) loadDeliveryBatched(ctx context.Context, id string) (Delivery, error) {
-	c := &loadCall{ctx: ctx, id: id}
+	c := &loadCall{callState: callState{ctx: ctx}, id: id}
 	s.loads.do(c, maxLoads, s.runLoads)
 	if !c.alone {
 		return c.dl, nil
@@ -42,13 +41,7 @@ func (s *Store) loadDeliveryBatched(ctx context.Context, id string) (Delivery, e
 // destination deleted, or an id not in the form the database writes it) are made alone, as is
 // every read when the statement fails, so that each learns its own error.
 func (s *Store) runLoads(batch []*loadCall) {
-	var live []*loadCall
-	for _, c := range batch {
-		c.alone = true
-		if c.ctx.Err() == nil {
-			live = append(live, c)
-		}
-	}
+	live := liveCalls(batch)
 	if len(live) == 0 {
 		return
 	}

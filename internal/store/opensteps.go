@@ -18,13 +18,12 @@ type openSteps = batcher[*openStepCall]
 // not to apply (err sql.ErrNoRows, as saveOpenStep answers), failed, or left to its caller to
 // save alone.
 type openStepCall struct {
-	ctx    context.Context
+	callState
 	id     string
 	seq    int
 	u      StepUpdate
 	postID string
 	err    error
-	alone  bool
 }
 
 // maxOpenSteps bounds a batch's statement.
@@ -36,7 +35,7 @@ const openStepsTimeout = 30 * time.Second
 // saveOpenStepBatched is saveOpenStep on PostgreSQL, sharing a statement with the open steps
 // of other destinations saved at the same moment.
 func (s *Store) saveOpenStepBatched(ctx context.Context, id string, seq int, u StepUpdate) (postID string, err error) {
-	c := &openStepCall{ctx: ctx, id: id, seq: seq, u: u}
+	c := &openStepCall{callState: callState{ctx: ctx}, id: id, seq: seq, u: u}
 	s.openSteps.do(c, maxOpenSteps, s.runOpenSteps)
 	if !c.alone {
 		return c.postID, c.err
@@ -55,13 +54,7 @@ func (s *Store) saveOpenStepBatched(ctx context.Context, id string, seq int, u S
 // sql.ErrNoRows as before. When the statement fails, every step is saved alone, so that none
 // is told it failed because of another.
 func (s *Store) runOpenSteps(batch []*openStepCall) {
-	var live []*openStepCall
-	for _, c := range batch {
-		c.alone = true
-		if c.ctx.Err() == nil {
-			live = append(live, c)
-		}
-	}
+	live := liveCalls(batch)
 	switch len(live) {
 	case 0:
 		return

@@ -20,14 +20,13 @@ type settlingSteps = batcher[*settlingCall]
 // settlingCall is one settling step to save, and what became of it: saved (postID and
 // postStatus set), or left to its caller to save alone (saveStep).
 type settlingCall struct {
-	ctx                context.Context
+	callState
 	id                 string
 	seq                int
 	u                  StepUpdate
 	at                 time.Time
 	postID, postStatus string
 	err                error
-	alone              bool
 }
 
 // maxSettlingSteps bounds a batch, and so the posts its transaction holds locked.
@@ -41,7 +40,7 @@ const settlingTimeout = 30 * time.Second
 // with the settling steps of other destinations saved at the same moment. done is false when
 // the step is to be saved alone.
 func (s *Store) saveSettlingBatched(ctx context.Context, id string, seq int, u StepUpdate, at time.Time) (postID, postStatus string, done bool, err error) {
-	c := &settlingCall{ctx: ctx, id: id, seq: seq, u: u, at: at}
+	c := &settlingCall{callState: callState{ctx: ctx}, id: id, seq: seq, u: u, at: at}
 	s.settlingSteps.do(c, maxSettlingSteps, s.runSettlingSteps)
 	if !c.alone {
 		return c.postID, c.postStatus, true, c.err
@@ -63,13 +62,7 @@ func (s *Store) saveSettlingBatched(ctx context.Context, id string, seq int, u S
 // deadlock over figure_totals rows with another process's batch, say) every step is saved
 // alone, so that none is told it failed because of another.
 func (s *Store) runSettlingSteps(batch []*settlingCall) {
-	var live []*settlingCall
-	for _, c := range batch {
-		c.alone = true
-		if c.ctx.Err() == nil {
-			live = append(live, c)
-		}
-	}
+	live := liveCalls(batch)
 	if len(live) == 0 {
 		return
 	}
