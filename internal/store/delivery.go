@@ -30,7 +30,7 @@ func (s *Store) LoadDelivery(ctx context.Context, destinationID string, seq int)
 	if s.dialect == Postgres {
 		dl, err = s.loadDeliveryBatched(ctx, destinationID)
 	} else {
-		dl, err = scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), destinationID))
+		dl, err = s.loadDelivery(ctx, destinationID)
 	}
 	if err != nil {
 		return dl, fmt.Errorf("store: load delivery: %w", notFound(err))
@@ -46,6 +46,11 @@ func (s *Store) LoadDelivery(ctx context.Context, destinationID string, seq int)
 		dl.Thumbnail = &m
 	}
 	return dl, nil
+}
+
+// loadDelivery reads one delivery, without its thumbnail.
+func (s *Store) loadDelivery(ctx context.Context, destinationID string) (Delivery, error) {
+	return scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), destinationID))
 }
 
 // scanDelivery reads a row of deliveryQuery: the delivery without its thumbnail.
@@ -177,6 +182,41 @@ func stepArgs(id string, u StepUpdate, at time.Time) []any {
 		publishedAt, at, id}
 }
 
+// stepRows are the steps of several destinations as the arrays of a PostgreSQL statement
+// that writes them all at once: unnest(stepRowsUnnest, ...) AS v(stepRowsColumns, ...) gives a
+// row v a step, and setStepFromV writes it into destination d as updateDestinationStep does
+// (but for updated_at and published_at, which are the statement's own).
+type stepRows struct {
+	ids, statuses, externalIDs, urls, messages, errs, categories []string
+	states                                                       []*string
+	attempts                                                     []int64
+}
+
+const (
+	stepRowsUnnest  = `$1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[]`
+	stepRowsColumns = `id, status, state, external_id, url, message, error, error_category, attempts`
+	setStepFromV    = `status = v.status, state = COALESCE(v.state, d.state),
+		external_id = CASE WHEN v.external_id = '' THEN d.external_id ELSE v.external_id END,
+		url = CASE WHEN v.url = '' THEN d.url ELSE v.url END, message = v.message, error = v.error,
+		error_category = v.error_category, attempts = v.attempts`
+)
+
+func (r *stepRows) add(id string, u StepUpdate) {
+	var state *string
+	if u.State != nil {
+		st := string(u.State)
+		state = &st
+	}
+	r.ids, r.statuses, r.externalIDs, r.urls = append(r.ids, id), append(r.statuses, u.Status), append(r.externalIDs, u.ExternalID), append(r.urls, u.URL)
+	r.messages, r.errs, r.categories = append(r.messages, u.Message), append(r.errs, u.Error), append(r.categories, u.ErrorCategory)
+	r.states, r.attempts = append(r.states, state), append(r.attempts, int64(u.Attempts))
+}
+
+// args are the arrays, $1 to $9 of stepRowsUnnest, followed by more.
+func (r *stepRows) args(more ...any) []any {
+	return append([]any{r.ids, r.statuses, r.states, r.externalIDs, r.urls, r.messages, r.errs, r.categories, r.attempts}, more...)
+}
+
 func nullBytes(b []byte) sql.NullString {
 	return sql.NullString{String: string(b), Valid: b != nil}
 }
@@ -234,14 +274,10 @@ func (t *Tx) readPostDestinations(ctx context.Context, postID string) (postDesti
 // SQLite writes them one statement after another; PostgreSQL, where each is a round trip
 // made while the post is locked, in one.
 func (t *Tx) saveStepWithPost(ctx context.Context, post lockedPost, siblings []destinationStatus, id string, u StepUpdate, at time.Time) (string, error) {
-	// What updateDestinationStep writes, worked out here rather than read back.
 	var dests postDestinations
 	for _, d := range siblings {
 		if d.id == id {
-			d.status = u.Status
-			if !d.publishedAt.Valid && u.Status == DestPublished {
-				d.publishedAt = sql.NullTime{Time: at, Valid: true}
-			}
+			d.apply(u, at)
 		}
 		dests.add(d.status, d.publishedAt)
 	}
@@ -590,13 +626,12 @@ func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (l
 	found := false
 	for rows.Next() {
 		var d destinationStatus
-		var dseq int
-		if err := rows.Scan(&post.id, &post.accountID, &post.status, &post.noWebhooks, &d.id, &dseq, &d.status, &d.publishedAt); err != nil {
+		if err := rows.Scan(&post.id, &post.accountID, &post.status, &post.noWebhooks, &d.id, &d.seq, &d.status, &d.publishedAt); err != nil {
 			return lockedPost{}, nil, fmt.Errorf("store: lock delivery: %w", err)
 		}
 		if d.id == destinationID {
 			found = true
-			if dseq != seq || Settled(d.status) {
+			if d.seq != seq || Settled(d.status) {
 				return lockedPost{}, nil, ErrStale
 			}
 		}
@@ -611,10 +646,21 @@ func (t *Tx) lockDelivery(ctx context.Context, destinationID string, seq int) (l
 	return post, siblings, nil
 }
 
-// destinationStatus is what a post's status is computed from, of one of its destinations.
+// destinationStatus is what a post's status is computed from, of one of its destinations,
+// and the seq of its current job.
 type destinationStatus struct {
 	id, status  string
+	seq         int
 	publishedAt sql.NullTime
+}
+
+// apply makes d what updateDestinationStep writes for step u at time at, worked out here
+// rather than read back.
+func (d *destinationStatus) apply(u StepUpdate, at time.Time) {
+	d.status = u.Status
+	if !d.publishedAt.Valid && u.Status == DestPublished {
+		d.publishedAt = sql.NullTime{Time: at, Valid: true}
+	}
 }
 
 // lockedPost is a post a transaction holds locked, as it read it.

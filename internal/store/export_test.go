@@ -234,7 +234,7 @@ func (s *Store) LoadDeliveriesAsOne(ctx context.Context, ids []string) (batched,
 	batched, alone, read = make([]Delivery, len(ids)), make([]Delivery, len(ids)), make([]bool, len(ids))
 	for i, c := range calls {
 		batched[i], read[i] = c.dl, !c.alone
-		alone[i], _ = scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), c.id))
+		alone[i], _ = s.loadDelivery(ctx, c.id)
 	}
 	return batched, alone, read
 }

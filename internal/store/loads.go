@@ -34,7 +34,7 @@ func (s *Store) loadDeliveryBatched(ctx context.Context, id string) (Delivery, e
 	if err := ctx.Err(); err != nil {
 		return Delivery{}, err
 	}
-	return scanDelivery(s.read.QueryRowContext(ctx, deliveryQuery("d.id = $1"), id))
+	return s.loadDelivery(ctx, id)
 }
 
 // runLoads reads a batch's deliveries in one statement. The reads it does not answer (a

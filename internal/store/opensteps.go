@@ -68,48 +68,32 @@ func (s *Store) runOpenSteps(batch []*openStepCall) {
 		c.alone = false
 		return
 	}
-	n := len(live)
-	var (
-		ids, statuses, externalIDs, urls = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		messages, errs, categories       = make([]string, n), make([]string, n), make([]string, n)
-		states                           = make([]*string, n)
-		attempts, seqs                   = make([]int64, n), make([]int64, n)
-	)
+	var steps stepRows
+	seqs := make([]int64, len(live))
 	for i, c := range live {
-		ids[i], statuses[i], externalIDs[i], urls[i] = c.id, c.u.Status, c.u.ExternalID, c.u.URL
-		messages[i], errs[i], categories[i] = c.u.Message, c.u.Error, c.u.ErrorCategory
-		if c.u.State != nil {
-			st := string(c.u.State)
-			states[i] = &st
-		}
-		attempts[i], seqs[i] = int64(c.u.Attempts), int64(c.seq)
+		steps.add(c.id, c.u)
+		seqs[i] = int64(c.seq)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openStepsTimeout)
 	defer cancel()
 	// The same writes as updateDestinationStep with saveOpenStep's conditions, a row of v for
 	// each step.
 	rows, err := s.write.QueryContext(ctx, `WITH v AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-				$7::text[], $8::text[], $9::int[], $10::int[])
-				AS v(id, status, state, external_id, url, message, error, error_category, attempts, seq)
+			SELECT * FROM unnest(`+stepRowsUnnest+`, $10::int[]) AS v(`+stepRowsColumns+`, seq)
 		), unlocked AS (
 			SELECT d.id FROM v JOIN destinations d ON d.id = v.id FOR UPDATE OF d SKIP LOCKED
 		)
-		UPDATE destinations d SET status = v.status, state = COALESCE(v.state, d.state),
-			external_id = CASE WHEN v.external_id = '' THEN d.external_id ELSE v.external_id END,
-			url = CASE WHEN v.url = '' THEN d.url ELSE v.url END, message = v.message, error = v.error,
-			error_category = v.error_category, attempts = v.attempts, updated_at = $11
+		UPDATE destinations d SET `+setStepFromV+`, updated_at = $11
 		FROM v JOIN unlocked ON unlocked.id = v.id
 		WHERE d.id = v.id AND d.seq = v.seq
 			AND d.status NOT IN ($12, $13, $14, $15)
 			AND EXISTS (SELECT 1 FROM posts p WHERE p.id = d.post_id AND p.status = $16)
 		RETURNING d.id, d.post_id`,
-		ids, statuses, states, externalIDs, urls, messages, errs, categories, attempts, seqs, now(),
-		DestPublished, DestSentToInbox, DestFailed, DestCanceled, PostProcessing)
+		steps.args(seqs, now(), DestPublished, DestSentToInbox, DestFailed, DestCanceled, PostProcessing)...)
 	if err != nil {
 		return
 	}
-	saved := make(map[string]string, n)
+	saved := make(map[string]string, len(live))
 	for rows.Next() {
 		var id, postID string
 		if err := rows.Scan(&id, &postID); err != nil {

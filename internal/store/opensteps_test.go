@@ -102,17 +102,47 @@ func TestOpenStepsTogether(t *testing.T) {
 	// another post than the locked one.
 	current, stale := newPostTo(t, s, ca, "current", 30, nil), newPostTo(t, s, ca, "stale", 10, nil)
 	locked := current.Destinations[0]
-	type job struct {
-		d     store.Destination
-		stale bool
-	}
-	var jobs []job
+	var jobs []stepJob
 	for _, d := range current.Destinations[1:] {
-		jobs = append(jobs, job{d, false})
+		jobs = append(jobs, stepJob{d, store.DestUploading, false})
 	}
 	for _, d := range stale.Destinations {
-		jobs = append(jobs, job{d, true})
+		jobs = append(jobs, stepJob{d, store.DestUploading, true})
 	}
+	saveStepsWhileLocked(t, ctx, s, locked, jobs)
+	if _, _, err := s.SaveStep(ctx, locked.ID, locked.Seq, store.StepUpdate{Status: store.DestUploading, ExternalID: locked.ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []store.Post{current, stale} {
+		got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range got.Destinations {
+			want, wantID := store.DestUploading, d.ID
+			if p.ID == stale.ID {
+				want, wantID = store.DestQueued, ""
+			}
+			if d.Status != want || d.ExternalID != wantID {
+				t.Errorf("destination %d: %s %q, want %s %q", i, d.Status, d.ExternalID, want, wantID)
+			}
+		}
+	}
+}
+
+// stepJob is a job's step for saveStepsWhileLocked: the destination to status, by a stale job
+// (its seq one past the destination's) or by the current one.
+type stepJob struct {
+	d      store.Destination
+	status string
+	stale  bool
+}
+
+// saveStepsWhileLocked saves every job's step at once through SaveStep, with the
+// destination's id as its external id, while another transaction holds destination locked,
+// and fails the test unless each stale job answered ErrStale and every other one nil.
+func saveStepsWhileLocked(t *testing.T, ctx context.Context, s *store.Store, locked store.Destination, jobs []stepJob) {
+	t.Helper()
 	err := whileHeld(t, ctx, func(hold func(context.Context) error) error {
 		tx, err := s.WriteDB().BeginTx(ctx, nil)
 		if err != nil {
@@ -132,7 +162,7 @@ func TestOpenStepsTogether(t *testing.T) {
 				if j.stale {
 					seq++
 				}
-				_, _, errs[i] = s.SaveStep(ctx, j.d.ID, seq, store.StepUpdate{Status: store.DestUploading, ExternalID: j.d.ID})
+				_, _, errs[i] = s.SaveStep(ctx, j.d.ID, seq, store.StepUpdate{Status: j.status, ExternalID: j.d.ID})
 			})
 		}
 		wg.Wait()
@@ -145,23 +175,5 @@ func TestOpenStepsTogether(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, _, err := s.SaveStep(ctx, locked.ID, locked.Seq, store.StepUpdate{Status: store.DestUploading, ExternalID: locked.ID}); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []store.Post{current, stale} {
-		got, err := s.GetPost(ctx, ca.Account.ID, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, d := range got.Destinations {
-			want, wantID := store.DestUploading, d.ID
-			if p.ID == stale.ID {
-				want, wantID = store.DestQueued, ""
-			}
-			if d.Status != want || d.ExternalID != wantID {
-				t.Errorf("destination %d: %s %q, want %s %q", i, d.Status, d.ExternalID, want, wantID)
-			}
-		}
 	}
 }

@@ -100,7 +100,6 @@ func (s *Store) runSettlingSteps(batch []*settlingCall) {
 type settlingPost struct {
 	post  lockedPost
 	dests []destinationStatus
-	seqs  []int // each destination's seq, as dests
 	// total is the number of the post's destinations, locked or not: the lock skipped some
 	// when it read fewer.
 	total int
@@ -133,10 +132,10 @@ func (t *Tx) lockSettlingPosts(ctx context.Context, calls []*settlingCall) (map[
 	byDestination := make(map[string]*settlingPost)
 	for rows.Next() {
 		var post lockedPost
-		var total, seq int
+		var total int
 		var d destinationStatus
 		if err := rows.Scan(&post.id, &post.accountID, &post.status, &post.noWebhooks, &total,
-			&d.id, &seq, &d.status, &d.publishedAt); err != nil {
+			&d.id, &d.seq, &d.status, &d.publishedAt); err != nil {
 			return nil, fmt.Errorf("store: lock settling posts: %w", err)
 		}
 		p := posts[post.id]
@@ -144,7 +143,7 @@ func (t *Tx) lockSettlingPosts(ctx context.Context, calls []*settlingCall) (map[
 			p = &settlingPost{post: post, total: total}
 			posts[post.id] = p
 		}
-		p.dests, p.seqs = append(p.dests, d), append(p.seqs, seq)
+		p.dests = append(p.dests, d)
 		byDestination[d.id] = p
 	}
 	if err := rows.Err(); err != nil {
@@ -186,19 +185,16 @@ func (p *settlingPost) settle() bool {
 		return false
 	}
 	var dests postDestinations
-	for i, d := range p.dests {
+	for _, d := range p.dests {
 		calls := 0
 		for _, c := range p.calls {
 			if c.id != d.id {
 				continue
 			}
-			if calls++; calls > 1 || c.seq != p.seqs[i] || Settled(d.status) {
+			if calls++; calls > 1 || c.seq != d.seq || Settled(d.status) {
 				return false
 			}
-			d.status = c.u.Status
-			if !d.publishedAt.Valid && c.u.Status == DestPublished {
-				d.publishedAt = sql.NullTime{Time: c.at, Valid: true}
-			}
+			d.apply(c.u, c.at)
 		}
 		dests.add(d.status, d.publishedAt)
 	}
@@ -214,28 +210,21 @@ func (p *settlingPost) settle() bool {
 // of their keys, so that two batches wait for each other's rows, if at all, in one order.
 func (t *Tx) writeSettledPosts(ctx context.Context, posts []*settlingPost) error {
 	var (
-		ids, statuses, externalIDs, urls []string
-		messages, errs, categories, days []string
-		states                           []*string
-		attempts, order                  []int64
-		publishedAts                     []*time.Time
-		updatedAts                       []time.Time
-		postIDs, postStatuses            []string
-		postPublished                    []*time.Time
-		postUpdated                      []time.Time
-		changed                          []bool
+		steps                 stepRows
+		days                  []string
+		order                 []int64
+		publishedAts          []*time.Time
+		updatedAts            []time.Time
+		postIDs, postStatuses []string
+		postPublished         []*time.Time
+		postUpdated           []time.Time
+		changed               []bool
 	)
 	for _, p := range posts {
 		last := time.Time{}
 		for _, c := range p.calls {
-			ids, statuses, externalIDs, urls = append(ids, c.id), append(statuses, c.u.Status), append(externalIDs, c.u.ExternalID), append(urls, c.u.URL)
-			messages, errs, categories = append(messages, c.u.Message), append(errs, c.u.Error), append(categories, c.u.ErrorCategory)
-			var state *string
-			if c.u.State != nil {
-				st := string(c.u.State)
-				state = &st
-			}
-			states, attempts, order = append(states, state), append(attempts, int64(c.u.Attempts)), append(order, int64(len(order)))
+			steps.add(c.id, c.u)
+			order = append(order, int64(len(order)))
 			var publishedAt *time.Time
 			if c.u.Status == DestPublished {
 				publishedAt = &c.at
@@ -251,15 +240,10 @@ func (t *Tx) writeSettledPosts(ctx context.Context, posts []*settlingPost) error
 	}
 	// The processes waiting for a post hear of its new status at commit (notify.go).
 	rows, err := t.tx.QueryContext(ctx, `WITH v AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-				$7::text[], $8::text[], $9::int[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::int[])
-				AS v(id, status, state, external_id, url, message, error, error_category, attempts,
-					published_at, updated_at, day, ord)
+			SELECT * FROM unnest(`+stepRowsUnnest+`, $10::timestamptz[], $11::timestamptz[], $12::text[], $13::int[])
+				AS v(`+stepRowsColumns+`, published_at, updated_at, day, ord)
 		), step AS (
-			UPDATE destinations d SET status = v.status, state = COALESCE(v.state, d.state),
-				external_id = CASE WHEN v.external_id = '' THEN d.external_id ELSE v.external_id END,
-				url = CASE WHEN v.url = '' THEN d.url ELSE v.url END, message = v.message, error = v.error,
-				error_category = v.error_category, attempts = v.attempts,
+			UPDATE destinations d SET `+setStepFromV+`,
 				published_at = COALESCE(d.published_at, v.published_at), updated_at = v.updated_at
 			FROM v WHERE d.id = v.id
 		), pv AS (
@@ -292,8 +276,7 @@ func (t *Tx) writeSettledPosts(ctx context.Context, posts []*settlingPost) error
 				posts = figure_totals.posts + excluded.posts, first_posts = figure_totals.first_posts + excluded.first_posts
 		)
 		SELECT pg_notify('`+postSettledChannel+`', id::text) FROM pv WHERE changed`,
-		ids, statuses, states, externalIDs, urls, messages, errs, categories, attempts, publishedAts, updatedAts, days, order,
-		postIDs, postStatuses, postPublished, postUpdated, changed, DestPublished)
+		steps.args(publishedAts, updatedAts, days, order, postIDs, postStatuses, postPublished, postUpdated, changed, DestPublished)...)
 	if err != nil {
 		return fmt.Errorf("store: save settling steps: %w", err)
 	}

@@ -2,10 +2,8 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,19 +172,14 @@ func TestSettlingTogether(t *testing.T) {
 	defer cancel()
 	ca := newAccount(t, s, "a")
 	const posts = 10 // the account's monthly limit
-	type job struct {
-		d      store.Destination
-		status string
-		stale  bool
-	}
-	var jobs []job
+	var jobs []stepJob
 	var lockedPost store.Post
 	for i := range posts {
 		p := newPostOn(t, s, ca, fmt.Sprint("p", i), nil, "youtube", "telegram")
 		if i == 0 {
-			// Its first destination is locked; only its second settles in the rush.
+			// Its first destination is locked; both settle after the rush (the second would
+			// wait in it for the post's lock).
 			lockedPost = p
-			jobs = append(jobs, job{p.Destinations[1], store.DestPublished, false})
 			continue
 		}
 		// Every third post's telegram destination fails; every fifth's has a stale job
@@ -195,48 +188,12 @@ func TestSettlingTogether(t *testing.T) {
 		if i%3 == 0 {
 			second = store.DestFailed
 		}
-		jobs = append(jobs, job{p.Destinations[0], store.DestPublished, false}, job{p.Destinations[1], second, false})
+		jobs = append(jobs, stepJob{p.Destinations[0], store.DestPublished, false}, stepJob{p.Destinations[1], second, false})
 		if i%5 == 0 {
-			jobs = append(jobs, job{p.Destinations[0], store.DestFailed, true})
+			jobs = append(jobs, stepJob{p.Destinations[0], store.DestFailed, true})
 		}
 	}
-	locked := lockedPost.Destinations[0]
-	err := whileHeld(t, ctx, func(hold func(context.Context) error) error {
-		tx, err := s.WriteDB().BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM destinations WHERE id = $1 FOR UPDATE`, locked.ID); err != nil {
-			return err
-		}
-		return hold(ctx)
-	}, func(ctx context.Context) error {
-		var wg sync.WaitGroup
-		errs := make([]error, len(jobs))
-		for i, j := range jobs {
-			if j.d.PostID == lockedPost.ID {
-				continue // it waits for the lock; run below
-			}
-			wg.Go(func() {
-				seq := j.d.Seq
-				if j.stale {
-					seq++
-				}
-				_, _, errs[i] = s.SaveStep(ctx, j.d.ID, seq, store.StepUpdate{Status: j.status, ExternalID: j.d.ID})
-			})
-		}
-		wg.Wait()
-		for i, err := range errs {
-			if jobs[i].stale && !errors.Is(err, store.ErrStale) || !jobs[i].stale && err != nil {
-				return fmt.Errorf("job %d: %v (stale: %v)", i, err, jobs[i].stale)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	saveStepsWhileLocked(t, ctx, s, lockedPost.Destinations[0], jobs)
 	for _, d := range lockedPost.Destinations {
 		if _, _, err := s.SaveStep(ctx, d.ID, d.Seq, store.StepUpdate{Status: store.DestPublished, ExternalID: d.ID}); err != nil {
 			t.Fatal(err)
