@@ -1,9 +1,11 @@
 package connect
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,13 +20,16 @@ type SandboxBehavior struct {
 	ProcessingMS *int     `json:"processing_ms,omitempty"`
 	Fail         string   `json:"fail,omitempty"`
 	FailRate     *float64 `json:"fail_rate,omitempty"`
+	// DailyQuotaUnits sets the YouTube simulator's daily quota of units (negative: none).
+	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 }
 
 // SandboxFailures are the values of SandboxBehavior.Fail.
 var SandboxFailures = []string{"none", "reject", "unavailable", "auth", "rate_limit", "flaky"}
 
-// Check adds what is wrong with b to f, under sandbox_behavior.*.
-func (b *SandboxBehavior) Check(f *apierr.Fields) {
+// Check adds what is wrong with b, for a channel of platformName, to f, under
+// sandbox_behavior.*.
+func (b *SandboxBehavior) Check(platformName string, f *apierr.Fields) {
 	if b.ProcessingMS != nil && (*b.ProcessingMS < 0 || *b.ProcessingMS > 600000) {
 		f.Add("sandbox_behavior.processing_ms", "must be between 0 and 600000")
 	}
@@ -34,20 +39,39 @@ func (b *SandboxBehavior) Check(f *apierr.Fields) {
 	if b.FailRate != nil && (*b.FailRate < 0 || *b.FailRate > 1) {
 		f.Add("sandbox_behavior.fail_rate", "must be between 0 and 1")
 	}
+	if b.DailyQuotaUnits != nil && platformName != platform.YouTube {
+		// Only YouTube counts a quota in units; the other simulators' limits are counts of
+		// posts or requests, as their platforms' are.
+		f.Add("sandbox_behavior.daily_quota_units", "applies to YouTube sandbox channels only")
+	}
 }
 
-// SandboxChannel is a new channel of project on platformName's built-in simulator, as an
-// account of its own there; name may be empty (a default is chosen). It is not stored yet.
-func SandboxChannel(project store.Project, platformName, name string, b SandboxBehavior) store.Channel {
+// NewSandboxChannel is a new channel of project on platformName's built-in simulator, as an
+// account of its own there; it is not stored yet. name may be empty: the channel is then
+// named after the platform, numbered from the second sandbox channel of that name in the
+// project on ("TikTok sandbox 2"), so that two of them can be told apart.
+func NewSandboxChannel(ctx context.Context, st *store.Store, project store.Project, platformName, name string, b SandboxBehavior) (store.Channel, error) {
+	if name == "" {
+		existing, err := st.ListChannels(ctx, project.AccountID, project.ID)
+		if err != nil {
+			return store.Channel{}, err
+		}
+		taken := make(map[string]bool, len(existing))
+		for _, c := range existing {
+			taken[c.Name] = true
+		}
+		base := platform.DisplayName(platformName) + " sandbox"
+		name = base
+		for n := 2; taken[name]; n++ {
+			name = fmt.Sprintf("%s %d", base, n)
+		}
+	}
 	c := store.Channel{AccountID: project.AccountID, ProjectID: project.ID, Platform: platformName, Name: name, Sandbox: true}
 	c.ExternalAccountID = "sbx_" + randomHex(8)
 	c.Username = SandboxUsername(platformName, c.ExternalAccountID)
-	if c.Name == "" {
-		c.Name = platform.DisplayName(platformName) + " sandbox"
-	}
 	raw, _ := json.Marshal(b)
 	c.SandboxBehavior = string(raw)
-	return c
+	return c, nil
 }
 
 // SandboxUsername is the username of a simulated account.

@@ -127,7 +127,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 			f.Add("credentials", "a sandbox channel takes no credentials")
 		}
 		if req.SandboxBehavior != nil {
-			req.SandboxBehavior.Check(&f)
+			req.SandboxBehavior.Check(req.Platform, &f)
 		}
 	} else {
 		if req.SandboxBehavior != nil {
@@ -151,7 +151,9 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 		if req.SandboxBehavior != nil {
 			behavior = *req.SandboxBehavior
 		}
-		c = connect.SandboxChannel(project, req.Platform, req.Name, behavior)
+		if c, err = connect.NewSandboxChannel(r.Context(), s.store, project, req.Platform, req.Name, behavior); err != nil {
+			return err
+		}
 	} else {
 		if c, err = connect.CredentialChannel(r.Context(), s.connector, s.access, project, req.Platform, req.Name, req.Credentials); err != nil {
 			return err

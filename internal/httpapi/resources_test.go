@@ -75,7 +75,39 @@ func TestChannels(t *testing.T) {
 			t.Errorf("capabilities: %v", caps)
 		}
 		sandboxID := ch["id"].(string)
-
+		// Two sandbox channels of one platform are told apart by their names; a name given
+		// is kept. YouTube's sandbox channels may set their simulated daily quota.
+		if ch["name"] != "TikTok sandbox" {
+			t.Errorf("first sandbox channel named %v", ch["name"])
+		}
+		var more []string
+		for _, c := range []struct {
+			platform, name, want string
+			behavior             map[string]any
+		}{
+			{"tiktok", "", "TikTok sandbox 2", nil},
+			{"tiktok", "Mine", "Mine", nil},
+			{"tiktok", "", "TikTok sandbox 3", nil},
+			{"youtube", "", "YouTube sandbox", map[string]any{"daily_quota_units": -1}},
+		} {
+			body := map[string]any{"project_id": e.a.ProjectID, "platform": c.platform, "sandbox": true}
+			if c.name != "" {
+				body["name"] = c.name
+			}
+			if c.behavior != nil {
+				body["sandbox_behavior"] = c.behavior
+			}
+			r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: body})
+			if r.Code != 201 || r.JSON["channel"].(map[string]any)["name"] != c.want {
+				t.Fatalf("sandbox channel: %d %s; want named %q", r.Code, r.Body, c.want)
+			}
+			more = append(more, r.JSON["channel"].(map[string]any)["id"].(string))
+		}
+		for _, id := range more {
+			if r := e.do(req{Method: "DELETE", Path: "/api/v1/channels/" + id, Key: e.a.Key}); r.Code != 200 {
+				t.Errorf("delete: %d %s", r.Code, r.Body)
+			}
+		}
 		// A token channel: credentials sealed, never echoed.
 		token := "123456789:AAH" + strings.Repeat("x", 32)
 		r = e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: map[string]any{
@@ -151,27 +183,28 @@ func TestChannelValidation(t *testing.T) {
 			body  map[string]any
 			field string
 		}{
-			"no project":             {map[string]any{"platform": "youtube", "sandbox": true}, "project_id"},
-			"bad project id":         {map[string]any{"project_id": "p1", "platform": "youtube", "sandbox": true}, "project_id"},
-			"unknown platform":       {map[string]any{"project_id": p, "platform": "myspace", "sandbox": true}, "platform"},
-			"upper-case platform":    {map[string]any{"project_id": p, "platform": "YouTube", "sandbox": true}, "platform"},
-			"no credentials":         {map[string]any{"project_id": p, "platform": "bluesky"}, "credentials"},
-			"missing credential":     {map[string]any{"project_id": p, "platform": "bluesky", "credentials": map[string]any{"handle": "a.bsky.social"}}, "credentials.app_password"},
-			"unknown credential":     {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://discord.com/api/webhooks/123456/abcdefghijklmnopqrstuvwxyz", "password": "x"}}, "credentials.password"},
-			"bad webhook":            {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://evil.example/api/webhooks/1/2"}}, "credentials.webhook_url"},
-			"webhook and bot":        {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://discord.com/api/webhooks/123456/abcdefghijklmnopqrstuvwxyz", "bot_token": "x"}}, "credentials"},
-			"bot without channel":    {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"bot_token": "x"}}, "credentials"},
-			"bad channel id":         {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"bot_token": "x", "channel_id": "general"}}, "credentials.channel_id"},
-			"bad bot token":          {map[string]any{"project_id": p, "platform": "telegram", "credentials": map[string]any{"bot_token": "nope", "chat_id": "1"}}, "credentials.bot_token"},
-			"bad handle":             {map[string]any{"project_id": p, "platform": "bluesky", "credentials": map[string]any{"handle": "not a handle", "app_password": "x"}}, "credentials.handle"},
-			"bad instance":           {map[string]any{"project_id": p, "platform": "mastodon", "credentials": map[string]any{"instance_url": "mastodon.social", "access_token": "t"}}, "credentials.instance_url"},
-			"blank credential":       {map[string]any{"project_id": p, "platform": "youtube", "credentials": map[string]any{"access_token": " "}}, "credentials.access_token"},
-			"sandbox with creds":     {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "credentials": map[string]any{"access_token": "t"}}, "credentials"},
-			"behavior without sbx":   {map[string]any{"project_id": p, "platform": "youtube", "sandbox_behavior": map[string]any{"fail": "reject"}, "credentials": map[string]any{"access_token": "t"}}, "sandbox_behavior"},
-			"unknown failure":        {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"fail": "explode"}}, "sandbox_behavior.fail"},
-			"fail rate out of range": {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"fail_rate": 1.5}}, "sandbox_behavior.fail_rate"},
-			"negative processing":    {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"processing_ms": -1}}, "sandbox_behavior.processing_ms"},
-			"long name":              {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "name": strings.Repeat("n", 101)}, "name"},
+			"no project":              {map[string]any{"platform": "youtube", "sandbox": true}, "project_id"},
+			"bad project id":          {map[string]any{"project_id": "p1", "platform": "youtube", "sandbox": true}, "project_id"},
+			"unknown platform":        {map[string]any{"project_id": p, "platform": "myspace", "sandbox": true}, "platform"},
+			"upper-case platform":     {map[string]any{"project_id": p, "platform": "YouTube", "sandbox": true}, "platform"},
+			"no credentials":          {map[string]any{"project_id": p, "platform": "bluesky"}, "credentials"},
+			"missing credential":      {map[string]any{"project_id": p, "platform": "bluesky", "credentials": map[string]any{"handle": "a.bsky.social"}}, "credentials.app_password"},
+			"unknown credential":      {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://discord.com/api/webhooks/123456/abcdefghijklmnopqrstuvwxyz", "password": "x"}}, "credentials.password"},
+			"bad webhook":             {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://evil.example/api/webhooks/1/2"}}, "credentials.webhook_url"},
+			"webhook and bot":         {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"webhook_url": "https://discord.com/api/webhooks/123456/abcdefghijklmnopqrstuvwxyz", "bot_token": "x"}}, "credentials"},
+			"bot without channel":     {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"bot_token": "x"}}, "credentials"},
+			"bad channel id":          {map[string]any{"project_id": p, "platform": "discord", "credentials": map[string]any{"bot_token": "x", "channel_id": "general"}}, "credentials.channel_id"},
+			"bad bot token":           {map[string]any{"project_id": p, "platform": "telegram", "credentials": map[string]any{"bot_token": "nope", "chat_id": "1"}}, "credentials.bot_token"},
+			"bad handle":              {map[string]any{"project_id": p, "platform": "bluesky", "credentials": map[string]any{"handle": "not a handle", "app_password": "x"}}, "credentials.handle"},
+			"bad instance":            {map[string]any{"project_id": p, "platform": "mastodon", "credentials": map[string]any{"instance_url": "mastodon.social", "access_token": "t"}}, "credentials.instance_url"},
+			"blank credential":        {map[string]any{"project_id": p, "platform": "youtube", "credentials": map[string]any{"access_token": " "}}, "credentials.access_token"},
+			"sandbox with creds":      {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "credentials": map[string]any{"access_token": "t"}}, "credentials"},
+			"behavior without sbx":    {map[string]any{"project_id": p, "platform": "youtube", "sandbox_behavior": map[string]any{"fail": "reject"}, "credentials": map[string]any{"access_token": "t"}}, "sandbox_behavior"},
+			"unknown failure":         {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"fail": "explode"}}, "sandbox_behavior.fail"},
+			"fail rate out of range":  {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"fail_rate": 1.5}}, "sandbox_behavior.fail_rate"},
+			"negative processing":     {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"processing_ms": -1}}, "sandbox_behavior.processing_ms"},
+			"long name":               {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "name": strings.Repeat("n", 101)}, "name"},
+			"quota units not YouTube": {map[string]any{"project_id": p, "platform": "tiktok", "sandbox": true, "sandbox_behavior": map[string]any{"daily_quota_units": 100}}, "sandbox_behavior.daily_quota_units"},
 		}
 		for name, c := range cases {
 			r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: c.body})

@@ -160,17 +160,16 @@ func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Accou
 	if err != nil {
 		return sim.Account{}, err
 	}
-	var stored struct {
-		ProcessingMS *int    `json:"processing_ms"`
-		Fail         string  `json:"fail"`
-		FailRate     float64 `json:"fail_rate"`
-	}
+	var stored connect.SandboxBehavior
 	if err := json.Unmarshal([]byte(c.SandboxBehavior), &stored); err != nil {
 		return sim.Account{}, err
 	}
-	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, FailRate: stored.FailRate}
+	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, DailyQuotaUnits: stored.DailyQuotaUnits}
 	if stored.ProcessingMS != nil {
 		b.ProcessingMS = *stored.ProcessingMS
+	}
+	if stored.FailRate != nil {
+		b.FailRate = *stored.FailRate
 	}
 	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, nil
 }

@@ -57,7 +57,7 @@ func TestSandboxSimulators(t *testing.T) {
 			}
 			return r.JSON["channel"].(map[string]any)["external_account_id"].(string)
 		}
-		alice := newChannel(e.a.Key, e.a.ProjectID, map[string]any{"processing_ms": 1200, "fail": "flaky", "fail_rate": 0.25})
+		alice := newChannel(e.a.Key, e.a.ProjectID, map[string]any{"processing_ms": 1200, "fail": "flaky", "fail_rate": 0.25, "daily_quota_units": 3200})
 		plain := newChannel(e.a.Key, e.a.ProjectID, nil)
 		bob := newChannel(e.b.Key, e.b.ProjectID, nil)
 
@@ -72,7 +72,7 @@ func TestSandboxSimulators(t *testing.T) {
 		}
 		code, out := upload(sim.SandboxToken(sandboxKey, "youtube", alice), "alice's video")
 		b, _ := out["behavior"].(map[string]any)
-		if code != 201 || out["account"] != alice || b["processing_ms"] != float64(1200) || b["fail"] != "flaky" || b["fail_rate"] != 0.25 {
+		if code != 201 || out["account"] != alice || b["processing_ms"] != float64(1200) || b["fail"] != "flaky" || b["fail_rate"] != 0.25 || b["daily_quota_units"] != float64(3200) {
 			t.Fatalf("alice's upload: %d %v", code, out)
 		}
 		if out["base"] != "http://reelay.test/sandbox/youtube" {

@@ -112,7 +112,7 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 		}
 		b.FailRate = &x
 	}
-	b.Check(&f)
+	b.Check(form.Platform, &f)
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
 		return err
@@ -124,7 +124,11 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: form, Errors: f,
 			Error: "The channel was not connected: see the messages beside the fields."})
 	}
-	if _, _, err := h.o.Store.SaveChannel(r.Context(), connect.SandboxChannel(p.Project, form.Platform, form.Name, b)); err != nil {
+	c, err := connect.NewSandboxChannel(r.Context(), h.o.Store, p.Project, form.Platform, form.Name, b)
+	if err != nil {
+		return err
+	}
+	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)

@@ -510,7 +510,7 @@ func TestBadOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			subs := append(sim.RedditDefaultSubreddits(), sim.RedditSubreddit{Name: "reelay_strict", AllowVideos: true, TitleMinLength: 10})
-			e := newEnv(t, sim.Behavior{}, sim.RedditOptions{Subreddits: subs}, Config{})
+			e := newEnv(t, sim.Behavior{}, sim.RedditOptions{Subreddits: subs, OnlyListed: true}, Config{})
 			d := e.dest(providertest.ShortVideo(), c.options)
 			if c.ctype != "" {
 				d.Video.ContentType = c.ctype
@@ -608,7 +608,7 @@ func TestOptions(t *testing.T) {
 
 func TestSubredditOptions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{}, sim.RedditOptions{OnlyListed: true}, Config{})
 	creds := map[string]string{"access_token": token}
 	opts, err := e.prov.SubredditOptions(context.Background(), e.BaseURL, creds, "r/REELAY_FLAIR")
 	if err != nil {

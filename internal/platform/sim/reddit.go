@@ -32,7 +32,8 @@ package sim
 //     video_poster_url (an uploaded image's URL), nsfw, spoiler, sendreplies, resubmit,
 //     flair_id, flair_text answers {"json":{"errors":[[CODE, message, field]...],"data":
 //     {"user_submitted_page","websocket_url"}}}. Error codes: SUBREDDIT_REQUIRED,
-//     SUBREDDIT_NOEXIST, NO_TEXT, TOO_LONG (title over 300), NO_VIDEOS (the subreddit does not
+//     SUBREDDIT_NOEXIST (a malformed name, or with RedditOptions.OnlyListed one not listed:
+//     every other well-formed name is an open community that takes video, see sub), NO_TEXT, TOO_LONG (title over 300), NO_VIDEOS (the subreddit does not
 //     allow video), SUBMIT_VALIDATION_FLAIR_REQUIRED (field "flair", "Your post must contain
 //     post flair."), BAD_FLAIR_TEMPLATE_ID, BAD_URL (url or video_poster_url not an object
 //     this account uploaded), INVALID_OPTION (a kind other than video: the simulator only
@@ -167,8 +168,12 @@ func RedditDefaultSubreddits() []RedditSubreddit {
 // RedditOptions tunes the simulator; the zero value is the default set of communities and
 // Reddit's documented behaviour.
 type RedditOptions struct {
-	// Subreddits are the communities that exist (nil: RedditDefaultSubreddits).
+	// Subreddits are the communities with rules of their own (nil: RedditDefaultSubreddits).
+	// Any other well-formed name is an open community that takes video, unless OnlyListed.
 	Subreddits []RedditSubreddit
+	// OnlyListed makes Subreddits the only communities that exist, for tests of what Reddit
+	// answers for a name nobody has taken.
+	OnlyListed bool
 	// Subscriptions lists, per account ID, the subreddit names the account is subscribed to
 	// (what /subreddits/mine/subscriber answers); an account not in it is subscribed to all.
 	Subscriptions map[string][]string
@@ -547,8 +552,35 @@ func (rd *Reddit) mine(w http.ResponseWriter, r *http.Request, a Account) {
 		"after": next, "before": nil, "dist": len(children), "children": children, "modhash": nil}})
 }
 
+// sub is the community of that name: one of RedditOptions.Subreddits with its rules, or, for
+// any other well-formed name, an open community that takes video. The sandbox's channel
+// options tell users that any subreddit name works, as it does on Reddit for the communities
+// that exist; a sandbox cannot list every community, so every well-formed name is one. A
+// malformed name is no community (SUBREDDIT_NOEXIST, 404).
 func (rd *Reddit) sub(name string) *RedditSubreddit {
-	return rd.subs[strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(name, "r/"), "/r/"))]
+	name = strings.TrimPrefix(strings.TrimPrefix(name, "r/"), "/r/")
+	if s, ok := rd.subs[strings.ToLower(name)]; ok {
+		return s
+	}
+	if rd.opts.OnlyListed || !redditValidName(name) {
+		return nil
+	}
+	return &RedditSubreddit{Name: name, Title: name, AllowVideos: true}
+}
+
+// redditValidName reports whether name can be a subreddit's: 3 to 21 letters, digits or
+// underscores, as Reddit's community creation form requires (two-letter names exist from
+// before that rule and are taken too).
+func redditValidName(name string) bool {
+	if len(name) < 2 || len(name) > 21 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func (rd *Reddit) about(w http.ResponseWriter, _ Account, name string) {

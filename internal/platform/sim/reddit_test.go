@@ -284,7 +284,7 @@ func TestRedditSubmitRefusals(t *testing.T) {
 		code string
 	}{
 		{base("sr", ""), "SUBREDDIT_REQUIRED"},
-		{base("sr", "nope_nope"), "SUBREDDIT_NOEXIST"},
+		{base("sr", "no-such-name"), "SUBREDDIT_NOEXIST"},
 		{base("sr", "reelay_textonly"), "NO_VIDEOS"},
 		{base("sr", "reelay_flair"), "SUBMIT_VALIDATION_FLAIR_REQUIRED"},
 		{base("sr", "reelay_flair", "flair_id", "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b03"), "BAD_FLAIR_TEMPLATE_ID"},
@@ -346,6 +346,46 @@ func TestRedditProcessing(t *testing.T) {
 	}
 }
 
+// TestRedditAnyOtherCommunity: the channel options say any other subreddit name works, so a
+// well-formed name the simulator does not list is an open community that takes video, while
+// the listed ones keep their rules.
+func TestRedditAnyOtherCommunity(t *testing.T) {
+	t.Parallel()
+	e := newRedditEnv(t, Behavior{})
+	for _, c := range []struct {
+		path, want string
+		status     int
+	}{
+		{"/r/test/about", `"allow_videos":true`, 200},
+		{"/r/Some_Community/about", `"display_name":"Some_Community"`, 200},
+		{"/api/v1/test/post_requirements", `"is_flair_required":false`, 200},
+		{"/r/test/api/link_flair_v2", "", 403},
+		{"/r/reelay_textonly/about", `"allow_videos":false`, 200},
+		{"/r/reelay_flair/api/link_flair_v2", "Original content", 200},
+		{"/r/x-y/about", "", 404},
+	} {
+		resp, b := e.call(http.MethodGet, c.path, nil, nil)
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s: %d %s; want %d with %s", c.path, resp.StatusCode, b, c.status, c.want)
+		}
+	}
+	vl, pl := e.lease("video/mp4"), e.lease("image/png")
+	if status, body := e.upload(vl, []byte("video bytes"), nil); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if status, body := e.upload(pl, redditTestPNG(), nil); status != 201 {
+		t.Fatalf("%d %s", status, body)
+	}
+	form := url.Values{"api_type": {"json"}, "kind": {"video"}, "sr": {"test"}, "title": {"t"},
+		"url": {"http:" + vl.Args.Action + "/" + e.key(vl)}, "video_poster_url": {"http:" + pl.Args.Action + "/" + e.key(pl)}}
+	if resp, b := e.call(http.MethodPost, "/api/submit", form, nil); resp.StatusCode != 200 || !strings.Contains(string(b), `"errors":[]`) {
+		t.Fatalf("submit to r/test: %d %s", resp.StatusCode, b)
+	}
+	if p := e.sim.Posts("t2_u1"); len(p) != 1 || p[0].Subreddit != "test" {
+		t.Fatalf("posts %+v", p)
+	}
+}
+
 func TestRedditListings(t *testing.T) {
 	t.Parallel()
 	e := newRedditEnv(t, Behavior{})
@@ -368,7 +408,7 @@ func TestRedditListings(t *testing.T) {
 		t.Fatalf("second page %s", b)
 	}
 	for path, want := range map[string]int{
-		"/r/reelay_flair/about": 200, "/r/nope_nope/about": 404, "/api/v1/reelay_flair/post_requirements": 200,
+		"/r/reelay_flair/about": 200, "/r/no-such-name/about": 404, "/api/v1/reelay_flair/post_requirements": 200,
 		"/r/reelay_flair/api/link_flair_v2": 200, "/r/reelay_shorts/api/link_flair_v2": 403, "/nowhere": 404,
 	} {
 		if resp, b := e.call(http.MethodGet, path, nil, nil); resp.StatusCode != want {

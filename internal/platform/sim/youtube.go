@@ -182,6 +182,12 @@ var ytVideoParts = map[string]bool{
 	"paidProductPlacementDetails": true,
 }
 
+// ytQuotaReset is when the quota day of now ends: the next midnight Pacific Time.
+func ytQuotaReset(now time.Time) time.Time {
+	y, m, d := now.In(ytPacific).Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, ytPacific)
+}
+
 // ytPacific is where YouTube's quota day ends.
 var ytPacific = func() *time.Location {
 	if l, err := time.LoadLocation("America/Los_Angeles"); err == nil {
@@ -435,10 +441,11 @@ func (s *ytSim) fault(acct Account) *ytErr {
 
 // charge takes units of the account's quota for today; extraUpload counts an upload against
 // the daily upload cap.
-func (s *ytSim) charge(account string, units int, upload bool, now time.Time) *ytErr {
+func (s *ytSim) charge(acct Account, units int, upload bool, now time.Time) *ytErr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	day := now.In(ytPacific).Format("2006-01-02")
+	account := acct.ID
 	u := s.usage[account]
 	if u == nil || u.day != day {
 		u = &ytUsage{day: day}
@@ -447,9 +454,18 @@ func (s *ytSim) charge(account string, units int, upload bool, now time.Time) *y
 	if upload && s.opt.DailyUploads > 0 && u.uploads >= s.opt.DailyUploads {
 		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload.")
 	}
-	if s.opt.DailyQuota > 0 && u.units+units > s.opt.DailyQuota {
+	quota := s.opt.DailyQuota
+	if acct.Behavior.DailyQuotaUnits != nil {
+		quota = *acct.Behavior.DailyQuotaUnits
+	}
+	if quota >= 0 && u.units+units > quota {
+		// Google's own sentence, then what a sandbox user needs and Google would not say:
+		// that the quota is simulated, when it comes back, and how to change it.
 		return ytError(403, "youtube.quota", "quotaExceeded",
-			`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>.`)
+			`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>. `+
+				`(reelay's sandbox simulates YouTube's daily quota: %d units for this channel, of which %d are left; this call costs %d, an upload %d. `+
+				`It resets at midnight Pacific Time, %s (in %s). Set sandbox_behavior.daily_quota_units on the channel to change it, or a negative number for none.)`,
+			quota, max(quota-u.units, 0), units, s.opt.InsertCost, ytQuotaReset(now).UTC().Format(time.RFC3339), ytQuotaReset(now).Sub(now).Round(time.Minute))
 	}
 	u.units += units
 	if upload {
@@ -526,7 +542,7 @@ func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Accoun
 	if e != nil {
 		return e
 	}
-	if e := s.charge(acct.ID, s.opt.InsertCost, true, now); e != nil {
+	if e := s.charge(acct, s.opt.InsertCost, true, now); e != nil {
 		return e
 	}
 	sess := &ytSession{
@@ -1057,7 +1073,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	if e := ytCheckVideoType(ctype); e != nil {
 		return e
 	}
-	if e := s.charge(acct.ID, s.opt.InsertCost, true, now); e != nil {
+	if e := s.charge(acct, s.opt.InsertCost, true, now); e != nil {
 		return e
 	}
 	f := newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
@@ -1097,7 +1113,7 @@ func (s *ytSim) listVideos(w http.ResponseWriter, _ *http.Request, acct Account,
 	if len(ids) > 50 {
 		return ytError(400, "youtube.parameter", "invalidParameter", "The id parameter takes at most 50 ids.")
 	}
-	if e := s.charge(acct.ID, 1, false, now); e != nil {
+	if e := s.charge(acct, 1, false, now); e != nil {
 		return e
 	}
 	items := []map[string]any{}
@@ -1259,7 +1275,7 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Accoun
 	case !ytLooksLikeImage(data):
 		return ytError(400, "youtube.thumbnail", "invalidImage", "The provided image content is invalid.")
 	}
-	if e := s.charge(acct.ID, 50, false, now); e != nil {
+	if e := s.charge(acct, 50, false, now); e != nil {
 		return e
 	}
 	s.mu.Lock()
@@ -1318,7 +1334,7 @@ func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Acco
 	case region != "" && (len(region) != 2 || strings.ToUpper(region) != region):
 		return ytError(400, "youtube.parameter", "invalidRegionCode", "The regionCode parameter specifies an invalid region code.")
 	}
-	if e := s.charge(acct.ID, 1, false, now); e != nil {
+	if e := s.charge(acct, 1, false, now); e != nil {
 		return e
 	}
 	want := map[string]bool{}
@@ -1372,7 +1388,7 @@ func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Accoun
 	case q.Get("mine") != "true" && q.Get("mine") != "false":
 		return ytError(400, "global", "invalidBoolean", "Invalid boolean value: '%s'.", q.Get("mine"))
 	}
-	if e := s.charge(acct.ID, 1, false, now); e != nil {
+	if e := s.charge(acct, 1, false, now); e != nil {
 		return e
 	}
 	items := []map[string]any{}

@@ -297,7 +297,7 @@ func (s *ytSim) listCommentThreads(w http.ResponseWriter, _ *http.Request, acct 
 	default:
 		return ytError(400, "youtube.parameter", "invalidParameter", "Invalid value '%s' for moderationStatus.", status)
 	}
-	if e := s.charge(acct.ID, 1, false, now); e != nil {
+	if e := s.charge(acct, 1, false, now); e != nil {
 		return e
 	}
 	viewer := ytChannelOf(acct).id
@@ -354,7 +354,7 @@ func (s *ytSim) listComments(w http.ResponseWriter, _ *http.Request, acct Accoun
 	if e != nil {
 		return e
 	}
-	if e := s.charge(acct.ID, 1, false, now); e != nil {
+	if e := s.charge(acct, 1, false, now); e != nil {
 		return e
 	}
 	viewer := ytChannelOf(acct).id
@@ -400,7 +400,7 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 	if err != nil || len(raw) > ytMaxMetadataBytes || json.Unmarshal(raw, &in) != nil {
 		return ytError(400, "global", "parseError", "Parse Error")
 	}
-	if e := s.charge(acct.ID, 50, false, now); e != nil {
+	if e := s.charge(acct, 50, false, now); e != nil {
 		return e
 	}
 	parentID, text := in.Snippet.ParentID, in.Snippet.TextOriginal

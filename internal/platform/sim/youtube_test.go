@@ -40,7 +40,11 @@ var ytTestAccounts = StaticAccounts{
 	"tok-slow":   {ID: "slow", Behavior: Behavior{Fail: FailRateLimit, ProcessingMS: -1}},
 	"tok-reject": {ID: "reject", Behavior: Behavior{Fail: FailReject, ProcessingMS: 1000}},
 	"tok-dflt":   {ID: "dflt", Behavior: Behavior{ProcessingMS: -1}},
+	"tok-q2000":  {ID: "q2000", Behavior: Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(2000)}},
+	"tok-noq":    {ID: "noq", Behavior: Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(-1)}},
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func newYTEnv(t *testing.T, opt YouTubeOptions) *ytEnv {
 	t.Helper()
@@ -534,6 +538,36 @@ func TestYouTubeQuota(t *testing.T) {
 		e.start("tok-bob", 1000, ytMeta1)
 		e.clock.Advance(24 * time.Hour)
 		e.start("tok-alice", 1000, ytMeta1)
+	})
+	t.Run("the sandbox's default, and a channel's own", func(t *testing.T) {
+		t.Parallel()
+		e := newYTEnv(t, YouTubeOptions{})
+		refused := func(token string) string {
+			t.Helper()
+			resp, body := e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", token,
+				map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
+			if _, _, reason := ytErrorOf(t, body); resp.StatusCode != 403 || reason != "quotaExceeded" {
+				t.Fatalf("%s over quota: %d %s", token, resp.StatusCode, body)
+			}
+			return string(body)
+		}
+		// 10,000 units a day and 1,600 an upload: six uploads, then the quota is spent. The
+		// message says that the quota is simulated, when it resets (midnight Pacific Time:
+		// 07:00 UTC in March's daylight time) and how to change it.
+		for range 6 {
+			e.start("tok-alice", 1000, ytMeta1)
+		}
+		msg := refused("tok-alice")
+		for _, want := range []string{"exceeded your", "reelay's sandbox simulates", "10000 units", "resets at midnight Pacific Time, 2026-03-11T07:00:00Z (in 19h0m0s)", "sandbox_behavior.daily_quota_units"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %s lacks %q", msg, want)
+			}
+		}
+		e.start("tok-q2000", 1000, ytMeta1)
+		refused("tok-q2000")
+		for range 8 {
+			e.start("tok-noq", 1000, ytMeta1)
+		}
 	})
 	t.Run("uploads per day", func(t *testing.T) {
 		t.Parallel()
