@@ -174,10 +174,20 @@ func New(ctx context.Context, p Params) (*App, error) {
 			platform.Facebook:  "/" + facebook.APIVersion,
 		},
 	}
-	policy, err := userHostPolicy(cfg, simulators)
+	allowHosts, err := media.ParseAllowList(cfg.AllowHosts)
 	if err != nil {
 		a.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", config.EnvName("allow-hosts"), err)
+	}
+	// guard is where connections to hosts users name may go (video and thumbnail URLs,
+	// webhooks, self-hosted platforms).
+	guard := media.Guard(cfg.AllowPrivateURLs, allowHosts)
+	policy := guard
+	if !cfg.AllowPrivateURLs {
+		if policy, err = userHostPolicy(guard, simulators); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	providerTransport := media.SafeTransport(policy)
 	publish.KeepConnections(providerTransport)
@@ -221,7 +231,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 			comments.Sources[name] = src
 		}
 	}
-	fetcher := media.NewFetcher(media.FetcherConfig{AllowPrivate: cfg.AllowPrivateURLs, UserAgent: "reelay/" + p.Version})
+	fetcher := media.NewFetcher(media.FetcherConfig{Policy: guard, UserAgent: "reelay/" + p.Version})
 	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish"),
 		ListeningPoll: p.ListeningPoll}
 	videos, err := aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log)
@@ -251,7 +261,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 			publish.QueueName:  {MaxWorkers: cfg.PublishWorkers},
 		}
 		river.AddWorker(queueCfg.Workers, &webhooks.Worker{
-			Store: st, Box: box, Client: webhooks.NewClient(webhooks.Policy(cfg.AllowPrivateURLs)),
+			Store: st, Box: box, Client: webhooks.NewClient(guard),
 			UserAgent: "reelay-webhooks/" + p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
 			Metrics: webhooks.NewMetrics(p.Registry),
 		})
@@ -306,7 +316,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
 		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
-		Box: box, WebhookPolicy: webhooks.Policy(cfg.AllowPrivateURLs), Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
+		Box: box, WebhookPolicy: guard, Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
 	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
 		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
 		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})
@@ -331,11 +341,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
-		AllowPrivateWebhookURLs: cfg.AllowPrivateURLs,
-		AI:                      engine,
-		AIVideo:                 videos,
-		AIWait:                  cfg.AIWait,
-		Web:                     dashboard,
+		WebhookPolicy: guard,
+		AI:            engine,
+		AIVideo:       videos,
+		AIWait:        cfg.AIWait,
+		Web:           dashboard,
 	})
 	return a, nil
 }
@@ -424,13 +434,9 @@ func (a *App) Close() {
 	a.stop = nil
 }
 
-// userHostPolicy is where requests to hosts users name may go: public addresses, and this
-// server's simulators (sandbox channels of those platforms live there); anywhere when private
-// URLs are allowed (tests).
-func userHostPolicy(cfg *config.Config, simulators string) (media.AddressPolicy, error) {
-	if cfg.AllowPrivateURLs {
-		return func(netip.AddrPort) error { return nil }, nil
-	}
+// userHostPolicy is where requests to hosts users name may go: where guard lets them, and
+// this server's simulators (sandbox channels of those platforms live there).
+func userHostPolicy(guard media.AddressPolicy, simulators string) (media.AddressPolicy, error) {
 	allowed := map[netip.AddrPort]bool{}
 	if u, err := url.Parse(simulators); err == nil && u.Host != "" {
 		port := u.Port()
@@ -451,6 +457,6 @@ func userHostPolicy(cfg *config.Config, simulators string) (media.AddressPolicy,
 		if allowed[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] {
 			return nil
 		}
-		return media.PublicOnly(ap)
+		return guard(ap)
 	}, nil
 }

@@ -26,9 +26,12 @@ type Config struct {
 	SecretKey        string
 	Sandbox          bool
 	AllowPrivateURLs bool
-	PublishWait      time.Duration
-	RetryAttempts    int
-	RetryBaseDelay   time.Duration
+	// AllowHosts is a comma-separated list of host names and CIDRs on the operator's own
+	// network that the address guard lets through (media.ParseAllowList reads it).
+	AllowHosts     string
+	PublishWait    time.Duration
+	RetryAttempts  int
+	RetryBaseDelay time.Duration
 	// PublishWorkers is how many destinations one worker process takes forward at once.
 	PublishWorkers int
 	// MediaRetention is how long a stored video or picture is kept after its last use (taken
@@ -130,6 +133,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.SandboxURL, "sandbox-url", "", "where sandbox channels reach their simulators (default: this server's own, at <public-url>/sandbox/)")
 	fs.BoolVar(&c.Sandbox, "sandbox", true, "serve the built-in platform simulators for sandbox channels")
 	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url, thumbnail_url and webhook URLs point at private addresses (tests only)")
+	fs.StringVar(&c.AllowHosts, "allow-hosts", "", "host names and CIDRs of your own network that webhooks, media URLs and self-hosted platforms (Mastodon, Bluesky PDS) may reach, comma-separated, e.g. nas.local,192.168.1.0/24")
 	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
 	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")

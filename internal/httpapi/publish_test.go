@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,44 @@ func TestPublishRefusesPrivateAddresses(t *testing.T) {
 	}
 	if n := e.blobCount(); n != 0 {
 		t.Errorf("%d files stored", n)
+	}
+	// The refusal names the setting that would open the host, not the address it resolves to.
+	port := ms.URL[strings.LastIndex(ms.URL, ":"):]
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+		"project_id": e.a.ProjectID, "video_url": "http://localhost" + port + "/clip.mp4", "title": "t"}})
+	if msg := r.field("video_url"); r.Code != http.StatusBadRequest || !strings.Contains(msg, "the host localhost resolves to a loopback address") ||
+		!strings.Contains(msg, "REELAY_ALLOW_HOSTS") || strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("refusal: %d %s", r.Code, r.Body)
+	}
+}
+
+// REELAY_ALLOW_HOSTS opens the hosts of the operator's own network it lists, for media URLs
+// and webhooks, and nothing else.
+func TestAllowHosts(t *testing.T) {
+	e := newAppEnv(t, "sqlite", func(c *config.Config) { c.AllowPrivateURLs, c.AllowHosts = false, "localhost,10.20.30.0/24" })
+	e.defaultChannels(e.a)
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	port := ms.URL[strings.LastIndex(ms.URL, ":"):]
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+		"project_id": e.a.ProjectID, "video_url": "http://localhost" + port + "/clip.mp4", "title": "t", "platforms": []string{"youtube"}}})
+	if r.Code != http.StatusOK || ms.hits.Load() == 0 {
+		t.Fatalf("a listed host: %d %s (fetched %d times)", r.Code, r.Body, ms.hits.Load())
+	}
+	for _, u := range []string{"http://127.0.0.2" + port + "/clip.mp4", "http://10.0.0.1/x.mp4"} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: map[string]any{
+			"project_id": e.a.ProjectID, "video_url": u, "title": "t", "platforms": []string{"youtube"}}})
+		if r.Code != http.StatusBadRequest || !strings.Contains(r.field("video_url"), "REELAY_ALLOW_HOSTS") {
+			t.Errorf("%s, not listed: %d %s", u, r.Code, r.Body)
+		}
+	}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer hook.Close()
+	hookPort := hook.URL[strings.LastIndex(hook.URL, ":"):]
+	for u, want := range map[string]int{"http://localhost" + hookPort + "/n8n": http.StatusCreated, "http://127.0.0.2" + hookPort + "/n8n": http.StatusBadRequest} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/webhooks", Key: e.a.Key, Body: map[string]any{"url": u, "events": []string{"post.published"}}})
+		if r.Code != want {
+			t.Errorf("webhook at %s: %d %s, want %d", u, r.Code, r.Body, want)
+		}
 	}
 }
 

@@ -26,7 +26,6 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
-	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // APIPrefix is the base path of the versioned API.
@@ -78,8 +77,8 @@ type Options struct {
 	// and posts replies.
 	Analytics *analytics.Syncer
 	Inbox     *inbox.Service
-	// AllowPrivateWebhookURLs lets webhooks be registered at private addresses (tests only).
-	AllowPrivateWebhookURLs bool
+	// WebhookPolicy is where webhook URLs may point (media.Guard); nil: public addresses only.
+	WebhookPolicy media.AddressPolicy
 	// AI writes copy and storyboards (/ai/adapt, /ai/storyboard/create); the built-in engine
 	// when nil.
 	AI AIEngine
@@ -139,11 +138,14 @@ func New(o Options) *Server {
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
-		webhookPolicy: webhooks.Policy(o.AllowPrivateWebhookURLs),
+		webhookPolicy: o.WebhookPolicy,
 		ai:            o.AI,
 		aiVideo:       o.AIVideo,
 		aiWait:        o.AIWait,
 		web:           o.Web,
+	}
+	if s.webhookPolicy == nil {
+		s.webhookPolicy = media.PublicOnly
 	}
 	if s.ai == nil {
 		s.ai = ai.Builtin{}

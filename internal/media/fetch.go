@@ -204,9 +204,42 @@ func SafeTransport(policy AddressPolicy) *http.Transport {
 // IPv4 addresses (mapped, NAT64, 6to4).
 func PublicOnly(ap netip.AddrPort) error {
 	if reason := blockedReason(ap.Addr()); reason != "" {
-		return fmt.Errorf("%w: %s is a %s address", ErrBlockedAddress, ap.Addr(), reason)
+		return &BlockedError{Reason: reason}
 	}
 	return nil
+}
+
+// BlockedError is an address the guard refused. It names the kind of address and the setting
+// that opens a host of the operator's own network (AllowList), but not the address: what a
+// name resolves to inside the network is not the client's to learn.
+type BlockedError struct {
+	// Host is the host name the connection was for, once known to the caller.
+	Host string
+	// Reason is the kind of address: private, loopback, link-local, ...
+	Reason string
+}
+
+func (e *BlockedError) Error() string {
+	host := "the host"
+	if e.Host != "" {
+		host += " " + e.Host
+	}
+	return fmt.Sprintf("%s resolves to a %s address, which reelay does not connect to: it reaches public addresses, and the hosts and networks of your own that the server's operator lists in REELAY_ALLOW_HOSTS",
+		host, e.Reason)
+}
+
+// Is makes a BlockedError an ErrBlockedAddress.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlockedAddress }
+
+// ForHost names host in err when err is a *BlockedError, and returns err unchanged otherwise.
+func ForHost(err error, host string) error {
+	var be *BlockedError
+	if errors.As(err, &be) {
+		named := *be
+		named.Host = host
+		return &named
+	}
+	return err
 }
 
 var blockedV4 = []struct {
@@ -413,7 +446,7 @@ func fetchError(u *url.URL, err error) error {
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && errors.Is(opErr.Err, ErrBlockedAddress) {
-		return opErr.Err
+		return ForHost(opErr.Err, u.Hostname())
 	}
 	var tooLarge *TooLargeError
 	var upstream *UpstreamError

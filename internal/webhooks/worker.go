@@ -100,15 +100,6 @@ func Enqueuer(q Inserter) store.WebhookEnqueuer {
 	}
 }
 
-// Policy is where deliveries may connect: public addresses only, unless private ones are
-// allowed (REELAY_ALLOW_PRIVATE_URLS, tests). It is media's SSRF guard.
-func Policy(allowPrivate bool) media.AddressPolicy {
-	if allowPrivate {
-		return func(netip.AddrPort) error { return nil }
-	}
-	return media.PublicOnly
-}
-
 // NewClient returns the HTTP client deliveries go through: every connection's address is
 // checked by policy after DNS resolution (media.SafeTransport), each attempt is bounded by
 // RequestTimeout, and redirects are not followed (a 3xx is a failed attempt, as the convention
@@ -148,7 +139,7 @@ type Worker struct {
 
 func (w *Worker) defaults() {
 	if w.Client == nil {
-		w.Client = NewClient(Policy(false))
+		w.Client = NewClient(media.PublicOnly)
 	}
 	if w.UserAgent == "" {
 		w.UserAgent = "reelay-webhooks"
@@ -327,6 +318,10 @@ func describe(err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	var blocked *media.BlockedError
+	if errors.As(err, &blocked) {
+		return blocked
+	}
 	if errors.Is(err, media.ErrBlockedAddress) {
 		return fmt.Errorf("the webhook URL leads to an address reelay does not connect to (%v)", err)
 	}
@@ -374,8 +369,7 @@ func CheckURL(ctx context.Context, raw string, policy media.AddressPolicy) (*url
 	}
 	for _, a := range addrs {
 		if err := policy(netip.AddrPortFrom(a.Unmap(), uint16(p))); err != nil {
-			return nil, fmt.Errorf("the host %s resolves to %s, which reelay does not connect to; webhooks go to public addresses",
-				u.Hostname(), a.Unmap())
+			return nil, media.ForHost(err, u.Hostname())
 		}
 	}
 	return u, nil

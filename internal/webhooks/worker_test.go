@@ -29,7 +29,7 @@ import (
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	public := webhooks.Policy(false)
+	public := media.PublicOnly
 	for _, tc := range []struct {
 		url    string
 		policy media.AddressPolicy
@@ -51,7 +51,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://no-such-host.invalid/x", public, false},
 		{"https://" + strings.Repeat("a", 2050), public, false},
 		// Private addresses only when allowed (tests).
-		{"http://127.0.0.1:8080/x", webhooks.Policy(true), true},
+		{"http://127.0.0.1:8080/x", media.Guard(true, nil), true},
 	} {
 		_, err := webhooks.CheckURL(ctx, tc.url, tc.policy)
 		if (err == nil) != tc.ok {
@@ -163,7 +163,7 @@ func TestWorkerDelivers(t *testing.T) {
 	defer srv.Close()
 	f := newFixture(t, srv.URL+"/hook")
 	reg := prometheus.NewRegistry()
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), UserAgent: "reelay-test",
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(media.Guard(true, nil)), UserAgent: "reelay-test",
 		Metrics: webhooks.NewMetrics(reg)}
 
 	// The first attempt meets a 503: recorded, pending, retried later.
@@ -245,7 +245,7 @@ func TestWorkerGivesUp(t *testing.T) {
 	defer srv.Close()
 	f := newFixture(t, srv.URL)
 	reg := prometheus.NewRegistry()
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), Metrics: webhooks.NewMetrics(reg)}
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(media.Guard(true, nil)), Metrics: webhooks.NewMetrics(reg)}
 	if err := f.work(t, w, webhooks.MaxAttempts); err == nil {
 		t.Fatal("a 500 answer did not fail the attempt")
 	}
@@ -258,7 +258,7 @@ func TestWorkerGivesUp(t *testing.T) {
 
 	g := newFixture(t, srv.URL)
 	status = http.StatusGone
-	err := g.work(t, &webhooks.Worker{Store: g.st, Box: g.box, Client: webhooks.NewClient(webhooks.Policy(true))}, 1)
+	err := g.work(t, &webhooks.Worker{Store: g.st, Box: g.box, Client: webhooks.NewClient(media.Guard(true, nil))}, 1)
 	var cancel *rivertype.JobCancelError
 	if !errors.As(err, &cancel) {
 		t.Fatalf("410 Gone: %v, want the job canceled", err)
@@ -313,7 +313,7 @@ func TestWorkerDisablesDeadWebhooks(t *testing.T) {
 	} {
 		f := newFixture(t, srv.URL)
 		clock := time.Now()
-		w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)),
+		w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(media.Guard(true, nil)),
 			Now: func() time.Time { return clock }}
 		// Each change of the channel's standing to reauth_required is an event.
 		event := func() {
@@ -376,7 +376,7 @@ func TestWorkerDisablesDeadWebhooks(t *testing.T) {
 	}
 	hits.Store(0)
 	reg := prometheus.NewRegistry()
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true)), Metrics: webhooks.NewMetrics(reg)}
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(media.Guard(true, nil)), Metrics: webhooks.NewMetrics(reg)}
 	if err := f.work(t, w, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestWorkerDoesNotFollowRedirects(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	defer srv.Close()
 	f := newFixture(t, srv.URL)
-	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(webhooks.Policy(true))}
+	w := &webhooks.Worker{Store: f.st, Box: f.box, Client: webhooks.NewClient(media.Guard(true, nil))}
 	if err := f.work(t, w, 1); err == nil || followed {
 		t.Fatalf("redirect: err %v, followed %v", err, followed)
 	}
