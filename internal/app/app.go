@@ -50,6 +50,11 @@ import (
 	"github.com/reelay/reelay/internal/webhooks"
 )
 
+// maintenanceTimeout is the time limit of the default queue's periodic jobs. Each round is
+// bounded on its own (a batch of token refreshes, of media to purge, two 25-second syncs), and
+// the next period goes on with what a cut round left.
+const maintenanceTimeout = 10 * time.Minute
+
 // Params are what an App is built from.
 type Params struct {
 	Config    *config.Config
@@ -239,10 +244,21 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	// An AI job may run longer than a publish step (a hosted model's minutes); River rescues
-	// jobs only after the longest time limit, so that none is rescued while it still runs.
+	// Each queue's jobs have their own time limit, at which River cancels a run:
+	//
+	//   publish   the worker's run budget plus one step, a step being as long as one request
+	//             of a slow upload may take (publish.Worker.Timeout: 12 minutes)
+	//   ai_video  a hosted model's generation and its download (VideoTimeout plus 2 minutes),
+	//             and never less than publishing's (a local stitch renders for minutes)
+	//   webhooks  one delivery's request (webhooks.Worker.Timeout: 30 s)
+	//   default   maintenanceTimeout: housekeeping, token refreshes, audience syncs, AI sweeps
+	//
+	// None of them decides how soon a dead worker's jobs move on: on PostgreSQL a running job
+	// holds a lease its process renews, and another worker takes the job over within a minute
+	// of the renewals stopping (jobs.DefaultLease).
 	aiTimeout := max(worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
-	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: max(worker.Timeout(nil), aiTimeout)}
+	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: maintenanceTimeout,
+		LongestTimeout: max(worker.Timeout(nil), aiTimeout, (&webhooks.Worker{}).Timeout(nil))}
 	if cfg.Role != config.RoleAPI {
 		worker.Metrics = publish.NewMetrics(p.Registry)
 		queueCfg.Workers = river.NewWorkers()

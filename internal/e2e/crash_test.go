@@ -31,17 +31,7 @@ func runCrash(t *testing.T, cc crashCase) {
 	dataDir := t.TempDir()
 	addr := freeAddr(t)
 	base := "http://" + addr
-	env := envOf(map[string]string{
-		"REELAY_ADDR":               addr,
-		"REELAY_DATA_DIR":           dataDir,
-		"REELAY_SANDBOX_URL":        h.URL,
-		"REELAY_ALLOW_PRIVATE_URLS": "true",
-		"REELAY_PUBLISH_WAIT":       "0s",
-		"REELAY_RETRY_BASE_DELAY":   "100ms",
-		"REELAY_RATE_LIMIT_RPS":     "1000",
-		"REELAY_RATE_LIMIT_BURST":   "1000",
-	})
-	env = append(env, secretKeyEnv())
+	env := testEnv(map[string]string{"REELAY_ADDR": addr, "REELAY_DATA_DIR": dataDir, "REELAY_SANDBOX_URL": h.URL})
 
 	first := startProc(t, "reelay serve #1", env, "serve")
 	key := first.waitOutput(apiKeyLine, 30*time.Second)[1]
@@ -109,6 +99,17 @@ func runCrash(t *testing.T, cc crashCase) {
 	if post["status"] != "published" {
 		t.Errorf("post status %v after the restart, want published", post["status"])
 	}
+	checkReceivedOnce(t, h, post, channels, sum, size)
+	if t.Failed() {
+		t.Logf("post after the restart: %s", jsonText(post))
+	}
+}
+
+// checkReceivedOnce checks that every platform's destination of post is published, and that
+// its simulator received the whole video (sum, size) exactly once from the channel's account
+// and published it exactly once.
+func checkReceivedOnce(t *testing.T, h *simHost, post map[string]any, channels map[string]channel, sum string, size int64) {
+	t.Helper()
 	results := map[string]map[string]any{}
 	for _, r := range post["publish_results"].([]any) {
 		d := r.(map[string]any)
@@ -146,9 +147,6 @@ func runCrash(t *testing.T, cc crashCase) {
 				t.Errorf("the simulator received the whole video %d times and published it %d times, want exactly once each", uploads, items)
 			}
 		})
-	}
-	if t.Failed() {
-		t.Logf("post after the restart: %s", jsonText(post))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -471,6 +472,22 @@ func fileSHA256(t *testing.T, path string) (string, int64) {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), n
+}
+
+// testEnv is the environment of a reelay process the tests start: the given REELAY_ settings
+// (later maps win) over those every test shares, and the secret key of every process.
+func testEnv(settings ...map[string]string) []string {
+	kv := map[string]string{
+		"REELAY_ALLOW_PRIVATE_URLS": "true",
+		"REELAY_PUBLISH_WAIT":       "0s",
+		"REELAY_RETRY_BASE_DELAY":   "100ms",
+		"REELAY_RATE_LIMIT_RPS":     "1000",
+		"REELAY_RATE_LIMIT_BURST":   "1000",
+	}
+	for _, m := range settings {
+		maps.Copy(kv, m)
+	}
+	return append(envOf(kv), secretKeyEnv())
 }
 
 // env joins REELAY_ settings.

@@ -68,6 +68,32 @@ func logLines(out, msg string) []map[string]any {
 	return recs
 }
 
+// account is what `reelay accounts create --json` prints.
+type account struct {
+	AccountID string `json:"account_id"`
+	ProjectID string `json:"project_id"`
+	APIKey    string `json:"api_key"`
+}
+
+// createAccount makes an account with the administration command against the database at
+// dbURL, as an operator of a fleet does before its API processes start.
+func createAccount(t *testing.T, dbURL, dataDir, name string) account {
+	t.Helper()
+	create := exec.Command(binary, "accounts", "create", "--name", name, "--json", "--database-url", dbURL)
+	create.Env = append(baseEnv(), "REELAY_DATA_DIR="+dataDir)
+	var stderr strings.Builder
+	create.Stderr = &stderr
+	out, err := create.Output()
+	if err != nil {
+		t.Fatalf("reelay accounts create: %v\n%s", err, stderr.String())
+	}
+	var acct account
+	if err := json.Unmarshal(out, &acct); err != nil || acct.APIKey == "" || acct.ProjectID == "" {
+		t.Fatalf("reelay accounts create printed %q: %v", out, err)
+	}
+	return acct
+}
+
 // TestScaleOut runs one API process and two worker processes on one PostgreSQL database and
 // one S3 bucket, publishes 20 posts to three platforms each, and checks that every
 // destination was published, that each platform received and published each video exactly
@@ -83,45 +109,15 @@ func TestScaleOut(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	common := map[string]string{
-		"REELAY_DATA_DIR":           t.TempDir(),
-		"REELAY_DATABASE_URL":       dbURL,
-		"REELAY_BLOB_URL":           blobURL,
-		"REELAY_PUBLIC_URL":         base,
-		"REELAY_ALLOW_PRIVATE_URLS": "true",
-		"REELAY_PUBLISH_WAIT":       "0s",
-		"REELAY_RETRY_BASE_DELAY":   "100ms",
-		"REELAY_RATE_LIMIT_RPS":     "1000",
-		"REELAY_RATE_LIMIT_BURST":   "1000",
-		"REELAY_LOG_FORMAT":         "json",
+		"REELAY_DATA_DIR":     t.TempDir(),
+		"REELAY_DATABASE_URL": dbURL,
+		"REELAY_BLOB_URL":     blobURL,
+		"REELAY_PUBLIC_URL":   base,
+		"REELAY_LOG_FORMAT":   "json",
 	}
-	envWith := func(extra map[string]string) []string {
-		kv := map[string]string{}
-		for k, v := range common {
-			kv[k] = v
-		}
-		for k, v := range extra {
-			kv[k] = v
-		}
-		return append(envOf(kv), secretKeyEnv())
-	}
+	envWith := func(extra map[string]string) []string { return testEnv(common, extra) }
 
-	// The account, made by the administration command against the same database.
-	create := exec.Command(binary, "accounts", "create", "--name", "e2e-scale", "--json", "--database-url", dbURL)
-	create.Env = append(baseEnv(), "REELAY_DATA_DIR="+common["REELAY_DATA_DIR"])
-	var stderr strings.Builder
-	create.Stderr = &stderr
-	out, err := create.Output()
-	if err != nil {
-		t.Fatalf("reelay accounts create: %v\n%s", err, stderr.String())
-	}
-	var acct struct {
-		AccountID string `json:"account_id"`
-		ProjectID string `json:"project_id"`
-		APIKey    string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &acct); err != nil || acct.APIKey == "" || acct.ProjectID == "" {
-		t.Fatalf("reelay accounts create printed %q: %v", out, err)
-	}
+	acct := createAccount(t, dbURL, common["REELAY_DATA_DIR"], "e2e-scale")
 
 	api := startProc(t, "reelay serve --role api", envWith(map[string]string{"REELAY_ADDR": addr}), "serve", "--role", "api")
 	// Each worker serves its health and its metrics on an address of its own.

@@ -30,13 +30,21 @@ type Config struct {
 	Logger       *slog.Logger
 	// FetchPollInterval bounds how long an available job waits when no notification arrives.
 	FetchPollInterval time.Duration
-	// JobTimeout is the default time limit of a job; uploads override it per worker.
+	// JobTimeout is the time limit of a job whose worker names none (River cancels the run's
+	// context at it); workers with a Timeout method have their own.
 	JobTimeout time.Duration
+	// LongestTimeout is the longest time limit of any worker. River's own rescuer leaves a
+	// running job alone for a minute more, so that it never takes a job from a live run; on
+	// PostgreSQL the lease (Lease) moves a dead worker's jobs on long before.
+	LongestTimeout time.Duration
+	// Lease is how long a running job's lease lasts unrenewed on PostgreSQL before another
+	// worker process takes it over (DefaultLease when zero); see lease.go.
+	Lease time.Duration
 	// MaxAttempts bounds River's retries of a job that returns an error.
 	MaxAttempts int
 	// RescueRunningOnStart makes jobs left running by a dead process available again when the
 	// queue starts. Only for a process that is the database's sole worker (SQLite, locked):
-	// elsewhere River's rescuer finds them after the jobs' time limit.
+	// on PostgreSQL the other workers take a dead one's jobs over when their lease lapses.
 	RescueRunningOnStart bool
 }
 
@@ -51,6 +59,8 @@ type Queue struct {
 	log     *slog.Logger
 	// sqliteDriver hurries the listener after this process commits a job (SQLite only).
 	sqliteDriver *sqliteDriver
+	// leases renews the leases of the jobs this process runs (PostgreSQL, working only).
+	leases *leases
 }
 
 // New builds a Queue on the store's database.
@@ -83,14 +93,21 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	if rc.FetchCooldown > rc.FetchPollInterval {
 		rc.FetchCooldown = rc.FetchPollInterval
 	}
-	if cfg.JobTimeout > 0 {
-		// River's rescuer treats a job running this long as orphaned by a dead process.
-		rc.RescueStuckJobsAfter = cfg.JobTimeout + time.Minute
+	if longest := max(cfg.JobTimeout, cfg.LongestTimeout); longest > 0 {
+		// River's rescuer treats a job running this long as orphaned by a dead process. It
+		// also waits for the job kind's own time limit, but would take a job at the very
+		// moment River cancels the run: the minute is the run's time to stop.
+		rc.RescueStuckJobsAfter = longest + time.Minute
 	}
 	q := &Queue{working: len(rc.Queues) > 0, st: st, rescue: cfg.RescueRunningOnStart, log: rc.Logger}
 	var err error
 	switch st.Dialect() {
 	case store.Postgres:
+		if q.working {
+			q.leases = newLeases(st.PgPool(), cfg.Lease, rc.Logger)
+			rc.Middleware = append(rc.Middleware, &leaseMiddleware{leases: q.leases})
+			rc.ID = leaseClientID(time.Now())
+		}
 		q.pg, err = river.NewClient(riverpgxv5.New(st.PgPool()), rc)
 	default:
 		q.sqliteDriver = newSQLiteDriver(riversqlite.New(st.JobsDB()))
@@ -108,7 +125,11 @@ func (q *Queue) Start(ctx context.Context) error {
 		return nil
 	}
 	if q.pg != nil {
-		return q.pg.Start(ctx)
+		if err := q.pg.Start(ctx); err != nil {
+			return err
+		}
+		q.leases.start(q.pg.ID)
+		return nil
 	}
 	if q.rescue {
 		// River's SQLite schema; the jobs were running in a process that no longer exists.
@@ -130,6 +151,8 @@ func (q *Queue) Stop(ctx context.Context) error {
 		return nil
 	}
 	if q.pg != nil {
+		// The leases are renewed until the last run has ended.
+		defer q.leases.halt()
 		return q.pg.Stop(ctx)
 	}
 	return q.sqlite.Stop(ctx)
