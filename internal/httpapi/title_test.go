@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/client"
+	"github.com/reelay/reelay/internal/mcpserver"
 )
 
 // derivedOf is the derived object of the destination on platform in an answer's list of
@@ -155,6 +158,35 @@ func TestPublishMinimalRequest(t *testing.T) {
 		}
 		if list := e.do(req{Method: "GET", Path: "/api/v1/posts", Key: e.a.Key}); len(list.JSON["posts"].([]any)) != 4 {
 			t.Errorf("posts after the refusal: %s", list.Body)
+		}
+	})
+}
+
+// TestMCPPublishesMinimalRequest: reelay_publish_post over /api/v1/mcp with a project and a
+// video_url alone publishes to the project's YouTube, Instagram and TikTok channels, and says
+// where YouTube's title came from.
+func TestMCPPublishesMinimalRequest(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		e.defaultChannels(e.a)
+		ms := newMediaServer(t, map[string][]byte{"/launch-day.mp4": video(t, 3)})
+		cs := mustConnect(t, e.h, e.a.Key)
+		res := call(t, cs, mcpserver.ToolPublishPost, map[string]any{"project_id": e.a.ProjectID,
+			"video_url": ms.URL + "/launch-day.mp4", "wait_seconds": 30})
+		var pub mcpserver.PublishResult
+		decodeStructured(t, res, &pub)
+		if pub.Status != client.PostPublished || len(pub.Platforms) != 3 {
+			t.Fatalf("publish: %s", text(res))
+		}
+		for _, d := range pub.Platforms {
+			if d.Platform == client.YouTube && d.Derived["title"] != client.DerivedFromVideoURL {
+				t.Errorf("youtube derived %v", d.Derived)
+			}
+		}
+		if !strings.Contains(text(res), "Its title was made from the video link's file name") {
+			t.Errorf("summary: %s", text(res))
+		}
+		if _, pubs := e.introspect(e.a, "youtube"); len(pubs) != 1 || pubs[0]["text"] != "launch-day" {
+			t.Errorf("YouTube published %v", pubs)
 		}
 	})
 }
