@@ -103,6 +103,36 @@ type DestinationResult struct {
 	Message string `json:"message"`
 	// PublishedAt is when the destination was published; nil before.
 	PublishedAt *time.Time `json:"published_at"`
+	// Derived names the texts sent to the platform that reelay filled in, with where each came
+	// from (DerivedFromTitle, ...): {"title": "caption_first_line"}.
+	Derived map[string]string `json:"derived,omitempty"`
+}
+
+// Where a text reelay filled in for a platform came from: the values of Derived.
+const (
+	DerivedFromTitle            = "title"              // the post's title
+	DerivedFromCaption          = "caption"            // the post's caption
+	DerivedFromCaptionFirstLine = "caption_first_line" // the caption's first line, cut to the platform's limit
+	DerivedFromVideoFileName    = "video_file_name"    // the uploaded video's file name, without its extension
+	DerivedFromVideoURL         = "video_url"          // the last segment of video_url's path, without its extension
+)
+
+// DerivedFromWords says in words where a text reelay filled in came from, given one of the
+// DerivedFrom values: "the caption's first line".
+func DerivedFromWords(from string) string {
+	switch from {
+	case DerivedFromTitle:
+		return "the title"
+	case DerivedFromCaption:
+		return "the caption"
+	case DerivedFromCaptionFirstLine:
+		return "the caption's first line"
+	case DerivedFromVideoFileName:
+		return "the video's file name"
+	case DerivedFromVideoURL:
+		return "the video link's file name"
+	}
+	return from
 }
 
 // PostList is a page of posts, newest first.

@@ -24,7 +24,8 @@ type PublishRequest struct {
 	// server's AI helpers). Leave it empty when uploading Video.
 	VideoURL     string `json:"video_url,omitempty"`
 	ThumbnailURL string `json:"thumbnail_url,omitempty"`
-	// Title is YouTube's title and the default caption.
+	// Title is YouTube's title and the default caption. Without it (and YouTube.Title),
+	// YouTube's title is derived from the caption's first line, else the video's file name.
 	Title string `json:"title,omitempty"`
 	// Caption is the default text of every platform.
 	Caption string `json:"caption,omitempty"`
@@ -78,7 +79,8 @@ type PublishRequest struct {
 // The per-platform settings of a post follow, one type per platform with every field of its
 // contract object. Pointer booleans are the ones whose default is not false.
 
-// YouTubeOptions: Title defaults to the post's title, Description to its caption.
+// YouTubeOptions: Title defaults to the post's title, else to one derived from the caption's
+// first line or the video's file name; Description defaults to the caption.
 type YouTubeOptions struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -232,8 +234,11 @@ type DryRunDestination struct {
 	ChannelID    string   `json:"channel_id"`
 	ChannelTitle string   `json:"channel_title"`
 	// Payload is the text and settings that would go to the platform, in its own terms.
-	Payload  map[string]any `json:"payload"`
-	Warnings []string       `json:"warnings"`
+	Payload map[string]any `json:"payload"`
+	// Derived names the texts of Payload that reelay would fill in, with where each comes
+	// from (DerivedFromTitle, ...).
+	Derived  map[string]string `json:"derived,omitempty"`
+	Warnings []string          `json:"warnings"`
 }
 
 // MediaInfo is what the server found in a video.

@@ -102,22 +102,29 @@ func toolError(t *testing.T, res *mcp.CallToolResult, want ...string) {
 	}
 }
 
-// TestMCPCommand runs `reelay mcp` against a running `reelay serve`, as a desktop agent
-// would: it uploads a local file, reads the post back, answers failures as tool errors, and
-// makes a revoked key plain.
-func TestMCPCommand(t *testing.T) {
+// startServerForMCP starts `reelay serve` and answers its URL, the key it printed, a client
+// with that key and the first-start account's project.
+func startServerForMCP(t *testing.T) (url, key string, api *client.Client, project string) {
+	t.Helper()
 	url, serverLog := startServer(t, t.TempDir())
-	key := keyPattern.FindString(serverLog.String())
-	ctx := context.Background()
+	key = keyPattern.FindString(serverLog.String())
 	api, err := client.New(url, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	projects, err := api.ListProjects(ctx)
+	projects, err := api.ListProjects(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	project := projects[0].ID
+	return url, key, api, projects[0].ID
+}
+
+// TestMCPCommand runs `reelay mcp` against a running `reelay serve`, as a desktop agent
+// would: it uploads a local file, reads the post back, answers failures as tool errors, and
+// makes a revoked key plain.
+func TestMCPCommand(t *testing.T) {
+	url, key, api, project := startServerForMCP(t)
+	ctx := context.Background()
 	youtube, err := api.CreateChannel(ctx, client.CreateChannelRequest{ProjectID: project, Platform: client.YouTube,
 		Sandbox: true, SandboxBehavior: &client.SandboxBehavior{ProcessingMS: new(0)}})
 	if err != nil {

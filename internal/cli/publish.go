@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,7 +81,7 @@ refused, 5 the post settled with failed destinations.`,
 	f.StringVar(&pf.thumbnail, "thumbnail", "", "a thumbnail: a local JPEG, PNG or WebP file, or an http(s) URL")
 	f.StringSliceVar(&pf.platforms, "platforms", nil, "platforms to publish to, comma-separated (default: the server's, youtube,instagram,tiktok); the project's channels on them are used")
 	f.StringSliceVar(&pf.channels, "channels", nil, "channel ids to publish to, comma-separated (instead of --platforms)")
-	f.StringVar(&pf.title, "title", "", "title (YouTube's, and the default caption), at most 100 characters")
+	f.StringVar(&pf.title, "title", "", "title (YouTube's, and the default caption), at most 100 characters; without it YouTube's is made from the caption's first line, else the video's file name")
 	f.StringVar(&pf.caption, "caption", "", "caption: description and hashtags, at most 5000 characters")
 	f.StringVar(&pf.at, "at", "", "schedule: an RFC 3339 time with its offset (2026-12-01T09:00:00+01:00) or a delay (+2h, +30m, +1d)")
 	f.StringVar(&pf.project, "project", "", "project id or name (default: the account's only project)")
@@ -315,7 +317,7 @@ func printDryRun(w io.Writer, asJSON bool, dr *client.DryRunResponse) error {
 	fmt.Fprintf(w, "dry run: every check passed; nothing was stored or sent\n\n")
 	tw := newTable(w)
 	fmt.Fprintln(tw, "PLATFORM\tCHANNEL\tWOULD SEND")
-	var warnings []string
+	var warnings, derived []string
 	for _, d := range dr.Platforms {
 		keys := make([]string, 0, len(d.Payload))
 		for k := range d.Payload {
@@ -331,9 +333,15 @@ func printDryRun(w io.Writer, asJSON bool, dr *client.DryRunResponse) error {
 		for _, warn := range d.Warnings {
 			warnings = append(warnings, fmt.Sprintf("%s: %s", d.Platform, warn))
 		}
+		for _, field := range slices.Sorted(maps.Keys(d.Derived)) {
+			derived = append(derived, fmt.Sprintf("%s %s from %s", d.Platform, field, client.DerivedFromWords(d.Derived[field])))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(derived) > 0 {
+		fmt.Fprintf(w, "\nfilled in by reelay: %s\n", strings.Join(derived, "; "))
 	}
 	for _, warn := range warnings {
 		fmt.Fprintln(w, "warning:", warn)

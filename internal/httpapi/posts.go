@@ -30,6 +30,9 @@ type destinationJSON struct {
 	ErrorCategory *string    `json:"error_category"`
 	Message       string     `json:"message,omitempty"`
 	PublishedAt   *time.Time `json:"published_at"`
+	// Derived names the texts sent to the platform that reelay filled in, and where each
+	// came from.
+	Derived publish.Derived `json:"derived,omitempty"`
 }
 
 func toDestinationJSON(d store.Destination) destinationJSON {
@@ -68,8 +71,10 @@ func toPostJSON(p store.Post) postJSON {
 	out := postJSON{ID: p.ID, ProjectID: p.ProjectID, Status: p.Status, Platforms: []string{}, Title: p.Title,
 		Caption: p.Caption, ScheduledFor: p.ScheduledFor, PublishedAt: p.PublishedAt, CreatedAt: p.CreatedAt,
 		PublishResults: make([]destinationJSON, len(p.Destinations))}
+	derived := publish.DerivedTexts(p)
 	for i, d := range p.Destinations {
 		out.PublishResults[i] = toDestinationJSON(d)
+		out.PublishResults[i].Derived = derived[d.Platform]
 		if !slices.Contains(out.Platforms, d.Platform) {
 			out.Platforms = append(out.Platforms, d.Platform)
 		}
@@ -101,6 +106,9 @@ func dryRunJSON(dr *publish.DryRun) map[string]any {
 	for i, d := range dr.Destinations {
 		dests[i] = map[string]any{"platform": d.Platform, "channel_id": d.ChannelID, "channel_title": d.ChannelTitle,
 			"payload": d.Payload}
+		if len(d.Derived) > 0 {
+			dests[i]["derived"] = d.Derived
+		}
 	}
 	video := map[string]any{"content_type": dr.Video.Kind.ContentType, "bytes": dr.VideoBytes,
 		"duration_seconds": nil, "width": nil, "height": nil}

@@ -24,7 +24,7 @@ type PublishInput struct {
 	VideoPath     string            `json:"video_path,omitempty" jsonschema:"A local video file; see the tool's description for whether this connection takes it."`
 	ThumbnailURL  string            `json:"thumbnail_url,omitempty" jsonschema:"Public http(s) link to a cover image: JPEG, PNG or WebP, up to 10 MB."`
 	ThumbnailPath string            `json:"thumbnail_path,omitempty" jsonschema:"A local cover image; see the tool's description for whether this connection takes it."`
-	Title         string            `json:"title,omitempty" jsonschema:"At most 100 characters. YouTube's title (required for YouTube unless youtube.title is set), and the text of platforms given no caption."`
+	Title         string            `json:"title,omitempty" jsonschema:"At most 100 characters. YouTube's title (optional: without it or youtube.title, YouTube's is made from the caption's first line, else the video's file name), and the text of platforms given no caption."`
 	Caption       string            `json:"caption,omitempty" jsonschema:"At most 5000 characters: description and hashtags, the default text of every platform (each platform's own limit applies too; see capabilities.text of reelay_list_channels)."`
 	Platforms     []client.Platform `json:"platforms,omitempty" jsonschema:"Platforms to publish to, meaning the project's channels on them. Default: youtube, instagram, tiktok (when channel_ids is not given). A platform without a channel in the project is refused."`
 	ChannelIDs    []string          `json:"channel_ids,omitempty" jsonschema:"Ids of the channels to publish to (reelay_list_channels); they must belong to project_id. Preferred over platforms: it says exactly where the video goes."`

@@ -19,7 +19,7 @@ const publishDescription = `Publish or schedule one short vertical video to chan
 
 Video: video_url, a public http(s) link to an MP4, MOV or WebM file up to 100 MB%s.
 Where: channel_ids (from reelay_list_channels), or platforms, meaning the project's channels on those platforms; default platforms: youtube, instagram, tiktok.
-Text: title at most 100 characters (YouTube's title, required when publishing to YouTube unless youtube.title is set; also the text of platforms given no other), caption at most 5000 characters (the default text everywhere). Each platform has its own limits for text, video size and duration: see each channel's capabilities in reelay_list_channels, and set per-platform text in the platform objects (youtube, tiktok, bluesky, ...). scheduled_for (RFC 3339 with offset, in the future) publishes later; omit it to publish now.
+Text: title at most 100 characters (YouTube's title; also the text of platforms given no other), caption at most 5000 characters (the default text everywhere). Both are optional: without title or youtube.title, YouTube's title is made from the caption's first line, else the video's file name, and each destination's "derived" says which texts reelay filled in. Each platform has its own limits for text, video size and duration: see each channel's capabilities in reelay_list_channels, and set per-platform text in the platform objects (youtube, tiktok, bluesky, ...). scheduled_for (RFC 3339 with offset, in the future) publishes later; omit it to publish now.
 TikTok: mode defaults to "inbox": the video goes to the creator's TikTok inbox and the destination ends "sent_to_inbox", which is a success but not public until the creator finishes the post in the TikTok app. Use tiktok.mode "direct" to publish at once. Set tiktok.is_aigc true for AI-made videos.
 Timing: reelay answers once the destinations settle or after a wait (15 s by default; wait_seconds 0-60). An answer with status "processing" or destinations "queued"/"uploading"/"processing" is NOT a failure: poll reelay_get_post with the post_id until it settles. Never call reelay_publish_post again because a poll timed out or the outcome is unknown: the post exists and it would be posted twice.
 Repeating: calling again with exactly the same arguments is safe; without idempotency_key a key is derived from the arguments, so the repeat answers the first post (replayed: true) for 24 h instead of publishing again. To publish the same content again on purpose, change idempotency_key, and set allow_duplicate within 10 minutes of the first.
@@ -57,7 +57,7 @@ var platformDocs = map[string]struct {
 	fields map[string]fieldDoc
 }{
 	"youtube": {"YouTube Shorts settings.", map[string]fieldDoc{
-		"title":          {desc: "Video title, at most 100 characters, without < or >. Default: title."},
+		"title":          {desc: "Video title, at most 100 characters, without < or >. Default: title, else the caption's first line, else the video's file name."},
 		"description":    {desc: "Video description, at most 5000 bytes, without < or >. Default: caption."},
 		"privacy_status": {desc: "Default: public.", enum: []any{"public", "unlisted", "private"}},
 		"made_for_kids":  {desc: "Default: false."},

@@ -71,6 +71,17 @@ func writeDestinations(b *strings.Builder, ds []client.DestinationResult) {
 		if d.Message != "" && d.UploadStatus != client.UploadFailed {
 			b.WriteString(". " + d.Message)
 		}
+		writeDerived(b, d.Derived)
+	}
+}
+
+// writeDerived notes the texts reelay made rather than copied from the title or caption:
+// nobody wrote those for the platform, which is worth a model's notice.
+func writeDerived(b *strings.Builder, derived map[string]string) {
+	for _, field := range slices.Sorted(maps.Keys(derived)) {
+		if from := derived[field]; from != client.DerivedFromTitle && from != client.DerivedFromCaption {
+			fmt.Fprintf(b, ". Its %s was made from %s", field, client.DerivedFromWords(from))
+		}
 	}
 }
 

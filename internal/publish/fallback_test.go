@@ -16,13 +16,14 @@ func TestTextFallbackMatchesEffectiveOptions(t *testing.T) {
 		for key := range caps.Text {
 			want := map[string][2]string{ // fallback → (sent with title and caption, sent with title only)
 				FromTitle:          {"T", "T"},
+				FromTitleOrDerived: {"T", "T"},
 				FromCaption:        {"C", ""},
 				FromCaptionOrTitle: {"C", "T"},
 			}[TextFallback(name, key)]
 			for i, caption := range []string{"C", ""} {
 				r := Request{Title: "T", Caption: caption}
 				var f apierr.Fields
-				raw := r.EffectiveOptions(name, &f)
+				raw, _ := r.EffectiveOptions(name, &f)
 				var sent map[string]any
 				if err := json.Unmarshal(raw, &sent); err != nil {
 					t.Fatal(err)

@@ -33,6 +33,10 @@ var (
 // maxFormField bounds one non-file form field (a caption is at most 5000 characters).
 const maxFormField = 64 << 10
 
+// maxFileName bounds an uploaded file's name, which is kept with the post (a YouTube title may
+// be derived from it); file systems take 255 bytes.
+const maxFileName = 1024
+
 // MaxFormBytes bounds a whole multipart publish request: the largest video and thumbnail and
 // room for the other fields.
 const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4<<20
@@ -78,6 +82,7 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	}()
 	fields := map[string]json.RawMessage{}
 	var hashParts []string
+	var videoFileName string
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -96,12 +101,20 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 			if *dst != nil {
 				return apierr.Field(name, "is given twice")
 			}
+			if len(part.FileName()) > maxFileName {
+				return apierr.Field(name, fmt.Sprintf("has a file name of %d bytes; at most %d are taken", len(part.FileName()), maxFileName))
+			}
 			stored, err := media.IngestUpload(ctx, s.Media, part, limit, kinds)
 			if err != nil {
 				return mediaReadError(name, err)
 			}
 			*dst = &stored
 			hashParts = append(hashParts, name+"="+stored.Blob.SHA256)
+			if name == "video" {
+				// The file's name is part of the request: YouTube's title may be derived from it.
+				videoFileName = part.FileName()
+				hashParts = append(hashParts, "video_file_name="+videoFileName)
+			}
 		case slices.Contains(formStrings, name), slices.Contains(formArrays, name), slices.Contains(formObjects, name), name == "allow_duplicate":
 			if _, dup := fields[name]; dup {
 				return apierr.Field(name, "is given twice")
@@ -127,6 +140,7 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	if err := apierr.DecodeJSON(bytes.NewReader(body), &sub.Request); err != nil {
 		return err
 	}
+	sub.Request.VideoFileName = videoFileName
 	sort.Strings(hashParts)
 	sub.RequestHash = RequestHash(append([]string{"multipart"}, hashParts...)...)
 	return nil

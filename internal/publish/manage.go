@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -67,8 +66,8 @@ type Change struct {
 // request would be, and queues its jobs again for the (possibly new) time.
 func Update(ctx context.Context, st *store.Store, q Enqueuer, accountID, postID string, c Change) (store.Post, error) {
 	p, err := st.UpdatePost(ctx, accountID, postID, func(p *store.Post) error {
-		var req Request
-		if err := json.Unmarshal(p.Request, &req); err != nil {
+		req, err := loadRequest(p.Request)
+		if err != nil {
 			return err
 		}
 		if c.Title != nil {

@@ -28,6 +28,11 @@ type Request struct {
 	AllowDuplicate bool     `json:"allow_duplicate,omitempty"`
 
 	PlatformObjects
+
+	// VideoFileName is the uploaded video's file name as the multipart form gave it ("" for
+	// video_url), which YouTube's title may be derived from. It is not a field of the request:
+	// a JSON body cannot set it.
+	VideoFileName string `json:"-"`
 }
 
 // PlatformObjects are the per-platform objects of a publish request.
@@ -527,10 +532,12 @@ func validSubreddit(s string) bool {
 
 // EffectiveOptions returns what will be sent to one platform: its object with the seed's
 // defaults applied, and its texts falling back to the post's title and caption where the
-// platform object leaves them out. The result is checked against the platform's limits, so a
-// caption fine for YouTube but too long for Bluesky is refused naming both, before anything
-// is written; and required choices (Pinterest board, subreddit) are checked here.
-func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessage {
+// platform object leaves them out (YouTube's title, without either, is derived: derivedTitle).
+// derived names the texts so filled in. The result is checked against the platform's limits,
+// so a caption fine for YouTube but too long for Bluesky is refused naming both, before
+// anything is written; and required choices (Pinterest board, subreddit) are checked here.
+func (r *Request) EffectiveOptions(name string, f *apierr.Fields) (options json.RawMessage, derived Derived) {
+	derived = Derived{}
 	first := func(vs ...string) string {
 		for _, v := range vs {
 			if v != "" {
@@ -539,8 +546,8 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 		}
 		return ""
 	}
-	// derived checks a text that came from title or caption rather than the platform object.
-	derived := func(key, field, v, from string) {
+	// check checks a text that came from title or caption rather than the platform object.
+	check := func(key, field, v, from string) {
 		p := platform.DisplayName(name)
 		switch does, allows, length := textExcess(name, key, v); {
 		case does == "":
@@ -550,32 +557,39 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 			f.Addf(from, "%s, and %s allows %s in %s; change it or set %s", does, p, allows, field, field)
 		}
 	}
-	// text picks the platform's own value when given, else the fallback (checked as derived).
+	// text picks the platform's own value when given, else the fallback (checked, and
+	// reported as derived).
 	text := func(key, field, own, fallback, from string) string {
 		if own != "" {
 			return own
 		}
 		if fallback != "" {
-			derived(key, field, fallback, from)
+			check(key, field, fallback, from)
+			derived[key] = from
 		}
 		return fallback
 	}
 	body := func() (string, string) {
 		if r.Caption != "" {
-			return r.Caption, "caption"
+			return r.Caption, FromCaption
 		}
-		return r.Title, "title"
+		return r.Title, FromTitle
 	}
 	captionOrTitle, from := body()
 	var out any
 	switch name {
 	case platform.YouTube:
 		o := deref(r.YouTube)
-		o.Title = text("title", "youtube.title", o.Title, r.Title, "title")
+		o.Title = text("title", "youtube.title", o.Title, r.Title, FromTitle)
 		if o.Title == "" {
-			f.Add("title", "is required for YouTube (or set youtube.title)")
+			made, source := r.derivedTitle()
+			if made == "" {
+				f.Add("title", "is required for YouTube when there is no caption and the video's file name gives none (as with a video_url ending in /): set title or youtube.title")
+			} else {
+				o.Title, derived["title"] = made, source
+			}
 		}
-		o.Description = text("description", "youtube.description", o.Description, r.Caption, "caption")
+		o.Description = text("description", "youtube.description", o.Description, r.Caption, FromCaption)
 		o.PrivacyStatus = first(o.PrivacyStatus, "public")
 		o.MadeForKids = boolOr(o.MadeForKids, false)
 		out = o
@@ -597,12 +611,12 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 	case platform.LinkedIn:
 		o := deref(r.LinkedIn)
 		o.Commentary = text("commentary", "linkedin.commentary", o.Commentary, captionOrTitle, from)
-		o.Title = text("title", "linkedin.title", o.Title, r.Title, "title")
+		o.Title = text("title", "linkedin.title", o.Title, r.Title, FromTitle)
 		out = o
 	case platform.Pinterest:
 		o := deref(r.Pinterest)
-		o.Title = text("title", "pinterest.title", o.Title, r.Title, "title")
-		o.Description = text("description", "pinterest.description", o.Description, r.Caption, "caption")
+		o.Title = text("title", "pinterest.title", o.Title, r.Title, FromTitle)
+		o.Description = text("description", "pinterest.description", o.Description, r.Caption, FromCaption)
 		if o.BoardID == "" {
 			f.Add("pinterest.board_id", "is required to publish to Pinterest (GET /channels/{id}/options lists the boards)")
 		}
@@ -620,6 +634,7 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 		if o.Text == "" && captionOrTitle != "" {
 			// The caption stands in for the text, and counts with the content warning.
 			o.Text = captionOrTitle
+			derived["text"] = from
 			if n, max, over := mastodonOver(o.Text, o.SpoilerText); over && o.SpoilerText != "" {
 				f.Addf(from, "is %d characters long with mastodon.spoiler_text, over Mastodon's limit of %d; shorten them or set mastodon.text", n, max)
 			} else if over {
@@ -629,8 +644,8 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 		out = o
 	case platform.Facebook:
 		o := deref(r.Facebook)
-		o.Description = text("description", "facebook.description", o.Description, r.Caption, "caption")
-		o.Title = text("title", "facebook.title", o.Title, r.Title, "title")
+		o.Description = text("description", "facebook.description", o.Description, r.Caption, FromCaption)
+		o.Title = text("title", "facebook.title", o.Title, r.Title, FromTitle)
 		out = o
 	case platform.Telegram:
 		o := deref(r.Telegram)
@@ -642,7 +657,7 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 		out = o
 	case platform.Reddit:
 		o := deref(r.Reddit)
-		o.Title = text("title", "reddit.title", o.Title, r.Title, "title")
+		o.Title = text("title", "reddit.title", o.Title, r.Title, FromTitle)
 		if o.Title == "" {
 			f.Add("reddit.title", "is required to publish to Reddit (or set title)")
 		}
@@ -655,8 +670,8 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) json.RawMessag
 	default:
 		out = struct{}{}
 	}
-	raw, _ := json.Marshal(out)
-	return raw
+	options, _ = json.Marshal(out)
+	return options, derived
 }
 
 func deref[T any](p *T) T {
@@ -707,13 +722,15 @@ func Edit(req *Request, p *store.Post, now time.Time) error {
 	if req.ScheduledFor == "" {
 		f.Add("scheduled_for", "cannot be removed from a scheduled post; cancel it and publish again to publish now")
 	}
+	derived := map[string]Derived{}
 	for i := range p.Destinations {
-		p.Destinations[i].Options = req.EffectiveOptions(p.Destinations[i].Platform, &f)
+		d := &p.Destinations[i]
+		d.Options, derived[d.Platform] = req.EffectiveOptions(d.Platform, &f)
 	}
 	if err := f.Err(); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(req)
+	raw, err := req.stored(derived)
 	if err != nil {
 		return err
 	}
@@ -721,21 +738,25 @@ func Edit(req *Request, p *store.Post, now time.Time) error {
 	return nil
 }
 
-// Fallbacks of a platform's text field left empty (see EffectiveOptions).
+// Fallbacks of a platform's text field left empty (see EffectiveOptions), besides FromTitle
+// and FromCaption.
 const (
-	FromTitle          = "title"            // the post's title
-	FromCaption        = "caption"          // the post's caption
 	FromCaptionOrTitle = "caption_or_title" // the caption, or the title when there is no caption
+	FromTitleOrDerived = "title_or_derived" // the title, or one derived from the caption or the video's name
 )
 
 // TextFallback says what a platform's text field (a key of its capabilities' Text) holds when
-// the request leaves it empty: FromTitle, FromCaption or FromCaptionOrTitle ("" for none). The
-// web dashboard counts the text that will be sent with it; a test holds it to EffectiveOptions.
+// the request leaves it empty: FromTitle, FromCaption, FromCaptionOrTitle or
+// FromTitleOrDerived ("" for none). The web dashboard counts the text that will be sent with
+// it; a test holds it to EffectiveOptions.
 func TextFallback(name, key string) string {
 	switch key {
 	case "title":
-		if name == platform.TikTok {
+		switch name {
+		case platform.TikTok:
 			return FromCaptionOrTitle
+		case platform.YouTube:
+			return FromTitleOrDerived
 		}
 		return FromTitle
 	case "description":

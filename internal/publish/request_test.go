@@ -129,7 +129,7 @@ func TestScheduleIsUTC(t *testing.T) {
 
 func TestEffectiveOptions(t *testing.T) {
 	t.Parallel()
-	decode := func(raw json.RawMessage) map[string]any {
+	decode := func(raw json.RawMessage, _ Derived) map[string]any {
 		var m map[string]any
 		json.Unmarshal(raw, &m)
 		return m
@@ -207,9 +207,12 @@ func TestEffectiveOptions(t *testing.T) {
 	if f["reddit.subreddit"] == "" || f["reddit.title"] == "" {
 		t.Errorf("reddit without subreddit and title: %v", f)
 	}
+	// YouTube without a title, a caption or a video name to derive one from.
+	r = valid()
+	r.Title, r.Caption, r.VideoURL = "", "", "https://cdn.example/videos/"
 	f = nil
 	r.EffectiveOptions("youtube", &f)
-	if f["title"] == "" {
-		t.Errorf("youtube without a title: %v", f)
+	if !strings.Contains(f["title"], "set title or youtube.title") {
+		t.Errorf("youtube without a title to derive: %v", f)
 	}
 }

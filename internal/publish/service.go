@@ -80,6 +80,8 @@ type DryRunDestination struct {
 	ChannelID    string
 	ChannelTitle string
 	Payload      json.RawMessage
+	// Derived names the texts of Payload that reelay filled in, and where each came from.
+	Derived Derived
 }
 
 // PublishArgs is the job that takes one destination through its steps.
@@ -150,8 +152,10 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return res, err
 	}
 	dests := make([]store.Destination, len(channels))
+	derived := map[string]Derived{}
 	for i, c := range channels {
-		dests[i] = store.Destination{ChannelID: c.ID, ChannelName: c.Name, Platform: c.Platform, Options: req.EffectiveOptions(c.Platform, &f)}
+		dests[i] = store.Destination{ChannelID: c.ID, ChannelName: c.Name, Platform: c.Platform}
+		dests[i].Options, derived[c.Platform] = req.EffectiveOptions(c.Platform, &f)
 	}
 	if err := f.Err(); err != nil {
 		return res, err
@@ -209,12 +213,15 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		}
 		for i, d := range dests {
 			dr.Destinations = append(dr.Destinations, DryRunDestination{Platform: d.Platform, ChannelID: d.ChannelID,
-				ChannelTitle: channels[i].Name, Payload: d.Options})
+				ChannelTitle: channels[i].Name, Payload: d.Options, Derived: derived[d.Platform]})
 		}
 		return Result{DryRun: dr}, nil
 	}
 
-	stored, _ := json.Marshal(req)
+	stored, err := req.stored(derived)
+	if err != nil {
+		return res, err
+	}
 	np := store.NewPost{
 		AccountID: sub.AccountID, ProjectID: project.ID, Title: req.Title, Caption: req.Caption, Request: stored,
 		Video: storedMedia(sub.Video), ContentHash: contentHash(sub.Video.Blob.SHA256, req.Title, req.Caption),

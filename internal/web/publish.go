@@ -242,6 +242,9 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, s *session) er
 		for i, d := range dr.Destinations {
 			dests[i] = map[string]any{"platform": d.Platform, "platform_name": platform.DisplayName(d.Platform),
 				"channel_title": d.ChannelTitle, "payload": json.RawMessage(d.Payload)}
+			if len(d.Derived) > 0 {
+				dests[i]["derived"] = d.Derived
+			}
 		}
 		video := map[string]any{"content_type": dr.Video.Kind.ContentType, "bytes": dr.VideoBytes}
 		if dr.Video.Duration > 0 {

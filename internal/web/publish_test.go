@@ -49,6 +49,25 @@ func (b *browser) publish(query string, fields [][2]string, key string, files ..
 	return r, out
 }
 
+// waitStatus waits for one of the account's posts to reach status, and answers it.
+func (e *env) waitStatus(id, status string) store.Post {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := e.st.GetPost(context.Background(), e.a.AccountID, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if p.Status == status {
+			return p
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("post %s still %s, want %s", id, p.Status, status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestPublishForm(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -102,20 +121,7 @@ func TestPublishForm(t *testing.T) {
 				t.Fatalf("%d posts after the same form twice", posts())
 			}
 			id := out["post_id"].(string)
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				p, err := e.st.GetPost(context.Background(), e.a.AccountID, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p.Status == store.PostPublished {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("post still %s", p.Status)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			e.waitStatus(id, store.PostPublished)
 			// The post's page shows the destination published with its link.
 			page := b.get("/posts/" + id)
 			if page.Code != 200 || !strings.Contains(page.Body, `data-status="published"`) || !strings.Contains(page.Body, "View on Bluesky") {
@@ -179,17 +185,7 @@ func TestPostActions(t *testing.T) {
 		t.Fatalf("publish to a refusing channel: %d %v", r.Code, out)
 	}
 	failed := out["post_id"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		p, _ := e.st.GetPost(context.Background(), e.a.AccountID, failed)
-		if p.Status == store.PostFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("post still %s", p.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e.waitStatus(failed, store.PostFailed)
 	page = b.get("/posts/" + failed)
 	if !strings.Contains(page.Body, "Retry failed destinations") || !strings.Contains(page.Body, "media_rejected") {
 		t.Errorf("failed post's page:\n%s", page.Body)

@@ -14,7 +14,7 @@
   var caption = document.getElementById("caption");
   function fallbackText(kind) {
     switch (kind) {
-      case "title": return title.value;
+      case "title": case "title_or_derived": return title.value;
       case "caption": return caption.value;
       case "caption_or_title": return caption.value || title.value;
     }
@@ -25,8 +25,14 @@
     if (!out) return;
     var own = el.value, text = own, from = "";
     if (!own && el.dataset.fallback) {
-      text = fallbackText(el.dataset.fallback);
-      from = text ? " (from the " + (el.dataset.fallback === "title" || (!caption.value && el.dataset.fallback === "caption_or_title") ? "title" : "caption") + ")" : "";
+      var kind = el.dataset.fallback;
+      text = fallbackText(kind);
+      if (text) {
+        from = " (from the " + (kind === "title" || kind === "title_or_derived" || (!caption.value && kind === "caption_or_title") ? "title" : "caption") + ")";
+      } else if (kind === "title_or_derived") {
+        // The server makes this one when the title is empty too (the check shows it).
+        from = " (left empty: made from the caption's first line, else the video's file name)";
+      }
     }
     var max = parseInt(el.dataset.max, 10), n = count(text, el.dataset.unit);
     out.textContent = n + " / " + max + " " + (unitWords[el.dataset.unit] || el.dataset.unit) + from +
@@ -206,6 +212,9 @@
   }
 
   var checkBox = document.getElementById("check-result");
+  // derivedWords words the sources the check names for the texts reelay fills in.
+  var derivedWords = { title: "the title", caption: "the caption", caption_first_line: "the caption's first line",
+    video_file_name: "the video's file name", video_url: "the video link's file name" };
   function showCheck(body) {
     checkBox.textContent = "";
     var h = document.createElement("h2");
@@ -224,7 +233,15 @@
       var dt = document.createElement("dt"), dd = document.createElement("dd"), pre = document.createElement("pre");
       dt.textContent = d.platform_name + " · " + d.channel_title;
       pre.textContent = JSON.stringify(d.payload, null, 2);
-      dd.appendChild(pre); dl.appendChild(dt); dl.appendChild(dd);
+      dd.appendChild(pre);
+      var filled = Object.keys(d.derived || {}).sort().map(function (k) { return k + " from " + (derivedWords[d.derived[k]] || d.derived[k]); });
+      if (filled.length) {
+        var note = document.createElement("p");
+        note.className = "muted derived";
+        note.textContent = "Filled in by reelay: " + filled.join("; ") + ".";
+        dd.appendChild(note);
+      }
+      dl.appendChild(dt); dl.appendChild(dd);
     });
     checkBox.appendChild(dl);
     checkBox.hidden = false;
