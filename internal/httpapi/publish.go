@@ -39,6 +39,9 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
+		if r.ContentLength > maxJSONBody { // answered before the body is sent (Expect: 100-continue)
+			return &http.MaxBytesError{Limit: maxJSONBody}
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 		if err != nil {
 			return err

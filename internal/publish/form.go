@@ -35,13 +35,31 @@ const maxFormField = 64 << 10
 
 // MaxFormBytes bounds a whole multipart publish request: the largest video and thumbnail and
 // room for the other fields.
-const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4<<20
+const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4*media.MB
+
+// FormTooLarge is the answer to a publish form over MaxFormBytes, 413 stating the limits in
+// the unit they are documented in; size is the body's declared length (0: unknown, the
+// excess was met while reading).
+func FormTooLarge(size int64) *apierr.Error {
+	is := "is over " + media.FormatBytes(MaxFormBytes)
+	if size > 0 {
+		is = "is " + media.FormatBytes(size)
+	}
+	return apierr.Newf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
+		"the request body %s; a publish form may be at most %s: a video of up to %s, a thumbnail of up to %s and the other fields (1 MB = 1,000,000 bytes)",
+		is, media.FormatBytes(MaxFormBytes), media.FormatBytes(media.MaxVideoBytes), media.FormatBytes(media.MaxImageBytes))
+}
 
 // ReadRequestForm reads r's multipart/form-data body into sub with ReadForm. The body is read
 // in blocks of formReadBuf: mime/multipart reads its source 4 KiB at a time, which on a
 // network body is one read system call per 4 KiB of video. The caller bounds the body
-// (http.MaxBytesReader).
+// (http.MaxBytesReader with MaxFormBytes). A body whose declared length is over the bound is
+// refused before a byte of it is read: a client that sent Expect: 100-continue is answered
+// before it sends the body, since net/http sends "100 Continue" only on the first read.
 func (s *Service) ReadRequestForm(r *http.Request, sub *Submission) error {
+	if r.ContentLength > MaxFormBytes {
+		return FormTooLarge(r.ContentLength)
+	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case err != nil || mt != "multipart/form-data":
@@ -178,7 +196,7 @@ func formValue(name, v string) (json.RawMessage, error) {
 func mediaReadError(field string, err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return err
+		return FormTooLarge(0)
 	}
 	return media.FieldError(field, err)
 }
