@@ -145,6 +145,9 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	if err := apierr.DecodeJSON(bytes.NewReader(body), &sub.Request); err != nil {
 		return err
 	}
+	if sub.CRLFLineEnds {
+		sub.Request.NormalizeNewlines()
+	}
 	sort.Strings(hashParts)
 	sub.RequestHash = RequestHash(append([]string{"multipart"}, hashParts...)...)
 	return nil

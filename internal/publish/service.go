@@ -54,6 +54,9 @@ type Submission struct {
 	IdempotencyKey string
 	RequestHash    string
 	DryRun         bool
+	// CRLFLineEnds: the form came from a browser, whose textareas end lines with CRLF; ReadForm
+	// takes them as LF (Request.NormalizeNewlines) instead of refusing the carriage returns.
+	CRLFLineEnds bool
 }
 
 // Result is the outcome of Submit.
