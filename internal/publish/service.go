@@ -138,7 +138,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 	if err != nil {
 		return res, err
 	}
-	if account.Suspended && !sub.DryRun {
+	if account.Suspended {
 		return res, errSuspended
 	}
 	project, err := s.Store.GetProject(ctx, sub.AccountID, req.ProjectID)
@@ -160,24 +160,24 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return res, err
 	}
 
-	if !sub.DryRun {
-		// Cheap refusals before a download: a reused key, a spent allowance.
-		if sub.IdempotencyKey != "" {
-			hash, postID, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
-			switch {
-			case err == nil && hash == sub.RequestHash:
-				return s.replay(ctx, sub.AccountID, postID)
-			case err == nil:
-				return res, errIdempotencyConflict
-			case !errors.Is(err, store.ErrNotFound):
-				return res, err
-			}
-		}
-		if u, err := s.Store.UsageOf(ctx, account); err != nil {
+	// Cheap refusals before a download: a reused key (its post answers a replay), a spent
+	// allowance. A dry run meets them too, and the duplicate check below, so that it answers
+	// what the request itself would; it only reads, so it claims no key and spends nothing.
+	if sub.IdempotencyKey != "" {
+		hash, postID, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
+		switch {
+		case err == nil && hash == sub.RequestHash:
+			return s.replay(ctx, sub.AccountID, postID)
+		case err == nil:
+			return res, errIdempotencyConflict
+		case !errors.Is(err, store.ErrNotFound):
 			return res, err
-		} else if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
-			return res, errMonthlyLimit(u)
 		}
+	}
+	if u, err := s.Store.UsageOf(ctx, account); err != nil {
+		return res, err
+	} else if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
+		return res, errMonthlyLimit(u)
 	}
 
 	videoField := "video"
@@ -205,7 +205,20 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return res, err
 	}
 
+	np := store.NewPost{
+		AccountID: sub.AccountID, ProjectID: project.ID, Title: req.Title, Caption: req.Caption,
+		Video: storedMedia(sub.Video), ContentHash: contentHash(sub.Video.Blob.SHA256, req.Title, req.Caption),
+		ScheduledFor: scheduledFor, Destinations: dests, IdempotencyKey: sub.IdempotencyKey,
+		RequestHash: sub.RequestHash, AllowDuplicate: req.AllowDuplicate,
+	}
 	if sub.DryRun {
+		if !req.AllowDuplicate {
+			if id, err := s.Store.DuplicateOf(ctx, np); err != nil {
+				return res, err
+			} else if id != "" {
+				return res, errDuplicate(id)
+			}
+		}
 		dr := &DryRun{Status: store.PostProcessing, Video: sub.Video.Info, VideoBytes: sub.Video.Blob.Size}
 		if scheduledFor != nil {
 			dr.Status = store.PostScheduled
@@ -217,13 +230,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return Result{DryRun: dr}, nil
 	}
 
-	stored, _ := json.Marshal(req)
-	np := store.NewPost{
-		AccountID: sub.AccountID, ProjectID: project.ID, Title: req.Title, Caption: req.Caption, Request: stored,
-		Video: storedMedia(sub.Video), ContentHash: contentHash(sub.Video.Blob.SHA256, req.Title, req.Caption),
-		ScheduledFor: scheduledFor, Destinations: dests, IdempotencyKey: sub.IdempotencyKey,
-		RequestHash: sub.RequestHash, AllowDuplicate: req.AllowDuplicate,
-	}
+	np.Request, _ = json.Marshal(req)
 	if sub.Thumbnail != nil {
 		m := storedMedia(sub.Thumbnail)
 		np.Thumbnail = &m
@@ -242,11 +249,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 	case errors.As(err, &replay):
 		return s.replay(ctx, sub.AccountID, replay.PostID)
 	case errors.As(err, &dup):
-		e := apierr.Newf(http.StatusConflict, apierr.CodeDuplicatePost,
-			"the same video and text went to the same channel less than %d minutes ago as post %s; set \"allow_duplicate\": true to publish it again",
-			int(store.DuplicateWindow.Minutes()), dup.PostID)
-		e.Extra = map[string]any{"post_id": dup.PostID}
-		return res, e
+		return res, errDuplicate(dup.PostID)
 	case errors.Is(err, store.ErrIdempotencyConflict):
 		return res, errIdempotencyConflict
 	case errors.Is(err, store.ErrAccountSuspended):
@@ -271,6 +274,15 @@ var (
 	errIdempotencyConflict = apierr.New(http.StatusConflict, apierr.CodeIdempotencyConflict,
 		"this Idempotency-Key was used in the last 24 hours with a different request; use a new key for a new request")
 )
+
+// errDuplicate is the 409 for the same video and text to a channel as postID (store.DuplicateError).
+func errDuplicate(postID string) error {
+	e := apierr.Newf(http.StatusConflict, apierr.CodeDuplicatePost,
+		"the same video and text went to the same channel less than %d minutes ago as post %s; set \"allow_duplicate\": true to publish it again",
+		int(store.DuplicateWindow.Minutes()), postID)
+	e.Extra = map[string]any{"post_id": postID}
+	return e
+}
 
 func errMonthlyLimit(u store.Usage) error {
 	limit := 0
