@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/ai"
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
@@ -89,6 +91,17 @@ func TestServeFirstStart(t *testing.T) {
 	projects, _ := body["projects"].([]any)
 	if code != 200 || len(projects) != 1 || projects[0].(map[string]any)["name"] != "Default" {
 		t.Fatalf("projects: %d %v", code, body)
+	}
+	// The account can try every AI endpoint, with a hosted video model too: a clip, and the
+	// stitch of a storyboard of the default length whose every scene is generated.
+	scenes := ai.DefaultDurationSeconds / ai.SceneSeconds
+	tryAll := float64(aivideo.HostedClipCredits + aivideo.JoinCredits + scenes*aivideo.HostedClipCredits)
+	code, body = getJSON(t, url+"/api/v1/account/credits", key)
+	if credits, _ := body["ai_credits"].(float64); code != 200 || credits < tryAll {
+		t.Errorf("first account's AI credits: %d %v, want at least %v", code, body, tryAll)
+	}
+	if !strings.Contains(stderr.String(), "reelay accounts credits add") {
+		t.Errorf("the first start does not say how to add credits:\n%s", stderr.String())
 	}
 	// The simulators are mounted, and their introspection answers only with a key.
 	if code, body := getJSON(t, url+"/sandbox/tiktok/_introspect", key); code != 200 || body["uploads"] == nil {

@@ -166,6 +166,11 @@ func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
 	return key, nil
 }
 
+// firstStartAICredits are the AI credits of the account made at first start: enough to try
+// every AI endpoint, with a hosted video model too (a clip costs 5 there, the stitch of a
+// 30-second storyboard 31), several times over. `reelay accounts credits add` gives more.
+const firstStartAICredits = 100
+
 // firstStart gives an empty database an account, so that one command yields a working server.
 // The key goes to stderr once; it is not logged.
 func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger) error {
@@ -174,7 +179,7 @@ func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slo
 		return err
 	}
 	raw, rec := auth.NewKey("default")
-	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "default", Key: &rec})
+	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "default", Key: &rec, AICredits: firstStartAICredits})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}
@@ -182,6 +187,7 @@ func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slo
 		return fmt.Errorf("first start: %w", err)
 	}
 	log.Info("first start: created an account", "account_id", created.Account.ID, "project_id", created.Project.ID)
-	fmt.Fprintf(stderr, "\n  First start: account %s with project \"Default\".\n  API key (shown once, keep it): %s\n\n", created.Account.ID, raw)
+	fmt.Fprintf(stderr, "\n  First start: account %s with project \"Default\" and %d AI credits\n  (more: reelay accounts credits add %s N).\n  API key (shown once, keep it): %s\n\n",
+		created.Account.ID, firstStartAICredits, created.Account.ID, raw)
 	return nil
 }
