@@ -19,6 +19,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/store"
 )
 
 // Multipart fields of the publish form besides the files: plain strings, JSON arrays, JSON
@@ -96,6 +97,7 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	}()
 	fields := map[string]json.RawMessage{}
 	var hashParts []string
+	checked := false
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -113,6 +115,12 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 			}
 			if *dst != nil {
 				return apierr.Field(name, "is given twice")
+			}
+			if !checked && len(fields) > 0 {
+				checked = true
+				if err := s.checkBeforeFile(ctx, sub, name, fields); err != nil {
+					return err
+				}
 			}
 			stored, err := media.IngestUpload(ctx, s.Media, part, limit, kinds)
 			if err != nil {
@@ -150,6 +158,81 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	}
 	sort.Strings(hashParts)
 	sub.RequestHash = RequestHash(append([]string{"multipart"}, hashParts...)...)
+	return nil
+}
+
+// checkBeforeFile answers, before the form's first file (file, "video" or "thumbnail") is
+// read, what the fields sent before it already refuse, so that the file is not streamed to
+// storage for nothing: the checks that need no file (CheckStatic: an unknown platform, a text
+// over its own limits, ...), the account's suspension, the project, the channels it resolves
+// to (a platform with no channel, a channel not in the project) and the allowance. Only
+// what no later field can undo is answered: the problems of the fields that came, each of
+// which is given once. The checks a later field could change (a platform's text that falls
+// back to the caption, which a platform object sent after the file would replace) wait for
+// the whole form, as every check does when the file comes first.
+func (s *Service) checkBeforeFile(ctx context.Context, sub *Submission, file string, fields map[string]json.RawMessage) error {
+	var req Request
+	body, _ := json.Marshal(fields)
+	if err := apierr.DecodeJSON(bytes.NewReader(body), &req); err != nil {
+		return err
+	}
+	if sub.CRLFLineEnds {
+		req.NormalizeNewlines()
+	}
+	// came keeps the problems of the fields that came ("channel_ids[1]" is channel_ids').
+	came := func(f apierr.Fields) error {
+		var out apierr.Fields
+		for field, msg := range f {
+			root := field
+			if i := strings.IndexAny(field, ".["); i >= 0 {
+				root = field[:i]
+			}
+			if _, ok := fields[root]; ok {
+				out.Add(field, msg)
+			}
+		}
+		return out.Err()
+	}
+	_, f := req.CheckStatic(s.now(), file == "video", file == "thumbnail")
+	if err := came(f); err != nil {
+		return err
+	}
+	account, err := s.Store.GetAccount(ctx, sub.AccountID)
+	if err != nil {
+		return err
+	}
+	if account.Suspended {
+		return errSuspended
+	}
+	if _, ok := fields["project_id"]; ok {
+		project, err := s.Store.GetProject(ctx, sub.AccountID, req.ProjectID)
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.NotFound("project")
+		}
+		if err != nil {
+			return err
+		}
+		var cf apierr.Fields
+		if _, err := s.destinationChannels(ctx, project, &req, &cf); err != nil {
+			return err
+		}
+		if err := came(cf); err != nil {
+			return err
+		}
+	}
+	// A spent allowance refuses a new post, but not the replay of one made under the same
+	// Idempotency-Key (whose request, file included, only Submit can compare).
+	unusedKey := sub.IdempotencyKey == ""
+	if !unusedKey {
+		_, _, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		unusedKey = err != nil
+	}
+	if unusedKey {
+		return s.checkAllowance(ctx, account)
+	}
 	return nil
 }
 

@@ -174,10 +174,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 			return res, err
 		}
 	}
-	if u, err := s.Store.UsageOf(ctx, account); err != nil {
+	if err := s.checkAllowance(ctx, account); err != nil {
 		return res, err
-	} else if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
-		return res, errMonthlyLimit(u)
 	}
 
 	videoField := "video"
@@ -284,6 +282,19 @@ func errDuplicate(postID string) error {
 	return e
 }
 
+// checkAllowance refuses a publish of an account whose monthly allowance is spent: a cheap
+// refusal before any media is taken in (CreatePost counts the post in its transaction).
+func (s *Service) checkAllowance(ctx context.Context, account store.Account) error {
+	u, err := s.Store.UsageOf(ctx, account)
+	if err != nil {
+		return err
+	}
+	if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
+		return errMonthlyLimit(u)
+	}
+	return nil
+}
+
 func errMonthlyLimit(u store.Usage) error {
 	limit := 0
 	if u.MonthlyPostLimit != nil {
@@ -352,20 +363,23 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 			platforms = platform.Defaults
 		}
 		for _, p := range platforms {
-			found := false
 			for _, c := range all {
 				if c.Platform == p {
 					out = append(out, c)
-					found = true
 				}
 			}
-			if !found && platform.Valid(p) {
-				field := "platforms"
-				if len(req.Platforms) == 0 {
-					field = "platforms (default youtube, instagram, tiktok)"
-				}
-				f.Addf(field, "project %s has no %s channel; connect one (POST /channels) or leave %s out", project.ID, platform.DisplayName(p), p)
-			}
+		}
+	}
+	// A requested platform with no channel in the project would get nothing, with channel_ids
+	// or without; refused either way, it is refused whatever the fields a form sends after
+	// its file (checkBeforeFile).
+	requested, field := req.Platforms, "platforms"
+	if len(requested) == 0 && len(req.ChannelIDs) == 0 {
+		requested, field = platform.Defaults, "platforms (default youtube, instagram, tiktok)"
+	}
+	for _, p := range requested {
+		if platform.Valid(p) && !slices.ContainsFunc(all, func(c store.Channel) bool { return c.Platform == p }) {
+			f.Addf(field, "project %s has no %s channel; connect one (POST /channels) or leave %s out", project.ID, platform.DisplayName(p), p)
 		}
 	}
 	for _, c := range out {
