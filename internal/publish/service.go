@@ -379,7 +379,7 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 	}
 	for _, p := range requested {
 		if platform.Valid(p) && !slices.ContainsFunc(all, func(c store.Channel) bool { return c.Platform == p }) {
-			f.Addf(field, "project %s has no %s channel; connect one (POST /channels) or leave %s out", project.ID, platform.DisplayName(p), p)
+			f.Addf(field, "project %s has no %s channel; connect one with POST /channels or leave %s out", project.ID, platform.DisplayName(p), p)
 		}
 	}
 	for _, c := range out {
