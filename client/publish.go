@@ -285,7 +285,8 @@ func (c *Client) Publish(ctx context.Context, req PublishRequest) (*PublishRespo
 // DryRun runs every check of req and answers what each destination would receive; nothing is
 // stored, sent or counted. An upload is still sent whole, to be checked.
 func (c *Client) DryRun(ctx context.Context, req PublishRequest) (*DryRunResponse, error) {
-	req.IdempotencyKey = "" // nothing to protect, and a dry run must not claim the key
+	// Not sent: a key used before with the same request would answer its post, not a dry run.
+	req.IdempotencyKey = ""
 	var out DryRunResponse
 	if _, err := c.publish(ctx, req, true, &out); err != nil {
 		return nil, err

@@ -65,7 +65,8 @@ func CheckStoryboard(topic string, duration *int, style, camera string) (Storybo
 	return StoryboardRequest{Topic: topic, DurationSeconds: RoundDuration(seconds), Style: style, Camera: camera}, nil
 }
 
-// CheckScript validates a required script or topic.
+// CheckScript validates a required script or topic. Its sentences become the platforms'
+// copy, so it is held to what a post's texts are: no control characters but newline and tab.
 func CheckScript(f *apierr.Fields, field, v string) {
 	switch {
 	case !utf8.ValidString(v):
@@ -74,6 +75,8 @@ func CheckScript(f *apierr.Fields, field, v string) {
 		f.Add(field, "is required")
 	case utf8.RuneCountInString(v) > MaxScriptChars:
 		f.Addf(field, "must be at most %d characters, got %d", MaxScriptChars, utf8.RuneCountInString(v))
+	default:
+		f.NoControl(field, v)
 	}
 }
 

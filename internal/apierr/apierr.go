@@ -156,10 +156,31 @@ func (f *Fields) Name(field, v string, max int) {
 	}
 }
 
-// Text checks an optional free text of at most max characters.
+// Text checks an optional free text of at most max characters, without control characters
+// other than newline and tab (NoControl).
 func (f *Fields) Text(field, v string, max int) {
+	f.NoControl(field, v)
 	if n := utf8.RuneCountInString(v); n > max {
 		f.Addf(field, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+// NoControl refuses a text holding a C0 control character other than newline and tab: no
+// platform takes one, and PostgreSQL cannot even store a NUL (SQLite would, and send it on).
+// A carriage return is refused too, so that a line ends one way: with \n.
+func (f *Fields) NoControl(field, v string) {
+	at := 0
+	for _, r := range v {
+		at++
+		if r >= 0x20 || r == '\n' || r == '\t' {
+			continue
+		}
+		hint := ""
+		if r == '\r' {
+			hint = "; end lines with \\n alone"
+		}
+		f.Addf(field, "must not contain control characters other than newline and tab: U+%04X at character %d%s", r, at, hint)
+		return
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/ai"
+	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/app/apptest"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
@@ -30,12 +32,16 @@ func run(t *testing.T, args ...string) (stdout string, err error) {
 
 var keyPattern = regexp.MustCompile(`rly_live_[0-9A-Za-z]{43}`)
 
-// startServer runs serve on dataDir until the test ends and returns its URL and its stderr.
-func startServer(t *testing.T, dataDir string) (string, *apptest.SyncBuffer) {
+// startServer runs serve on dataDir until the test ends and returns its URL and its stderr;
+// tune changes the configuration first.
+func startServer(t *testing.T, dataDir string, tune ...func(*config.Config)) (string, *apptest.SyncBuffer) {
 	t.Helper()
 	cfg := config.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Sandbox: true, PublishWait: time.Second,
 		RetryAttempts: 3, RetryBaseDelay: time.Second, RateLimitRPS: 100, RateLimitBurst: 100,
 		Role: config.RoleAll, LogLevel: "info", LogFormat: "text"}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	if err := cfg.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +96,17 @@ func TestServeFirstStart(t *testing.T) {
 	if code != 200 || len(projects) != 1 || projects[0].(map[string]any)["name"] != "Default" {
 		t.Fatalf("projects: %d %v", code, body)
 	}
+	// The account can try every AI endpoint, with a hosted video model too: a clip, and the
+	// stitch of a storyboard of the default length whose every scene is generated.
+	scenes := ai.DefaultDurationSeconds / ai.SceneSeconds
+	tryAll := float64(aivideo.HostedClipCredits + aivideo.JoinCredits + scenes*aivideo.HostedClipCredits)
+	code, body = getJSON(t, url+"/api/v1/account/credits", key)
+	if credits, _ := body["ai_credits"].(float64); code != 200 || credits < tryAll {
+		t.Errorf("first account's AI credits: %d %v, want at least %v", code, body, tryAll)
+	}
+	if !strings.Contains(stderr.String(), "reelay accounts credits add") {
+		t.Errorf("the first start does not say how to add credits:\n%s", stderr.String())
+	}
 	// The simulators are mounted, and their introspection answers only with a key.
 	if code, body := getJSON(t, url+"/sandbox/tiktok/_introspect", key); code != 200 || body["uploads"] == nil {
 		t.Errorf("tiktok introspection: %d %v", code, body)
@@ -100,6 +117,38 @@ func TestServeFirstStart(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dataDir, "secret.key"))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("secret key file: %v %v", info, err)
+	}
+}
+
+// With the json log format every line on stderr is JSON, the first start's key too: a record
+// of its own with the key in its api_key field, and in no other record.
+func TestServeFirstStartLogsJSON(t *testing.T) {
+	for _, level := range []string{"info", "error"} {
+		t.Run(level, func(t *testing.T) {
+			url, stderr := startServer(t, t.TempDir(), func(c *config.Config) { c.LogFormat, c.LogLevel = "json", level })
+			key := keyPattern.FindString(stderr.String())
+			if key == "" {
+				t.Fatalf("first start printed no key:\n%s", stderr.String())
+			}
+			// A request, so that the request log has its say too.
+			if code, _ := getJSON(t, url+"/api/v1/projects", key); code != 200 {
+				t.Fatalf("projects: %d", code)
+			}
+			var withKey []map[string]any
+			for i, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("line %d is not JSON: %q", i+1, line)
+				}
+				if strings.Contains(line, key) {
+					withKey = append(withKey, rec)
+				}
+			}
+			if len(withKey) != 1 || withKey[0]["api_key"] != key || withKey[0]["account_id"] == nil ||
+				withKey[0]["ai_credits"] != float64(firstStartAICredits) {
+				t.Errorf("records with the key: %v", withKey)
+			}
+		})
 	}
 }
 

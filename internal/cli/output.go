@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -109,7 +110,7 @@ func describeError(err error) string {
 			}
 			b.WriteString("\nset REELAY_API_KEY (or --api-key) to a live key; `reelay keys create` makes one")
 		} else {
-			b.WriteString(withoutFieldList(e))
+			b.WriteString(inCLITerms(withoutFieldList(e)))
 			if e.Code != "" {
 				fmt.Fprintf(&b, " (%d %s)", e.StatusCode, e.Code)
 			}
@@ -120,7 +121,7 @@ func describeError(err error) string {
 		}
 		sort.Strings(fields)
 		for _, f := range fields {
-			fmt.Fprintf(&b, "\n  %s: %s", f, e.Fields[f])
+			fmt.Fprintf(&b, "\n  %s: %s", f, inCLITerms(e.Fields[f]))
 		}
 		if e.PostID != "" {
 			fmt.Fprintf(&b, "\n  existing post: %s (reelay posts get %s)", e.PostID, e.PostID)
@@ -147,6 +148,31 @@ func describeError(err error) string {
 		return "interrupted"
 	}
 	return err.Error()
+}
+
+// apiReferences are the API operations the server's messages point to ("connect one with
+// POST /channels"), each with the command that does the same here, which a person at the
+// command line is told instead. Each names the operation whole, so that GET /channels/{id}/options
+// is not read as another operation's start.
+var apiReferences = []struct {
+	api *regexp.Regexp
+	cli string
+}{
+	{regexp.MustCompile(`GET /channels/\{id\}/options`), "`reelay channels options <channel id>`"},
+	{regexp.MustCompile(`GET /channels\?projectId=([0-9a-f-]+)`), "`reelay channels list --project $1`"},
+	{regexp.MustCompile(`POST /channels\b`), "`reelay channels connect`"},
+	{regexp.MustCompile(`GET /posts/\{id\}`), "`reelay posts get <post id>`"},
+	{regexp.MustCompile(`GET /projects\b`), "`reelay projects list`"},
+	{regexp.MustCompile(`add sandbox=true`), "add --sandbox-consent (or --sandbox)"},
+}
+
+// inCLITerms is a server message with the API operations it names replaced by the commands
+// that do the same (apiReferences).
+func inCLITerms(msg string) string {
+	for _, r := range apiReferences {
+		msg = r.api.ReplaceAllString(msg, r.cli)
+	}
+	return msg
 }
 
 // withoutFieldList is an error's message without the list of fields at fault the server

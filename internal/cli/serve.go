@@ -59,7 +59,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	defer st.Close()
 	log.Info("database ready", "dialect", st.Dialect(), "role", cfg.Role)
 
-	if err := firstStart(ctx, st, stderr, log); err != nil {
+	jsonLog := strings.EqualFold(cfg.LogFormat, "json")
+	if err := firstStart(ctx, st, stderr, log, jsonLog); err != nil {
 		return err
 	}
 
@@ -111,9 +112,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if cfg.Role == config.RoleWorker {
 		log.Info("worker running", "health_url", "http://"+ln.Addr().String()+"/healthz")
 	} else {
-		log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
-		// Said plainly, beside the first start's key, so that a new user knows where to go next.
-		fmt.Fprintf(stderr, "\n  Dashboard: %s/ (sign in with an API key)\n  API:       %s/api/v1\n\n", cfg.PublicURL, cfg.PublicURL)
+		if jsonLog {
+			log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL,
+				"dashboard_url", cfg.PublicURL+"/", "api_url", cfg.PublicURL+"/api/v1")
+		} else {
+			log.Info("listening", "url", "http://"+ln.Addr().String(), "public_url", cfg.PublicURL)
+			// Said plainly, beside the first start's key, so that a new user knows where to go next.
+			fmt.Fprintf(stderr, "\n  Dashboard: %s/ (sign in with an API key)\n  API:       %s/api/v1\n\n", cfg.PublicURL, cfg.PublicURL)
+		}
 	}
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -166,22 +172,38 @@ func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
 	return key, nil
 }
 
+// firstStartAICredits are the AI credits of the account made at first start: enough to try
+// every AI endpoint, with a hosted video model too (a clip costs 5 there, the stitch of a
+// 30-second storyboard 31), several times over. `reelay accounts credits add` gives more.
+const firstStartAICredits = 100
+
 // firstStart gives an empty database an account, so that one command yields a working server.
-// The key goes to stderr once; it is not logged.
-func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger) error {
+// The key goes to stderr once, and is not logged: with the text log format it is a banner of
+// plain lines beside the log; with the json format, where every line of stderr is JSON, it is
+// one record of its own with the key in its api_key field, written whatever the log level, and
+// the only record that ever carries a secret.
+func firstStart(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger, jsonLog bool) error {
 	n, err := st.CountAccounts(ctx)
 	if err != nil || n > 0 {
 		return err
 	}
 	raw, rec := auth.NewKey("default")
-	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "default", Key: &rec})
+	created, err := st.CreateAccount(ctx, store.NewAccount{Name: "default", Key: &rec, AICredits: firstStartAICredits})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
+	more := "reelay accounts credits add " + created.Account.ID + " N"
+	if jsonLog {
+		slog.New(slog.NewJSONHandler(stderr, nil)).Info("first start: created an account; its API key is shown once, keep it",
+			"account_id", created.Account.ID, "project_id", created.Project.ID, "ai_credits", firstStartAICredits,
+			"more_ai_credits", more, "api_key", raw)
+		return nil
+	}
 	log.Info("first start: created an account", "account_id", created.Account.ID, "project_id", created.Project.ID)
-	fmt.Fprintf(stderr, "\n  First start: account %s with project \"Default\".\n  API key (shown once, keep it): %s\n\n", created.Account.ID, raw)
+	fmt.Fprintf(stderr, "\n  First start: account %s with project \"Default\" and %d AI credits\n  (more: %s).\n  API key (shown once, keep it): %s\n\n",
+		created.Account.ID, firstStartAICredits, more, raw)
 	return nil
 }

@@ -362,7 +362,7 @@ func (c *client) publishForm(fields map[string]string, videoPath string) string 
 	if err != nil {
 		c.t.Fatalf("publish: %v", err)
 	}
-	if code != http.StatusOK {
+	if code != http.StatusAccepted { // Prefer: wait=0
 		c.t.Fatalf("publish: status %d: %v", code, out)
 	}
 	id, _ := out["post_id"].(string)

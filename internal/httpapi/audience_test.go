@@ -23,7 +23,7 @@ func (e *env) publishTo(tn tenant, platforms []string, extra map[string]any) str
 		body[k] = v
 	}
 	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: tn.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: body})
-	if r.Code != http.StatusOK {
+	if r.Code != http.StatusAccepted {
 		e.t.Fatalf("publish: %d %s", r.Code, r.Body)
 	}
 	id := r.JSON["post_id"].(string)

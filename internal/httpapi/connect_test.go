@@ -65,7 +65,7 @@ func TestOAuthRoundTrip(t *testing.T) {
 		pub := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
 			"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"youtube", "tiktok", "threads", "facebook", "instagram"},
 			"title": "Connected", "caption": "Through OAuth", "tiktok": map[string]any{"mode": "direct"}}})
-		if pub.Code != http.StatusOK {
+		if pub.Code != http.StatusAccepted {
 			t.Fatalf("publish: %d %s", pub.Code, pub.Body)
 		}
 		e.waitPost(e.a, pub.JSON["post_id"].(string), 30*time.Second, statusIs("published"))
@@ -197,7 +197,7 @@ func TestRefusedTokenIsRenewed(t *testing.T) {
 			r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
 				"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"tiktok"},
 				"title": "Renewed", "tiktok": map[string]any{"mode": "direct"}, "allow_duplicate": true}})
-			if r.Code != http.StatusOK {
+			if r.Code != http.StatusAccepted {
 				t.Fatalf("publish: %d %s", r.Code, r.Body)
 			}
 			return r.JSON["post_id"].(string)

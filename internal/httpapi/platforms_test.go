@@ -45,7 +45,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 			body["pinterest"] = map[string]any{"board_id": sim.PinterestDefaultBoards(accounts[platform.Pinterest])[0].ID}
 		}
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: body})
-		if r.Code != http.StatusOK {
+		if r.Code != http.StatusAccepted {
 			t.Fatalf("publish: %d %s", r.Code, r.Body)
 		}
 		p := e.waitPost(e.a, r.JSON["post_id"].(string), 60*time.Second, statusIs("published"))

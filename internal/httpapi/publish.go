@@ -29,9 +29,9 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wait := s.publishWait
+	wait, noWait := s.publishWait, false // noWait: Prefer: wait=0, answered 202 while unsettled
 	if v, ok := preferWait(r.Header.Values("Prefer")); ok {
-		wait = v
+		wait, noWait = v, v == 0
 		w.Header().Set("Preference-Applied", fmt.Sprintf("wait=%d", int(v.Seconds())))
 	}
 
@@ -39,6 +39,9 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
+		if r.ContentLength > maxJSONBody { // answered before the body is sent (Expect: 100-continue)
+			return &http.MaxBytesError{Limit: maxJSONBody}
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 		if err != nil {
 			return err
@@ -76,8 +79,13 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	status := http.StatusOK
-	if upstreamFailure(post) {
+	switch {
+	case upstreamFailure(post):
 		status = http.StatusBadGateway
+	case noWait && (post.Status == store.PostProcessing || post.Status == store.PostScheduled):
+		// The client asked not to wait: the post is accepted, and its page tells how it ends.
+		status = http.StatusAccepted
+		w.Header().Set("Location", APIPrefix+"/posts/"+post.ID)
 	}
 	writeJSON(w, status, publishResponse(post))
 	return nil

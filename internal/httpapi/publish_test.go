@@ -304,17 +304,46 @@ func TestTikTokInbox(t *testing.T) {
 	}
 }
 
-// Prefer: wait=0 answers at once, before the destinations settle.
+// Prefer: wait=0 answers at once, before the destinations settle: 202 with the post's
+// Location. Any other wait that runs out answers 200 with what is known, as does a wait=0
+// whose post has already settled (a replay).
 func TestPreferWaitZero(t *testing.T) {
 	e := newAppEnv(t, "sqlite")
 	e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 2000})
 	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
-	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"},
-		Body: map[string]any{"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "title": "t", "platforms": []string{"youtube"}}})
-	if r.Code != http.StatusOK || r.JSON["status"] != "processing" || r.Header.Get("Preference-Applied") != "wait=0" {
+	publish := func(title, prefer, key string, extra map[string]any) *resp {
+		body := map[string]any{"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "title": title, "platforms": []string{"youtube"}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": prefer, "Idempotency-Key": key}, Body: body})
+	}
+	r := publish("t", "wait=0", "k1", nil)
+	id, _ := r.JSON["post_id"].(string)
+	if r.Code != http.StatusAccepted || r.JSON["status"] != "processing" || r.Header.Get("Preference-Applied") != "wait=0" ||
+		r.Header.Get("Location") != "/api/v1/posts/"+id {
 		t.Fatalf("wait=0: %d %v %s", r.Code, r.Header, r.Body)
 	}
-	e.waitPost(e.a, r.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
+	if got := e.do(req{Method: "GET", Path: r.Header.Get("Location"), Key: e.a.Key}); got.Code != http.StatusOK || got.JSON["id"] != id {
+		t.Errorf("the Location: %d %s", got.Code, got.Body)
+	}
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if r := publish("later", "wait=0", "", map[string]any{"scheduled_for": later}); r.Code != http.StatusAccepted || r.JSON["status"] != "scheduled" {
+		t.Errorf("wait=0, scheduled: %d %s", r.Code, r.Body)
+	}
+	for _, prefer := range []string{"", "wait=1"} {
+		r := publish("other "+prefer, prefer, "", map[string]any{"scheduled_for": later})
+		if r.Code != http.StatusOK || r.Header.Get("Location") != "" {
+			t.Errorf("Prefer %q, scheduled: %d %v", prefer, r.Code, r.Header)
+		}
+	}
+	if r := publish("short wait", "wait=1", "", nil); r.Code != http.StatusOK || r.JSON["status"] != "processing" {
+		t.Errorf("wait=1 running out: %d %s", r.Code, r.Body)
+	}
+	e.waitPost(e.a, id, 15*time.Second, statusIs("published"))
+	if r := publish("t", "wait=0", "k1", nil); r.Code != http.StatusOK || r.Header.Get("Idempotent-Replayed") != "true" || r.JSON["status"] != "published" {
+		t.Errorf("wait=0 replaying a settled post: %d %v %s", r.Code, r.Header, r.Body)
+	}
 }
 
 // The channels of the three default platforms answer live options from their platform.

@@ -136,6 +136,7 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 	if text == "" {
 		f.Add("replyText", "is required")
 	}
+	f.NoControl("replyText", text)
 	if platformName == "" {
 		f.Add("platform", "is required")
 	}

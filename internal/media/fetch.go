@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,9 +46,13 @@ type TooLargeError struct {
 // Error states the limit, so that the API message tells the client what to aim for.
 func (e *TooLargeError) Error() string {
 	if e.Size > 0 {
-		return fmt.Sprintf("media file too large: %s, the limit is %s", humanBytes(e.Size), humanBytes(e.Limit))
+		size, limit := FormatBytes(e.Size), FormatBytes(e.Limit)
+		if size == limit { // just over: rounded, the two would read the same
+			size, limit = fmt.Sprintf("%d bytes", e.Size), fmt.Sprintf("%d bytes", e.Limit)
+		}
+		return fmt.Sprintf("media file too large: %s, the limit is %s", size, limit)
 	}
-	return fmt.Sprintf("media file too large: more than the limit of %s", humanBytes(e.Limit))
+	return fmt.Sprintf("media file too large: more than the limit of %s", FormatBytes(e.Limit))
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true.
@@ -75,14 +81,14 @@ func (e *UpstreamError) Is(target error) bool { return target == ErrUpstream }
 // Unwrap returns the cause.
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
-func humanBytes(n int64) string {
+// FormatBytes states n bytes as the limits are stated, in decimal units (1 MB = 10^6 bytes):
+// "100 MB", "104.9 MB", "512 KB", "900 bytes".
+func FormatBytes(n int64) string {
 	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%dKB", n>>10)
+	case n >= MB:
+		return strconv.FormatFloat(math.Round(float64(n)/MB*10)/10, 'f', -1, 64) + " MB"
+	case n >= 1000:
+		return strconv.FormatFloat(math.Round(float64(n)/1000*10)/10, 'f', -1, 64) + " KB"
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -243,7 +243,7 @@ func TestFetchRedirects(t *testing.T) {
 
 func TestFetchSizeLimit(t *testing.T) {
 	t.Parallel()
-	const limit = 64 << 10
+	const limit = 64_000
 	var bodyReads atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -294,7 +294,7 @@ func TestFetchSizeLimit(t *testing.T) {
 			if dst.n > limit {
 				t.Errorf("%d bytes passed on, more than the limit", dst.n)
 			}
-			if !strings.Contains(err.Error(), "64KB") {
+			if !strings.Contains(err.Error(), "64 KB") {
 				t.Errorf("error does not state the limit: %v", err)
 			}
 			t.Log(err)
@@ -399,5 +399,27 @@ func TestParseURL(t *testing.T) {
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, media.ErrBadURL)) {
 			t.Errorf("%.60q: %v", c.url, err)
 		}
+	}
+}
+
+// The size limits are stated in the seed's unit, MB of 10^6 bytes, in every message.
+func TestTooLargeMessages(t *testing.T) {
+	cases := []struct {
+		err  media.TooLargeError
+		want string
+	}{
+		{media.TooLargeError{Limit: media.MaxVideoBytes}, "media file too large: more than the limit of 100 MB"},
+		{media.TooLargeError{Limit: media.MaxVideoBytes, Size: 150_000_000}, "media file too large: 150 MB, the limit is 100 MB"},
+		{media.TooLargeError{Limit: media.MaxImageBytes, Size: 12_345_678}, "media file too large: 12.3 MB, the limit is 10 MB"},
+		{media.TooLargeError{Limit: media.MaxVideoBytes, Size: 100_000_001}, "media file too large: 100000001 bytes, the limit is 100000000 bytes"},
+		{media.TooLargeError{Limit: 500_000}, "media file too large: more than the limit of 500 KB"},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.err, got, c.want)
+		}
+	}
+	if media.MaxVideoBytes != 100_000_000 || media.MaxImageBytes != 10_000_000 {
+		t.Errorf("limits %d and %d bytes, want the seed's 100 MB and 10 MB", media.MaxVideoBytes, media.MaxImageBytes)
 	}
 }

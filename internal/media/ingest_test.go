@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -16,18 +15,6 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
 )
-
-// countingReader counts bytes handed out, to show refusals happen after the sniff read.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
 
 func TestIngestUpload(t *testing.T) {
 	t.Parallel()
@@ -65,7 +52,7 @@ func TestIngestUpload(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
 					s := openStore(t, freshStoreURL(t, backend)) // empty, to see what is left behind
-					src := &countingReader{r: bytes.NewReader(c.data)}
+					src := &mediatest.CountingReader{R: bytes.NewReader(c.data)}
 					got, err := media.IngestUpload(context.Background(), s, src, c.limit, c.allowed)
 					if c.want != nil {
 						if !errors.Is(err, c.want) {
@@ -74,8 +61,8 @@ func TestIngestUpload(t *testing.T) {
 						if keys := allKeys(t, s); len(keys) != 0 {
 							t.Fatalf("left behind: %v", keys)
 						}
-						if c.maxRead > 0 && src.n.Load() > c.maxRead {
-							t.Errorf("read %d bytes before refusing, want at most %d", src.n.Load(), c.maxRead)
+						if c.maxRead > 0 && src.N() > c.maxRead {
+							t.Errorf("read %d bytes before refusing, want at most %d", src.N(), c.maxRead)
 						}
 						t.Logf("%v (HTTP %d)", err, media.HTTPStatus(err))
 						return

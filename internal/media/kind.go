@@ -49,11 +49,14 @@ var (
 	ImageKinds = []string{"jpeg", "png", "webp"}
 )
 
-// Size limits of the seed: video up to 100MB, thumbnails up to 10MB. They are binary
-// megabytes, the more generous reading, so that a file a user's tools call "100 MB" fits.
+// Size limits of the seed: video up to 100MB, thumbnails up to 10MB, in the seed's unit: a
+// megabyte is 10^6 bytes. Every message states them in that unit (FormatBytes), so that the
+// limit a client reads is the limit it meets; the decimal reading is also the one the
+// platforms that cap a video at 100 MB use (Bluesky's 100,000,000 bytes).
 const (
-	MaxVideoBytes int64 = 100 << 20
-	MaxImageBytes int64 = 10 << 20
+	MB                  = 1_000_000
+	MaxVideoBytes int64 = 100 * MB
+	MaxImageBytes int64 = 10 * MB
 )
 
 // KindByName returns the kind with the given name.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/store"
 )
 
 // Multipart fields of the publish form besides the files: plain strings, JSON arrays, JSON
@@ -39,13 +40,31 @@ const maxFileName = 1024
 
 // MaxFormBytes bounds a whole multipart publish request: the largest video and thumbnail and
 // room for the other fields.
-const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4<<20
+const MaxFormBytes = media.MaxVideoBytes + media.MaxImageBytes + 4*media.MB
+
+// FormTooLarge is the answer to a publish form over MaxFormBytes, 413 stating the limits in
+// the unit they are documented in; size is the body's declared length (0: unknown, the
+// excess was met while reading).
+func FormTooLarge(size int64) *apierr.Error {
+	is := "is over " + media.FormatBytes(MaxFormBytes)
+	if size > 0 {
+		is = "is " + media.FormatBytes(size)
+	}
+	return apierr.Newf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
+		"the request body %s; a publish form may be at most %s: a video of up to %s, a thumbnail of up to %s and the other fields (1 MB = 1,000,000 bytes)",
+		is, media.FormatBytes(MaxFormBytes), media.FormatBytes(media.MaxVideoBytes), media.FormatBytes(media.MaxImageBytes))
+}
 
 // ReadRequestForm reads r's multipart/form-data body into sub with ReadForm. The body is read
 // in blocks of formReadBuf: mime/multipart reads its source 4 KiB at a time, which on a
 // network body is one read system call per 4 KiB of video. The caller bounds the body
-// (http.MaxBytesReader).
+// (http.MaxBytesReader with MaxFormBytes). A body whose declared length is over the bound is
+// refused before a byte of it is read: a client that sent Expect: 100-continue is answered
+// before it sends the body, since net/http sends "100 Continue" only on the first read.
 func (s *Service) ReadRequestForm(r *http.Request, sub *Submission) error {
+	if r.ContentLength > MaxFormBytes {
+		return FormTooLarge(r.ContentLength)
+	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case err != nil || mt != "multipart/form-data":
@@ -83,6 +102,7 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	fields := map[string]json.RawMessage{}
 	var hashParts []string
 	var videoFileName string
+	checked := false
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -103,6 +123,12 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 			}
 			if len(part.FileName()) > maxFileName {
 				return apierr.Field(name, fmt.Sprintf("has a file name of %d bytes; at most %d are taken", len(part.FileName()), maxFileName))
+			}
+			if !checked && len(fields) > 0 {
+				checked = true
+				if err := s.checkBeforeFile(ctx, sub, name, fields); err != nil {
+					return err
+				}
 			}
 			stored, err := media.IngestUpload(ctx, s.Media, part, limit, kinds)
 			if err != nil {
@@ -141,8 +167,86 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 		return err
 	}
 	sub.Request.VideoFileName = videoFileName
+	if sub.CRLFLineEnds {
+		sub.Request.NormalizeNewlines()
+	}
 	sort.Strings(hashParts)
 	sub.RequestHash = RequestHash(append([]string{"multipart"}, hashParts...)...)
+	return nil
+}
+
+// checkBeforeFile answers, before the form's first file (file, "video" or "thumbnail") is
+// read, what the fields sent before it already refuse, so that the file is not streamed to
+// storage for nothing: the checks that need no file (CheckStatic: an unknown platform, a text
+// over its own limits, ...), the account's suspension, the project, the channels it resolves
+// to (a platform with no channel, a channel not in the project) and the allowance. Only
+// what no later field can undo is answered: the problems of the fields that came, each of
+// which is given once. The checks a later field could change (a platform's text that falls
+// back to the caption, which a platform object sent after the file would replace) wait for
+// the whole form, as every check does when the file comes first.
+func (s *Service) checkBeforeFile(ctx context.Context, sub *Submission, file string, fields map[string]json.RawMessage) error {
+	var req Request
+	body, _ := json.Marshal(fields)
+	if err := apierr.DecodeJSON(bytes.NewReader(body), &req); err != nil {
+		return err
+	}
+	if sub.CRLFLineEnds {
+		req.NormalizeNewlines()
+	}
+	// came keeps the problems of the fields that came ("channel_ids[1]" is channel_ids').
+	came := func(f apierr.Fields) error {
+		var out apierr.Fields
+		for field, msg := range f {
+			root := field
+			if i := strings.IndexAny(field, ".["); i >= 0 {
+				root = field[:i]
+			}
+			if _, ok := fields[root]; ok {
+				out.Add(field, msg)
+			}
+		}
+		return out.Err()
+	}
+	_, f := req.CheckStatic(s.now(), file == "video", file == "thumbnail")
+	if err := came(f); err != nil {
+		return err
+	}
+	account, err := s.Store.GetAccount(ctx, sub.AccountID)
+	if err != nil {
+		return err
+	}
+	if account.Suspended {
+		return errSuspended
+	}
+	if _, ok := fields["project_id"]; ok {
+		project, err := s.Store.GetProject(ctx, sub.AccountID, req.ProjectID)
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.NotFound("project")
+		}
+		if err != nil {
+			return err
+		}
+		var cf apierr.Fields
+		if _, err := s.destinationChannels(ctx, project, &req, &cf); err != nil {
+			return err
+		}
+		if err := came(cf); err != nil {
+			return err
+		}
+	}
+	// A spent allowance refuses a new post, but not the replay of one made under the same
+	// Idempotency-Key (whose request, file included, only Submit can compare).
+	unusedKey := sub.IdempotencyKey == ""
+	if !unusedKey {
+		_, _, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		unusedKey = err != nil
+	}
+	if unusedKey {
+		return s.checkAllowance(ctx, account)
+	}
 	return nil
 }
 
@@ -192,7 +296,7 @@ func formValue(name, v string) (json.RawMessage, error) {
 func mediaReadError(field string, err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return err
+		return FormTooLarge(0)
 	}
 	return media.FieldError(field, err)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,6 +270,7 @@ func (r *Request) CheckStatic(now time.Time, hasUpload, hasThumbUpload bool) (sc
 			checkMediaURL(&f, "thumbnail_url", r.ThumbnailURL)
 		}
 	}
+	r.checkControlChars(&f)
 	checkChars(&f, "title", r.Title, MaxTitle)
 	checkChars(&f, "caption", r.Caption, MaxCaption)
 	seenPlatform := map[string]bool{}
@@ -343,6 +345,48 @@ func parseSchedule(raw string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// checkControlChars refuses control characters (apierr.Fields.NoControl) in the title, the
+// caption and every string of the platform objects, each named as its field
+// ("mastodon.spoiler_text").
+func (r *Request) checkControlChars(f *apierr.Fields) {
+	r.eachText(func(field string, v *string) { f.NoControl(field, *v) })
+}
+
+// NormalizeNewlines turns the CRLF line ends of every text (as eachText walks them) into LF.
+// Browsers send a textarea's lines ending in CRLF, which the API refuses as control
+// characters; the web dashboard's publish form calls this before checking.
+func (r *Request) NormalizeNewlines() {
+	r.eachText(func(_ string, v *string) { *v = strings.ReplaceAll(*v, "\r\n", "\n") })
+}
+
+// eachText calls fn with the title, the caption and every string field of the platform
+// objects given, each named as its field ("mastodon.spoiler_text"). The objects' fields are
+// read from their types, so that a field added to one is walked without being listed here.
+func (r *Request) eachText(fn func(field string, v *string)) {
+	fn("title", &r.Title)
+	fn("caption", &r.Caption)
+	objects := reflect.ValueOf(&r.PlatformObjects).Elem()
+	for i := range objects.NumField() {
+		obj := objects.Field(i)
+		if obj.IsNil() {
+			continue
+		}
+		prefix := jsonName(objects.Type().Field(i)) + "."
+		obj = obj.Elem()
+		for j := range obj.NumField() {
+			if v := obj.Field(j); v.Kind() == reflect.String {
+				fn(prefix+jsonName(obj.Type().Field(j)), v.Addr().Interface().(*string))
+			}
+		}
+	}
+}
+
+// jsonName is the name a struct field has in JSON.
+func jsonName(sf reflect.StructField) string {
+	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	return name
 }
 
 func checkChars(f *apierr.Fields, field, v string, max int) {

@@ -216,3 +216,56 @@ func TestEffectiveOptions(t *testing.T) {
 		t.Errorf("youtube without a title to derive: %v", f)
 	}
 }
+
+// A control character other than newline and tab in the title, the caption or any text of a
+// platform object is refused naming the field; newline and tab are kept.
+func TestCheckStaticRefusesControlCharacters(t *testing.T) {
+	t.Parallel()
+	fields := []string{"title", "caption",
+		"youtube.title", "youtube.description", "youtube.privacy_status", "instagram.caption",
+		"tiktok.title", "tiktok.mode", "tiktok.privacy_level", "linkedin.commentary", "linkedin.title",
+		"pinterest.title", "pinterest.description", "pinterest.link", "pinterest.board_id",
+		"threads.text", "facebook.description", "facebook.title", "bluesky.text", "telegram.caption",
+		"discord.content", "mastodon.text", "mastodon.visibility", "mastodon.spoiler_text",
+		"mastodon.language", "mastodon.description", "reddit.title", "reddit.subreddit",
+		"reddit.flair_id", "reddit.flair_text"}
+	request := func(field, v string) Request {
+		body := map[string]any{"project_id": projectID, "video_url": "https://cdn.example/v.mp4", "title": "Hello"}
+		if obj, key, ok := strings.Cut(field, "."); ok {
+			body[obj] = map[string]any{key: v}
+		} else {
+			body[field] = v
+		}
+		raw, _ := json.Marshal(body)
+		var r Request
+		if err := apierr.DecodeJSON(strings.NewReader(string(raw)), &r); err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		return r
+	}
+	for _, field := range fields {
+		for _, c := range []string{"\x00", "\x01", "\x1b", "\r", "\x1f"} {
+			r := request(field, "a"+c+"b")
+			_, f := r.CheckStatic(testNow, false, false)
+			if !strings.Contains(f[field], "control characters") || !strings.Contains(f[field], "at character 2") {
+				t.Errorf("%s with %q: %v", field, c, f)
+			}
+		}
+	}
+	r := request("caption", "line one\n\tline two")
+	if _, f := r.CheckStatic(testNow, false, false); len(f) != 0 {
+		t.Errorf("newline and tab refused: %v", f)
+	}
+}
+
+// NormalizeNewlines turns a browser's CRLF line ends into LF in every text it walks, and
+// leaves a lone carriage return to be refused.
+func TestNormalizeNewlines(t *testing.T) {
+	t.Parallel()
+	r := Request{Title: "a\r\nb", Caption: "one\r\ntwo\r\n", PlatformObjects: PlatformObjects{
+		Mastodon: &MastodonOptions{SpoilerText: "cw\r\nx"}, Reddit: &RedditOptions{FlairText: "x\ry"}}}
+	r.NormalizeNewlines()
+	if r.Title != "a\nb" || r.Caption != "one\ntwo\n" || r.Mastodon.SpoilerText != "cw\nx" || r.Reddit.FlairText != "x\ry" {
+		t.Errorf("normalised: %q %q %q %q", r.Title, r.Caption, r.Mastodon.SpoilerText, r.Reddit.FlairText)
+	}
+}

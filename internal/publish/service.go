@@ -54,6 +54,9 @@ type Submission struct {
 	IdempotencyKey string
 	RequestHash    string
 	DryRun         bool
+	// CRLFLineEnds: the form came from a browser, whose textareas end lines with CRLF; ReadForm
+	// takes them as LF (Request.NormalizeNewlines) instead of refusing the carriage returns.
+	CRLFLineEnds bool
 }
 
 // Result is the outcome of Submit.
@@ -137,7 +140,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 	if err != nil {
 		return res, err
 	}
-	if account.Suspended && !sub.DryRun {
+	if account.Suspended {
 		return res, errSuspended
 	}
 	project, err := s.Store.GetProject(ctx, sub.AccountID, req.ProjectID)
@@ -161,24 +164,22 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return res, err
 	}
 
-	if !sub.DryRun {
-		// Cheap refusals before a download: a reused key, a spent allowance.
-		if sub.IdempotencyKey != "" {
-			hash, postID, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
-			switch {
-			case err == nil && hash == sub.RequestHash:
-				return s.replay(ctx, sub.AccountID, postID)
-			case err == nil:
-				return res, errIdempotencyConflict
-			case !errors.Is(err, store.ErrNotFound):
-				return res, err
-			}
-		}
-		if u, err := s.Store.UsageOf(ctx, account); err != nil {
+	// Cheap refusals before a download: a reused key (its post answers a replay), a spent
+	// allowance. A dry run meets them too, and the duplicate check below, so that it answers
+	// what the request itself would; it only reads, so it claims no key and spends nothing.
+	if sub.IdempotencyKey != "" {
+		hash, postID, err := s.Store.LookupIdempotencyKey(ctx, sub.AccountID, sub.IdempotencyKey)
+		switch {
+		case err == nil && hash == sub.RequestHash:
+			return s.replay(ctx, sub.AccountID, postID)
+		case err == nil:
+			return res, errIdempotencyConflict
+		case !errors.Is(err, store.ErrNotFound):
 			return res, err
-		} else if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
-			return res, errMonthlyLimit(u)
 		}
+	}
+	if err := s.checkAllowance(ctx, account); err != nil {
+		return res, err
 	}
 
 	videoField := "video"
@@ -206,7 +207,20 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return res, err
 	}
 
+	np := store.NewPost{
+		AccountID: sub.AccountID, ProjectID: project.ID, Title: req.Title, Caption: req.Caption,
+		Video: storedMedia(sub.Video), ContentHash: contentHash(sub.Video.Blob.SHA256, req.Title, req.Caption),
+		ScheduledFor: scheduledFor, Destinations: dests, IdempotencyKey: sub.IdempotencyKey,
+		RequestHash: sub.RequestHash, AllowDuplicate: req.AllowDuplicate,
+	}
 	if sub.DryRun {
+		if !req.AllowDuplicate {
+			if id, err := s.Store.DuplicateOf(ctx, np); err != nil {
+				return res, err
+			} else if id != "" {
+				return res, errDuplicate(id)
+			}
+		}
 		dr := &DryRun{Status: store.PostProcessing, Video: sub.Video.Info, VideoBytes: sub.Video.Blob.Size}
 		if scheduledFor != nil {
 			dr.Status = store.PostScheduled
@@ -218,15 +232,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		return Result{DryRun: dr}, nil
 	}
 
-	stored, err := req.stored(derived)
-	if err != nil {
+	if np.Request, err = req.stored(derived); err != nil {
 		return res, err
-	}
-	np := store.NewPost{
-		AccountID: sub.AccountID, ProjectID: project.ID, Title: req.Title, Caption: req.Caption, Request: stored,
-		Video: storedMedia(sub.Video), ContentHash: contentHash(sub.Video.Blob.SHA256, req.Title, req.Caption),
-		ScheduledFor: scheduledFor, Destinations: dests, IdempotencyKey: sub.IdempotencyKey,
-		RequestHash: sub.RequestHash, AllowDuplicate: req.AllowDuplicate,
 	}
 	if sub.Thumbnail != nil {
 		m := storedMedia(sub.Thumbnail)
@@ -246,11 +253,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 	case errors.As(err, &replay):
 		return s.replay(ctx, sub.AccountID, replay.PostID)
 	case errors.As(err, &dup):
-		e := apierr.Newf(http.StatusConflict, apierr.CodeDuplicatePost,
-			"the same video and text went to the same channel less than %d minutes ago as post %s; set \"allow_duplicate\": true to publish it again",
-			int(store.DuplicateWindow.Minutes()), dup.PostID)
-		e.Extra = map[string]any{"post_id": dup.PostID}
-		return res, e
+		return res, errDuplicate(dup.PostID)
 	case errors.Is(err, store.ErrIdempotencyConflict):
 		return res, errIdempotencyConflict
 	case errors.Is(err, store.ErrAccountSuspended):
@@ -275,6 +278,28 @@ var (
 	errIdempotencyConflict = apierr.New(http.StatusConflict, apierr.CodeIdempotencyConflict,
 		"this Idempotency-Key was used in the last 24 hours with a different request; use a new key for a new request")
 )
+
+// errDuplicate is the 409 for the same video and text to a channel as postID (store.DuplicateError).
+func errDuplicate(postID string) error {
+	e := apierr.Newf(http.StatusConflict, apierr.CodeDuplicatePost,
+		"the same video and text went to the same channel less than %d minutes ago as post %s; set \"allow_duplicate\": true to publish it again",
+		int(store.DuplicateWindow.Minutes()), postID)
+	e.Extra = map[string]any{"post_id": postID}
+	return e
+}
+
+// checkAllowance refuses a publish of an account whose monthly allowance is spent: a cheap
+// refusal before any media is taken in (CreatePost counts the post in its transaction).
+func (s *Service) checkAllowance(ctx context.Context, account store.Account) error {
+	u, err := s.Store.UsageOf(ctx, account)
+	if err != nil {
+		return err
+	}
+	if u.MonthlyPostLimit != nil && u.Posts >= *u.MonthlyPostLimit {
+		return errMonthlyLimit(u)
+	}
+	return nil
+}
 
 func errMonthlyLimit(u store.Usage) error {
 	limit := 0
@@ -344,20 +369,23 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 			platforms = platform.Defaults
 		}
 		for _, p := range platforms {
-			found := false
 			for _, c := range all {
 				if c.Platform == p {
 					out = append(out, c)
-					found = true
 				}
 			}
-			if !found && platform.Valid(p) {
-				field := "platforms"
-				if len(req.Platforms) == 0 {
-					field = "platforms (default youtube, instagram, tiktok)"
-				}
-				f.Addf(field, "project %s has no %s channel; connect one (POST /channels) or leave %s out", project.ID, platform.DisplayName(p), p)
-			}
+		}
+	}
+	// A requested platform with no channel in the project would get nothing, with channel_ids
+	// or without; refused either way, it is refused whatever the fields a form sends after
+	// its file (checkBeforeFile).
+	requested, field := req.Platforms, "platforms"
+	if len(requested) == 0 && len(req.ChannelIDs) == 0 {
+		requested, field = platform.Defaults, "platforms (default youtube, instagram, tiktok)"
+	}
+	for _, p := range requested {
+		if platform.Valid(p) && !slices.ContainsFunc(all, func(c store.Channel) bool { return c.Platform == p }) {
+			f.Addf(field, "project %s has no %s channel; connect one with POST /channels or leave %s out", project.ID, platform.DisplayName(p), p)
 		}
 	}
 	for _, c := range out {

@@ -293,6 +293,12 @@ func (t *Tx) advisoryLock(ctx context.Context, name string) error {
 	return nil
 }
 
+// DuplicateOf answers the post np would duplicate, "" for none: CreatePost's duplicate check
+// alone, writing nothing, for a dry run to answer what the request would.
+func (s *Store) DuplicateOf(ctx context.Context, np NewPost) (string, error) {
+	return duplicateOf(ctx, s.read, np, now())
+}
+
 // duplicateOf finds a live post of the account with the same content to one of the same
 // channels within DuplicateWindow.
 func duplicateOf(ctx context.Context, q queryer, np NewPost, t time.Time) (string, error) {

@@ -218,7 +218,7 @@ var idempotencyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 // every check and answers what each destination would receive. It answers JSON, which the
 // script turns into messages beside the fields, or into the post's page.
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request, s *session) error {
-	sub := publish.Submission{AccountID: s.AccountID, DryRun: r.URL.Query().Get("dry_run") == "true"}
+	sub := publish.Submission{AccountID: s.AccountID, DryRun: r.URL.Query().Get("dry_run") == "true", CRLFLineEnds: true}
 	if !sub.DryRun {
 		sub.IdempotencyKey = r.Header.Get("Idempotency-Key")
 		if sub.IdempotencyKey != "" && !idempotencyKeyPattern.MatchString(sub.IdempotencyKey) {

@@ -233,11 +233,29 @@ func (h *Handler) handle(pattern string, fn pageFunc) {
 				h.fail(w, r, err)
 				return
 			}
+			normalizeFormNewlines(r)
 		}
 		if err := fn(w, r, s); err != nil {
 			h.fail(w, r, err)
 		}
 	})
+}
+
+// normalizeFormNewlines turns the CRLF line ends of a URL-encoded form's values into LF.
+// Browsers send a textarea's lines ending in CRLF, and the texts it feeds (a script, a reply)
+// are refused with a carriage return in them, as the API refuses them: the dashboard's forms
+// are the one place where CRLF means nothing but a line end.
+func normalizeFormNewlines(r *http.Request) {
+	if !isURLEncodedForm(r) || r.ParseForm() != nil {
+		return // no form, or one the handler refuses when it reads it
+	}
+	for _, form := range []url.Values{r.PostForm, r.Form} {
+		for _, values := range form {
+			for i, v := range values {
+				values[i] = strings.ReplaceAll(v, "\r\n", "\n")
+			}
+		}
+	}
 }
 
 func safeMethod(m string) bool {
