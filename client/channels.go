@@ -66,6 +66,9 @@ type SandboxBehavior struct {
 	Fail string `json:"fail,omitempty"`
 	// FailRate is the share of calls that fail with Fail "flaky".
 	FailRate *float64 `json:"fail_rate,omitempty"`
+	// DailyQuotaUnits sets a YouTube sandbox channel's simulated daily quota in units (default
+	// 10,000; an upload costs 1,600); negative means none.
+	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 }
 
 type channelResponse struct {
