@@ -1,0 +1,326 @@
+package sim
+
+// What the simulators keep between requests lives in a State: in the database when reelay
+// serves the sandbox (so that it survives a restart and every API process sees the same
+// simulated platforms), in memory for the simulators' own tests and the providers'. Each
+// simulator keeps its own structs, JSON-encoded, as records named by platform, kind and id;
+// the bytes of uploads in progress go to blob storage (spool.go). What a simulator received
+// (_introspect) is appended to the same State, in the transaction that changes the record it
+// belongs to, so that it is counted once for each time the platform received it.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/reelay/reelay/internal/platform/sim/simstate"
+)
+
+// The data of a State, shared with its implementations (simstate).
+type (
+	Key    = simstate.Key
+	Record = simstate.Record
+	Entry  = simstate.Entry
+	Tx     = simstate.Tx
+)
+
+// State keeps the simulators' records and what they received.
+type State interface {
+	// Get reads a live record.
+	Get(ctx context.Context, key Key) (Record, bool, error)
+	// List reads the live records of one kind and account ("": every account), in the order
+	// they were first written.
+	List(ctx context.Context, platform, kind, account string) ([]Record, error)
+	// Count counts the live records of one kind and account ("": every account).
+	Count(ctx context.Context, platform, kind, account string) (int, error)
+	// Update runs fn in one transaction and keeps what it wrote when it returns nil. fn may run
+	// more than once (a transaction that conflicts with another's is tried again), so it must
+	// do nothing but compute and use tx.
+	Update(ctx context.Context, fn func(tx Tx) error) error
+	// Purge deletes the expired records of one kind that have no blobs.
+	Purge(ctx context.Context, platform, kind string) error
+	// Entries lists what the simulator of platform ("": every one) received for accounts (nil:
+	// every account), oldest first.
+	Entries(ctx context.Context, platform string, accounts []string) ([]Entry, error)
+}
+
+// load reads the record under key and decodes its data into a T.
+func load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found bool, err error) {
+	rec, found, err = st.Get(ctx, key)
+	if err != nil || !found {
+		return v, rec, false, err
+	}
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		return v, rec, false, fmt.Errorf("sim: record %s/%s/%s: %w", key.Platform, key.Kind, key.ID, err)
+	}
+	return v, rec, true, nil
+}
+
+// loadTx is load within a transaction: the record stays locked until it ends.
+func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
+	rec, found, err = tx.Get(key)
+	if err != nil || !found {
+		return v, Record{Key: key}, false, err
+	}
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		return v, rec, false, fmt.Errorf("sim: record %s/%s/%s: %w", key.Platform, key.Kind, key.ID, err)
+	}
+	return v, rec, true, nil
+}
+
+// save encodes v as rec's data and writes rec.
+func save(tx Tx, rec Record, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("sim: encode record %s/%s/%s: %w", rec.Platform, rec.Kind, rec.ID, err)
+	}
+	rec.Data = b
+	return tx.Put(rec)
+}
+
+// recordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
+func recordTx(tx Tx, platform string, v any) error {
+	var e Entry
+	switch v := v.(type) {
+	case Upload:
+		e = Entry{Account: v.Account, Kind: simstate.EntryUpload}
+	case Published:
+		e = Entry{Account: v.Account, Kind: simstate.EntryPublished}
+	case Reply:
+		e = Entry{Account: v.Account, Kind: simstate.EntryReply}
+	default:
+		return fmt.Errorf("sim: receive %T", v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.Platform, e.Data = platform, b
+	return tx.Receive(e)
+}
+
+// errNoState marks a failure of the simulator's State or blob storage: the simulator's fault,
+// answered as the platform answers its own internal errors.
+var errNoState = errors.New("simulator state")
+
+// stateErr wraps a State failure with errNoState.
+func stateErr(err error) error {
+	if err == nil || errors.Is(err, errNoState) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errNoState, err)
+}
+
+// BlobPrefix is where the blobs of the record under key are stored: below "sandbox/", apart
+// from the media reelay keeps, and named by a hash, so that any id makes a valid key.
+func BlobPrefix(key Key) string {
+	sum := sha256.Sum256([]byte(key.Platform + "\x00" + key.Kind + "\x00" + key.ID))
+	return "sandbox/" + key.Platform + "/" + hex.EncodeToString(sum[:16]) + "/"
+}
+
+// DeleteBlobs deletes the blobs of the record under key (housekeeping, once it expired).
+func DeleteBlobs(ctx context.Context, bucket *blob.Bucket, key Key) error {
+	it := bucket.List(&blob.ListOptions{Prefix: BlobPrefix(key)})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sim: list blobs: %w", err)
+		}
+		if err := bucket.Delete(ctx, obj.Key); err != nil {
+			return fmt.Errorf("sim: delete blob: %w", err)
+		}
+	}
+}
+
+// NewMemoryState returns a State in memory, whose records expire by now: what the simulators
+// keep when they are given no State (tests).
+func NewMemoryState(now func() time.Time) State {
+	if now == nil {
+		now = time.Now
+	}
+	return &memState{now: now, recs: map[Key]memRecord{}}
+}
+
+// memState is the State in memory. An update holds the one lock for its whole run: the
+// simulators' tests need correctness, not concurrency.
+type memState struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	seq     int64
+	recs    map[Key]memRecord
+	entries []Entry
+}
+
+type memRecord struct {
+	Record
+	seq int64
+}
+
+func copyRecord(r Record) Record {
+	r.Data = slices.Clone(r.Data)
+	return r
+}
+
+func (m *memState) Get(_ context.Context, key Key) (Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[key]
+	if !ok || !r.Live(m.now()) {
+		return Record{}, false, nil
+	}
+	return copyRecord(r.Record), true, nil
+}
+
+func (m *memState) live(platform, kind, account string) []memRecord {
+	now := m.now()
+	var out []memRecord
+	for _, r := range m.recs {
+		if r.Platform == platform && r.Kind == kind && (account == "" || r.Account == account) && r.Live(now) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (m *memState) List(_ context.Context, platform, kind, account string) ([]Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	found := m.live(platform, kind, account)
+	slices.SortFunc(found, func(a, b memRecord) int { return int(a.seq - b.seq) })
+	out := make([]Record, len(found))
+	for i, r := range found {
+		out[i] = copyRecord(r.Record)
+	}
+	return out, nil
+}
+
+func (m *memState) Count(_ context.Context, platform, kind, account string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live(platform, kind, account)), nil
+}
+
+func (m *memState) Purge(_ context.Context, platform, kind string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for k, r := range m.recs {
+		if k.Platform == platform && k.Kind == kind && !r.Blobs && !r.Live(now) {
+			delete(m.recs, k)
+		}
+	}
+	return nil
+}
+
+func (m *memState) Entries(_ context.Context, platform string, accounts []string) ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []Entry{}
+	for _, e := range m.entries {
+		if (platform == "" || e.Platform == platform) && (accounts == nil || slices.Contains(accounts, e.Account)) {
+			e.Data = slices.Clone(e.Data)
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (m *memState) Update(_ context.Context, fn func(tx Tx) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := &memTx{m: m, now: m.now(), writes: map[Key]*Record{}}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	for _, k := range tx.order {
+		w := tx.writes[k]
+		if w == nil {
+			delete(m.recs, k)
+			continue
+		}
+		r, ok := m.recs[k]
+		if !ok {
+			m.seq++
+			r.seq = m.seq
+		}
+		w.Blobs = w.Blobs || r.Blobs
+		r.Record = *w
+		m.recs[k] = r
+	}
+	m.entries = append(m.entries, tx.entries...)
+	return nil
+}
+
+// memTx stages an update's writes, applied only when its function succeeds.
+type memTx struct {
+	m       *memState
+	now     time.Time
+	writes  map[Key]*Record // nil: deleted
+	order   []Key
+	entries []Entry
+}
+
+func (t *memTx) Get(key Key) (Record, bool, error) {
+	if w, ok := t.writes[key]; ok {
+		if w == nil || !w.Live(t.now) {
+			return Record{}, false, nil
+		}
+		return copyRecord(*w), true, nil
+	}
+	r, ok := t.m.recs[key]
+	if !ok || !r.Live(t.now) {
+		return Record{}, false, nil
+	}
+	return copyRecord(r.Record), true, nil
+}
+
+func (t *memTx) stage(key Key, r *Record) {
+	if _, ok := t.writes[key]; !ok {
+		t.order = append(t.order, key)
+	}
+	t.writes[key] = r
+}
+
+func (t *memTx) Put(rec Record) error {
+	rec = copyRecord(rec)
+	t.stage(rec.Key, &rec)
+	return nil
+}
+
+func (t *memTx) Delete(key Key) error {
+	r, found, _ := t.Get(key)
+	if !found {
+		if _, ok := t.m.recs[key]; !ok {
+			return nil
+		}
+	}
+	if found && (r.Blobs || t.m.recs[key].Blobs) {
+		// Expired instead, as the interface says: housekeeping deletes its blobs with it.
+		r.Expires, r.Blobs = t.now, true
+		t.stage(key, &r)
+		return nil
+	}
+	t.stage(key, nil)
+	return nil
+}
+
+func (t *memTx) Receive(e Entry) error {
+	e.Data = slices.Clone(e.Data)
+	t.entries = append(t.entries, e)
+	return nil
+}
+
+var _ State = (*memState)(nil)
