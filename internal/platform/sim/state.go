@@ -87,6 +87,37 @@ func save(tx Tx, rec Record, v any) error {
 	return tx.Put(rec)
 }
 
+// listJSON reads the live records of one kind (key's platform and kind) and account, decoded,
+// in the order they were first written.
+func listJSON[T any](ctx context.Context, st State, kind Key, account string) ([]T, error) {
+	recs, err := st.List(ctx, kind.Platform, kind.Kind, account)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(recs))
+	for i, r := range recs {
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil {
+			return nil, fmt.Errorf("sim: record %s/%s/%s: %w", r.Platform, r.Kind, r.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// takeInWindow counts an event at now against those of the last window kept under key (a
+// []time.Time of at most max, the record expiring with its last): it answers false, and
+// writes nothing, when max are already in the window. Daily caps and allowances are kept so.
+func takeInWindow(tx Tx, key Key, account string, now time.Time, window time.Duration, max int) (bool, error) {
+	times, _, _, err := loadTx[[]time.Time](tx, key)
+	if err != nil {
+		return false, err
+	}
+	if times = pruneBefore(times, now.Add(-window)); len(times) >= max {
+		return false, nil
+	}
+	times = append(times, now)
+	return true, save(tx, Record{Key: key, Account: account, Expires: now.Add(window)}, times)
+}
+
 // recordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
 func recordTx(tx Tx, platform string, v any) error {
 	var e Entry

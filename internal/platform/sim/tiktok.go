@@ -1183,8 +1183,10 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 		return
 	}
 	// The chunks are of no use once the video is checked; housekeeping deletes them with the
-	// session should this fail.
-	_ = DeleteBlobs(ctx, t.cfg.Blobs, key)
+	// session should this fail. (An upload in one request has none.)
+	if len(u.Spool.Chunks) > 0 {
+		_ = DeleteBlobs(ctx, t.cfg.Blobs, key)
+	}
 	setProgress(w, u.VideoSize, u.VideoSize)
 	w.WriteHeader(http.StatusCreated)
 }
