@@ -63,26 +63,15 @@ func (f metaFetcher[C, R]) run(key Key, attempt string) {
 	if err != nil || !found || f.pull(&c).Attempt != attempt {
 		return
 	}
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		t := time.NewTicker(pullRenew)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if !f.renew(ctx, key, attempt) {
-					cancel() // another process took the fetch over
-					return
-				}
-			}
+	stop := keepRenewed(ctx, func(ctx context.Context) bool {
+		if !f.renew(ctx, key, attempt) {
+			cancel() // another process took the fetch over
+			return false
 		}
-	}()
+		return true
+	})
 	r, upload := f.fetch(ctx, c)
-	cancel()
-	<-renewed
+	stop()
 	// The result is written whatever happened to the request's context: on a context of its own.
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
@@ -104,6 +93,32 @@ func (f metaFetcher[C, R]) run(key Key, attempt string) {
 		}
 		return save(tx, rec, c)
 	})
+}
+
+// keepRenewed calls renew every pullRenew, until it answers false or stop is called; stop
+// returns once renew no longer runs.
+func keepRenewed(ctx context.Context, renew func(ctx context.Context) bool) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pullRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !renew(ctx) {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // renew extends the lease of attempt; false when the fetch is no longer attempt's.
