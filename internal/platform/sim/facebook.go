@@ -521,27 +521,11 @@ func (s *fbSim) settle(tx Tx, v *fbVideo, now time.Time) error {
 // video reads one of the Page's reels. One due to be published is, by whichever request sees
 // it first.
 func (s *fbSim) video(ctx context.Context, acct Account, id string) (fbVideo, bool, error) {
-	key := fbKey(fbVideoKind, id)
-	v, _, found, err := load[fbVideo](ctx, s.cfg.State, key)
-	if err != nil || !found || v.Page != acct.ID {
-		return v, false, err
-	}
 	now := s.cfg.Now()
-	if !s.due(v, now) {
-		return v, true, nil
-	}
-	err = s.cfg.State.Update(ctx, func(tx Tx) error {
-		w, rec, found, err := loadTx[fbVideo](tx, key)
-		if err != nil || !found {
-			return err
-		}
-		if err := s.settle(tx, &w, now); err != nil {
-			return err
-		}
-		v = w
-		return save(tx, rec, w)
-	})
-	return v, true, err
+	v, found, err := loadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
+		func(v fbVideo) bool { return v.Page == acct.ID && s.due(v, now) },
+		func(tx Tx, v *fbVideo) error { return s.settle(tx, v, now) })
+	return v, found && v.Page == acct.ID, err
 }
 
 func fbReelURL(id string) string { return "https://www.facebook.com/reel/" + id }

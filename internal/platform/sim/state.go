@@ -77,6 +77,28 @@ func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
 	return v, rec, true, nil
 }
 
+// loadAdvanced reads the record under key. When due says time has moved it on (a processing
+// that ended), advance moves it within a transaction, recording what that publishes: the
+// change is written once, by whichever request sees it first, and the others read it.
+func loadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) bool, advance func(tx Tx, v *T) error) (T, bool, error) {
+	v, _, found, err := load[T](ctx, st, key)
+	if err != nil || !found || !due(v) {
+		return v, found, err
+	}
+	err = st.Update(ctx, func(tx Tx) error {
+		w, rec, found, err := loadTx[T](tx, key)
+		if err != nil || !found {
+			return err
+		}
+		if err := advance(tx, &w); err != nil {
+			return err
+		}
+		v = w
+		return save(tx, rec, w)
+	})
+	return v, true, err
+}
+
 // save encodes v as rec's data and writes rec.
 func save(tx Tx, rec Record, v any) error {
 	b, err := json.Marshal(v)

@@ -402,24 +402,10 @@ func (t *TikTok) accountPosts(ctx context.Context, account string) ([]tiktokPost
 // post reads a publish_id's post. One whose processing is over moves to its final status: the
 // change is written, with what it publishes recorded, by whichever request sees it first.
 func (t *TikTok) post(ctx context.Context, publishID string) (tiktokPost, bool, error) {
-	key := tiktokKey(tiktokPostKind, publishID)
-	p, _, found, err := load[tiktokPost](ctx, t.cfg.State, key)
 	now := t.cfg.Now()
-	if err != nil || !found || !t.due(p, now) {
-		return p, found, err
-	}
-	err = t.cfg.State.Update(ctx, func(tx Tx) error {
-		q, rec, found, err := loadTx[tiktokPost](tx, key)
-		if err != nil || !found {
-			return err
-		}
-		if err := t.settle(tx, &q, now); err != nil {
-			return err
-		}
-		p = q
-		return save(tx, rec, q)
-	})
-	return p, true, err
+	return loadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
+		func(p tiktokPost) bool { return t.due(p, now) },
+		func(tx Tx, p *tiktokPost) error { return t.settle(tx, p, now) })
 }
 
 // CompleteInbox acts as the creator who opens the inbox notification and posts the video in
