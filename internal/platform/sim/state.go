@@ -7,6 +7,33 @@ package sim
 // the bytes of uploads in progress go to blob storage (spool.go). What a simulator received
 // (_introspect) is appended to the same State, in the transaction that changes the record it
 // belongs to, so that it is counted once for each time the platform received it.
+//
+// How a simulator keeps its state (TikTok, Instagram, Threads and Facebook do; tiktok.go is the
+// example with uploads, instagram.go the one with a background fetch):
+//
+//   - Its records are its own structs with exported, JSON-tagged fields, one kind per thing the
+//     platform names (kinds as constants, with a key helper such as tiktokKey). A record that
+//     expires on the platform has Expires (an upload URL's hour, a container's day), one with
+//     blobs Blobs; the others are kept until housekeeping's retention.
+//   - A request reads with load or listJSON (an account's records, oldest first), outside any
+//     transaction. A change is one State.Update: loadTx (which locks the record), the change,
+//     save; what the platform received is recorded with recordTx in the same transaction, so
+//     a retried request is not counted twice nor a crash once too few. An Update's function may
+//     run twice: it only computes and uses its Tx, and sets the handler's answer afresh.
+//   - A record time moves on (a processing that ended, a scheduled publish) is read with
+//     loadAdvanced, which writes the move once, by the first request to see it due.
+//   - Daily caps and allowances are takeInWindow records; a minute's rate limit may stay in
+//     the process (a documented deviation: each process allows it).
+//   - Ids are random (metaNewID, randomDigits), never counted: another process, or the process
+//     before a restart, must not hand out the same.
+//   - An upload's bytes: resumeSpool from the session's saved state, write the request's
+//     bytes, then spool.save to a blob below BlobPrefix of the session's key before the
+//     Update that moves the session on; after the last byte, check the spool as it is (its
+//     chunks are read back) and DeleteBlobs once the Update committed.
+//   - Work a platform does in the background runs under a lease any process takes over when it
+//     lapses (meta_pull.go), and writes its result only while it holds the lease.
+//   - A State error answers as the platform answers its own internal errors (tiktokInternal,
+//     metaInternal).
 
 import (
 	"context"
