@@ -798,17 +798,8 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	err := t.cfg.State.Update(r.Context(), func(tx Tx) error {
 		capped = false
 		if mode == "direct" {
-			key := tiktokKey(tiktokDirectKind, acc.ID)
-			inits, _, _, err := loadTx[[]time.Time](tx, key)
-			if err != nil {
-				return err
-			}
-			if inits = pruneBefore(inits, now.Add(-24*time.Hour)); len(inits) >= t.opts.PostsPerDay {
-				capped = true
-				return nil
-			}
-			inits = append(inits, now)
-			if err := save(tx, Record{Key: key, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, inits); err != nil {
+			ok, err := takeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
+			if capped = !ok; err != nil || capped {
 				return err
 			}
 		}
