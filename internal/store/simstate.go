@@ -160,11 +160,19 @@ func (st *SimState) conflict(err error) bool {
 }
 
 func (st *SimState) update(ctx context.Context, fn func(tx simstate.Tx) error) error {
+	now := simTime(st.now())
+	if st.s.dialect == SQLite {
+		// A burst's simulated requests write at the same moment as its publish steps: they
+		// share their transactions (grouptx.go), one COMMIT for many.
+		return st.s.inGroupTx(ctx, func(tx *Tx) error {
+			return fn(&simTx{ctx: ctx, tx: tx.tx, dialect: SQLite, now: now})
+		})
+	}
 	sqlTx, err := st.s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	tx := &simTx{ctx: ctx, tx: sqlTx, dialect: st.s.dialect, now: simTime(st.now())}
+	tx := &simTx{ctx: ctx, tx: sqlTx, dialect: st.s.dialect, now: now}
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
