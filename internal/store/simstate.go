@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,16 +169,19 @@ func (st *SimState) update(ctx context.Context, fn func(tx simstate.Tx) error) e
 			return fn(&simTx{ctx: ctx, tx: tx.tx, dialect: SQLite, now: now})
 		})
 	}
-	sqlTx, err := st.s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+	tx := &simTx{ctx: ctx, dialect: Postgres, now: now, db: st.s.write}
+	err := fn(tx)
+	if err == nil {
+		err = tx.flush()
 	}
-	tx := &simTx{ctx: ctx, tx: sqlTx, dialect: st.s.dialect, now: now}
-	if err := fn(tx); err != nil {
-		_ = sqlTx.Rollback()
+	if tx.tx == nil {
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err != nil {
+		_ = tx.tx.Rollback()
+		return err
+	}
+	if err := tx.tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
@@ -187,19 +191,52 @@ func (st *SimState) update(ctx context.Context, fn func(tx simstate.Tx) error) e
 var errSimRace = errors.New("store: sim record written concurrently")
 
 // simTx is one transaction of SimState.Update.
+//
+// On SQLite it runs its statements as they come, in the group transaction it was given. On
+// PostgreSQL, where each statement is a round trip, its writes wait for the end and go in one
+// statement (flush), and the transaction itself begins at the first read that must lock a row:
+// an update that only writes (what a simulator received, a new record under a new id) is that
+// one statement, atomic by itself, with no BEGIN nor COMMIT.
 type simTx struct {
 	ctx     context.Context
-	tx      *sql.Tx
 	dialect Dialect
 	now     time.Time
+	tx      *sql.Tx
+	// db begins tx on PostgreSQL.
+	db *sql.DB
 	// absent are the keys Get found no row for: PostgreSQL locks no row then, so their Put
 	// must insert, and fail if another transaction inserted first.
 	absent map[simstate.Key]bool
+	// puts and entries are PostgreSQL's writes waiting for flush (puts: one per key, the last).
+	puts    []simstate.Record
+	entries []simstate.Entry
+}
+
+// begin starts the PostgreSQL transaction, if it has not begun.
+func (t *simTx) begin() error {
+	if t.tx != nil {
+		return nil
+	}
+	tx, err := t.db.BeginTx(t.ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	t.tx = tx
+	return nil
 }
 
 func (t *simTx) Get(key simstate.Key) (simstate.Record, bool, error) {
 	q := `SELECT ` + simRecordColumns + ` FROM sim_records WHERE platform = $1 AND kind = $2 AND id = $3`
 	if t.dialect == Postgres {
+		for i := len(t.puts) - 1; i >= 0; i-- {
+			if r := t.puts[i]; r.Key == key {
+				r.Data = slices.Clone(r.Data)
+				return r, r.Live(t.now), nil
+			}
+		}
+		if err := t.begin(); err != nil {
+			return simstate.Record{}, false, err
+		}
 		// The row is locked even when it has expired: the write that replaces it must wait.
 		q += ` FOR UPDATE`
 	}
@@ -220,9 +257,24 @@ func (t *simTx) Get(key simstate.Key) (simstate.Record, bool, error) {
 	return r, true, nil
 }
 
+// simUpsert is what a Put does to a record that exists: it replaces it, keeping its blobs flag
+// set (and its seq, its place in lists).
+const simUpsert = `DO UPDATE SET account = excluded.account, data = excluded.data,
+	blobs = excluded.blobs OR sim_records.blobs, expires_at = excluded.expires_at, updated_at = excluded.updated_at`
+
 func (t *simTx) Put(r simstate.Record) error {
-	onConflict := `DO UPDATE SET account = excluded.account, data = excluded.data,
-			blobs = excluded.blobs OR sim_records.blobs, expires_at = excluded.expires_at, updated_at = excluded.updated_at`
+	if t.dialect == Postgres {
+		r.Data = slices.Clone(r.Data)
+		for i := range t.puts {
+			if t.puts[i].Key == r.Key {
+				t.puts[i] = r
+				return nil
+			}
+		}
+		t.puts = append(t.puts, r)
+		return nil
+	}
+	onConflict := simUpsert
 	absent := t.absent[r.Key]
 	if absent {
 		// Read as absent: another transaction's insert since would be overwritten unseen.
@@ -244,6 +296,12 @@ func (t *simTx) Put(r simstate.Record) error {
 }
 
 func (t *simTx) Delete(key simstate.Key) error {
+	if t.dialect == Postgres {
+		t.puts = slices.DeleteFunc(t.puts, func(r simstate.Record) bool { return r.Key == key })
+		if err := t.begin(); err != nil {
+			return err
+		}
+	}
 	// A record with blobs expires now instead: housekeeping deletes its blobs, then it.
 	_, err := t.tx.ExecContext(t.ctx, `UPDATE sim_records SET expires_at = $4, updated_at = $4
 		WHERE platform = $1 AND kind = $2 AND id = $3 AND blobs`, key.Platform, key.Kind, key.ID, t.now)
@@ -257,11 +315,78 @@ func (t *simTx) Delete(key simstate.Key) error {
 	return nil
 }
 
+const simEntryInsert = `INSERT INTO sim_entries (platform, account, kind, data, received_at) VALUES `
+
 func (t *simTx) Receive(e simstate.Entry) error {
-	_, err := t.tx.ExecContext(t.ctx, `INSERT INTO sim_entries (platform, account, kind, data, received_at)
-		VALUES ($1, $2, $3, $4, $5)`, e.Platform, e.Account, e.Kind, e.Data, t.now)
+	if t.dialect == Postgres {
+		e.Data = slices.Clone(e.Data)
+		t.entries = append(t.entries, e)
+		return nil
+	}
+	_, err := t.tx.ExecContext(t.ctx, simEntryInsert+`($1, $2, $3, $4, $5)`, e.Platform, e.Account, e.Kind, e.Data, t.now)
 	if err != nil {
 		return fmt.Errorf("store: sim entry: %w", err)
+	}
+	return nil
+}
+
+// flush writes PostgreSQL's waiting writes in one statement: the records read as absent
+// inserted (all of them, or the transaction conflicted), the others replaced, the entries
+// appended.
+func (t *simTx) flush() error {
+	if t.dialect != Postgres || len(t.puts)+len(t.entries) == 0 {
+		return nil
+	}
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	records := func(recs []simstate.Record) string {
+		rows := make([]string, len(recs))
+		for i, r := range recs {
+			rows[i] = "(" + strings.Join([]string{arg(r.Platform), arg(r.Kind), arg(r.ID), arg(r.Account), arg(r.Data),
+				arg(r.Blobs), arg(simExpiry(r.Expires)) + "::timestamptz", arg(t.now)}, ", ") + ")"
+		}
+		return `INSERT INTO sim_records (` + simRecordColumns + `, updated_at) VALUES ` + strings.Join(rows, ", ")
+	}
+	var inserts, upserts []simstate.Record
+	for _, r := range t.puts {
+		if t.absent[r.Key] {
+			inserts = append(inserts, r)
+		} else {
+			upserts = append(upserts, r)
+		}
+	}
+	var ctes []string
+	if len(upserts) > 0 {
+		ctes = append(ctes, `u AS (`+records(upserts)+` ON CONFLICT (platform, kind, id) `+simUpsert+`)`)
+	}
+	inserted := "0"
+	if len(inserts) > 0 {
+		ctes = append(ctes, `i AS (`+records(inserts)+` ON CONFLICT (platform, kind, id) DO NOTHING RETURNING 1)`)
+		inserted = `(SELECT count(*) FROM i)`
+	}
+	if len(t.entries) > 0 {
+		rows := make([]string, len(t.entries))
+		for i, e := range t.entries {
+			rows[i] = "(" + strings.Join([]string{arg(e.Platform), arg(e.Account), arg(e.Kind), arg(e.Data), arg(t.now)}, ", ") + ")"
+		}
+		ctes = append(ctes, `e AS (`+simEntryInsert+strings.Join(rows, ", ")+`)`)
+	}
+	q := `WITH ` + strings.Join(ctes, ", ") + ` SELECT ` + inserted
+	var run interface {
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	} = t.db
+	if t.tx != nil {
+		run = t.tx
+	}
+	var n int
+	if err := run.QueryRowContext(t.ctx, q, args...).Scan(&n); err != nil {
+		return fmt.Errorf("store: write sim records: %w", err)
+	}
+	if n != len(inserts) {
+		return errSimRace
 	}
 	return nil
 }
