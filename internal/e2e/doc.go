@@ -2,7 +2,9 @@
 // killed with SIGKILL in the middle of an upload and restarted on the same SQLite database, and
 // one API process with two worker processes sharing PostgreSQL and S3. The platform
 // simulators live in the test process (or in the API process) so that they outlive the
-// servers and can tell how many times each video arrived.
+// servers and can tell how many times each video arrived. sandbox_test.go uses the server's own
+// simulators instead, whose state is in the database: through a SIGKILL and a restart, and
+// shared by two API processes behind a load balancer.
 //
 // The tests build ./cmd/reelay once (TestMain) and are skipped with -short.
 package e2e

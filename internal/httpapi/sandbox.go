@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"gocloud.dev/blob"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/reelay/reelay/internal/connect"
@@ -21,20 +22,30 @@ import (
 type SimulatorFactory func(cfg sim.Config) http.Handler
 
 // mountSandbox serves each platform's simulator at /sandbox/{platform}/ (its own paths below
-// that prefix) and what it received at /sandbox/{platform}/_introspect.
+// that prefix) and what it received at /sandbox/{platform}/_introspect. The simulators keep
+// their records in the database and the bytes of uploads in progress in the media storage, so
+// that a restart loses nothing and every API process on the database serves the same
+// simulated platforms.
 func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte, publicURL string, now func() time.Time) {
+	state := s.store.SimState(now)
+	var blobs *blob.Bucket
+	if s.media != nil {
+		blobs = s.media.Bucket()
+	}
 	for _, name := range platform.All {
 		factory, ok := factories[name]
 		if !ok {
 			continue
 		}
 		prefix := "/sandbox/" + name
-		rec := &sim.Recorder{}
+		rec := sim.NewRecorder(state, name)
 		accounts := &sandboxAccounts{store: s.store, key: key, platform: name}
 		h := factory(sim.Config{
 			BaseURL:  publicURL + prefix,
 			Accounts: accounts,
 			Recorder: rec,
+			State:    state,
+			Blobs:    blobs,
 			Now:      now,
 		})
 		// The simulator's consent page approves at once and sends the browser back to this
@@ -42,6 +53,8 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		h = sim.WithOAuth(name, sim.OAuthConfig{
 			Mint:         sim.TokenMint{Key: key, Platform: name},
 			RedirectURIs: []string{publicURL + connect.CallbackPath(name)},
+			Now:          now,
+			State:        state,
 		}, h)
 		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
 		s.private("GET "+prefix+"/_introspect", func(w http.ResponseWriter, r *http.Request) error {
@@ -56,11 +69,11 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request, name string,
 	if err != nil {
 		return err
 	}
-	mine := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		mine[id] = true
+	got, err := rec.Of(r.Context(), ids)
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, rec.Snapshot(func(account string) bool { return mine[account] }))
+	writeJSON(w, http.StatusOK, got)
 	return nil
 }
 

@@ -10,14 +10,16 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/store"
 )
 
 // HousekeepingArgs is the hourly job that forgets expired idempotency keys, lapsed media
 // claims and idle rate-limit buckets, deletes the temporary uploads a process killed in the
 // middle of one left behind, deletes webhook deliveries settled longer ago than
-// store.WebhookDeliveryRetention, and deletes stored media unused for the Housekeeper's
-// MediaRetention.
+// store.WebhookDeliveryRetention, deletes stored media unused for the Housekeeper's
+// MediaRetention, and deletes what the sandbox's simulators keep once it expired (with the
+// blobs of their uploads) or after SimRetention.
 type HousekeepingArgs struct{}
 
 // Kind names the job for River.
@@ -54,6 +56,11 @@ const purgeBatch = 1000
 // any upload of a 100 MB file takes.
 const tempUploadAge = time.Hour
 
+// SimRetention is how long the sandbox's simulators keep a record that does not expire by
+// itself (a published item, a daily quota) after it was last written, and what they received
+// (_introspect).
+const SimRetention = 90 * 24 * time.Hour
+
 // Work runs one round of housekeeping.
 func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) error {
 	keys, err := h.Store.DeleteExpiredIdempotencyKeys(ctx)
@@ -83,17 +90,42 @@ func (h *Housekeeper) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) 
 	if _, err := h.Store.DeleteIdleRateBuckets(ctx, idleRateBucket); err != nil {
 		return fmt.Errorf("housekeeping: %w", err)
 	}
+	sim, err := h.purgeSim(ctx, now())
+	if err != nil {
+		return fmt.Errorf("housekeeping: %w", err)
+	}
 	purged := 0
 	if h.MediaRetention > 0 {
 		if purged, err = h.purgeMedia(ctx, now()); err != nil {
 			return fmt.Errorf("housekeeping: %w", err)
 		}
 	}
-	if h.Log != nil && keys+states+int64(temps)+deliveries+claims+int64(purged) > 0 {
+	if h.Log != nil && keys+states+int64(temps)+deliveries+claims+int64(purged)+sim > 0 {
 		h.Log.Info("housekeeping", "expired_idempotency_keys", keys, "expired_oauth_states", states, "abandoned_uploads", temps,
-			"old_webhook_deliveries", deliveries, "lapsed_media_claims", claims, "purged_media", purged)
+			"old_webhook_deliveries", deliveries, "lapsed_media_claims", claims, "purged_media", purged, "sandbox_state", sim)
 	}
 	return nil
+}
+
+// purgeSim deletes the simulators' records that expired: first the blobs of those that have
+// some (a round of at most purgeBatch; the next hour's goes on), each record once its blobs are
+// gone, so that a failure leaves the record to try again; then the others, and what is older
+// than SimRetention.
+func (h *Housekeeper) purgeSim(ctx context.Context, now time.Time) (int64, error) {
+	keys, err := h.Store.ExpiredSimRecords(ctx, now, purgeBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		if err := sim.DeleteBlobs(ctx, h.Media.Bucket(), k); err != nil {
+			return 0, err
+		}
+		if err := h.Store.DeleteSimRecord(ctx, k, now); err != nil {
+			return 0, err
+		}
+	}
+	n, err := h.Store.DeleteOldSimState(ctx, now, now.Add(-SimRetention))
+	return n + int64(len(keys)), err
 }
 
 // purgeMedia deletes the media unused for MediaRetention: those the database knows (a round of

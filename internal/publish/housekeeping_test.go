@@ -12,6 +12,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
@@ -162,6 +163,92 @@ func TestHousekeeperDeletesOldMedia(t *testing.T) {
 			if ok, err := ms.Exists(ctx, key); err != nil || ok {
 				t.Errorf("%s stored %v (%v) two days on", key, ok, err)
 			}
+		}
+	})
+}
+
+// TestHousekeeperDeletesSimState: housekeeping deletes the simulators' records once they expired
+// (the blobs of an upload's record first), and after SimRetention those that do not expire by
+// themselves and what the simulators received; what is live stays.
+func TestHousekeeperDeletesSimState(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ms, err := media.OpenStore(ctx, "file://"+t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ms.Close()
+		t0 := time.Now().Add(-200 * 24 * time.Hour).UTC()
+		state := st.SimState(func() time.Time { return t0 })
+		key := func(id string) sim.Key { return sim.Key{Platform: "tiktok", Kind: "post", ID: id} }
+		expiredUpload, expired, liveUpload, kept := key("expired-upload"), key("expired"), key("live-upload"), key("kept")
+		err = state.Update(ctx, func(tx sim.Tx) error {
+			for _, r := range []sim.Record{
+				{Key: expiredUpload, Data: []byte(`{}`), Expires: t0.Add(time.Hour), Blobs: true},
+				{Key: expired, Data: []byte(`{}`), Expires: t0.Add(time.Hour)},
+				{Key: liveUpload, Data: []byte(`{}`), Expires: t0.Add(300 * 24 * time.Hour), Blobs: true},
+				{Key: kept, Data: []byte(`{}`)},
+			} {
+				if err := tx.Put(r); err != nil {
+					return err
+				}
+			}
+			return tx.Receive(sim.Entry{Platform: "tiktok", Account: "a", Kind: "upload", Data: []byte(`{}`)})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []sim.Key{expiredUpload, liveUpload} {
+			if err := ms.Bucket().WriteAll(ctx, sim.BlobPrefix(k)+"0", []byte("chunk"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blobExists := func(k sim.Key) bool {
+			ok, err := ms.Bucket().Exists(ctx, sim.BlobPrefix(k)+"0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		stored := func(k sim.Key) bool {
+			// Read at t0, before any expiry: a record still there, expired or not.
+			_, found, err := state.Get(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return found
+		}
+		entries := func() int {
+			e, err := state.Entries(ctx, "tiktok", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(e)
+		}
+
+		at := t0.Add(2 * time.Hour)
+		h := &publish.Housekeeper{Store: st, Media: ms, Now: func() time.Time { return at }}
+		if err := h.Work(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if stored(expiredUpload) || blobExists(expiredUpload) || stored(expired) {
+			t.Errorf("expired records or their blobs are left: upload %v (blob %v), record %v",
+				stored(expiredUpload), blobExists(expiredUpload), stored(expired))
+		}
+		if !stored(liveUpload) || !blobExists(liveUpload) || !stored(kept) || entries() != 1 {
+			t.Errorf("live state was deleted: upload %v (blob %v), kept %v, entries %d",
+				stored(liveUpload), blobExists(liveUpload), stored(kept), entries())
+		}
+
+		at = t0.Add(publish.SimRetention + time.Hour)
+		if err := h.Work(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if stored(kept) || entries() != 0 {
+			t.Errorf("after the retention: record kept %v, %d entries", stored(kept), entries())
+		}
+		if !stored(liveUpload) || !blobExists(liveUpload) {
+			t.Error("a record that has not expired was deleted with the retention's")
 		}
 	})
 }

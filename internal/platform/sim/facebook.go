@@ -42,22 +42,22 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"hash"
 	"image"
 	"image/png"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/media"
@@ -93,59 +93,76 @@ var fbRefusals = map[int]string{
 // guide's ProcessingFailedError).
 const fbProcessingFailed = "Request processing failed"
 
+// The kinds of the Facebook simulator's records.
+const (
+	// fbVideoKind is a reel (fbVideo), with the comments the Page posted on it, kept until
+	// retention.
+	fbVideoKind = "video"
+	// fbUploadKind is the upload session of a reel (fbUpload), with its blobs; it ends an hour
+	// after the session's lifetime.
+	fbUploadKind = "upload"
+	// fbPublishedKind is a Page's PUBLISHED and SCHEDULED finishes of the last 24 hours
+	// ([]time.Time), for the daily limit.
+	fbPublishedKind = "published"
+)
+
+func fbKey(kind, id string) Key { return Key{Platform: platform.Facebook, Kind: kind, ID: id} }
+
 type fbVideo struct {
-	id      string
-	page    string
-	created time.Time
+	ID      string    `json:"id"`
+	Page    string    `json:"page"`
+	Created time.Time `json:"created"`
 
-	size      int64 // declared file_size; 0 until the first upload request
-	received  int64
-	hash      hash.Hash
-	file      *os.File // the bytes so far; nil before the first byte and once complete
-	uploading bool     // an upload request is streaming
-	complete  bool
-	sha       string
+	Size     int64  `json:"size,omitempty"` // declared file_size; 0 until the first upload request
+	Received int64  `json:"received,omitempty"`
+	Complete bool   `json:"complete,omitempty"`
+	SHA      string `json:"sha,omitempty"`
+	// UploadAttempt names the upload request streaming bytes, which holds UploadLease (on the
+	// wall clock) while it does: another request is refused meanwhile, and one at a process
+	// that died is forgotten once the lease runs out.
+	UploadAttempt string    `json:"upload_attempt,omitempty"`
+	UploadLease   time.Time `json:"upload_lease,omitzero"`
 
-	uploaded time.Time // the upload completed
-	ready    time.Time // processing ends
-	errSub   int       // refusal subcode; 0 = accepted
-	errMsg   string    // refusal message
-	length   float64   // seconds
-	finishd  bool
-	state    string // PUBLISHED, DRAFT or SCHEDULED
-	desc     string
-	title    string
-	at       time.Time // finish time, or the scheduled time
-	done     bool      // published and recorded
+	Uploaded time.Time `json:"uploaded,omitzero"` // the upload completed
+	Ready    time.Time `json:"ready,omitzero"`    // processing ends
+	ErrSub   int       `json:"err_sub,omitempty"` // refusal subcode; 0 = accepted
+	ErrMsg   string    `json:"err_msg,omitempty"` // refusal message
+	Length   float64   `json:"length,omitempty"`  // seconds
+	Finished bool      `json:"finished,omitempty"`
+	State    string    `json:"state,omitempty"` // PUBLISHED, DRAFT or SCHEDULED
+	Desc     string    `json:"desc,omitempty"`
+	Title    string    `json:"title,omitempty"`
+	At       time.Time `json:"at,omitzero"`    // finish time, or the scheduled time
+	Done     bool      `json:"done,omitempty"` // published and recorded
+	// Comments are the comments the Page posted on the reel, oldest first.
+	Comments []fbComment `json:"comments,omitempty"`
 }
 
+// uploading reports whether an upload request is streaming bytes.
+func (v fbVideo) uploading() bool { return v.UploadAttempt != "" && time.Now().Before(v.UploadLease) }
+
+// fbUpload is what arrived of a reel's bytes: the spool's state (its blobs) and the SHA-256
+// state of all of them.
+type fbUpload struct {
+	Spool spoolState `json:"spool"`
+	Hash  []byte     `json:"hash,omitempty"`
+}
+
+// fbSim simulates Facebook Pages Reels publishing. Its reels, upload sessions, comments and
+// daily limits are records of Config.State; the bytes of an upload in progress blobs of
+// Config.Blobs.
 type fbSim struct {
 	cfg    Config
 	prefix string
 	caps   platform.Capabilities
 	png    []byte
-
-	mu        sync.Mutex
-	seq       uint64
-	videos    map[string]*fbVideo
-	order     []string
-	published map[string][]time.Time // PUBLISHED and SCHEDULED finishes per Page
-	comments  map[string]*fbComment  // comments the Pages posted, by id
-	ownOrder  []string               // their ids, oldest first
 }
 
 // NewFacebook returns the simulator of Facebook Pages Reels publishing.
 func NewFacebook(cfg Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Facebook)
-	s := &fbSim{
-		cfg:       cfg,
-		caps:      caps,
-		videos:    map[string]*fbVideo{},
-		published: map[string][]time.Time{},
-		comments:  map[string]*fbComment{},
-		seq:       uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
-	}
+	s := &fbSim{cfg: cfg, caps: caps}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = u.Path
 	}
@@ -182,19 +199,19 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var gerr *igError
 	switch {
 	case r.Method == http.MethodPost && edge == "video_reels":
-		res, gerr = s.reels(acct, id, params, version)
+		res, gerr = s.reels(r.Context(), acct, id, params, version)
 	case r.Method == http.MethodGet && edge == "video_reels":
-		res, gerr = s.list(acct, id, params)
+		res, gerr = s.list(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
 		res = s.accounts(acct, igToken(r, params))
 	case r.Method == http.MethodGet && edge == "video_insights":
-		res, gerr = s.insights(acct, id, params)
+		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "comments":
-		res, gerr = s.listComments(acct, id, params)
+		res, gerr = s.listComments(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "comments":
-		res, gerr = s.comment(acct, id, params)
+		res, gerr = s.comment(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
-		res, gerr = s.node(acct, id, params)
+		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
 		gerr = metaNoRoute(r.Method, id, edge, "Page")
 	}
@@ -202,15 +219,15 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // reels is POST /{page-id}/video_reels: the start and finish phases.
-func (s *fbSim) reels(acct Account, page string, p url.Values, version string) (any, *igError) {
+func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Values, version string) (any, *igError) {
 	if page != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, page))
 	}
 	switch ph := p.Get("upload_phase"); ph {
 	case "start":
-		return s.start(acct, version), nil
+		return s.start(ctx, acct, version)
 	case "finish":
-		return s.finish(acct, p)
+		return s.finish(ctx, acct, p)
 	case "":
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
 	default:
@@ -218,14 +235,23 @@ func (s *fbSim) reels(acct Account, page string, p url.Values, version string) (
 	}
 }
 
-func (s *fbSim) start(acct Account, version string) map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	v := &fbVideo{id: strconv.FormatUint(1_200_000_000_000_000+s.seq, 10), page: acct.ID, created: s.cfg.Now()}
-	s.videos[v.id] = v
-	s.order = append(s.order, v.id)
-	return map[string]string{"video_id": v.id, "upload_url": s.cfg.BaseURL + "/video-upload/" + version + "/" + v.id}
+func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *igError) {
+	v := fbVideo{Page: acct.ID, Created: s.cfg.Now()}
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		var err error
+		if v.ID, err = metaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
+			return err
+		}
+		if err := save(tx, Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: fbKey(fbUploadKind, v.ID), Account: acct.ID,
+			Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true}, fbUpload{})
+	})
+	if err != nil {
+		return nil, metaInternal()
+	}
+	return map[string]string{"video_id": v.ID, "upload_url": s.cfg.BaseURL + "/video-upload/" + version + "/" + v.ID}, nil
 }
 
 // fbUploadError is an error of the upload host.
@@ -283,189 +309,275 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 		return
 	}
 
+	ctx := r.Context()
 	now := s.cfg.Now()
-	s.mu.Lock()
-	v, ok := s.videos[rest[0]]
+	key := fbKey(fbVideoKind, rest[0])
+	attempt := randomHex(8)
+	var answer func()
+	var v fbVideo
+	err = s.cfg.State.Update(ctx, func(tx Tx) error {
+		var rec Record
+		var found bool
+		var err error
+		answer = nil
+		v, rec, found, err = loadTx[fbVideo](tx, key)
+		switch {
+		case err != nil:
+			return err
+		case !found || v.Page != acct.ID:
+			answer = func() {
+				fbUploadError(w, http.StatusNotFound, "NotFoundError", "No upload session for video "+rest[0], false)
+			}
+		case !v.Complete && now.Sub(v.Created) >= fbSessionLifetime:
+			answer = func() {
+				fbUploadError(w, http.StatusBadRequest, "ExpiredSessionError", "The upload session has expired: start a new one", false)
+			}
+		case v.Size != 0 && int64(size) != v.Size:
+			answer = func() {
+				fbUploadError(w, http.StatusBadRequest, "ParameterValidationError", fmt.Sprintf("file_size %d differs from the %d bytes of this upload", size, v.Size), false)
+			}
+		case v.Complete && int64(offset) == v.Size && r.ContentLength == 0:
+			answer = func() { metaJSON(w, map[string]bool{"success": true}) }
+		case v.uploading() || int64(offset) != v.Received || v.Complete:
+			answer = func() {
+				fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
+			}
+		case r.ContentLength >= 0 && r.ContentLength != int64(size)-int64(offset):
+			answer = func() {
+				fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
+			}
+		default:
+			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(pullLease)
+			return save(tx, rec, v)
+		}
+		return nil
+	})
 	switch {
-	case !ok || v.page != acct.ID:
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusNotFound, "NotFoundError", "No upload session for video "+rest[0], false)
+	case err != nil:
+		fbUploadError(w, http.StatusInternalServerError, "ProcessingFailedError", "Request processing failed", true)
 		return
-	case !v.complete && now.Sub(v.created) >= fbSessionLifetime:
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusBadRequest, "ExpiredSessionError", "The upload session has expired: start a new one", false)
-		return
-	case v.size != 0 && int64(size) != v.size:
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusBadRequest, "ParameterValidationError", fmt.Sprintf("file_size %d differs from the %d bytes of this upload", size, v.size), false)
-		return
-	case v.complete && int64(offset) == v.size && r.ContentLength == 0:
-		s.mu.Unlock()
-		metaJSON(w, map[string]bool{"success": true})
-		return
-	case v.uploading || int64(offset) != v.received || v.complete:
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
-		return
-	case r.ContentLength >= 0 && r.ContentLength != int64(size)-int64(offset):
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
+	case answer != nil:
+		answer()
 		return
 	}
-	if v.file == nil {
-		f, err := os.CreateTemp("", "reelay-sim-facebook-*")
-		if err != nil {
-			s.mu.Unlock()
-			fbUploadError(w, http.StatusInternalServerError, "ProcessingFailedError", "Request processing failed", true)
+	s.receive(w, r, acct, v, attempt)
+}
+
+// receive streams an upload request's body into the reel's spool, hashing as it goes, then
+// keeps what arrived, as the upload request holding the video's lease: the bytes written count
+// even if the body breaks, which is what makes the upload resumable.
+func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v fbVideo, attempt string) {
+	ctx := r.Context()
+	key, upKey := fbKey(fbVideoKind, v.ID), fbKey(fbUploadKind, v.ID)
+	fail := func() {
+		fbUploadError(w, http.StatusInternalServerError, "ProcessingFailedError", "Request processing failed", true)
+	}
+	up, _, _, err := load[fbUpload](ctx, s.cfg.State, upKey)
+	if err != nil {
+		fail()
+		return
+	}
+	// What arrived is kept whatever happens to the request (a broken body cancels its
+	// context): on a context of its own.
+	keep, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	sp := resumeSpool(keep, s.cfg.Blobs, up.Spool, "reelay-sim-facebook-*")
+	defer sp.Close()
+	h := sha256.New()
+	if len(up.Hash) > 0 {
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(up.Hash); err != nil {
+			fail()
 			return
 		}
-		v.file, v.hash, v.size = f, sha256.New(), int64(size)
 	}
-	v.uploading = true
-	f, h, at, want := v.file, v.hash, v.received, v.size-v.received
-	s.mu.Unlock()
-
-	// Stream the body to the file at the offset, hashing as it goes; the bytes written count
-	// even if the body breaks, which is what makes the upload resumable.
-	_, _ = fbCopy(f, h, at, io.LimitReader(r.Body, want), func(m int64) {
-		s.mu.Lock()
-		v.received += m // the status shows the bytes as they arrive
-		s.mu.Unlock()
-	})
-
-	s.mu.Lock()
-	v.uploading = false
-	if v.received < v.size {
-		s.mu.Unlock()
-		fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
+	stop := keepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
+	n, err := media.CopyHashed(io.NewOffsetWriter(sp, v.Received), io.LimitReader(r.Body, v.Size-v.Received), h)
+	stop()
+	if errors.Is(err, errSpoolFile) {
+		fail()
 		return
 	}
-	s.completeLocked(v, acct)
-	s.mu.Unlock()
-	metaJSON(w, map[string]bool{"success": true})
-}
-
-// fbCopy writes r to f from offset at, through h, telling each write to wrote, and answers
-// the bytes written.
-func fbCopy(f *os.File, h hash.Hash, at int64, r io.Reader, wrote func(int64)) (int64, error) {
-	buf := make([]byte, 64<<10)
-	var n int64
-	for {
-		m, err := r.Read(buf)
-		if m > 0 {
-			if _, werr := f.WriteAt(buf[:m], at+n); werr != nil {
-				return n, werr
+	received := v.Received + n
+	complete := received == v.Size
+	var st spoolState
+	var sha string
+	var check fbCheck
+	if complete {
+		sha = hex.EncodeToString(h.Sum(nil))
+		check = s.check(sp, v.Size)
+	} else if st, err = sp.save(keep, BlobPrefix(upKey)); err != nil {
+		fail()
+		return
+	}
+	hashState, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	ours := false
+	err = s.cfg.State.Update(keep, func(tx Tx) error {
+		ours = false
+		v, rec, found, err := loadTx[fbVideo](tx, key)
+		if err != nil || !found || v.UploadAttempt != attempt {
+			return err // the lease ran out, and another request took the upload over
+		}
+		ours = true
+		v.Received, v.UploadAttempt, v.UploadLease = received, "", time.Time{}
+		if !complete {
+			if err := save(tx, rec, v); err != nil {
+				return err
 			}
-			h.Write(buf[:m])
-			n += int64(m)
-			wrote(int64(m))
+			return save(tx, Record{Key: upKey, Account: v.Page, Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true},
+				fbUpload{Spool: st, Hash: hashState})
 		}
-		if err == io.EOF {
-			return n, nil
+		s.complete(&v, acct, sha, check)
+		if err := recordTx(tx, platform.Facebook, Upload{Account: v.Page, Bytes: v.Size, SHA256: sha}); err != nil {
+			return err
 		}
-		if err != nil {
-			return n, err
+		if err := save(tx, rec, v); err != nil {
+			return err
 		}
+		return tx.Delete(upKey)
+	})
+	switch {
+	case err != nil:
+		fail()
+	case !ours:
+		fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
+	case !complete:
+		fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
+	default:
+		if len(up.Spool.Chunks) > 0 {
+			_ = DeleteBlobs(keep, s.cfg.Blobs, upKey) // else housekeeping, with the session
+		}
+		metaJSON(w, map[string]bool{"success": true})
 	}
 }
 
-// completeLocked records a complete upload and checks the video. The caller holds s.mu.
-func (s *fbSim) completeLocked(v *fbVideo, acct Account) {
-	v.complete = true
-	v.sha = hex.EncodeToString(v.hash.Sum(nil))
-	s.cfg.Recorder.RecordUpload(Upload{Account: v.page, Bytes: v.size, SHA256: v.sha})
-	v.errSub, v.errMsg, v.length = s.check(v.file, v.size)
-	if v.errMsg == "" && acct.Behavior.Fail == FailReject {
-		v.errMsg = fbProcessingFailed
+// renewUpload extends the lease of the upload request attempt; false once it is not its.
+func (s *fbSim) renewUpload(ctx context.Context, key Key, attempt string) bool {
+	ours := false
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		v, rec, found, err := loadTx[fbVideo](tx, key)
+		if ours = found && v.UploadAttempt == attempt; err != nil || !ours {
+			return err
+		}
+		v.UploadLease = time.Now().Add(pullLease)
+		return save(tx, rec, v)
+	})
+	return ours || err != nil
+}
+
+// fbCheck is what the checks of a complete upload found.
+type fbCheck struct {
+	sub    int
+	msg    string
+	length float64
+}
+
+// complete marks a reel's upload complete, with its checks, and starts its processing.
+func (s *fbSim) complete(v *fbVideo, acct Account, sha string, c fbCheck) {
+	v.Complete, v.SHA = true, sha
+	v.ErrSub, v.ErrMsg, v.Length = c.sub, c.msg, c.length
+	if v.ErrMsg == "" && acct.Behavior.Fail == FailReject {
+		v.ErrMsg = fbProcessingFailed
 	}
 	processing := fbDefaultProcessing
 	if acct.Behavior.ProcessingMS >= 0 {
 		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
 	}
-	v.uploaded = s.cfg.Now()
-	v.ready = v.uploaded.Add(processing)
-	v.file.Close()
-	os.Remove(v.file.Name())
-	v.file, v.hash = nil, nil
+	v.Uploaded = s.cfg.Now()
+	v.Ready = v.Uploaded.Add(processing)
 }
 
 // check applies the reels specifications and answers the refusal's subcode and message.
-func (s *fbSim) check(r io.ReaderAt, size int64) (int, string, float64) {
+func (s *fbSim) check(r io.ReaderAt, size int64) fbCheck {
 	info, err := media.Probe(r, size)
 	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) || info.Width <= 0 || info.Height <= 0 {
-		return 0, fbProcessingFailed, 0
+		return fbCheck{msg: fbProcessingFailed}
 	}
 	d := info.Duration.Seconds()
 	switch {
 	case d < s.caps.MinDurationSeconds || d > s.caps.MaxDurationSeconds:
-		return fbSubDuration, fbRefusals[fbSubDuration], d
+		return fbCheck{fbSubDuration, fbRefusals[fbSubDuration], d}
 	case math.Abs(float64(info.Width)/float64(info.Height)-9.0/16.0) > 0.01:
-		return fbSubAspect, fbRefusals[fbSubAspect], d
+		return fbCheck{fbSubAspect, fbRefusals[fbSubAspect], d}
 	case info.Width < fbMinWidth || info.Height < fbMinHeight:
-		return fbSubResolution, fbRefusals[fbSubResolution], d
+		return fbCheck{fbSubResolution, fbRefusals[fbSubResolution], d}
 	}
-	return 0, "", d
+	return fbCheck{length: d}
 }
 
-// settleLocked publishes a finished, processed reel once (recording it). The caller holds s.mu.
-func (s *fbSim) settleLocked(v *fbVideo, now time.Time) {
-	if v.done || !v.finishd || v.errMsg != "" || now.Before(v.ready) || v.state == "DRAFT" || now.Before(v.at) {
-		return
+// due reports whether a finished, processed reel is to be published.
+func (s *fbSim) due(v fbVideo, now time.Time) bool {
+	return !v.Done && v.Finished && v.ErrMsg == "" && !now.Before(v.Ready) && v.State != "DRAFT" && !now.Before(v.At)
+}
+
+// settle publishes a finished, processed reel once, recording it within tx.
+func (s *fbSim) settle(tx Tx, v *fbVideo, now time.Time) error {
+	if !s.due(*v, now) {
+		return nil
 	}
-	v.done = true
-	s.cfg.Recorder.RecordPublished(Published{Account: v.page, ID: v.id, URL: fbReelURL(v.id), SHA256: v.sha, Text: v.desc})
+	v.Done = true
+	return recordTx(tx, platform.Facebook, Published{Account: v.Page, ID: v.ID, URL: fbReelURL(v.ID), SHA256: v.SHA, Text: v.Desc})
+}
+
+// video reads one of the Page's reels. One due to be published is, by whichever request sees
+// it first.
+func (s *fbSim) video(ctx context.Context, acct Account, id string) (fbVideo, bool, error) {
+	now := s.cfg.Now()
+	v, found, err := loadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
+		func(v fbVideo) bool { return v.Page == acct.ID && s.due(v, now) },
+		func(tx Tx, v *fbVideo) error { return s.settle(tx, v, now) })
+	return v, found && v.Page == acct.ID, err
 }
 
 func fbReelURL(id string) string { return "https://www.facebook.com/reel/" + id }
 
-// statusLocked is a video's status field at now. The caller holds s.mu.
-func (s *fbSim) statusLocked(v *fbVideo, now time.Time) map[string]any {
+// status is a video's status field at now.
+func (s *fbSim) status(v fbVideo, now time.Time) map[string]any {
 	phase := func(st string) map[string]any { return map[string]any{"status": st} }
 	failed := func(msg string) map[string]any {
 		return map[string]any{"status": "error", "error": map[string]any{"message": msg}}
 	}
 	up := phase("not_started")
 	switch {
-	case v.complete:
+	case v.Complete:
 		up = phase("complete")
-	case v.received > 0 || v.uploading:
+	case v.Received > 0 || v.uploading():
 		up = phase("in_progress")
 	}
-	up["bytes_transferred"] = v.received
+	up["bytes_transferred"] = v.Received
 	proc, pub := phase("not_started"), phase("not_started")
 	videoStatus, progress := "uploading", 0
 	switch {
-	case !v.complete && now.Sub(v.created) >= fbSessionLifetime:
+	case !v.Complete && now.Sub(v.Created) >= fbSessionLifetime:
 		videoStatus = "expired"
-	case !v.complete:
-	case now.Before(v.ready):
+	case !v.Complete:
+	case now.Before(v.Ready):
 		videoStatus = "processing"
 		proc = phase("in_progress")
-		if total := v.ready.Sub(v.uploaded); total > 0 {
-			progress = int(100 * (1 - float64(v.ready.Sub(now))/float64(total)))
+		if total := v.Ready.Sub(v.Uploaded); total > 0 {
+			progress = int(100 * (1 - float64(v.Ready.Sub(now))/float64(total)))
 		}
-	case v.errMsg != "":
+	case v.ErrMsg != "":
 		videoStatus, progress = "error", 100
-		proc = failed(v.errMsg)
+		proc = failed(v.ErrMsg)
 	default:
 		videoStatus, progress = "ready", 100
 		proc = phase("complete")
 	}
-	if v.finishd {
+	if v.Finished {
 		switch {
-		case v.errMsg != "" && !now.Before(v.ready):
-			pub = failed(v.errMsg)
-		case v.done:
+		case v.ErrMsg != "" && !now.Before(v.Ready):
+			pub = failed(v.ErrMsg)
+		case v.Done:
 			pub = phase("complete")
 			pub["publish_status"] = "published"
-			pub["publish_time"] = v.at.Unix()
-		case v.state == "DRAFT" && !now.Before(v.ready):
+			pub["publish_time"] = v.At.Unix()
+		case v.State == "DRAFT" && !now.Before(v.Ready):
 			pub = phase("complete")
 			pub["publish_status"] = "draft"
-		case v.state == "SCHEDULED" && !now.Before(v.ready):
+		case v.State == "SCHEDULED" && !now.Before(v.Ready):
 			pub = phase("complete")
 			pub["publish_status"] = "scheduled"
-			pub["publish_time"] = v.at.Unix()
+			pub["publish_time"] = v.At.Unix()
 		default:
 			pub = phase("in_progress")
 		}
@@ -477,7 +589,7 @@ func (s *fbSim) statusLocked(v *fbVideo, now time.Time) map[string]any {
 }
 
 // finish is POST /{page-id}/video_reels upload_phase=finish.
-func (s *fbSim) finish(acct Account, p url.Values) (any, *igError) {
+func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *igError) {
 	var missing []string
 	for _, k := range []string{"video_id", "video_state"} {
 		if p.Get(k) == "" {
@@ -507,41 +619,56 @@ func (s *fbSim) finish(acct Account, p url.Values) (any, *igError) {
 			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.videos[p.Get("video_id")]
-	if !ok || v.page != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, p.Get("video_id")))
-	}
-	switch {
-	case v.finishd:
-		// Meta does not document this answer; a reel is not finished twice.
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
-	case !v.complete:
-		return nil, igErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").user(
-			"Problem with file", "There was a problem uploading your video file. Please try again.")
-	case v.errMsg != "" && !now.Before(v.ready):
-		return nil, igErr(http.StatusBadRequest, 6000, v.errSub, v.errMsg).user("Problem with video", v.errMsg)
-	}
-	if state != "DRAFT" {
-		recent := igPrune(s.published[acct.ID], now)
-		if len(recent) >= s.caps.PostsPerDay {
-			s.published[acct.ID] = recent
-			// The limit is documented, the answer is not: this wording is the simulator's.
-			return nil, igErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
+	var gerr *igError
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		gerr = nil
+		v, rec, found, err := loadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
+		switch {
+		case err != nil:
+			return err
+		case !found || v.Page != acct.ID:
+			gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, p.Get("video_id")))
+		case v.Finished:
+			// Meta does not document this answer; a reel is not finished twice.
+			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
+		case !v.Complete:
+			gerr = igErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").user(
+				"Problem with file", "There was a problem uploading your video file. Please try again.")
+		case v.ErrMsg != "" && !now.Before(v.Ready):
+			gerr = igErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).user("Problem with video", v.ErrMsg)
 		}
-		s.published[acct.ID] = append(recent, now)
+		if gerr != nil {
+			return nil
+		}
+		if state != "DRAFT" {
+			ok, err := takeInWindow(tx, fbKey(fbPublishedKind, acct.ID), acct.ID, now, fbWindow, s.caps.PostsPerDay)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// The limit is documented, the answer is not: this wording is the simulator's.
+				gerr = igErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
+				return nil
+			}
+		}
+		v.Finished, v.State, v.Desc, v.Title, v.At = true, state, desc, title, at
+		if err := s.settle(tx, &v, now); err != nil {
+			return err
+		}
+		return save(tx, rec, v)
+	})
+	if err != nil {
+		return nil, metaInternal()
 	}
-	v.finishd, v.state, v.desc, v.title, v.at = true, state, desc, title, at
-	s.settleLocked(v, now)
+	if gerr != nil {
+		return nil, gerr
+	}
 	return map[string]bool{"success": true}, nil
 }
 
 // node is GET /{id}: the Page or one of its videos.
-func (s *fbSim) node(acct Account, id string, p url.Values) (any, *igError) {
+func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if id == acct.ID {
 		all := map[string]any{"id": acct.ID, "name": fbPageName(acct), "username": nil, "category": "Video Creator",
 			"link": "https://www.facebook.com/" + acct.ID,
@@ -553,51 +680,59 @@ func (s *fbSim) node(acct Account, id string, p url.Values) (any, *igError) {
 		}
 		return igSelect(all, "Page", p.Get("fields"), "id,name")
 	}
-	if c, thread, ok := s.commentLocked(acct, id, now); ok {
-		return metaSelect(s.commentFieldsLocked(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+	if c, thread, ok, err := s.findComment(ctx, acct, id, now); err != nil {
+		return nil, metaInternal()
+	} else if ok {
+		return metaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	}
-	v, ok := s.videos[id]
-	if !ok || v.page != acct.ID {
+	v, ok, err := s.video(ctx, acct, id)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
-	s.settleLocked(v, now)
-	return igSelect(s.fieldsLocked(v, now), "Video", p.Get("fields"), "id")
+	return igSelect(s.fields(v, now), "Video", p.Get("fields"), "id")
 }
 
-func (s *fbSim) fieldsLocked(v *fbVideo, now time.Time) map[string]any {
+func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 	all := map[string]any{
-		"id": v.id, "status": s.statusLocked(v, now), "description": nil, "title": nil,
-		"created_time": metaTimestamp(v.created), "updated_time": metaTimestamp(fbLater(v.created, v.at)),
-		"permalink_url": fbReelURL(v.id), "published": v.done, "length": nil,
+		"id": v.ID, "status": s.status(v, now), "description": nil, "title": nil,
+		"created_time": metaTimestamp(v.Created), "updated_time": metaTimestamp(fbLater(v.Created, v.At)),
+		"permalink_url": fbReelURL(v.ID), "published": v.Done, "length": nil,
 	}
-	if v.desc != "" {
-		all["description"] = v.desc
+	if v.Desc != "" {
+		all["description"] = v.Desc
 	}
-	if v.title != "" {
-		all["title"] = v.title
+	if v.Title != "" {
+		all["title"] = v.Title
 	}
-	if v.complete {
-		all["length"] = v.length
+	if v.Complete {
+		all["length"] = v.Length
 	}
 	return all
 }
 
 // list is GET /{page-id}/video_reels: the Page's finished reels, newest first.
-func (s *fbSim) list(acct Account, page string, p url.Values) (any, *igError) {
+func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Values) (any, *igError) {
 	if page != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, page))
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	videos, err := listJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
+	if err != nil {
+		return nil, metaInternal()
+	}
 	data := []any{}
-	for i := len(s.order) - 1; i >= 0; i-- {
-		v := s.videos[s.order[i]]
-		if v.page != acct.ID || !v.finishd {
+	for i := len(videos) - 1; i >= 0; i-- {
+		if !videos[i].Finished {
 			continue
 		}
-		s.settleLocked(v, now)
-		row, gerr := igSelect(s.fieldsLocked(v, now), "Video", p.Get("fields"), "id,description,updated_time")
+		v, _, err := s.video(ctx, acct, videos[i].ID)
+		if err != nil {
+			return nil, metaInternal()
+		}
+		row, gerr := igSelect(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
 		if gerr != nil {
 			return nil, gerr
 		}

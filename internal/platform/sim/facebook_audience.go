@@ -31,13 +31,15 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // fbReelMetrics are the Reels metrics of video_insights the simulator answers.
@@ -48,12 +50,13 @@ var fbReelMetrics = []string{
 
 // fbComment is a comment on a reel: from the audience, or posted by the Page.
 type fbComment struct {
-	id, video string
-	parent    string // the top-level comment a reply answers; "" for a top-level comment
-	fromID    string
-	fromName  string
-	text      string
-	at        time.Time
+	ID       string    `json:"id"`
+	Video    string    `json:"video"`
+	Parent   string    `json:"parent,omitempty"` // the top-level comment a reply answers; "" for a top-level comment
+	FromID   string    `json:"from_id"`
+	FromName string    `json:"from_name"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
 }
 
 // fbCommentID is the id of the reel's audience comment number n ({object-id}_{comment-id}).
@@ -76,57 +79,42 @@ func fbNonZero(counts map[string]int64) map[string]int64 {
 	return counts
 }
 
-// ownedVideoLocked is one of the Page's videos, settled at now. The caller holds s.mu.
-func (s *fbSim) ownedVideoLocked(acct Account, id string, now time.Time) (*fbVideo, bool) {
-	v, ok := s.videos[id]
-	if !ok || v.page != acct.ID {
-		return nil, false
-	}
-	s.settleLocked(v, now)
-	return v, true
-}
-
-// threadLocked is every comment on the published reel v by now, oldest first. The caller
-// holds s.mu.
-func (s *fbSim) threadLocked(v *fbVideo, now time.Time) []fbComment {
-	if !v.done {
+// thread is every comment on the published reel v by now, oldest first.
+func (s *fbSim) thread(v fbVideo, now time.Time) []fbComment {
+	if !v.Done {
 		return nil
 	}
 	var out []fbComment
-	for _, c := range AudienceComments(v.id, v.at, now) {
-		out = append(out, fbComment{id: fbCommentID(v.id, c.N), video: v.id, fromID: fbUserID(c.Author), fromName: c.Author, text: c.Text, at: c.At})
+	for _, c := range AudienceComments(v.ID, v.At, now) {
+		out = append(out, fbComment{ID: fbCommentID(v.ID, c.N), Video: v.ID, FromID: fbUserID(c.Author), FromName: c.Author, Text: c.Text, At: c.At})
 	}
-	for _, id := range s.ownOrder {
-		if c := s.comments[id]; c.video == v.id {
-			out = append(out, *c)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b fbComment) int { return a.at.Compare(b.at) })
+	out = append(out, v.Comments...)
+	slices.SortStableFunc(out, func(a, b fbComment) int { return a.At.Compare(b.At) })
 	return out
 }
 
-// commentLocked finds a comment on one of the Page's reels, with the reel's thread. The
-// caller holds s.mu.
-func (s *fbSim) commentLocked(acct Account, id string, now time.Time) (fbComment, []fbComment, bool) {
+// findComment finds a comment on one of the Page's reels (its id starts with the reel's),
+// with the reel's whole thread.
+func (s *fbSim) findComment(ctx context.Context, acct Account, id string, now time.Time) (fbComment, []fbComment, bool, error) {
 	video, _, found := strings.Cut(id, "_")
 	if !found {
-		return fbComment{}, nil, false
+		return fbComment{}, nil, false, nil
 	}
-	v, ok := s.ownedVideoLocked(acct, video, now)
-	if !ok {
-		return fbComment{}, nil, false
+	v, ok, err := s.video(ctx, acct, video)
+	if err != nil || !ok {
+		return fbComment{}, nil, false, err
 	}
-	thread := s.threadLocked(v, now)
+	thread := s.thread(v, now)
 	for _, c := range thread {
-		if c.id == id {
-			return c, thread, true
+		if c.ID == id {
+			return c, thread, true, nil
 		}
 	}
-	return fbComment{}, nil, false
+	return fbComment{}, nil, false, nil
 }
 
 // insights is GET /{video-id}/video_insights.
-func (s *fbSim) insights(acct Account, id string, p url.Values) (any, *igError) {
+func (s *fbSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	names, _ := metaMetrics(p, false)
 	if len(names) == 0 {
 		names = fbReelMetrics
@@ -137,18 +125,19 @@ func (s *fbSim) insights(acct Account, id string, p url.Values) (any, *igError) 
 		}
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.ownedVideoLocked(acct, id, now)
+	v, ok, err := s.video(ctx, acct, id)
+	if err != nil {
+		return nil, metaInternal()
+	}
 	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
 	data := []any{}
-	if period := p.Get("period"); !v.done || (period != "" && period != "lifetime") {
+	if period := p.Get("period"); !v.Done || (period != "" && period != "lifetime") {
 		return map[string]any{"data": data}, nil
 	}
-	a := AudienceOf(v.id, v.at, now)
-	comments := int64(len(s.threadLocked(v, now)))
+	a := AudienceOf(v.ID, v.At, now)
+	comments := int64(len(s.thread(v, now)))
 	avg := int64(0)
 	if a.Views > 0 {
 		avg = a.WatchSeconds * 1000 / a.Views
@@ -175,30 +164,30 @@ func (s *fbSim) insights(acct Account, id string, p url.Values) (any, *igError) 
 		"post_video_social_actions":         {"Comments and shares", "Lifetime: The number of comments and shares of your reel."},
 	}
 	for _, n := range names {
-		data = append(data, metaInsight(v.id, "video_insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metaInsight(v.ID, "video_insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
 
-// commentFieldsLocked is every field of a comment of thread. The caller holds s.mu.
-func (s *fbSim) commentFieldsLocked(c fbComment, thread []fbComment) map[string]any {
-	from := func(o fbComment) map[string]any { return map[string]any{"id": o.fromID, "name": o.fromName} }
+// commentFields is every field of a comment of thread.
+func (s *fbSim) commentFields(c fbComment, thread []fbComment) map[string]any {
+	from := func(o fbComment) map[string]any { return map[string]any{"id": o.FromID, "name": o.FromName} }
 	children := 0
 	var parent map[string]any
 	for _, o := range thread {
-		if o.parent == c.id {
+		if o.Parent == c.ID {
 			children++
 		}
-		if c.parent != "" && o.id == c.parent {
-			parent = map[string]any{"id": o.id, "created_time": metaTimestamp(o.at), "from": from(o), "message": o.text}
+		if c.Parent != "" && o.ID == c.Parent {
+			parent = map[string]any{"id": o.ID, "created_time": metaTimestamp(o.At), "from": from(o), "message": o.Text}
 		}
 	}
-	_, number, _ := strings.Cut(c.id, "_")
+	_, number, _ := strings.Cut(c.ID, "_")
 	all := map[string]any{
-		"id": c.id, "message": c.text, "created_time": metaTimestamp(c.at), "from": from(c),
-		"like_count": 0, "comment_count": children, "is_hidden": false, "can_comment": c.parent == "",
-		"permalink_url": fbReelURL(c.video) + "?comment_id=" + number,
-		"object":        map[string]any{"id": c.video}, "attachment": nil, "message_tags": nil, "parent": nil,
+		"id": c.ID, "message": c.Text, "created_time": metaTimestamp(c.At), "from": from(c),
+		"like_count": 0, "comment_count": children, "is_hidden": false, "can_comment": c.Parent == "",
+		"permalink_url": fbReelURL(c.Video) + "?comment_id=" + number,
+		"object":        map[string]any{"id": c.Video}, "attachment": nil, "message_tags": nil, "parent": nil,
 	}
 	if parent != nil {
 		all["parent"] = parent
@@ -207,7 +196,7 @@ func (s *fbSim) commentFieldsLocked(c fbComment, thread []fbComment) map[string]
 }
 
 // listComments is GET /{video-id}/comments and GET /{comment-id}/comments.
-func (s *fbSim) listComments(acct Account, id string, p url.Values) (any, *igError) {
+func (s *fbSim) listComments(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	filter := cmp.Or(p.Get("filter"), "toplevel")
 	if filter != "toplevel" && filter != "stream" {
 		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
@@ -225,20 +214,26 @@ func (s *fbSim) listComments(acct Account, id string, p url.Values) (any, *igErr
 		return nil, gerr
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var thread, rows []fbComment
-	if v, ok := s.ownedVideoLocked(acct, id, now); ok {
-		thread = s.threadLocked(v, now)
+	v, isVideo, err := s.video(ctx, acct, id)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	_, t, isComment, err := s.findComment(ctx, acct, id, now)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	if isVideo {
+		thread = s.thread(v, now)
 		for _, c := range thread {
-			if filter == "stream" || c.parent == "" {
+			if filter == "stream" || c.Parent == "" {
 				rows = append(rows, c)
 			}
 		}
-	} else if _, t, ok := s.commentLocked(acct, id, now); ok {
+	} else if isComment {
 		thread = t
 		for _, c := range thread {
-			if c.parent == id {
+			if c.Parent == id {
 				rows = append(rows, c)
 			}
 		}
@@ -250,7 +245,7 @@ func (s *fbSim) listComments(acct Account, id string, p url.Values) (any, *igErr
 		slices.Reverse(rows)
 	}
 	page, gerr := metaPage(rows, start, limit, metaNext(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *igError) {
-		return metaSelect(s.commentFieldsLocked(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+		return metaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	})
 	if gerr != nil {
 		return nil, gerr
@@ -261,8 +256,9 @@ func (s *fbSim) listComments(acct Account, id string, p url.Values) (any, *igErr
 	return page, nil
 }
 
-// comment is POST /{comment-id}/comments (a reply) and POST /{video-id}/comments.
-func (s *fbSim) comment(acct Account, id string, p url.Values) (any, *igError) {
+// comment is POST /{object-id}/comments: a comment on one of the Page's published reels, or a
+// reply to a comment there (a reply to a reply joins its top-level comment, two levels deep).
+func (s *fbSim) comment(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	msg := p.Get("message")
 	if p.Get("attachment_url") != "" || p.Get("attachment_id") != "" || p.Get("source") != "" {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
@@ -274,23 +270,38 @@ func (s *fbSim) comment(acct Account, id string, p url.Values) (any, *igError) {
 		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := &fbComment{fromID: acct.ID, fromName: fbPageName(acct), text: msg, at: now}
-	if to, _, ok := s.commentLocked(acct, id, now); ok {
-		c.video, c.parent = to.video, to.id
-		if to.parent != "" {
-			c.parent = to.parent // two levels deep: a reply to a reply joins its top-level comment
+	c := fbComment{FromID: acct.ID, FromName: fbPageName(acct), Text: msg, At: now}
+	reply := false
+	if to, _, ok, err := s.findComment(ctx, acct, id, now); err != nil {
+		return nil, metaInternal()
+	} else if ok {
+		c.Video, c.Parent, reply = to.Video, to.ID, true
+		if to.Parent != "" {
+			c.Parent = to.Parent // two levels deep: a reply to a reply joins its top-level comment
 		}
-		s.cfg.Recorder.RecordReply(Reply{Account: acct.ID, CommentID: id, Text: msg})
-	} else if v, ok := s.ownedVideoLocked(acct, id, now); ok && v.done {
-		c.video = v.id
+	} else if v, ok, err := s.video(ctx, acct, id); err != nil {
+		return nil, metaInternal()
+	} else if ok && v.Done {
+		c.Video = v.ID
 	} else {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, id))
 	}
-	s.seq++
-	c.id = c.video + "_" + strconv.FormatUint(2_000_000_000_000_000+s.seq, 10)
-	s.comments[c.id] = c
-	s.ownOrder = append(s.ownOrder, c.id)
-	return map[string]string{"id": c.id}, nil
+	c.ID = c.Video + "_" + metaRandomID(2_000_000_000_000_000)
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		v, rec, found, err := loadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
+		if err != nil || !found {
+			return err
+		}
+		v.Comments = append(v.Comments, c)
+		if reply {
+			if err := recordTx(tx, platform.Facebook, Reply{Account: acct.ID, CommentID: id, Text: msg}); err != nil {
+				return err
+			}
+		}
+		return save(tx, rec, v)
+	})
+	if err != nil {
+		return nil, metaInternal()
+	}
+	return map[string]string{"id": c.ID}, nil
 }

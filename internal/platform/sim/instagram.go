@@ -52,7 +52,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/media"
@@ -87,47 +86,71 @@ const (
 	igSubThumbOffset = 2207057 // Thumbnail offset must be at least 0 and less than the video's duration.
 )
 
+// The kinds of the Instagram simulator's records.
+const (
+	// igContainerKind is a container (igContainer). It is kept a day past its lifetime, so
+	// that it answers EXPIRED, as Meta's do, before it is gone.
+	igContainerKind = "container"
+	// igMediaKind is a published Reel (igMedia), with the replies the account posted under
+	// its comments, kept until retention.
+	igMediaKind = "media"
+	// igCreatedKind and igPublishedKind are an account's container creations and publishes of
+	// the last 24 hours ([]time.Time), for the caps.
+	igCreatedKind   = "containers_created"
+	igPublishedKind = "published"
+)
+
+func igKey(kind, id string) Key { return Key{Platform: platform.Instagram, Kind: kind, ID: id} }
+
 type igContainer struct {
-	id          string
-	account     string
-	caption     string
-	shareToFeed bool
-	created     time.Time
-	ready       time.Time // FINISHED (or ERROR for checks) not before this instant
-	fetched     bool      // the fetch and the checks are done
-	errSub      int       // ERROR subcode once fetched; 0 = the video passed
-	errAtOnce   bool      // the error shows at once (fetch failures), not after processing
-	sha         string
-	bytes       int64
-	mediaID     string // set when published
+	ID          string    `json:"id"`
+	Account     string    `json:"account"`
+	Caption     string    `json:"caption,omitempty"`
+	ShareToFeed bool      `json:"share_to_feed,omitempty"`
+	Created     time.Time `json:"created"`
+	Ready       time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
+	// The fetch of video_url, and what it is told: the cover's offset (ms, -1 for none) and
+	// whether the account's behaviour rejects the video.
+	Pull        metaPull `json:"pull"`
+	ThumbOffset int64    `json:"thumb_offset"`
+	Reject      bool     `json:"reject,omitempty"`
+	ErrSub      int      `json:"err_sub,omitempty"`     // ERROR subcode once fetched; 0 = the video passed
+	ErrAtOnce   bool     `json:"err_at_once,omitempty"` // the error shows at once (fetch failures), not after processing
+	SHA         string   `json:"sha,omitempty"`
+	Bytes       int64    `json:"bytes,omitempty"`
+	MediaID     string   `json:"media_id,omitempty"` // set when published
 }
 
 type igMedia struct {
-	id          string
-	account     string
-	username    string
-	caption     string
-	shortcode   string
-	shareToFeed bool
-	timestamp   time.Time
+	ID          string    `json:"id"`
+	Account     string    `json:"account"`
+	Username    string    `json:"username"`
+	Caption     string    `json:"caption,omitempty"`
+	Shortcode   string    `json:"shortcode"`
+	ShareToFeed bool      `json:"share_to_feed,omitempty"`
+	Timestamp   time.Time `json:"timestamp"`
+	// Replies are the account's replies under the Reel's comments, oldest first; Hidden the
+	// comments the account hid.
+	Replies []igComment     `json:"replies,omitempty"`
+	Hidden  map[string]bool `json:"hidden,omitempty"`
 }
 
+// igSim simulates the Instagram Graph API. Its containers, Reels, replies and caps are records
+// of Config.State; a container's fetch is made as meta_pull.go says.
 type igSim struct {
-	cfg    Config
-	opt    InstagramOptions
-	prefix string // path of cfg.BaseURL, stripped from request paths
-	caps   platform.Capabilities
+	cfg     Config
+	opt     InstagramOptions
+	prefix  string // path of cfg.BaseURL, stripped from request paths
+	caps    platform.Capabilities
+	fetcher metaFetcher[igContainer, igFetched]
+}
 
-	mu         sync.Mutex
-	seq        uint64
-	containers map[string]*igContainer
-	media      map[string]*igMedia
-	order      []string               // media ids, oldest first
-	created    map[string][]time.Time // container creations per account
-	published  map[string][]time.Time // publishes per account
-	replies    map[string]*igComment  // replies the accounts posted, by id
-	replyOrder []string               // reply ids, oldest first
-	hidden     map[string]bool        // comments their media's owner hid
+// igFetched is what a container's fetch found.
+type igFetched struct {
+	sub    int
+	atOnce bool
+	sum    string
+	n      int64
 }
 
 // InstagramPage is a Facebook Page that a simulated account's Facebook user manages.
@@ -157,20 +180,22 @@ func NewInstagram(cfg Config) http.Handler {
 func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Instagram)
-	s := &igSim{
-		cfg:        cfg,
-		opt:        opt,
-		caps:       caps,
-		containers: map[string]*igContainer{},
-		media:      map[string]*igMedia{},
-		created:    map[string][]time.Time{},
-		published:  map[string][]time.Time{},
-		replies:    map[string]*igComment{},
-		hidden:     map[string]bool{},
-		// Ids start from the clock so that a restarted simulator does not hand out the ids of
-		// a previous run's containers again (a destination could otherwise bind to another
-		// run's container); the range stays below the media ids' base.
-		seq: uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
+	s := &igSim{cfg: cfg, opt: opt, caps: caps}
+	s.fetcher = metaFetcher[igContainer, igFetched]{cfg: cfg, timeout: igFetchTimeout,
+		pull: func(c *igContainer) *metaPull { return &c.Pull },
+		fetch: func(ctx context.Context, c igContainer) (igFetched, *Upload) {
+			f := s.download(ctx, c.Pull.URL, c.ThumbOffset)
+			if f.sub == 0 && c.Reject {
+				f.sub = igSubFormat
+			}
+			if f.sum == "" {
+				return f, nil
+			}
+			return f, &Upload{Account: c.Account, Bytes: f.n, SHA256: f.sum}
+		},
+		apply: func(c *igContainer, f igFetched) {
+			c.ErrSub, c.ErrAtOnce, c.SHA, c.Bytes = f.sub, f.atOnce, f.sum, f.n
+		},
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = strings.TrimRight(u.Path, "/")
@@ -237,27 +262,27 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var gerr *igError
 	switch {
 	case pagesEdge && r.Method == http.MethodGet:
-		res, gerr = s.pages(acct, params)
+		res, gerr = s.pages(r.Context(), acct, params)
 	case pagesEdge:
 		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, "me"))
 	case r.Method == http.MethodPost && edge == "media":
-		res, gerr = s.createContainer(acct, id, params)
+		res, gerr = s.createContainer(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":
-		res, gerr = s.publish(acct, id, params)
+		res, gerr = s.publish(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "media":
-		res, gerr = s.listMedia(acct, id, params)
+		res, gerr = s.listMedia(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "content_publishing_limit":
-		res, gerr = s.publishingLimit(acct, id, params)
+		res, gerr = s.publishingLimit(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "insights":
-		res, gerr = s.insights(acct, id, params)
+		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "comments":
-		res, gerr = s.comments(acct, id, params)
+		res, gerr = s.comments(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "replies":
-		res, gerr = s.reply(acct, id, params)
+		res, gerr = s.reply(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "" && params.Has("hide"):
-		res, gerr = s.hide(acct, id, params)
+		res, gerr = s.hide(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "":
-		res, gerr = s.node(acct, id, params)
+		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
 		gerr = metaNoRoute(r.Method, id, edge, "IGUser")
 	}
@@ -265,7 +290,7 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // createContainer is POST /{ig-user-id}/media.
-func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) createContainer(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
 	}
@@ -319,34 +344,42 @@ func (s *igSim) createContainer(acct Account, userID string, p url.Values) (any,
 	}
 
 	now := s.cfg.Now()
-	s.mu.Lock()
-	recent := igPrune(s.created[acct.ID], now)
-	if len(recent) >= igMaxContainers {
-		s.created[acct.ID] = recent
-		s.mu.Unlock()
-		// Meta documents the cap, not the answer: this wording is the simulator's.
-		return nil, igErr(http.StatusBadRequest, 9, 0,
-			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
-	}
-	s.created[acct.ID] = append(recent, now)
 	processing := igDefaultProcessing
 	if acct.Behavior.ProcessingMS >= 0 {
 		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
 	}
-	c := &igContainer{
-		id:          s.nextID(17890000000000000),
-		account:     acct.ID,
-		caption:     caption,
-		shareToFeed: share,
-		created:     now,
-		ready:       now.Add(processing),
+	c := igContainer{
+		Account:     acct.ID,
+		Caption:     caption,
+		ShareToFeed: share,
+		Created:     now,
+		Ready:       now.Add(processing),
+		Pull:        newPull(videoURL),
+		ThumbOffset: thumbOffset,
+		Reject:      acct.Behavior.Fail == FailReject,
 	}
-	s.containers[c.id] = c
-	s.mu.Unlock()
-
+	capped := false
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		ok, err := takeInWindow(tx, igKey(igCreatedKind, acct.ID), acct.ID, now, igWindow, igMaxContainers)
+		if capped = !ok; err != nil || capped {
+			return err
+		}
+		if c.ID, err = metaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
+	})
+	switch {
+	case err != nil:
+		return nil, metaInternal()
+	case capped:
+		// Meta documents the cap, not the answer: this wording is the simulator's.
+		return nil, igErr(http.StatusBadRequest, 9, 0,
+			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
+	}
 	// Meta answers with the container id at once and downloads the video in the background.
-	go s.fetch(c.id, acct.ID, videoURL, thumbOffset, acct.Behavior.Fail == FailReject)
-	return map[string]string{"id": c.id}, nil
+	s.fetcher.start(igKey(igContainerKind, c.ID), c.Pull.Attempt)
+	return map[string]string{"id": c.ID}, nil
 }
 
 // checkCaption applies the caption limits of the publishing reference: 2,200 characters,
@@ -369,65 +402,50 @@ func (s *igSim) checkCaption(caption string) *igError {
 		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, limit.MaxHashtags, limit.MaxMentions))
 }
 
-// fetch downloads the container's video as Meta does, then checks it.
-func (s *igSim) fetch(id, account, videoURL string, thumbOffset int64, reject bool) {
-	sub, atOnce, sum, n := s.download(account, videoURL, thumbOffset)
-	if sub == 0 && reject {
-		sub = igSubFormat
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.containers[id]
-	c.fetched, c.errSub, c.errAtOnce, c.sha, c.bytes = true, sub, atOnce, sum, n
-}
-
-// download streams the video into a spool while hashing it, records the upload and
-// checks the file, and the cover's offset (ms, -1 for none) against its duration. It answers
-// the ERROR subcode (0 when the video is acceptable), whether the error shows at once, and
-// the hash and size of what arrived.
-func (s *igSim) download(account, videoURL string, thumbOffset int64) (sub int, atOnce bool, sum string, n int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), igFetchTimeout)
-	defer cancel()
+// download streams the video into a spool while hashing it and checks the file, and the
+// cover's offset (ms, -1 for none) against its duration. It answers the ERROR subcode (0 when
+// the video is acceptable), whether the error shows at once, and the hash ("" for a download
+// that did not complete) and size of what arrived.
+func (s *igSim) download(ctx context.Context, videoURL string, thumbOffset int64) igFetched {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, videoURL, nil)
 	if err != nil {
-		return igSubFetchFailed, true, "", 0
+		return igFetched{sub: igSubFetchFailed, atOnce: true}
 	}
 	resp, err := s.cfg.PullClient.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return igSubTimeout, true, "", 0
+			return igFetched{sub: igSubTimeout, atOnce: true}
 		}
-		return igSubFetchFailed, true, "", 0
+		return igFetched{sub: igSubFetchFailed, atOnce: true}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return igSubFetchFailed, true, "", 0
+		return igFetched{sub: igSubFetchFailed, atOnce: true}
 	}
 	f := newSpool("", "reelay-sim-instagram-*")
 	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
-	n, err = media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(resp.Body, limit+1), h)
+	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(resp.Body, limit+1), h)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return igSubTimeout, true, "", n
+			return igFetched{sub: igSubTimeout, atOnce: true, n: n}
 		}
-		return igSubFetchFailed, true, "", n
+		return igFetched{sub: igSubFetchFailed, atOnce: true, n: n}
 	}
-	sum = hex.EncodeToString(h.Sum(nil))
 	if n > limit {
 		// Not a complete download: the simulator stopped reading at the cap.
-		return igSubFormat, false, "", n
+		return igFetched{sub: igSubFormat, n: n}
 	}
-	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: n, SHA256: sum})
+	sum := hex.EncodeToString(h.Sum(nil))
 	d, ok := s.acceptable(f, n)
 	switch {
 	case !ok:
-		return igSubFormat, false, sum, n
+		return igFetched{sub: igSubFormat, sum: sum, n: n}
 	case thumbOffset >= d.Milliseconds():
-		return igSubThumbOffset, false, sum, n
+		return igFetched{sub: igSubThumbOffset, sum: sum, n: n}
 	}
-	return 0, false, sum, n
+	return igFetched{sum: sum, n: n}
 }
 
 // acceptable checks a downloaded video against the Reels specifications: a MOV or MP4
@@ -451,23 +469,34 @@ func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 }
 
 // status answers a container's status_code and status at now.
-func (s *igSim) status(c *igContainer, now time.Time) (code, text string) {
+func (s *igSim) status(c igContainer, now time.Time) (code, text string) {
 	switch {
-	case c.mediaID != "":
+	case c.MediaID != "":
 		return igStPublished, "Published: Media has been successfully published."
-	case c.fetched && c.errSub != 0 && (c.errAtOnce || !now.Before(c.ready)):
-		return igStError, fmt.Sprintf("Error: Media upload has failed with error code %d", c.errSub)
-	case now.Sub(c.created) >= igContainerLifetime:
+	case c.Pull.Done && c.ErrSub != 0 && (c.ErrAtOnce || !now.Before(c.Ready)):
+		return igStError, fmt.Sprintf("Error: Media upload has failed with error code %d", c.ErrSub)
+	case now.Sub(c.Created) >= igContainerLifetime:
 		return igStExpired, "Expired: Media has not been published within 24 hours."
-	case !c.fetched || now.Before(c.ready):
+	case !c.Pull.Done || now.Before(c.Ready):
 		return igStInProgress, "In Progress: Media is still being processed."
 	default:
 		return igStFinished, "Finished: Media has been uploaded and it is ready to be published."
 	}
 }
 
+// container reads one of the account's containers; a fetch whose process died is started
+// again.
+func (s *igSim) container(ctx context.Context, acct Account, id string) (igContainer, bool, error) {
+	key := igKey(igContainerKind, id)
+	c, _, found, err := load[igContainer](ctx, s.cfg.State, key)
+	if err != nil || !found || c.Account != acct.ID {
+		return c, false, err
+	}
+	return c, true, s.fetcher.resume(ctx, key, c)
+}
+
 // publish is POST /{ig-user-id}/media_publish.
-func (s *igSim) publish(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
 	}
@@ -475,70 +504,96 @@ func (s *igSim) publish(acct Account, userID string, p url.Values) (any, *igErro
 	if cid == "" {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
+	if _, _, err := s.container(ctx, acct, cid); err != nil {
+		return nil, metaInternal()
+	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.containers[cid]
-	if !ok || c.account != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 24, 2207006,
-			fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
-			"The media with the given id cannot be found.")
+	var res any
+	var gerr *igError
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		res, gerr = nil, nil
+		c, crec, found, err := loadTx[igContainer](tx, igKey(igContainerKind, cid))
+		if err != nil {
+			return err
+		}
+		if !found || c.Account != acct.ID {
+			gerr = igErr(http.StatusBadRequest, 24, 2207006,
+				fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
+				"The media with the given id cannot be found.")
+			return nil
+		}
+		switch code, _ := s.status(c, now); code {
+		case igStPublished:
+			// Meta does not document this answer; the container is not published twice.
+			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			return nil
+		case igStExpired:
+			gerr = igErr(http.StatusBadRequest, -2, 2207020,
+				"The media you are trying to access has expired. Please try to upload again.").user("Media expired",
+				"The media you are trying to access has expired. Please try to upload again.")
+			return nil
+		case igStInProgress, igStError:
+			gerr = igErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").user(
+				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
+			return nil
+		}
+		ok, err := takeInWindow(tx, igKey(igPublishedKind, acct.ID), acct.ID, now, igWindow, s.caps.PostsPerDay)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			gerr = igErr(http.StatusBadRequest, 9, 2207042,
+				"Application request limit reached").user("Maximum number of posts reached",
+				"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
+			return nil
+		}
+		m := igMedia{Account: acct.ID, Username: acct.Username, Caption: c.Caption, ShareToFeed: c.ShareToFeed, Timestamp: now}
+		if m.ID, err = metaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
+			return err
+		}
+		m.Shortcode = igShortcode(m.ID)
+		c.MediaID = m.ID
+		if err := save(tx, crec, c); err != nil {
+			return err
+		}
+		if err := save(tx, Record{Key: igKey(igMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+			return err
+		}
+		res = map[string]string{"id": m.ID}
+		return recordTx(tx, platform.Instagram, Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
+	})
+	if err != nil {
+		return nil, metaInternal()
 	}
-	switch code, _ := s.status(c, now); code {
-	case igStPublished:
-		// Meta does not document this answer; the container is not published twice.
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
-	case igStExpired:
-		return nil, igErr(http.StatusBadRequest, -2, 2207020,
-			"The media you are trying to access has expired. Please try to upload again.").user("Media expired",
-			"The media you are trying to access has expired. Please try to upload again.")
-	case igStInProgress, igStError:
-		return nil, igErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").user(
-			"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
-	}
-	recent := igPrune(s.published[acct.ID], now)
-	if len(recent) >= s.caps.PostsPerDay {
-		s.published[acct.ID] = recent
-		return nil, igErr(http.StatusBadRequest, 9, 2207042,
-			"Application request limit reached").user("Maximum number of posts reached",
-			"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
-	}
-	s.published[acct.ID] = append(recent, now)
-	m := &igMedia{
-		id:          s.nextID(17920000000000000),
-		account:     acct.ID,
-		username:    acct.Username,
-		caption:     c.caption,
-		shareToFeed: c.shareToFeed,
-		timestamp:   now,
-	}
-	m.shortcode = igShortcode(m.id)
-	s.media[m.id] = m
-	s.order = append(s.order, m.id)
-	c.mediaID = m.id
-	s.cfg.Recorder.RecordPublished(Published{Account: acct.ID, ID: m.id, URL: igPermalink(m.shortcode), SHA256: c.sha, Text: c.caption})
-	return map[string]string{"id": m.id}, nil
+	return res, gerr
 }
 
 // node is GET /{id}: the IG user, one of its containers or one of its media.
-func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
+func (s *igSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var all map[string]any
 	var typ string
 	if id == acct.ID {
-		typ = "IGUser"
-		all = s.igUser(acct)
-	} else if c, ok := s.containers[id]; ok && c.account == acct.ID {
+		u, err := s.igUser(ctx, acct)
+		if err != nil {
+			return nil, metaInternal()
+		}
+		typ, all = "IGUser", u
+	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
+		return nil, metaInternal()
+	} else if ok {
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
-		all = map[string]any{"id": c.id, "status_code": code, "status": text}
-	} else if m, ok := s.media[id]; ok && m.account == acct.ID {
+		all = map[string]any{"id": c.ID, "status_code": code, "status": text}
+	} else if m, _, ok, err := load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
+		return nil, metaInternal()
+	} else if ok && m.Account == acct.ID {
 		typ = "IGMedia"
 		all = m.fields()
-	} else if c, ok := s.commentLocked(acct, id, now); ok {
-		return metaSelect(s.commentFieldsLocked(c), "IGComment", p.Get("fields"), "id,text,timestamp")
+	} else if c, m, ok, err := s.comment(ctx, acct, id, now); err != nil {
+		return nil, metaInternal()
+	} else if ok {
+		return metaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
 	} else {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
@@ -546,16 +601,20 @@ func (s *igSim) node(acct Account, id string, p url.Values) (any, *igError) {
 }
 
 // igUser is every field of the account's IG User node. Fields the simulated account has no
-// value for are known but nil, left out as Graph leaves out empty fields. The caller holds s.mu.
-func (s *igSim) igUser(acct Account) map[string]any {
+// value for are known but nil, left out as Graph leaves out empty fields.
+func (s *igSim) igUser(ctx context.Context, acct Account) (map[string]any, error) {
+	n, err := s.cfg.State.Count(ctx, platform.Instagram, igMediaKind, acct.ID)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{"id": acct.ID, "username": acct.Username, "name": acct.Username,
-		"media_count": s.countMedia(acct.ID), "followers_count": 0, "follows_count": 0,
-		"profile_picture_url": nil, "biography": nil, "website": nil}
+		"media_count": n, "followers_count": 0, "follows_count": 0,
+		"profile_picture_url": nil, "biography": nil, "website": nil}, nil
 }
 
 // pages is GET /me/accounts: the Pages the token's user manages, with field expansion and
 // cursor paging.
-func (s *igSim) pages(acct Account, p url.Values) (any, *igError) {
+func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *igError) {
 	pages, ok := s.opt.Pages[acct.ID]
 	if !ok {
 		pages = []InstagramPage{{Linked: true}}
@@ -585,8 +644,10 @@ func (s *igSim) pages(acct Account, p url.Values) (any, *igError) {
 		}
 		start = n
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	user, err := s.igUser(ctx, acct)
+	if err != nil {
+		return nil, metaInternal()
+	}
 	data := []any{}
 	for i := start; i < len(pages) && i < start+limit; i++ {
 		pg := pages[i]
@@ -605,7 +666,7 @@ func (s *igSim) pages(acct Account, p url.Values) (any, *igError) {
 		// A Page without a linked account has the field, empty: Graph leaves it out.
 		all["instagram_business_account"] = nil
 		if pg.Linked {
-			all["instagram_business_account"] = s.igUser(acct)
+			all["instagram_business_account"] = user
 		}
 		row, gerr := igExpand(all, "Page", want, map[string]string{"instagram_business_account": "IGUser"})
 		if gerr != nil {
@@ -715,27 +776,22 @@ func igExpand(all map[string]any, typ string, want []igField, edges map[string]s
 	return out, nil
 }
 
-func (m *igMedia) fields() map[string]any {
+func (m igMedia) fields() map[string]any {
 	return map[string]any{
-		"id": m.id, "caption": m.caption, "media_type": "VIDEO", "media_product_type": "REELS",
-		"permalink": igPermalink(m.shortcode), "shortcode": m.shortcode, "username": m.username,
-		"timestamp": m.timestamp.UTC().Format("2006-01-02T15:04:05-0700"), "is_shared_to_feed": m.shareToFeed,
+		"id": m.ID, "caption": m.Caption, "media_type": "VIDEO", "media_product_type": "REELS",
+		"permalink": igPermalink(m.Shortcode), "shortcode": m.Shortcode, "username": m.Username,
+		"timestamp": m.Timestamp.UTC().Format("2006-01-02T15:04:05-0700"), "is_shared_to_feed": m.ShareToFeed,
 	}
 }
 
-func (s *igSim) countMedia(account string) int {
-	n := 0
-	for _, m := range s.media {
-		if m.account == account {
-			n++
-		}
-	}
-	return n
+// accountMedia reads the account's Reels, oldest first.
+func (s *igSim) accountMedia(ctx context.Context, account string) ([]igMedia, error) {
+	return listJSON[igMedia](ctx, s.cfg.State, igKey(igMediaKind, ""), account)
 }
 
 // listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
 // and an "after" cursor.
-func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
 	}
@@ -755,27 +811,25 @@ func (s *igSim) listMedia(acct Account, userID string, p url.Values) (any, *igEr
 	if gerr != nil {
 		return nil, gerr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ids []string
-	for i := len(s.order) - 1; i >= 0; i-- {
-		m := s.media[s.order[i]]
-		if m.account != acct.ID {
-			continue
-		}
-		ts := m.timestamp.Unix()
+	all, err := s.accountMedia(ctx, acct.ID)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	var list []igMedia
+	for i := len(all) - 1; i >= 0; i-- {
+		ts := all[i].Timestamp.Unix()
 		if (since != 0 && ts < since) || (until != 0 && ts > until) {
 			continue
 		}
-		ids = append(ids, m.id)
+		list = append(list, all[i])
 	}
-	return metaPage(ids, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(id string) (map[string]any, *igError) {
-		return igSelect(s.media[id].fields(), "IGMedia", p.Get("fields"), "id")
+	return metaPage(list, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *igError) {
+		return igSelect(m.fields(), "IGMedia", p.Get("fields"), "id")
 	})
 }
 
 // publishingLimit is GET /{ig-user-id}/content_publishing_limit.
-func (s *igSim) publishingLimit(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
 	}
@@ -788,14 +842,16 @@ func (s *igSim) publishingLimit(acct Account, userID string, p url.Values) (any,
 		}
 		since = time.Unix(sec, 0)
 	}
-	s.mu.Lock()
+	published, _, _, err := load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
+	if err != nil {
+		return nil, metaInternal()
+	}
 	usage := 0
-	for _, t := range igPrune(s.published[acct.ID], now) {
+	for _, t := range igPrune(published, now) {
 		if !t.Before(since) {
 			usage++
 		}
 	}
-	s.mu.Unlock()
 	all := map[string]any{
 		"quota_usage": usage,
 		"config":      map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": int(igWindow / time.Second)},
@@ -806,12 +862,6 @@ func (s *igSim) publishingLimit(acct Account, userID string, p url.Values) (any,
 	}
 	delete(row, "id")
 	return map[string]any{"data": []any{row}}, nil
-}
-
-// nextID answers a new Graph-like numeric id. The caller holds s.mu.
-func (s *igSim) nextID(base uint64) string {
-	s.seq++
-	return strconv.FormatUint(base+s.seq, 10)
 }
 
 // igSelect keeps the requested fields of a node (all of def when fields is empty), always

@@ -28,12 +28,15 @@ package sim
 // simulator's own.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // Reels metrics of the media insights reference, and the retired ones.
@@ -44,13 +47,14 @@ var (
 
 // igComment is a comment on a Reel: from the audience, or a reply the account posted.
 type igComment struct {
-	id, media string
-	parent    string // the top-level comment a reply answers; "" for a top-level comment
-	fromID    string
-	username  string
-	text      string
-	at        time.Time
-	own       bool
+	ID       string    `json:"id"`
+	Media    string    `json:"media"`
+	Parent   string    `json:"parent,omitempty"` // the top-level comment a reply answers; "" for a top-level comment
+	FromID   string    `json:"from_id"`
+	Username string    `json:"username"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
+	Own      bool      `json:"own,omitempty"`
 }
 
 // igCommentID is the id of the item's audience comment number n.
@@ -63,57 +67,61 @@ func igScopedID(username string) string {
 	return metaDerivedID(6000000000000000, 1e15, "ig-user", username)
 }
 
-// audienceLocked is the top-level comments on m by now, oldest first. The caller holds s.mu.
-func (s *igSim) audienceLocked(m *igMedia, now time.Time) []igComment {
+// audience is the top-level comments on m by now, oldest first.
+func (s *igSim) audience(m igMedia, now time.Time) []igComment {
 	var out []igComment
-	for _, c := range AudienceComments(m.id, m.timestamp, now) {
-		out = append(out, igComment{id: igCommentID(m.id, c.N), media: m.id, fromID: igScopedID(c.Author), username: c.Author, text: c.Text, at: c.At})
+	for _, c := range AudienceComments(m.ID, m.Timestamp, now) {
+		out = append(out, igComment{ID: igCommentID(m.ID, c.N), Media: m.ID, FromID: igScopedID(c.Author), Username: c.Author, Text: c.Text, At: c.At})
 	}
 	return out
 }
 
-// repliesLocked is the replies under the comment parent, oldest first. The caller holds s.mu.
-func (s *igSim) repliesLocked(parent string) []igComment {
+// replies is the replies under the comment parent of m, oldest first.
+func (s *igSim) replies(m igMedia, parent string) []igComment {
 	var out []igComment
-	for _, id := range s.replyOrder {
-		if r := s.replies[id]; r.parent == parent {
-			out = append(out, *r)
+	for _, r := range m.Replies {
+		if r.Parent == parent {
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// ownedMediaLocked is the account's media id, or Graph's answer for an object the token
-// cannot see. The caller holds s.mu.
-func (s *igSim) ownedMediaLocked(acct Account, id, method string) (*igMedia, *igError) {
-	m, ok := s.media[id]
-	if !ok || m.account != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(method, id))
+// ownedMedia is the account's media id, or Graph's answer for an object the token cannot see.
+func (s *igSim) ownedMedia(ctx context.Context, acct Account, id, method string) (igMedia, *igError) {
+	m, _, ok, err := load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
+	if err != nil {
+		return igMedia{}, metaInternal()
+	}
+	if !ok || m.Account != acct.ID {
+		return igMedia{}, igErr(http.StatusBadRequest, 100, 33, igUnsupported(method, id))
 	}
 	return m, nil
 }
 
-// commentLocked finds a comment on one of the account's Reels. The caller holds s.mu.
-func (s *igSim) commentLocked(acct Account, id string, now time.Time) (igComment, bool) {
-	if r, ok := s.replies[id]; ok {
-		return *r, s.media[r.media].account == acct.ID
+// comment finds a comment on one of the account's Reels, with the Reel.
+func (s *igSim) comment(ctx context.Context, acct Account, id string, now time.Time) (igComment, igMedia, bool, error) {
+	all, err := s.accountMedia(ctx, acct.ID)
+	if err != nil {
+		return igComment{}, igMedia{}, false, err
 	}
-	for _, mid := range s.order {
-		m := s.media[mid]
-		if m.account != acct.ID {
-			continue
+	for _, m := range all {
+		for _, r := range m.Replies {
+			if r.ID == id {
+				return r, m, true, nil
+			}
 		}
-		for _, c := range s.audienceLocked(m, now) {
-			if c.id == id {
-				return c, true
+		for _, c := range s.audience(m, now) {
+			if c.ID == id {
+				return c, m, true, nil
 			}
 		}
 	}
-	return igComment{}, false
+	return igComment{}, igMedia{}, false, nil
 }
 
 // insights is GET /{ig-media-id}/insights.
-func (s *igSim) insights(acct Account, mediaID string, p url.Values) (any, *igError) {
+func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *igError) {
 	names, gerr := metaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
@@ -127,13 +135,11 @@ func (s *igSim) insights(acct Account, mediaID string, p url.Values) (any, *igEr
 		}
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, gerr := s.ownedMediaLocked(acct, mediaID, http.MethodGet)
+	m, gerr := s.ownedMedia(ctx, acct, mediaID, http.MethodGet)
 	if gerr != nil {
 		return nil, gerr
 	}
-	a := AudienceOf(m.id, m.timestamp, now)
+	a := AudienceOf(m.ID, m.Timestamp, now)
 	data := []any{}
 	if a.Views == 0 {
 		// "If insights data you are requesting does not exist or is currently unavailable,
@@ -141,8 +147,8 @@ func (s *igSim) insights(acct Account, mediaID string, p url.Values) (any, *igEr
 		return map[string]any{"data": data}, nil
 	}
 	comments := a.Comments
-	for _, c := range s.audienceLocked(m, now) {
-		comments += int64(len(s.repliesLocked(c.id)))
+	for _, c := range s.audience(m, now) {
+		comments += int64(len(s.replies(m, c.ID)))
 	}
 	values := map[string]int64{
 		"views": a.Views, "reach": a.Reach, "likes": a.Likes, "comments": comments, "shares": a.Shares, "saved": a.Saves,
@@ -162,58 +168,76 @@ func (s *igSim) insights(acct Account, mediaID string, p url.Values) (any, *igEr
 		"ig_reels_video_view_total_time": {"Watch time", "The total time the reel was played, including replays, in milliseconds."},
 	}
 	for _, n := range names {
-		data = append(data, metaInsight(m.id, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
 
-// commentFieldsLocked is every field of an IG Comment node. The caller holds s.mu.
-func (s *igSim) commentFieldsLocked(c igComment) map[string]any {
+// commentFields is every field of an IG Comment node c of m.
+func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	all := map[string]any{
-		"id": c.id, "text": c.text, "timestamp": metaTimestamp(c.at), "username": c.username,
-		"like_count": 0, "hidden": s.hidden[c.id],
-		"from":      map[string]any{"id": c.fromID, "username": c.username},
-		"media":     map[string]any{"id": c.media, "media_product_type": "REELS"},
+		"id": c.ID, "text": c.Text, "timestamp": metaTimestamp(c.At), "username": c.Username,
+		"like_count": 0, "hidden": m.Hidden[c.ID],
+		"from":      map[string]any{"id": c.FromID, "username": c.Username},
+		"media":     map[string]any{"id": c.Media, "media_product_type": "REELS"},
 		"parent_id": nil, "user": nil, "legacy_instagram_comment_id": nil,
 	}
-	if c.own {
+	if c.Own {
 		// "user" is returned to the comment's author only.
-		all["user"] = map[string]any{"id": c.fromID}
+		all["user"] = map[string]any{"id": c.FromID}
 	}
-	if c.parent != "" {
-		all["parent_id"] = c.parent
+	if c.Parent != "" {
+		all["parent_id"] = c.Parent
 		all["replies"] = metaList{typ: "IGComment"}
 		return all
 	}
 	var rows []map[string]any
-	for _, r := range s.repliesLocked(c.id) {
-		rows = append(rows, s.commentFieldsLocked(r))
+	for _, r := range s.replies(m, c.ID) {
+		rows = append(rows, s.commentFields(m, r))
 	}
 	all["replies"] = metaList{typ: "IGComment", rows: rows}
 	return all
 }
 
 // comments is GET /{ig-media-id}/comments: the top-level comments, oldest first.
-func (s *igSim) comments(acct Account, mediaID string, p url.Values) (any, *igError) {
+func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *igError) {
 	start, limit, gerr := metaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, gerr := s.ownedMediaLocked(acct, mediaID, http.MethodGet)
+	m, gerr := s.ownedMedia(ctx, acct, mediaID, http.MethodGet)
 	if gerr != nil {
 		return nil, gerr
 	}
 	next := metaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
-	return metaPage(s.audienceLocked(m, now), start, limit, next, func(c igComment) (map[string]any, *igError) {
-		return metaSelect(s.commentFieldsLocked(c), "IGComment", p.Get("fields"), "timestamp,text,id")
+	return metaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *igError) {
+		return metaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
 	})
 }
 
+// changeMedia runs fn on the Reel id within one transaction and writes what it left; fn's
+// *igError is answered as it is.
+func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *igMedia) *igError) *igError {
+	var gerr *igError
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		m, rec, found, err := loadTx[igMedia](tx, igKey(igMediaKind, id))
+		if err != nil || !found {
+			return err
+		}
+		if gerr = fn(tx, &m); gerr != nil {
+			return nil
+		}
+		return save(tx, rec, m)
+	})
+	if err != nil {
+		return metaInternal()
+	}
+	return gerr
+}
+
 // reply is POST /{ig-comment-id}/replies.
-func (s *igSim) reply(acct Account, commentID string, p url.Values) (any, *igError) {
+func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url.Values) (any, *igError) {
 	msg := p.Get("message")
 	if msg == "" {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
@@ -222,38 +246,56 @@ func (s *igSim) reply(acct Account, commentID string, p url.Values) (any, *igErr
 		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.commentLocked(acct, commentID, now)
+	c, m, ok, err := s.comment(ctx, acct, commentID, now)
+	if err != nil {
+		return nil, metaInternal()
+	}
 	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, commentID))
 	}
-	if s.hidden[c.id] {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
+	parent := c.ID
+	if c.Parent != "" {
+		parent = c.Parent // a reply to a reply is added to the top-level comment
 	}
-	parent := c.id
-	if c.parent != "" {
-		parent = c.parent // a reply to a reply is added to the top-level comment
+	r := igComment{ID: metaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
+	gerr := s.changeMedia(ctx, m.ID, func(tx Tx, m *igMedia) *igError {
+		if m.Hidden[c.ID] {
+			return igErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
+		}
+		m.Replies = append(m.Replies, r)
+		if err := recordTx(tx, platform.Instagram, Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
+			return metaInternal()
+		}
+		return nil
+	})
+	if gerr != nil {
+		return nil, gerr
 	}
-	r := &igComment{id: s.nextID(17860000000000000), media: c.media, parent: parent, fromID: acct.ID, username: acct.Username, text: msg, at: now, own: true}
-	s.replies[r.id] = r
-	s.replyOrder = append(s.replyOrder, r.id)
-	s.cfg.Recorder.RecordReply(Reply{Account: acct.ID, CommentID: commentID, Text: msg})
-	return map[string]string{"id": r.id}, nil
+	return map[string]string{"id": r.ID}, nil
 }
 
 // hide is POST /{ig-comment-id}?hide=true|false.
-func (s *igSim) hide(acct Account, commentID string, p url.Values) (any, *igError) {
+func (s *igSim) hide(ctx context.Context, acct Account, commentID string, p url.Values) (any, *igError) {
 	hide, ok := igBool(p.Get("hide"))
 	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
 	}
-	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.commentLocked(acct, commentID, now); !ok {
+	_, m, ok, err := s.comment(ctx, acct, commentID, s.cfg.Now())
+	if err != nil {
+		return nil, metaInternal()
+	}
+	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, commentID))
 	}
-	s.hidden[commentID] = hide
+	gerr := s.changeMedia(ctx, m.ID, func(_ Tx, m *igMedia) *igError {
+		if m.Hidden == nil {
+			m.Hidden = map[string]bool{}
+		}
+		m.Hidden[commentID] = hide
+		return nil
+	})
+	if gerr != nil {
+		return nil, gerr
+	}
 	return map[string]bool{"success": true}, nil
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform"
 )
 
 const (
@@ -145,10 +147,7 @@ func (e *igTestEnv) create(videoURL, caption string, params ...string) string {
 		e.t.Fatalf("create: %d %v", a.status, a.body)
 	}
 	for range 2000 {
-		e.sim.mu.Lock()
-		done := e.sim.containers[id].fetched
-		e.sim.mu.Unlock()
-		if done {
+		if e.sim.containerFetched(id) {
 			return id
 		}
 		time.Sleep(time.Millisecond)
@@ -226,7 +225,7 @@ func TestInstagramCallFaults(t *testing.T) {
 			if c.header != "" && a.header.Get(c.header) == "" {
 				t.Fatalf("no %s header", c.header)
 			}
-			if len(e.sim.containers) != 0 {
+			if e.sim.containerCount() != 0 {
 				t.Fatal("a failed call created a container")
 			}
 		})
@@ -275,10 +274,7 @@ func TestInstagramContainerValidation(t *testing.T) {
 			}
 		})
 	}
-	e.sim.mu.Lock()
-	n := len(e.sim.containers)
-	e.sim.mu.Unlock()
-	if n != 0 {
+	if n := e.sim.containerCount(); n != 0 {
 		t.Fatalf("%d containers created by refused requests", n)
 	}
 }
@@ -364,9 +360,20 @@ func TestInstagramLifecycle(t *testing.T) {
 }
 
 func (s *igSim) containerFetched(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.containers[id].fetched
+	c, _, _, err := load[igContainer](context.Background(), s.cfg.State, igKey(igContainerKind, id))
+	if err != nil {
+		panic(err)
+	}
+	return c.Pull.Done
+}
+
+// containerCount counts the containers of every account.
+func (s *igSim) containerCount() int {
+	n, err := s.cfg.State.Count(context.Background(), platform.Instagram, igContainerKind, "")
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 func TestInstagramContainerErrors(t *testing.T) {

@@ -8,6 +8,7 @@ package sim
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -83,6 +84,35 @@ func metaUsage(id, typ string) string {
 		"estimated_time_to_regain_access": 1,
 	}}})
 	return string(b)
+}
+
+// metaInternal is Graph's answer to a failure of the simulator's own (its State): an
+// unexpected error, to be retried.
+func metaInternal() *igError {
+	e := igErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+	e.IsTransient = true
+	return e
+}
+
+// metaNewID draws a new Graph-like numeric id for a record of kind's platform and kind: base
+// plus a random number below 10^13 (the ranges of the simulators' bases do not overlap), drawn
+// again in the unlikely case a record has it already. Ids are random, not counted, so that two
+// processes, or a process and its predecessor, never hand out the same.
+func metaNewID(tx Tx, kind Key, base uint64) (string, error) {
+	for {
+		id := metaRandomID(base)
+		kind.ID = id
+		_, found, err := tx.Get(kind)
+		if err != nil || !found {
+			return id, err
+		}
+	}
+}
+
+// metaRandomID is base plus a random number below 10^13 (see metaNewID), for ids that are not
+// the keys of records.
+func metaRandomID(base uint64) string {
+	return strconv.FormatUint(base+binary.BigEndian.Uint64(randomBytes(8))%(1e13-1)+1, 10)
 }
 
 // metaJSON writes a 200 answer.

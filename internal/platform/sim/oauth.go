@@ -7,20 +7,22 @@ package sim
 // themselves, so every simulator accepts them the way it accepts a sandbox channel's token.
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -186,22 +188,55 @@ type OAuthConfig struct {
 	Now func() time.Time
 	// NewAccount names the simulated account a consent approves ("sbx_" + 16 hex digits when nil).
 	NewAccount func() string
+	// State keeps the authorization codes until they are exchanged or expire (in memory when
+	// nil), so that any API process exchanges a code another one issued, after a restart too.
+	State State
 }
 
+// oauthCodeKind is the kind of the records of authorization codes, named by the SHA-256 of the
+// code: a code is a credential, and the database holds none in plain text.
+const oauthCodeKind = "oauth_code"
+
+// An authorization code is valid for oauthCodeTTL. RFC 6749 section 4.1.2: "A maximum
+// authorization code lifetime of 10 minutes is RECOMMENDED"; the platforms' own pages give no
+// other figure.
+const oauthCodeTTL = 10 * time.Minute
+
+// The consent page is reachable without credentials, so what one request may leave behind is
+// bounded: the query it is given (front ends answer a longer request line with 414; 8 KiB is
+// the common limit), the scope it keeps (no platform documents a bound on it: 2 KiB is the
+// simulator's, far above any list of its scopes), and the codes outstanding at once, per client
+// address and in all (the simulator's bounds: each consent of the sandbox is exchanged within
+// seconds, and expired codes are deleted as new ones are written).
+const (
+	oauthMaxQuery            = 8 << 10
+	oauthMaxScope            = 2 << 10
+	oauthMaxCodesPerAddress  = 100
+	oauthMaxCodesOutstanding = 1000
+)
+
+// oauthCode is what a code stands for until it is exchanged.
 type oauthCode struct {
-	account, clientID, redirectURI, challenge, scope string
-	offline                                          bool
-	expires                                          time.Time
+	Account     string `json:"account"`
+	ClientID    string `json:"client_id"`
+	RedirectURI string `json:"redirect_uri"`
+	Challenge   string `json:"challenge,omitempty"`
+	Scope       string `json:"scope"`
+	Offline     bool   `json:"offline,omitempty"`
 }
 
 // oauthServer is one platform's simulated authorization server, in front of its API simulator.
 type oauthServer struct {
-	dialect oauthDialect
-	cfg     OAuthConfig
-	next    http.Handler
+	platform string
+	dialect  oauthDialect
+	cfg      OAuthConfig
+	next     http.Handler
+}
 
-	mu    sync.Mutex
-	codes map[string]oauthCode
+// codeKey is the key of the record of code.
+func (s *oauthServer) codeKey(code string) Key {
+	sum := sha256.Sum256([]byte(code))
+	return Key{Platform: s.platform, Kind: oauthCodeKind, ID: hex.EncodeToString(sum[:])}
 }
 
 var oauthVersionSegment = regexp.MustCompile(`^/v[0-9]+\.[0-9]+(/.*)$`)
@@ -223,7 +258,10 @@ func WithOAuth(platform string, cfg OAuthConfig, next http.Handler) http.Handler
 			return "sbx_" + hex.EncodeToString(b)
 		}
 	}
-	return &oauthServer{dialect: d, cfg: cfg, next: next, codes: map[string]oauthCode{}}
+	if cfg.State == nil {
+		cfg.State = NewMemoryState(cfg.Now)
+	}
+	return &oauthServer{platform: platform, dialect: d, cfg: cfg, next: next}
 }
 
 func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -254,6 +292,10 @@ func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // consent approves at once: the simulated user signs in as a new account and agrees.
 func (s *oauthServer) consent(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.RawQuery) > oauthMaxQuery {
+		http.Error(w, "the request URL is too long", http.StatusRequestURITooLong)
+		return
+	}
 	q := r.URL.Query()
 	d := s.dialect
 	clientID := q.Get(d.clientParam)
@@ -292,6 +334,10 @@ func (s *oauthServer) consent(w http.ResponseWriter, r *http.Request) {
 		fail("invalid_scope", "scope is required")
 		return
 	}
+	if len(q.Get("scope")) > oauthMaxScope {
+		fail("invalid_scope", fmt.Sprintf("scope is longer than %d bytes", oauthMaxScope))
+		return
+	}
 	challenge := q.Get("code_challenge")
 	if challenge != "" {
 		if !d.pkce {
@@ -303,11 +349,16 @@ func (s *oauthServer) consent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	code := oauthRandom()
-	s.mu.Lock()
-	s.codes[code] = oauthCode{account: s.cfg.NewAccount(), clientID: clientID, redirectURI: redirect, challenge: challenge,
-		scope: q.Get("scope"), offline: q.Get("access_type") == "offline", expires: s.cfg.Now().Add(10 * time.Minute)}
-	s.mu.Unlock()
+	code, err := s.issueCode(r, oauthCode{Account: s.cfg.NewAccount(), ClientID: clientID, RedirectURI: redirect,
+		Challenge: challenge, Scope: q.Get("scope"), Offline: q.Get("access_type") == "offline"})
+	switch {
+	case errors.Is(err, errTooManyCodes):
+		fail("temporarily_unavailable", "too many authorizations are waiting to be exchanged; try again in a few minutes")
+		return
+	case err != nil:
+		fail("server_error", "the authorization could not be recorded")
+		return
+	}
 	u, _ := url.Parse(redirect)
 	v := u.Query()
 	v.Set("code", code)
@@ -316,6 +367,53 @@ func (s *oauthServer) consent(w http.ResponseWriter, r *http.Request) {
 	}
 	u.RawQuery = v.Encode()
 	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// errTooManyCodes: the codes outstanding are at one of the consent page's bounds.
+var errTooManyCodes = errors.New("too many authorization codes outstanding")
+
+// issueCode records a new code for c, unless too many are outstanding, and answers it. The
+// expired codes of the platform are deleted first, so that what is stored is what is counted.
+func (s *oauthServer) issueCode(r *http.Request, c oauthCode) (string, error) {
+	ctx := r.Context()
+	address, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		address = r.RemoteAddr
+	}
+	if err := s.cfg.State.Purge(ctx, s.platform, oauthCodeKind); err != nil {
+		return "", err
+	}
+	for _, bound := range []struct {
+		address string
+		max     int
+	}{{address, oauthMaxCodesPerAddress}, {"", oauthMaxCodesOutstanding}} {
+		n, err := s.cfg.State.Count(ctx, s.platform, oauthCodeKind, bound.address)
+		if err != nil {
+			return "", err
+		}
+		if n >= bound.max {
+			return "", errTooManyCodes
+		}
+	}
+	code := oauthRandom()
+	err = s.cfg.State.Update(ctx, func(tx Tx) error {
+		return save(tx, Record{Key: s.codeKey(code), Account: address, Expires: s.cfg.Now().Add(oauthCodeTTL)}, c)
+	})
+	return code, err
+}
+
+// takeCode reads the code's record and deletes it: a code works once, even a refused attempt
+// spends it.
+func (s *oauthServer) takeCode(ctx context.Context, code string) (c oauthCode, found bool, err error) {
+	err = s.cfg.State.Update(ctx, func(tx Tx) error {
+		var rec Record
+		c, rec, found, err = loadTx[oauthCode](tx, s.codeKey(code))
+		if err != nil || !found {
+			return err
+		}
+		return tx.Delete(rec.Key)
+	})
+	return c, found, err
 }
 
 // client checks the client credentials of a token request, the way the dialect takes them.
@@ -349,22 +447,22 @@ func (s *oauthServer) exchange(w http.ResponseWriter, r *http.Request) {
 	}
 	switch grant {
 	case "authorization_code":
-		s.mu.Lock()
-		c, ok := s.codes[r.FormValue("code")]
-		delete(s.codes, r.FormValue("code")) // a code works once, even a refused attempt spends it
-		s.mu.Unlock()
+		c, ok, err := s.takeCode(r.Context(), r.FormValue("code"))
 		switch {
-		case !ok || s.cfg.Now().After(c.expires):
+		case err != nil:
+			s.oauthError(w, http.StatusInternalServerError, "server_error", "the authorization code could not be read")
+			return
+		case !ok:
 			s.oauthError(w, http.StatusBadRequest, "invalid_grant", "the authorization code is invalid, expired or already used")
 			return
-		case r.FormValue("redirect_uri") != c.redirectURI:
+		case r.FormValue("redirect_uri") != c.RedirectURI:
 			s.oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri does not match the authorization request")
 			return
-		case c.challenge != "" && !oauthPKCEMatches(c.challenge, r.FormValue("code_verifier")):
+		case c.Challenge != "" && !oauthPKCEMatches(c.Challenge, r.FormValue("code_verifier")):
 			s.oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
 			return
 		}
-		s.issue(w, c.account, c.scope, d.refresh && (c.offline || !d.offlineOnly), "")
+		s.issue(w, c.Account, c.Scope, d.refresh && (c.Offline || !d.offlineOnly), "")
 	case "refresh_token":
 		if !d.refresh {
 			s.oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "refresh_token is not supported")
@@ -453,11 +551,14 @@ func (s *oauthServer) metaLongLived(w http.ResponseWriter, r *http.Request, refr
 func (s *oauthServer) oauthError(w http.ResponseWriter, status int, code, desc string) {
 	switch s.dialect.style {
 	case "meta":
-		graphCode := 100
-		if code == "invalid_token" {
+		graphCode, status := 100, http.StatusBadRequest
+		switch code {
+		case "invalid_token":
 			graphCode = 190
+		case "server_error":
+			graphCode, status = 2, http.StatusInternalServerError
 		}
-		oauthJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+		oauthJSON(w, status, map[string]any{"error": map[string]any{
 			"message": desc, "type": "OAuthException", "code": graphCode, "fbtrace_id": oauthRandom()[:12]}})
 	case "tiktok":
 		oauthJSON(w, status, map[string]any{"error": code, "error_description": desc, "log_id": oauthRandom()[:16]})

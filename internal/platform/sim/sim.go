@@ -15,12 +15,19 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/reelay/reelay/internal/platform/sim/simstate"
 )
 
 // Behavior is how a sandbox account's platform misbehaves (DESIGN.md section 5).
@@ -120,50 +127,95 @@ type Introspection struct {
 	Replies   []Reply     `json:"replies"`
 }
 
-// Recorder keeps what a simulator received. An upload repeated after a crash is recorded twice:
-// that is how tests prove nothing was uploaded twice.
+// Recorder reads and records what a simulator received, as entries of a State. An upload
+// repeated after a crash is recorded twice: that is how tests prove nothing was uploaded twice.
+// The zero Recorder keeps its entries in memory, in the State it gives the simulators whose
+// Config names no other (Config.Normalize).
 type Recorder struct {
-	mu  sync.Mutex
-	rec Introspection
+	mu       sync.Mutex
+	state    State
+	platform string
+}
+
+// NewRecorder returns the Recorder of what the simulator of platform received, kept in state.
+func NewRecorder(state State, platform string) *Recorder {
+	return &Recorder{state: state, platform: platform}
+}
+
+// stateOr is the recorder's State, a new one in memory with the clock now if it has none.
+func (r *Recorder) stateOr(now func() time.Time) State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == nil {
+		r.state = NewMemoryState(now)
+	}
+	return r.state
+}
+
+// record appends an entry outside any transaction of the simulator's, for the simulators whose
+// records are still in process memory (YouTube, Reddit): their state is lost with the process
+// anyway, so a failing database loses their entry too rather than failing the request.
+func (r *Recorder) record(v any) {
+	_ = r.stateOr(nil).Update(context.Background(), func(tx Tx) error { return recordTx(tx, r.platform, v) })
 }
 
 // RecordUpload notes a complete upload.
-func (r *Recorder) RecordUpload(u Upload) {
-	r.mu.Lock()
-	r.rec.Uploads = append(r.rec.Uploads, u)
-	r.mu.Unlock()
-}
+func (r *Recorder) RecordUpload(u Upload) { r.record(u) }
 
 // RecordPublished notes a published item.
-func (r *Recorder) RecordPublished(p Published) {
-	r.mu.Lock()
-	r.rec.Published = append(r.rec.Published, p)
-	r.mu.Unlock()
-}
+func (r *Recorder) RecordPublished(p Published) { r.record(p) }
 
 // RecordReply notes a reply.
-func (r *Recorder) RecordReply(rp Reply) {
-	r.mu.Lock()
-	r.rec.Replies = append(r.rec.Replies, rp)
-	r.mu.Unlock()
+func (r *Recorder) RecordReply(rp Reply) { r.record(rp) }
+
+// Of returns what was received for accounts (nil: every account), oldest first.
+func (r *Recorder) Of(ctx context.Context, accounts []string) (Introspection, error) {
+	entries, err := r.stateOr(nil).Entries(ctx, r.platform, accounts)
+	if err != nil {
+		return Introspection{}, err
+	}
+	out := Introspection{Uploads: []Upload{}, Published: []Published{}, Replies: []Reply{}}
+	for _, e := range entries {
+		switch e.Kind {
+		case simstate.EntryUpload:
+			var u Upload
+			err = json.Unmarshal(e.Data, &u)
+			out.Uploads = append(out.Uploads, u)
+		case simstate.EntryPublished:
+			var p Published
+			err = json.Unmarshal(e.Data, &p)
+			out.Published = append(out.Published, p)
+		case simstate.EntryReply:
+			var rp Reply
+			err = json.Unmarshal(e.Data, &rp)
+			out.Replies = append(out.Replies, rp)
+		}
+		if err != nil {
+			return Introspection{}, fmt.Errorf("sim: entry of %s: %w", e.Platform, err)
+		}
+	}
+	return out, nil
 }
 
-// Snapshot returns what was received for the accounts keep accepts (nil keeps all).
+// Snapshot returns what was received for the accounts keep accepts (nil keeps all). It is for
+// tests, whose recorders are in memory: an error of the State panics.
 func (r *Recorder) Snapshot(keep func(account string) bool) Introspection {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	all, err := r.Of(context.Background(), nil)
+	if err != nil {
+		panic(err)
+	}
 	out := Introspection{Uploads: []Upload{}, Published: []Published{}, Replies: []Reply{}}
-	for _, u := range r.rec.Uploads {
+	for _, u := range all.Uploads {
 		if keep == nil || keep(u.Account) {
 			out.Uploads = append(out.Uploads, u)
 		}
 	}
-	for _, p := range r.rec.Published {
+	for _, p := range all.Published {
 		if keep == nil || keep(p.Account) {
 			out.Published = append(out.Published, p)
 		}
 	}
-	for _, rp := range r.rec.Replies {
+	for _, rp := range all.Replies {
 		if keep == nil || keep(rp.Account) {
 			out.Replies = append(out.Replies, rp)
 		}
@@ -179,6 +231,12 @@ type Config struct {
 	BaseURL  string
 	Accounts Accounts
 	Recorder *Recorder
+	// State keeps the simulator's records; the Recorder's (in memory unless it was made with
+	// NewRecorder) when nil.
+	State State
+	// Blobs keeps the bytes of uploads in progress, below "sandbox/" (BlobPrefix); a bucket
+	// in memory when nil.
+	Blobs *blob.Bucket
 	// Now is the simulator's clock (time.Now when nil); tests move it to skip processing time.
 	Now func() time.Time
 	// Rand draws flaky failures (math/rand/v2's Float64 when nil).
@@ -199,6 +257,12 @@ func (c *Config) Normalize() {
 	}
 	if c.Recorder == nil {
 		c.Recorder = &Recorder{}
+	}
+	if c.State == nil {
+		c.State = c.Recorder.stateOr(c.Now)
+	}
+	if c.Blobs == nil {
+		c.Blobs = memblob.OpenBucket(nil)
 	}
 	if c.PullClient == nil {
 		// A pool of its own: http.DefaultTransport's idle connections are anyone's to close.

@@ -1,12 +1,17 @@
 package sim
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
+
+	"gocloud.dev/blob"
 )
 
 // errSpoolFile marks a failure to keep an upload's bytes (the spool's temporary file, or the
@@ -50,14 +55,46 @@ const (
 // What is stored stays in memory up to spoolInMemory bytes and moves to a temporary file in
 // dir after that. A spool is not safe for concurrent use; the simulators serialise each
 // upload's requests.
+//
+// An upload whose requests may reach other processes, or one after a restart, keeps what it
+// stored between them in blob storage: save writes what the request stored (the tail, in
+// memory or in the file) as one blob, a chunk, and answers the spool's state, which the
+// simulator keeps in its record; resumeSpool takes the upload up again from it, reading the
+// chunks back where the bytes asked for are in them. A chunk sent again after a crash is a new
+// blob: chunks are never appended to (S3 cannot) nor rewritten. Stored bytes that are in
+// chunks cannot be truncated.
 type spool struct {
 	dir     string
 	pattern string
 	mem     []byte
 	file    *os.File
 	size    int64 // bytes written, skipped ones included
-	stored  int64 // bytes in mem or file
+	stored  int64 // bytes stored: in chunks, then in mem or file
 	boxes   boxScan
+
+	// chunks hold stored bytes [0, base) in blobs of bucket, read with ctx; mem or file
+	// hold [base, stored).
+	bucket *blob.Bucket
+	ctx    context.Context
+	chunks []spoolChunk
+	base   int64
+}
+
+// spoolChunk is one blob of a spool's stored bytes, in order.
+type spoolChunk struct {
+	Key string `json:"key"`
+	Len int64  `json:"len"`
+}
+
+// spoolState is what a spool keeps between requests (its bytes being in its chunks).
+type spoolState struct {
+	Size   int64        `json:"size,omitempty"`
+	Chunks []spoolChunk `json:"chunks,omitempty"`
+	// Boxes are the top-level boxes followed (start, data, end, skip); Header the bytes so far
+	// of the next one's header; Whole, when set, where the upload is kept whole from.
+	Boxes  [][4]int64 `json:"boxes,omitempty"`
+	Header []byte     `json:"header,omitempty"`
+	Whole  *int64     `json:"whole,omitempty"`
 }
 
 // boxScan follows the top-level boxes of an upload as its bytes arrive.
@@ -80,6 +117,87 @@ type topBox struct {
 
 func newSpool(dir, pattern string) *spool {
 	return &spool{dir: dir, pattern: pattern, boxes: boxScan{stopped: -1}}
+}
+
+// resumeSpool takes up an upload from its state (the zero state: a new upload), its chunks in
+// bucket, read with ctx; what it stores from now on is in memory or a temporary file until
+// save.
+func resumeSpool(ctx context.Context, bucket *blob.Bucket, st spoolState, pattern string) *spool {
+	s := newSpool("", pattern)
+	s.bucket, s.ctx = bucket, ctx
+	s.size, s.chunks = st.Size, st.Chunks
+	for _, c := range st.Chunks {
+		s.base += c.Len
+	}
+	s.stored = s.base
+	for _, b := range st.Boxes {
+		s.boxes.boxes = append(s.boxes.boxes, topBox{start: b[0], data: b[1], end: b[2], skip: b[3]})
+	}
+	s.boxes.header = st.Header
+	if st.Whole != nil {
+		s.boxes.stopped = *st.Whole
+	}
+	return s
+}
+
+// save stores what the spool holds since it was resumed as a new chunk below prefix (none when
+// it stored nothing) and answers its state. The spool goes on with an empty tail.
+func (s *spool) save(ctx context.Context, prefix string) (spoolState, error) {
+	if tail := s.stored - s.base; tail > 0 {
+		key := fmt.Sprintf("%s%016x-%s", prefix, s.base, randomHex(6))
+		var src io.Reader = bytes.NewReader(s.mem)
+		if s.file != nil {
+			src = io.NewSectionReader(s.file, 0, tail)
+		}
+		if err := s.bucket.Upload(ctx, key, src, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+			return spoolState{}, fmt.Errorf("%w: storing a chunk: %v", errSpoolFile, err)
+		}
+		s.chunks = append(s.chunks, spoolChunk{Key: key, Len: tail})
+		s.base = s.stored
+		s.mem = s.mem[:0]
+		if s.file != nil {
+			if err := s.file.Truncate(0); err != nil {
+				return spoolState{}, fmt.Errorf("%w: %v", errSpoolFile, err)
+			}
+		}
+	}
+	st := spoolState{Size: s.size, Chunks: slices.Clone(s.chunks), Header: slices.Clone(s.boxes.header)}
+	for _, b := range s.boxes.boxes {
+		st.Boxes = append(st.Boxes, [4]int64{b.start, b.data, b.end, b.skip})
+	}
+	if s.boxes.stopped >= 0 {
+		whole := s.boxes.stopped
+		st.Whole = &whole
+	}
+	return st, nil
+}
+
+// readChunks reads stored bytes [at, at+len(p)) from the chunks.
+func (s *spool) readChunks(p []byte, at int64) error {
+	var start int64
+	for _, c := range s.chunks {
+		if len(p) == 0 {
+			return nil
+		}
+		if end := start + c.Len; at < end {
+			k := min(int64(len(p)), end-at)
+			r, err := s.bucket.NewRangeReader(s.ctx, c.Key, at-start, k, nil)
+			if err != nil {
+				return fmt.Errorf("%w: reading a chunk: %v", errSpoolFile, err)
+			}
+			_, err = io.ReadFull(r, p[:k])
+			r.Close()
+			if err != nil {
+				return fmt.Errorf("%w: reading a chunk: %v", errSpoolFile, err)
+			}
+			p, at = p[k:], at+k
+		}
+		start += c.Len
+	}
+	if len(p) > 0 {
+		return fmt.Errorf("%w: the chunks end before byte %d", errSpoolFile, at)
+	}
+	return nil
 }
 
 // WriteAt writes p at off (see spool for what that means before or past the end).
@@ -203,13 +321,13 @@ func (s *spool) skipped(off int64) int64 {
 // store appends p to what is stored.
 func (s *spool) store(p []byte) error {
 	end := s.stored + int64(len(p))
-	if s.file == nil && end > spoolInMemory {
+	if s.file == nil && end-s.base > spoolInMemory {
 		if err := s.toFile(); err != nil {
 			return err
 		}
 	}
 	if s.file != nil {
-		if _, err := s.file.WriteAt(p, s.stored); err != nil {
+		if _, err := s.file.WriteAt(p, s.stored-s.base); err != nil {
 			return fmt.Errorf("%w: %v", errSpoolFile, err)
 		}
 	} else {
@@ -253,10 +371,20 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 	at := off - s.skipped(off)
 	var k int
 	var err error
-	if s.file != nil {
-		k, err = s.file.ReadAt(p[:n], at)
-	} else {
-		k = copy(p[:n], s.mem[at:])
+	if at < s.base {
+		k = int(min(n, s.base-at))
+		if err := s.readChunks(p[:k], at); err != nil {
+			return 0, err
+		}
+	}
+	if int64(k) < n {
+		var m int
+		if s.file != nil {
+			m, err = s.file.ReadAt(p[k:n], at+int64(k)-s.base)
+		} else {
+			m = copy(p[k:n], s.mem[at+int64(k)-s.base:])
+		}
+		k += m
 	}
 	if err == nil && int64(len(p)) > n {
 		err = io.EOF
@@ -287,14 +415,17 @@ func (s *spool) Truncate(size int64) error {
 	for len(b.boxes) > 0 && b.last().data > size {
 		b.boxes = b.boxes[:len(b.boxes)-1]
 	}
-	s.size = size
 	stored := size - s.skipped(size)
+	if stored < s.base {
+		return fmt.Errorf("%w: cannot cut bytes kept in chunks", errSpoolFile)
+	}
+	s.size = size
 	if s.file != nil {
-		if err := s.file.Truncate(stored); err != nil {
+		if err := s.file.Truncate(stored - s.base); err != nil {
 			return fmt.Errorf("%w: %v", errSpoolFile, err)
 		}
 	} else {
-		s.mem = s.mem[:stored]
+		s.mem = s.mem[:stored-s.base]
 	}
 	s.stored = stored
 	b.header = b.header[:0]

@@ -2,13 +2,18 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
@@ -243,5 +248,113 @@ func TestSpoolBoxLimit(t *testing.T) {
 	got, err := io.ReadAll(io.NewSectionReader(s, 0, int64(len(data))))
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(data))
+	}
+}
+
+// TestSpoolResumed: an upload whose every piece arrives at another process (a spool resumed
+// from the state the last one saved, its bytes in blobs) keeps what one spool keeps: the probe
+// answers as on the whole file, every kept byte reads back, and the blobs hold the headers
+// and metadata of an MP4, not its media data; anything else whole.
+func TestSpoolResumed(t *testing.T) {
+	ctx := context.Background()
+	noise := make([]byte, 3<<20)
+	for i := range noise {
+		noise[i] = byte(i*7 + i/251)
+	}
+	files := []struct {
+		name string
+		data []byte
+		// maxBlobs bounds the bytes the blobs hold.
+		maxBlobs int64
+	}{
+		{"MP4, moov first", mediatest.MP4Bytes(t, mediatest.Options{Size: 3 << 20, NoisyPadding: true}), 200 << 10},
+		{"MP4, moov at the end", mediatest.MP4Bytes(t, mediatest.Options{Size: 3 << 20, MoovAtEnd: true}), 200 << 10},
+		{"MP4, 64-bit mdat size", mediatest.MP4Bytes(t, mediatest.Options{Size: 3 << 20, LargeSize: true, MoovAtEnd: true}), 200 << 10},
+		{"not an MP4", noise, 3 << 20},
+	}
+	for _, f := range files {
+		data, size := f.data, int64(len(f.data))
+		want, wantErr := media.Probe(bytes.NewReader(data), size)
+		starts := []int64{0}
+		if f.name != "not an MP4" {
+			starts = topBoxStarts(t, data)
+		}
+		pieces := []struct {
+			name string
+			at   func(off int64) int64
+		}{
+			{"in one piece", func(int64) int64 { return size }},
+			{"in 1 MiB pieces", func(int64) int64 { return 1 << 20 }},
+			{"in 7-byte pieces around the headers", func(off int64) int64 {
+				for _, st := range starts {
+					if off >= st-32 && off < st+32 {
+						return 7
+					}
+				}
+				return 512 << 10
+			}},
+		}
+		for _, piece := range pieces {
+			t.Run(f.name+"/"+piece.name, func(t *testing.T) {
+				bucket := memblob.OpenBucket(nil)
+				defer bucket.Close()
+				var st spoolState
+				var s *spool
+				for off := int64(0); off < size; {
+					end := min(off+piece.at(off), size)
+					// Another process: the state went through the record's JSON.
+					b, err := json.Marshal(st)
+					if err != nil {
+						t.Fatal(err)
+					}
+					st = spoolState{}
+					if err := json.Unmarshal(b, &st); err != nil {
+						t.Fatal(err)
+					}
+					s = resumeSpool(ctx, bucket, st, "spool-*")
+					if n, err := s.WriteAt(data[off:end], off); err != nil || n != int(end-off) {
+						t.Fatalf("WriteAt(%d bytes, %d) = %d, %v", end-off, off, n, err)
+					}
+					if end < size {
+						if st, err = s.save(ctx, "up/"); err != nil {
+							t.Fatal(err)
+						}
+						s.Close()
+					}
+					off = end
+				}
+				defer s.Close()
+				got, err := media.Probe(s, size)
+				if got != want || (err == nil) != (wantErr == nil) {
+					t.Fatalf("Probe = %+v, %v; on the whole file %+v, %v", got, err, want, wantErr)
+				}
+				buf := make([]byte, 4096)
+				for off := int64(0); off < size; off += int64(len(buf)) {
+					n, err := s.ReadAt(buf, off)
+					switch {
+					case errors.Is(err, errSpoolSkipped):
+					case err != nil && err != io.EOF:
+						t.Fatalf("ReadAt %d: %v", off, err)
+					case !bytes.Equal(buf[:n], data[off:min(off+int64(len(buf)), size)]):
+						t.Fatalf("bytes at %d differ", off)
+					}
+				}
+				var inBlobs int64
+				it := bucket.List(&blob.ListOptions{Prefix: "up/"})
+				for {
+					obj, err := it.Next(ctx)
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					inBlobs += obj.Size
+				}
+				if inBlobs > f.maxBlobs {
+					t.Errorf("the blobs hold %d bytes, want at most %d", inBlobs, f.maxBlobs)
+				}
+			})
+		}
 	}
 }

@@ -41,10 +41,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/reelay/reelay/internal/media"
@@ -89,61 +87,85 @@ const (
 
 var thReplyControls = []string{"everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only", "followers_only"}
 
+// The kinds of the Threads simulator's records.
+const (
+	// thContainerKind is a container (thContainer), kept a day past its lifetime so that it
+	// answers EXPIRED before it is gone.
+	thContainerKind = "container"
+	// thMediaKind is a published post (thMedia), with the replies the profile published in its
+	// conversation, kept until retention.
+	thMediaKind = "media"
+	// thPublishedKind and thRepliedKind are a profile's post and reply publishes of the last 24
+	// hours ([]time.Time), for the quotas.
+	thPublishedKind = "published"
+	thRepliedKind   = "replied"
+)
+
+func thKey(kind, id string) Key { return Key{Platform: platform.Threads, Kind: kind, ID: id} }
+
 type thContainer struct {
-	id           string
-	account      string
-	text         string
-	replyControl string
-	created      time.Time
-	ready        time.Time     // FINISHED (or ERROR for checks) not before this instant
-	done         chan struct{} // closed when the download and the checks are over
-	errMsg       string        // error_message once done; "" = the video passed
-	errAtOnce    bool          // the error shows at once (download failures)
-	sha          string
-	mediaID      string // set when published
-	replyTo      string // the post or reply a TEXT reply container answers
+	ID           string    `json:"id"`
+	Account      string    `json:"account"`
+	Text         string    `json:"text,omitempty"`
+	ReplyControl string    `json:"reply_control,omitempty"`
+	Created      time.Time `json:"created"`
+	Ready        time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
+	// Pull is the fetch of the video (meta_pull.go), done from the start for a text reply's;
+	// Reject says the account's behaviour refuses the video.
+	Pull      metaPull `json:"pull"`
+	Reject    bool     `json:"reject,omitempty"`
+	ErrMsg    string   `json:"err_msg,omitempty"`     // error_message once fetched; "" = the video passed
+	ErrAtOnce bool     `json:"err_at_once,omitempty"` // the error shows at once (download failures)
+	SHA       string   `json:"sha,omitempty"`
+	MediaID   string   `json:"media_id,omitempty"` // set when published
+	ReplyTo   string   `json:"reply_to,omitempty"` // the post or reply a TEXT reply container answers
 }
 
 type thMedia struct {
-	id        string
-	account   string
-	username  string
-	text      string
-	shortcode string
-	timestamp time.Time
+	ID        string    `json:"id"`
+	Account   string    `json:"account"`
+	Username  string    `json:"username"`
+	Text      string    `json:"text,omitempty"`
+	Shortcode string    `json:"shortcode"`
+	Timestamp time.Time `json:"timestamp"`
+	// Replies are the replies the profile published in the post's conversation, oldest first.
+	Replies []thReply `json:"replies,omitempty"`
 }
 
+// thSim simulates the Threads API. Its containers, posts, replies and quotas are records of
+// Config.State; a container's fetch is made as meta_pull.go says.
 type thSim struct {
-	cfg    Config
-	prefix string
-	caps   platform.Capabilities
+	cfg     Config
+	prefix  string
+	caps    platform.Capabilities
+	fetcher metaFetcher[thContainer, thFetched]
+}
 
-	mu         sync.Mutex
-	seq        uint64
-	containers map[string]*thContainer
-	media      map[string]*thMedia
-	order      []string               // media ids, oldest first
-	published  map[string][]time.Time // publishes per account
-	replies    map[string]*thReply    // replies the accounts published, by id
-	replyOrder []string               // reply ids, oldest first
-	replied    map[string][]time.Time // reply publishes per account
+// thFetched is what a container's fetch found.
+type thFetched struct {
+	msg    string
+	atOnce bool
+	sum    string
 }
 
 // NewThreads returns the simulator of the Threads API (video posts).
 func NewThreads(cfg Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Threads)
-	s := &thSim{
-		cfg:        cfg,
-		caps:       caps,
-		containers: map[string]*thContainer{},
-		media:      map[string]*thMedia{},
-		published:  map[string][]time.Time{},
-		replies:    map[string]*thReply{},
-		replied:    map[string][]time.Time{},
-		// Ids start from the clock so that a restarted simulator does not hand out a previous
-		// run's ids again.
-		seq: uint64(cfg.Now().UnixMilli()%1_000_000_000) * 1000,
+	s := &thSim{cfg: cfg, caps: caps}
+	s.fetcher = metaFetcher[thContainer, thFetched]{cfg: cfg, timeout: thFetchTimeout,
+		pull: func(c *thContainer) *metaPull { return &c.Pull },
+		fetch: func(ctx context.Context, c thContainer) (thFetched, *Upload) {
+			f, n := s.download(ctx, c.Pull.URL)
+			if f.msg == "" && c.Reject {
+				f.msg = thErrProcessing
+			}
+			if f.sum == "" {
+				return f, nil
+			}
+			return f, &Upload{Account: c.Account, Bytes: n, SHA256: f.sum}
+		},
+		apply: func(c *thContainer, f thFetched) { c.ErrMsg, c.ErrAtOnce, c.SHA = f.msg, f.atOnce, f.sum },
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = u.Path
@@ -161,19 +183,19 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var gerr *igError
 	switch {
 	case r.Method == http.MethodPost && edge == "threads":
-		res, gerr = s.create(acct, id, params)
+		res, gerr = s.create(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "threads_publish":
-		res, gerr = s.publish(acct, id, params)
+		res, gerr = s.publish(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "threads":
-		res, gerr = s.list(acct, id, params)
+		res, gerr = s.list(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "threads_publishing_limit":
-		res, gerr = s.limit(acct, id, params)
+		res, gerr = s.limit(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "insights":
-		res, gerr = s.insights(acct, id, params)
+		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && (edge == "replies" || edge == "conversation"):
-		res, gerr = s.conversation(acct, id, params, edge == "conversation")
+		res, gerr = s.conversation(r.Context(), acct, id, params, edge == "conversation")
 	case r.Method == http.MethodGet && edge == "":
-		res, gerr = s.node(acct, id, params)
+		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
 		gerr = metaNoRoute(r.Method, id, edge, "ThreadsUser")
 	}
@@ -181,14 +203,14 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // create is POST /{threads-user-id}/threads.
-func (s *thSim) create(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "VIDEO":
 	case "TEXT":
-		return s.createReply(acct, p)
+		return s.createReply(ctx, acct, p)
 	case "":
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
 	case "IMAGE", "CAROUSEL":
@@ -226,74 +248,64 @@ func (s *thSim) create(acct Account, userID string, p url.Values) (any, *igError
 	if acct.Behavior.ProcessingMS >= 0 {
 		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
 	}
-	s.mu.Lock()
-	c := &thContainer{
-		id:           s.nextID(17890000000000000),
-		account:      acct.ID,
-		text:         text,
-		replyControl: rc,
-		created:      now,
-		ready:        now.Add(processing),
-		done:         make(chan struct{}),
+	c := thContainer{
+		Account:      acct.ID,
+		Text:         text,
+		ReplyControl: rc,
+		Created:      now,
+		Ready:        now.Add(processing),
+		Pull:         newPull(videoURL),
+		Reject:       acct.Behavior.Fail == FailReject,
 	}
-	s.containers[c.id] = c
-	s.mu.Unlock()
-
+	if err := s.newContainer(ctx, &c); err != nil {
+		return nil, metaInternal()
+	}
 	// Meta answers with the container id at once and fetches the video in the background.
-	go s.fetch(c, videoURL, acct.Behavior.Fail == FailReject)
-	return map[string]string{"id": c.id}, nil
+	s.fetcher.start(thKey(thContainerKind, c.ID), c.Pull.Attempt)
+	return map[string]string{"id": c.ID}, nil
 }
 
-// fetch downloads the container's video as Meta does, then checks it.
-func (s *thSim) fetch(c *thContainer, videoURL string, reject bool) {
-	msg, atOnce, sum := s.download(c.account, videoURL)
-	if msg == "" && reject {
-		msg = thErrProcessing
-	}
-	s.mu.Lock()
-	c.errMsg, c.errAtOnce, c.sha = msg, atOnce, sum
-	s.mu.Unlock()
-	close(c.done)
+// newContainer stores a new container under a new id.
+func (s *thSim) newContainer(ctx context.Context, c *thContainer) error {
+	return s.cfg.State.Update(ctx, func(tx Tx) error {
+		id, err := metaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
+		if err != nil {
+			return err
+		}
+		c.ID = id
+		return save(tx, Record{Key: thKey(thContainerKind, id), Account: c.Account, Expires: c.Created.Add(2 * thContainerLifetime)}, *c)
+	})
 }
 
-// download streams the video to a temporary file while hashing it, records the upload and
-// checks the file. It answers the ERROR message ("" when the video is acceptable), whether it
-// shows at once, and the hash of what arrived.
-func (s *thSim) download(account, videoURL string) (msg string, atOnce bool, sum string) {
-	ctx, cancel := context.WithTimeout(context.Background(), thFetchTimeout)
-	defer cancel()
+// download streams the video to a spool while hashing it, and checks the file. It answers the
+// ERROR message ("" when the video is acceptable), whether it shows at once, the hash of what
+// arrived ("" for a download that did not complete), and its size.
+func (s *thSim) download(ctx context.Context, videoURL string) (thFetched, int64) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, videoURL, nil)
 	if err != nil {
-		return thErrDownload, true, ""
+		return thFetched{msg: thErrDownload, atOnce: true}, 0
 	}
 	resp, err := s.cfg.PullClient.Do(req)
 	if err != nil {
-		return thErrDownload, true, ""
+		return thFetched{msg: thErrDownload, atOnce: true}, 0
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return thErrDownload, true, ""
+		return thFetched{msg: thErrDownload, atOnce: true}, 0
 	}
-	f, err := os.CreateTemp("", "reelay-sim-threads-*")
-	if err != nil {
-		return thErrDownload, true, ""
-	}
-	defer func() {
-		f.Close()
-		os.Remove(f.Name())
-	}()
+	f := newSpool("", "reelay-sim-threads-*")
+	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, limit+1))
+	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(resp.Body, limit+1), h)
 	if err != nil {
-		return thErrDownload, true, ""
+		return thFetched{msg: thErrDownload, atOnce: true}, n
 	}
 	if n > limit {
-		return thErrProcessing, false, "" // the simulator stopped reading at the cap
+		return thFetched{msg: thErrProcessing}, n // the simulator stopped reading at the cap
 	}
-	sum = hex.EncodeToString(h.Sum(nil))
-	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: n, SHA256: sum})
-	return s.check(f, n), false, sum
+	sum := hex.EncodeToString(h.Sum(nil))
+	return thFetched{msg: s.check(f, n), sum: sum}, n
 }
 
 // check applies the video specifications: MOV or MP4, H.264 or HEVC, AAC audio, longer than
@@ -322,47 +334,50 @@ func (s *thSim) check(r io.ReaderAt, size int64) string {
 	return ""
 }
 
-// status answers a container's status and error_message at now. The caller holds s.mu.
-func (s *thSim) status(c *thContainer, now time.Time) (status, errMsg string) {
-	fetched := false
-	select {
-	case <-c.done:
-		fetched = true
-	default:
-	}
+// status answers a container's status and error_message at now.
+func (s *thSim) status(c thContainer, now time.Time) (status, errMsg string) {
+	fetched := c.Pull.Done
 	switch {
-	case c.mediaID != "":
+	case c.MediaID != "":
 		return thStPublished, ""
-	case fetched && c.errMsg != "" && (c.errAtOnce || !now.Before(c.ready)):
-		return thStError, c.errMsg
-	case now.Sub(c.created) >= thContainerLifetime:
+	case fetched && c.ErrMsg != "" && (c.ErrAtOnce || !now.Before(c.Ready)):
+		return thStError, c.ErrMsg
+	case now.Sub(c.Created) >= thContainerLifetime:
 		return thStExpired, ""
-	case !fetched || now.Before(c.ready):
+	case !fetched || now.Before(c.Ready):
 		return thStInProgress, ""
 	default:
 		return thStFinished, ""
 	}
 }
 
-// awaitFetch waits (a bounded time) for the download of a container whose processing time is
-// over, so that its status depends on the clock only.
-func (s *thSim) awaitFetch(id string) {
-	s.mu.Lock()
-	c, ok := s.containers[id]
-	s.mu.Unlock()
-	if !ok || s.cfg.Now().Before(c.ready) {
-		return
-	}
-	t := time.NewTimer(thFetchWait)
-	defer t.Stop()
-	select {
-	case <-c.done:
-	case <-t.C:
+// container reads one of the account's containers. Once its processing time is over, it waits
+// (a bounded time) for a fetch still in flight, at whichever process, so that its status
+// depends on the clock only; a fetch whose process died is started again.
+func (s *thSim) container(ctx context.Context, acct Account, id string) (thContainer, bool, error) {
+	key := thKey(thContainerKind, id)
+	deadline := time.Now().Add(thFetchWait)
+	for {
+		c, _, found, err := load[thContainer](ctx, s.cfg.State, key)
+		if err != nil || !found || c.Account != acct.ID {
+			return c, false, err
+		}
+		if err := s.fetcher.resume(ctx, key, c); err != nil {
+			return c, true, err
+		}
+		if c.Pull.Done || s.cfg.Now().Before(c.Ready) || time.Now().After(deadline) {
+			return c, true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return c, true, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
 // publish is POST /{threads-user-id}/threads_publish.
-func (s *thSim) publish(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
 	}
@@ -370,51 +385,90 @@ func (s *thSim) publish(acct Account, userID string, p url.Values) (any, *igErro
 	if cid == "" {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
-	s.awaitFetch(cid)
+	if _, _, err := s.container(ctx, acct, cid); err != nil {
+		return nil, metaInternal()
+	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.containers[cid]
-	if !ok || c.account != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
-			"The media with the given id cannot be found.")
+	var root thMedia
+	var rootFound bool
+	if c, _, found, err := load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
+		return nil, metaInternal()
+	} else if found && c.ReplyTo != "" {
+		// The post the reply's conversation is under, found before the transaction: replies are
+		// found by searching the profile's posts.
+		if root, rootFound, err = s.root(ctx, acct, c.ReplyTo, now); err != nil {
+			return nil, metaInternal()
+		}
 	}
-	switch st, _ := s.status(c, now); st {
-	case thStPublished:
-		// Meta does not document this answer; the container is not published twice.
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
-	case thStExpired:
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
-	case thStInProgress, thStError:
-		return nil, igErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").user(
-			"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
+	var res any
+	var gerr *igError
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		res, gerr = nil, nil
+		c, crec, found, err := loadTx[thContainer](tx, thKey(thContainerKind, cid))
+		if err != nil {
+			return err
+		}
+		if !found || c.Account != acct.ID {
+			gerr = igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
+				"The media with the given id cannot be found.")
+			return nil
+		}
+		switch st, _ := s.status(c, now); st {
+		case thStPublished:
+			// Meta does not document this answer; the container is not published twice.
+			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			return nil
+		case thStExpired:
+			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
+			return nil
+		case thStInProgress, thStError:
+			gerr = igErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").user(
+				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
+			return nil
+		}
+		if c.ReplyTo != "" {
+			res, gerr, err = s.publishReply(tx, acct, &c, root, rootFound, now)
+		} else {
+			res, gerr, err = s.publishPost(tx, acct, &c, now)
+		}
+		if err != nil || gerr != nil {
+			return err
+		}
+		return save(tx, crec, c)
+	})
+	if err != nil {
+		return nil, metaInternal()
 	}
-	if c.replyTo != "" {
-		return s.publishReplyLocked(acct, c, now)
+	return res, gerr
+}
+
+// publishPost publishes a video container as a post within tx.
+func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) (any, *igError, error) {
+	ok, err := takeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
+	if err != nil {
+		return nil, nil, err
 	}
-	recent := igPrune(s.published[acct.ID], now)
-	if len(recent) >= s.caps.PostsPerDay {
-		s.published[acct.ID] = recent
+	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
 		return nil, igErr(http.StatusBadRequest, 9, 0, "Application request limit reached").user("Maximum number of posts reached",
-			fmt.Sprintf("You reached the maximum of %d posts that can be published through the API in 24 hours.", s.caps.PostsPerDay))
+			fmt.Sprintf("You reached the maximum of %d posts that can be published through the API in 24 hours.", s.caps.PostsPerDay)), nil
 	}
-	s.published[acct.ID] = append(recent, now)
-	m := &thMedia{id: s.nextID(18000000000000000), account: acct.ID, username: thUsername(acct), text: c.text, timestamp: now}
-	m.shortcode = thShortcode(m.id)
-	s.media[m.id] = m
-	s.order = append(s.order, m.id)
-	c.mediaID = m.id
-	s.cfg.Recorder.RecordPublished(Published{Account: acct.ID, ID: m.id, URL: m.permalink(), SHA256: c.sha, Text: c.text})
-	return map[string]string{"id": m.id}, nil
+	m := thMedia{Account: acct.ID, Username: thUsername(acct), Text: c.Text, Timestamp: now}
+	if m.ID, err = metaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
+		return nil, nil, err
+	}
+	m.Shortcode = thShortcode(m.ID)
+	c.MediaID = m.ID
+	if err := save(tx, Record{Key: thKey(thMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+		return nil, nil, err
+	}
+	err = recordTx(tx, platform.Threads, Published{Account: acct.ID, ID: m.ID, URL: m.permalink(), SHA256: c.SHA, Text: c.Text})
+	return map[string]string{"id": m.ID}, nil, err
 }
 
 // node is GET /{id}: the Threads user, one of its containers or one of its posts.
-func (s *thSim) node(acct Account, id string, p url.Values) (any, *igError) {
-	s.awaitFetch(id)
+func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var all map[string]any
 	var typ string
 	if id == acct.ID {
@@ -422,40 +476,51 @@ func (s *thSim) node(acct Account, id string, p url.Values) (any, *igError) {
 		// Fields the simulated account has no value for are known but left out.
 		all = map[string]any{"id": acct.ID, "username": thUsername(acct), "name": thUsername(acct),
 			"threads_profile_picture_url": nil, "threads_biography": nil, "is_verified": false}
-	} else if c, ok := s.containers[id]; ok && c.account == acct.ID {
+	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
+		return nil, metaInternal()
+	} else if ok {
 		typ = "ThreadsMediaContainer"
 		st, msg := s.status(c, now)
-		all = map[string]any{"id": c.id, "status": st, "error_message": nil}
+		all = map[string]any{"id": c.ID, "status": st, "error_message": nil}
 		if msg != "" {
 			all["error_message"] = msg
 		}
-	} else if m, ok := s.media[id]; ok && m.account == acct.ID {
+	} else if m, ok, err := s.ownedPost(ctx, acct, id); err != nil {
+		return nil, metaInternal()
+	} else if ok {
 		typ = "ThreadsMedia"
-		all = s.mediaFieldsLocked(m, now)
-	} else if r, ok := s.replyLocked(acct, id, now); ok {
-		return metaSelect(s.replyFieldsLocked(r, now), "ThreadsMedia", p.Get("fields"), "id")
+		all = s.mediaFields(m, now)
+	} else if r, m, ok, err := s.reply(ctx, acct, id, now); err != nil {
+		return nil, metaInternal()
+	} else if ok {
+		return metaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	} else {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
 	return igSelect(all, typ, p.Get("fields"), "id")
 }
 
-func (m *thMedia) permalink() string {
-	return "https://www.threads.net/@" + m.username + "/post/" + m.shortcode
+func (m thMedia) permalink() string {
+	return "https://www.threads.net/@" + m.Username + "/post/" + m.Shortcode
 }
 
-func (m *thMedia) fields() map[string]any {
+func (m thMedia) fields() map[string]any {
 	return map[string]any{
-		"id": m.id, "media_product_type": "THREADS", "media_type": "VIDEO", "media_url": nil,
-		"permalink": m.permalink(), "owner": map[string]string{"id": m.account}, "username": m.username,
-		"text": m.text, "timestamp": metaTimestamp(m.timestamp), "shortcode": m.shortcode,
+		"id": m.ID, "media_product_type": "THREADS", "media_type": "VIDEO", "media_url": nil,
+		"permalink": m.permalink(), "owner": map[string]string{"id": m.Account}, "username": m.Username,
+		"text": m.Text, "timestamp": metaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
 		"thumbnail_url": nil, "is_quote_post": false, "has_replies": false,
 	}
 }
 
+// posts reads the profile's posts, oldest first.
+func (s *thSim) posts(ctx context.Context, account string) ([]thMedia, error) {
+	return listJSON[thMedia](ctx, s.cfg.State, thKey(thMediaKind, ""), account)
+}
+
 // list is GET /{threads-user-id}/threads, newest first, with since/until (Unix seconds),
 // limit and an "after" cursor.
-func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
 	}
@@ -477,32 +542,38 @@ func (s *thSim) list(acct Account, userID string, p url.Values) (any, *igError) 
 		return nil, gerr
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ids []string
-	for i := len(s.order) - 1; i >= 0; i-- {
-		m := s.media[s.order[i]]
-		ts := m.timestamp.Unix()
-		if m.account != acct.ID || (since != 0 && ts < since) || (until != 0 && ts > until) {
+	all, err := s.posts(ctx, acct.ID)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	var list []thMedia
+	for i := len(all) - 1; i >= 0; i-- {
+		ts := all[i].Timestamp.Unix()
+		if (since != 0 && ts < since) || (until != 0 && ts > until) {
 			continue
 		}
-		ids = append(ids, m.id)
+		list = append(list, all[i])
 	}
-	return metaPage(ids, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(id string) (map[string]any, *igError) {
-		return igSelect(s.mediaFieldsLocked(s.media[id], now), "ThreadsMedia", p.Get("fields"), "id")
+	return metaPage(list, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *igError) {
+		return igSelect(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // limit is GET /{threads-user-id}/threads_publishing_limit.
-func (s *thSim) limit(acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
 	if userID != acct.ID {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	usage := len(igPrune(s.published[acct.ID], now))
-	replyUsage := len(igPrune(s.replied[acct.ID], now))
-	s.mu.Unlock()
+	published, _, _, err := load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
+	if err != nil {
+		return nil, metaInternal()
+	}
+	replied, _, _, err := load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
+	if err != nil {
+		return nil, metaInternal()
+	}
+	usage, replyUsage := len(igPrune(published, now)), len(igPrune(replied, now))
 	window := int(thWindow / time.Second)
 	all := map[string]any{
 		"quota_usage":       usage,
@@ -515,12 +586,6 @@ func (s *thSim) limit(acct Account, userID string, p url.Values) (any, *igError)
 		return nil, gerr
 	}
 	return map[string]any{"data": []any{row}}, nil
-}
-
-// nextID answers a new Graph-like numeric id. The caller holds s.mu.
-func (s *thSim) nextID(base uint64) string {
-	s.seq++
-	return strconv.FormatUint(base+s.seq, 10)
 }
 
 // thUsername is the account's Threads username (its id when the account has none).

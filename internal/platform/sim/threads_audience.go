@@ -23,12 +23,15 @@ package sim
 // wording of an unknown reply_to_id and of a spent reply quota is the simulator's own.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // thMetrics are the media insights metrics of the Threads insights reference.
@@ -36,13 +39,13 @@ var thMetrics = []string{"views", "likes", "replies", "reposts", "quotes", "shar
 
 // thReply is a reply in a post's conversation: from the audience, or published by the profile.
 type thReply struct {
-	id       string
-	root     string // the post the conversation is under
-	parent   string // the post or reply answered
-	username string
-	text     string
-	at       time.Time
-	own      bool
+	ID       string    `json:"id"`
+	Root     string    `json:"root"`   // the post the conversation is under
+	Parent   string    `json:"parent"` // the post or reply answered
+	Username string    `json:"username"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
+	Own      bool      `json:"own,omitempty"`
 }
 
 // thReplyID is the id of the post's audience reply number n.
@@ -56,62 +59,50 @@ func thShares(n int64) (reposts, quotes, shares int64) {
 	return n - quotes - shares, quotes, shares
 }
 
-// threadLocked is every reply under the post m by now, oldest first. The caller holds s.mu.
-func (s *thSim) threadLocked(m *thMedia, now time.Time) []thReply {
+// thread is every reply under the post m by now, oldest first.
+func (s *thSim) thread(m thMedia, now time.Time) []thReply {
 	var out []thReply
-	for _, c := range AudienceComments(m.id, m.timestamp, now) {
-		out = append(out, thReply{id: thReplyID(m.id, c.N), root: m.id, parent: m.id, username: c.Author, text: c.Text, at: c.At})
+	for _, c := range AudienceComments(m.ID, m.Timestamp, now) {
+		out = append(out, thReply{ID: thReplyID(m.ID, c.N), Root: m.ID, Parent: m.ID, Username: c.Author, Text: c.Text, At: c.At})
 	}
-	for _, id := range s.replyOrder {
-		if r := s.replies[id]; r.root == m.id {
-			out = append(out, *r)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b thReply) int { return a.at.Compare(b.at) })
+	out = append(out, m.Replies...)
+	slices.SortStableFunc(out, func(a, b thReply) int { return a.At.Compare(b.At) })
 	return out
 }
 
-// ownedPostLocked is the profile's post id, or nil. The caller holds s.mu.
-func (s *thSim) ownedPostLocked(acct Account, id string) *thMedia {
-	if m, ok := s.media[id]; ok && m.account == acct.ID {
-		return m
-	}
-	return nil
+// ownedPost reads the profile's post id.
+func (s *thSim) ownedPost(ctx context.Context, acct Account, id string) (thMedia, bool, error) {
+	m, _, found, err := load[thMedia](ctx, s.cfg.State, thKey(thMediaKind, id))
+	return m, found && m.Account == acct.ID, err
 }
 
-// replyLocked finds a reply under one of the profile's posts. The caller holds s.mu.
-func (s *thSim) replyLocked(acct Account, id string, now time.Time) (thReply, bool) {
-	if r, ok := s.replies[id]; ok {
-		return *r, s.ownedPostLocked(acct, r.root) != nil
+// reply finds a reply under one of the profile's posts, with the post.
+func (s *thSim) reply(ctx context.Context, acct Account, id string, now time.Time) (thReply, thMedia, bool, error) {
+	posts, err := s.posts(ctx, acct.ID)
+	if err != nil {
+		return thReply{}, thMedia{}, false, err
 	}
-	for _, mid := range s.order {
-		m := s.media[mid]
-		if m.account != acct.ID {
-			continue
-		}
-		for _, r := range s.threadLocked(m, now) {
-			if r.id == id {
-				return r, true
+	for _, m := range posts {
+		for _, r := range s.thread(m, now) {
+			if r.ID == id {
+				return r, m, true, nil
 			}
 		}
 	}
-	return thReply{}, false
+	return thReply{}, thMedia{}, false, nil
 }
 
-// rootLocked is the post whose conversation id (a post or a reply of the profile's) belongs
-// to. The caller holds s.mu.
-func (s *thSim) rootLocked(acct Account, id string, now time.Time) (*thMedia, bool) {
-	if m := s.ownedPostLocked(acct, id); m != nil {
-		return m, true
+// root is the post whose conversation id (a post or a reply of the profile's) belongs to.
+func (s *thSim) root(ctx context.Context, acct Account, id string, now time.Time) (thMedia, bool, error) {
+	if m, ok, err := s.ownedPost(ctx, acct, id); err != nil || ok {
+		return m, ok, err
 	}
-	if r, ok := s.replyLocked(acct, id, now); ok {
-		return s.media[r.root], true
-	}
-	return nil, false
+	_, m, ok, err := s.reply(ctx, acct, id, now)
+	return m, ok, err
 }
 
 // createReply is POST /{threads-user-id}/threads with media_type=TEXT: a reply container.
-func (s *thSim) createReply(acct Account, p url.Values) (any, *igError) {
+func (s *thSim) createReply(ctx context.Context, acct Account, p url.Values) (any, *igError) {
 	to := p.Get("reply_to_id")
 	if to == "" {
 		// Root text posts are not reelay's: the simulator takes TEXT containers as replies only.
@@ -126,66 +117,77 @@ func (s *thSim) createReply(acct Account, p url.Values) (any, *igError) {
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.rootLocked(acct, to, now); !ok {
+	if _, ok, err := s.root(ctx, acct, to, now); err != nil {
+		return nil, metaInternal()
+	} else if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
 	}
-	done := make(chan struct{})
-	close(done) // a text container has nothing to fetch
-	c := &thContainer{id: s.nextID(17890000000000000), account: acct.ID, text: text, created: now, ready: now, done: done, replyTo: to}
-	s.containers[c.id] = c
-	return map[string]string{"id": c.id}, nil
+	// A text container has nothing to fetch.
+	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: metaPull{Done: true}, ReplyTo: to}
+	if err := s.newContainer(ctx, &c); err != nil {
+		return nil, metaInternal()
+	}
+	return map[string]string{"id": c.ID}, nil
 }
 
-// publishReplyLocked publishes a reply container. The caller holds s.mu.
-func (s *thSim) publishReplyLocked(acct Account, c *thContainer, now time.Time) (any, *igError) {
-	recent := igPrune(s.replied[acct.ID], now)
-	if len(recent) >= thReplyQuota {
-		s.replied[acct.ID] = recent
+// publishReply publishes a reply container within tx, in the conversation of root (found, or
+// not, before the transaction).
+func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *igError, error) {
+	if found {
+		var err error
+		root, _, found, err = loadTx[thMedia](tx, thKey(thMediaKind, root.ID))
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if !found {
+		return nil, igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
+	}
+	ok, err := takeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
 		return nil, igErr(http.StatusBadRequest, 9, 0, "Application request limit reached").user("Maximum number of replies reached",
-			fmt.Sprintf("You reached the maximum of %d replies that can be published through the API in 24 hours.", thReplyQuota))
+			fmt.Sprintf("You reached the maximum of %d replies that can be published through the API in 24 hours.", thReplyQuota)), nil
 	}
-	root, ok := s.rootLocked(acct, c.replyTo, now)
-	if !ok {
-		return nil, igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.replyTo))
+	r := thReply{ID: metaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
+	root.Replies = append(root.Replies, r)
+	if err := save(tx, Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
+		return nil, nil, err
 	}
-	s.replied[acct.ID] = append(recent, now)
-	r := &thReply{id: s.nextID(18000000000000000), root: root.id, parent: c.replyTo, username: thUsername(acct), text: c.text, at: now, own: true}
-	s.replies[r.id] = r
-	s.replyOrder = append(s.replyOrder, r.id)
-	c.mediaID = r.id
-	s.cfg.Recorder.RecordReply(Reply{Account: acct.ID, CommentID: c.replyTo, Text: c.text})
-	return map[string]string{"id": r.id}, nil
+	c.MediaID = r.ID
+	err = recordTx(tx, platform.Threads, Reply{Account: acct.ID, CommentID: c.ReplyTo, Text: c.Text})
+	return map[string]string{"id": r.ID}, nil, err
 }
 
-// mediaFieldsLocked is every field of the post m at now. The caller holds s.mu.
-func (s *thSim) mediaFieldsLocked(m *thMedia, now time.Time) map[string]any {
+// mediaFields is every field of the post m at now.
+func (s *thSim) mediaFields(m thMedia, now time.Time) map[string]any {
 	all := m.fields()
-	all["has_replies"] = len(s.threadLocked(m, now)) > 0
+	all["has_replies"] = len(s.thread(m, now)) > 0
 	return all
 }
 
-// replyFieldsLocked is every field of a reply. The caller holds s.mu.
-func (s *thSim) replyFieldsLocked(r thReply, now time.Time) map[string]any {
+// replyFields is every field of a reply r under the post m.
+func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any {
 	hasReplies := false
-	for _, o := range s.threadLocked(s.media[r.root], now) {
-		hasReplies = hasReplies || o.parent == r.id
+	for _, o := range s.thread(m, now) {
+		hasReplies = hasReplies || o.Parent == r.ID
 	}
 	return map[string]any{
-		"id": r.id, "text": r.text, "username": r.username, "timestamp": metaTimestamp(r.at),
-		"permalink": "https://www.threads.net/@" + r.username + "/post/" + thShortcode(r.id), "shortcode": thShortcode(r.id),
+		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": metaTimestamp(r.At),
+		"permalink": "https://www.threads.net/@" + r.Username + "/post/" + thShortcode(r.ID), "shortcode": thShortcode(r.ID),
 		"media_product_type": "THREADS", "media_type": "TEXT_POST", "media_url": nil, "thumbnail_url": nil,
-		"has_replies": hasReplies, "is_reply": true, "is_reply_owned_by_me": r.own, "is_quote_post": false,
-		"root_post": map[string]any{"id": r.root}, "replied_to": map[string]any{"id": r.parent},
+		"has_replies": hasReplies, "is_reply": true, "is_reply_owned_by_me": r.Own, "is_quote_post": false,
+		"root_post": map[string]any{"id": r.Root}, "replied_to": map[string]any{"id": r.Parent},
 		"hide_status": "NOT_HUSHED", "reply_audience": "EVERYONE",
 	}
 }
 
 // conversation is GET /{threads-media-id}/replies (all false: the direct replies) and
 // /conversation (all true: every reply below, flattened).
-func (s *thSim) conversation(acct Account, id string, p url.Values, all bool) (any, *igError) {
+func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url.Values, all bool) (any, *igError) {
 	reverse, ok := metaBool(p, "reverse", true)
 	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
@@ -198,19 +200,20 @@ func (s *thSim) conversation(acct Account, id string, p url.Values, all bool) (a
 		return nil, gerr
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	root, ok := s.rootLocked(acct, id, now)
+	root, ok, err := s.root(ctx, acct, id, now)
+	if err != nil {
+		return nil, metaInternal()
+	}
 	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
 	below := map[string]bool{id: true}
 	var rows []thReply
-	for _, r := range s.threadLocked(root, now) {
-		if below[r.parent] {
+	for _, r := range s.thread(root, now) {
+		if below[r.Parent] {
 			rows = append(rows, r)
 			if all {
-				below[r.id] = true
+				below[r.ID] = true
 			}
 		}
 	}
@@ -222,12 +225,12 @@ func (s *thSim) conversation(acct Account, id string, p url.Values, all bool) (a
 		edge = "/conversation"
 	}
 	return metaPage(rows, start, limit, metaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *igError) {
-		return metaSelect(s.replyFieldsLocked(r, now), "ThreadsMedia", p.Get("fields"), "id")
+		return metaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // insights is GET /{threads-media-id}/insights.
-func (s *thSim) insights(acct Account, id string, p url.Values) (any, *igError) {
+func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
 	names, gerr := metaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
@@ -238,15 +241,16 @@ func (s *thSim) insights(acct Account, id string, p url.Values) (any, *igError) 
 		}
 	}
 	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.ownedPostLocked(acct, id)
-	if m == nil {
+	m, ok, err := s.ownedPost(ctx, acct, id)
+	if err != nil {
+		return nil, metaInternal()
+	}
+	if !ok {
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
 	}
-	a := AudienceOf(m.id, m.timestamp, now)
+	a := AudienceOf(m.ID, m.Timestamp, now)
 	reposts, quotes, shares := thShares(a.Shares)
-	values := map[string]int64{"views": a.Views, "likes": a.Likes, "replies": int64(len(s.threadLocked(m, now))),
+	values := map[string]int64{"views": a.Views, "likes": a.Likes, "replies": int64(len(s.thread(m, now))),
 		"reposts": reposts, "quotes": quotes, "shares": shares}
 	titles := map[string][2]string{
 		"views":   {"Views", "The number of times your post was played or displayed."},
@@ -258,7 +262,7 @@ func (s *thSim) insights(acct Account, id string, p url.Values) (any, *igError) 
 	}
 	data := []any{}
 	for _, n := range names {
-		data = append(data, metaInsight(m.id, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }

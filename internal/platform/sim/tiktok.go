@@ -57,6 +57,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding"
@@ -188,57 +189,88 @@ type TikTokPost struct {
 }
 
 // TikTok simulates TikTok's Content Posting API. It implements http.Handler.
+//
+// Its publish_ids, upload sessions and daily caps are records of Config.State, and the bytes
+// of an upload in progress blobs of Config.Blobs, so that any process serving the simulator
+// goes on with them. The per-minute rate limits are counted in this process: a deviation
+// (several processes allow a token their limit each), as they refill within the minute.
 type TikTok struct {
 	cfg      Config
 	opts     TikTokOptions
 	basePath string
 
-	mu        sync.Mutex
-	creators  map[string]TikTokCreator
-	posts     map[string]*tiktokPost // by publish_id
-	byUpload  map[string]*tiktokPost // by upload_id
-	calls     map[string][]time.Time // token|endpoint → request times within the last minute
-	inits     map[string][]time.Time // account → direct inits within the last 24 h
-	lastSweep time.Time
+	mu       sync.Mutex
+	creators map[string]TikTokCreator
+	calls    map[string][]time.Time // token|endpoint → request times within the last minute
 }
 
+// The kinds of the TikTok simulator's records.
+const (
+	// tiktokPostKind is a publish_id's post (tiktokPost), kept until retention.
+	tiktokPostKind = "post"
+	// tiktokUploadKind is an upload URL's session (tiktokUpload), with the upload's blobs. It
+	// lives an hour past the URL's, so that a late chunk is told the URL expired (403), not
+	// that it never existed.
+	tiktokUploadKind = "upload"
+	// tiktokDirectKind is an account's direct post inits of the last 24 hours ([]time.Time),
+	// for the daily cap.
+	tiktokDirectKind = "direct_inits"
+)
+
+func tiktokKey(kind, id string) Key { return Key{Platform: platform.TikTok, Kind: kind, ID: id} }
+
+// tiktokPost is what the simulator keeps of a publish_id.
 type tiktokPost struct {
-	publishID   string
-	uploadID    string
-	uploadToken string
-	account     Account
-	token       string
-	mode        string
-	title       string
-	privacy     string
-	disComment  bool
-	disDuet     bool
-	disStitch   bool
-	aigc        bool
-	maxDuration time.Duration
-	videoSize   int64
-	chunkSize   int64
-	chunks      int
-	issued      time.Time
+	PublishID   string        `json:"publish_id"`
+	Account     Account       `json:"account"`
+	Mode        string        `json:"mode"`
+	Title       string        `json:"title,omitempty"`
+	Privacy     string        `json:"privacy,omitempty"`
+	DisComment  bool          `json:"dis_comment,omitempty"`
+	DisDuet     bool          `json:"dis_duet,omitempty"`
+	DisStitch   bool          `json:"dis_stitch,omitempty"`
+	AIGC        bool          `json:"aigc,omitempty"`
+	MaxDuration time.Duration `json:"max_duration"`
+	VideoSize   int64         `json:"video_size"`
+	ChunkSize   int64         `json:"chunk_size"`
+	Chunks      int           `json:"chunks"`
+	Issued      time.Time     `json:"issued"`
 
-	// upMu serializes the PUTs of one upload; file and hasher belong to it.
-	upMu   sync.Mutex
-	file   *spool
-	hasher hash.Hash
+	Received    int64         `json:"received,omitempty"`
+	Completed   bool          `json:"completed,omitempty"`
+	CompletedAt time.Time     `json:"completed_at,omitzero"`
+	Processing  time.Duration `json:"processing,omitempty"`
+	SHA         string        `json:"sha,omitempty"`
+	// Verdict is the fail_reason decided at upload completion, "" when the video passes;
+	// Duration, Width and Height what media.Probe found in the complete upload.
+	Verdict  string        `json:"verdict,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	Width    int           `json:"width,omitempty"`
+	Height   int           `json:"height,omitempty"`
+	// Status is the final status once processing is over, "" before.
+	Status       string    `json:"status,omitempty"`
+	FinishedAt   time.Time `json:"finished_at,omitzero"`
+	PostID       string    `json:"post_id,omitempty"`
+	UserPosted   bool      `json:"user_posted,omitempty"`
+	RecordedPost bool      `json:"recorded_post,omitempty"`
+}
 
-	// Guarded by TikTok.mu.
-	received     int64
-	completed    bool
-	completedAt  time.Time
-	processing   time.Duration
-	sha          string
-	verdict      string     // fail_reason decided at upload completion, "" when the video passes
-	info         media.Info // what media.Probe found in the complete upload
-	status       string     // final status once processing is over, "" before
-	finishedAt   time.Time
-	postID       string
-	userPosted   bool
-	recordedPost bool
+// tiktokUpload is an upload URL's session: the plan of the upload and what arrived so far.
+type tiktokUpload struct {
+	PublishID string `json:"publish_id"`
+	// TokenSHA is the SHA-256 of the URL's upload_token: the URL is a credential.
+	TokenSHA    []byte        `json:"token_sha"`
+	Behavior    Behavior      `json:"behavior"`
+	VideoSize   int64         `json:"video_size"`
+	ChunkSize   int64         `json:"chunk_size"`
+	Chunks      int           `json:"chunks"`
+	MaxDuration time.Duration `json:"max_duration"`
+	Issued      time.Time     `json:"issued"`
+	Received    int64         `json:"received,omitempty"`
+	// Spool is what the kept bytes so far are (their blobs), Hash the SHA-256 state of all of
+	// them.
+	Spool spoolState `json:"spool"`
+	Hash  []byte     `json:"hash,omitempty"`
 }
 
 // NewTikTok returns the TikTok simulator with TikTok's documented behaviour.
@@ -286,10 +318,7 @@ func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
 		opts:     opts,
 		basePath: basePath,
 		creators: map[string]TikTokCreator{},
-		posts:    map[string]*tiktokPost{},
-		byUpload: map[string]*tiktokPost{},
 		calls:    map[string][]time.Time{},
-		inits:    map[string][]time.Time{},
 	}
 	for id, c := range opts.Creators {
 		t.creators[id] = c
@@ -307,75 +336,105 @@ func (t *TikTok) SetCreator(accountID string, c TikTokCreator) {
 // Recorder returns the record of what the simulator received.
 func (t *TikTok) Recorder() *Recorder { return t.cfg.Recorder }
 
-// Post reports what the simulator knows of a publish_id.
+// Post reports what the simulator knows of a publish_id (an error of its State panics: it is
+// for tests).
 func (t *TikTok) Post(publishID string) (TikTokPost, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, ok := t.posts[publishID]
+	p, ok, err := t.post(context.Background(), publishID)
+	if err != nil {
+		panic(err)
+	}
 	if !ok {
 		return TikTokPost{}, false
 	}
-	now := t.cfg.Now()
-	t.advance(p, now)
-	status, reason, ids := t.statusOf(p, now)
+	return t.report(p), true
+}
+
+// report is what Post answers of p.
+func (t *TikTok) report(p tiktokPost) TikTokPost {
+	status, reason, ids := t.statusOf(p, t.cfg.Now())
 	out := TikTokPost{
-		PublishID: p.publishID, Account: p.account.ID, Mode: p.mode, Title: p.title,
-		PrivacyLevel: p.privacy, DisableComment: p.disComment, DisableDuet: p.disDuet,
-		DisableStitch: p.disStitch, IsAIGC: p.aigc, VideoSize: p.videoSize, ChunkSize: p.chunkSize,
-		TotalChunks: p.chunks, UploadedBytes: p.received, SHA256: p.sha, Status: status,
+		PublishID: p.PublishID, Account: p.Account.ID, Mode: p.Mode, Title: p.Title,
+		PrivacyLevel: p.Privacy, DisableComment: p.DisComment, DisableDuet: p.DisDuet,
+		DisableStitch: p.DisStitch, IsAIGC: p.AIGC, VideoSize: p.VideoSize, ChunkSize: p.ChunkSize,
+		TotalChunks: p.Chunks, UploadedBytes: p.Received, SHA256: p.SHA, Status: status,
 		FailReason: reason,
 	}
 	if len(ids) > 0 {
 		out.PostID = strconv.FormatInt(ids[0], 10)
 	}
-	return out, true
+	return out
 }
 
-// Posts lists the publish_ids started by an account, oldest first.
+// Posts lists the publish_ids started by an account, oldest first (an error of its State
+// panics: it is for tests).
 func (t *TikTok) Posts(accountID string) []TikTokPost {
-	type ref struct {
-		id     string
-		issued time.Time
+	posts, err := t.accountPosts(context.Background(), accountID)
+	if err != nil {
+		panic(err)
 	}
-	t.mu.Lock()
-	var refs []ref
-	for id, p := range t.posts {
-		if p.account.ID == accountID {
-			refs = append(refs, ref{id, p.issued})
-		}
-	}
-	t.mu.Unlock()
-	slices.SortFunc(refs, func(a, b ref) int {
-		return cmp.Or(a.issued.Compare(b.issued), cmp.Compare(a.id, b.id))
-	})
-	out := make([]TikTokPost, 0, len(refs))
-	for _, r := range refs {
-		if p, ok := t.Post(r.id); ok {
-			out = append(out, p)
+	slices.SortStableFunc(posts, func(a, b tiktokPost) int { return a.Issued.Compare(b.Issued) })
+	out := make([]TikTokPost, 0, len(posts))
+	for _, p := range posts {
+		if p, ok, err := t.post(context.Background(), p.PublishID); err == nil && ok {
+			out = append(out, t.report(p))
 		}
 	}
 	return out
 }
 
+// accountPosts reads an account's posts as they are stored (not advanced).
+func (t *TikTok) accountPosts(ctx context.Context, account string) ([]tiktokPost, error) {
+	recs, err := t.cfg.State.List(ctx, platform.TikTok, tiktokPostKind, account)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tiktokPost, 0, len(recs))
+	for _, r := range recs {
+		var p tiktokPost
+		if err := json.Unmarshal(r.Data, &p); err != nil {
+			return nil, fmt.Errorf("sim: tiktok post %s: %w", r.ID, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// post reads a publish_id's post. One whose processing is over moves to its final status: the
+// change is written, with what it publishes recorded, by whichever request sees it first.
+func (t *TikTok) post(ctx context.Context, publishID string) (tiktokPost, bool, error) {
+	now := t.cfg.Now()
+	return loadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
+		func(p tiktokPost) bool { return t.due(p, now) },
+		func(tx Tx, p *tiktokPost) error { return t.settle(tx, p, now) })
+}
+
 // CompleteInbox acts as the creator who opens the inbox notification and posts the video in
 // the TikTok app: the inbox post becomes PUBLISH_COMPLETE.
 func (t *TikTok) CompleteInbox(publishID string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, ok := t.posts[publishID]
-	if !ok || p.mode != "inbox" {
-		return false
-	}
 	now := t.cfg.Now()
-	t.advance(p, now)
-	if p.status != TikTokSendToUserInbox {
-		return false
-	}
-	p.userPosted = true
-	p.status = TikTokPublishComplete
-	p.finishedAt = now
-	t.recordPublished(p)
-	return true
+	done := false
+	err := t.cfg.State.Update(context.Background(), func(tx Tx) error {
+		done = false
+		p, rec, found, err := loadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+		if err != nil || !found || p.Mode != "inbox" {
+			return err
+		}
+		if err := t.settle(tx, &p, now); err != nil {
+			return err
+		}
+		if p.Status != TikTokSendToUserInbox {
+			return nil
+		}
+		p.UserPosted = true
+		p.Status = TikTokPublishComplete
+		p.FinishedAt = now
+		if err := t.recordPublished(tx, &p); err != nil {
+			return err
+		}
+		done = true
+		return save(tx, rec, p)
+	})
+	return err == nil && done
 }
 
 // ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL; the
@@ -497,15 +556,18 @@ func (t *TikTok) userInfo(w http.ResponseWriter, r *http.Request, acc Account, _
 			return
 		}
 	}
-	t.mu.Lock()
-	c := t.creatorOf(acc)
+	posts, err := t.accountPosts(r.Context(), acc.ID)
+	if err != nil {
+		tiktokInternal(w)
+		return
+	}
 	videos := 0
-	for _, p := range t.posts {
-		if p.account.ID == acc.ID && p.recordedPost {
+	for _, p := range posts {
+		if p.RecordedPost {
 			videos++
 		}
 	}
-	t.mu.Unlock()
+	c := t.creatorOf(acc)
 	union := sha256.Sum256([]byte("reelay-sim-tiktok-union|" + acc.ID))
 	all := map[string]any{
 		"open_id": acc.ID, "union_id": hex.EncodeToString(union[:16]),
@@ -519,6 +581,12 @@ func (t *TikTok) userInfo(w http.ResponseWriter, r *http.Request, acc Account, _
 		user[f] = all[f]
 	}
 	tiktokOK(w, map[string]any{"user": user})
+}
+
+// tiktokInternal answers a failure of the simulator's own (its State) as TikTok answers its
+// internal errors.
+func tiktokInternal(w http.ResponseWriter) {
+	tiktokError(w, http.StatusInternalServerError, "internal_error", "TikTok server or network error. Try again later.", nil)
 }
 
 // tiktokFault renders a call fault in TikTok's error shape; it reports whether it answered.
@@ -555,8 +623,11 @@ func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
 	return 0, false
 }
 
+// creatorOf is what creator_info answers for acc.
 func (t *TikTok) creatorOf(acc Account) TikTokCreator {
+	t.mu.Lock()
 	c, ok := t.creators[acc.ID]
+	t.mu.Unlock()
 	if !ok {
 		c = TikTokCreator{}
 	}
@@ -581,12 +652,15 @@ func (t *TikTok) creatorOf(acc Account) TikTokCreator {
 	return c
 }
 
-func (t *TikTok) creatorInfo(w http.ResponseWriter, _ *http.Request, acc Account, _ string) {
+func (t *TikTok) creatorInfo(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
 	now := t.cfg.Now()
-	t.mu.Lock()
 	c := t.creatorOf(acc)
-	atCap := len(pruneBefore(t.inits[acc.ID], now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
-	t.mu.Unlock()
+	inits, _, _, err := load[[]time.Time](r.Context(), t.cfg.State, tiktokKey(tiktokDirectKind, acc.ID))
+	if err != nil {
+		tiktokInternal(w)
+		return
+	}
+	atCap := len(pruneBefore(inits, now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
 	data := map[string]any{
 		"creator_avatar_url":          c.AvatarURL,
 		"creator_username":            c.Username,
@@ -659,14 +733,11 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	}
 
 	now := t.cfg.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweep(now)
 	c := t.creatorOf(acc)
-	p := &tiktokPost{
-		account: acc, token: token, mode: mode, issued: now,
-		videoSize: *si.VideoSize, chunkSize: *si.ChunkSize, chunks: int(*si.TotalChunkCount),
-		maxDuration: tiktokDevMaxDuration,
+	p := tiktokPost{
+		Account: acc, Mode: mode, Issued: now,
+		VideoSize: *si.VideoSize, ChunkSize: *si.ChunkSize, Chunks: int(*si.TotalChunkCount),
+		MaxDuration: tiktokDevMaxDuration,
 	}
 	if mode == "direct" {
 		pi := req.PostInfo
@@ -682,29 +753,28 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 					fmt.Sprintf("The title is too long: %d UTF-16 units, the maximum is %d.", lim.Count(*pi.Title), lim.Max), nil)
 				return
 			}
-			p.title = *pi.Title
+			p.Title = *pi.Title
 		}
-		p.privacy = *pi.PrivacyLevel
+		p.Privacy = *pi.PrivacyLevel
 		// The creator's own settings win: TikTok disables what the creator set to "No one".
-		p.disComment = pi.DisableComment || c.CommentDisabled
-		p.disDuet = pi.DisableDuet || c.DuetDisabled
-		p.disStitch = pi.DisableStitch || c.StitchDisabled
-		p.aigc = pi.IsAIGC
-		p.maxDuration = time.Duration(c.MaxVideoPostDurationSec) * time.Second
-		recent := pruneBefore(t.inits[acc.ID], now.Add(-24*time.Hour))
-		if len(recent) >= t.opts.PostsPerDay {
-			t.inits[acc.ID] = recent
-			tiktokError(w, http.StatusForbidden, "spam_risk_too_many_posts",
-				"The daily post cap from the API is reached for the current user.", nil)
+		p.DisComment = pi.DisableComment || c.CommentDisabled
+		p.DisDuet = pi.DisableDuet || c.DuetDisabled
+		p.DisStitch = pi.DisableStitch || c.StitchDisabled
+		p.AIGC = pi.IsAIGC
+		p.MaxDuration = time.Duration(c.MaxVideoPostDurationSec) * time.Second
+	} else {
+		// Counted outside the transaction below: two inits of one creator at the same moment
+		// may both pass the cap's last place.
+		posts, err := t.accountPosts(r.Context(), acc.ID)
+		if err != nil {
+			tiktokInternal(w)
 			return
 		}
-		t.inits[acc.ID] = append(recent, now)
-	} else {
 		pending := 0
-		for _, q := range t.posts {
-			if q.account.ID == acc.ID && q.mode == "inbox" && !q.userPosted && q.issued.After(now.Add(-24*time.Hour)) {
-				t.advance(q, now)
-				if q.status != TikTokFailed {
+		for _, q := range posts {
+			if q.Mode == "inbox" && !q.UserPosted && q.Issued.After(now.Add(-24*time.Hour)) {
+				t.advance(&q, now)
+				if q.Status != TikTokFailed {
 					pending++
 				}
 			}
@@ -719,34 +789,39 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	if mode == "inbox" {
 		prefix = "v_inbox_file~v2."
 	}
-	p.publishID = prefix + randomDigits(18)
-	p.uploadID = randomDigits(19)
-	p.uploadToken = randomHex(16)
-	t.posts[p.publishID] = p
-	t.byUpload[p.uploadID] = p
-	tiktokOK(w, map[string]any{
-		"publish_id": p.publishID,
-		"upload_url": t.cfg.BaseURL + "/video/?upload_id=" + p.uploadID + "&upload_token=" + p.uploadToken,
+	p.PublishID = prefix + randomDigits(18)
+	uploadID, uploadToken := randomDigits(19), randomHex(16)
+	tokenSHA := sha256.Sum256([]byte(uploadToken))
+	up := tiktokUpload{PublishID: p.PublishID, TokenSHA: tokenSHA[:], Behavior: acc.Behavior, VideoSize: p.VideoSize,
+		ChunkSize: p.ChunkSize, Chunks: p.Chunks, MaxDuration: p.MaxDuration, Issued: now}
+	capped := false
+	err := t.cfg.State.Update(r.Context(), func(tx Tx) error {
+		capped = false
+		if mode == "direct" {
+			ok, err := takeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
+			if capped = !ok; err != nil || capped {
+				return err
+			}
+		}
+		if err := save(tx, Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: tiktokKey(tiktokUploadKind, uploadID), Account: acc.ID,
+			Expires: now.Add(2 * tiktokUploadURLTTL), Blobs: true}, up)
 	})
-}
-
-// sweep removes the temporary files of uploads whose URL expired before they completed, at most
-// once a minute (under t.mu).
-func (t *TikTok) sweep(now time.Time) {
-	if now.Sub(t.lastSweep) < time.Minute {
+	switch {
+	case err != nil:
+		tiktokInternal(w)
+		return
+	case capped:
+		tiktokError(w, http.StatusForbidden, "spam_risk_too_many_posts",
+			"The daily post cap from the API is reached for the current user.", nil)
 		return
 	}
-	t.lastSweep = now
-	for _, p := range t.posts {
-		if p.completed || !now.After(p.issued.Add(tiktokUploadURLTTL)) || !p.upMu.TryLock() {
-			continue
-		}
-		if p.file != nil {
-			_ = p.file.Close()
-			p.file, p.hasher = nil, nil
-		}
-		p.upMu.Unlock()
-	}
+	tiktokOK(w, map[string]any{
+		"publish_id": p.PublishID,
+		"upload_url": t.cfg.BaseURL + "/video/?upload_id=" + uploadID + "&upload_token=" + uploadToken,
+	})
 }
 
 // tiktokCheckChunks applies the media transfer guide's chunk restrictions; it returns the
@@ -786,28 +861,27 @@ func (t *TikTok) statusFetch(w http.ResponseWriter, r *http.Request, acc Account
 		tiktokError(w, http.StatusBadRequest, "invalid_params", msg, nil)
 		return
 	}
-	now := t.cfg.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, ok := t.posts[req.PublishID]
-	if !ok {
+	p, ok, err := t.post(r.Context(), req.PublishID)
+	switch {
+	case err != nil:
+		tiktokInternal(w)
+		return
+	case !ok:
 		tiktokError(w, http.StatusBadRequest, "invalid_publish_id", "The publish_id does not exist.", nil)
 		return
-	}
-	if p.account.ID != acc.ID {
+	case p.Account.ID != acc.ID:
 		tiktokError(w, http.StatusBadRequest, "token_not_authorized_for_specified_publish_id",
 			"The access_token does not have authorization for the specified publish_id.", nil)
 		return
 	}
-	t.advance(p, now)
-	status, reason, ids := t.statusOf(p, now)
+	status, reason, ids := t.statusOf(p, t.cfg.Now())
 	if ids == nil {
 		ids = []int64{}
 	}
 	data := map[string]any{
 		"status":                      status,
 		"publicaly_available_post_id": ids,
-		"uploaded_bytes":              p.received,
+		"uploaded_bytes":              p.Received,
 	}
 	if reason != "" {
 		data["fail_reason"] = reason
@@ -815,58 +889,80 @@ func (t *TikTok) statusFetch(w http.ResponseWriter, r *http.Request, acc Account
 	tiktokOK(w, data)
 }
 
-// advance moves a post whose processing time is over to its final status (under t.mu).
-func (t *TikTok) advance(p *tiktokPost, now time.Time) {
-	if !p.completed || p.status != "" || now.Before(p.completedAt.Add(p.processing)) {
-		return
-	}
-	p.finishedAt = p.completedAt.Add(p.processing)
-	switch {
-	case p.verdict != "":
-		p.status = TikTokFailed
-	case p.mode == "inbox":
-		p.status = TikTokSendToUserInbox
-	default:
-		p.status = TikTokPublishComplete
-		t.recordPublished(p)
-	}
+// due reports whether p's processing is over and its final status not yet set.
+func (t *TikTok) due(p tiktokPost, now time.Time) bool {
+	return p.Completed && p.Status == "" && !now.Before(p.CompletedAt.Add(p.Processing))
 }
 
-func (t *TikTok) recordPublished(p *tiktokPost) {
-	if p.recordedPost {
-		return
+// advance moves a post whose processing is over to its final status; it reports whether that
+// published it (a direct post), which the caller records.
+func (t *TikTok) advance(p *tiktokPost, now time.Time) (published bool) {
+	if !t.due(*p, now) {
+		return false
 	}
-	p.recordedPost = true
-	c := t.creatorOf(p.account)
-	t.cfg.Recorder.RecordPublished(Published{
-		Account: p.account.ID,
-		ID:      p.postID,
-		URL:     "https://www.tiktok.com/@" + c.Username + "/video/" + p.postID,
-		SHA256:  p.sha,
-		Text:    p.title,
+	p.FinishedAt = p.CompletedAt.Add(p.Processing)
+	switch {
+	case p.Verdict != "":
+		p.Status = TikTokFailed
+	case p.Mode == "inbox":
+		p.Status = TikTokSendToUserInbox
+	default:
+		p.Status = TikTokPublishComplete
+		return true
+	}
+	return false
+}
+
+// settle is advance within tx, recording what it publishes.
+func (t *TikTok) settle(tx Tx, p *tiktokPost, now time.Time) error {
+	if t.advance(p, now) {
+		return t.recordPublished(tx, p)
+	}
+	return nil
+}
+
+// recordPublished records the post as published, once.
+func (t *TikTok) recordPublished(tx Tx, p *tiktokPost) error {
+	if p.RecordedPost {
+		return nil
+	}
+	p.RecordedPost = true
+	c := t.creatorOf(p.Account)
+	return recordTx(tx, platform.TikTok, Published{
+		Account: p.Account.ID,
+		ID:      p.PostID,
+		URL:     "https://www.tiktok.com/@" + c.Username + "/video/" + p.PostID,
+		SHA256:  p.SHA,
+		Text:    p.Title,
 	})
 }
 
-// statusOf answers the status fetch fields of a post (under t.mu, after advance).
-func (t *TikTok) statusOf(p *tiktokPost, now time.Time) (status, failReason string, ids []int64) {
-	switch p.status {
+// statusOf answers the status fetch fields of a post at now (after advance).
+func (t *TikTok) statusOf(p tiktokPost, now time.Time) (status, failReason string, ids []int64) {
+	switch p.Status {
 	case "":
 		return TikTokProcessingUpload, "", nil
 	case TikTokFailed:
-		return TikTokFailed, p.verdict, nil
+		return TikTokFailed, p.Verdict, nil
 	case TikTokPublishComplete:
-		public := p.privacy == TikTokPublic || p.userPosted
-		if public && !now.Before(p.finishedAt.Add(max(t.opts.ModerationDelay, 0))) {
-			id, _ := strconv.ParseInt(p.postID, 10, 64)
+		public := p.Privacy == TikTokPublic || p.UserPosted
+		if public && !now.Before(p.FinishedAt.Add(max(t.opts.ModerationDelay, 0))) {
+			id, _ := strconv.ParseInt(p.PostID, 10, 64)
 			return TikTokPublishComplete, "", []int64{id}
 		}
 		return TikTokPublishComplete, "", nil
 	default:
-		return p.status, "", nil
+		return p.Status, "", nil
 	}
 }
 
-// upload serves PUT {upload_url}: one chunk per request, in order.
+// errTikTokRange: another request saved the chunk first; the answer is 416 with the progress.
+var errTikTokRange = errors.New("the upload moved on")
+
+// upload serves PUT {upload_url}: one chunk per request, in order. The chunk is received into a
+// spool resumed from the session, whose kept bytes go to a blob when the upload is not complete
+// yet; the session then moves on in one transaction, unless another request of the same chunk
+// got there first.
 func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	defer drain(r.Body)
 	if r.Method != http.MethodPut {
@@ -874,20 +970,25 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
+	ctx := r.Context()
 	q := r.URL.Query()
-	t.mu.Lock()
-	p, ok := t.byUpload[q.Get("upload_id")]
-	t.mu.Unlock()
-	if !ok || subtle.ConstantTimeCompare([]byte(q.Get("upload_token")), []byte(p.uploadToken)) != 1 {
+	key := tiktokKey(tiktokUploadKind, q.Get("upload_id"))
+	u, _, ok, err := load[tiktokUpload](ctx, t.cfg.State, key)
+	if err != nil {
+		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		return
+	}
+	tokenSHA := sha256.Sum256([]byte(q.Get("upload_token")))
+	if !ok || subtle.ConstantTimeCompare(tokenSHA[:], u.TokenSHA) != 1 {
 		uploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
 		return
 	}
 	// The upload URL carries its own token: only server faults apply to it.
-	if fault := CallFault(p.account.Behavior, t.cfg.Rand); fault == FailUnavailable {
+	if fault := CallFault(u.Behavior, t.cfg.Rand); fault == FailUnavailable {
 		uploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
 		return
 	}
-	if t.cfg.Now().After(p.issued.Add(tiktokUploadURLTTL)) {
+	if t.cfg.Now().After(u.Issued.Add(tiktokUploadURLTTL)) {
 		uploadError(w, http.StatusForbidden, "The upload_url has expired.")
 		return
 	}
@@ -897,8 +998,8 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	first, last, total, ok := parseContentRange(r.Header.Get("Content-Range"))
-	if !ok || total != p.videoSize {
-		uploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(p.videoSize, 10)+".")
+	if !ok || total != u.VideoSize {
+		uploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(u.VideoSize, 10)+".")
 		return
 	}
 	n := last - first + 1
@@ -906,41 +1007,36 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 		uploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
 		return
 	}
-
-	p.upMu.Lock()
-	defer p.upMu.Unlock()
-	if t.cfg.Now().After(p.issued.Add(tiktokUploadURLTTL)) {
-		uploadError(w, http.StatusForbidden, "The upload_url has expired.")
-		return
-	}
-	t.mu.Lock()
-	received, completed := p.received, p.completed
-	t.mu.Unlock()
-	if completed || first != received {
-		setProgress(w, received, p.videoSize)
+	// A completed session has received every byte: what follows is a chunk sent again.
+	if first != u.Received {
+		setProgress(w, u.Received, u.VideoSize)
 		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 		return
 	}
-	k := first / p.chunkSize
-	wantLast := first + p.chunkSize - 1
-	if k == int64(p.chunks-1) {
-		wantLast = p.videoSize - 1
+	k := first / u.ChunkSize
+	wantLast := first + u.ChunkSize - 1
+	if k == int64(u.Chunks-1) {
+		wantLast = u.VideoSize - 1
 	}
-	if k >= int64(p.chunks) || last != wantLast {
-		setProgress(w, received, p.videoSize)
+	if k >= int64(u.Chunks) || last != wantLast {
+		setProgress(w, u.Received, u.VideoSize)
 		uploadError(w, http.StatusBadRequest,
-			fmt.Sprintf("Chunk %d must be bytes %d-%d/%d.", k+1, first, wantLast, p.videoSize))
+			fmt.Sprintf("Chunk %d must be bytes %d-%d/%d.", k+1, first, wantLast, u.VideoSize))
 		return
 	}
 
-	if p.file == nil {
-		p.file, p.hasher = newSpool("", "reelay-tiktok-sim-*.upload"), sha256.New()
+	sp := resumeSpool(ctx, t.cfg.Blobs, u.Spool, "reelay-tiktok-sim-*.upload")
+	defer sp.Close()
+	hasher := sha256.New()
+	if len(u.Hash) > 0 {
+		if err := hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.Hash); err != nil {
+			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+			return
+		}
 	}
-	// A chunk that does not arrive whole leaves no trace: the hash state is restored.
-	saved, _ := p.hasher.(encoding.BinaryMarshaler).MarshalBinary()
-	if got, err := media.CopyHashed(io.NewOffsetWriter(p.file, first), io.LimitReader(r.Body, n), p.hasher); err != nil || got != n {
-		_ = p.hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(saved)
-		setProgress(w, received, p.videoSize)
+	// A chunk that does not arrive whole leaves no trace: nothing is saved.
+	if got, err := media.CopyHashed(io.NewOffsetWriter(sp, first), io.LimitReader(r.Body, n), hasher); err != nil || got != n {
+		setProgress(w, u.Received, u.VideoSize)
 		if errors.Is(err, errSpoolFile) {
 			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 			return
@@ -948,37 +1044,127 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
 		return
 	}
-	now := t.cfg.Now()
-	t.mu.Lock()
-	p.received = last + 1
-	done := p.received == p.videoSize
-	t.mu.Unlock()
-	if !done {
-		setProgress(w, last+1, p.videoSize)
-		w.WriteHeader(http.StatusPartialContent)
+	if last+1 < u.VideoSize {
+		t.saveChunk(w, r, key, sp, hasher, first, last)
 		return
 	}
+	t.completeUpload(w, r, key, u, sp, hex.EncodeToString(hasher.Sum(nil)), first)
+}
 
-	sha := hex.EncodeToString(p.hasher.Sum(nil))
-	verdict, info := checkTikTokVideo(p.file, p.videoSize, p.maxDuration)
-	_ = p.file.Close()
-	p.file, p.hasher = nil, nil
-	t.cfg.Recorder.RecordUpload(Upload{Account: p.account.ID, Bytes: p.videoSize, SHA256: sha})
+// saveChunk keeps a chunk that is not the last: its kept bytes in a blob, the session's
+// progress in its record.
+func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *spool, hasher hash.Hash, first, last int64) {
+	ctx := r.Context()
+	st, err := sp.save(ctx, BlobPrefix(key))
+	if err != nil {
+		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		return
+	}
+	state, _ := hasher.(encoding.BinaryMarshaler).MarshalBinary()
+	var u tiktokUpload
+	err = t.cfg.State.Update(ctx, func(tx Tx) error {
+		var rec Record
+		var found bool
+		var err error
+		u, rec, found, err = loadTx[tiktokUpload](tx, key)
+		if err != nil || !found {
+			return cmp.Or(err, errTikTokRange)
+		}
+		if u.Received != first {
+			return errTikTokRange
+		}
+		u.Received, u.Spool, u.Hash = last+1, st, state
+		if err := save(tx, rec, u); err != nil {
+			return err
+		}
+		return t.updatePost(tx, u.PublishID, func(p *tiktokPost) error {
+			p.Received = u.Received
+			return nil
+		})
+	})
+	switch {
+	case errors.Is(err, errTikTokRange):
+		setProgress(w, u.Received, u.VideoSize)
+		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+	case err != nil:
+		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+	default:
+		setProgress(w, last+1, u.VideoSize)
+		w.WriteHeader(http.StatusPartialContent)
+	}
+}
 
+// updatePost changes a publish_id's post within tx.
+func (t *TikTok) updatePost(tx Tx, publishID string, fn func(p *tiktokPost) error) error {
+	p, rec, found, err := loadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("sim: tiktok upload of an unknown post %s", publishID)
+	}
+	if err := fn(&p); err != nil {
+		return err
+	}
+	return save(tx, rec, p)
+}
+
+// completeUpload checks the complete upload and, in one transaction, records it, starts the
+// post's processing and ends the session; the session's blobs are deleted after.
+func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key, u tiktokUpload, sp *spool, sha string, first int64) {
+	ctx := r.Context()
+	verdict, info := checkTikTokVideo(sp, u.VideoSize, u.MaxDuration)
 	processing := t.opts.DefaultProcessing
-	if ms := p.account.Behavior.ProcessingMS; ms >= 0 {
+	if ms := u.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if p.account.Behavior.Fail == FailReject && verdict == "" {
+	if u.Behavior.Fail == FailReject && verdict == "" {
 		verdict = "file_format_check_failed"
 	}
-	t.mu.Lock()
-	p.completed, p.completedAt, p.processing = true, now, processing
-	p.sha, p.verdict, p.info = sha, verdict, info
-	p.postID = strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(randomBytes(8))>>4), 10)
-	t.advance(p, now)
-	t.mu.Unlock()
-	setProgress(w, p.videoSize, p.videoSize)
+	postID := strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(randomBytes(8))>>4), 10)
+	now := t.cfg.Now()
+	err := t.cfg.State.Update(ctx, func(tx Tx) error {
+		cur, rec, found, err := loadTx[tiktokUpload](tx, key)
+		if err != nil || !found {
+			return cmp.Or(err, errTikTokRange)
+		}
+		if cur.Received != first {
+			u = cur
+			return errTikTokRange
+		}
+		err = t.updatePost(tx, u.PublishID, func(p *tiktokPost) error {
+			p.Received = u.VideoSize
+			p.Completed, p.CompletedAt, p.Processing = true, now, processing
+			p.SHA, p.Verdict, p.PostID = sha, verdict, postID
+			p.Duration, p.Width, p.Height = info.Duration, info.Width, info.Height
+			if err := recordTx(tx, platform.TikTok, Upload{Account: p.Account.ID, Bytes: u.VideoSize, SHA256: sha}); err != nil {
+				return err
+			}
+			return t.settle(tx, p, now)
+		})
+		if err != nil {
+			return err
+		}
+		// The session stays until it expires, all received, so that the last chunk sent
+		// again is told so.
+		cur.Received, cur.Spool, cur.Hash = u.VideoSize, spoolState{}, nil
+		return save(tx, rec, cur)
+	})
+	switch {
+	case errors.Is(err, errTikTokRange):
+		setProgress(w, u.Received, u.VideoSize)
+		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		return
+	case err != nil:
+		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		return
+	}
+	// The chunks are of no use once the video is checked; housekeeping deletes them with the
+	// session should this fail. (An upload in one request has none.)
+	if len(u.Spool.Chunks) > 0 {
+		_ = DeleteBlobs(ctx, t.cfg.Blobs, key)
+	}
+	setProgress(w, u.VideoSize, u.VideoSize)
 	w.WriteHeader(http.StatusCreated)
 }
 

@@ -25,6 +25,7 @@ package sim
 // link.
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,48 +75,59 @@ func (t *TikTok) videoQuery(w http.ResponseWriter, r *http.Request, acc Account,
 			"Up to "+strconv.Itoa(tiktokMaxQueryIDs)+" video IDs can be included per request.", nil)
 		return
 	}
+	posts, err := t.accountPosts(r.Context(), acc.ID)
+	if err != nil {
+		tiktokInternal(w)
+		return
+	}
 	now := t.cfg.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	videos := []map[string]any{}
 	for _, id := range req.Filters.VideoIDs {
-		if p := t.publicPost(acc, id, now); p != nil {
+		p, ok, err := t.publicPost(r.Context(), posts, id, now)
+		if err != nil {
+			tiktokInternal(w)
+			return
+		}
+		if ok {
 			videos = append(videos, t.videoObject(p, fields, now))
 		}
 	}
 	tiktokOK(w, map[string]any{"videos": videos})
 }
 
-// publicPost is the account's post whose public id is id, once TikTok gives that id (under
-// t.mu).
-func (t *TikTok) publicPost(acc Account, id string, now time.Time) *tiktokPost {
-	for _, p := range t.posts {
-		if p.postID != id || p.account.ID != acc.ID {
+// publicPost is the post among the account's posts whose public id is id, once TikTok gives
+// that id.
+func (t *TikTok) publicPost(ctx context.Context, posts []tiktokPost, id string, now time.Time) (tiktokPost, bool, error) {
+	for _, p := range posts {
+		if p.PostID != id {
 			continue
 		}
-		t.advance(p, now)
+		p, ok, err := t.post(ctx, p.PublishID)
+		if err != nil || !ok {
+			return p, false, err
+		}
 		if _, _, ids := t.statusOf(p, now); len(ids) > 0 {
-			return p
+			return p, true, nil
 		}
 	}
-	return nil
+	return tiktokPost{}, false, nil
 }
 
-// videoObject renders the asked fields of a published post (under t.mu).
-func (t *TikTok) videoObject(p *tiktokPost, fields []string, now time.Time) map[string]any {
-	a := AudienceOf(p.postID, p.finishedAt, now)
-	share := "https://www.tiktok.com/@" + url.PathEscape(t.creatorOf(p.account).Username) + "/video/" + p.postID
+// videoObject renders the asked fields of a published post.
+func (t *TikTok) videoObject(p tiktokPost, fields []string, now time.Time) map[string]any {
+	a := AudienceOf(p.PostID, p.FinishedAt, now)
+	share := "https://www.tiktok.com/@" + url.PathEscape(t.creatorOf(p.Account).Username) + "/video/" + p.PostID
 	all := map[string]any{
-		"id": p.postID, "create_time": p.finishedAt.Unix(),
-		"cover_image_url":   t.cfg.BaseURL + "/cover/" + p.postID + ".jpeg",
+		"id": p.PostID, "create_time": p.FinishedAt.Unix(),
+		"cover_image_url":   t.cfg.BaseURL + "/cover/" + p.PostID + ".jpeg",
 		"share_url":         share,
-		"video_description": p.title, "title": p.title,
-		"duration": int(p.info.Duration / time.Second), "height": p.info.Height, "width": p.info.Width,
-		"embed_html": `<blockquote class="tiktok-embed" cite="` + share + `" data-video-id="` + p.postID +
+		"video_description": p.Title, "title": p.Title,
+		"duration": int(p.Duration / time.Second), "height": p.Height, "width": p.Width,
+		"embed_html": `<blockquote class="tiktok-embed" cite="` + share + `" data-video-id="` + p.PostID +
 			`"><section></section></blockquote>`,
-		"embed_link": "https://www.tiktok.com/player/v1/" + p.postID,
+		"embed_link": "https://www.tiktok.com/player/v1/" + p.PostID,
 		"like_count": a.Likes, "comment_count": a.Comments, "share_count": a.Shares, "view_count": a.Views,
-		"is_aigc": p.aigc,
+		"is_aigc": p.AIGC,
 	}
 	out := make(map[string]any, len(fields))
 	for _, f := range fields {

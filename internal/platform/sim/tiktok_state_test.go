@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/store/storetest"
+)
+
+// states are the States the simulators' persistence tests run on: in memory, and in the
+// database of each dialect available.
+func states(t *testing.T) map[string]func(t *testing.T, now func() time.Time) State {
+	out := map[string]func(t *testing.T, now func() time.Time) State{
+		"memory": func(_ *testing.T, now func() time.Time) State { return NewMemoryState(now) },
+	}
+	for _, d := range storetest.Dialects() {
+		out[string(d)] = func(t *testing.T, now func() time.Time) State { return storetest.New(t, d).SimState(now) }
+	}
+	return out
+}
+
+// alternating sends each request to the next of the handlers in turn: a load balancer in front
+// of several processes serving one simulator.
+func alternating(handlers ...http.Handler) http.Handler {
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers[(n.Add(1)-1)%uint64(len(handlers))].ServeHTTP(w, r)
+	})
+}
+
+// blobCount counts the blobs below "sandbox/" (every simulator's).
+func blobCount(t *testing.T, b *blob.Bucket) int {
+	t.Helper()
+	n := 0
+	it := b.List(&blob.ListOptions{Prefix: "sandbox/"})
+	for {
+		_, err := it.Next(context.Background())
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+}
+
+// TestTikTokAcrossProcesses: two processes serve the simulator from one State and one blob
+// storage, each request going to the other than the last. A chunked upload started at one goes
+// on at the other, the post publishes once, and a third process started afterwards (a
+// restart) knows all of it; the upload's blobs are gone once it completed.
+func TestTikTokAcrossProcesses(t *testing.T) {
+	for name, open := range states(t) {
+		t.Run(name, func(t *testing.T) {
+			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			st, blobs := open(t, clock.Now), memblob.OpenBucket(nil)
+			accounts := StaticAccounts{"tok": {ID: "open_1", Username: "creator1", Behavior: Behavior{ProcessingMS: -1}}}
+			e := &ttEnv{t: t, clock: clock}
+			mux := http.NewServeMux()
+			e.srv = httptest.NewServer(mux)
+			t.Cleanup(e.srv.Close)
+			e.base = e.srv.URL + "/sandbox/tiktok"
+			process := func() *TikTok {
+				return NewTikTokSim(Config{BaseURL: e.base, Accounts: accounts, Now: clock.Now, Rand: func() float64 { return 0.99 },
+					Recorder: NewRecorder(st, "tiktok"), State: st, Blobs: blobs}, TikTokOptions{})
+			}
+			a, b := process(), process()
+			mux.Handle("/sandbox/tiktok/", alternating(a, b))
+
+			v := newTTVideo(12_000_000, 10*time.Second, 1080, 1920)
+			init := e.init("tok", "direct", v.size, 6_000_000, 2, direct)
+			if init.code != "ok" {
+				t.Fatal(init)
+			}
+			url, id := init.data["upload_url"].(string), init.data["publish_id"].(string)
+			if code, cr, body := e.put(url, v, 0, 5_999_999, nil); code != http.StatusPartialContent {
+				t.Fatalf("first chunk: %d %q %s", code, cr, body)
+			}
+			if s := e.status("tok", id); s.data["uploaded_bytes"] != float64(6_000_000) {
+				t.Errorf("status after the first chunk, at the other process: %+v", s.data)
+			}
+			if code, cr, body := e.put(url, v, 6_000_000, 11_999_999, nil); code != http.StatusCreated {
+				t.Fatalf("last chunk: %d %q %s", code, cr, body)
+			}
+			if n := blobCount(t, blobs); n != 0 {
+				t.Errorf("%d blobs left after the upload completed", n)
+			}
+			clock.Advance(5 * time.Second)
+			for range 4 { // each process sees it published
+				if s := e.status("tok", id); s.data["status"] != TikTokPublishComplete {
+					t.Fatalf("status: %+v", s.data)
+				}
+			}
+
+			restarted := process()
+			post, ok := restarted.Post(id)
+			if !ok || post.Status != TikTokPublishComplete || post.SHA256 != v.sha() || post.PostID == "" {
+				t.Fatalf("after a restart: %+v, found %v", post, ok)
+			}
+			rec := restarted.Recorder().Snapshot(nil)
+			if len(rec.Uploads) != 1 || rec.Uploads[0].SHA256 != v.sha() || len(rec.Published) != 1 || rec.Published[0].ID != post.PostID {
+				t.Errorf("received: %+v, want one upload and one post", rec)
+			}
+		})
+	}
+}
