@@ -50,9 +50,9 @@ func (c *client) destinationStatuses(id string) map[string]string {
 	return out
 }
 
-// checkReceivedOnce checks that each platform received the video once and published it once,
+// checkSandboxReceivedOnce checks that each platform received the video once and published it once,
 // on the channel's account, as its _introspect (read through c) says.
-func checkReceivedOnce(t *testing.T, c *client, channels map[string]channel, sum string, size int64) {
+func checkSandboxReceivedOnce(t *testing.T, c *client, channels map[string]channel, sum string, size int64) {
 	t.Helper()
 	for _, p := range sandboxPlatforms {
 		in := c.introspect(p)
@@ -145,7 +145,7 @@ func TestSandboxSurvivesKill(t *testing.T) {
 	second := startProc(t, "reelay serve #2 (after SIGKILL)", env, "serve")
 	second.waitHealthy(base, 30*time.Second)
 	checkPublished(t, c.waitSettled(id, 120*time.Second))
-	checkReceivedOnce(t, c, channels, sum, size)
+	checkSandboxReceivedOnce(t, c, channels, sum, size)
 }
 
 // TestSandboxSharedByAPIProcesses runs two API processes and a worker on one PostgreSQL
@@ -210,7 +210,7 @@ func TestSandboxSharedByAPIProcesses(t *testing.T) {
 	checkPublished(t, api1.waitSettled(id, 90*time.Second))
 	for i, c := range []*client{api1, api2} {
 		t.Run(fmt.Sprintf("introspect at API #%d", i+1), func(t *testing.T) {
-			checkReceivedOnce(t, c, channels, sum, size)
+			checkSandboxReceivedOnce(t, c, channels, sum, size)
 		})
 	}
 	for i, p := range procs[:2] {
