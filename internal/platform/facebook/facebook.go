@@ -372,9 +372,11 @@ func (p *Provider) send(ctx context.Context, g metagraph.Client, d *publish.Dest
 	if err != nil {
 		return publish.Transient(publish.CategoryInternal, 0, 0, "Facebook: opening the video at byte %d: %v", offset, err)
 	}
-	defer body.Close()
+	// The transport closes the body once done with it, which may be after Do returned (an
+	// answer before the whole body was read): closing it here too would race its reads.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.UploadURL, body)
 	if err != nil {
+		body.Close()
 		return publish.Permanent(publish.CategoryInternal, 0, "Facebook: building the upload: %v", err)
 	}
 	req.ContentLength = size - offset

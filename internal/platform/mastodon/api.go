@@ -85,6 +85,9 @@ type client struct {
 func (c *client) call(ctx context.Context, method, path string, hdr http.Header, body io.Reader, length int64, out any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
+		if cl, ok := body.(io.Closer); ok {
+			cl.Close() // the transport would have, had the request been made
+		}
 		return 0, err
 	}
 	if body != nil && length >= 0 {

@@ -364,7 +364,8 @@ func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination
 		if err != nil {
 			return publish.Transient(publish.CategoryInternal, 0, 0, "Mastodon upload: %v", err)
 		}
-		defer body.Close()
+		// call hands body to the transport, which closes it once done with it (possibly after
+		// the answer): closing it here too would race its reads.
 		hdr := http.Header{"Content-Type": {body.contentType}}
 		code, err = c.call(ctx, http.MethodPost, pathMediaUpload, hdr, body, body.length, &a)
 		return err

@@ -67,6 +67,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -499,24 +500,25 @@ func (p *Provider) putChunk(c *call, d *publish.Destination, st State, src *io.R
 		*src = r
 	}
 	n := min(p.cfg.ChunkSize, size-off)
-	body := &countingReader{r: io.LimitReader(*src, n)}
+	body := &chunkBody{r: io.LimitReader(*src, n)}
 	h := http.Header{}
 	h.Set("Content-Type", videoType(d.Video.ContentType))
 	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
 	resp, perr := c.do(http.MethodPut, st.SessionURI, body, n, h)
-	if body.err == nil && perr == nil && body.n == n {
+	read, rerr := body.stop()
+	if rerr == nil && perr == nil && read == n {
 		return resp, nil
 	}
 	(*src).Close()
 	*src = nil
-	if resp != nil && perr == nil && body.err == nil {
+	if resp != nil && perr == nil && rerr == nil {
 		return resp, nil // the answer says what the session kept of a short read
 	}
 	if resp != nil {
 		drain(resp)
 	}
-	if body.err != nil {
-		return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+body.n, body.err)
+	if rerr != nil {
+		return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+read, rerr)
 	}
 	return nil, perr
 }
@@ -1013,21 +1015,41 @@ func parseRange(h string) (int64, bool) {
 	return n + 1, true
 }
 
-// countingReader counts what the HTTP client read from the video and keeps the reader's own
-// error apart from the network's.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	err error
+// chunkBody is a chunk's request body, read from the video's reader. It counts what the HTTP
+// client read and keeps the reader's own error apart from the network's. The transport may
+// go on reading it after Do returned (a server that answers before it read the whole chunk,
+// as a 503 does): stop waits out a read in flight and makes every later one fail, so that the
+// video's reader can then be read on or closed, and the counts read, without a race.
+type chunkBody struct {
+	mu      sync.Mutex
+	r       io.Reader
+	n       int64
+	err     error
+	stopped bool
 }
 
-func (c *countingReader) Read(b []byte) (int, error) {
+var errChunkStopped = errors.New("the chunk's request is over")
+
+func (c *chunkBody) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return 0, errChunkStopped
+	}
 	n, err := c.r.Read(b)
 	c.n += int64(n)
 	if err != nil && !errors.Is(err, io.EOF) {
 		c.err = err
 	}
 	return n, err
+}
+
+// stop ends the reads and returns how many bytes were read and the reader's own error.
+func (c *chunkBody) stop() (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return c.n, c.err
 }
 
 func drain(resp *http.Response) {
