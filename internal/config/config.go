@@ -94,6 +94,10 @@ const DefaultPublishWorkers = 300
 // server's disk does not fill with videos that were published weeks ago.
 const DefaultMediaRetention = 30 * 24 * time.Hour
 
+// DefaultRetryAttempts is how many transient failures in a row a destination's step may have
+// before the destination fails (REELAY_RETRY_ATTEMPTS).
+const DefaultRetryAttempts = 8
+
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
 	ID     string
@@ -135,7 +139,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AllowPrivateURLs, "allow-private-urls", false, "let video_url, thumbnail_url and webhook URLs point at private addresses (tests only)")
 	fs.StringVar(&c.AllowHosts, "allow-hosts", "", "host names and CIDRs of your own network that webhooks, media URLs and self-hosted platforms (Mastodon, Bluesky PDS) may reach, comma-separated, e.g. nas.local,192.168.1.0/24")
 	fs.DurationVar(&c.PublishWait, "publish-wait", 15*time.Second, "how long POST /publish waits for destinations to settle")
-	fs.IntVar(&c.RetryAttempts, "retry-attempts", 8, "attempts for a destination step that fails transiently")
+	fs.IntVar(&c.RetryAttempts, "retry-attempts", DefaultRetryAttempts, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
 	fs.IntVar(&c.PublishWorkers, "publish-workers", DefaultPublishWorkers, "destinations a worker process takes forward at once (each a job on the publish queue)")
 	fs.DurationVar(&c.MediaRetention, "media-retention", DefaultMediaRetention, "how long stored media are kept after their last use (taken in, or a post using them settled); 0 keeps them for good")

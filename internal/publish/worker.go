@@ -20,7 +20,8 @@ import (
 // outcome (the platform's own references) is stored before the next step, so a job that
 // dies anywhere resumes from the last stored state. Transient platform errors snooze the job
 // with exponential back-off and jitter (honouring Retry-After) up to RetryAttempts in a row;
-// permanent ones fail the destination at once with the platform's message.
+// permanent ones fail the destination at once with the platform's message. A Step's error is
+// what is left after the provider repeated the failing call in place (Repeat).
 type Worker struct {
 	river.WorkerDefaults[PublishArgs]
 

@@ -118,6 +118,9 @@ type Config struct {
 	ServiceAuthTTL time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider is Bluesky's publish.Provider.
@@ -422,7 +425,11 @@ func (p *Provider) serviceToken(ctx context.Context, c channel, s *session, aud,
 	var out struct {
 		Token string `json:"token"`
 	}
-	if err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetServiceAuth, query: q}, &out); err != nil {
+	// A GET: asking again changes nothing (each answer is a token of its own).
+	err := p.repeat(ctx, publish.CategoryInternal, func() error {
+		return p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetServiceAuth, query: q}, &out)
+	})
+	if err != nil {
 		return "", err
 	}
 	if out.Token == "" {
@@ -438,7 +445,10 @@ func (p *Provider) uploadLimits(ctx context.Context, c channel, s *session) (Upl
 	if err != nil {
 		return l, err
 	}
-	err = p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetUploadLimits, bearer: tok}, &l)
+	// A GET: asking again changes nothing.
+	err = p.repeat(ctx, publish.CategoryInternal, func() error {
+		return p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetUploadLimits, bearer: tok}, &l)
+	})
 	if err != nil && noVideoService(err) {
 		return l, errNoVideoService
 	}
@@ -501,8 +511,14 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 		var out struct {
 			Blob *Blob `json:"blob"`
 		}
-		err := p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidUploadBlob,
-			open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &out)
+		// A blob is stored under the CID of its bytes, so the same video again is the same blob,
+		// and one that no record references is deleted after a while ("The blob will be deleted
+		// if it is not referenced within a time window", docs.bsky.app/docs/api/
+		// com-atproto-repo-upload-blob).
+		err := p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+			return p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidUploadBlob,
+				open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &out)
+		})
 		if err != nil {
 			return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
 		}
@@ -527,8 +543,13 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 	}
 	q := url.Values{"did": {st.DID}, "name": {name + ".mp4"}}
 	var raw json.RawMessage
-	err = p.do(ctx, request{method: http.MethodPost, base: c.video, nsid: nsidUploadVideo, query: q, bearer: tok,
-		open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &raw)
+	// The video service answers bytes it already has from this account with 409 already_exists
+	// and the job that took them (see the package comment), so an upload sent again after one
+	// that went through makes no second job.
+	err = p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+		return p.do(ctx, request{method: http.MethodPost, base: c.video, nsid: nsidUploadVideo, query: q, bearer: tok,
+			open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &raw)
+	})
 	var xe *xrpcError
 	switch {
 	case err == nil:
@@ -573,7 +594,10 @@ func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outco
 	var out struct {
 		JobStatus *JobStatus `json:"jobStatus"`
 	}
-	err := p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetJobStatus, query: url.Values{"jobId": {st.JobID}}}, &out)
+	// A GET: asking again changes nothing.
+	err := p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+		return p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetJobStatus, query: url.Values{"jobId": {st.JobID}}}, &out)
+	})
 	var xe *xrpcError
 	if err != nil && errors.As(err, &xe) && xe.Status >= 400 && xe.Status < 500 && !xe.rateLimited() && !xe.authFailure() {
 		// The service no longer knows the job. Uploading again is safe: if it still has the
@@ -671,9 +695,22 @@ func (p *Provider) post(ctx context.Context, d *publish.Destination, c channel, 
 		return publish.Outcome{}, err
 	}
 	var ref recordRef
-	err = p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
-		"repo": st.DID, "collection": PostCollection, "rkey": st.Rkey, "record": record(d, st, text),
-	}}, &ref)
+	var found *recordRef
+	// The record goes under the key stored before any create, and a PDS holds one record per
+	// key: a create repeated after one that went through cannot post twice. Before it is made
+	// again, the record under the key tells whether the last one went through.
+	err = p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error { return classifyXRPC(err, publish.CategoryInvalidOptions) }, func() error {
+		return p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
+			"repo": st.DID, "collection": PostCollection, "rkey": st.Rkey, "record": record(d, st, text),
+		}}, &ref)
+	}, func() (bool, error) {
+		var err error
+		found, err = p.findPost(ctx, c, st, text)
+		return found != nil, err
+	})
+	if err == nil && found != nil {
+		return p.finish(st, *found), nil
+	}
 	if err == nil && ref.URI != "" {
 		return p.finish(st, ref), nil
 	}
@@ -715,7 +752,10 @@ func (p *Provider) findPost(ctx context.Context, c channel, st State, text strin
 		} `json:"value"`
 	}
 	q := url.Values{"repo": {st.DID}, "collection": {PostCollection}, "rkey": {st.Rkey}}
-	err := p.do(ctx, request{method: http.MethodGet, base: c.pds, nsid: nsidGetRecord, query: q}, &out)
+	// A GET: asking again changes nothing.
+	err := p.repeat(ctx, publish.CategoryInternal, func() error {
+		return p.do(ctx, request{method: http.MethodGet, base: c.pds, nsid: nsidGetRecord, query: q}, &out)
+	})
 	var xe *xrpcError
 	if err != nil && errors.As(err, &xe) && (xe.Name == "RecordNotFound" || xe.Status == http.StatusNotFound) {
 		return nil, nil
@@ -756,6 +796,12 @@ func (st State) next(status string, after time.Duration) publish.Outcome {
 func (st State) outcome() publish.Outcome {
 	raw, _ := json.Marshal(st)
 	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.URI, URL: st.URL}
+}
+
+// repeat makes call under Config.Repeat, its errors read by classifyXRPC with other as the
+// category of an unrecognised 4xx.
+func (p *Provider) repeat(ctx context.Context, other string, call func() error) error {
+	return p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classifyXRPC(err, other) }, call)
 }
 
 // NewTID returns a record key in the TID form (atproto "Timestamp Identifier"): 64 bits with

@@ -34,7 +34,9 @@ func newEnv(t *testing.T, b sim.Behavior, o sim.BlueskyOptions, po providertest.
 		e.sim = sim.NewBlueskySim(cfg, o)
 		return e.sim
 	}, po)
-	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now})
+	// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as longer
+	// ones would, instead of being waited out in every test.
+	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}})
 	e.creds = sim.SandboxCredentials(platform.Bluesky, e.BaseURL, account, "app-pw-1")
 	return e
 }

@@ -348,8 +348,12 @@ func (p *Provider) session(ctx context.Context, c channel) (*session, error) {
 // createSession signs in with the app password (under s.mu). A refused password is auth_expired.
 func (p *Provider) createSession(ctx context.Context, c channel, s *session) error {
 	var a sessionAnswer
-	err := p.do(ctx, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateSession,
-		json: map[string]string{"identifier": c.handle, "password": c.password}}, &a)
+	// Signing in again makes another session of the same account; one left unused only
+	// expires.
+	err := p.repeat(ctx, publish.CategoryAuthExpired, func() error {
+		return p.do(ctx, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateSession,
+			json: map[string]string{"identifier": c.handle, "password": c.password}}, &a)
+	})
 	if err != nil {
 		var xe *xrpcError
 		if errors.As(err, &xe) && !xe.rateLimited() && xe.Status < 500 {

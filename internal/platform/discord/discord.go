@@ -67,8 +67,11 @@ type Config struct {
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 	// MaxSends is how many sends one destination may make after failures that did not post
-	// before a transient failure becomes permanent (6).
+	// before a transient failure becomes permanent (sendonce.DefaultMaxSends).
 	MaxSends int
 	// Now is the clock (time.Now).
 	Now func() time.Time
@@ -99,7 +102,7 @@ func New(cfg Config) *Provider {
 		cfg.APITimeout = 30 * time.Second
 	}
 	if cfg.MaxSends <= 0 {
-		cfg.MaxSends = 6
+		cfg.MaxSends = sendonce.DefaultMaxSends(cfg.Repeat)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -260,19 +263,23 @@ func (p *Provider) start(ctx context.Context, t target, d *publish.Destination, 
 
 // check reads the target once: where messages land (guild, channel) and who posts them.
 func (p *Provider) check(ctx context.Context, t target, st *State) error {
+	// GETs: asking again changes nothing.
+	get := func(u string, out any) error {
+		return p.cfg.Repeat.Do(ctx, classify, func() error { return t.c.get(ctx, u, out) })
+	}
 	if !t.bot() {
 		var w Webhook
-		if err := t.c.get(ctx, t.c.webhook, &w); err != nil {
+		if err := get(t.c.webhook, &w); err != nil {
 			return classify(err)
 		}
 		st.WebhookID, st.GuildID, st.ChannelID = w.ID, w.GuildID, w.ChannelID
 	} else {
 		var me User
-		if err := t.c.get(ctx, t.c.base+"/users/@me", &me); err != nil {
+		if err := get(t.c.base+"/users/@me", &me); err != nil {
 			return classify(err)
 		}
 		var ch Channel
-		if err := t.c.get(ctx, t.c.base+"/channels/"+url.PathEscape(t.channelID), &ch); err != nil {
+		if err := get(t.c.base+"/channels/"+url.PathEscape(t.channelID), &ch); err != nil {
 			return classify(err)
 		}
 		st.BotID, st.GuildID, st.ChannelID = me.ID, ch.GuildID, ch.ID
@@ -307,13 +314,21 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 		}
 		// Not in the channel: the interrupted send did not post. Send again, with the same nonce.
 	}
-	st.Sends++
 	f := p.body(d, text, filename, t.bot())
 	u := t.c.webhook + "?wait=true"
 	if t.bot() {
 		u = t.c.base + "/channels/" + url.PathEscape(t.channelID) + "/messages"
 	}
-	msg, err := t.c.create(ctx, u, f)
+	// A message Discord answered with an error of its own was not created (the HTTP status
+	// codes, discord.com/developers/docs/topics/opcodes-and-status-codes), and one that never
+	// reached it neither: it is sent again at once. One without an answer is not
+	// (sendonce.Attempt.Send); a bot's carries its nonce with enforce_nonce besides.
+	var msg message
+	err = st.Send(ctx, p.cfg.Repeat, p.cfg.MaxSends, "Discord", classify, func() error {
+		var err error
+		msg, err = t.c.create(ctx, u, f)
+		return err
+	})
 	if err != nil {
 		if sendonce.Unknown(ctx, err) {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,

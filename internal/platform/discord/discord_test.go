@@ -46,6 +46,11 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *discord.Provider) {
 	}, providertest.Options{Rand: s.rand})
 	cfg := s.cfg
 	cfg.HTTPClient, cfg.Now = env.Client, env.Clock.Now
+	if cfg.Repeat == (publish.Repeat{}) {
+		// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as
+		// longer ones would, instead of being waited out in every test.
+		cfg.Repeat = publish.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}
+	}
 	return env, discord.New(cfg)
 }
 
@@ -277,6 +282,48 @@ func TestFlakyPublishesOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSendFailureSentAgain: a send Discord answered with an error posted nothing, so the send
+// Step sends again at once (the Step after the one that armed it publishes), whichever way
+// the message goes; a send that got no answer is not sent again.
+func TestSendFailureSentAgain(t *testing.T) {
+	t.Parallel()
+	for _, bot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bot=%v", bot), func(t *testing.T) {
+			t.Parallel()
+			// The start reads the webhook, or the bot and its channel; then two sends fail.
+			draws := []float64{0.99, 0.1, 0.1}
+			if bot {
+				draws = []float64{0.99, 0.99, 0.1, 0.1}
+			}
+			env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}, rand: sequence(draws...)})
+			creds := hookCreds(env)
+			if bot {
+				creds = botCreds()
+			}
+			d := env.Destination(account, creds, providertest.ShortVideo(), "")
+			if _, err := providertest.Step(context.Background(), p, d); err != nil {
+				t.Fatal(err)
+			}
+			out, err := providertest.Step(context.Background(), p, d)
+			if err != nil || out.Status != publish.StatusPublished {
+				t.Fatalf("send: %+v, %v; want published after the error answers", out, err)
+			}
+			refused := 0
+			for _, r := range env.Requests(http.MethodPost, "") {
+				if r.Status >= 500 {
+					refused++
+				}
+			}
+			if sends := len(env.Requests(http.MethodPost, "")); sends != 3 || refused != 2 {
+				t.Errorf("%d sends, %d refused; want 3 and 2", sends, refused)
+			}
+			if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
+				t.Fatalf("introspection %+v", in)
+			}
+		})
 	}
 }
 

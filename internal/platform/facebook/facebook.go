@@ -80,6 +80,9 @@ type Config struct {
 	// PollInterval is the first wait before reading the status after finishing (2 s when 0);
 	// the waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0).
 	PollInterval, MaxPollInterval time.Duration
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider publishes Reels to Facebook Pages. It implements publish.Provider.
@@ -188,7 +191,13 @@ func (p *Provider) start(ctx context.Context, g metagraph.Client, d *publish.Des
 		VideoID   string `json:"video_id"`
 		UploadURL string `json:"upload_url"`
 	}
-	if err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/video_reels", url.Values{"upload_phase": {"start"}}, &res); err != nil {
+	// A session started twice is harmless: a reel is published only by the finish phase of its
+	// own video_id (developers.facebook.com/docs/video-api/guides/reels-publishing), and the
+	// other session never gets a byte.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/video_reels", url.Values{"upload_phase": {"start"}}, &res)
+	})
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if res.VideoID == "" || res.UploadURL == "" {
@@ -260,7 +269,11 @@ func (p *Provider) status(ctx context.Context, g metagraph.Client, videoID strin
 	var res struct {
 		Status videoStatus `json:"status"`
 	}
-	if err := g.Get(ctx, "/"+url.PathEscape(videoID), url.Values{"fields": {"status"}}, &res); err != nil {
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return g.Get(ctx, "/"+url.PathEscape(videoID), url.Values{"fields": {"status"}}, &res)
+	})
+	if err != nil {
 		return videoStatus{}, classify(err)
 	}
 	return res.Status, nil
@@ -321,14 +334,50 @@ func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.De
 	if err := checkUploadURL(st.UploadURL, g.BaseURL); err != nil {
 		return publish.Outcome{}, err
 	}
+	// An upload that failed may have delivered some or all of its bytes. Before it is made
+	// again the status tells how many the platform holds, and the bytes go again from there
+	// (the upload host takes them at the offset header): none twice, and none at all once the
+	// status reads complete.
+	moved := false
+	err = p.cfg.Repeat.DoChecked(ctx, nil, func() error {
+		return p.send(ctx, g, d, st, offset)
+	}, func() (bool, error) {
+		s, err := p.status(ctx, g, st.VideoID)
+		switch {
+		case err != nil:
+			return false, err
+		case s.Uploading.Status == "complete":
+			return true, nil
+		case s.VideoStatus == "expired" || refusal(s) != nil || s.Uploading.bytes() < 0 || s.Uploading.bytes() > size:
+			moved = true // the next Step reads the status and acts on it
+			return true, nil
+		}
+		offset = s.Uploading.bytes()
+		return false, nil
+	})
+	switch {
+	case err != nil:
+		return publish.Outcome{}, err
+	case moved:
+		return p.outcome(publish.StatusUploading, st, 0)
+	}
+	st.Uploaded = true
+	return p.outcome(publish.StatusProcessing, st, 0)
+}
+
+// send posts the video's bytes from offset to the end to the upload URL, streamed from storage.
+func (p *Provider) send(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, offset int64) error {
+	size := d.Video.Size
 	body, err := d.Video.Open(ctx, offset)
 	if err != nil {
-		return publish.Outcome{}, publish.Transient(publish.CategoryInternal, 0, 0, "Facebook: opening the video at byte %d: %v", offset, err)
+		return publish.Transient(publish.CategoryInternal, 0, 0, "Facebook: opening the video at byte %d: %v", offset, err)
 	}
-	defer body.Close()
+	// The transport closes the body once done with it, which may be after Do returned (an
+	// answer before the whole body was read): closing it here too would race its reads.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.UploadURL, body)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: building the upload: %v", err)
+		body.Close()
+		return publish.Permanent(publish.CategoryInternal, 0, "Facebook: building the upload: %v", err)
 	}
 	req.ContentLength = size - offset
 	req.Header.Set("Authorization", "OAuth "+g.Token)
@@ -341,8 +390,8 @@ func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.De
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		// The next Step asks the platform how many bytes arrived and goes on from there.
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
+		// The next try asks the platform how many bytes arrived and goes on from there.
+		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -358,25 +407,24 @@ func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.De
 	_ = json.Unmarshal(raw, &res)
 	switch {
 	case resp.StatusCode/100 == 2 && res.Success:
-		st.Uploaded = true
-		return p.outcome(publish.StatusProcessing, st, 0)
+		return nil
 	case res.Error != nil:
-		return publish.Outcome{}, classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Body: *res.Error})
+		return classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Body: *res.Error})
 	case res.DebugInfo != nil:
 		di := res.DebugInfo
 		msg := fmt.Sprintf("Facebook: upload from byte %d: %s: %s", offset, di.Type, di.Message)
 		switch di.Type {
 		case "OffsetInvalidError", "PartialRequestError":
-			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
+			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
 		case "ProcessingFailedError":
-			return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, resp.StatusCode, "%s", msg)
+			return publish.Permanent(publish.CategoryMediaRejected, resp.StatusCode, "%s", msg)
 		}
 		if di.Retriable || resp.StatusCode >= 500 {
-			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
+			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, resp.StatusCode, "%s", msg)
+		return publish.Permanent(publish.CategoryInternal, resp.StatusCode, "%s", msg)
 	}
-	return publish.Outcome{}, classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Raw: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
+	return classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Raw: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
 }
 
 // finish publishes the uploaded reel, unless a finish already went through.
@@ -388,8 +436,7 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.De
 	if err := refusal(s); err != nil {
 		return publish.Outcome{}, err
 	}
-	if s.Publishing.Status == "in_progress" || s.Publishing.Status == "complete" ||
-		s.Publishing.PublishStatus == "published" || s.Publishing.PublishStatus == "scheduled" {
+	if finished(s) {
 		// A finish went through before the process died: it is not sent twice.
 		st.Finished = true
 		return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
@@ -414,8 +461,20 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.De
 	var res struct {
 		Success bool `json:"success"`
 	}
-	if err := g.Post(actx, "/"+url.PathEscape(d.Account)+"/video_reels", form, &res); err != nil {
-		// A finish whose answer was lost is found on the next Step by the status read above.
+	// A finish that failed may have gone through: before it is made again the status tells, as
+	// above (a publishing phase under way or complete), and a finish found there is not sent
+	// twice. A finish whose answer was lost for good is found the same way by the next Step.
+	err = p.cfg.Repeat.DoChecked(ctx, classify, func() error {
+		return g.Post(actx, "/"+url.PathEscape(d.Account)+"/video_reels", form, &res)
+	}, func() (bool, error) {
+		s, err := p.status(ctx, g, st.VideoID)
+		if err != nil {
+			return false, err
+		}
+		res.Success = finished(s)
+		return res.Success, nil
+	})
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if !res.Success {
@@ -423,6 +482,12 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.De
 	}
 	st.Finished = true
 	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+}
+
+// finished reports whether a finish went through: its publishing phase is under way or done.
+func finished(s videoStatus) bool {
+	return s.Publishing.Status == "in_progress" || s.Publishing.Status == "complete" ||
+		s.Publishing.PublishStatus == "published" || s.Publishing.PublishStatus == "scheduled"
 }
 
 // poll waits for the reel to be published.

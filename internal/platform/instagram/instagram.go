@@ -86,6 +86,9 @@ type Config struct {
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider publishes Reels to Instagram. It implements publish.Provider.
@@ -199,7 +202,13 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 	}
 	acct := url.PathEscape(d.Account)
 	if !p.cfg.SkipPublishingLimitCheck {
-		lim, err := publishingLimit(ctx, g, d.Account)
+		var lim metagraph.Quota
+		// A GET: asking again changes nothing.
+		err := p.cfg.Repeat.Do(ctx, classify, func() error {
+			var err error
+			lim, err = publishingLimit(ctx, g, d.Account)
+			return err
+		})
 		if err != nil {
 			return publish.Outcome{}, classify(err)
 		}
@@ -227,7 +236,12 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := g.Post(ctx, "/"+acct+"/media", form, &created); err != nil {
+	// A container created twice is harmless: only media_publish makes a Reel of one, and the
+	// other expires unpublished after 24 hours (status_code EXPIRED, "not published within 24
+	// hours", developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/
+	// ig-container). Meta then fetches the video once more.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Post(ctx, "/"+acct+"/media", form, &created) })
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
@@ -244,7 +258,11 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		Status     string `json:"status"`
 	}
 	q := url.Values{"fields": {"status_code,status"}}
-	if err := g.Get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c); err != nil {
+	// A GET: asking again changes nothing.
+	read := func() error {
+		return p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c) })
+	}
+	if err := read(); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	switch c.StatusCode {
@@ -253,7 +271,25 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 			ID string `json:"id"`
 		}
 		form := url.Values{"creation_id": {st.ContainerID}}
-		err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
+		// A media_publish that failed may have gone through. It is made again only after the
+		// container's status, read again, is still FINISHED: Graph reports PUBLISHED for a
+		// container whose media_publish went through (status_code, IG Container reference).
+		err := p.cfg.Repeat.DoChecked(ctx, classify, func() error {
+			return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
+		}, func() (bool, error) {
+			if err := read(); err != nil {
+				return false, err
+			}
+			return c.StatusCode != "FINISHED", nil
+		})
+		if err == nil && c.StatusCode != "FINISHED" {
+			// The status moved on under a failed media_publish: PUBLISHED is found as a
+			// crash's would be; anything else is read again at the next poll.
+			if c.StatusCode == "PUBLISHED" {
+				return p.recover(ctx, g, d, st, o)
+			}
+			return p.wait(st)
+		}
 		if notReady(err) {
 			return p.wait(st)
 		}
@@ -311,7 +347,9 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	var list struct {
 		Data []mediaNode `json:"data"`
 	}
-	if err := g.Get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list); err != nil {
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list) })
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	var found []mediaNode
@@ -372,7 +410,8 @@ func (m mediaNode) link() string {
 func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
 	var m mediaNode
 	q := url.Values{"fields": {"permalink,shortcode"}}
-	err := g.Get(ctx, "/"+url.PathEscape(st.MediaID), q, &m)
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.MediaID), q, &m) })
 	if err != nil {
 		pe := classify(err)
 		if pe.Transient || pe.Category == publish.CategoryAuthExpired {

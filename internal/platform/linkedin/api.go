@@ -261,7 +261,11 @@ const (
 
 func (c client) getVideo(ctx context.Context, urn string) (video, error) {
 	var v video
-	_, err := c.do(ctx, http.MethodGet, pathVideos+"/"+url.QueryEscape(urn), nil, &v, true)
+	// A GET: asking again changes nothing.
+	err := c.p.cfg.Repeat.Do(ctx, c.p.classify, func() error {
+		_, err := c.do(ctx, http.MethodGet, pathVideos+"/"+url.QueryEscape(urn), nil, &v, true)
+		return err
+	})
 	return v, err
 }
 

@@ -34,7 +34,7 @@ func audienceEnv(t *testing.T) (*providertest.Env, *sim.LinkedIn, *Provider) {
 		s = sim.NewLinkedInSim(c, sim.LinkedInOptions{})
 		return s
 	}, providertest.Options{})
-	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, RetryDelay: time.Millisecond})
+	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
 }
 
 // publishPost publishes a post as the member and returns it as the simulator knows it.

@@ -77,10 +77,9 @@ type Config struct {
 	Version string
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one part).
 	StepBytes int64
-	// PartRetries is how often a part is sent again within a Step after a 5xx or a broken
-	// connection (2); RetryDelay the first wait between tries (500 ms, doubled each time).
-	PartRetries int
-	RetryDelay  time.Duration
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 	// APITimeout bounds each API call (30 s).
 	APITimeout time.Duration
 	// PollInitial and PollMax bound the wait between video status reads (500 ms doubling, at
@@ -109,14 +108,6 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.PartRetries < 0 {
-		cfg.PartRetries = 0
-	} else if cfg.PartRetries == 0 {
-		cfg.PartRetries = 2
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = 500 * time.Millisecond
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -316,7 +307,14 @@ func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, 
 	req := map[string]initializeUploadRequest{"initializeUploadRequest": {
 		Owner: authorURN(d.Account), FileSizeBytes: v.Size, UploadCaptions: false, UploadThumbnail: thumb,
 	}}
-	if _, err := c.do(ctx, http.MethodPost, pathVideos+"?action=initializeUpload", req, &res, true); err != nil {
+	// An upload initialized twice leaves a video that gets no part and is never finalized:
+	// LinkedIn cannot post a video before finalizeUpload, and the upload URLs of the orphan
+	// lapse (uploadUrlsExpireAt).
+	err := p.cfg.Repeat.Do(ctx, p.classify, func() error {
+		_, err := c.do(ctx, http.MethodPost, pathVideos+"?action=initializeUpload", req, &res, true)
+		return err
+	})
+	if err != nil {
 		return publish.Outcome{}, p.classify(err)
 	}
 	val := res.Value
@@ -439,34 +437,29 @@ func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination,
 	return st.next(publish.StatusUploading, 0), nil
 }
 
-// putRetrying PUTs n bytes from open to an upload URL, again after a broken connection or a 5xx,
-// a bounded number of times. It returns the status, the ETag and the body of the answer.
+// putRetrying PUTs n bytes from open to an upload URL, again after a broken connection or a 5xx.
+// A part's upload URL is for that byte range alone and takes it again whole, so a part sent
+// twice is the same part; its ETag is the last answer's. It returns the status, the ETag and
+// the body of the answer.
 func (p *Provider) putRetrying(ctx context.Context, c client, target, ctype string, n int64,
 	open func() (io.ReadCloser, error), what string) (int, string, string, error) {
-	delay := p.cfg.RetryDelay
-	var last error
-	for attempt := 0; ; attempt++ {
-		status, etag, body, err := p.put(ctx, c, target, ctype, n, open)
-		if err == nil && status < 500 {
-			return status, etag, body, nil
+	var status int
+	var etag, body string
+	err := p.cfg.Repeat.Do(ctx, nil, func() error {
+		var err error
+		status, etag, body, err = p.put(ctx, c, target, ctype, n, open)
+		if err == nil && status >= 500 {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, status, 0, "HTTP %d: %s", status, body)
 		}
-		if ctx.Err() != nil {
-			return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading %s to LinkedIn: %v", what, ctx.Err())
+		return err
+	})
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr
 		}
-		if err != nil {
-			last = err
-		} else {
-			last = fmt.Errorf("HTTP %d: %s", status, body)
-		}
-		if attempt >= p.cfg.PartRetries {
-			return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, status, 0, "uploading %s to LinkedIn: %v", what, last)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(delay):
-		}
-		delay *= 2
+		return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, publish.AsError(err).Status, 0, "uploading %s to LinkedIn: %v", what, err)
 	}
+	return status, etag, body, nil
 }
 
 func (p *Provider) put(ctx context.Context, c client, target, ctype string, n int64, open func() (io.ReadCloser, error)) (int, string, string, error) {
@@ -526,7 +519,18 @@ func (p *Provider) finalize(ctx context.Context, c client, st State) (publish.Ou
 		etags[i] = part.ETag
 	}
 	req := map[string]finalizeUploadRequest{"finalizeUploadRequest": {Video: st.Video, UploadToken: st.UploadToken, UploadedPartIDs: etags}}
-	if _, err := c.do(ctx, http.MethodPost, pathVideos+"?action=finalizeUpload", req, nil, true); err != nil {
+	// A finalize that failed may have gone through: before it is made again the video's status
+	// tells, as above (anything past WAITING_UPLOAD was finalized).
+	finalized := false
+	err = p.cfg.Repeat.DoChecked(ctx, p.classify, func() error {
+		_, err := c.do(ctx, http.MethodPost, pathVideos+"?action=finalizeUpload", req, nil, true)
+		return err
+	}, func() (bool, error) {
+		v, err := c.getVideo(ctx, st.Video)
+		finalized = err == nil && v.Status != videoWaitingUpload
+		return finalized, err
+	})
+	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && (ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusNotFound) {
 			// The upload cannot be completed (parts LinkedIn no longer has, a session it
@@ -535,7 +539,9 @@ func (p *Provider) finalize(ctx context.Context, c client, st State) (publish.Ou
 		}
 		return publish.Outcome{}, p.classify(err)
 	}
-	st.Finalizes++
+	if !finalized {
+		st.Finalizes++
+	}
 	st.Phase = phaseProcessing
 	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
 }
@@ -591,7 +597,14 @@ func (p *Provider) post(ctx context.Context, c client, d *publish.Destination, s
 		Content:        postContent{Media: postMedia{Title: title, ID: st.Video}},
 		LifecycleState: "PUBLISHED",
 	}
-	h, err := c.do(ctx, http.MethodPost, pathPosts, req, nil, true)
+	// A post repeated after one that went through is refused with DUPLICATE_POST naming the
+	// post the first made (see the package comment), taken below as this destination's.
+	var h http.Header
+	err = p.cfg.Repeat.Do(ctx, p.classify, func() error {
+		var err error
+		h, err = c.do(ctx, http.MethodPost, pathPosts, req, nil, true)
+		return err
+	})
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {

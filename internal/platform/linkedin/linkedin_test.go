@@ -37,7 +37,7 @@ func env(t *testing.T, b sim.Behavior, opts sim.LinkedInOptions) (*providertest.
 		s = sim.NewLinkedInSim(c, opts)
 		return s
 	}, providertest.Options{})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, RetryDelay: time.Millisecond})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
 	return e, s, p
 }
 
@@ -239,7 +239,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	rnd := func() float64 { return float64(n.Add(1)*7919%100) / 100 } // about 40% of calls fail
 	e := providertest.NewEnv(t, "linkedin", accounts(sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.4, ProcessingMS: 3000}),
 		sim.NewLinkedIn, providertest.Options{Rand: rnd})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, RetryDelay: time.Millisecond, PartRetries: -1})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Tries: 1}})
 	v := providertest.NewVideo(9<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
 	outs, err := e.RunRetrying(p, d, 200)
@@ -292,7 +292,7 @@ func TestResumeMidPart(t *testing.T) {
 	d := e.Destination(member, creds(), v, "")
 	open, failed := failingOpen(d.Video, 4<<20) // the second part
 	d.Video.Open = open
-	p.cfg.PartRetries = 0
+	p.cfg.Repeat.Tries = 1
 
 	var sawErr bool
 	for range 40 {

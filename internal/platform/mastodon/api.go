@@ -85,6 +85,9 @@ type client struct {
 func (c *client) call(ctx context.Context, method, path string, hdr http.Header, body io.Reader, length int64, out any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
+		if cl, ok := body.(io.Closer); ok {
+			cl.Close() // the transport would have, had the request been made
+		}
 		return 0, err
 	}
 	if body != nil && length >= 0 {
@@ -133,6 +136,18 @@ func (c *client) callJSON(ctx context.Context, method, path string, hdr http.Hea
 	}
 	hdr.Set("Content-Type", "application/json")
 	return c.call(ctx, method, path, hdr, bytes.NewReader(b), int64(len(b)), out)
+}
+
+// get is callJSON of a GET under the provider's Repeat: a read, which asking again changes
+// nothing.
+func (c *client) get(ctx context.Context, path string, out any) (int, error) {
+	var code int
+	err := c.p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, "") }, func() error {
+		var err error
+		code, err = c.callJSON(ctx, http.MethodGet, path, nil, nil, out)
+		return err
+	})
+	return code, err
 }
 
 func (c *client) errorOf(resp *http.Response, raw []byte) *apiError {
@@ -239,11 +254,11 @@ func (c *client) instance(ctx context.Context) (Instance, error) {
 	anon := *c
 	anon.token = ""
 	var raw instanceJSON
-	_, err := anon.callJSON(ctx, http.MethodGet, pathInstanceV2, nil, nil, &raw)
+	_, err := anon.get(ctx, pathInstanceV2, &raw)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		raw = instanceJSON{}
-		_, err = anon.callJSON(ctx, http.MethodGet, pathInstanceV1, nil, nil, &raw) // Mastodon 3.x
+		_, err = anon.get(ctx, pathInstanceV1, &raw) // Mastodon 3.x
 	}
 	if err != nil {
 		return Instance{}, err
@@ -290,7 +305,7 @@ type account struct {
 
 func (c *client) verifyCredentials(ctx context.Context) (account, error) {
 	var a account
-	_, err := c.callJSON(ctx, http.MethodGet, pathVerify, nil, nil, &a)
+	_, err := c.get(ctx, pathVerify, &a)
 	if err == nil && a.ID == "" {
 		err = fmt.Errorf("Mastodon (%s): verify_credentials answered without an account id", c.host)
 	}

@@ -81,6 +81,9 @@ type Config struct {
 	// MaxUploads bounds the uploads of one destination when the instance lost the media
 	// before it was posted (3).
 	MaxUploads int
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider is Mastodon's publish.Provider.
@@ -350,14 +353,23 @@ func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination
 	if d.Thumbnail != nil {
 		tt, _ = mediaType(d.Thumbnail.ContentType, "")
 	}
-	body, err := newUploadBody(ctx, d.Video, vt, d.Thumbnail, tt, opts.Description)
-	if err != nil {
-		return publish.Outcome{}, publish.Transient(publish.CategoryInternal, 0, 0, "Mastodon upload: %v", err)
-	}
-	defer body.Close()
-	hdr := http.Header{"Content-Type": {body.contentType}}
 	var a attachment
-	code, err := c.call(ctx, http.MethodPost, pathMediaUpload, hdr, body, body.length, &a)
+	var code int
+	// An upload made again after one that reached the instance leaves a media attachment no
+	// status uses: it is never shown, and Mastodon deletes unattached media after a day (see the
+	// package comment). The instance takes no Idempotency-Key here, and has no way to list
+	// unattached media, so this is the one upload that can be sent twice.
+	err := p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, publish.CategoryMediaRejected) }, func() error {
+		body, err := newUploadBody(ctx, d.Video, vt, d.Thumbnail, tt, opts.Description)
+		if err != nil {
+			return publish.Transient(publish.CategoryInternal, 0, 0, "Mastodon upload: %v", err)
+		}
+		// call hands body to the transport, which closes it once done with it (possibly after
+		// the answer): closing it here too would race its reads.
+		hdr := http.Header{"Content-Type": {body.contentType}}
+		code, err = c.call(ctx, http.MethodPost, pathMediaUpload, hdr, body, body.length, &a)
+		return err
+	})
 	if err != nil {
 		return publish.Outcome{}, classify(err, publish.CategoryMediaRejected)
 	}
@@ -393,7 +405,7 @@ func (p *Provider) reupload(st State, why string) (publish.Outcome, error) {
 // poll asks whether the instance has processed the media.
 func (p *Provider) poll(ctx context.Context, c *client, st State) (publish.Outcome, error) {
 	var a attachment
-	code, err := c.callJSON(ctx, http.MethodGet, pathMedia+url.PathEscape(st.MediaID), nil, nil, &a)
+	code, err := c.get(ctx, pathMedia+url.PathEscape(st.MediaID), &a)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
@@ -433,7 +445,7 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 	if p.cfg.Now().Sub(st.PostStartedAt) >= p.cfg.IdempotencyWindow {
 		// An earlier attempt's key may have expired: ask whether the media is attached.
 		var a attachment
-		code, err := c.callJSON(ctx, http.MethodGet, pathMedia+url.PathEscape(st.MediaID), nil, nil, &a)
+		code, err := c.get(ctx, pathMedia+url.PathEscape(st.MediaID), &a)
 		var ae *apiError
 		switch {
 		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
@@ -455,7 +467,14 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 	}
 	hdr := http.Header{"Idempotency-Key": {d.ID}}
 	var s status
-	_, err := c.callJSON(ctx, http.MethodPost, pathStatuses, hdr, req, &s)
+	// Under the same Idempotency-Key, a post made again answers the status the first one
+	// created instead of posting twice ("Idempotency keys are stored for up to 1 hour",
+	// docs.joinmastodon.org/methods/statuses/#create); the window check above keeps every
+	// attempt inside that hour.
+	err := p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, publish.CategoryInvalidOptions) }, func() error {
+		_, err := c.callJSON(ctx, http.MethodPost, pathStatuses, hdr, req, &s)
+		return err
+	})
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity {
@@ -485,7 +504,7 @@ func (p *Provider) find(ctx context.Context, c *client, st State) (publish.Outco
 	}
 	var list []status
 	path := pathAccountsBase + url.PathEscape(acct.ID) + "/statuses?only_media=true&limit=40"
-	if _, err := c.callJSON(ctx, http.MethodGet, path, nil, nil, &list); err != nil {
+	if _, err := c.get(ctx, path, &list); err != nil {
 		return publish.Outcome{}, classify(err, "")
 	}
 	for _, s := range list {

@@ -142,12 +142,17 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 
 // classify turns a call's error into a *publish.Error; other is the category of an
 // unrecognised 4xx (see publishError).
-func classify(err error, other string) error {
+func classify(err error, other string) *publish.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError(other)
 	}
 	return publish.AsError(err)
+}
+
+// readAs is classify for publish.Repeat, an unrecognised 4xx being other.
+func readAs(other string) func(error) *publish.Error {
+	return func(err error) *publish.Error { return classify(err, other) }
 }
 
 // retryAfter reads how long Pinterest asks to wait: Retry-After when present, else

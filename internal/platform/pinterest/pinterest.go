@@ -77,6 +77,9 @@ type Config struct {
 	DedupSkew  time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider is Pinterest's publish.Provider.
@@ -285,7 +288,11 @@ func (p *Provider) register(ctx context.Context, d *publish.Destination, base, t
 	if st.Registrations == 0 {
 		// An unknown board fails the destination before gigabytes are uploaded for nothing.
 		var b board
-		if err := p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID), nil, nil, &b); err != nil {
+		// A GET: asking again changes nothing.
+		err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInvalidOptions), func() error {
+			return p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID), nil, nil, &b)
+		})
+		if err != nil {
 			return publish.Outcome{}, p.pinError(err, o)
 		}
 	}
@@ -294,7 +301,13 @@ func (p *Provider) register(ctx context.Context, d *publish.Destination, base, t
 			"Pinterest did not receive the video after %d media registrations", st.Registrations)
 	}
 	var mu mediaUpload
-	if err := p.call(ctx, http.MethodPost, base, token, pathMedia, nil, map[string]string{"media_type": "video"}, &mu); err != nil {
+	// A media registered twice is harmless: a Pin is made of the media_id it names
+	// (developers.pinterest.com/docs/api/v5/pins-create, media_source video_id), and the other
+	// one never gets its file.
+	err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInternal), func() error {
+		return p.call(ctx, http.MethodPost, base, token, pathMedia, nil, map[string]string{"media_type": "video"}, &mu)
+	})
+	if err != nil {
 		return publish.Outcome{}, classify(err, publish.CategoryInternal)
 	}
 	if u, err := url.Parse(mu.UploadURL); mu.MediaID == "" || strings.Trim(mu.MediaID, "0123456789") != "" ||
@@ -342,15 +355,38 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 	if !have {
 		return p.reregister(st), nil
 	}
-	res, err := p.postFile(ctx, d, t, ct)
+	// A file POST that failed may have been stored. Before it is made again Pinterest tells:
+	// processing or succeeded means it has the file (registered, that it has not). Sent again,
+	// the file goes to the same key of the same bucket, which holds one object.
+	var res s3Result
+	have = false
+	err = p.cfg.Repeat.DoChecked(ctx, nil, func() error {
+		var err error
+		if res, err = p.postFile(ctx, d, t, ct); err != nil {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading the video to Pinterest: %v", err)
+		}
+		if res.status >= 500 {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, res.status, 0, "uploading the video to Pinterest: %s", res)
+		}
+		return nil
+	}, func() (bool, error) {
+		md, err := p.media(ctx, base, token, st.MediaID)
+		if err != nil {
+			return false, classify(err, publish.CategoryInternal)
+		}
+		have = md.Status == mediaProcessing || md.Status == mediaSucceeded
+		return have, nil
+	})
+	if err == nil && have {
+		p.dropTicket(st.MediaID)
+		return p.uploaded(st), nil
+	}
 	switch {
 	case err != nil:
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading the video to Pinterest: %v", err)
+		return publish.Outcome{}, err
 	case res.ok():
 		p.dropTicket(st.MediaID)
 		return p.uploaded(st), nil
-	case res.status >= 500:
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, res.status, 0, "uploading the video to Pinterest: %s", res)
 	case res.code == "EntityTooLarge" || res.code == "EntityTooSmall":
 		p.dropTicket(st.MediaID)
 		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, res.status, "Pinterest's upload refused the video: %s", res)
@@ -386,7 +422,10 @@ func rejected(mediaID string) error {
 
 func (p *Provider) media(ctx context.Context, base, token, id string) (mediaDetails, error) {
 	var md mediaDetails
-	err := p.call(ctx, http.MethodGet, base, token, pathMedia+"/"+url.PathEscape(id), nil, nil, &md)
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInternal), func() error {
+		return p.call(ctx, http.MethodGet, base, token, pathMedia+"/"+url.PathEscape(id), nil, nil, &md)
+	})
 	return md, err
 }
 
@@ -449,7 +488,16 @@ func (p *Provider) create(ctx context.Context, d *publish.Destination, base, tok
 	}
 	var out pin
 	body := pinCreate{BoardID: o.BoardID, Title: o.Title, Description: o.Description, Link: o.Link, MediaSource: src}
-	if err := p.call(ctx, http.MethodPost, base, token, pathPins, nil, body, &out); err != nil {
+	// A create that failed may have made the Pin. It is made again only after the board, read
+	// again as above, shows no Pin of this destination's.
+	err := p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error { return publish.AsError(p.pinError(err, o)) }, func() error {
+		return p.call(ctx, http.MethodPost, base, token, pathPins, nil, body, &out)
+	}, func() (bool, error) {
+		id, err := p.findPin(ctx, base, token, o, st.CreateSince.Add(-p.cfg.DedupSkew))
+		out.ID, st.Found = id, id != ""
+		return st.Found, err
+	})
+	if err != nil {
 		return publish.Outcome{}, p.pinError(err, o)
 	}
 	if out.ID == "" {
@@ -483,7 +531,11 @@ func (p *Provider) findPin(ctx context.Context, base, token string, o Options, s
 	q := url.Values{"page_size": {"100"}}
 	for range p.cfg.DedupPages {
 		var pg page[pin]
-		if err := p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID)+"/pins", q, nil, &pg); err != nil {
+		// A GET: asking again changes nothing.
+		err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInvalidOptions), func() error {
+			return p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID)+"/pins", q, nil, &pg)
+		})
+		if err != nil {
 			return "", err
 		}
 		older := 0

@@ -77,7 +77,8 @@ func (c client) get(ctx context.Context, path string, q url.Values, out any) err
 		q = url.Values{}
 	}
 	q.Set("raw_json", "1")
-	return c.do(ctx, http.MethodGet, path+"?"+q.Encode(), nil, out)
+	// A GET: asking again changes nothing.
+	return c.p.cfg.Repeat.Do(ctx, readAs("GET "+path), func() error { return c.do(ctx, http.MethodGet, path+"?"+q.Encode(), nil, out) })
 }
 
 func (c client) post(ctx context.Context, path string, form url.Values, out any) error {
@@ -165,6 +166,11 @@ func classify(err error, what string) *publish.Error {
 		return publish.Transient(publish.CategoryUpstreamUnavailable, ae.status, 0, "%s", msg)
 	}
 	return publish.Permanent(publish.CategoryInternal, ae.status, "%s", msg)
+}
+
+// readAs is classify for publish.Repeat, what naming the call.
+func readAs(what string) func(error) *publish.Error {
+	return func(err error) *publish.Error { return classify(err, what) }
 }
 
 // classifySubmit classifies json.errors of /api/submit: everything about the community, the

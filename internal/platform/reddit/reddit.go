@@ -75,6 +75,9 @@ type Config struct {
 	PollInitial, PollMax time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider is Reddit's publish.Provider. It holds, in memory, the upload leases and the
@@ -439,7 +442,19 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 			}
 			*a = Asset{Leases: a.Leases}
 		} else {
-			err := p.upload(ctx, l, m, filename, mimetype)
+			// An S3 POST stores the whole object under the lease's key or nothing (see the
+			// package comment): before the file is sent again, HEAD tells whether the last
+			// POST stored it after all, and a stored object is not sent twice.
+			err := p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error {
+				if se, ok := err.(*s3Error); ok {
+					return classifyS3(se, what)
+				}
+				return publish.AsError(err)
+			}, func() error {
+				return p.upload(ctx, l, m, filename, mimetype)
+			}, func() (bool, error) {
+				return p.exists(ctx, a.URL)
+			})
 			if err == nil {
 				p.dropLease(d.ID, a.AssetID)
 				a.Uploaded = true
@@ -461,7 +476,14 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
 			"Reddit: %s could not be uploaded after %d upload leases", what, a.Leases)
 	}
-	l, err := c.requestLease(ctx, filename, mimetype, c.scheme())
+	// A lease asked for again leaves an asset that never gets its file: a post is made of the
+	// object URL it names, so the other one is never posted, and its upload policy lapses.
+	var l *lease
+	err := p.cfg.Repeat.Do(ctx, readAs("POST /api/media/asset.json"), func() error {
+		var err error
+		l, err = c.requestLease(ctx, filename, mimetype, c.scheme())
+		return err
+	})
 	if err != nil {
 		return publish.Outcome{}, classify(err, "POST /api/media/asset.json")
 	}
@@ -490,7 +512,13 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 	if err != nil {
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
 	}
-	w, err := p.dial(ctx, st.Video.WebsocketURL)
+	// Connecting to the websocket only listens: connecting again changes nothing.
+	var w *watch
+	err = p.cfg.Repeat.Do(ctx, nil, func() error {
+		var err error
+		w, err = p.dial(ctx, st.Video.WebsocketURL)
+		return err
+	})
 	if err != nil {
 		// Without the websocket the result would be missed (PRAW does not submit either).
 		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0,
@@ -509,7 +537,34 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 		}
 	}
 	now := p.cfg.Now()
-	data, err := c.submit(ctx, form)
+	// A submit Reddit answered with an error of its own is made again, as the next Step would
+	// make it, after the account's newest submissions show no post of this video (a submit
+	// that went through and was processed meanwhile). One that got no answer is never made
+	// again (below).
+	var data submitData
+	var found publish.Outcome
+	var lost error // a submit that got no answer
+	err = p.cfg.Repeat.DoChecked(ctx, readAs("POST /api/submit"), func() error {
+		var err error
+		data, err = c.submit(ctx, form)
+		switch err.(type) {
+		case nil, *apiError, submitErrors:
+			return err
+		}
+		lost = err // not made again: see below
+		return nil
+	}, func() (bool, error) {
+		out, ok, err := p.look(ctx, c, d.ID, st)
+		found = out
+		return ok, err
+	})
+	if err == nil && found.Done() {
+		w.close()
+		return found, nil
+	}
+	if lost != nil {
+		err = lost
+	}
 	if err != nil {
 		if se, ok := err.(submitErrors); ok {
 			w.close()

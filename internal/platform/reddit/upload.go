@@ -145,10 +145,16 @@ func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filena
 	if err != nil {
 		return publish.Transient(publish.CategoryInternal, 0, 0, "opening %s: %v", filename, err)
 	}
-	defer rc.Close()
-	body := io.MultiReader(bytes.NewReader(head), io.LimitReader(rc, m.Size), bytes.NewReader(tail))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.action, io.NopCloser(body))
+	// The transport closes the body (and rc with it) once done with it, which may be after Do
+	// returned (an answer before the whole body was read): closing rc here too would race its
+	// reads.
+	body := struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), io.LimitReader(rc, m.Size), bytes.NewReader(tail)), rc}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.action, body)
 	if err != nil {
+		rc.Close()
 		return publish.Permanent(publish.CategoryInternal, 0, "Reddit upload: %v", err)
 	}
 	req.ContentLength = int64(len(head)) + m.Size + int64(len(tail))

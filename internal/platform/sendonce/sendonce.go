@@ -18,7 +18,8 @@
 // Failures known not to have posted do not go that way. Post returns them apart: the
 // platform's own error answer, a request that never got a connection, and media that failed
 // mid-body (a *SourceError: the body was cut short, so the platform cannot have accepted it).
-// The send Step stores such an error as Attempt.Pending with a fresh ticket (Attempt.Fail);
+// The send Step first sends again at once, a few times (Attempt.Send); what still fails it
+// stores as Attempt.Pending with a fresh ticket (Attempt.Fail);
 // the next Step in this process reports it to the publisher once (Attempt.Report), which
 // retries transient errors with back-off, and the Step after that arms a new send. A failure
 // whose outcome is unknown (an *UnknownError: a connection was made and no answer came back,
@@ -116,6 +117,31 @@ func (a *Attempt) Report(t *Tickets, maxSends int) *publish.Error {
 	}
 	a.Pending = nil
 	return nil
+}
+
+// sendRounds is how many Steps' worth of sends DefaultMaxSends allows.
+const sendRounds = 6
+
+// DefaultMaxSends is the bound on a destination's sends that providers take when none is
+// configured: six Steps of sends repeated with r (Send).
+func DefaultMaxSends(r publish.Repeat) int { return sendRounds * r.MaxCalls() }
+
+// Send makes the armed send with r, counting each request in a.Sends. A failure known not to
+// have posted (NotPosted: the platform's own error answer, no connection made, the media cut
+// mid-body) is sent again at once while r allows it and a.Sends stays under maxSends: nothing
+// was posted, so a second request cannot post twice, and this Step holds the send's ticket. A
+// failure whose outcome is unknown (Unknown) is never sent again. It returns send's last error
+// as send returned it; the caller reads it with Unknown and NotPosted as before.
+func (a *Attempt) Send(ctx context.Context, r publish.Repeat, maxSends int, platform string, classify func(error) *publish.Error, send func() error) error {
+	return r.Do(ctx, func(err error) *publish.Error {
+		if Unknown(ctx, err) || a.Sends >= maxSends {
+			return publish.Permanent(publish.CategoryInternal, 0, "%v", err) // ends the tries
+		}
+		return NotPosted(err, platform, classify)
+	}, func() error {
+		a.Sends++
+		return send()
+	})
 }
 
 // SavedError is a *publish.Error kept in State until it is reported.

@@ -76,8 +76,11 @@ type Config struct {
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 	// MaxSends is how many sendVideo requests one destination may make after failures that
-	// did not post before a transient failure becomes permanent (6).
+	// did not post before a transient failure becomes permanent (sendonce.DefaultMaxSends).
 	MaxSends int
 	// Now is the clock (time.Now).
 	Now func() time.Time
@@ -111,7 +114,7 @@ func New(cfg Config) *Provider {
 		cfg.APITimeout = 30 * time.Second
 	}
 	if cfg.MaxSends <= 0 {
-		cfg.MaxSends = 6
+		cfg.MaxSends = sendonce.DefaultMaxSends(cfg.Repeat)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -252,11 +255,22 @@ func (p *Provider) start(ctx context.Context, c client, chatID string, d *publis
 // rights checks that the bot may post in the chat: an administrator with can_post_messages in
 // a channel; in a group, a member not restricted from sending videos.
 func (p *Provider) rights(ctx context.Context, c client, chatID string) (User, error) {
-	bot, err := c.getMe(ctx)
+	// getMe and getChatMember read: asking again changes nothing.
+	var bot User
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		var err error
+		bot, err = c.getMe(ctx)
+		return err
+	})
 	if err != nil {
 		return User{}, classify(err)
 	}
-	m, err := c.getChatMember(ctx, chatID, bot.ID)
+	var m ChatMember
+	err = p.cfg.Repeat.Do(ctx, classify, func() error {
+		var err error
+		m, err = c.getChatMember(ctx, chatID, bot.ID)
+		return err
+	})
 	if err != nil {
 		return User{}, classify(err)
 	}
@@ -312,8 +326,15 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
 	}
 	f, note := p.sendForm(chatID, text, d)
-	st.Sends++
-	msg, err := c.upload(ctx, "sendVideo", f)
+	// A sendVideo Telegram refused ("If 'ok' equals False, the request was unsuccessful",
+	// core.telegram.org/bots/api#making-requests) or that never reached it posted nothing, and
+	// is sent again at once; one without an answer is not (sendonce.Attempt.Send).
+	var msg message
+	err = st.Send(ctx, p.cfg.Repeat, p.cfg.MaxSends, "Telegram", classify, func() error {
+		var err error
+		msg, err = c.upload(ctx, "sendVideo", f)
+		return err
+	})
 	if err != nil {
 		if sendonce.Unknown(ctx, err) {
 			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,

@@ -51,6 +51,9 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *telegram.Provider) {
 	cfg := s.cfg
 	cfg.HTTPClient = env.Client
 	cfg.Now = env.Clock.Now
+	if cfg.Repeat.Delay == 0 {
+		cfg.Repeat.Delay = time.Millisecond
+	}
 	return env, telegram.New(cfg)
 }
 
@@ -337,11 +340,33 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	}
 }
 
-// TestSendFailureReportedOnce: an error answer to sendVideo is stored, reported once, and the
-// next Step sends again.
+// TestSendFailureSentAgain: an error answer to sendVideo posted nothing, so the send Step sends
+// again at once, and the video is posted once.
+func TestSendFailureSentAgain(t *testing.T) {
+	t.Parallel()
+	env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}, rand: sequence(0.99, 0.99, 0.1, 0.1)})
+	d := dest(env, providertest.ShortVideo(), "")
+	if _, err := providertest.Step(context.Background(), p, d); err != nil {
+		t.Fatal(err)
+	}
+	out, err := providertest.Step(context.Background(), p, d)
+	if err != nil || out.Status != publish.StatusPublished {
+		t.Fatalf("send: %+v, %v; want published after the error answers", out, err)
+	}
+	if n := len(env.Requests(http.MethodPost, "/sendVideo")); n != 3 {
+		t.Errorf("%d sendVideo requests; want 3", n)
+	}
+	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
+		t.Fatalf("introspection %+v", in)
+	}
+}
+
+// TestSendFailureReportedOnce: an error answer to sendVideo that the send Step's tries did not
+// get past is stored, reported once, and the next Step sends again.
 func TestSendFailureReportedOnce(t *testing.T) {
 	t.Parallel()
-	env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}, rand: sequence(0.99, 0.99, 0.1)})
+	env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}, rand: sequence(0.99, 0.99, 0.1),
+		cfg: telegram.Config{Repeat: publish.Repeat{Tries: 1}}})
 	d := dest(env, providertest.ShortVideo(), "")
 	arm, err := providertest.Step(context.Background(), p, d)
 	if err != nil || arm.Status != publish.StatusUploading {

@@ -74,6 +74,9 @@ type Config struct {
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider publishes video posts to Threads. It implements publish.Provider.
@@ -186,7 +189,13 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the video has no public link for Threads to fetch")
 	}
 	if !p.cfg.SkipPublishingLimitCheck {
-		lim, err := publishingLimit(ctx, g, d.Account)
+		var lim metagraph.Quota
+		// A GET: asking again changes nothing.
+		err := p.cfg.Repeat.Do(ctx, classify, func() error {
+			var err error
+			lim, err = publishingLimit(ctx, g, d.Account)
+			return err
+		})
 		if err != nil {
 			return publish.Outcome{}, classify(err)
 		}
@@ -203,7 +212,14 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 	var created struct {
 		ID string `json:"id"`
 	}
-	if err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created); err != nil {
+	// A container created twice is harmless: only threads_publish makes a post of one, and the
+	// other expires unpublished after 24 hours (status EXPIRED, "not published within 24
+	// hours", developers.facebook.com/docs/threads/troubleshooting). Meta then fetches the
+	// video once more.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created)
+	})
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
@@ -219,7 +235,13 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		Status       string `json:"status"`
 		ErrorMessage string `json:"error_message"`
 	}
-	if err := g.Get(ctx, "/"+url.PathEscape(st.ContainerID), url.Values{"fields": {"status,error_message"}}, &c); err != nil {
+	// A GET: asking again changes nothing.
+	read := func() error {
+		return p.cfg.Repeat.Do(ctx, classify, func() error {
+			return g.Get(ctx, "/"+url.PathEscape(st.ContainerID), url.Values{"fields": {"status,error_message"}}, &c)
+		})
+	}
+	if err := read(); err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	switch c.Status {
@@ -227,7 +249,26 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		var pub struct {
 			ID string `json:"id"`
 		}
-		err := g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads_publish", url.Values{"creation_id": {st.ContainerID}}, &pub)
+		// A threads_publish that failed may have gone through. It is made again only after the
+		// container's status, read again, is still FINISHED: Threads reports PUBLISHED for a
+		// container whose threads_publish went through ("Publishing Does Not Return a Media
+		// ID", developers.facebook.com/docs/threads/troubleshooting).
+		err := p.cfg.Repeat.DoChecked(ctx, classify, func() error {
+			return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads_publish", url.Values{"creation_id": {st.ContainerID}}, &pub)
+		}, func() (bool, error) {
+			if err := read(); err != nil {
+				return false, err
+			}
+			return c.Status != "FINISHED", nil
+		})
+		if err == nil && c.Status != "FINISHED" {
+			// The status moved on under a failed threads_publish: PUBLISHED is found as a
+			// crash's would be; anything else is read again at the next poll.
+			if c.Status == "PUBLISHED" {
+				return p.recover(ctx, g, d, st, o)
+			}
+			return p.wait(st)
+		}
 		if notReady(err) {
 			return p.wait(st)
 		}
@@ -313,7 +354,9 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	var list struct {
 		Data []mediaNode `json:"data"`
 	}
-	if err := g.Get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list); err != nil {
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list) })
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	var found []mediaNode
@@ -352,7 +395,10 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 // finish reads the published post's permalink.
 func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
 	var m mediaNode
-	err := g.Get(ctx, "/"+url.PathEscape(st.MediaID), url.Values{"fields": {"permalink"}}, &m)
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return g.Get(ctx, "/"+url.PathEscape(st.MediaID), url.Values{"fields": {"permalink"}}, &m)
+	})
 	if err != nil {
 		pe := classify(err)
 		if pe.Transient || pe.Category == publish.CategoryAuthExpired {

@@ -170,7 +170,8 @@ type creatorInfo struct {
 // privacy levels and interaction settings it answers are current.
 func (p *Provider) creatorInfo(ctx context.Context, base, token string) (creatorInfo, error) {
 	var ci creatorInfo
-	err := p.call(ctx, base, token, pathCreatorInfo, nil, &ci)
+	// creator_info/query reads the creator's settings: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, pathCreatorInfo, nil, &ci) })
 	return ci, err
 }
 
@@ -211,7 +212,10 @@ type statusData struct {
 
 func (p *Provider) fetchStatus(ctx context.Context, base, token, publishID string) (statusData, error) {
 	var s statusData
-	err := p.call(ctx, base, token, pathStatus, map[string]string{"publish_id": publishID}, &s)
+	// status/fetch reads where a publish stands: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return p.call(ctx, base, token, pathStatus, map[string]string{"publish_id": publishID}, &s)
+	})
 	return s, err
 }
 

@@ -35,8 +35,8 @@ func newEnvRand(t *testing.T, accounts sim.StaticAccounts, opts sim.TikTokOption
 		return e.sim
 	}, providertest.Options{Rand: rnd})
 	cfg.Now = e.Clock.Now
-	if cfg.RetryDelay == 0 {
-		cfg.RetryDelay = time.Millisecond
+	if cfg.Repeat.Delay == 0 {
+		cfg.Repeat.Delay = time.Millisecond
 	}
 	cfg.HTTPClient = e.Client
 	e.prov = New(cfg)

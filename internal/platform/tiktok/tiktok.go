@@ -73,10 +73,9 @@ type Config struct {
 	ChunkSize int64
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one chunk).
 	StepBytes int64
-	// ChunkRetries is how often a chunk is sent again within a Step after a 5xx or a broken
-	// connection (2), RetryDelay the first wait between tries (500 ms, doubled each time).
-	ChunkRetries int
-	RetryDelay   time.Duration
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 	// APITimeout bounds each JSON API call (30 s).
 	APITimeout time.Duration
 	// PollInitial and PollMax bound the wait between status fetches (500 ms doubling every second
@@ -106,14 +105,6 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = defaultChunk
-	}
-	if cfg.ChunkRetries < 0 {
-		cfg.ChunkRetries = 0
-	} else if cfg.ChunkRetries == 0 {
-		cfg.ChunkRetries = 2
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = 500 * time.Millisecond
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -360,7 +351,10 @@ func (p *Provider) userInfo(ctx context.Context, base, token, fields string) (us
 	var data struct {
 		User userInfo `json:"user"`
 	}
-	err := p.send(ctx, http.MethodGet, base, token, pathUserInfo+"?fields="+url.QueryEscape(fields), nil, &data)
+	// A GET: asking again changes nothing.
+	err := p.cfg.Repeat.Do(ctx, classify, func() error {
+		return p.send(ctx, http.MethodGet, base, token, pathUserInfo+"?fields="+url.QueryEscape(fields), nil, &data)
+	})
 	return data.User, err
 }
 
@@ -475,7 +469,12 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 	}}
 	var data initData
 	now := p.cfg.Now()
-	if err := p.call(ctx, base, token, path, req, &data); err != nil {
+	// An init repeated after one that took effect but failed leaves a publish_id that never
+	// gets a byte: it cannot publish, and its upload_url lapses an hour after issuance ("The
+	// upload must be completed in this time range", developers.tiktok.com/doc/
+	// content-posting-api-reference-direct-post). It costs one of the 6 inits a minute.
+	err = p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, path, req, &data) })
+	if err != nil {
 		return publish.Outcome{}, classify(err)
 	}
 	if u, err := url.Parse(data.UploadURL); data.PublishID == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -576,36 +575,27 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 }
 
 // putChunkRetrying sends chunk i, again after a broken connection or a 5xx ("You should retry
-// submitting this chunk"), a bounded number of times.
+// submitting this chunk", developers.tiktok.com/doc/content-posting-api-media-transfer-guide).
+// A chunk is a byte range of the upload URL: sent again it is the same bytes at the same
+// place, and one TikTok already took is answered 416 with what it holds (see upload).
 func (p *Provider) putChunkRetrying(ctx context.Context, d *publish.Destination, st *State, i int) (chunkResult, error) {
-	delay := p.cfg.RetryDelay
-	var last error
-	for attempt := 0; ; attempt++ {
-		res, err := p.putChunk(ctx, d, st, i)
-		if err == nil && res.status < 500 {
-			return res, nil
+	var res chunkResult
+	err := p.cfg.Repeat.Do(ctx, nil, func() error {
+		var err error
+		res, err = p.putChunk(ctx, d, st, i)
+		if err == nil && res.status >= 500 {
+			return publish.Transient(publish.CategoryUpstreamUnavailable, res.status, 0, "HTTP %d: %s", res.status, res.body)
 		}
-		if ctx.Err() != nil {
-			return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0,
-				"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, ctx.Err())
+		return err
+	})
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr
 		}
-		status := 0
-		if err != nil {
-			last = err
-		} else {
-			status = res.status
-			last = fmt.Errorf("HTTP %d: %s", res.status, res.body)
-		}
-		if attempt >= p.cfg.ChunkRetries {
-			return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, status, 0,
-				"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, last)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(delay):
-		}
-		delay *= 2
+		return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, publish.AsError(err).Status, 0,
+			"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, err)
 	}
+	return res, nil
 }
 
 // recover asks the status fetch where the upload stands when the upload URL cannot tell.
@@ -758,7 +748,7 @@ func (st State) outcome() publish.Outcome {
 }
 
 // classify turns a call's error into a *publish.Error.
-func classify(err error) error {
+func classify(err error) *publish.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError()

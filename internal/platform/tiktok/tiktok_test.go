@@ -366,7 +366,7 @@ func TestFlaky(t *testing.T) {
 		}
 		return 0.9
 	}
-	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1}, rnd)
+	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: publish.Repeat{Tries: 1}}, rnd)
 	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	var out publish.Outcome
@@ -465,7 +465,7 @@ func TestCrashResume(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{ChunkRetries: -1})
+			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: publish.Repeat{Tries: 1}})
 			v := providertest.NewVideo(size, 30*time.Second, 1080, 1920)
 			fm := &failingMedia{v: v, failAt: 10 * mb, failAfter: 3 * mb, done: !c.midChunk}
 			m := v.Media()

@@ -67,6 +67,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -118,6 +119,9 @@ type Config struct {
 	MaxPollInterval time.Duration
 	// Region is the region whose video categories Options lists; default "US".
 	Region string
+	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// defaults); each call says why repeating it is safe.
+	Repeat publish.Repeat
 }
 
 // Provider publishes to YouTube. It is safe for concurrent use.
@@ -302,14 +306,26 @@ func (p *Provider) start(c *call, d *publish.Destination, st State) (publish.Out
 	h.Set("Content-Type", "application/json; charset=UTF-8")
 	h.Set("X-Upload-Content-Length", strconv.FormatInt(d.Video.Size, 10))
 	h.Set("X-Upload-Content-Type", videoType(d.Video.ContentType))
-	resp, perr := c.do(http.MethodPost, u, strings.NewReader(string(body)), int64(len(body)), h)
-	if perr != nil {
-		return publish.Outcome{}, perr
+	// A session opened twice is harmless: a video is created only by the upload that completes
+	// its session (developers.google.com/youtube/v3/guides/using_resumable_upload_protocol),
+	// and the other session never gets a byte.
+	var resp *http.Response
+	err = p.cfg.Repeat.Do(c.ctx, nil, func() error {
+		r, perr := c.do(http.MethodPost, u, strings.NewReader(string(body)), int64(len(body)), h)
+		if perr != nil {
+			return perr
+		}
+		if r.StatusCode != http.StatusOK && r.StatusCode != http.StatusCreated {
+			defer drain(r)
+			return errorFrom(r)
+		}
+		resp = r
+		return nil
+	})
+	if err != nil {
+		return publish.Outcome{}, err
 	}
 	defer drain(resp)
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return publish.Outcome{}, errorFrom(resp)
-	}
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	if err != nil || resp.Header.Get("Location") == "" || (loc.Scheme != "http" && loc.Scheme != "https") {
 		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0,
@@ -353,11 +369,13 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 
 	began, startOff, requeries := time.Now(), off, 0
 	var src io.ReadCloser
-	defer func() {
+	drop := func() { // the next chunk is read anew, from wherever the session stands
 		if src != nil {
 			src.Close()
+			src = nil
 		}
-	}()
+	}
+	defer drop()
 	// interrupted reports a transient failure: as an error when this step confirmed nothing,
 	// else as progress, so that an upload that advances never runs out of retries.
 	interrupted := func(perr *publish.Error) (publish.Outcome, error) {
@@ -376,27 +394,45 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			st.Offset = off
 			return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
 		}
-		if src == nil {
-			if src, err = d.Video.Open(c.ctx, off); err != nil {
-				src = nil
-				return interrupted(publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off, err))
+		// A chunk that failed may have landed in part or whole. Before it is sent again the
+		// session says how much it holds ("Resume an interrupted upload": a PUT with
+		// Content-Range bytes */SIZE answers the Range received, developers.google.com/youtube/
+		// v3/guides/using_resumable_upload_protocol), and the upload goes on from there: no
+		// byte the session confirmed is sent twice.
+		var resp *http.Response
+		var moved statusResult
+		from := off
+		err := p.cfg.Repeat.DoChecked(c.ctx, nil, func() error {
+			r, perr := p.putChunk(c, d, st, &src, off, size)
+			if perr != nil {
+				return perr
 			}
+			if r.StatusCode >= 500 {
+				defer drain(r)
+				drop()
+				return errorFrom(r)
+			}
+			resp = r
+			return nil
+		}, func() (bool, error) {
+			next, res, err := c.sessionStatus(st.SessionURI, size)
+			if err != nil {
+				return false, err
+			}
+			off, moved = next, res
+			return res.expired || res.video != "" || next != from, nil
+		})
+		switch {
+		case err != nil:
+			return interrupted(publish.AsError(err))
+		case moved.expired:
+			return restart(st), nil
+		case moved.video != "":
+			return p.uploaded(d, st, moved.video)
+		case resp == nil:
+			continue // the session holds more than before the failed chunk: on from there
 		}
 		n := min(p.cfg.ChunkSize, size-off)
-		body := &countingReader{r: io.LimitReader(src, n)}
-		h := http.Header{}
-		h.Set("Content-Type", videoType(d.Video.ContentType))
-		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
-		resp, perr := c.do(http.MethodPut, st.SessionURI, body, n, h)
-		if body.err != nil {
-			if resp != nil {
-				drain(resp)
-			}
-			return interrupted(publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+body.n, body.err))
-		}
-		if perr != nil {
-			return interrupted(perr)
-		}
 		switch code := resp.StatusCode; {
 		case code == http.StatusPermanentRedirect: // Resume Incomplete
 			next, ok := parseRange(resp.Header.Get("Range"))
@@ -404,10 +440,9 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			if !ok {
 				return interrupted(publish.Transient(publish.CategoryUpstreamUnavailable, code, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range")))
 			}
-			if next != off+n || body.n != n {
+			if next != off+n {
 				// YouTube kept a different amount than was sent: continue from what it holds.
-				src.Close()
-				src = nil
+				drop()
 			}
 			off = next
 		case code == http.StatusOK || code == http.StatusCreated:
@@ -437,8 +472,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			case next == off:
 				return interrupted(perr) // the offset did not move: retried later, then given up
 			}
-			src.Close()
-			src = nil
+			drop()
 			off = next
 		default:
 			perr := errorFrom(resp)
@@ -452,6 +486,41 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 	// Every byte was confirmed without a final answer: the next step's status query gets it.
 	st.Offset = off
 	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
+}
+
+// putChunk sends the chunk of the video at off (ChunkSize bytes, or what is left of size) to
+// the session, reading on from *src, which it opens at off when nil and drops after a failure
+// (the next chunk is read anew from wherever the session stands).
+func (p *Provider) putChunk(c *call, d *publish.Destination, st State, src *io.ReadCloser, off, size int64) (*http.Response, *publish.Error) {
+	if *src == nil {
+		r, err := d.Video.Open(c.ctx, off)
+		if err != nil {
+			return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off, err)
+		}
+		*src = r
+	}
+	n := min(p.cfg.ChunkSize, size-off)
+	body := &chunkBody{r: io.LimitReader(*src, n)}
+	h := http.Header{}
+	h.Set("Content-Type", videoType(d.Video.ContentType))
+	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
+	resp, perr := c.do(http.MethodPut, st.SessionURI, body, n, h)
+	read, rerr := body.stop()
+	if rerr == nil && perr == nil && read == n {
+		return resp, nil
+	}
+	(*src).Close()
+	*src = nil
+	if resp != nil && perr == nil && rerr == nil {
+		return resp, nil // the answer says what the session kept of a short read
+	}
+	if resp != nil {
+		drain(resp)
+	}
+	if rerr != nil {
+		return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+read, rerr)
+	}
+	return nil, perr
 }
 
 // restart forgets an expired session; the next step starts a new one.
@@ -834,8 +903,20 @@ type statusResult struct {
 	retryAfter time.Duration
 }
 
-// sessionStatus asks a resumable session how many bytes it holds.
+// sessionStatus asks a resumable session how many bytes it holds. The query sends no byte and
+// changes nothing ("Content-Range: bytes */SIZE"): it is asked again after a failure.
 func (c *call) sessionStatus(session string, size int64) (int64, statusResult, error) {
+	var off int64
+	var res statusResult
+	err := c.p.cfg.Repeat.Do(c.ctx, nil, func() error {
+		var err error
+		off, res, err = c.sessionStatusOnce(session, size)
+		return err
+	})
+	return off, res, err
+}
+
+func (c *call) sessionStatusOnce(session string, size int64) (int64, statusResult, error) {
 	h := http.Header{}
 	h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
 	resp, perr := c.do(http.MethodPut, session, nil, 0, h)
@@ -885,9 +966,17 @@ func (c *call) video(id string) (*videoResource, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := api.Videos.List([]string{"status", "processingDetails"}).Id(id).Context(c.ctx).Do()
+	// videos.list reads: asking again changes nothing.
+	var list *ytapi.VideoListResponse
+	err = c.p.cfg.Repeat.Do(c.ctx, nil, func() error {
+		var err error
+		if list, err = api.Videos.List([]string{"status", "processingDetails"}).Id(id).Context(c.ctx).Do(); err != nil {
+			return libraryError(c.ctx, "videos.list", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, libraryError(c.ctx, "videos.list", err)
+		return nil, err
 	}
 	for _, it := range list.Items {
 		if it == nil || it.Id != id {
@@ -926,21 +1015,41 @@ func parseRange(h string) (int64, bool) {
 	return n + 1, true
 }
 
-// countingReader counts what the HTTP client read from the video and keeps the reader's own
-// error apart from the network's.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	err error
+// chunkBody is a chunk's request body, read from the video's reader. It counts what the HTTP
+// client read and keeps the reader's own error apart from the network's. The transport may
+// go on reading it after Do returned (a server that answers before it read the whole chunk,
+// as a 503 does): stop waits out a read in flight and makes every later one fail, so that the
+// video's reader can then be read on or closed, and the counts read, without a race.
+type chunkBody struct {
+	mu      sync.Mutex
+	r       io.Reader
+	n       int64
+	err     error
+	stopped bool
 }
 
-func (c *countingReader) Read(b []byte) (int, error) {
+var errChunkStopped = errors.New("the chunk's request is over")
+
+func (c *chunkBody) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return 0, errChunkStopped
+	}
 	n, err := c.r.Read(b)
 	c.n += int64(n)
 	if err != nil && !errors.Is(err, io.EOF) {
 		c.err = err
 	}
 	return n, err
+}
+
+// stop ends the reads and returns how many bytes were read and the reader's own error.
+func (c *chunkBody) stop() (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return c.n, c.err
 }
 
 func drain(resp *http.Response) {
