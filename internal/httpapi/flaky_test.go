@@ -88,7 +88,7 @@ func (e *env) publishThroughFlaky(name, media string, sums []string) {
 			body[name] = map[string]any{"subreddit": "reelay_sandbox", "title": title}
 		}
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: body})
-		if r.Code != http.StatusOK {
+		if r.Code != http.StatusAccepted {
 			t.Fatalf("publish %d: %d %s", i, r.Code, r.Body)
 		}
 		posts = append(posts, r.JSON["post_id"].(string))
