@@ -21,11 +21,11 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord"}
 
 // postsAtOnce are the sandboxPlatforms that publish in the request that uploads the video:
 // their destinations go from uploading to published, never processing.
-var postsAtOnce = map[string]bool{"telegram": true}
+var postsAtOnce = map[string]bool{"telegram": true, "discord": true}
 
 // sandboxChannelSlow connects a sandbox channel whose platform takes processing to process
 // each upload.
