@@ -28,20 +28,9 @@ type crashCase struct {
 func runCrash(t *testing.T, cc crashCase) {
 	needBinary(t)
 	h := newSimHost(t, uploadRate)
-	dataDir := t.TempDir()
-	addr := freeAddr(t)
-	base := "http://" + addr
-	env := testEnv(map[string]string{"REELAY_ADDR": addr, "REELAY_DATA_DIR": dataDir, "REELAY_SANDBOX_URL": h.URL})
-
-	first := startProc(t, "reelay serve #1", env, "serve")
-	key := first.waitOutput(apiKeyLine, 30*time.Second)[1]
-	first.waitHealthy(base, 30*time.Second)
-	c := newClient(t, base, key)
+	srv, c := startServer(t, map[string]string{"REELAY_SANDBOX_URL": h.URL})
 	project := c.projectID()
-	channels := map[string]channel{}
-	for _, p := range platforms {
-		channels[p] = c.sandboxChannel(project, p)
-	}
+	channels := c.sandboxChannels(project, platforms, 0)
 
 	video := mediatest.MP4(t, mediatest.Options{Duration: 10 * time.Second, Width: 1080, Height: 1920, Size: cc.size})
 	sum, size := fileSHA256(t, video)
@@ -78,7 +67,7 @@ func runCrash(t *testing.T, cc crashCase) {
 		}
 	}
 	time.Sleep(cc.killAfter)
-	first.kill()
+	srv.proc.kill()
 	h.note("---- reelay serve #1 killed with SIGKILL ----")
 	for _, p := range platforms {
 		s := h.snapshot(p)
@@ -90,9 +79,8 @@ func runCrash(t *testing.T, cc crashCase) {
 	// The rest of the uploads need not be slow.
 	h.rate.Store(0)
 
-	second := startProc(t, "reelay serve #2 (after SIGKILL)", env, "serve")
-	second.waitHealthy(base, 30*time.Second)
-	if strings.Contains(second.out.String(), "First start") {
+	srv.restart()
+	if strings.Contains(srv.proc.out.String(), "First start") {
 		t.Errorf("the restarted server made a new first-start account: its database did not survive the crash")
 	}
 	post := c.waitSettled(id, 90*time.Second)

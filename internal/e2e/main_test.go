@@ -230,6 +230,36 @@ func freeAddr(t *testing.T) string {
 
 var apiKeyLine = regexp.MustCompile(`API key \(shown once, keep it\): (rly_live_\S+)`)
 
+// server is `reelay serve` on its embedded defaults (SQLite, media on disk) in a data folder of
+// its own, which a test kills and starts again on the same folder.
+type server struct {
+	t    *testing.T
+	env  []string
+	base string
+	proc *proc // the process running, or killed last
+}
+
+// startServer starts a server's first process with the tests' settings and settings and waits
+// until it serves; it answers a client with the API key the process printed at first start.
+func startServer(t *testing.T, settings map[string]string) (*server, *client) {
+	t.Helper()
+	addr := freeAddr(t)
+	s := &server{t: t, base: "http://" + addr}
+	s.env = testEnv(map[string]string{"REELAY_ADDR": addr, "REELAY_DATA_DIR": t.TempDir()}, settings)
+	s.proc = startProc(t, "reelay serve #1", s.env, "serve")
+	key := s.proc.waitOutput(apiKeyLine, 30*time.Second)[1]
+	s.proc.waitHealthy(s.base, 30*time.Second)
+	return s, newClient(t, s.base, key)
+}
+
+// restart starts the server again, on the same data folder, once its process was killed, and
+// waits until it serves.
+func (s *server) restart() {
+	s.t.Helper()
+	s.proc = startProc(s.t, "reelay serve #2 (after SIGKILL)", s.env, "serve")
+	s.proc.waitHealthy(s.base, 30*time.Second)
+}
+
 // client calls a reelay API with one key.
 type client struct {
 	t    *testing.T
@@ -317,15 +347,20 @@ type channel struct {
 	ID, Platform, Account string
 }
 
-// sandboxChannel connects an instant sandbox channel of platform.
-func (c *client) sandboxChannel(projectID, platform string) channel {
+// sandboxChannels connects a sandbox channel of each of platforms, whose platform takes
+// processing to process each upload (0: at once).
+func (c *client) sandboxChannels(projectID string, platforms []string, processing time.Duration) map[string]channel {
 	c.t.Helper()
-	out := c.must(http.StatusCreated, "POST", "/api/v1/channels", map[string]any{
-		"project_id": projectID, "platform": platform, "sandbox": true,
-		"sandbox_behavior": map[string]any{"processing_ms": 0},
-	})
-	ch := out["channel"].(map[string]any)
-	return channel{ID: ch["id"].(string), Platform: platform, Account: ch["external_account_id"].(string)}
+	channels := map[string]channel{}
+	for _, p := range platforms {
+		out := c.must(http.StatusCreated, "POST", "/api/v1/channels", map[string]any{
+			"project_id": projectID, "platform": p, "sandbox": true,
+			"sandbox_behavior": map[string]any{"processing_ms": processing.Milliseconds()},
+		})
+		ch := out["channel"].(map[string]any)
+		channels[p] = channel{ID: ch["id"].(string), Platform: p, Account: ch["external_account_id"].(string)}
+	}
+	return channels
 }
 
 // publishForm sends POST /api/v1/publish as a multipart form streaming the video file, with
@@ -413,6 +448,20 @@ func (c *client) waitSettled(id string, timeout time.Duration) map[string]any {
 	}
 	c.t.Fatalf("post %s not settled within %s; last answer %s (last error %v)", id, timeout, jsonText(last), lastErr)
 	return nil
+}
+
+// checkPublished checks that a settled post and every destination of it were published.
+func checkPublished(t *testing.T, post map[string]any) {
+	t.Helper()
+	if post["status"] != "published" {
+		t.Errorf("post %v: status %v, want published: %s", post["id"], post["status"], jsonText(post["publish_results"]))
+	}
+	for _, r := range post["publish_results"].([]any) {
+		d := r.(map[string]any)
+		if d["upload_status"] != "published" || d["id"] == nil {
+			t.Errorf("post %v, %s destination: %s", post["id"], d["platform"], jsonText(d))
+		}
+	}
 }
 
 // introspection is what /sandbox/{platform}/_introspect and sim.Recorder.Snapshot hold.

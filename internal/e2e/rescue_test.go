@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
-	"github.com/reelay/reelay/internal/store"
-	"github.com/reelay/reelay/internal/store/storetest"
 )
 
 // rescueBound is how long after the kill the killed worker's destinations may take to be
@@ -31,46 +28,27 @@ var riverClientLine = regexp.MustCompile(`"msg":"River client started"[^\n]*"cli
 // that the other worker takes them over within about a minute, and that each platform
 // received the whole video exactly once and published it exactly once.
 func TestWorkerKilledMidUpload(t *testing.T) {
-	needBinary(t)
-	if os.Getenv(storetest.EnvPostgres) == "" {
-		t.Skipf("%s is not set: the test needs PostgreSQL", storetest.EnvPostgres)
-	}
+	needPostgres(t, "the test needs PostgreSQL")
 	t.Parallel()
 	h := newSimHost(t, uploadRate)
-	dbURL := storetest.URL(t, store.Postgres)
 	addr := freeAddr(t)
 	base := "http://" + addr
-	common := map[string]string{
-		"REELAY_DATA_DIR":     t.TempDir(),
-		"REELAY_DATABASE_URL": dbURL,
-		"REELAY_BLOB_URL":     s3BlobURL(t),
-		"REELAY_PUBLIC_URL":   base,
-		"REELAY_SANDBOX_URL":  h.URL,
-		"REELAY_LOG_FORMAT":   "json",
-	}
-	envWith := func(addr string) []string { return testEnv(common, map[string]string{"REELAY_ADDR": addr}) }
-	acct := createAccount(t, dbURL, common["REELAY_DATA_DIR"], "e2e-rescue")
-	api := startProc(t, "reelay serve --role api", envWith(addr), "serve", "--role", "api")
-	workerAddrs := []string{freeAddr(t), freeAddr(t)}
-	workers := make([]*proc, len(workerAddrs))
-	for i, wa := range workerAddrs {
-		workers[i] = startProc(t, fmt.Sprintf("reelay serve --role worker #%d", i+1), envWith(wa), "serve", "--role", "worker")
-	}
+	f := newFleet(t, "e2e-rescue", map[string]string{"REELAY_PUBLIC_URL": base, "REELAY_SANDBOX_URL": h.URL, "REELAY_LOG_FORMAT": "json"})
+	acct := f.acct
+	api := f.serve("reelay serve --role api", addr, "api")
+	workers, workerBases := f.workers(2)
 	api.waitHealthy(base, 60*time.Second)
 	// River names each worker process's client in its log; the jobs it runs carry that name
 	// in attempted_by.
 	clientOf := map[string]int{}
 	for i, w := range workers {
-		w.waitHealthy("http://"+workerAddrs[i], 60*time.Second)
+		w.waitHealthy(workerBases[i], 60*time.Second)
 		id := w.waitOutput(riverClientLine, 30*time.Second)[1]
 		clientOf[id] = i
 	}
 
 	c := newClient(t, base, acct.APIKey)
-	channels := map[string]channel{}
-	for _, p := range platforms {
-		channels[p] = c.sandboxChannel(acct.ProjectID, p)
-	}
+	channels := c.sandboxChannels(acct.ProjectID, platforms, 0)
 	video := mediatest.MP4(t, mediatest.Options{Duration: 10 * time.Second, Width: 1080, Height: 1920, Size: 40 << 20})
 	sum, size := fileSHA256(t, video)
 	id := c.publishForm(map[string]string{
@@ -90,7 +68,7 @@ func TestWorkerKilledMidUpload(t *testing.T) {
 	// The worker running the most of the post's destinations dies; the other may run some.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	db, err := pgx.Connect(ctx, dbURL)
+	db, err := pgx.Connect(ctx, f.dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

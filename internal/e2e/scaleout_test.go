@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -94,39 +95,69 @@ func createAccount(t *testing.T, dbURL, dataDir, name string) account {
 	return acct
 }
 
+// needPostgres skips a test of processes that share a PostgreSQL database, saying why it needs
+// one, when no PostgreSQL is set (and under -short).
+func needPostgres(t *testing.T, why string) {
+	t.Helper()
+	needBinary(t)
+	if os.Getenv(storetest.EnvPostgres) == "" {
+		t.Skipf("%s is not set: %s", storetest.EnvPostgres, why)
+	}
+}
+
+// fleet is reelay's processes as an operator of a fleet runs them: on one PostgreSQL database
+// (a schema of the test's own) and one S3 bucket, with an account made beforehand by the
+// administration command.
+type fleet struct {
+	t        *testing.T
+	dbURL    string
+	settings map[string]string // the REELAY_ settings of every process, over testEnv's
+	acct     account
+}
+
+// newFleet prepares a fleet whose processes take settings too, and its account, named name.
+func newFleet(t *testing.T, name string, settings map[string]string) *fleet {
+	t.Helper()
+	f := &fleet{t: t, dbURL: storetest.URL(t, store.Postgres)}
+	f.settings = map[string]string{"REELAY_DATA_DIR": t.TempDir(), "REELAY_DATABASE_URL": f.dbURL, "REELAY_BLOB_URL": s3BlobURL(t)}
+	maps.Copy(f.settings, settings)
+	f.acct = createAccount(t, f.dbURL, f.settings["REELAY_DATA_DIR"], name)
+	return f
+}
+
+// serve starts the fleet's process `reelay serve --role role` listening at addr, named name.
+func (f *fleet) serve(name, addr, role string) *proc {
+	f.t.Helper()
+	return startProc(f.t, name, testEnv(f.settings, map[string]string{"REELAY_ADDR": addr}), "serve", "--role", role)
+}
+
+// workers starts n worker processes, each serving its health and metrics at an address of its
+// own: it answers them and the base URLs of those addresses.
+func (f *fleet) workers(n int) ([]*proc, []string) {
+	f.t.Helper()
+	procs, bases := make([]*proc, n), make([]string, n)
+	for i := range n {
+		addr := freeAddr(f.t)
+		bases[i] = "http://" + addr
+		procs[i] = f.serve(fmt.Sprintf("reelay serve --role worker #%d", i+1), addr, "worker")
+	}
+	return procs, bases
+}
+
 // TestScaleOut runs one API process and two worker processes on one PostgreSQL database and
 // one S3 bucket, publishes 20 posts to three platforms each, and checks that every
 // destination was published, that each platform received and published each video exactly
 // once, and that the work was shared by the workers (and never done by the API process).
 func TestScaleOut(t *testing.T) {
-	needBinary(t)
-	if os.Getenv(storetest.EnvPostgres) == "" {
-		t.Skipf("%s is not set: the scale-out test needs PostgreSQL", storetest.EnvPostgres)
-	}
+	needPostgres(t, "the scale-out test needs PostgreSQL")
 	t.Parallel()
-	dbURL := storetest.URL(t, store.Postgres)
-	blobURL := s3BlobURL(t)
 	addr := freeAddr(t)
 	base := "http://" + addr
-	common := map[string]string{
-		"REELAY_DATA_DIR":     t.TempDir(),
-		"REELAY_DATABASE_URL": dbURL,
-		"REELAY_BLOB_URL":     blobURL,
-		"REELAY_PUBLIC_URL":   base,
-		"REELAY_LOG_FORMAT":   "json",
-	}
-	envWith := func(extra map[string]string) []string { return testEnv(common, extra) }
+	f := newFleet(t, "e2e-scale", map[string]string{"REELAY_PUBLIC_URL": base, "REELAY_LOG_FORMAT": "json"})
+	acct := f.acct
 
-	acct := createAccount(t, dbURL, common["REELAY_DATA_DIR"], "e2e-scale")
-
-	api := startProc(t, "reelay serve --role api", envWith(map[string]string{"REELAY_ADDR": addr}), "serve", "--role", "api")
-	// Each worker serves its health and its metrics on an address of its own.
-	workerBases := []string{"http://" + freeAddr(t), "http://" + freeAddr(t)}
-	workers := make([]*proc, len(workerBases))
-	for i, wb := range workerBases {
-		workers[i] = startProc(t, fmt.Sprintf("reelay serve --role worker #%d", i+1),
-			envWith(map[string]string{"REELAY_ADDR": strings.TrimPrefix(wb, "http://")}), "serve", "--role", "worker")
-	}
+	api := f.serve("reelay serve --role api", addr, "api")
+	workers, workerBases := f.workers(2)
 	api.waitHealthy(base, 60*time.Second)
 	for i, w := range workers {
 		w.waitHealthy(workerBases[i], 60*time.Second)
@@ -141,10 +172,7 @@ func TestScaleOut(t *testing.T) {
 	}
 	groups := make([]map[string]channel, scaleGroups)
 	for g := range groups {
-		groups[g] = map[string]channel{}
-		for _, p := range platforms {
-			groups[g][p] = c.sandboxChannel(acct.ProjectID, p)
-		}
+		groups[g] = c.sandboxChannels(acct.ProjectID, platforms, 0)
 	}
 
 	// Distinct videos (their durations differ), so that each upload names its post.
@@ -175,18 +203,8 @@ func TestScaleOut(t *testing.T) {
 	t.Logf("%d posts submitted in %s", scalePosts, time.Since(start).Round(time.Millisecond))
 
 	deadline := time.Now().Add(90 * time.Second)
-	for i, p := range posts {
-		post := c.waitSettled(p.id, time.Until(deadline))
-		if post["status"] != "published" {
-			t.Errorf("post %d (%s): status %v: %s", i, p.id, post["status"], jsonText(post["publish_results"]))
-			continue
-		}
-		for _, r := range post["publish_results"].([]any) {
-			d := r.(map[string]any)
-			if d["upload_status"] != "published" || d["id"] == nil {
-				t.Errorf("post %d %s destination: %v", i, d["platform"], d)
-			}
-		}
+	for _, p := range posts {
+		checkPublished(t, c.waitSettled(p.id, time.Until(deadline)))
 	}
 	t.Logf("all posts settled %s after the first publish", time.Since(start).Round(time.Millisecond))
 

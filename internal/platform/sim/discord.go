@@ -27,6 +27,12 @@ package sim
 //     Webhook (10015) or 401 for a bot, rate_limit → 429 {"message","retry_after","global"}
 //     with Retry-After and X-RateLimit-* headers, reject → 400 code 20009 (explicit content).
 //     Discord posts synchronously: processing_ms has no effect.
+//
+// A channel's messages, the snowflake it handed out last and the nonces of its messages within
+// the nonce window are records of Config.State, so that any process serving the simulator, or
+// one started after a restart, lists the same messages and answers a repeated nonce with its
+// first message. A message takes its files whole in its one request, and nothing refers to
+// their bytes afterwards: they are hashed as they stream and none is kept.
 
 import (
 	"bytes"
@@ -36,16 +42,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf16"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 const (
@@ -70,10 +79,47 @@ type DiscordOptions struct {
 type Discord struct {
 	cfg  Config
 	opts DiscordOptions
+}
 
-	mu   sync.Mutex
-	seq  uint64
-	msgs map[string][]*dcMessage // by account
+// The kinds of the Discord simulator's records.
+const (
+	// dcChannelKind is an account's text channel (dcChannel), kept until retention.
+	dcChannelKind = "channel"
+	// dcMessageKind is a message of an account's channel (dcMessage, under dcMessageID), kept
+	// until retention.
+	dcMessageKind = "message"
+	// dcNonceKind is the messages an author created with one nonce in a channel within the
+	// nonce window ([]dcNonceUse, under dcNonceID), expiring with the window of the last.
+	dcNonceKind = "nonce"
+)
+
+func dcKey(kind, id string) Key { return Key{Platform: platform.Discord, Kind: kind, ID: id} }
+
+// dcMessageID is the id of a message's record: its channel's and its own.
+func dcMessageID(channel, id string) string { return channel + "/" + id }
+
+// dcNonceID is the id of the record of an author's nonce in a channel.
+func dcNonceID(channel, author, nonce string) string { return channel + "/" + author + "/" + nonce }
+
+// dcChannel is what the simulator keeps of an account's channel: the last snowflake it handed
+// out to a message or an attachment.
+type dcChannel struct {
+	Last uint64 `json:"last"`
+}
+
+// next hands out the channel's next snowflake at t: t's millisecond since Discord's epoch in
+// the high bits, low the worker, process and increment fields below (which mean nothing here
+// but make two channels' ids of one millisecond differ), and above the last one, so that the
+// channel's ids increase whichever process, with whichever clock, makes them.
+func (c *dcChannel) next(t time.Time, low uint64) string {
+	c.Last = max(uint64(max(t.UnixMilli()-dcEpoch, 0))<<22|low&(1<<22-1), c.Last+1)
+	return strconv.FormatUint(c.Last, 10)
+}
+
+// dcNonceUse is a message created with a nonce, and when.
+type dcNonceUse struct {
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
 }
 
 type dcMessage struct {
@@ -87,9 +133,6 @@ type dcMessage struct {
 	Embeds      []any          `json:"embeds"`
 	Timestamp   string         `json:"timestamp"`
 	Nonce       string         `json:"nonce,omitempty"`
-
-	authorID string
-	created  time.Time
 }
 
 type dcAttachment struct {
@@ -113,7 +156,7 @@ func NewDiscordSim(cfg Config, o DiscordOptions) *Discord {
 	if o.NonceWindow <= 0 {
 		o.NonceWindow = dcDefaultNonceWin
 	}
-	return &Discord{cfg: cfg, opts: o, msgs: map[string][]*dcMessage{}}
+	return &Discord{cfg: cfg, opts: o}
 }
 
 func dcID(kind, account string) string {
@@ -145,6 +188,10 @@ func dcWrite(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// dcInternal is Discord's answer to a failure of the simulator's own (its State): a server
+// error, which clients retry.
+var dcInternal = dcErr{status: http.StatusInternalServerError, code: 0, msg: "500: Internal Server Error"}
 
 func dcFail(w http.ResponseWriter, e dcErr) {
 	body := map[string]any{"code": e.code, "message": e.msg}
@@ -359,7 +406,7 @@ func (s *Discord) create(w http.ResponseWriter, r *http.Request, a Account, webh
 		dcFail(w, dcErr{status: http.StatusBadRequest, code: 50035, msg: "Invalid Form Body"})
 		return
 	}
-	s.post(w, a, webhook, wait, payload, files)
+	s.post(w, r, a, webhook, wait, payload, files)
 }
 
 func (s *Discord) readUpload(part *multipart.Part) (dcUpload, bool, error) {
@@ -392,7 +439,7 @@ type dcPayload struct {
 	EnforceNonce bool              `json:"enforce_nonce"`
 }
 
-func (s *Discord) post(w http.ResponseWriter, a Account, webhook, wait bool, raw json.RawMessage, files []dcUpload) {
+func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhook, wait bool, raw json.RawMessage, files []dcUpload) {
 	var p dcPayload
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -468,9 +515,6 @@ func (s *Discord) post(w http.ResponseWriter, a Account, webhook, wait bool, raw
 		return
 	}
 
-	for _, f := range files {
-		s.cfg.Recorder.RecordUpload(Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha})
-	}
 	now := s.cfg.Now()
 	authorID := DiscordBotID(a.ID)
 	author := s.botUser(a)
@@ -478,55 +522,81 @@ func (s *Discord) post(w http.ResponseWriter, a Account, webhook, wait bool, raw
 		authorID = a.ID
 		author = map[string]any{"id": a.ID, "username": s.webhook(a, "")["name"], "bot": true, "discriminator": "0000"}
 	}
-
-	s.mu.Lock()
-	if p.EnforceNonce && nonce != "" {
-		for _, m := range s.msgs[a.ID] {
-			if m.Nonce == nonce && m.authorID == authorID && now.Sub(m.created) <= s.opts.NonceWindow {
-				s.mu.Unlock()
-				dcWrite(w, http.StatusOK, m)
-				return
+	channel := DiscordChannelID(a.ID)
+	low := rand.Uint64N(1 << 22)
+	var msg dcMessage
+	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		// What Discord received counts whether or not the nonce answers an earlier message.
+		for _, f := range files {
+			if err := recordTx(tx, platform.Discord, Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha}); err != nil {
+				return err
 			}
 		}
-	}
-	s.seq++
-	channel := DiscordChannelID(a.ID)
-	msg := &dcMessage{ID: s.snowflake(now), Type: 0, ChannelID: channel, Content: text, Author: author,
-		Attachments: []dcAttachment{}, Embeds: []any{}, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000000+00:00"),
-		Nonce: nonce, authorID: authorID, created: now}
-	if webhook {
-		msg.WebhookID = a.ID
-	}
-	for _, f := range files {
-		name := f.filename
-		if n, ok := names[f.field]; ok {
-			name = n
+		var uses []dcNonceUse
+		nonceRec := Record{Key: dcKey(dcNonceKind, dcNonceID(channel, authorID, nonce)), Account: a.ID}
+		if nonce != "" {
+			var err error
+			if uses, _, _, err = loadTx[[]dcNonceUse](tx, nonceRec.Key); err != nil {
+				return err
+			}
+			uses = slices.DeleteFunc(uses, func(u dcNonceUse) bool { return !now.Before(u.At.Add(s.opts.NonceWindow)) })
+			if p.EnforceNonce && len(uses) > 0 {
+				first, _, found, err := loadTx[dcMessage](tx, dcKey(dcMessageKind, dcMessageID(channel, uses[0].Message)))
+				if err != nil || found {
+					msg = first
+					return err
+				}
+			}
 		}
-		s.seq++
-		id := s.snowflake(now)
-		u := fmt.Sprintf("%s/attachments/%s/%s/%s", s.cfg.BaseURL, channel, id, name)
-		msg.Attachments = append(msg.Attachments, dcAttachment{ID: id, Filename: name, Size: f.size, URL: u, ProxyURL: u, ContentType: f.ctype})
+		c, crec, _, err := loadTx[dcChannel](tx, dcKey(dcChannelKind, a.ID))
+		if err != nil {
+			return err
+		}
+		msg = dcMessage{ID: c.next(now, low), Type: 0, ChannelID: channel, Content: text, Author: author,
+			Attachments: []dcAttachment{}, Embeds: []any{}, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000000+00:00"),
+			Nonce: nonce}
+		if webhook {
+			msg.WebhookID = a.ID
+		}
+		for _, f := range files {
+			name := f.filename
+			if n, ok := names[f.field]; ok {
+				name = n
+			}
+			id := c.next(now, low)
+			u := fmt.Sprintf("%s/attachments/%s/%s/%s", s.cfg.BaseURL, channel, id, name)
+			msg.Attachments = append(msg.Attachments, dcAttachment{ID: id, Filename: name, Size: f.size, URL: u, ProxyURL: u, ContentType: f.ctype})
+		}
+		crec.Account = a.ID
+		if err := save(tx, crec, c); err != nil {
+			return err
+		}
+		if err := save(tx, Record{Key: dcKey(dcMessageKind, dcMessageID(channel, msg.ID)), Account: a.ID}, msg); err != nil {
+			return err
+		}
+		if nonce != "" {
+			uses = append(uses, dcNonceUse{Message: msg.ID, At: now})
+			nonceRec.Expires = now.Add(s.opts.NonceWindow)
+			if err := save(tx, nonceRec, uses); err != nil {
+				return err
+			}
+		}
+		sha := ""
+		if len(files) > 0 {
+			sha = files[0].sha
+		}
+		return recordTx(tx, platform.Discord, Published{Account: a.ID, ID: msg.ID,
+			URL: fmt.Sprintf("https://discord.com/channels/%s/%s/%s", DiscordGuildID(a.ID), channel, msg.ID), SHA256: sha, Text: text})
+	})
+	if err != nil {
+		dcFail(w, dcInternal)
+		return
 	}
-	s.msgs[a.ID] = append(s.msgs[a.ID], msg)
-	s.mu.Unlock()
-
-	sha := ""
-	if len(files) > 0 {
-		sha = files[0].sha
-	}
-	s.cfg.Recorder.RecordPublished(Published{Account: a.ID, ID: msg.ID,
-		URL: fmt.Sprintf("https://discord.com/channels/%s/%s/%s", DiscordGuildID(a.ID), channel, msg.ID), SHA256: sha, Text: text})
 	if !wait {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	dcWrite(w, http.StatusOK, msg)
-}
-
-// snowflake makes an id of instant t; s.mu is held.
-func (s *Discord) snowflake(t time.Time) string {
-	ms := uint64(max(t.UnixMilli()-dcEpoch, 0))
-	return strconv.FormatUint(ms<<22|(s.seq&(1<<12-1)), 10)
 }
 
 func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
@@ -551,15 +621,18 @@ func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
 			*dst = n
 		}
 	}
-	s.mu.Lock()
-	var out []*dcMessage
-	for _, m := range s.msgs[a.ID] {
+	msgs, err := listJSON[dcMessage](r.Context(), s.cfg.State, dcKey(dcMessageKind, ""), a.ID)
+	if err != nil {
+		dcFail(w, dcInternal)
+		return
+	}
+	var out []dcMessage
+	for _, m := range msgs {
 		id, _ := strconv.ParseUint(m.ID, 10, 64)
 		if (after == 0 || id > after) && (before == 0 || id < before) {
 			out = append(out, m)
 		}
 	}
-	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
 		x, _ := strconv.ParseUint(out[i].ID, 10, 64)
 		y, _ := strconv.ParseUint(out[j].ID, 10, 64)
@@ -571,7 +644,7 @@ func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
 		out = out[:limit]
 	}
 	if out == nil {
-		out = []*dcMessage{}
+		out = []dcMessage{}
 	}
 	dcWrite(w, http.StatusOK, out)
 }

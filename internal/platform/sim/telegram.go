@@ -23,6 +23,11 @@ package sim
 //   - a file that is not an MP4 is posted as a document, as Telegram does;
 //   - faults: unavailable → 500, auth → 401, rate_limit → 429 with parameters.retry_after,
 //     reject → 400 for the video. Telegram posts synchronously: processing_ms has no effect.
+//
+// A channel's message ids are Config.State's (tgChat), so that they go on increasing whichever
+// process serves the simulator, and after a restart. sendVideo takes the whole video in its one
+// request and nothing refers to its bytes afterwards (a file_id is refused, see
+// serveSendVideo): they are hashed as they stream and none is kept.
 
 import (
 	"bytes"
@@ -38,8 +43,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // Telegram limits the simulator enforces.
@@ -64,9 +70,19 @@ type TelegramOptions struct {
 type Telegram struct {
 	cfg  Config
 	opts TelegramOptions
+}
 
-	mu   sync.Mutex
-	msgs map[string]int64 // last message id per account's channel
+// tgChatKind is the kind of the records of an account's channel (tgChat), kept until
+// retention: a channel not posted to for that long starts again from message 1, having
+// forgotten, with its record, everything it received before.
+const tgChatKind = "chat"
+
+func tgKey(kind, id string) Key { return Key{Platform: platform.Telegram, Kind: kind, ID: id} }
+
+// tgChat is what the simulator keeps of an account's channel. Message ids are "unique
+// message identifier inside this chat" (Bot API, Message): counted per chat, from 1.
+type tgChat struct {
+	LastMessageID int64 `json:"last_message_id"`
 }
 
 // NewTelegram returns the Telegram Bot API simulator.
@@ -78,7 +94,7 @@ func NewTelegramSim(cfg Config, o TelegramOptions) *Telegram {
 	if o.MaxVideoBytes <= 0 {
 		o.MaxVideoBytes = tgDefaultMaxVideo
 	}
-	return &Telegram{cfg: cfg, opts: o, msgs: map[string]int64{}}
+	return &Telegram{cfg: cfg, opts: o}
 }
 
 // TelegramChatID is the numeric id of an account's sandbox channel (-100 followed by ten
@@ -118,6 +134,10 @@ func tgFail(w http.ResponseWriter, e tgError) {
 func tgBad(desc string) tgError {
 	return tgError{code: http.StatusBadRequest, desc: "Bad Request: " + desc}
 }
+
+// tgInternal is the Bot API's answer to a failure of the simulator's own (its State): a server
+// error, which bots retry.
+var tgInternal = tgError{code: http.StatusInternalServerError, desc: "Internal Server Error"}
 
 func (s *Telegram) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
@@ -366,7 +386,7 @@ func (s *Telegram) serveSendVideo(w http.ResponseWriter, r *http.Request, a Acco
 		}
 		files[name] = f
 	}
-	s.sendVideo(w, a, fields, files)
+	s.sendVideo(w, r, a, fields, files)
 }
 
 // readFile hashes one file part as it streams, keeping only its first bytes (and the whole
@@ -418,7 +438,7 @@ func fileRef(fields map[string]string, files map[string]*tgFile, name string) (*
 	return f, "", ok
 }
 
-func (s *Telegram) sendVideo(w http.ResponseWriter, a Account, fields map[string]string, files map[string]*tgFile) {
+func (s *Telegram) sendVideo(w http.ResponseWriter, r *http.Request, a Account, fields map[string]string, files map[string]*tgFile) {
 	chatID := fields["chat_id"]
 	switch {
 	case chatID == "":
@@ -487,13 +507,29 @@ func (s *Telegram) sendVideo(w http.ResponseWriter, a Account, fields map[string
 		return
 	}
 
-	s.cfg.Recorder.RecordUpload(Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha})
-	s.mu.Lock()
-	s.msgs[a.ID]++
-	id := s.msgs[a.ID]
-	s.mu.Unlock()
 	chat := s.chat(a)
-	link := fmt.Sprintf("https://t.me/%s/%d", a.ID, id)
+	var id int64
+	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		c, rec, _, err := loadTx[tgChat](tx, tgKey(tgChatKind, a.ID))
+		if err != nil {
+			return err
+		}
+		c.LastMessageID++
+		id = c.LastMessageID
+		rec.Account = a.ID
+		if err := save(tx, rec, c); err != nil {
+			return err
+		}
+		if err := recordTx(tx, platform.Telegram, Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha}); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Telegram, Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", TelegramChatID(a.ID), id),
+			URL: fmt.Sprintf("https://t.me/%s/%d", a.ID, id), SHA256: video.sha, Text: caption})
+	})
+	if err != nil {
+		tgFail(w, tgInternal)
+		return
+	}
 	fileID := "BAACAgIAAx0Sim" + video.sha[:24]
 	msg := map[string]any{
 		"message_id": id, "date": s.cfg.Now().Unix(), "chat": chat, "sender_chat": chat,
@@ -508,7 +544,6 @@ func (s *Telegram) sendVideo(w http.ResponseWriter, a Account, fields map[string
 		// Telegram clients play MP4; anything else arrives as a document.
 		msg["document"] = map[string]any{"file_id": fileID, "file_unique_id": video.sha[:16], "file_size": video.size}
 	}
-	s.cfg.Recorder.RecordPublished(Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", TelegramChatID(a.ID), id), URL: link, SHA256: video.sha, Text: caption})
 	tgWrite(w, msg)
 }
 
