@@ -21,7 +21,11 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "linkedin"}
+
+// sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
+// takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.
+const sandboxVideoSize = 9 << 19
 
 // sandboxChannelSlow connects a sandbox channel whose platform takes processing to process
 // each upload.
@@ -114,7 +118,7 @@ func TestSandboxSurvivesKill(t *testing.T) {
 		channels[p] = c.sandboxChannelSlow(project, p, 8*time.Second)
 		ids = append(ids, channels[p].ID)
 	}
-	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920})
+	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920, Size: sandboxVideoSize})
 	sum, size := fileSHA256(t, video)
 	channelIDs, _ := json.Marshal(ids)
 	id := c.publishForm(map[string]string{
@@ -200,7 +204,7 @@ func TestSandboxSharedByAPIProcesses(t *testing.T) {
 		channels[p] = api1.sandboxChannel(create.ProjectID, p)
 		ids = append(ids, channels[p].ID)
 	}
-	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920})
+	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920, Size: sandboxVideoSize})
 	sum, size := fileSHA256(t, video)
 	channelIDs, _ := json.Marshal(ids)
 	id := api2.publishForm(map[string]string{
