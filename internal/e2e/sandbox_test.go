@@ -15,17 +15,24 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "linkedin"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "linkedin", "pinterest"}
 
 // sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
 // takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.
 const sandboxVideoSize = 9 << 19
+
+// pinterestOptions are the Pinterest options of a publish to a sandbox channel: the first of
+// the boards its simulated account has.
+func pinterestOptions(ch channel) string {
+	return `{"board_id":"` + sim.PinterestDefaultBoards(ch.Account)[0].ID + `"}`
+}
 
 // sandboxChannelSlow connects a sandbox channel whose platform takes processing to process
 // each upload.
@@ -124,6 +131,7 @@ func TestSandboxSurvivesKill(t *testing.T) {
 	id := c.publishForm(map[string]string{
 		"project_id": project, "channel_ids": string(channelIDs), "title": "Sandbox kill",
 		"caption": "the sandbox survives a restart #e2e", "tiktok": `{"mode":"direct"}`,
+		"pinterest": pinterestOptions(channels["pinterest"]),
 	}, video)
 
 	deadline := time.Now().Add(60 * time.Second)
@@ -210,6 +218,7 @@ func TestSandboxSharedByAPIProcesses(t *testing.T) {
 	id := api2.publishForm(map[string]string{
 		"project_id": create.ProjectID, "channel_ids": string(channelIDs), "title": "Two API processes",
 		"caption": "one sandbox for every process #e2e", "tiktok": `{"mode":"direct"}`,
+		"pinterest": pinterestOptions(channels["pinterest"]),
 	}, video)
 	checkPublished(t, api1.waitSettled(id, 90*time.Second))
 	for i, c := range []*client{api1, api2} {
