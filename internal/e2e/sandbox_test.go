@@ -13,11 +13,29 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest"}
+
+// sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
+// takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.
+const sandboxVideoSize = 9 << 19
+
+// sandboxOptions is the platform object a publish to a sandbox channel of platform p needs
+// ("" for none).
+func sandboxOptions(p string, ch channel) string {
+	switch p {
+	case "tiktok":
+		return `{"mode":"direct"}`
+	case "pinterest":
+		// The first of the boards its simulated account has.
+		return `{"board_id":"` + sim.PinterestDefaultBoards(ch.Account)[0].ID + `"}`
+	}
+	return ""
+}
 
 // postsAtOnce are the sandboxPlatforms that publish in the request that uploads the video:
 // their destinations go from uploading to published, never processing.
@@ -41,13 +59,16 @@ func publishToSandbox(t *testing.T, connect, publish *client, project string, pr
 	for _, p := range sandboxPlatforms {
 		ids = append(ids, post.channels[p].ID)
 	}
-	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920})
+	video := mediatest.MP4(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920, Size: sandboxVideoSize})
 	post.sum, post.size = fileSHA256(t, video)
 	channelIDs, _ := json.Marshal(ids)
-	post.id = publish.publishForm(map[string]string{
-		"project_id": project, "channel_ids": string(channelIDs), "title": title, "caption": caption,
-		"tiktok": `{"mode":"direct"}`,
-	}, video)
+	fields := map[string]string{"project_id": project, "channel_ids": string(channelIDs), "title": title, "caption": caption}
+	for _, p := range sandboxPlatforms {
+		if o := sandboxOptions(p, post.channels[p]); o != "" {
+			fields[p] = o
+		}
+	}
+	post.id = publish.publishForm(fields, video)
 	return post
 }
 

@@ -23,7 +23,8 @@ package sim
 //     after UploadURLTTL (24 h) and answer 201 with an ETag per part; a part may be sent again
 //     (after a crash) and keeps an ETag of its content; a PUT whose body was cut short
 //     changes nothing. Content-Type must be application/octet-stream and the body exactly the
-//     part's bytes.
+//     part's bytes. The parts are kept as long as their URLs take bytes: a video not finalized
+//     by uploadUrlsExpireAt cannot be any more (400; the pages say nothing of it).
 //   - finalizeUpload needs the upload token and every part's ETag in order; a video already
 //     finalized is refused (400): a client must not finalize twice. The complete upload is
 //     recorded at finalizing. Processing is timed by Config.Now: Behavior.ProcessingMS (< 0:
@@ -57,23 +58,26 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf16"
+
+	"gocloud.dev/blob"
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
@@ -155,48 +159,104 @@ type LinkedInPost struct {
 }
 
 // LinkedIn simulates LinkedIn's Videos and Posts APIs. It implements http.Handler.
+//
+// Its videos, uploaded parts, posts, comments and daily caps are records of Config.State, and
+// the bytes of the parts blobs of Config.Blobs, so that any process serving the simulator goes
+// on with them.
 type LinkedIn struct {
 	cfg      Config
 	opts     LinkedInOptions
 	basePath string
-
-	mu        sync.Mutex
-	videos    map[string]*linkedinVideo // by URN
-	byKey     map[string]*linkedinVideo // by the key in upload URLs
-	posts     []*LinkedInPost
-	postTimes map[string][]time.Time        // account → post times within the last day
-	comments  map[string][]*linkedinComment // post URN → comments the members wrote, oldest first
 }
 
+// The kinds of the LinkedIn simulator's records.
+const (
+	// linkedinVideoKind is a video (linkedinVideo), by the id its URN and its upload URLs
+	// share, kept until retention.
+	linkedinVideoKind = "video"
+	// linkedinUploadKind is what arrived of a video's parts (linkedinUpload), under the
+	// video's id, with the parts' blobs. It ends with the upload URLs (uploadUrlsExpireAt, see
+	// the file comment), whose bytes are of no use after, or once the video is finalized.
+	linkedinUploadKind = "upload"
+	// linkedinPostKind is a post (linkedinPost) by its share URN, with the comments members
+	// wrote on it, kept until retention.
+	linkedinPostKind = "post"
+	// linkedinActivityKind names the share URN (a string) of the post an activity URN is of.
+	linkedinActivityKind = "activity"
+	// linkedinContentKind names the share URN (a string) of the post an author made of one
+	// commentary and one video, by their hash: the next is a DUPLICATE_POST.
+	linkedinContentKind = "content"
+	// linkedinDailyKind is a member's posts of the last 24 hours ([]time.Time), for the daily
+	// cap.
+	linkedinDailyKind = "daily_posts"
+)
+
+func linkedinKey(kind, id string) Key { return Key{Platform: platform.LinkedIn, Kind: kind, ID: id} }
+
+// linkedinVideo is what the simulator keeps of a video.
 type linkedinVideo struct {
-	urn, key    string
-	account     Account
-	size        int64
-	parts       []linkedinPart
-	sig         string
-	uploadToken string
-	expires     time.Time
-	thumbnail   bool
+	ID      string    `json:"id"`
+	Account Account   `json:"account"`
+	Created time.Time `json:"created"`
+	Size    int64     `json:"size"`
+	// Parts are the first and last byte of each part.
+	Parts [][2]int64 `json:"parts"`
+	// SigSHA and TokenSHA are the SHA-256 of the upload URLs' signature (sau) and of the
+	// uploadToken: both are credentials.
+	SigSHA    []byte    `json:"sig_sha"`
+	TokenSHA  []byte    `json:"token_sha"`
+	Expires   time.Time `json:"expires"` // uploadUrlsExpireAt
+	Thumbnail bool      `json:"thumbnail,omitempty"`
+	ThumbDone bool      `json:"thumb_done,omitempty"`
 
-	// upMu serializes the writes to one upload's file, and its finalizing; file belongs to it.
-	upMu sync.Mutex
-	file *os.File
-
-	// Guarded by LinkedIn.mu.
-	thumbDone   bool
-	finalizes   int
-	finalizedAt time.Time
-	processing  time.Duration
-	sha         string
-	verdict     string // processing failure reason, "" when the video passes
-	duration    time.Duration
-	width       int
-	height      int
+	Finalizes   int           `json:"finalizes,omitempty"`
+	FinalizedAt time.Time     `json:"finalized_at,omitzero"`
+	Processing  time.Duration `json:"processing,omitempty"`
+	SHA         string        `json:"sha,omitempty"`
+	// Verdict is the processing failure reason, "" when the video passes; Duration, Width and
+	// Height what media.Probe found.
+	Verdict  string        `json:"verdict,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	Width    int           `json:"width,omitempty"`
+	Height   int           `json:"height,omitempty"`
 }
 
+// urn is the video's URN: its id is the one its upload URLs name.
+func (v linkedinVideo) urn() string { return "urn:li:video:" + v.ID }
+
+// linkedinUpload is what arrived of a video's parts, by index.
+type linkedinUpload struct {
+	Parts []linkedinPart `json:"parts"`
+}
+
+// linkedinPart is an uploaded part: its ETag and the blob holding its bytes ("" for both until
+// it arrives). A part sent again is a new blob.
 type linkedinPart struct {
-	first, last int64
-	etag        string // guarded by LinkedIn.mu
+	ETag string `json:"etag,omitempty"`
+	Blob string `json:"blob,omitempty"`
+}
+
+// linkedinPost is what the simulator keeps of a post.
+type linkedinPost struct {
+	URN        string    `json:"urn"`
+	Account    string    `json:"account"`
+	Commentary string    `json:"commentary"`
+	Text       string    `json:"text"`
+	Truncated  bool      `json:"truncated,omitempty"`
+	Title      string    `json:"title,omitempty"`
+	Video      string    `json:"video"`
+	Visibility string    `json:"visibility"`
+	Lifecycle  string    `json:"lifecycle"`
+	Activity   string    `json:"activity"`
+	Created    time.Time `json:"created"`
+	// Comments are the comments members wrote on the post through the API, oldest first.
+	Comments []linkedinComment `json:"comments,omitempty"`
+}
+
+// report is what Posts answers of p.
+func (p linkedinPost) report() LinkedInPost {
+	return LinkedInPost{URN: p.URN, Account: p.Account, Commentary: p.Commentary, Text: p.Text, Truncated: p.Truncated,
+		Title: p.Title, Video: p.Video, Visibility: p.Visibility, Lifecycle: p.Lifecycle, Activity: p.Activity, Created: p.Created}
 }
 
 // NewLinkedIn returns the LinkedIn simulator with LinkedIn's documented behaviour.
@@ -221,54 +281,62 @@ func NewLinkedInSim(cfg Config, opts LinkedInOptions) *LinkedIn {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &LinkedIn{
-		cfg: cfg, opts: opts, basePath: basePath,
-		videos: map[string]*linkedinVideo{}, byKey: map[string]*linkedinVideo{}, postTimes: map[string][]time.Time{},
-		comments: map[string][]*linkedinComment{},
-	}
+	return &LinkedIn{cfg: cfg, opts: opts, basePath: basePath}
 }
 
 // Recorder returns the record of what the simulator received.
 func (l *LinkedIn) Recorder() *Recorder { return l.cfg.Recorder }
 
-// Video reports what the simulator knows of a video.
+// Video reports what the simulator knows of a video (an error of its State panics: it is for
+// tests).
 func (l *LinkedIn) Video(urn string) (LinkedInVideo, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, ok := l.videos[urn]
-	if !ok {
+	v, found, err := l.video(context.Background(), urn)
+	if err != nil {
+		panic(err)
+	}
+	if !found {
 		return LinkedInVideo{}, false
 	}
-	return LinkedInVideo{URN: v.urn, Account: v.account.ID, Size: v.size, Parts: len(v.parts),
-		Status: l.statusOf(v, l.cfg.Now()), Finalizes: v.finalizes, SHA256: v.sha, Thumbnail: v.thumbDone}, true
+	return l.reportVideo(v), true
 }
 
-// Videos lists the videos of an account, in creation order.
-func (l *LinkedIn) Videos(account string) []LinkedInVideo {
-	l.mu.Lock()
-	var urns []string
-	for _, v := range l.videos {
-		if v.account.ID == account {
-			urns = append(urns, v.urn)
-		}
+// video reads the video a URN names.
+func (l *LinkedIn) video(ctx context.Context, urn string) (linkedinVideo, bool, error) {
+	id, ok := strings.CutPrefix(urn, "urn:li:video:")
+	if !ok {
+		return linkedinVideo{}, false, nil
 	}
-	l.mu.Unlock()
-	out := make([]LinkedInVideo, 0, len(urns))
-	for _, u := range urns {
-		if v, ok := l.Video(u); ok {
-			out = append(out, v)
-		}
+	v, _, found, err := load[linkedinVideo](ctx, l.cfg.State, linkedinKey(linkedinVideoKind, id))
+	return v, found, err
+}
+
+func (l *LinkedIn) reportVideo(v linkedinVideo) LinkedInVideo {
+	return LinkedInVideo{URN: v.urn(), Account: v.Account.ID, Size: v.Size, Parts: len(v.Parts),
+		Status: l.statusOf(v, l.cfg.Now()), Finalizes: v.Finalizes, SHA256: v.SHA, Thumbnail: v.ThumbDone}
+}
+
+// Videos lists the videos of an account, in creation order (an error of its State panics).
+func (l *LinkedIn) Videos(account string) []LinkedInVideo {
+	videos, err := listJSON[linkedinVideo](context.Background(), l.cfg.State, linkedinKey(linkedinVideoKind, ""), account)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]LinkedInVideo, len(videos))
+	for i, v := range videos {
+		out[i] = l.reportVideo(v)
 	}
 	return out
 }
 
-// Posts lists the posts created, oldest first.
+// Posts lists the posts created, oldest first (an error of its State panics).
 func (l *LinkedIn) Posts() []LinkedInPost {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]LinkedInPost, len(l.posts))
-	for i, p := range l.posts {
-		out[i] = *p
+	posts, err := listJSON[linkedinPost](context.Background(), l.cfg.State, linkedinKey(linkedinPostKind, ""), "")
+	if err != nil {
+		panic(err)
+	}
+	out := make([]LinkedInPost, len(posts))
+	for i, p := range posts {
+		out[i] = p.report()
 	}
 	return out
 }
@@ -290,7 +358,7 @@ func (l *LinkedIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.rest(w, r, http.MethodPost, l.videoAction)
 	case strings.HasPrefix(path, "/rest/videos/"):
 		l.rest(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request, acc Account, version string) {
-			l.getVideo(w, acc, strings.TrimPrefix(raw, "/rest/videos/"))
+			l.getVideo(w, r, acc, strings.TrimPrefix(raw, "/rest/videos/"))
 		})
 	case path == "/rest/posts":
 		l.rest(w, r, http.MethodPost, l.createPost)
@@ -456,6 +524,12 @@ func (l *LinkedIn) forbidden(w http.ResponseWriter, what string) {
 	linkedinError(w, http.StatusForbidden, 100, "ACCESS_DENIED", "Not enough permissions to access: "+what)
 }
 
+// linkedinInternal answers a failure of the simulator's own (its State or blob storage) as
+// LinkedIn answers its internal errors.
+func linkedinInternal(w http.ResponseWriter) {
+	linkedinError(w, http.StatusInternalServerError, 0, "", "Internal Server Error")
+}
+
 func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc Account) {
 	var req struct {
 		InitializeUploadRequest *struct {
@@ -488,54 +562,45 @@ func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc 
 		return
 	}
 	now := l.cfg.Now()
-	id := "C4E05AQ" + strings.ToUpper(randomHex(6)) + "-" + randomHex(4)
-	v := &linkedinVideo{
-		urn: "urn:li:video:" + id, key: id, account: acc, size: size, sig: randomHex(16),
-		uploadToken: randomHex(12), expires: now.Add(l.opts.UploadURLTTL), thumbnail: in.UploadThumbnail,
+	sig, token := randomHex(16), randomHex(12)
+	sigSHA, tokenSHA := sha256.Sum256([]byte(sig)), sha256.Sum256([]byte(token))
+	v := linkedinVideo{
+		ID: "C4E05AQ" + strings.ToUpper(randomHex(6)) + "-" + randomHex(4), Account: acc, Created: now, Size: size,
+		SigSHA: sigSHA[:], TokenSHA: tokenSHA[:], Expires: now.Add(l.opts.UploadURLTTL), Thumbnail: in.UploadThumbnail,
 	}
 	for first := int64(0); first < size; first += l.opts.PartSize {
-		last := min(first+l.opts.PartSize, size) - 1
-		v.parts = append(v.parts, linkedinPart{first: first, last: last})
+		v.Parts = append(v.Parts, [2]int64{first, min(first+l.opts.PartSize, size) - 1})
 	}
-	l.mu.Lock()
-	l.sweep(now)
-	l.videos[v.urn] = v
-	l.byKey[v.key] = v
-	l.mu.Unlock()
+	err := l.cfg.State.Update(r.Context(), func(tx Tx) error {
+		if err := save(tx, Record{Key: linkedinKey(linkedinVideoKind, v.ID), Account: acc.ID}, v); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: linkedinKey(linkedinUploadKind, v.ID), Account: acc.ID, Expires: v.Expires, Blobs: true},
+			linkedinUpload{Parts: make([]linkedinPart, len(v.Parts))})
+	})
+	if err != nil {
+		linkedinInternal(w)
+		return
+	}
 
-	ins := make([]map[string]any, len(v.parts))
-	for i, p := range v.parts {
+	ins := make([]map[string]any, len(v.Parts))
+	for i, p := range v.Parts {
 		ins[i] = map[string]any{
-			"uploadUrl": l.cfg.BaseURL + "/dms-uploads/sp/v2/" + v.key + "/uploadedVideo?part=" + strconv.Itoa(i) + "&sau=" + v.sig,
-			"firstByte": p.first,
-			"lastByte":  p.last,
+			"uploadUrl": l.cfg.BaseURL + "/dms-uploads/sp/v2/" + v.ID + "/uploadedVideo?part=" + strconv.Itoa(i) + "&sau=" + sig,
+			"firstByte": p[0],
+			"lastByte":  p[1],
 		}
 	}
 	value := map[string]any{
-		"uploadUrlsExpireAt": v.expires.UnixMilli(),
-		"video":              v.urn,
+		"uploadUrlsExpireAt": v.Expires.UnixMilli(),
+		"video":              v.urn(),
 		"uploadInstructions": ins,
-		"uploadToken":        v.uploadToken,
+		"uploadToken":        token,
 	}
-	if v.thumbnail {
-		value["thumbnailUploadUrl"] = l.cfg.BaseURL + "/dms-uploads/sp/v2/" + v.key + "/uploadedThumbnail?sau=" + v.sig
+	if v.Thumbnail {
+		value["thumbnailUploadUrl"] = l.cfg.BaseURL + "/dms-uploads/sp/v2/" + v.ID + "/uploadedThumbnail?sau=" + sig
 	}
 	writeLinkedInJSON(w, http.StatusOK, map[string]any{"value": value})
-}
-
-// sweep removes the temporary files of uploads whose URLs expired unfinalized (under l.mu).
-func (l *LinkedIn) sweep(now time.Time) {
-	for _, v := range l.videos {
-		if v.finalizes > 0 || now.Before(v.expires) || !v.upMu.TryLock() {
-			continue
-		}
-		if v.file != nil {
-			_ = v.file.Close()
-			_ = os.Remove(v.file.Name())
-			v.file = nil
-		}
-		v.upMu.Unlock()
-	}
 }
 
 // upload serves PUT on the upload URLs: video parts and thumbnails.
@@ -546,20 +611,26 @@ func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
 		uploadError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	key, kind, ok := strings.Cut(strings.TrimPrefix(rest, "sp/v2/"), "/")
-	l.mu.Lock()
-	v, found := l.byKey[key]
-	l.mu.Unlock()
-	q := r.URL.Query()
-	if !ok || !found || subtle.ConstantTimeCompare([]byte(q.Get("sau")), []byte(v.sig)) != 1 {
+	id, kind, ok := strings.Cut(strings.TrimPrefix(rest, "sp/v2/"), "/")
+	var v linkedinVideo
+	if ok {
+		var err error
+		v, _, ok, err = load[linkedinVideo](r.Context(), l.cfg.State, linkedinKey(linkedinVideoKind, id))
+		if err != nil {
+			uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
+	}
+	sig := sha256.Sum256([]byte(r.URL.Query().Get("sau")))
+	if !ok || subtle.ConstantTimeCompare(sig[:], v.SigSHA) != 1 {
 		uploadError(w, http.StatusForbidden, "Signature verification failed")
 		return
 	}
-	if fault := CallFault(v.account.Behavior, l.cfg.Rand); fault == FailUnavailable {
+	if fault := CallFault(v.Account.Behavior, l.cfg.Rand); fault == FailUnavailable {
 		uploadError(w, http.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
-	if !l.cfg.Now().Before(v.expires) {
+	if !l.cfg.Now().Before(v.Expires) {
 		uploadError(w, http.StatusForbidden, "The upload URL has expired")
 		return
 	}
@@ -573,34 +644,40 @@ func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
 	}
 }
 
-func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v *linkedinVideo) {
+var (
+	// errLinkedInFinalized: the video was finalized (by another request meanwhile).
+	errLinkedInFinalized = errors.New("the upload was already finalized")
+	// errLinkedInPartsGone: the upload URLs expired, and the parts' bytes with them.
+	errLinkedInPartsGone = errors.New("the upload's parts are gone")
+	// errLinkedInPartsChanged: a part was sent again with other bytes while finalizing read them.
+	errLinkedInPartsChanged = errors.New("a part changed while the upload was finalized")
+)
+
+// uploadPart receives one part whole, keeps its bytes as a new blob and names that blob, and
+// the part's ETag, in the upload's record; the blob of the part it replaces, if it was sent
+// before, is deleted once the record no longer names it.
+func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
 	i, err := strconv.Atoi(r.URL.Query().Get("part"))
-	l.mu.Lock()
-	known := err == nil && i >= 0 && i < len(v.parts)
-	var p linkedinPart
-	if known {
-		p = v.parts[i] // parts' etags change under l.mu, while other parts upload
-	}
-	l.mu.Unlock()
-	if !known {
+	if err != nil || i < 0 || i >= len(v.Parts) {
 		uploadError(w, http.StatusNotFound, "Unknown upload part")
 		return
 	}
-	n := p.last - p.first + 1
+	first, last := v.Parts[i][0], v.Parts[i][1]
+	n := last - first + 1
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/octet-stream" {
 		uploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
 		return
 	}
 	if r.ContentLength != n {
-		uploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, p.first, p.last))
+		uploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, first, last))
 		return
 	}
 	// The part is received whole before it touches the upload, as a storage service commits
 	// a PUT only once its body is complete. A PUT cut short (its client gave up) is often
-	// still being read when the client has already sent the part again; written straight into
-	// the file, it would overwrite the bytes of that later, complete copy and drop its ETag,
-	// and finalizing would refuse an upload the client rightly holds every ETag of. The part
-	// is at most PartSize, so memory stays bounded by the parts in flight.
+	// still being read when the client has already sent the part again; were it kept, it
+	// would replace the bytes of that later, complete copy and drop its ETag, and finalizing
+	// would refuse an upload the client rightly holds every ETag of. The part is at most
+	// PartSize, so memory stays bounded by the parts in flight.
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r.Body, body); err != nil {
 		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
@@ -608,40 +685,62 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v *linkedi
 	}
 	sum := sha256.Sum256(body)
 	etag := "/" + hex.EncodeToString(sum[:18]) + "/"
-
-	v.upMu.Lock()
-	defer v.upMu.Unlock()
-	l.mu.Lock()
-	finalized := v.finalizes > 0
-	l.mu.Unlock()
-	if finalized {
+	if v.Finalizes > 0 {
 		uploadError(w, http.StatusBadRequest, "The upload was already finalized")
 		return
 	}
-	if v.file == nil {
-		f, err := os.CreateTemp("", "reelay-linkedin-sim-*.upload")
-		if err != nil {
-			uploadError(w, http.StatusInternalServerError, "Internal Server Error")
-			return
-		}
-		v.file = f
-	}
-	if _, err := v.file.WriteAt(body, p.first); err != nil {
-		l.mu.Lock()
-		v.parts[i].etag = "" // the part's bytes are no longer the ones an old ETag named
-		l.mu.Unlock()
+
+	ctx := r.Context()
+	upKey := linkedinKey(linkedinUploadKind, v.ID)
+	blobKey := fmt.Sprintf("%spart-%05d-%s", BlobPrefix(upKey), i, randomHex(6))
+	if err := l.cfg.Blobs.WriteAll(ctx, blobKey, body, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
 		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	l.mu.Lock()
-	v.parts[i].etag = etag
-	l.mu.Unlock()
+	var replaced string
+	err = l.cfg.State.Update(ctx, func(tx Tx) error {
+		cur, _, _, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		if err != nil {
+			return err
+		}
+		if cur.Finalizes > 0 {
+			return errLinkedInFinalized
+		}
+		up, rec, found, err := loadTx[linkedinUpload](tx, upKey)
+		if err != nil {
+			return err
+		}
+		if !found || i >= len(up.Parts) {
+			return errLinkedInPartsGone
+		}
+		replaced = up.Parts[i].Blob
+		up.Parts[i] = linkedinPart{ETag: etag, Blob: blobKey}
+		return save(tx, rec, up)
+	})
+	// What is left behind should a delete fail is deleted by housekeeping with the upload's
+	// record.
+	keep := context.WithoutCancel(ctx)
+	if err != nil {
+		_ = l.cfg.Blobs.Delete(keep, blobKey)
+		switch {
+		case errors.Is(err, errLinkedInFinalized):
+			uploadError(w, http.StatusBadRequest, "The upload was already finalized")
+		case errors.Is(err, errLinkedInPartsGone):
+			uploadError(w, http.StatusForbidden, "The upload URL has expired")
+		default:
+			uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		}
+		return
+	}
+	if replaced != "" {
+		_ = l.cfg.Blobs.Delete(keep, replaced)
+	}
 	w.Header().Set("ETag", etag)
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v *linkedinVideo) {
-	if !v.thumbnail {
+func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
+	if !v.Thumbnail {
 		uploadError(w, http.StatusNotFound, "No thumbnail upload was requested for this video")
 		return
 	}
@@ -664,12 +763,27 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v *li
 		uploadError(w, http.StatusBadRequest, "The thumbnail must be a JPEG or PNG image of at most 10 MB")
 		return
 	}
-	l.mu.Lock()
-	v.thumbDone = true
-	l.mu.Unlock()
+	err = l.cfg.State.Update(r.Context(), func(tx Tx) error {
+		cur, rec, found, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sim: linkedin video %s is gone", v.ID)
+		}
+		cur.ThumbDone = true
+		return save(tx, rec, cur)
+	})
+	if err != nil {
+		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
 	w.WriteHeader(http.StatusCreated)
 }
 
+// finalizeUpload checks the request against the upload's parts, reads the parts back from
+// their blobs to check the video, and in one transaction finalizes the video, records the
+// upload and ends the upload's record; the parts' blobs are deleted after.
 func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Account) {
 	var req struct {
 		FinalizeUploadRequest *struct {
@@ -686,68 +800,121 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		linkedinError(w, http.StatusBadRequest, 0, "", "finalizeUploadRequest with video, uploadToken and uploadedPartIds is required")
 		return
 	}
-	l.mu.Lock()
-	v, ok := l.videos[in.Video]
-	l.mu.Unlock()
-	if !ok {
+	ctx := r.Context()
+	v, found, err := l.video(ctx, in.Video)
+	if err != nil {
+		linkedinInternal(w)
+		return
+	}
+	if !found {
 		linkedinError(w, http.StatusNotFound, 0, "", "Video "+in.Video+" does not exist")
 		return
 	}
-	if v.account.ID != acc.ID {
+	if v.Account.ID != acc.ID {
 		l.forbidden(w, "videos.finalizeUpload for "+in.Video)
 		return
 	}
-	if *in.UploadToken != v.uploadToken {
+	if token := sha256.Sum256([]byte(*in.UploadToken)); subtle.ConstantTimeCompare(token[:], v.TokenSHA) != 1 {
 		linkedinError(w, http.StatusBadRequest, 0, "", "uploadToken does not match the upload of "+in.Video)
 		return
 	}
-	v.upMu.Lock()
-	defer v.upMu.Unlock()
-	l.mu.Lock()
-	if v.finalizes > 0 {
-		l.mu.Unlock()
+	if v.Finalizes > 0 {
 		linkedinError(w, http.StatusBadRequest, 0, "", "The upload of "+in.Video+" was already finalized")
 		return
 	}
+	upKey := linkedinKey(linkedinUploadKind, v.ID)
+	up, _, found, err := load[linkedinUpload](ctx, l.cfg.State, upKey)
+	if err != nil {
+		linkedinInternal(w)
+		return
+	}
+	partsError := func(missing []int) {
+		linkedinError(w, http.StatusBadRequest, 0, "", fmt.Sprintf(
+			"uploadedPartIds must be the ETags of all %d parts in order (parts not uploaded: %v)", len(v.Parts), missing))
+	}
+	if !found || len(up.Parts) != len(v.Parts) {
+		linkedinError(w, http.StatusBadRequest, 0, "", "The upload URLs of "+in.Video+" expired before it was finalized")
+		return
+	}
 	var missing []int
-	bad := len(in.UploadedPartIDs) != len(v.parts)
-	for i, p := range v.parts {
-		if p.etag == "" {
+	bad := len(in.UploadedPartIDs) != len(up.Parts)
+	for i, p := range up.Parts {
+		if p.ETag == "" {
 			missing = append(missing, i+1)
-		} else if !bad && in.UploadedPartIDs[i] != p.etag {
+		} else if !bad && in.UploadedPartIDs[i] != p.ETag {
 			bad = true
 		}
 	}
-	l.mu.Unlock()
-	if len(missing) > 0 || bad || v.file == nil {
-		linkedinError(w, http.StatusBadRequest, 0, "", fmt.Sprintf(
-			"uploadedPartIds must be the ETags of all %d parts in order (parts not uploaded: %v)", len(v.parts), missing))
+	if len(missing) > 0 || bad {
+		partsError(missing)
 		return
 	}
 
+	// The parts' blobs, in order, are the video.
+	parts := spoolState{Size: v.Size, Whole: new(int64)}
+	for i, p := range up.Parts {
+		parts.Chunks = append(parts.Chunks, spoolChunk{Key: p.Blob, Len: v.Parts[i][1] - v.Parts[i][0] + 1})
+	}
+	sp := resumeSpool(ctx, l.cfg.Blobs, parts, "reelay-linkedin-sim-*.upload")
+	defer sp.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(v.file, 0, v.size)); err != nil {
-		linkedinError(w, http.StatusInternalServerError, 0, "", "Internal Server Error")
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(sp, 0, v.Size), make([]byte, 1<<20)); err != nil {
+		linkedinInternal(w)
 		return
 	}
 	sha := hex.EncodeToString(h.Sum(nil))
-	verdict, dur, width, height := checkLinkedInVideo(v.file, v.size)
-	_ = v.file.Close()
-	_ = os.Remove(v.file.Name())
-	v.file = nil
-	l.cfg.Recorder.RecordUpload(Upload{Account: acc.ID, Bytes: v.size, SHA256: sha})
-	if v.account.Behavior.Fail == FailReject && verdict == "" {
+	verdict, dur, width, height := checkLinkedInVideo(sp, v.Size)
+	if v.Account.Behavior.Fail == FailReject && verdict == "" {
 		verdict = "The video could not be processed: its format is not supported"
 	}
 	processing := l.opts.DefaultProcessing
-	if ms := v.account.Behavior.ProcessingMS; ms >= 0 {
+	if ms := v.Account.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	l.mu.Lock()
-	v.finalizes++
-	v.finalizedAt, v.processing = l.cfg.Now(), processing
-	v.sha, v.verdict, v.duration, v.width, v.height = sha, verdict, dur, width, height
-	l.mu.Unlock()
+	now := l.cfg.Now()
+	err = l.cfg.State.Update(ctx, func(tx Tx) error {
+		cur, rec, found, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sim: linkedin video %s is gone", v.ID)
+		}
+		if cur.Finalizes > 0 {
+			return errLinkedInFinalized
+		}
+		got, _, found, err := loadTx[linkedinUpload](tx, upKey)
+		if err != nil {
+			return err
+		}
+		if !found || !slices.EqualFunc(got.Parts, up.Parts, func(a, b linkedinPart) bool { return a.ETag == b.ETag }) {
+			return errLinkedInPartsChanged
+		}
+		cur.Finalizes++
+		cur.FinalizedAt, cur.Processing = now, processing
+		cur.SHA, cur.Verdict, cur.Duration, cur.Width, cur.Height = sha, verdict, dur, width, height
+		if err := recordTx(tx, platform.LinkedIn, Upload{Account: acc.ID, Bytes: v.Size, SHA256: sha}); err != nil {
+			return err
+		}
+		if err := tx.Delete(upKey); err != nil {
+			return err
+		}
+		return save(tx, rec, cur)
+	})
+	switch {
+	case errors.Is(err, errLinkedInFinalized):
+		linkedinError(w, http.StatusBadRequest, 0, "", "The upload of "+in.Video+" was already finalized")
+		return
+	case errors.Is(err, errLinkedInPartsChanged):
+		partsError(nil)
+		return
+	case err != nil:
+		linkedinInternal(w)
+		return
+	}
+	// The parts are of no use once the video is checked; housekeeping deletes them with the
+	// upload's record should this fail.
+	_ = DeleteBlobs(context.WithoutCancel(ctx), l.cfg.Blobs, upKey)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -770,49 +937,50 @@ func checkLinkedInVideo(f io.ReaderAt, size int64) (reason string, dur time.Dura
 	return "", info.Duration, info.Width, info.Height
 }
 
-// statusOf is a video's status at now (under l.mu).
-func (l *LinkedIn) statusOf(v *linkedinVideo, now time.Time) string {
+// statusOf is a video's status at now.
+func (l *LinkedIn) statusOf(v linkedinVideo, now time.Time) string {
 	switch {
-	case v.finalizes == 0:
+	case v.Finalizes == 0:
 		return LinkedInWaitingUpload
-	case now.Before(v.finalizedAt.Add(v.processing)):
+	case now.Before(v.FinalizedAt.Add(v.Processing)):
 		return LinkedInProcessing
-	case v.verdict != "":
+	case v.Verdict != "":
 		return LinkedInProcessingFailed
 	}
 	return LinkedInAvailable
 }
 
-func (l *LinkedIn) getVideo(w http.ResponseWriter, acc Account, rawKey string) {
+func (l *LinkedIn) getVideo(w http.ResponseWriter, r *http.Request, acc Account, rawKey string) {
 	key, err := url.PathUnescape(rawKey)
 	if err != nil || !strings.HasPrefix(key, "urn:li:video:") || strings.Contains(rawKey, ":") {
 		linkedinError(w, http.StatusBadRequest, 0, "",
 			"Invalid key "+strconv.Quote(rawKey)+": a video URN must be URL-encoded (urn%3Ali%3Avideo%3A...)")
 		return
 	}
-	now := l.cfg.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, ok := l.videos[key]
-	if !ok {
+	v, found, err := l.video(r.Context(), key)
+	switch {
+	case err != nil:
+		linkedinInternal(w)
+		return
+	case !found:
 		linkedinError(w, http.StatusNotFound, 0, "", "Video "+key+" does not exist")
 		return
-	}
-	if v.account.ID != acc.ID {
+	case v.Account.ID != acc.ID:
 		linkedinError(w, http.StatusForbidden, 0, "", "Accessing this video resource is forbidden. Please check your permissions for this resource")
 		return
 	}
+	now := l.cfg.Now()
 	status := l.statusOf(v, now)
-	out := map[string]any{"id": v.urn, "owner": "urn:li:person:" + v.account.ID, "status": status}
+	out := map[string]any{"id": v.urn(), "owner": "urn:li:person:" + v.Account.ID, "status": status}
 	switch status {
 	case LinkedInAvailable:
-		out["duration"] = v.duration.Milliseconds()
-		out["aspectRatioWidth"] = float64(v.width)
-		out["aspectRatioHeight"] = float64(v.height)
-		out["downloadUrl"] = l.cfg.BaseURL + "/dms/playlist/" + v.key + ".mp4"
+		out["duration"] = v.Duration.Milliseconds()
+		out["aspectRatioWidth"] = float64(v.Width)
+		out["aspectRatioHeight"] = float64(v.Height)
+		out["downloadUrl"] = l.cfg.BaseURL + "/dms/playlist/" + v.ID + ".mp4"
 		out["downloadUrlExpiresAt"] = now.Add(time.Hour).UnixMilli()
 	case LinkedInProcessingFailed:
-		out["processingFailureReason"] = v.verdict
+		out["processingFailureReason"] = v.Verdict
 	}
 	writeLinkedInJSON(w, http.StatusOK, out)
 }
@@ -883,10 +1051,13 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 	}
 
 	now := l.cfg.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, ok := l.videos[m.ID]
-	if !ok || v.account.ID != acc.ID {
+	ctx := r.Context()
+	v, found, err := l.video(ctx, m.ID)
+	if err != nil {
+		linkedinInternal(w)
+		return
+	}
+	if !found || v.Account.ID != acc.ID {
 		linkedinError(w, http.StatusBadRequest, 0, "", "com.linkedin.content.common.exception.BadRequestResponseException: Invalid media "+m.ID)
 		return
 	}
@@ -895,33 +1066,53 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 			"com.linkedin.content.common.exception.BadRequestResponseException: Media "+m.ID+" is not AVAILABLE (status "+status+")")
 		return
 	}
-	for _, p := range l.posts {
-		if p.Account == acc.ID && p.Commentary == commentary && p.Video == m.ID {
-			linkedinInputError(w, http.StatusUnprocessableEntity, "DUPLICATE_POST", "Duplicate post is detected",
-				"com.linkedin.content.common.exception.BadRequestResponseException: Content is a duplicate of "+p.URN)
-			return
-		}
-	}
-	recent := pruneBefore(l.postTimes[acc.ID], now.Add(-24*time.Hour))
-	if len(recent) >= l.opts.PostsPerDay {
-		l.postTimes[acc.ID] = recent
-		linkedinError(w, http.StatusTooManyRequests, 101, "TOO_MANY_REQUESTS", "Resource level throttle MEMBER DAY limit for calls to this resource is reached.")
-		return
-	}
-	l.postTimes[acc.ID] = append(recent, now)
-	post := &LinkedInPost{
+	post := linkedinPost{
 		URN: "urn:li:share:" + randomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
 		Title: m.Title, Video: m.ID, Visibility: *req.Visibility, Lifecycle: *req.LifecycleState,
 		Activity: "urn:li:activity:" + randomDigits(19), Created: now,
 	}
-	l.posts = append(l.posts, post)
-	if post.Lifecycle == "PUBLISHED" {
-		l.cfg.Recorder.RecordPublished(Published{
-			Account: acc.ID, ID: post.URN, URL: "https://www.linkedin.com/feed/update/" + post.URN + "/", SHA256: v.sha, Text: text,
+	content := sha256.Sum256([]byte(acc.ID + "\x00" + m.ID + "\x00" + commentary))
+	contentKey := linkedinKey(linkedinContentKind, hex.EncodeToString(content[:]))
+	var duplicate string
+	capped := false
+	err = l.cfg.State.Update(ctx, func(tx Tx) error {
+		var found bool
+		var err error
+		capped = false
+		if duplicate, _, found, err = loadTx[string](tx, contentKey); err != nil || found {
+			return err
+		}
+		ok, err := takeInWindow(tx, linkedinKey(linkedinDailyKind, acc.ID), acc.ID, now, 24*time.Hour, l.opts.PostsPerDay)
+		if capped = !ok; err != nil || capped {
+			return err
+		}
+		for _, rec := range []struct {
+			key Key
+			v   any
+		}{{linkedinKey(linkedinPostKind, post.URN), post}, {linkedinKey(linkedinActivityKind, post.Activity), post.URN}, {contentKey, post.URN}} {
+			if err := save(tx, Record{Key: rec.key, Account: acc.ID}, rec.v); err != nil {
+				return err
+			}
+		}
+		if post.Lifecycle != "PUBLISHED" {
+			return nil
+		}
+		return recordTx(tx, platform.LinkedIn, Published{
+			Account: acc.ID, ID: post.URN, URL: "https://www.linkedin.com/feed/update/" + post.URN + "/", SHA256: v.SHA, Text: text,
 		})
+	})
+	switch {
+	case err != nil:
+		linkedinInternal(w)
+	case duplicate != "":
+		linkedinInputError(w, http.StatusUnprocessableEntity, "DUPLICATE_POST", "Duplicate post is detected",
+			"com.linkedin.content.common.exception.BadRequestResponseException: Content is a duplicate of "+duplicate)
+	case capped:
+		linkedinError(w, http.StatusTooManyRequests, 101, "TOO_MANY_REQUESTS", "Resource level throttle MEMBER DAY limit for calls to this resource is reached.")
+	default:
+		w.Header().Set("X-RestLi-Id", post.URN)
+		w.WriteHeader(http.StatusCreated)
 	}
-	w.Header().Set("X-RestLi-Id", post.URN)
-	w.WriteHeader(http.StatusCreated)
 }
 
 // RenderLittle returns the text LinkedIn shows for a commentary in little text format, and

@@ -46,6 +46,7 @@ package sim
 //     ACCESS_DENIED (reading comments and statistics is the author's).
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -96,13 +97,13 @@ var linkedinVideoMetrics = map[string]linkedinMetric{
 // linkedinComment is one comment on a post: the audience's (account "") or one a member wrote
 // through the API.
 type linkedinComment struct {
-	id      string // numeric
-	urn     string // urn:li:comment:({activity},{id})
-	actor   string // urn:li:person:…
-	account string // the simulator account that wrote it; "" for the audience
-	parent  string // the parent comment's URN; "" for a first-level comment
-	text    string
-	at      time.Time
+	ID      string    `json:"id"`                // numeric
+	URN     string    `json:"urn"`               // urn:li:comment:({activity},{id})
+	Actor   string    `json:"actor"`             // urn:li:person:…
+	Account string    `json:"account,omitempty"` // the simulator account that wrote it; "" for the audience
+	Parent  string    `json:"parent,omitempty"`  // the parent comment's URN; "" for a first-level comment
+	Text    string    `json:"text"`
+	At      time.Time `json:"at"`
 }
 
 // LinkedInAudienceActor is the member URN of an audience commenter (AudienceComment.Author):
@@ -131,16 +132,16 @@ func linkedinCommentURN(activity, id string) string {
 }
 
 // commentsOf returns every comment on a post at now, the audience's and the members', oldest
-// first (under l.mu).
-func (l *LinkedIn) commentsOf(p *LinkedInPost, now time.Time) []*linkedinComment {
-	var out []*linkedinComment
+// first.
+func commentsOf(p linkedinPost, now time.Time) []linkedinComment {
+	var out []linkedinComment
 	for _, c := range AudienceComments(p.URN, p.Created, now) {
 		id := linkedinAudienceCommentID(p.URN, c.N)
-		out = append(out, &linkedinComment{
-			id: id, urn: linkedinCommentURN(p.Activity, id), actor: LinkedInAudienceActor(c.Author), text: c.Text, at: c.At,
+		out = append(out, linkedinComment{
+			ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: LinkedInAudienceActor(c.Author), Text: c.Text, At: c.At,
 		})
 	}
-	return append(out, l.comments[p.URN]...)
+	return append(out, p.Comments...)
 }
 
 var (
@@ -149,19 +150,29 @@ var (
 )
 
 // publishedPost finds the published post a URN names (its share, ugcPost or activity URN) and
-// checks it is acc's; it answers 404 or 403 itself (under l.mu).
-func (l *LinkedIn) publishedPost(w http.ResponseWriter, acc Account, urn, what string) (*LinkedInPost, bool) {
-	for _, p := range l.posts {
-		if (p.URN == urn || p.Activity == urn) && p.Lifecycle == "PUBLISHED" {
-			if p.Account != acc.ID {
-				l.forbidden(w, what)
-				return nil, false
-			}
-			return p, true
-		}
+// checks it is acc's; it answers 404, 403 or a failure of the State itself.
+func (l *LinkedIn) publishedPost(ctx context.Context, w http.ResponseWriter, acc Account, urn, what string) (linkedinPost, bool) {
+	share, found := urn, true
+	var err error
+	if strings.HasPrefix(urn, "urn:li:activity:") {
+		share, _, found, err = load[string](ctx, l.cfg.State, linkedinKey(linkedinActivityKind, urn))
 	}
-	linkedinError(w, http.StatusNotFound, 0, "", "Entity "+urn+" does not exist")
-	return nil, false
+	var p linkedinPost
+	if err == nil && found {
+		p, _, found, err = load[linkedinPost](ctx, l.cfg.State, linkedinKey(linkedinPostKind, share))
+	}
+	switch {
+	case err != nil:
+		linkedinInternal(w)
+		return p, false
+	case !found || p.Lifecycle != "PUBLISHED":
+		linkedinError(w, http.StatusNotFound, 0, "", "Entity "+urn+" does not exist")
+		return p, false
+	case p.Account != acc.ID:
+		l.forbidden(w, what)
+		return p, false
+	}
+	return p, true
 }
 
 // restliQuery splits a raw query string into its parameters, names decoded and values left as
@@ -238,16 +249,11 @@ func (l *LinkedIn) statistics(w http.ResponseWriter, r *http.Request, acc Accoun
 		return
 	}
 	now := l.cfg.Now()
-	l.mu.Lock()
-	p, ok := l.publishedPost(w, acc, urn, resource+".FINDER-entity."+version)
-	var comments int64
-	if ok {
-		comments = int64(len(l.commentsOf(p, now)))
-	}
-	l.mu.Unlock()
+	p, ok := l.publishedPost(r.Context(), w, acc, urn, resource+".FINDER-entity."+version)
 	if !ok {
 		return
 	}
+	comments := int64(len(commentsOf(p, now)))
 	elements := []map[string]any{}
 	expired := (queryType == "VIDEO_PLAY" || queryType == "VIDEO_VIEWER") && now.Sub(p.Created) > linkedinVideoDataLife
 	if !expired {
@@ -294,24 +300,24 @@ func (l *LinkedIn) socialActions(w http.ResponseWriter, r *http.Request, rawKey 
 }
 
 // commentTarget resolves the key of a socialActions path: the post, and the comment when the
-// key names one (under l.mu). It answers 404 or 403 itself.
-func (l *LinkedIn) commentTarget(w http.ResponseWriter, acc Account, key, what string, now time.Time) (*LinkedInPost, *linkedinComment, bool) {
+// key names one. It answers 404, 403 or a failure of the State itself.
+func (l *LinkedIn) commentTarget(ctx context.Context, w http.ResponseWriter, acc Account, key, what string, now time.Time) (linkedinPost, *linkedinComment, bool) {
 	m := linkedinCommentKey.FindStringSubmatch(key)
 	if m == nil {
-		p, ok := l.publishedPost(w, acc, key, what)
+		p, ok := l.publishedPost(ctx, w, acc, key, what)
 		return p, nil, ok
 	}
-	p, ok := l.publishedPost(w, acc, m[1], what)
+	p, ok := l.publishedPost(ctx, w, acc, m[1], what)
 	if !ok {
-		return nil, nil, false
+		return p, nil, false
 	}
-	for _, c := range l.commentsOf(p, now) {
-		if c.urn == key {
-			return p, c, true
+	for _, c := range commentsOf(p, now) {
+		if c.URN == key {
+			return p, &c, true
 		}
 	}
 	linkedinError(w, http.StatusNotFound, 0, "", "Comment "+key+" does not exist")
-	return nil, nil, false
+	return p, nil, false
 }
 
 func (l *LinkedIn) listComments(w http.ResponseWriter, r *http.Request, acc Account, version, key string) {
@@ -328,20 +334,18 @@ func (l *LinkedIn) listComments(w http.ResponseWriter, r *http.Request, acc Acco
 		}
 	}
 	now := l.cfg.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p, target, ok := l.commentTarget(w, acc, key, "socialActions.comments.FINDER."+version, now)
+	p, target, ok := l.commentTarget(r.Context(), w, acc, key, "socialActions.comments.FINDER."+version, now)
 	if !ok {
 		return
 	}
 	parent := ""
 	if target != nil {
-		parent = target.urn
+		parent = target.URN
 	}
-	all := l.commentsOf(p, now)
-	var level []*linkedinComment
+	all := commentsOf(p, now)
+	var level []linkedinComment
 	for _, c := range all {
-		if c.parent == parent {
+		if c.Parent == parent {
 			level = append(level, c)
 		}
 	}
@@ -349,7 +353,7 @@ func (l *LinkedIn) listComments(w http.ResponseWriter, r *http.Request, acc Acco
 	for i := start; i < len(level) && i < start+count; i++ {
 		replies := 0
 		for _, c := range all {
-			if c.parent == level[i].urn {
+			if c.Parent == level[i].URN {
 				replies++
 			}
 		}
@@ -362,17 +366,17 @@ func (l *LinkedIn) listComments(w http.ResponseWriter, r *http.Request, acc Acco
 }
 
 // linkedinCommentJSON is a comment as the Comments API shows it.
-func linkedinCommentJSON(p *LinkedInPost, c *linkedinComment, replies int) map[string]any {
-	stamp := map[string]any{"actor": c.actor, "time": c.at.UnixMilli()}
+func linkedinCommentJSON(p linkedinPost, c linkedinComment, replies int) map[string]any {
+	stamp := map[string]any{"actor": c.Actor, "time": c.At.UnixMilli()}
 	out := map[string]any{
-		"actor": c.actor, "id": c.id, "commentUrn": c.urn, "$URN": c.urn, "object": p.Activity,
-		"message":      map[string]any{"text": c.text, "attributes": []any{}},
+		"actor": c.Actor, "id": c.ID, "commentUrn": c.URN, "$URN": c.URN, "object": p.Activity,
+		"message":      map[string]any{"text": c.Text, "attributes": []any{}},
 		"created":      stamp,
 		"lastModified": stamp,
 		"likesSummary": map[string]any{"selectedLikes": []any{}, "aggregatedTotalLikes": 0, "likedByCurrentUser": false, "totalLikes": 0},
 	}
-	if c.parent != "" {
-		out["parentComment"] = c.parent
+	if c.Parent != "" {
+		out["parentComment"] = c.Parent
 	} else {
 		out["commentsSummary"] = map[string]any{"selectedComments": []any{}, "aggregatedTotalComments": replies, "totalFirstLevelComments": replies}
 	}
@@ -408,9 +412,8 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 		return
 	}
 	now := l.cfg.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p, target, ok := l.commentTarget(w, acc, key, "socialActions.comments.CREATE."+version, now)
+	ctx := r.Context()
+	p, target, ok := l.commentTarget(ctx, w, acc, key, "socialActions.comments.CREATE."+version, now)
 	if !ok {
 		return
 	}
@@ -421,24 +424,42 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 	case target == nil && req.ParentComment != "":
 		linkedinError(w, http.StatusBadRequest, 0, "", "A comment on a comment is created below that comment: socialActions/{parentComment}/comments")
 		return
-	case target != nil && req.ParentComment != target.urn:
-		linkedinError(w, http.StatusBadRequest, 0, "", "parentComment must be "+target.urn+", the comment in the path")
+	case target != nil && req.ParentComment != target.URN:
+		linkedinError(w, http.StatusBadRequest, 0, "", "parentComment must be "+target.URN+", the comment in the path")
 		return
-	case target != nil && target.parent != "":
-		linkedinError(w, http.StatusBadRequest, 0, "", "Comments nest one level deep: "+target.urn+" is itself a reply to "+target.parent)
+	case target != nil && target.Parent != "":
+		linkedinError(w, http.StatusBadRequest, 0, "", "Comments nest one level deep: "+target.URN+" is itself a reply to "+target.Parent)
 		return
 	}
 	id := randomDigits(19)
-	c := &linkedinComment{
-		id: id, urn: linkedinCommentURN(p.Activity, id), actor: req.Actor, account: acc.ID,
-		parent: req.ParentComment, text: req.Message.Text, at: now,
+	c := linkedinComment{
+		ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: req.Actor, Account: acc.ID,
+		Parent: req.ParentComment, Text: req.Message.Text, At: now,
 	}
-	l.comments[p.URN] = append(l.comments[p.URN], c)
 	answered := p.URN
 	if target != nil {
-		answered = target.urn
+		answered = target.URN
 	}
-	l.cfg.Recorder.RecordReply(Reply{Account: acc.ID, CommentID: answered, Text: c.text})
+	// The comment joins the post's record: what was validated above against the post read
+	// outside the transaction holds still, as comments are only ever added.
+	err := l.cfg.State.Update(ctx, func(tx Tx) error {
+		cur, rec, found, err := loadTx[linkedinPost](tx, linkedinKey(linkedinPostKind, p.URN))
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sim: linkedin post %s is gone", p.URN)
+		}
+		cur.Comments = append(cur.Comments, c)
+		if err := save(tx, rec, cur); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.LinkedIn, Reply{Account: acc.ID, CommentID: answered, Text: c.Text})
+	})
+	if err != nil {
+		linkedinInternal(w)
+		return
+	}
 	w.Header().Set("X-RestLi-Id", id)
 	writeLinkedInJSON(w, http.StatusCreated, linkedinCommentJSON(p, c, 0))
 }

@@ -18,7 +18,8 @@ package sim
 //   - The upload is an S3 browser POST: multipart/form-data with the fields first and the file
 //     last (S3 ignores fields after the file, so a file sent first leaves the fields missing).
 //     The policy is a base64 JSON S3 POST policy (expiration and conditions) and
-//     x-amz-signature an HMAC of it under a key only the simulator holds: every condition is
+//     x-amz-signature an HMAC of it under a key made for that registration alone and not kept
+//     (the simulator keeps a hash of the policy with its signature): every condition is
 //     checked as S3 checks it (each field present and equal, no extra field, the policy not
 //     expired, the file's size within content-length-range). Answers are S3's: 204 with ETag
 //     and Location, or an XML <Error> with S3's codes (AccessDenied, SignatureDoesNotMatch,
@@ -49,7 +50,8 @@ package sim
 //     X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds until the window
 //     frees a request; Pinterest sends no Retry-After); faults render as 503 (unavailable),
 //     401 code 2 (auth) and 429 code 8 with X-RateLimit-Reset: 1 (rate_limit). Standard access
-//     limits per user and minute: org_write (media/create, pins/create) 100, org_read 1000.
+//     limits per user and minute: org_write (media/create, pins/create) 100, org_read 1000,
+//     counted by each process serving the simulator.
 //   - Published records Text as the Pin's title and description, separated by a blank line.
 //
 // Not reproduced: image and carousel Pins, board sections (board_section_id is refused),
@@ -58,8 +60,10 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -81,6 +85,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // Pinterest's documented limits.
@@ -155,35 +160,77 @@ type PinterestPin struct {
 }
 
 // Pinterest simulates Pinterest API v5. It implements http.Handler.
+//
+// Its media registrations and Pins are records of Config.State, so that any process serving
+// the simulator goes on with them; an upload is one request, whose bytes are checked as they
+// arrive and kept nowhere after. The per-minute rate limits are counted in this process: a
+// deviation (several processes allow a user its limits each), as they refill within the
+// minute.
 type Pinterest struct {
 	cfg      Config
 	opts     PinterestOptions
 	basePath string
-	key      []byte // signs upload policies
 
-	mu        sync.Mutex
-	media     map[string]*pinterestMedia // by media_id
-	byKey     map[string]*pinterestMedia // by S3 key
-	pins      map[string]*PinterestPin
-	boardPins map[string][]string    // board id → pin ids, oldest first
-	calls     map[string][]time.Time // account|category → request times within the last minute
+	mu    sync.Mutex
+	calls map[string][]time.Time // account|category → request times within the last minute
 }
 
+// The kinds of the Pinterest simulator's records.
+const (
+	// pinterestMediaKind is a media registration (pinterestMedia) by its media_id, kept until
+	// retention: Pinterest documents no end to a media_id (its upload policy ends on its own).
+	pinterestMediaKind = "media"
+	// pinterestPinKind is a Pin (pinterestPin) by its id, kept until retention.
+	pinterestPinKind = "pin"
+)
+
+func pinterestKey(kind, id string) Key { return Key{Platform: platform.Pinterest, Kind: kind, ID: id} }
+
+// pinterestMedia is what the simulator keeps of a media registration.
 type pinterestMedia struct {
-	id, key      string
-	account      Account
-	registeredAt time.Time
+	ID         string    `json:"id"`
+	Key        string    `json:"key"` // the S3 key its upload policy names
+	Account    Account   `json:"account"`
+	Registered time.Time `json:"registered"`
+	// PolicySHA is the SHA-256 of the upload policy handed out and of its signature: the
+	// signature is a credential, good with that policy only (see pinterestPolicySHA).
+	PolicySHA []byte `json:"policy_sha"`
 
-	upMu sync.Mutex // serializes uploads to the key
+	Uploaded   bool          `json:"uploaded,omitempty"`
+	UploadedAt time.Time     `json:"uploaded_at,omitzero"`
+	Processing time.Duration `json:"processing,omitempty"`
+	Verdict    string        `json:"verdict,omitempty"` // "" when the video passes
+	SHA        string        `json:"sha,omitempty"`
+	Size       int64         `json:"size,omitempty"`
+	Duration   time.Duration `json:"duration,omitempty"`
+	Width      int           `json:"width,omitempty"`
+	Height     int           `json:"height,omitempty"`
+}
 
-	// Guarded by Pinterest.mu.
-	uploaded   bool
-	uploadedAt time.Time
-	processing time.Duration
-	verdict    string // "" when the video passes
-	sha        string
-	size       int64
-	info       media.Info
+// pinterestPin is what the simulator keeps of a Pin: what it was created with, and the
+// picture of its video.
+type pinterestPin struct {
+	ID            string        `json:"id"`
+	Account       string        `json:"account"`
+	BoardID       string        `json:"board_id"`
+	Title         string        `json:"title,omitempty"`
+	Description   string        `json:"description,omitempty"`
+	Link          string        `json:"link,omitempty"`
+	AltText       string        `json:"alt_text,omitempty"`
+	MediaID       string        `json:"media_id"`
+	CoverImageURL string        `json:"cover_image_url,omitempty"`
+	CoverKeyFrame *float64      `json:"cover_key_frame,omitempty"`
+	CreatedAt     time.Time     `json:"created_at"`
+	SHA256        string        `json:"sha256"`
+	Duration      time.Duration `json:"duration"`
+	Width         int           `json:"width"`
+	Height        int           `json:"height"`
+}
+
+func (pin pinterestPin) report() PinterestPin {
+	return PinterestPin{ID: pin.ID, Account: pin.Account, BoardID: pin.BoardID, Title: pin.Title, Description: pin.Description,
+		Link: pin.Link, AltText: pin.AltText, MediaID: pin.MediaID, CoverImageURL: pin.CoverImageURL,
+		CoverKeyFrame: pin.CoverKeyFrame, CreatedAt: pin.CreatedAt, SHA256: pin.SHA256}
 }
 
 // NewPinterest returns the Pinterest simulator with Pinterest's documented behaviour.
@@ -211,39 +258,50 @@ func NewPinterestSim(cfg Config, opts PinterestOptions) *Pinterest {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &Pinterest{
-		cfg: cfg, opts: opts, basePath: basePath, key: randomBytes(32),
-		media: map[string]*pinterestMedia{}, byKey: map[string]*pinterestMedia{},
-		pins: map[string]*PinterestPin{}, boardPins: map[string][]string{}, calls: map[string][]time.Time{},
-	}
+	return &Pinterest{cfg: cfg, opts: opts, basePath: basePath, calls: map[string][]time.Time{}}
 }
 
 // Recorder returns the record of what the simulator received.
 func (p *Pinterest) Recorder() *Recorder { return p.cfg.Recorder }
 
-// Pins lists the Pins of an account, oldest first.
+// Pins lists the Pins of an account, oldest first (an error of its State panics: it is for
+// tests).
 func (p *Pinterest) Pins(accountID string) []PinterestPin {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []PinterestPin
-	for _, pin := range p.pins {
-		if pin.Account == accountID {
-			out = append(out, *pin)
-		}
+	pins, err := p.accountPins(context.Background(), accountID)
+	if err != nil {
+		panic(err)
 	}
-	slices.SortFunc(out, func(a, b PinterestPin) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	out := make([]PinterestPin, len(pins))
+	for i, pin := range pins {
+		out[i] = pin.report()
+	}
 	return out
 }
 
-// MediaStatus reports the status of a media upload ("" when unknown).
+// accountPins reads an account's Pins, oldest first.
+func (p *Pinterest) accountPins(ctx context.Context, accountID string) ([]pinterestPin, error) {
+	pins, err := listJSON[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, ""), accountID)
+	slices.SortStableFunc(pins, func(a, b pinterestPin) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return pins, err
+}
+
+// MediaStatus reports the status of a media upload ("" when unknown; an error of its State
+// panics).
 func (p *Pinterest) MediaStatus(mediaID string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	m, ok := p.media[mediaID]
-	if !ok {
+	m, _, found, err := load[pinterestMedia](context.Background(), p.cfg.State, pinterestKey(pinterestMediaKind, mediaID))
+	if err != nil {
+		panic(err)
+	}
+	if !found {
 		return ""
 	}
-	return p.statusOf(m, p.cfg.Now())
+	return pinterestStatus(m, p.cfg.Now())
+}
+
+// pinterestInternal answers a failure of the simulator's own (its State) as Pinterest answers
+// its internal errors.
+func pinterestInternal(w http.ResponseWriter) {
+	pinterestError(w, http.StatusInternalServerError, 500, "Something went wrong on our end. Sorry about that.")
 }
 
 // ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL, with or
@@ -271,13 +329,13 @@ func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && rest == "boards":
 		p.api(w, r, "org_read", p.listBoards)
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "boards":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getBoard(w, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getBoard(w, r, acc, seg[1]) })
 	case r.Method == http.MethodGet && len(seg) == 3 && seg[0] == "boards" && seg[2] == "pins":
 		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.listBoardPins(w, r, acc, seg[1]) })
 	case r.Method == http.MethodPost && rest == "media":
 		p.api(w, r, "org_write", p.registerMedia)
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "media":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getMedia(w, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getMedia(w, r, acc, seg[1]) })
 	case r.Method == http.MethodPost && rest == "pins":
 		p.api(w, r, "org_write", p.createPin)
 	case r.Method == http.MethodGet && rest == "pins/analytics":
@@ -285,7 +343,7 @@ func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && len(seg) == 3 && seg[0] == "pins" && seg[2] == "analytics":
 		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.pinAnalytics(w, r, acc, seg[1]) })
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "pins":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getPin(w, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getPin(w, r, acc, seg[1]) })
 	default:
 		pinterestError(w, http.StatusNotFound, 404, "Not found.")
 	}
@@ -369,15 +427,12 @@ func (p *Pinterest) usernameOf(acc Account) string {
 	return strings.ToLower(strings.ReplaceAll(acc.ID, "_", ""))
 }
 
-func (p *Pinterest) userAccount(w http.ResponseWriter, _ *http.Request, acc Account) {
-	p.mu.Lock()
-	pins := 0
-	for _, pin := range p.pins {
-		if pin.Account == acc.ID {
-			pins++
-		}
+func (p *Pinterest) userAccount(w http.ResponseWriter, r *http.Request, acc Account) {
+	pins, err := p.cfg.State.Count(r.Context(), platform.Pinterest, pinterestPinKind, acc.ID)
+	if err != nil {
+		pinterestInternal(w)
+		return
 	}
-	p.mu.Unlock()
 	writePinterestJSON(w, http.StatusOK, map[string]any{
 		"account_type":    "BUSINESS",
 		"id":              acc.ID,
@@ -425,11 +480,18 @@ func pinterestBookmark(next, total int) any {
 	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(next)))
 }
 
-// boardJSON is the Board object.
-func (p *Pinterest) boardJSON(acc Account, b PinterestBoard) map[string]any {
-	p.mu.Lock()
-	count := len(p.boardPins[b.ID])
-	p.mu.Unlock()
+// boardPinCounts counts an account's Pins on each of its boards.
+func (p *Pinterest) boardPinCounts(ctx context.Context, acc Account) (map[string]int, error) {
+	pins, err := p.accountPins(ctx, acc.ID)
+	counts := map[string]int{}
+	for _, pin := range pins {
+		counts[pin.BoardID]++
+	}
+	return counts, err
+}
+
+// boardJSON is the Board object, with its count of Pins.
+func (p *Pinterest) boardJSON(acc Account, b PinterestBoard, count int) map[string]any {
 	return map[string]any{
 		"id": b.ID, "name": b.Name, "description": "", "privacy": b.Privacy,
 		"owner":              map[string]any{"username": p.usernameOf(acc)},
@@ -441,13 +503,18 @@ func (p *Pinterest) boardJSON(acc Account, b PinterestBoard) map[string]any {
 	}
 }
 
-func (p *Pinterest) getBoard(w http.ResponseWriter, acc Account, id string) {
+func (p *Pinterest) getBoard(w http.ResponseWriter, r *http.Request, acc Account, id string) {
 	b, ok := p.findBoard(acc, id)
 	if !ok {
 		pinterestError(w, http.StatusNotFound, 40, "Board not found.")
 		return
 	}
-	writePinterestJSON(w, http.StatusOK, p.boardJSON(acc, b))
+	counts, err := p.boardPinCounts(r.Context(), acc)
+	if err != nil {
+		pinterestInternal(w)
+		return
+	}
+	writePinterestJSON(w, http.StatusOK, p.boardJSON(acc, b, counts[b.ID]))
 }
 
 func (p *Pinterest) listBoards(w http.ResponseWriter, r *http.Request, acc Account) {
@@ -467,9 +534,14 @@ func (p *Pinterest) listBoards(w http.ResponseWriter, r *http.Request, acc Accou
 			boards = append(boards, b)
 		}
 	}
+	counts, err := p.boardPinCounts(r.Context(), acc)
+	if err != nil {
+		pinterestInternal(w)
+		return
+	}
 	items := []any{}
 	for i := offset; i < len(boards) && i < offset+size; i++ {
-		items = append(items, p.boardJSON(acc, boards[i]))
+		items = append(items, p.boardJSON(acc, boards[i], counts[boards[i].ID]))
 	}
 	writePinterestJSON(w, http.StatusOK, map[string]any{"items": items, "bookmark": pinterestBookmark(offset+size, len(boards))})
 }
@@ -492,16 +564,18 @@ func (p *Pinterest) listBoardPins(w http.ResponseWriter, r *http.Request, acc Ac
 	if !ok {
 		return
 	}
-	p.mu.Lock()
-	ids := p.boardPins[boardID]
-	items := []any{}
-	// Newest first.
-	for i := offset; i < len(ids) && i < offset+size; i++ {
-		items = append(items, p.pinJSON(p.pins[ids[len(ids)-1-i]]))
+	pins, err := p.accountPins(r.Context(), acc.ID)
+	if err != nil {
+		pinterestInternal(w)
+		return
 	}
-	total := len(ids)
-	p.mu.Unlock()
-	writePinterestJSON(w, http.StatusOK, map[string]any{"items": items, "bookmark": pinterestBookmark(offset+size, total)})
+	pins = slices.DeleteFunc(pins, func(pin pinterestPin) bool { return pin.BoardID != boardID })
+	slices.Reverse(pins) // newest first
+	items := []any{}
+	for i := offset; i < len(pins) && i < offset+size; i++ {
+		items = append(items, p.pinJSON(acc, pins[i]))
+	}
+	writePinterestJSON(w, http.StatusOK, map[string]any{"items": items, "bookmark": pinterestBookmark(offset+size, len(pins))})
 }
 
 // decodePinterestJSON reads a JSON body strictly: Content-Type application/json, one object,
@@ -540,9 +614,11 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 		return
 	}
 	now := p.cfg.Now()
-	m := &pinterestMedia{id: randomDigits(18), account: acc, registeredAt: now}
-	m.key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", randomHex(1), randomHex(1), randomHex(1),
-		binary.BigEndian.Uint16(randomBytes(2))%16, randomDigits(18), m.id)
+	m := pinterestMedia{ID: randomDigits(18), Account: acc, Registered: now}
+	// The key ends with the media_id: an upload finds its registration by the key its policy
+	// names (pinterestPolicyMedia).
+	m.Key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", randomHex(1), randomHex(1), randomHex(1),
+		binary.BigEndian.Uint16(randomBytes(2))%16, randomDigits(18), m.ID)
 	date := now.UTC().Format("20060102T150405Z")
 	credential := "ASIA" + strings.ToUpper(randomHex(8)) + "/" + now.UTC().Format("20060102") + "/us-east-1/s3/aws4_request"
 	token := base64.StdEncoding.EncodeToString(randomBytes(48))
@@ -550,7 +626,7 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 		Expiration: now.Add(p.opts.UploadTTL).UTC().Format("2006-01-02T15:04:05.000Z"),
 		Conditions: []any{
 			map[string]string{"bucket": pinterestBucket},
-			map[string]string{"key": m.key},
+			map[string]string{"key": m.Key},
 			map[string]string{"Content-Type": "multipart/form-data"},
 			[]any{"content-length-range", 1, p.opts.MaxVideoBytes},
 			map[string]string{"x-amz-algorithm": "AWS4-HMAC-SHA256"},
@@ -561,20 +637,29 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 	raw, _ := json.Marshal(policy)
 	encoded := base64.StdEncoding.EncodeToString(raw)
-	p.mu.Lock()
-	p.media[m.id] = m
-	p.byKey[m.key] = m
-	p.mu.Unlock()
+	// The policy is signed under a key of its own, thrown away: what the simulator keeps is
+	// the hash of the policy and its signature, which an upload must present together.
+	mac := hmac.New(sha256.New, randomBytes(32))
+	mac.Write([]byte(encoded))
+	signature := hex.EncodeToString(mac.Sum(nil))
+	m.PolicySHA = pinterestPolicySHA(encoded, signature)
+	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
+		return save(tx, Record{Key: pinterestKey(pinterestMediaKind, m.ID), Account: acc.ID}, m)
+	})
+	if err != nil {
+		pinterestInternal(w)
+		return
+	}
 	writePinterestJSON(w, http.StatusCreated, map[string]any{
-		"media_id":   m.id,
+		"media_id":   m.ID,
 		"media_type": "video",
 		"upload_url": p.cfg.BaseURL + "/_upload/",
 		"upload_parameters": map[string]string{
 			"x-amz-date":           date,
-			"x-amz-signature":      p.sign(encoded),
+			"x-amz-signature":      signature,
 			"x-amz-security-token": token,
 			"x-amz-algorithm":      "AWS4-HMAC-SHA256",
-			"key":                  m.key,
+			"key":                  m.Key,
 			"policy":               encoded,
 			"x-amz-credential":     credential,
 			"Content-Type":         "multipart/form-data",
@@ -587,38 +672,63 @@ type pinterestPolicy struct {
 	Conditions []any  `json:"conditions"`
 }
 
-func (p *Pinterest) sign(policy string) string {
-	m := hmac.New(sha256.New, p.key)
-	m.Write([]byte(policy))
-	return hex.EncodeToString(m.Sum(nil))
+// pinterestPolicySHA is the hash of an upload policy (base64, as sent) and its signature.
+func pinterestPolicySHA(policy, signature string) []byte {
+	sum := sha256.Sum256([]byte(policy + "\n" + signature))
+	return sum[:]
 }
 
-// statusOf is a media's status at now (under p.mu).
-func (p *Pinterest) statusOf(m *pinterestMedia, now time.Time) string {
+// pinterestPolicyMedia is the media_id of the registration a policy's conditions name: the end
+// of their key ("" when they name none).
+func pinterestPolicyMedia(conditions []json.RawMessage) string {
+	for _, c := range conditions {
+		var eq map[string]string
+		if json.Unmarshal(c, &eq) != nil {
+			continue
+		}
+		if key, ok := eq["key"]; ok {
+			if id := key[strings.LastIndexByte(key, ':')+1:]; pinterestDigits(id) {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// pinterestStatus is a media's status at now.
+func pinterestStatus(m pinterestMedia, now time.Time) string {
 	switch {
-	case !m.uploaded:
+	case !m.Uploaded:
 		return PinterestRegistered
-	case now.Before(m.uploadedAt.Add(m.processing)):
+	case now.Before(m.UploadedAt.Add(m.Processing)):
 		return PinterestProcessing
-	case m.verdict != "":
+	case m.Verdict != "":
 		return PinterestFailed
 	}
 	return PinterestSucceeded
 }
 
-func (p *Pinterest) getMedia(w http.ResponseWriter, acc Account, id string) {
-	p.mu.Lock()
-	m, ok := p.media[id]
-	status := ""
-	if ok {
-		status = p.statusOf(m, p.cfg.Now())
-	}
-	p.mu.Unlock()
-	if !ok || m.account.ID != acc.ID {
+// ownMedia reads acc's media registration with the id; it answers 404, or a failure of the
+// State, itself.
+func (p *Pinterest) ownMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) (pinterestMedia, bool) {
+	m, _, found, err := load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id))
+	switch {
+	case err != nil:
+		pinterestInternal(w)
+		return m, false
+	case !found || m.Account.ID != acc.ID:
 		pinterestError(w, http.StatusNotFound, 404, "Media upload not found")
+		return m, false
+	}
+	return m, true
+}
+
+func (p *Pinterest) getMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+	m, ok := p.ownMedia(w, r, acc, id)
+	if !ok {
 		return
 	}
-	writePinterestJSON(w, http.StatusOK, map[string]any{"media_id": id, "media_type": "video", "status": status})
+	writePinterestJSON(w, http.StatusOK, map[string]any{"media_id": id, "media_type": "video", "status": pinterestStatus(m, p.cfg.Now())})
 }
 
 // s3Error answers an S3 error document.
@@ -706,17 +816,24 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !hmac.Equal([]byte(fields["x-amz-signature"]), []byte(p.sign(policyB64))) {
-		s3Error(w, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
-		return
-	}
+	// The registration is the one the policy's key names; a policy the simulator did not
+	// hand out, or a signature not made for it, does not match.
 	var pol struct {
 		Expiration string            `json:"expiration"`
 		Conditions []json.RawMessage `json:"conditions"`
 	}
-	raw, err := base64.StdEncoding.DecodeString(policyB64)
-	if err != nil || json.Unmarshal(raw, &pol) != nil {
-		s3Error(w, http.StatusBadRequest, "InvalidPolicyDocument", "Invalid Policy: Invalid JSON.")
+	var m pinterestMedia
+	found := false
+	if raw, err := base64.StdEncoding.DecodeString(policyB64); err == nil && json.Unmarshal(raw, &pol) == nil {
+		if id := pinterestPolicyMedia(pol.Conditions); id != "" {
+			if m, _, found, err = load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id)); err != nil {
+				s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+				return
+			}
+		}
+	}
+	if !found || subtle.ConstantTimeCompare(pinterestPolicySHA(policyB64, fields["x-amz-signature"]), m.PolicySHA) != 1 {
+		s3Error(w, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
 		return
 	}
 	exp, err := time.Parse("2006-01-02T15:04:05.000Z", pol.Expiration)
@@ -758,21 +875,12 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p.mu.Lock()
-	m, ok := p.byKey[key]
-	p.mu.Unlock()
-	if !ok {
-		s3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied")
-		return
-	}
 	// The upload URL takes S3's credentials, not the Pinterest token: only server faults apply.
-	if CallFault(m.account.Behavior, p.cfg.Rand) == FailUnavailable {
+	if CallFault(m.Account.Behavior, p.cfg.Rand) == FailUnavailable {
 		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate.")
 		return
 	}
 
-	m.upMu.Lock()
-	defer m.upMu.Unlock()
 	f, err := os.CreateTemp("", "reelay-pinterest-sim-*.upload")
 	if err != nil {
 		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
@@ -805,23 +913,37 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	sha := hex.EncodeToString(h.Sum(nil))
 	verdict, info := pinterestCheckVideo(f, n)
-	p.cfg.Recorder.RecordUpload(Upload{Account: m.account.ID, Bytes: n, SHA256: sha})
-
 	processing := p.opts.DefaultProcessing
-	if ms := m.account.Behavior.ProcessingMS; ms >= 0 {
+	if ms := m.Account.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if m.account.Behavior.Fail == FailReject && verdict == "" {
+	if m.Account.Behavior.Fail == FailReject && verdict == "" {
 		verdict = "rejected"
 	}
 	now := p.cfg.Now()
-	p.mu.Lock()
-	if !m.uploaded {
+	err = p.cfg.State.Update(r.Context(), func(tx Tx) error {
+		cur, rec, found, err := loadTx[pinterestMedia](tx, pinterestKey(pinterestMediaKind, m.ID))
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sim: pinterest media %s is gone", m.ID)
+		}
 		// S3 overwrites the object on a second POST; Pinterest processes the first it saw.
-		m.uploaded, m.uploadedAt, m.processing = true, now, processing
-		m.verdict, m.sha, m.size, m.info = verdict, sha, n, info
+		if !cur.Uploaded {
+			cur.Uploaded, cur.UploadedAt, cur.Processing = true, now, processing
+			cur.Verdict, cur.SHA, cur.Size = verdict, sha, n
+			cur.Duration, cur.Width, cur.Height = info.Duration, info.Width, info.Height
+			if err := save(tx, rec, cur); err != nil {
+				return err
+			}
+		}
+		return recordTx(tx, platform.Pinterest, Upload{Account: m.Account.ID, Bytes: n, SHA256: sha})
+	})
+	if err != nil {
+		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		return
 	}
-	p.mu.Unlock()
 	w.Header().Set("ETag", `"`+sha[:32]+`"`)
 	w.Header().Set("Location", p.cfg.BaseURL+"/_upload/"+url.PathEscape(key))
 	w.WriteHeader(http.StatusNoContent)
@@ -941,30 +1063,19 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		return
 	}
 	now := p.cfg.Now()
-	p.mu.Lock()
-	m, ok := p.media[*src.MediaID]
-	status := ""
-	if ok {
-		status = p.statusOf(m, now)
-	}
-	dur := time.Duration(0)
-	sha := ""
-	if ok {
-		dur, sha = m.info.Duration, m.sha
-	}
-	p.mu.Unlock()
-	if !ok || m.account.ID != acc.ID {
-		pinterestError(w, http.StatusNotFound, 404, "Media upload not found")
+	m, ok := p.ownMedia(w, r, acc, *src.MediaID)
+	if !ok {
 		return
 	}
-	switch status {
+	switch status := pinterestStatus(m, now); status {
 	case PinterestRegistered, PinterestProcessing:
-		bad(fmt.Sprintf("media %s is not ready (status %s): create the Pin once GET /v5/media/%s answers succeeded.", m.id, status, m.id))
+		bad(fmt.Sprintf("media %s is not ready (status %s): create the Pin once GET /v5/media/%s answers succeeded.", m.ID, status, m.ID))
 		return
 	case PinterestFailed:
-		bad(fmt.Sprintf("media %s failed processing and cannot be used.", m.id))
+		bad(fmt.Sprintf("media %s failed processing and cannot be used.", m.ID))
 		return
 	}
+	dur := m.Duration
 	switch {
 	case src.CoverImageKeyFrame != nil:
 		if t := *src.CoverImageKeyFrame; t < 0 || time.Duration(t*float64(time.Second)) > dur {
@@ -984,16 +1095,12 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 			return
 		}
 	}
-	pin := &PinterestPin{
+	pin := pinterestPin{
 		ID: randomDigits(18), Account: acc.ID, BoardID: board.ID, Title: str(req.Title),
-		Description: str(req.Description), Link: str(req.Link), AltText: str(req.AltText), MediaID: m.id,
-		CoverImageURL: str(src.CoverImageURL), CoverKeyFrame: src.CoverImageKeyFrame, CreatedAt: now, SHA256: sha,
+		Description: str(req.Description), Link: str(req.Link), AltText: str(req.AltText), MediaID: m.ID,
+		CoverImageURL: str(src.CoverImageURL), CoverKeyFrame: src.CoverImageKeyFrame, CreatedAt: now, SHA256: m.SHA,
+		Duration: m.Duration, Width: m.Width, Height: m.Height,
 	}
-	p.mu.Lock()
-	p.pins[pin.ID] = pin
-	p.boardPins[board.ID] = append(p.boardPins[board.ID], pin.ID)
-	body := p.pinJSON(pin)
-	p.mu.Unlock()
 	text := pin.Title
 	if pin.Description != "" {
 		if text != "" {
@@ -1001,8 +1108,17 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		}
 		text += pin.Description
 	}
-	p.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: pin.ID, URL: PinterestPinURL(pin.ID), SHA256: sha, Text: text})
-	writePinterestJSON(w, http.StatusCreated, body)
+	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
+		if err := save(tx, Record{Key: pinterestKey(pinterestPinKind, pin.ID), Account: acc.ID}, pin); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Pinterest, Published{Account: acc.ID, ID: pin.ID, URL: PinterestPinURL(pin.ID), SHA256: pin.SHA256, Text: text})
+	})
+	if err != nil {
+		pinterestInternal(w)
+		return
+	}
+	writePinterestJSON(w, http.StatusCreated, p.pinJSON(acc, pin))
 }
 
 // PinterestPinURL is the public URL of a Pin.
@@ -1036,9 +1152,8 @@ func pinterestImage(b []byte) bool {
 	return bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}) || bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n"))
 }
 
-// pinJSON is the Pin object (under p.mu).
-func (p *Pinterest) pinJSON(pin *PinterestPin) map[string]any {
-	m := p.media[pin.MediaID]
+// pinJSON is the Pin object of acc's Pin.
+func (p *Pinterest) pinJSON(acc Account, pin pinterestPin) map[string]any {
 	cover := pin.CoverImageURL
 	if cover == "" {
 		cover = p.cfg.BaseURL + "/_covers/" + pin.ID + ".jpg"
@@ -1052,7 +1167,7 @@ func (p *Pinterest) pinJSON(pin *PinterestPin) map[string]any {
 		"alt_text":          nullable(pin.AltText),
 		"board_id":          pin.BoardID,
 		"board_section_id":  nil,
-		"board_owner":       map[string]any{"username": p.usernameOf(m.account)},
+		"board_owner":       map[string]any{"username": p.usernameOf(acc)},
 		"is_owner":          true,
 		"is_standard":       true,
 		"has_been_promoted": false,
@@ -1065,9 +1180,9 @@ func (p *Pinterest) pinJSON(pin *PinterestPin) map[string]any {
 			"media_type":      "video",
 			"cover_image_url": cover,
 			"video_url":       nil,
-			"duration":        float64(m.info.Duration.Milliseconds()),
-			"height":          m.info.Height,
-			"width":           m.info.Width,
+			"duration":        float64(pin.Duration.Milliseconds()),
+			"height":          pin.Height,
+			"width":           pin.Width,
 		},
 	}
 }
@@ -1079,15 +1194,16 @@ func nullable(s string) any {
 	return s
 }
 
-func (p *Pinterest) getPin(w http.ResponseWriter, acc Account, id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pin, ok := p.pins[id]
-	if !ok || pin.Account != acc.ID {
+func (p *Pinterest) getPin(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+	pin, found, err := p.ownPin(r.Context(), acc, id)
+	switch {
+	case err != nil:
+		pinterestInternal(w)
+	case !found:
 		pinterestError(w, http.StatusNotFound, 50, "Pin not found.")
-		return
+	default:
+		writePinterestJSON(w, http.StatusOK, p.pinJSON(acc, pin))
 	}
-	writePinterestJSON(w, http.StatusOK, p.pinJSON(pin))
 }
 
 var _ http.Handler = (*Pinterest)(nil)

@@ -37,6 +37,7 @@ package sim
 //   - Both count as org_read calls for the per-minute rate limit.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -174,7 +175,7 @@ func growth(to, from Audience) Audience {
 }
 
 // pinAnalyticsJSON is one Pin's answer, keyed by app type.
-func (p *Pinterest) pinAnalyticsJSON(pin *PinterestPin, win pinterestWindow) map[string]any {
+func (p *Pinterest) pinAnalyticsJSON(pin pinterestPin, win pinterestWindow) map[string]any {
 	now := p.cfg.Now()
 	at := func(t time.Time) Audience {
 		if t.Before(pin.CreatedAt) {
@@ -209,10 +210,10 @@ func (p *Pinterest) pinAnalyticsJSON(pin *PinterestPin, win pinterestWindow) map
 	}}
 }
 
-// ownPin returns acc's Pin with the id (under p.mu).
-func (p *Pinterest) ownPin(acc Account, id string) (*PinterestPin, bool) {
-	pin, ok := p.pins[id]
-	return pin, ok && pin.Account == acc.ID
+// ownPin reads acc's Pin with the id.
+func (p *Pinterest) ownPin(ctx context.Context, acc Account, id string) (pinterestPin, bool, error) {
+	pin, _, found, err := load[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, id))
+	return pin, found && pin.Account == acc.ID, err
 }
 
 func (p *Pinterest) pinAnalytics(w http.ResponseWriter, r *http.Request, acc Account, id string) {
@@ -220,9 +221,11 @@ func (p *Pinterest) pinAnalytics(w http.ResponseWriter, r *http.Request, acc Acc
 	if !ok {
 		return
 	}
-	p.mu.Lock()
-	pin, found := p.ownPin(acc, id)
-	p.mu.Unlock()
+	pin, found, err := p.ownPin(r.Context(), acc, id)
+	if err != nil {
+		pinterestInternal(w)
+		return
+	}
 	if !found {
 		pinterestError(w, http.StatusNotFound, 50, "Pin not found.")
 		return
@@ -260,9 +263,11 @@ func (p *Pinterest) multiPinAnalytics(w http.ResponseWriter, r *http.Request, ac
 	}
 	out := map[string]any{}
 	for _, id := range ids {
-		p.mu.Lock()
-		pin, found := p.ownPin(acc, id)
-		p.mu.Unlock()
+		pin, found, err := p.ownPin(r.Context(), acc, id)
+		if err != nil {
+			pinterestInternal(w)
+			return
+		}
 		if found {
 			out[id] = p.pinAnalyticsJSON(pin, win)
 		}
