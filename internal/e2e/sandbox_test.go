@@ -21,7 +21,7 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "reddit"}
 
 // sandboxChannelSlow connects a sandbox channel whose platform takes processing to process
 // each upload.
@@ -119,7 +119,7 @@ func TestSandboxSurvivesKill(t *testing.T) {
 	channelIDs, _ := json.Marshal(ids)
 	id := c.publishForm(map[string]string{
 		"project_id": project, "channel_ids": string(channelIDs), "title": "Sandbox kill",
-		"caption": "the sandbox survives a restart #e2e", "tiktok": `{"mode":"direct"}`,
+		"caption": "the sandbox survives a restart #e2e", "tiktok": `{"mode":"direct"}`, "reddit": `{"subreddit":"reelay_sandbox"}`,
 	}, video)
 
 	deadline := time.Now().Add(60 * time.Second)
@@ -205,7 +205,7 @@ func TestSandboxSharedByAPIProcesses(t *testing.T) {
 	channelIDs, _ := json.Marshal(ids)
 	id := api2.publishForm(map[string]string{
 		"project_id": create.ProjectID, "channel_ids": string(channelIDs), "title": "Two API processes",
-		"caption": "one sandbox for every process #e2e", "tiktok": `{"mode":"direct"}`,
+		"caption": "one sandbox for every process #e2e", "tiktok": `{"mode":"direct"}`, "reddit": `{"subreddit":"reelay_sandbox"}`,
 	}, video)
 	checkPublished(t, api1.waitSettled(id, 90*time.Second))
 	for i, c := range []*client{api1, api2} {
