@@ -18,7 +18,7 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest", "reddit"}
 
 // sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
 // takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.
@@ -33,6 +33,8 @@ func sandboxOptions(p string, ch channel) string {
 	case "pinterest":
 		// The first of the boards its simulated account has.
 		return `{"board_id":"` + sim.PinterestDefaultBoards(ch.Account)[0].ID + `"}`
+	case "reddit":
+		return `{"subreddit":"reelay_sandbox"}`
 	}
 	return ""
 }

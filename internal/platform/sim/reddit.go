@@ -46,13 +46,14 @@ package sim
 //     and closes; or, when the video is not MP4/MOV H.264/HEVC of at most 15 minutes, the poster
 //     is not a JPEG or PNG, or the account's behavior is reject, no post is made and the
 //     websocket sends {"type":"failed"}.
-//   - The websocket (/ws/{asset_id}?m=<mac>, on Config.BaseURL's host) is a broadcast, as
+//   - The websocket (/ws/{asset_id}?m=<token>, on Config.BaseURL's host) is a broadcast, as
 //     Reddit's is: a result is delivered only to connections that were open when it happened
 //     (cfg.Now at connect <= the processing end); a client that connects later hears nothing
 //     and has to look in /user/{name}/submitted. Because tests move Config.Now by hand, each
 //     open connection checks the clock every RedditOptions.Tick (10 ms) of real time and
 //     sends the result as soon as the clock has passed the processing end; every API call
-//     that shows posts also settles the processing that is due.
+//     that shows posts also settles the processing that is due. The lease's answer and each
+//     submit's carry a websocket URL of its own token; any of them listens to the asset.
 //   - Auth: "Authorization: bearer <token>" (any case of bearer), resolved with
 //     Config.Accounts; otherwise 401 {"message":"Unauthorized","error":401} with
 //     WWW-Authenticate. A User-Agent is required and Go's default one is refused (403; the
@@ -74,14 +75,21 @@ package sim
 // A post's figures and comments (GET /api/info, GET /comments/{article}, POST /api/comment)
 // are in reddit_audience.go.
 //
+// Leases, uploaded objects, submissions, posts and comments are records of Config.State, so
+// that any process serving the simulator goes on with them and a restart forgets none; the
+// uploaded bytes are hashed and probed while they stream in, and never kept. The ten-minute
+// request window is counted in the process: a deviation (each process allows a token its
+// 1000), as it refills within minutes.
+//
 // Not reproduced: link, self, image, gallery and videogif posts; crossposts; the per-account
 // posting cooldown (RATELIMIT); subreddit bans and karma rules.
 
 import (
+	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/md5"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -216,61 +224,134 @@ type Reddit struct {
 	cfg        Config
 	opts       RedditOptions
 	basePath   string
-	actionBase string // "//host/path/s3/"
-	wsBase     string // ws(s)://host/path/ws/
-	secret     []byte
+	actionBase string                      // "//host/path/s3/"
+	wsBase     string                      // ws(s)://host/path/ws/
+	subs       map[string]*RedditSubreddit // by lower-case name
 
-	mu          sync.Mutex
-	subs        map[string]*RedditSubreddit // by lower-case name
-	leases      map[string]*redditLease     // by bucket/key
-	assets      map[string]*redditLease     // by asset id
-	objects     map[string]*redditObject    // by bucket/key
-	submissions []*redditSubmission
-	replies     []*redditReply           // comments accounts posted, oldest first
-	windows     map[string]*redditWindow // by token
-	listeners   map[string]int           // open websocket connections by object key
+	mu      sync.Mutex
+	windows map[string]*redditWindow // by token
 }
 
-type redditLease struct {
-	assetID     string
-	account     Account
-	bucket, key string
-	mimetype    string
-	filepath    string
-	policy      string // base64
-	signature   string
-	token       string // x-amz-security-token
-	expires     time.Time
-}
+// The kinds of the Reddit simulator's records.
+const (
+	// redditObjectKind is an S3 object Reddit leased (redditObject), named by its key (unique
+	// across both buckets: images are below rte_images/): the lease, the object once uploaded,
+	// the submissions that name it as their video and the websocket connections listening to
+	// it. A lease neither uploaded nor submitted ends a day after its policy (the simulator's
+	// choice: Reddit documents nothing of leases), so that a submit of it within that day is
+	// still told in processing; the others are kept until retention.
+	redditObjectKind = "object"
+	// redditSubmissionKind is a video submission (redditSubmission), with the comments
+	// accounts posted on its post; kept until retention.
+	redditSubmissionKind = "submission"
+	// redditPostKind is a post id's submission (redditPostRef), written when processing makes
+	// the post.
+	redditPostKind = "post"
+)
 
+// redditLeaseKeep is how long a lease never uploaded nor submitted is kept past its policy.
+const redditLeaseKeep = 24 * time.Hour
+
+// A websocket connection says it listens in its object's record, on the wall clock (not
+// Config.Now, which tests move by hours): renewed every redditListenRenew while it is open,
+// the mark lapses redditListenLapse after its process stopped renewing it (a crash).
+const (
+	redditListenLapse = 30 * time.Second
+	redditListenRenew = redditListenLapse / 3
+)
+
+func redditKey(kind, id string) Key { return Key{Platform: platform.Reddit, Kind: kind, ID: id} }
+
+// redditObject is a leased S3 object: what the lease allows and, once uploaded, what the
+// simulator keeps of the object (its hashes and its verdict, never its bytes).
 type redditObject struct {
-	lease   *redditLease
-	size    int64
-	sha     string
-	etag    string
-	ctype   string
-	verdict string // why processing fails with this object, "" when fine
+	AssetID  string  `json:"asset_id"`
+	Account  Account `json:"account"`
+	Bucket   string  `json:"bucket"`
+	Key      string  `json:"key"`
+	Mimetype string  `json:"mimetype"`
+	// PolicySHA is the SHA-256 of the policy issued, a NUL and its signature: the two are a
+	// credential, kept only as a hash, and a policy changed by a byte no longer matches.
+	PolicySHA []byte `json:"policy_sha"`
+	// WSTokenSHA is the SHA-256 of the token of the websocket URL the lease answered.
+	WSTokenSHA []byte `json:"ws_token_sha"`
+
+	Uploaded bool   `json:"uploaded,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	SHA      string `json:"sha,omitempty"`
+	ETag     string `json:"etag,omitempty"`
+	// Verdict is why processing fails with this object, "" when it is fine.
+	Verdict string `json:"verdict,omitempty"`
+
+	// Submissions are the submissions of this object as their video, oldest first.
+	Submissions []redditSubmitted `json:"submissions,omitempty"`
+	// Listeners are the open websocket connections, by id, with when their mark lapses (wall
+	// clock).
+	Listeners map[string]time.Time `json:"listeners,omitempty"`
 }
 
+// redditSubmitted is what a video's object keeps of a submission of it: what its websockets
+// need to know when to look at the submission, and the token of the submit's websocket URL.
+type redditSubmitted struct {
+	ID         string    `json:"id"`
+	ReadyAt    time.Time `json:"ready_at"`
+	WSTokenSHA []byte    `json:"ws_token_sha"`
+}
+
+// listening reports whether a websocket connection is open on the object at the wall clock's
+// now.
+func (o redditObject) listening(now time.Time) bool {
+	for _, lapse := range o.Listeners {
+		if now.Before(lapse) {
+			return true
+		}
+	}
+	return false
+}
+
+// wsAllowed reports whether token is one of the object's websocket URLs'.
+func (o redditObject) wsAllowed(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	ok := subtle.ConstantTimeCompare(sum[:], o.WSTokenSHA) == 1
+	for _, s := range o.Submissions {
+		ok = subtle.ConstantTimeCompare(sum[:], s.WSTokenSHA) == 1 || ok
+	}
+	return ok
+}
+
+// redditSubmission is a video submission: what was submitted, with what the simulator knew of
+// its objects then, and what processing made of it.
 type redditSubmission struct {
-	account     Account
-	sub         *RedditSubreddit
-	title       string
-	nsfw        bool
-	spoiler     bool
-	sendReplies bool
-	flairID     string
-	flairText   string
-	video       *redditObject
-	videoURL    string
-	posterURL   string
-	poster      *redditObject
-	submitted   time.Time
-	readyAt     time.Time
-	status      string // processing, success, failed
-	postID      string // base36
-	permalink   string
-	listened    bool
+	ID          string  `json:"id"`
+	Account     Account `json:"account"`
+	Subreddit   string  `json:"subreddit"`
+	Title       string  `json:"title"`
+	NSFW        bool    `json:"nsfw,omitempty"`
+	Spoiler     bool    `json:"spoiler,omitempty"`
+	SendReplies bool    `json:"send_replies,omitempty"`
+	FlairID     string  `json:"flair_id,omitempty"`
+	FlairText   string  `json:"flair_text,omitempty"`
+	VideoKey    string  `json:"video_key"`
+	AssetID     string  `json:"asset_id"`
+	VideoURL    string  `json:"video_url"`
+	PosterURL   string  `json:"poster_url"`
+	// SHA is the video's as it was at the submit; Verdict why processing fails with the
+	// objects as they were then (one never uploaded included), "" when they are fine.
+	SHA       string    `json:"sha,omitempty"`
+	Verdict   string    `json:"verdict,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	ReadyAt   time.Time `json:"ready_at"`
+	Status    string    `json:"status"` // processing, success, failed
+	PostID    string    `json:"post_id,omitempty"`
+	Permalink string    `json:"permalink,omitempty"`
+	Listened  bool      `json:"listened,omitempty"`
+	// Replies are the comments accounts posted on the post, oldest first.
+	Replies []redditReply `json:"replies,omitempty"`
+}
+
+// redditPostRef names the submission of a post.
+type redditPostRef struct {
+	Submission string `json:"submission"`
 }
 
 type redditWindow struct {
@@ -296,12 +377,7 @@ func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
 	if opts.Tick <= 0 {
 		opts.Tick = 10 * time.Millisecond
 	}
-	rd := &Reddit{
-		cfg: cfg, opts: opts, secret: randomBytes(32),
-		subs: map[string]*RedditSubreddit{}, leases: map[string]*redditLease{},
-		assets: map[string]*redditLease{}, objects: map[string]*redditObject{},
-		windows: map[string]*redditWindow{}, listeners: map[string]int{},
-	}
+	rd := &Reddit{cfg: cfg, opts: opts, subs: map[string]*RedditSubreddit{}, windows: map[string]*redditWindow{}}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		rd.basePath = strings.TrimRight(u.Path, "/")
 		ws := "ws"
@@ -321,23 +397,25 @@ func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
 // Recorder returns the record of what the simulator received.
 func (rd *Reddit) Recorder() *Recorder { return rd.cfg.Recorder }
 
-// Posts lists the submissions of an account, oldest first, settling those that are due.
+// Posts lists the submissions of an account, oldest first, settling those that are due (an
+// error of its State panics: it is for tests).
 func (rd *Reddit) Posts(accountID string) []RedditPost {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	now := rd.cfg.Now()
+	ctx := context.Background()
+	subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), accountID)
+	if err != nil {
+		panic(err)
+	}
 	var out []RedditPost
-	for _, s := range rd.submissions {
-		if s.account.ID != accountID {
-			continue
+	for _, s := range subs {
+		if s, _, err = rd.submission(ctx, s.ID); err != nil {
+			panic(err)
 		}
-		rd.settle(s, now)
-		p := RedditPost{Account: s.account.ID, Subreddit: s.sub.Name, Title: s.title, NSFW: s.nsfw,
-			Spoiler: s.spoiler, SendReplies: s.sendReplies, FlairID: s.flairID, FlairText: s.flairText,
-			VideoURL: s.videoURL, PosterURL: s.posterURL, AssetID: s.video.lease.assetID, Status: s.status,
-			Listened: s.listened}
-		if s.postID != "" {
-			p.ID, p.Permalink, p.PublishedAt = "t3_"+s.postID, s.permalink, s.readyAt
+		p := RedditPost{Account: s.Account.ID, Subreddit: s.Subreddit, Title: s.Title, NSFW: s.NSFW,
+			Spoiler: s.Spoiler, SendReplies: s.SendReplies, FlairID: s.FlairID, FlairText: s.FlairText,
+			VideoURL: s.VideoURL, PosterURL: s.PosterURL, AssetID: s.AssetID, Status: s.Status,
+			Listened: s.Listened}
+		if s.PostID != "" {
+			p.ID, p.Permalink, p.PublishedAt = "t3_"+s.PostID, s.Permalink, s.ReadyAt
 		}
 		out = append(out, p)
 	}
@@ -394,7 +472,7 @@ func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(seg) == 4 && seg[0] == "r" && seg[2] == "api" && seg[3] == "link_flair_v2":
 		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.flairs(w, seg[1]) })
 	case len(seg) == 3 && seg[0] == "user" && seg[2] == "submitted":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.submitted(w, r, seg[1]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.submitted(w, r, a, seg[1]) })
 	default:
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
 	}
@@ -458,6 +536,12 @@ func (rd *Reddit) api(w http.ResponseWriter, r *http.Request, h func(http.Respon
 func redditUnauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="reddit", error="invalid_token"`)
 	redditJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized", "error": 401})
+}
+
+// redditInternal answers a failure of the simulator's own (its State) as Reddit answers its
+// internal errors.
+func redditInternal(w http.ResponseWriter) {
+	redditJSON(w, http.StatusInternalServerError, map[string]any{"message": "Internal Server Error", "error": 500})
 }
 
 func redditJSON(w http.ResponseWriter, status int, v any) {
@@ -690,10 +774,9 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	date := now.Format("20060102T150405Z")
 	cred := "ASIASIMREDDIT" + strings.ToUpper(randomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
 	token := base64.StdEncoding.EncodeToString(randomBytes(48))
-	l := &redditLease{assetID: id, account: a, bucket: bucket, key: key, mimetype: mt, filepath: fp,
-		token: token, expires: now.Add(redditLeaseTTL)}
+	expires := now.Add(redditLeaseTTL)
 	policy := map[string]any{
-		"expiration": l.expires.Format("2006-01-02T15:04:05Z"),
+		"expiration": expires.Format("2006-01-02T15:04:05Z"),
 		"conditions": []any{
 			map[string]string{"bucket": bucket}, map[string]string{"key": key},
 			map[string]string{"acl": "public-read"}, map[string]string{"x-amz-storage-class": "STANDARD"},
@@ -704,17 +787,26 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 		},
 	}
 	raw, _ := json.Marshal(policy)
-	l.policy = base64.StdEncoding.EncodeToString(raw)
-	l.signature = rd.mac("s3|" + l.policy)
-	rd.mu.Lock()
-	rd.leases[bucket+"/"+key] = l
-	rd.assets[id] = l
-	rd.mu.Unlock()
+	policyB64 := base64.StdEncoding.EncodeToString(raw)
+	// S3 signs the policy with the bucket's secret; here the signature is drawn at random and
+	// the record keeps the hash of the policy with it, which verifies it just as well.
+	signature := randomHex(32)
+	wsToken := randomHex(20)
+	wsSHA := sha256.Sum256([]byte(wsToken))
+	o := redditObject{AssetID: id, Account: a, Bucket: bucket, Key: key, Mimetype: mt,
+		PolicySHA: redditPolicySHA(policyB64, signature), WSTokenSHA: wsSHA[:]}
+	err := rd.cfg.State.Update(r.Context(), func(tx Tx) error {
+		return save(tx, Record{Key: redditKey(redditObjectKind, key), Account: a.ID, Expires: expires.Add(redditLeaseKeep)}, o)
+	})
+	if err != nil {
+		redditInternal(w)
+		return
+	}
 	fields := [][2]string{
 		{"acl", "public-read"}, {"key", key}, {"X-Amz-Credential", cred}, {"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
 		{"X-Amz-Date", date}, {"success_action_status", "201"}, {"content-type", mt},
-		{"x-amz-storage-class", "STANDARD"}, {"x-amz-meta-ext", ext}, {"policy", l.policy},
-		{"X-Amz-Signature", l.signature}, {"x-amz-security-token", token},
+		{"x-amz-storage-class", "STANDARD"}, {"x-amz-meta-ext", ext}, {"policy", policyB64},
+		{"X-Amz-Signature", signature}, {"x-amz-security-token", token},
 	}
 	fl := make([]any, 0, len(fields))
 	for _, f := range fields {
@@ -723,18 +815,18 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	redditJSON(w, http.StatusOK, map[string]any{
 		"args": map[string]any{"action": rd.actionBase + bucket, "fields": fl},
 		"asset": map[string]any{"asset_id": id, "processing_state": "incomplete",
-			"payload": map[string]any{"filepath": fp}, "websocket_url": rd.wsURL(key)},
+			"payload": map[string]any{"filepath": fp}, "websocket_url": rd.wsURL(key, wsToken)},
 	})
 }
 
-func (rd *Reddit) mac(s string) string {
-	m := hmac.New(sha256.New, rd.secret)
-	m.Write([]byte(s))
-	return hex.EncodeToString(m.Sum(nil))
+// redditPolicySHA is what an object's record keeps of its lease's policy and signature.
+func redditPolicySHA(policyB64, signature string) []byte {
+	sum := sha256.Sum256([]byte(policyB64 + "\x00" + signature))
+	return sum[:]
 }
 
-func (rd *Reddit) wsURL(key string) string {
-	return rd.wsBase + key + "?m=" + rd.mac("ws|" + key)[:40]
+func (rd *Reddit) wsURL(key, token string) string {
+	return rd.wsBase + key + "?m=" + token
 }
 
 // objectURL is the URL of an uploaded object, as clients build it ("https:" + action + "/" +
@@ -770,21 +862,25 @@ func (rd *Reddit) s3(w http.ResponseWriter, r *http.Request, rest string) {
 }
 
 func (rd *Reddit) s3Object(w http.ResponseWriter, r *http.Request, bucket, key string) {
-	rd.mu.Lock()
-	obj := rd.objects[bucket+"/"+key]
-	rd.mu.Unlock()
+	o, _, found, err := load[redditObject](r.Context(), rd.cfg.State, redditKey(redditObjectKind, key))
+	if err != nil {
+		drainReddit(r.Body)
+		redditS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.", nil)
+		return
+	}
+	exists := found && o.Bucket == bucket && o.Uploaded
 	switch r.Method {
 	case http.MethodHead:
-		if obj == nil {
+		if !exists {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
-		w.Header().Set("Content-Length", strconv.FormatInt(obj.size, 10))
-		w.Header().Set("Content-Type", obj.ctype)
-		w.Header().Set("ETag", `"`+obj.etag+`"`)
+		w.Header().Set("Content-Length", strconv.FormatInt(o.Size, 10))
+		w.Header().Set("Content-Type", o.Mimetype)
+		w.Header().Set("ETag", `"`+o.ETag+`"`)
 		w.WriteHeader(http.StatusOK)
 	case http.MethodGet:
-		if obj == nil {
+		if !exists {
 			redditS3Error(w, http.StatusNotFound, "NoSuchKey", "The specified key does not exist.", map[string]string{"Key": key})
 			return
 		}
@@ -814,7 +910,7 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 		size     int64
 		sha, md  hash.Hash
 		fileSeen bool
-		lease    *redditLease
+		lease    redditObject
 	)
 	defer func() {
 		if file != nil {
@@ -849,12 +945,12 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 		}
 		fileSeen = true
 		// The policy is checked before any byte of the file is taken.
-		l, code, status, msg := rd.checkPolicy(bucket, fields)
-		if l == nil {
+		l, code, status, msg := rd.checkPolicy(r.Context(), bucket, fields)
+		if code != "" {
 			redditS3Error(w, status, code, msg, nil)
 			return
 		}
-		if CallFault(l.account.Behavior, rd.cfg.Rand) == FailUnavailable {
+		if CallFault(l.Account.Behavior, rd.cfg.Rand) == FailUnavailable {
 			redditS3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate.", nil)
 			return
 		}
@@ -886,65 +982,97 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 			map[string]string{"ArgumentName": "file", "ArgumentValue": "0"})
 		return
 	}
-	l := lease
-	obj := &redditObject{lease: l, size: size, sha: hex.EncodeToString(sha.Sum(nil)), etag: hex.EncodeToString(md.Sum(nil)), ctype: l.mimetype}
-	obj.verdict = redditCheckMedia(file, size, bucket)
-	rd.mu.Lock()
-	rd.objects[bucket+"/"+l.key] = obj
-	rd.mu.Unlock()
-	if bucket == redditVideoBucket {
-		rd.cfg.Recorder.RecordUpload(Upload{Account: l.account.ID, Bytes: size, SHA256: obj.sha})
+	sum, etag := hex.EncodeToString(sha.Sum(nil)), hex.EncodeToString(md.Sum(nil))
+	verdict := redditCheckMedia(file, size, bucket)
+	key := redditKey(redditObjectKind, lease.Key)
+	// The object is stored, and a video's upload recorded, in one transaction: all or nothing.
+	err = rd.cfg.State.Update(r.Context(), func(tx Tx) error {
+		o, rec, found, err := loadTx[redditObject](tx, key)
+		if err != nil {
+			return err
+		}
+		if !found || !bytes.Equal(o.PolicySHA, lease.PolicySHA) {
+			return errRedditLeaseGone
+		}
+		o.Uploaded, o.Size, o.SHA, o.ETag, o.Verdict = true, size, sum, etag, verdict
+		rec.Expires = time.Time{}
+		if bucket == redditVideoBucket {
+			if err := recordTx(tx, platform.Reddit, Upload{Account: o.Account.ID, Bytes: size, SHA256: sum}); err != nil {
+				return err
+			}
+		}
+		return save(tx, rec, o)
+	})
+	switch {
+	case errors.Is(err, errRedditLeaseGone):
+		redditS3Error(w, http.StatusForbidden, "AccessDenied", "Access Denied", nil)
+		return
+	case err != nil:
+		redditS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.", nil)
+		return
 	}
-	loc := rd.objectURL(bucket, url.PathEscape(l.key))
+	loc := rd.objectURL(bucket, url.PathEscape(lease.Key))
 	w.Header().Set("Location", loc)
-	w.Header().Set("ETag", `"`+obj.etag+`"`)
+	w.Header().Set("ETag", `"`+etag+`"`)
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(http.StatusCreated)
 	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
 		`<PostResponse><Location>%s</Location><Bucket>%s</Bucket><Key>%s</Key><ETag>"%s"</ETag></PostResponse>`,
-		redditXMLEscape(loc), bucket, redditXMLEscape(l.key), obj.etag)
+		redditXMLEscape(loc), bucket, redditXMLEscape(lease.Key), etag)
 }
 
-// checkPolicy applies S3's POST-policy rules to the fields sent before the file.
-func (rd *Reddit) checkPolicy(bucket string, fields map[string]string) (l *redditLease, code string, status int, msg string) {
+// errRedditLeaseGone: the lease an upload was checked against ended before the object was
+// stored.
+var errRedditLeaseGone = errors.New("the lease is gone")
+
+// checkPolicy applies S3's POST-policy rules to the fields sent before the file; code is ""
+// when they pass, and o the leased object they upload.
+func (rd *Reddit) checkPolicy(ctx context.Context, bucket string, fields map[string]string) (o redditObject, code string, status int, msg string) {
 	policyB64, sig := fields["policy"], fields["x-amz-signature"]
 	if policyB64 == "" || sig == "" {
-		return nil, "AccessDenied", http.StatusForbidden, "Bucket POST must contain a field named 'policy' and 'X-Amz-Signature'"
+		return o, "AccessDenied", http.StatusForbidden, "Bucket POST must contain a field named 'policy' and 'X-Amz-Signature'"
 	}
-	if !hmac.Equal([]byte(sig), []byte(rd.mac("s3|"+policyB64))) {
-		return nil, "SignatureDoesNotMatch", http.StatusForbidden,
-			"The request signature we calculated does not match the signature you provided. Check your key and signing method."
-	}
+	// The lease is found by the key the policy names; the policy is the one issued when its
+	// hash with the signature is the lease's. One that is not valid JSON was never issued.
 	raw, err := base64.StdEncoding.DecodeString(policyB64)
 	var policy struct {
 		Expiration string            `json:"expiration"`
 		Conditions []json.RawMessage `json:"conditions"`
 	}
-	if err != nil || json.Unmarshal(raw, &policy) != nil {
-		return nil, "InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid JSON."
-	}
-	exp, err := time.Parse("2006-01-02T15:04:05Z", policy.Expiration)
-	if err != nil || !rd.cfg.Now().Before(exp) {
-		return nil, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Policy expired."
-	}
 	conds := map[string]string{}
-	for _, c := range policy.Conditions {
-		var m map[string]string
-		if json.Unmarshal(c, &m) == nil {
-			for k, v := range m {
-				conds[strings.ToLower(k)] = v
+	if err == nil && json.Unmarshal(raw, &policy) == nil {
+		for _, c := range policy.Conditions {
+			var m map[string]string
+			if json.Unmarshal(c, &m) == nil {
+				for k, v := range m {
+					conds[strings.ToLower(k)] = v
+				}
 			}
 		}
 	}
+	found := false
+	if conds["key"] != "" {
+		if o, _, found, err = load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, conds["key"])); err != nil {
+			return o, "InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."
+		}
+	}
+	if !found || subtle.ConstantTimeCompare(redditPolicySHA(policyB64, sig), o.PolicySHA) != 1 {
+		return o, "SignatureDoesNotMatch", http.StatusForbidden,
+			"The request signature we calculated does not match the signature you provided. Check your key and signing method."
+	}
+	exp, err := time.Parse("2006-01-02T15:04:05Z", policy.Expiration)
+	if err != nil || !rd.cfg.Now().Before(exp) {
+		return o, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Policy expired."
+	}
 	if conds["bucket"] != bucket {
-		return nil, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "` + conds["bucket"] + `"]`
+		return o, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "` + conds["bucket"] + `"]`
 	}
 	for k, v := range conds {
 		if k == "bucket" {
 			continue
 		}
 		if got, ok := fields[k]; !ok || got != v {
-			return nil, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$` + k + `", "` + v + `"]`
+			return o, "AccessDenied", http.StatusForbidden, `Invalid according to Policy: Policy Condition failed: ["eq", "$` + k + `", "` + v + `"]`
 		}
 	}
 	for k := range fields {
@@ -952,16 +1080,10 @@ func (rd *Reddit) checkPolicy(bucket string, fields map[string]string) (l *reddi
 			continue
 		}
 		if _, ok := conds[k]; !ok {
-			return nil, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Extra input fields: " + k
+			return o, "AccessDenied", http.StatusForbidden, "Invalid according to Policy: Extra input fields: " + k
 		}
 	}
-	rd.mu.Lock()
-	l = rd.leases[bucket+"/"+conds["key"]]
-	rd.mu.Unlock()
-	if l == nil {
-		return nil, "AccessDenied", http.StatusForbidden, "Access Denied"
-	}
-	return l, "", 0, ""
+	return o, "", 0, ""
 }
 
 // redditCheckMedia returns why Reddit's processing would fail on an object, or "".
@@ -1029,22 +1151,43 @@ func redditBool(v string) bool {
 	return v != "" && v != "off" && v[0] != 'f' && v[0] != 'n' && v != "0"
 }
 
-// objectFor resolves a URL the client built from a lease to the uploaded object, if this
-// account uploaded it to bucket.
-func (rd *Reddit) objectFor(a Account, raw, bucket string) (*redditLease, *redditObject) {
-	prefix := rd.objectURL(bucket, "")
-	key, ok := strings.CutPrefix(raw, prefix)
+// objectKeyOf resolves a URL the client built from a lease ("https:" + action + "/" + key) to
+// the key of an object in bucket, "" when it names none.
+func (rd *Reddit) objectKeyOf(raw, bucket string) string {
+	key, ok := strings.CutPrefix(raw, rd.objectURL(bucket, ""))
 	if !ok || key == "" {
-		return nil, nil
+		return ""
 	}
 	if k, err := url.PathUnescape(key); err == nil {
 		key = k
 	}
-	l := rd.leases[bucket+"/"+key]
-	if l == nil || l.account.ID != a.ID {
-		return nil, nil
+	return key
+}
+
+// leasedTx reads, within tx, the object under key when the account leased it in bucket.
+func leasedTx(tx Tx, a Account, bucket, key string) (redditObject, Record, bool, error) {
+	if key == "" {
+		return redditObject{}, Record{}, false, nil
 	}
-	return l, rd.objects[bucket+"/"+key]
+	o, rec, found, err := loadTx[redditObject](tx, redditKey(redditObjectKind, key))
+	if err != nil || !found || o.Bucket != bucket || o.Account.ID != a.ID {
+		return redditObject{}, rec, false, err
+	}
+	return o, rec, true, nil
+}
+
+// redditVerdict is why processing fails with the video and poster objects as they are, ""
+// when it succeeds. Leased but never uploaded, either fails, as Reddit's processing does.
+func redditVerdict(video, poster redditObject) string {
+	switch {
+	case !video.Uploaded:
+		return "the video was never uploaded"
+	case video.Verdict != "":
+		return video.Verdict
+	case !poster.Uploaded:
+		return "the poster image was never uploaded"
+	}
+	return poster.Verdict
 }
 
 func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
@@ -1101,72 +1244,123 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 			errs = append(errs, [3]string{"SUBMIT_VALIDATION_FLAIR_REQUIRED", "Your post must contain post flair.", "flair"})
 		}
 	}
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
 	videoURL, posterURL := form.Get("url"), form.Get("video_poster_url")
-	vl, vobj := rd.objectFor(a, videoURL, redditVideoBucket)
-	if vl == nil {
-		errs = append(errs, [3]string{"BAD_URL", "you should check that url", "url"})
-	}
-	pl, pobj := rd.objectFor(a, posterURL, redditImageBucket)
-	if pl == nil {
-		errs = append(errs, [3]string{"BAD_URL", "you should check that url", "video_poster_url"})
-	}
-	if len(errs) > 0 {
-		redditErrors(w, http.StatusOK, errs...)
-		return
-	}
+	videoKey, posterKey := rd.objectKeyOf(videoURL, redditVideoBucket), rd.objectKeyOf(posterURL, redditImageBucket)
 	now := rd.cfg.Now()
 	processing := rd.opts.DefaultProcessing
 	if ms := a.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if vobj == nil {
-		// Leased but never uploaded: the post fails in processing, as Reddit's does.
-		vobj = &redditObject{lease: vl, verdict: "the video was never uploaded"}
-	}
-	if pobj == nil {
-		pobj = &redditObject{lease: pl, verdict: "the poster image was never uploaded"}
-	}
-	flairText := ""
-	for _, f := range s.Flairs {
-		if f.ID == flairID {
-			flairText = f.Text
-			if f.TextEditable && form.Get("flair_text") != "" {
-				flairText = form.Get("flair_text")
+	sub := redditSubmission{ID: randomHex(8), Account: a, Title: title, Spoiler: redditBool(form.Get("spoiler")),
+		SendReplies: true, FlairID: flairID, VideoKey: videoKey, VideoURL: videoURL, PosterURL: posterURL,
+		Submitted: now, ReadyAt: now.Add(processing), Status: "processing"}
+	if s != nil {
+		sub.Subreddit, sub.NSFW = s.Name, redditBool(form.Get("nsfw")) || s.Over18
+		for _, f := range s.Flairs {
+			if f.ID == flairID {
+				sub.FlairText = f.Text
+				if f.TextEditable && form.Get("flair_text") != "" {
+					sub.FlairText = form.Get("flair_text")
+				}
 			}
 		}
 	}
-	sendReplies := true
 	if v, ok := form["sendreplies"]; ok {
-		sendReplies = redditBool(v[0])
+		sub.SendReplies = redditBool(v[0])
 	}
-	rd.submissions = append(rd.submissions, &redditSubmission{
-		account: a, sub: s, title: title, nsfw: redditBool(form.Get("nsfw")) || s.Over18,
-		spoiler: redditBool(form.Get("spoiler")), sendReplies: sendReplies, flairID: flairID, flairText: flairText,
-		video: vobj, videoURL: videoURL, poster: pobj, posterURL: posterURL,
-		submitted: now, readyAt: now.Add(processing), status: "processing", listened: rd.listeners[vl.key] > 0,
+	wsToken := randomHex(20)
+	wsSHA := sha256.Sum256([]byte(wsToken))
+	var refused [][3]string
+	// The objects are read within the submit's transaction: the submission is added to the
+	// video's, where its websockets, at any process, look for it.
+	err := rd.cfg.State.Update(r.Context(), func(tx Tx) error {
+		refused = slices.Clone(errs)
+		video, vrec, found, err := leasedTx(tx, a, redditVideoBucket, videoKey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			refused = append(refused, [3]string{"BAD_URL", "you should check that url", "url"})
+		}
+		poster, _, found, err := leasedTx(tx, a, redditImageBucket, posterKey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			refused = append(refused, [3]string{"BAD_URL", "you should check that url", "video_poster_url"})
+		}
+		if len(refused) > 0 {
+			return nil
+		}
+		s := sub
+		s.AssetID, s.SHA, s.Verdict, s.Listened = video.AssetID, video.SHA, redditVerdict(video, poster), video.listening(time.Now())
+		video.Submissions = append(video.Submissions, redditSubmitted{ID: s.ID, ReadyAt: s.ReadyAt, WSTokenSHA: wsSHA[:]})
+		vrec.Expires = time.Time{}
+		if err := save(tx, vrec, video); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: redditKey(redditSubmissionKind, s.ID), Account: a.ID}, s)
 	})
+	switch {
+	case err != nil:
+		redditInternal(w)
+		return
+	case len(refused) > 0:
+		redditErrors(w, http.StatusOK, refused...)
+		return
+	}
 	redditJSON(w, http.StatusOK, map[string]any{"json": map[string]any{"errors": []any{}, "data": map[string]any{
 		"user_submitted_page": "https://www.reddit.com/user/" + redditName(a) + "/submitted/",
-		"websocket_url":       rd.wsURL(vl.key),
+		"websocket_url":       rd.wsURL(videoKey, wsToken),
 	}}})
 }
 
-// settle ends the processing of a submission whose time has come (under rd.mu).
-func (rd *Reddit) settle(s *redditSubmission, now time.Time) {
-	if s.status != "processing" || now.Before(s.readyAt) {
-		return
+// redditDue reports whether a submission's processing is over and its result not yet made.
+func redditDue(s redditSubmission, now time.Time) bool {
+	return s.Status == "processing" && !now.Before(s.ReadyAt)
+}
+
+// settle ends, within tx, the processing of a submission that is due: the post is made, named
+// by its id and recorded as published, or the submission fails.
+func (rd *Reddit) settle(tx Tx, s *redditSubmission, now time.Time) error {
+	if !redditDue(*s, now) {
+		return nil
 	}
-	if s.account.Behavior.Fail == FailReject || s.video.verdict != "" || s.poster.verdict != "" {
-		s.status = "failed"
-		return
+	if s.Account.Behavior.Fail == FailReject || s.Verdict != "" {
+		s.Status = "failed"
+		return nil
 	}
-	s.status = "success"
-	s.postID = redditBase36(7)
-	s.permalink = "/r/" + s.sub.Name + "/comments/" + s.postID + "/" + redditSlug(s.title) + "/"
-	rd.cfg.Recorder.RecordPublished(Published{Account: s.account.ID, ID: "t3_" + s.postID,
-		URL: "https://www.reddit.com" + s.permalink, SHA256: s.video.sha, Text: s.title})
+	id, err := redditNewPostID(tx)
+	if err != nil {
+		return err
+	}
+	s.Status, s.PostID = "success", id
+	s.Permalink = "/r/" + s.Subreddit + "/comments/" + id + "/" + redditSlug(s.Title) + "/"
+	if err := save(tx, Record{Key: redditKey(redditPostKind, id), Account: s.Account.ID}, redditPostRef{Submission: s.ID}); err != nil {
+		return err
+	}
+	return recordTx(tx, platform.Reddit, Published{Account: s.Account.ID, ID: "t3_" + id,
+		URL: "https://www.reddit.com" + s.Permalink, SHA256: s.SHA, Text: s.Title})
+}
+
+// redditNewPostID draws a post id no post has.
+func redditNewPostID(tx Tx) (string, error) {
+	for {
+		id := redditBase36(7)
+		_, found, err := tx.Get(redditKey(redditPostKind, id))
+		if err != nil || !found {
+			return id, err
+		}
+	}
+}
+
+// submission reads a submission. One whose processing is over gets its result, written by
+// whichever request (at any process) sees it first.
+func (rd *Reddit) submission(ctx context.Context, id string) (redditSubmission, bool, error) {
+	now := rd.cfg.Now()
+	return loadAdvanced(ctx, rd.cfg.State, redditKey(redditSubmissionKind, id),
+		func(s redditSubmission) bool { return redditDue(s, now) },
+		func(tx Tx, s *redditSubmission) error { return rd.settle(tx, s, now) })
 }
 
 // redditSlug is the title part of a permalink: lower-case words joined by underscores, at
@@ -1206,23 +1400,38 @@ func redditBase36(n int) string {
 	return string(b)
 }
 
-func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string) {
+func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, name string) {
+	ctx := r.Context()
 	q := r.URL.Query()
 	limit := 25
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		limit = min(n, 100)
 	}
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
+	// Reddit's names are unique: the account's own name lists its submissions, any other name
+	// those of every account that bears it.
+	account := ""
+	if strings.EqualFold(redditName(a), name) {
+		account = a.ID
+	}
+	subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+	if err != nil {
+		redditInternal(w)
+		return
+	}
 	now := rd.cfg.Now()
-	var posts []*redditSubmission // newest first
-	for i := len(rd.submissions) - 1; i >= 0; i-- {
-		s := rd.submissions[i]
-		if !strings.EqualFold(redditName(s.account), name) {
+	var posts []redditSubmission // newest first
+	for i := len(subs) - 1; i >= 0; i-- {
+		s := subs[i]
+		if !strings.EqualFold(redditName(s.Account), name) {
 			continue
 		}
-		rd.settle(s, now)
-		if s.status == "success" {
+		if redditDue(s, now) {
+			if s, _, err = rd.submission(ctx, s.ID); err != nil {
+				redditInternal(w)
+				return
+			}
+		}
+		if s.Status == "success" {
 			posts = append(posts, s)
 		}
 	}
@@ -1230,7 +1439,7 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string)
 	if after := q.Get("after"); after != "" {
 		start = len(posts)
 		for i, s := range posts {
-			if "t3_"+s.postID == after {
+			if "t3_"+s.PostID == after {
 				start = i + 1
 				break
 			}
@@ -1238,12 +1447,12 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string)
 	}
 	page := posts[start:min(start+limit, len(posts))]
 	children := make([]any, 0, len(page))
-	for _, s := range page {
-		children = append(children, map[string]any{"kind": "t3", "data": rd.t3(s, now)})
+	for i := range page {
+		children = append(children, map[string]any{"kind": "t3", "data": redditT3(&page[i], now)})
 	}
 	var next any
 	if start+limit < len(posts) && len(page) > 0 {
-		next = "t3_" + page[len(page)-1].postID
+		next = "t3_" + page[len(page)-1].PostID
 	}
 	redditJSON(w, http.StatusOK, map[string]any{"kind": "Listing", "data": map[string]any{
 		"after": next, "before": nil, "dist": len(children), "children": children, "modhash": nil}})
@@ -1252,22 +1461,28 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, name string)
 // serveWebsocket serves /ws/{key}?m=...: it sends the result of the asset's processing to
 // connections that were open when it ended, then closes.
 func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key string) {
-	if key == "" || !hmac.Equal([]byte(r.URL.Query().Get("m")), []byte(rd.mac("ws|" + key)[:40])) {
+	okey := redditKey(redditObjectKind, key)
+	o, _, found, err := load[redditObject](r.Context(), rd.cfg.State, okey)
+	switch {
+	case err != nil:
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	case key == "" || !found || !o.wsAllowed(r.URL.Query().Get("m")):
 		w.WriteHeader(http.StatusForbidden)
 		return
 	}
 	connected := rd.cfg.Now()
-	// Counted before the handshake completes, so that a submit right after the client's dial
-	// sees the listener.
-	rd.mu.Lock()
-	rd.listeners[key]++
-	rd.mu.Unlock()
+	// Marked before the handshake completes, so that a submit right after the client's dial,
+	// at any process, sees the listener.
+	conn := randomHex(8)
+	if err := rd.listen(r.Context(), okey, conn, true); err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
 	defer func() {
-		rd.mu.Lock()
-		if rd.listeners[key]--; rd.listeners[key] <= 0 {
-			delete(rd.listeners, key)
-		}
-		rd.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rd.listen(ctx, okey, conn, false)
 	}()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -1277,8 +1492,9 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 	ctx := c.CloseRead(context.Background())
 	tick := time.NewTicker(rd.opts.Tick)
 	defer tick.Stop()
+	renewed := time.Now()
 	for {
-		if msg, ok := rd.result(key, connected); ok {
+		if msg, ok := rd.result(ctx, key, connected); ok {
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err := c.Write(wctx, websocket.MessageText, msg)
 			cancel()
@@ -1286,6 +1502,10 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 				_ = c.Close(websocket.StatusNormalClosure, "")
 			}
 			return
+		}
+		if time.Since(renewed) >= redditListenRenew {
+			_ = rd.listen(ctx, okey, conn, true)
+			renewed = time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -1295,26 +1515,61 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 	}
 }
 
+// listen marks the websocket connection conn as listening to the object under key (on), or
+// no longer (off), dropping the marks of connections whose process stopped renewing them.
+func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) error {
+	now := time.Now()
+	return rd.cfg.State.Update(ctx, func(tx Tx) error {
+		o, rec, found, err := loadTx[redditObject](tx, key)
+		if err != nil || !found {
+			return err
+		}
+		for id, lapse := range o.Listeners {
+			if !now.Before(lapse) {
+				delete(o.Listeners, id)
+			}
+		}
+		if on {
+			if o.Listeners == nil {
+				o.Listeners = map[string]time.Time{}
+			}
+			o.Listeners[conn] = now.Add(redditListenLapse)
+		} else {
+			delete(o.Listeners, conn)
+		}
+		return save(tx, rec, o)
+	})
+}
+
 // result is the websocket message of the first submission of the asset under key that ended
 // after the connection opened, if any.
-func (rd *Reddit) result(key string, connected time.Time) ([]byte, bool) {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
+//
+// A connection learns of its asset's submissions from the State at each tick, not from this
+// process: the submit, and the end of processing, may be written by any process serving the
+// simulator (another API process, or the one before a restart), and the State tells no one of
+// a change. The read is one record by its key, made only while a connection waits for a
+// processing to end; the submission itself is read once the clock has passed its end, which
+// settles it or finds it settled by whichever process saw it first.
+func (rd *Reddit) result(ctx context.Context, key string, connected time.Time) ([]byte, bool) {
+	o, _, found, err := load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, key))
+	if err != nil || !found {
+		return nil, false
+	}
 	now := rd.cfg.Now()
-	for _, s := range rd.submissions {
-		if s.video.lease == nil || s.video.lease.key != key {
+	for _, sm := range o.Submissions {
+		if sm.ReadyAt.Before(connected) || now.Before(sm.ReadyAt) {
 			continue
 		}
-		rd.settle(s, now)
-		if s.status == "processing" || s.readyAt.Before(connected) {
+		s, found, err := rd.submission(ctx, sm.ID)
+		if err != nil || !found || s.Status == "processing" {
 			continue
 		}
-		if s.status == "failed" {
+		if s.Status == "failed" {
 			b, _ := json.Marshal(map[string]any{"type": "failed"})
 			return b, true
 		}
 		b, _ := json.Marshal(map[string]any{"type": "success", "payload": map[string]any{
-			"redirect": "https://www.reddit.com" + s.permalink}})
+			"redirect": "https://www.reddit.com" + s.Permalink}})
 		return b, true
 	}
 	return nil, false

@@ -36,6 +36,7 @@ package sim
 // formula.
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -67,14 +68,14 @@ var redditReplyLimit = func() platform.TextLimit {
 // redditFullname is what r2 takes for a fullname.
 var redditFullname = regexp.MustCompile(`^t[1-6]_[0-9a-z]+$`)
 
-// redditReply is a comment an account posted.
+// redditReply is a comment an account posted, kept in the submission of its post.
 type redditReply struct {
-	id     string // base 36
-	post   *redditSubmission
-	parent string // fullname of what it answers
-	author Account
-	text   string
-	at     time.Time
+	ID       string    `json:"id"`        // base 36
+	Parent   string    `json:"parent"`    // fullname of what it answers
+	AuthorID string    `json:"author_id"` // the account's fullname
+	Author   string    `json:"author"`    // the account's name
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
 }
 
 // redditComment is a comment as the API renders it: the audience's or an account's.
@@ -108,83 +109,87 @@ func redditAuthorID(name string) string {
 // accountFullname is an account's fullname (t2_ and its id).
 func accountFullname(a Account) string { return "t2_" + strings.TrimPrefix(a.ID, "t2_") }
 
-// commentsOf returns a published post's comments, oldest first (under rd.mu).
-func (rd *Reddit) commentsOf(s *redditSubmission, now time.Time) []redditComment {
+// redditCommentsOf returns a published post's comments, oldest first.
+func redditCommentsOf(s *redditSubmission, now time.Time) []redditComment {
 	var out []redditComment
-	for _, ac := range AudienceComments("t3_"+s.postID, s.readyAt, now) {
-		id := redditCommentID(s.postID, ac.N)
+	for _, ac := range AudienceComments("t3_"+s.PostID, s.ReadyAt, now) {
+		id := redditCommentID(s.PostID, ac.N)
 		h := fnv.New32a()
 		h.Write([]byte(id))
-		out = append(out, redditComment{id: id, post: s, parent: "t3_" + s.postID, author: ac.Author,
+		out = append(out, redditComment{id: id, post: s, parent: "t3_" + s.PostID, author: ac.Author,
 			authID: redditAuthorID(ac.Author), body: ac.Text, at: ac.At, score: 1 + int64(h.Sum32()%20)})
 	}
-	for _, r := range rd.replies {
-		if r.post == s {
-			out = append(out, redditComment{id: r.id, post: s, parent: r.parent, author: redditName(r.author),
-				authID: accountFullname(r.author), body: r.text, at: r.at, score: 1})
-		}
+	for _, r := range s.Replies {
+		out = append(out, redditComment{id: r.ID, post: s, parent: r.Parent, author: r.Author,
+			authID: r.AuthorID, body: r.Text, at: r.At, score: 1})
 	}
 	return out
 }
 
-// published returns the posts that exist, of every account, settling those that are due
-// (under rd.mu).
-func (rd *Reddit) published(now time.Time) []*redditSubmission {
-	var out []*redditSubmission
-	for _, s := range rd.submissions {
-		rd.settle(s, now)
-		if s.status == "success" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// thing finds a post or comment by fullname (under rd.mu).
-func (rd *Reddit) thing(fullname string, now time.Time) (*redditSubmission, *redditComment) {
+// thing finds a post or comment by fullname for the account a.
+func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now time.Time) (*redditSubmission, *redditComment, error) {
 	kind, id, _ := strings.Cut(fullname, "_")
-	for _, s := range rd.published(now) {
-		switch kind {
-		case "t3":
-			if s.postID == id {
-				return s, nil
+	switch kind {
+	case "t3":
+		ref, _, found, err := load[redditPostRef](ctx, rd.cfg.State, redditKey(redditPostKind, id))
+		if err != nil || !found {
+			return nil, nil, err
+		}
+		s, _, found, err := load[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ref.Submission))
+		if err != nil || !found || s.Status != "success" {
+			return nil, nil, err
+		}
+		return &s, nil, nil
+	case "t1":
+		// A comment's id does not name its post, so the posts are searched: the account's own
+		// first (the comments it answers are mostly on them), then everyone's, as anyone may
+		// comment on any post.
+		for _, account := range []string{a.ID, ""} {
+			subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+			if err != nil {
+				return nil, nil, err
 			}
-		case "t1":
-			for _, c := range rd.commentsOf(s, now) {
-				if c.id == id {
-					return s, &c
+			for i := range subs {
+				s := &subs[i]
+				if s.Status != "success" || (account == "" && s.Account.ID == a.ID) {
+					continue
+				}
+				for _, c := range redditCommentsOf(s, now) {
+					if c.id == id {
+						return s, &c, nil
+					}
 				}
 			}
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
-// t3 renders a published post's listing data (under rd.mu).
-func (rd *Reddit) t3(s *redditSubmission, now time.Time) map[string]any {
-	a := AudienceOf("t3_"+s.postID, s.readyAt, now)
+// redditT3 renders a published post's listing data.
+func redditT3(s *redditSubmission, now time.Time) map[string]any {
+	a := AudienceOf("t3_"+s.PostID, s.ReadyAt, now)
 	score := 1 + a.Likes
 	return map[string]any{
-		"id": s.postID, "name": "t3_" + s.postID, "title": s.title, "author": redditName(s.account),
-		"author_fullname": accountFullname(s.account),
-		"subreddit":       s.sub.Name, "subreddit_name_prefixed": "r/" + s.sub.Name, "subreddit_id": "t5_" + redditSubID(s.sub.Name),
-		"permalink": s.permalink, "url": "https://v.redd.it/" + s.video.lease.assetID, "domain": "v.redd.it", "is_video": true,
-		"over_18": s.nsfw, "spoiler": s.spoiler, "link_flair_template_id": s.flairID,
-		"link_flair_text": s.flairText, "created_utc": float64(s.readyAt.Unix()), "score": score, "ups": score, "downs": 0,
-		"num_comments": len(rd.commentsOf(s, now)), "upvote_ratio": 1.0, "view_count": nil, "send_replies": s.sendReplies,
+		"id": s.PostID, "name": "t3_" + s.PostID, "title": s.Title, "author": redditName(s.Account),
+		"author_fullname": accountFullname(s.Account),
+		"subreddit":       s.Subreddit, "subreddit_name_prefixed": "r/" + s.Subreddit, "subreddit_id": "t5_" + redditSubID(s.Subreddit),
+		"permalink": s.Permalink, "url": "https://v.redd.it/" + s.AssetID, "domain": "v.redd.it", "is_video": true,
+		"over_18": s.NSFW, "spoiler": s.Spoiler, "link_flair_template_id": s.FlairID,
+		"link_flair_text": s.FlairText, "created_utc": float64(s.ReadyAt.Unix()), "score": score, "ups": score, "downs": 0,
+		"num_comments": len(redditCommentsOf(s, now)), "upvote_ratio": 1.0, "view_count": nil, "send_replies": s.SendReplies,
 	}
 }
 
 // t1 renders a comment's data; replies is "" or a Listing.
 func redditT1(c redditComment, depth int, replies any) map[string]any {
 	return map[string]any{
-		"id": c.id, "name": c.fullname(), "parent_id": c.parent, "link_id": "t3_" + c.post.postID,
-		"author": c.author, "author_fullname": c.authID, "is_submitter": c.authID == accountFullname(c.post.account),
+		"id": c.id, "name": c.fullname(), "parent_id": c.parent, "link_id": "t3_" + c.post.PostID,
+		"author": c.author, "author_fullname": c.authID, "is_submitter": c.authID == accountFullname(c.post.Account),
 		"body": c.body, "body_html": "<div class=\"md\"><p>" + html.EscapeString(c.body) + "</p>\n</div>",
 		"created_utc": float64(c.at.Unix()), "score": c.score, "ups": c.score, "downs": 0, "score_hidden": false,
-		"subreddit": c.post.sub.Name, "subreddit_id": "t5_" + redditSubID(c.post.sub.Name),
-		"subreddit_name_prefixed": "r/" + c.post.sub.Name,
-		"permalink":               c.post.permalink + c.id + "/", "depth": depth, "replies": replies,
+		"subreddit": c.post.Subreddit, "subreddit_id": "t5_" + redditSubID(c.post.Subreddit),
+		"subreddit_name_prefixed": "r/" + c.post.Subreddit,
+		"permalink":               c.post.Permalink + c.id + "/", "depth": depth, "replies": replies,
 		"edited": false, "distinguished": nil, "stickied": false, "archived": false, "locked": false, "send_replies": true,
 	}
 }
@@ -195,7 +200,7 @@ func redditListing(children []any) map[string]any {
 }
 
 // info is GET /api/info?id=…: the things named, in order.
-func (rd *Reddit) info(w http.ResponseWriter, r *http.Request, _ Account) {
+func (rd *Reddit) info(w http.ResponseWriter, r *http.Request, a Account) {
 	var names []string
 	for _, n := range strings.Split(r.URL.Query().Get("id"), ",") {
 		if n = strings.TrimSpace(n); redditFullname.MatchString(n) {
@@ -206,23 +211,25 @@ func (rd *Reddit) info(w http.ResponseWriter, r *http.Request, _ Account) {
 		redditJSON(w, http.StatusBadRequest, map[string]any{"message": "Bad Request", "error": 400, "reason": "TOO_MANY_THING_IDS"})
 		return
 	}
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
 	now := rd.cfg.Now()
 	children := []any{}
 	for _, n := range names {
-		switch s, c := rd.thing(n, now); {
+		s, c, err := rd.thing(r.Context(), a, n, now)
+		switch {
+		case err != nil:
+			redditInternal(w)
+			return
 		case c != nil:
 			children = append(children, map[string]any{"kind": "t1", "data": redditT1(*c, 0, "")})
 		case s != nil:
-			children = append(children, map[string]any{"kind": "t3", "data": rd.t3(s, now)})
+			children = append(children, map[string]any{"kind": "t3", "data": redditT3(s, now)})
 		}
 	}
 	redditJSON(w, http.StatusOK, redditListing(children))
 }
 
 // comments is GET /comments/{article}: the post and its comment tree.
-func (rd *Reddit) comments(w http.ResponseWriter, r *http.Request, _ Account, article string) {
+func (rd *Reddit) comments(w http.ResponseWriter, r *http.Request, a Account, article string) {
 	q := r.URL.Query()
 	limit, depth := redditDefaultCommentsN, redditDefaultDepth
 	if v := q.Get("limit"); v != "" {
@@ -241,25 +248,27 @@ func (rd *Reddit) comments(w http.ResponseWriter, r *http.Request, _ Account, ar
 		}
 		depth = n
 	}
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
 	now := rd.cfg.Now()
-	s, _ := rd.thing("t3_"+strings.TrimPrefix(article, "t3_"), now)
+	s, _, err := rd.thing(r.Context(), a, "t3_"+strings.TrimPrefix(article, "t3_"), now)
+	if err != nil {
+		redditInternal(w)
+		return
+	}
 	if s == nil {
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
 		return
 	}
 	kids := map[string][]redditComment{}
-	for _, c := range rd.commentsOf(s, now) {
+	for _, c := range redditCommentsOf(s, now) {
 		kids[c.parent] = append(kids[c.parent], c)
 	}
 	for _, cs := range kids {
 		redditSortComments(cs, q.Get("sort"))
 	}
 	budget := limit
-	tree := redditTree(kids, "t3_"+s.postID, 0, depth, &budget)
+	tree := redditTree(kids, "t3_"+s.PostID, 0, depth, &budget)
 	redditJSON(w, http.StatusOK, []any{
-		redditListing([]any{map[string]any{"kind": "t3", "data": rd.t3(s, now)}}),
+		redditListing([]any{map[string]any{"kind": "t3", "data": redditT3(s, now)}}),
 		redditListing(tree),
 	})
 }
@@ -330,12 +339,15 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 		return
 	}
 	thingID, text := form.Get("thing_id"), form.Get("text")
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
+	ctx := r.Context()
 	now := rd.cfg.Now()
 	var post *redditSubmission
 	if redditFullname.MatchString(thingID) {
-		post, _ = rd.thing(thingID, now)
+		var err error
+		if post, _, err = rd.thing(ctx, a, thingID, now); err != nil {
+			redditInternal(w)
+			return
+		}
 	}
 	var errs [][3]string
 	if post == nil {
@@ -351,18 +363,40 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 		redditErrors(w, http.StatusOK, errs...)
 		return
 	}
-	reply := &redditReply{id: redditBase36(7), post: post, parent: thingID, author: a, text: text, at: now}
-	rd.replies = append(rd.replies, reply)
-	rd.cfg.Recorder.RecordReply(Reply{Account: a.ID, CommentID: thingID, Text: text})
+	reply := redditReply{ID: redditBase36(7), Parent: thingID, AuthorID: accountFullname(a), Author: redditName(a), Text: text, At: now}
+	// The comment joins its post's submission, and is recorded, in one transaction.
+	err := rd.cfg.State.Update(ctx, func(tx Tx) error {
+		s, rec, found, err := loadTx[redditSubmission](tx, redditKey(redditSubmissionKind, post.ID))
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("sim: reddit comment on a submission gone: %s", post.ID)
+		}
+		s.Replies = append(s.Replies, reply)
+		if err := save(tx, rec, s); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Reddit, Reply{Account: a.ID, CommentID: thingID, Text: text})
+	})
+	if err != nil {
+		redditInternal(w)
+		return
+	}
+	// The depth is that of what it answers, plus one: the chain of parents is on the post.
+	parents := map[string]string{}
+	for _, c := range redditCommentsOf(post, now) {
+		parents[c.fullname()] = c.parent
+	}
 	depth := 0
 	for p := thingID; strings.HasPrefix(p, "t1_"); depth++ {
-		_, c := rd.thing(p, now)
-		if c == nil {
+		next, ok := parents[p]
+		if !ok {
 			break
 		}
-		p = c.parent
+		p = next
 	}
-	c := redditComment{id: reply.id, post: post, parent: thingID, author: redditName(a), authID: accountFullname(a),
+	c := redditComment{id: reply.ID, post: post, parent: thingID, author: reply.Author, authID: reply.AuthorID,
 		body: text, at: now, score: 1}
 	redditJSON(w, http.StatusOK, map[string]any{"json": map[string]any{"errors": []any{}, "data": map[string]any{
 		"things": []any{map[string]any{"kind": "t1", "data": redditT1(c, depth, "")}},
