@@ -389,7 +389,7 @@ func TestQuota(t *testing.T) {
 		status  int
 		message string
 	}{
-		{"daily units", sim.YouTubeOptions{DailyQuota: 1600 + 50}, 403, "exceeded your quota. (quotaExceeded)"},
+		{"daily units", sim.YouTubeOptions{DailyQuota: 1600 + 50}, 403, "or a negative number for none.) (quotaExceeded)"},
 		{"uploads per day", sim.YouTubeOptions{DailyUploads: 1}, 400, "The user has exceeded the number of videos they may upload. (uploadLimitExceeded)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
