@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,13 +15,17 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/memblob"
+
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/store/storetest"
 )
 
 type ytEnv struct {
@@ -29,7 +34,7 @@ type ytEnv struct {
 	addr  string
 	rec   *Recorder
 	clock *clocktest.Clock
-	spool string // where sessions keep their bytes
+	spool string // where upload requests spool what they receive
 }
 
 var ytTestAccounts = StaticAccounts{
@@ -480,43 +485,65 @@ func TestYouTubeSessionExpiry(t *testing.T) {
 	}
 }
 
-// TestYouTubeAbandonedSessionForgotten: the bytes of a session nobody finishes are freed once
-// it expires, by whatever request comes next, and not before.
+// TestYouTubeAbandonedSessionForgotten: between its requests a session keeps what it received
+// in blob storage, nothing in the process; once the session expires, and not before, it is
+// among the expired records whose blobs housekeeping deletes, and all of its blobs are below
+// its prefix.
 func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{SessionTTL: time.Hour})
-	spooled := func() int {
-		entries, err := os.ReadDir(e.spool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries)
-	}
-	// Two chunks' worth: more than a spool keeps in memory, so the spool is a file to count.
-	video := ytTestVideo(t, 3*ytChunkQuantum)
-	sess := e.start("tok-alice", int64(len(video)), ytMeta1)
-	if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", 2*ytChunkQuantum-1, len(video)), video[:2*ytChunkQuantum]); resp.StatusCode != 308 {
-		t.Fatalf("chunk: %d", resp.StatusCode)
-	}
-	other := func() {
-		t.Helper()
-		if resp, body := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-bob", nil, nil); resp.StatusCode != 200 {
-			t.Fatalf("another request: %d %s", resp.StatusCode, body)
-		}
-	}
-	for _, step := range []struct {
-		wait time.Duration
-		want int
-	}{
-		{30 * time.Minute, 1},
-		{29 * time.Minute, 1},
-		{2 * time.Minute, 0}, // 61 minutes: expired
-	} {
-		e.clock.Advance(step.wait)
-		other()
-		if n := spooled(); n != step.want {
-			t.Fatalf("%d spooled files after another request, want %d", n, step.want)
-		}
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+			db, blobs := storetest.New(t, d), memblob.OpenBucket(nil)
+			e, sw, process := newYTProcesses(t, db.SimState(clock.Now), blobs, clock, ytTestAccounts, YouTubeOptions{SessionTTL: time.Hour})
+			sw.set(process())
+			// Two chunks' worth: more than a spool keeps in memory, so it went through a file.
+			video := ytTestVideo(t, 3*ytChunkQuantum)
+			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
+			if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", 2*ytChunkQuantum-1, len(video)), video[:2*ytChunkQuantum]); resp.StatusCode != 308 {
+				t.Fatalf("chunk: %d", resp.StatusCode)
+			}
+			u, _ := url.Parse(sess)
+			key := ytKey(ytSessionKind, u.Query().Get("upload_id"))
+			expired := func() bool {
+				t.Helper()
+				keys, err := db.ExpiredSimRecords(context.Background(), clock.Now(), 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.Contains(keys, key)
+			}
+			for _, step := range []struct {
+				wait    time.Duration
+				code    int
+				expired bool
+			}{
+				{30 * time.Minute, 308, false},
+				{29 * time.Minute, 308, false},
+				{2 * time.Minute, 404, true}, // 61 minutes: expired
+			} {
+				e.clock.Advance(step.wait)
+				if resp, body := e.put(sess, "tok-alice", fmt.Sprintf("bytes */%d", len(video)), nil); resp.StatusCode != step.code {
+					t.Fatalf("status query: %d %s, want %d", resp.StatusCode, body, step.code)
+				}
+				if entries, err := os.ReadDir(e.spool); err != nil || len(entries) != 0 {
+					t.Fatalf("%d spooled files between requests (%v), want none", len(entries), err)
+				}
+				if got := expired(); got != step.expired {
+					t.Fatalf("among the expired records: %v, want %v", got, step.expired)
+				}
+				if n := blobCount(t, blobs); n == 0 {
+					t.Fatal("the bytes received left blob storage before housekeeping")
+				}
+			}
+			if err := DeleteBlobs(context.Background(), blobs, key); err != nil {
+				t.Fatal(err)
+			}
+			if n := blobCount(t, blobs); n != 0 {
+				t.Errorf("%d blobs left outside the session's prefix", n)
+			}
+		})
 	}
 }
 
@@ -737,7 +764,7 @@ func TestYouTubeChannelsMine(t *testing.T) {
 		t.Fatalf("channel: %s", body)
 	}
 	// The channel is the one its videos name as snippet.channelId.
-	if want := ytChannelOf(Account{ID: "alice"}).id; ch.ID != want {
+	if want := ytChannelOf(Account{ID: "alice"}).ID; ch.ID != want {
 		t.Fatalf("channel id %s, want %s", ch.ID, want)
 	}
 	// Only the parts asked for.
