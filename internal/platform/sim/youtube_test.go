@@ -547,6 +547,43 @@ func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 	}
 }
 
+// TestYouTubeProcessingEndsUnread: a video whose processing ended is published, and counts on
+// its channel, at the next request of its account even if nobody reads the video again; another
+// account's requests leave it as it is.
+func TestYouTubeProcessingEndsUnread(t *testing.T) {
+	t.Parallel()
+	e := newYTEnv(t, YouTubeOptions{})
+	video := ytTestVideo(t, 12000)
+	sess := e.start("tok-dflt", int64(len(video)), ytMeta1)
+	if resp, body := e.put(sess, "tok-dflt", fmt.Sprintf("bytes 0-%d/%d", len(video)-1, len(video)), video); resp.StatusCode != 201 {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	videoCount := func(token string) string {
+		t.Helper()
+		resp, body := e.do("GET", "/youtube/v3/channels?part=statistics&mine=true", token, nil, nil)
+		var c struct {
+			Items []struct{ Statistics struct{ VideoCount string } }
+		}
+		if err := json.Unmarshal(body, &c); err != nil || resp.StatusCode != 200 || len(c.Items) != 1 {
+			t.Fatalf("channels.list: %d %s", resp.StatusCode, body)
+		}
+		return c.Items[0].Statistics.VideoCount
+	}
+	published := func() int { return len(e.rec.Snapshot(nil).Published) }
+	e.clock.Advance(time.Second)
+	if n, c := published(), videoCount("tok-dflt"); n != 0 || c != "0" {
+		t.Fatalf("still processing: %d published, videoCount %s", n, c)
+	}
+	e.clock.Advance(time.Second) // the 2 s are over
+	videoCount("tok-alice")
+	if n := published(); n != 0 {
+		t.Fatalf("%d published by another account's request", n)
+	}
+	if c := videoCount("tok-dflt"); c != "1" || published() != 1 {
+		t.Fatalf("after a request of its account: videoCount %s, published %+v", c, e.rec.Snapshot(nil).Published)
+	}
+}
+
 func TestYouTubeQuota(t *testing.T) {
 	t.Parallel()
 	t.Run("units", func(t *testing.T) {
