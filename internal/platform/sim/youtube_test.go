@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -450,6 +451,74 @@ func TestYouTubePartialChunk(t *testing.T) {
 	}
 	if up := e.rec.Snapshot(nil).Uploads; len(up) != 1 || up[0].SHA256 != ytSHA(video) {
 		t.Fatalf("uploads = %+v", up)
+	}
+}
+
+// TestYouTubeConcurrentChunks: a chunk whose body is still arriving when another request on the
+// session moves it on is answered as if it had come after that request, and keeps nothing.
+func TestYouTubeConcurrentChunks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		other     func(video []byte) (string, []byte) // the other request's Content-Range and body
+		wantOther int
+		want      int    // the slow chunk's answer
+		wantRange string // the session's, after both
+		uploads   int
+	}{
+		{"the other completes the upload", func(v []byte) (string, []byte) {
+			return fmt.Sprintf("bytes 0-%d/%d", len(v)-1, len(v)), v
+		}, 201, 201, "", 1},
+		{"the other keeps a chunk", func(v []byte) (string, []byte) {
+			return fmt.Sprintf("bytes 0-%d/%d", ytChunkQuantum-1, len(v)), v[:ytChunkQuantum]
+		}, 308, 400, fmt.Sprintf("bytes=0-%d", ytChunkQuantum-1), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newYTEnv(t, YouTubeOptions{})
+			video := ytTestVideo(t, 3*ytChunkQuantum)
+			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
+			u, _ := url.Parse(sess)
+			conn, err := net.Dial("tcp", e.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer tok-alice\r\nContent-Type: video/mp4\r\nContent-Range: bytes 0-%d/%d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+				u.RequestURI(), e.addr, 2*ytChunkQuantum-1, len(video), 2*ytChunkQuantum)
+			if _, err := conn.Write(video[:ytChunkQuantum]); err != nil {
+				t.Fatal(err)
+			}
+			// While the slow chunk's body arrives, the other request goes through.
+			time.Sleep(50 * time.Millisecond)
+			cr, body := c.other(video)
+			if resp, b := e.put(sess, "tok-alice", cr, body); resp.StatusCode != c.wantOther {
+				t.Fatalf("the other request: %d %s", resp.StatusCode, b)
+			}
+			if _, err := conn.Write(video[ytChunkQuantum : 2*ytChunkQuantum]); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.want {
+				t.Fatalf("the slow chunk: %d %s, want %d", resp.StatusCode, b, c.want)
+			}
+			if c.want == 400 {
+				if _, _, reason := ytErrorOf(t, b); reason != "badRequest" {
+					t.Errorf("the slow chunk: %s", b)
+				}
+			}
+			resp, b = e.put(sess, "tok-alice", fmt.Sprintf("bytes */%d", len(video)), nil)
+			if c.wantRange != "" && (resp.StatusCode != 308 || resp.Header.Get("Range") != c.wantRange) {
+				t.Errorf("the session after both: %d Range=%q, want %s", resp.StatusCode, resp.Header.Get("Range"), c.wantRange)
+			}
+			if n := len(e.rec.Snapshot(nil).Uploads); n != c.uploads {
+				t.Errorf("%d uploads recorded", n)
+			}
+		})
 	}
 }
 
