@@ -18,7 +18,7 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest", "reddit"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest", "reddit", "youtube"}
 
 // sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
 // takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.

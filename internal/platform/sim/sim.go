@@ -153,7 +153,7 @@ func (r *Recorder) stateOr(now func() time.Time) State {
 }
 
 // record appends an entry outside any transaction of the simulator's, for the simulators whose
-// records are still in process memory (YouTube, Reddit): their state is lost with the process
+// records are still in process memory: their state is lost with the process
 // anyway, so a failing database loses their entry too rather than failing the request.
 func (r *Recorder) record(v any) {
 	_ = r.stateOr(nil).Update(context.Background(), func(tx Tx) error { return recordTx(tx, r.platform, v) })

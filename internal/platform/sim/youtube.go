@@ -27,18 +27,24 @@ package sim
 //     201 Created with the video resource when the last byte arrives, and the same answer to
 //     any later request on that session; a chunk cut off mid-body keeps what arrived, rounded
 //     down to 256 KiB ("do not assume that the server received all (or none) of the bytes");
-//     sessions expire (a week by default) → 404;
+//     sessions expire a week after they start (Google's upload servers keep a resumable
+//     session URI 7 days: developers.google.com/streetview/publish/resumable-uploads; the
+//     YouTube guide names no lifetime) → 404;
 //   - bytes are hashed as they arrive and spooled (see spool: an MP4's media data is not
-//     kept, and nothing large is held in memory); every complete upload is recorded; a file
-//     that media.Sniff and media.Probe do not take for an MP4, MOV or WebM video fails
-//     processing (uploadStatus failed, failureReason invalidFile), and a video longer than
-//     the capabilities' maximum (15 minutes for an unverified channel) is rejected with
-//     rejectionReason length;
+//     kept, and nothing large is held in memory), what a session kept going to blob storage
+//     between its requests; of two requests receiving bytes for one session at once, the
+//     first to keep them moves the session on, and the other is answered as if it had come
+//     after it; every complete upload is recorded; a file that media.Sniff and media.Probe
+//     do not take for an MP4, MOV or WebM video fails processing (uploadStatus failed,
+//     failureReason invalidFile), and a video longer than the capabilities' maximum (15
+//     minutes for an unverified channel) is rejected with rejectionReason length;
 //   - processing: status.uploadStatus uploaded → processed and processingDetails.
 //     processingStatus processing → succeeded after the account's processing time measured
 //     with Config.Now; the reject behavior ends in uploadStatus rejected with a
 //     rejectionReason; a processed video is recorded as published, with its /shorts/ URL when
-//     it is vertical or square and at most 3 minutes long, its /watch?v= URL otherwise;
+//     it is vertical or square and at most 3 minutes long, its /watch?v= URL otherwise. YouTube
+//     processes in the background; here the end of processing is written by the first request
+//     to see it due: a read of the video, or any request of its account;
 //   - channels.list?part=...&mine=true: the token's channel (a stable "UC…" id derived from the
 //     account, titled with its username, "@handle" customUrl, thumbnails); exactly one filter
 //     (forHandle, forUsername, id, managedByMe or mine) is required, and this simulator serves
@@ -55,6 +61,11 @@ package sim
 //     "domain","reason"}],"status"}}; the account's call faults as 503 backendError, 401
 //     authError and 429 rateLimitExceeded with Retry-After.
 //
+// Its upload sessions, videos (with the replies posted to their comments), each account's
+// videos in processing and its quota of the day are records of Config.State, and the bytes an
+// upload session received blobs of Config.Blobs, so that any process serving the simulator, or
+// the one after a restart, goes on with them.
+//
 // Not reproduced: the quota belongs to the Google Cloud project in reality (here: to the
 // account); uploads from unaudited projects are not forced to private; "the chunk size must
 // be the same for each request" is not enforced, because a resume after a partial chunk
@@ -62,6 +73,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding"
@@ -75,9 +87,9 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -104,7 +116,8 @@ type YouTubeOptions struct {
 	RetryAfter time.Duration
 	// MaxThumbnailBytes is the largest thumbnail thumbnails.set accepts; 0 means 2 MB.
 	MaxThumbnailBytes int64
-	// SpoolDir holds partial uploads; "" means os.TempDir().
+	// SpoolDir holds the bytes of an upload request while they arrive, past what a spool keeps
+	// in memory (between requests they are in Config.Blobs); "" means os.TempDir().
 	SpoolDir string
 	// NoChannel names the accounts (by Account.ID) whose Google account has no YouTube
 	// channel: channels.list?mine=true answers no items, videos.insert 401
@@ -122,6 +135,11 @@ const (
 	ytMaxMetadataBytes = 1 << 20
 	ytDefaultCategory  = "22" // People & Blogs
 	ytSystemChannel    = "UCBR8-60-B28hp2BmDPdntcQ"
+	// ytSessionTTL is how long a resumable session URI lives (see the file comment).
+	ytSessionTTL = 7 * 24 * time.Hour
+	// ytKeepTimeout bounds the work that keeps what an upload request received once its body
+	// ended.
+	ytKeepTimeout = 30 * time.Second
 )
 
 // Upload statuses, processing statuses and reasons (youtube/v3 discovery document).
@@ -196,70 +214,114 @@ var ytPacific = func() *time.Location {
 	return time.FixedZone("PST", -8*3600)
 }()
 
+// The kinds of the YouTube simulator's records.
+const (
+	// ytSessionKind is a resumable upload session (ytSession), with the blobs of the bytes it
+	// received; it ends with its session URI.
+	ytSessionKind = "session"
+	// ytVideoKind is a video (ytVideo), with the replies posted to its comments, kept until
+	// retention.
+	ytVideoKind = "video"
+	// ytChannelKind is an account's channel (ytChannelState), by account: its videos still
+	// processing and how many were processed.
+	ytChannelKind = "channel"
+	// ytCommentKind names the video of an audience comment (ytCommentRef), by the comment's
+	// id, so that a reply or a listing of replies finds its thread without a look at every
+	// video.
+	ytCommentKind = "comment"
+	// ytQuotaKind is an account's usage of the quota day (ytUsage), ending with the day at
+	// midnight Pacific Time.
+	ytQuotaKind = "quota"
+)
+
+func ytKey(kind, id string) Key { return Key{Platform: platform.YouTube, Kind: kind, ID: id} }
+
 // ytMeta is the writable part of a video resource that videos.insert takes.
 type ytMeta struct {
-	title, description, categoryID string
-	tags                           []string
-	privacy                        string
-	madeForKids                    bool
-	publishAt                      string
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	CategoryID  string   `json:"category_id"`
+	Tags        []string `json:"tags,omitempty"`
+	Privacy     string   `json:"privacy"`
+	MadeForKids bool     `json:"made_for_kids,omitempty"`
+	PublishAt   string   `json:"publish_at,omitempty"`
 }
 
+// ytSession is a resumable upload session.
 type ytSession struct {
-	mu          sync.Mutex // serialises the requests of one upload
-	id          string
-	account     string
-	channel     ytChannel
-	created     time.Time
-	parts       []string
-	meta        ytMeta
-	contentType string
-	total       int64 // -1 until known
-	received    int64
-	spool       *spool
-	sha         hash.Hash // SHA-256 of spool[:received]
-	done        *ytVideo  // set when the upload completed
-	gone        bool      // expired and cleaned up
+	ID          string    `json:"id"`
+	Account     string    `json:"account"`
+	Channel     ytChannel `json:"channel"`
+	Created     time.Time `json:"created"`
+	Parts       []string  `json:"parts"`
+	Meta        ytMeta    `json:"meta"`
+	ContentType string    `json:"content_type,omitempty"`
+	Total       int64     `json:"total"` // -1 until known
+	Received    int64     `json:"received,omitempty"`
+	// Spool is the state of what was received, its bytes in blobs; Hash the SHA-256 state of
+	// those bytes.
+	Spool spoolState `json:"spool"`
+	Hash  []byte     `json:"hash,omitempty"`
+	// Video is the video the upload became, once it completed.
+	Video string `json:"video,omitempty"`
 }
 
-type ytChannel struct{ id, title string }
+type ytChannel struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
 
 type ytVideo struct {
-	id          string
-	account     string
-	channel     ytChannel
-	meta        ytMeta
-	bytes       int64
-	sha         string
-	contentType string
-	uploaded    time.Time
-	ready       time.Time // processing ends
-	processTime time.Duration
-	outcome     string // status.uploadStatus once processing ends: processed, rejected or failed
-	rejection   string // rejectionReason when rejected
-	state       string // status.uploadStatus now
-	thumbnail   bool   // a custom thumbnail is set
-	short       bool   // vertical or square, at most 3 minutes: a Short
+	ID          string        `json:"id"`
+	Account     string        `json:"account"`
+	Channel     ytChannel     `json:"channel"`
+	Meta        ytMeta        `json:"meta"`
+	Bytes       int64         `json:"bytes"`
+	SHA         string        `json:"sha"`
+	ContentType string        `json:"content_type,omitempty"`
+	Uploaded    time.Time     `json:"uploaded"`
+	Ready       time.Time     `json:"ready"` // processing ends
+	ProcessTime time.Duration `json:"process_time"`
+	// Outcome is status.uploadStatus once processing ends: processed, rejected or failed;
+	// Rejection the rejectionReason when rejected.
+	Outcome   string `json:"outcome"`
+	Rejection string `json:"rejection,omitempty"`
+	State     string `json:"state"`               // status.uploadStatus now
+	Thumbnail bool   `json:"thumbnail,omitempty"` // a custom thumbnail is set
+	Short     bool   `json:"short,omitempty"`     // vertical or square, at most 3 minutes
+	// Replies are the replies accounts posted to the video's comments, oldest first.
+	Replies []ytReply `json:"replies,omitempty"`
 }
 
+// ytChannelState is what an account's channel keeps across its videos.
+type ytChannelState struct {
+	// Pending are the videos still processing, which the account's next request settles
+	// once due.
+	Pending []ytPending `json:"pending,omitempty"`
+	// Videos counts the processed videos (statistics.videoCount).
+	Videos int `json:"videos,omitempty"`
+}
+
+type ytPending struct {
+	ID    string    `json:"id"`
+	Ready time.Time `json:"ready"`
+}
+
+// ytCommentRef is the video an audience comment is on.
+type ytCommentRef struct {
+	Video string `json:"video"`
+}
+
+// ytUsage is an account's usage of its quota day.
 type ytUsage struct {
-	day     string
-	units   int
-	uploads int
+	Units   int `json:"units,omitempty"`
+	Uploads int `json:"uploads,omitempty"`
 }
 
 type ytSim struct {
 	cfg    Config
 	opt    YouTubeOptions
 	prefix string
-
-	mu       sync.Mutex
-	sessions map[string]*ytSession
-	sweptAt  time.Time // when expired sessions were last forgotten
-	videos   map[string]*ytVideo
-	pending  map[string]*ytVideo
-	usage    map[string]*ytUsage
-	replies  map[string][]*ytReply // by video id, oldest first
 }
 
 // NewYouTube returns the simulator of the YouTube Data API v3 with default options.
@@ -277,7 +339,7 @@ func NewYouTubeWith(cfg Config, opt YouTubeOptions) http.Handler {
 		opt.InsertCost = 1_600
 	}
 	if opt.SessionTTL == 0 {
-		opt.SessionTTL = 7 * 24 * time.Hour
+		opt.SessionTTL = ytSessionTTL
 	}
 	if opt.Processing == 0 {
 		opt.Processing = 2 * time.Second
@@ -288,14 +350,7 @@ func NewYouTubeWith(cfg Config, opt YouTubeOptions) http.Handler {
 	if opt.MaxThumbnailBytes == 0 {
 		opt.MaxThumbnailBytes = 2 << 20
 	}
-	s := &ytSim{
-		cfg: cfg, opt: opt,
-		sessions: map[string]*ytSession{},
-		videos:   map[string]*ytVideo{},
-		pending:  map[string]*ytVideo{},
-		usage:    map[string]*ytUsage{},
-		replies:  map[string][]*ytReply{},
-	}
+	s := &ytSim{cfg: cfg, opt: opt}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = strings.TrimRight(u.Path, "/")
 	}
@@ -313,6 +368,12 @@ type ytErr struct {
 
 func ytError(code int, domain, reason, format string, args ...any) *ytErr {
 	return &ytErr{code: code, domain: domain, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// ytInternal answers a failure of the simulator's own (its State, its spool) as Google answers
+// its internal errors.
+func ytInternal() *ytErr {
+	return ytError(500, "global", "internalError", "The request failed due to an internal error.")
 }
 
 var ytStatusNames = map[int]string{
@@ -342,8 +403,6 @@ func ytWriteJSON(w http.ResponseWriter, code int, v any) {
 
 func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
-	s.advance(now)
-
 	p := r.URL.Path
 	if s.prefix != "" {
 		p = strings.TrimPrefix(p, s.prefix)
@@ -388,6 +447,9 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, e := s.authenticate(r)
+	if e == nil && s.settleDue(r.Context(), acct.ID, now) != nil {
+		e = ytInternal()
+	}
 	if e == nil {
 		e = s.fault(acct)
 	}
@@ -439,39 +501,50 @@ func (s *ytSim) fault(acct Account) *ytErr {
 	return nil
 }
 
-// charge takes units of the account's quota for today; extraUpload counts an upload against
-// the daily upload cap.
-func (s *ytSim) charge(acct Account, units int, upload bool, now time.Time) *ytErr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	day := now.In(ytPacific).Format("2006-01-02")
-	account := acct.ID
-	u := s.usage[account]
-	if u == nil || u.day != day {
-		u = &ytUsage{day: day}
-		s.usage[account] = u
+// charge takes units of the account's quota for today within tx; upload counts an upload
+// against the daily upload cap. A refusal writes nothing.
+func (s *ytSim) charge(tx Tx, acct Account, units int, upload bool, now time.Time) (*ytErr, error) {
+	key := ytKey(ytQuotaKind, acct.ID)
+	// The record ends at midnight Pacific Time: past it, the day starts from nothing.
+	u, _, _, err := loadTx[ytUsage](tx, key)
+	if err != nil {
+		return nil, err
 	}
-	if upload && s.opt.DailyUploads > 0 && u.uploads >= s.opt.DailyUploads {
-		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload.")
+	if upload && s.opt.DailyUploads > 0 && u.Uploads >= s.opt.DailyUploads {
+		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload."), nil
 	}
 	quota := s.opt.DailyQuota
 	if acct.Behavior.DailyQuotaUnits != nil {
 		quota = *acct.Behavior.DailyQuotaUnits
 	}
-	if quota >= 0 && u.units+units > quota {
+	if quota >= 0 && u.Units+units > quota {
 		// Google's own sentence, then what a sandbox user needs and Google would not say:
 		// that the quota is simulated, when it comes back, and how to change it.
 		return ytError(403, "youtube.quota", "quotaExceeded",
 			`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>. `+
 				`(reelay's sandbox simulates YouTube's daily quota: %d units for this channel, of which %d are left; this call costs %d, an upload %d. `+
 				`It resets at midnight Pacific Time, %s (in %s). Set sandbox_behavior.daily_quota_units on the channel to change it, or a negative number for none.)`,
-			quota, max(quota-u.units, 0), units, s.opt.InsertCost, ytQuotaReset(now).UTC().Format(time.RFC3339), ytQuotaReset(now).Sub(now).Round(time.Minute))
+			quota, max(quota-u.Units, 0), units, s.opt.InsertCost, ytQuotaReset(now).UTC().Format(time.RFC3339), ytQuotaReset(now).Sub(now).Round(time.Minute)), nil
 	}
-	u.units += units
+	u.Units += units
 	if upload {
-		u.uploads++
+		u.Uploads++
 	}
-	return nil
+	return nil, save(tx, Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
+}
+
+// chargeCall takes the units of a call that changes nothing else, in a transaction of its own.
+func (s *ytSim) chargeCall(ctx context.Context, acct Account, units int, now time.Time) *ytErr {
+	var e *ytErr
+	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+		var err error
+		e, err = s.charge(tx, acct, units, false, now)
+		return err
+	})
+	if err != nil {
+		return ytInternal()
+	}
+	return e
 }
 
 // insert is POST /upload/youtube/v3/videos: a resumable session start or a multipart upload.
@@ -542,20 +615,28 @@ func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Accoun
 	if e != nil {
 		return e
 	}
-	if e := s.charge(acct, s.opt.InsertCost, true, now); e != nil {
+	sess := ytSession{
+		ID: ytRandomID(24), Account: acct.ID, Channel: ytChannelOf(acct), Created: now,
+		Parts: parts, Meta: meta, ContentType: ctype, Total: total,
+	}
+	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		var err error
+		if e, err = s.charge(tx, acct, s.opt.InsertCost, true, now); err != nil || e != nil {
+			return err
+		}
+		return save(tx, Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
+			Expires: now.Add(s.opt.SessionTTL), Blobs: true}, sess)
+	})
+	switch {
+	case err != nil:
+		return ytInternal()
+	case e != nil:
 		return e
 	}
-	sess := &ytSession{
-		id: ytRandomID(24), account: acct.ID, channel: ytChannelOf(acct), created: now,
-		parts: parts, meta: meta, contentType: ctype, total: total,
-	}
-	s.mu.Lock()
-	s.sessions[sess.id] = sess
-	s.mu.Unlock()
 
-	v := url.Values{"uploadType": {"resumable"}, "upload_id": {sess.id}, "part": {strings.Join(parts, ",")}}
+	v := url.Values{"uploadType": {"resumable"}, "upload_id": {sess.ID}, "part": {strings.Join(parts, ",")}}
 	w.Header().Set("Location", s.cfg.BaseURL+"/upload/youtube/v3/videos?"+v.Encode())
-	w.Header().Set("X-GUploader-UploadID", sess.id)
+	w.Header().Set("X-GUploader-UploadID", sess.ID)
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -603,25 +684,25 @@ func ytReadMeta(body io.Reader, ctype string) (ytMeta, *ytErr) {
 			return ytMeta{}, ytError(400, "global", "parseError", "Parse Error")
 		}
 	}
-	m := ytMeta{privacy: "public", categoryID: ytDefaultCategory}
+	m := ytMeta{Privacy: "public", CategoryID: ytDefaultCategory}
 	if in.Snippet != nil {
 		if in.Snippet.Title != nil {
-			m.title = *in.Snippet.Title
+			m.Title = *in.Snippet.Title
 		}
-		m.description = in.Snippet.Description
-		m.tags = in.Snippet.Tags
+		m.Description = in.Snippet.Description
+		m.Tags = in.Snippet.Tags
 		if c := strings.Trim(strings.TrimSpace(string(in.Snippet.CategoryID)), `"`); c != "" && c != "null" {
-			m.categoryID = c
+			m.CategoryID = c
 		}
 	}
 	if in.Status != nil {
 		if in.Status.PrivacyStatus != "" {
-			m.privacy = in.Status.PrivacyStatus
+			m.Privacy = in.Status.PrivacyStatus
 		}
 		if in.Status.SelfDeclaredMadeForKids != nil {
-			m.madeForKids = *in.Status.SelfDeclaredMadeForKids
+			m.MadeForKids = *in.Status.SelfDeclaredMadeForKids
 		}
-		m.publishAt = in.Status.PublishAt
+		m.PublishAt = in.Status.PublishAt
 	}
 	return m, ytCheckMeta(m)
 }
@@ -629,15 +710,15 @@ func ytReadMeta(body io.Reader, ctype string) (ytMeta, *ytErr) {
 func ytCheckMeta(m ytMeta) *ytErr {
 	invalidTitle := ytError(400, "youtube.video", "invalidTitle", "The request metadata specifies an invalid or empty video title.")
 	switch {
-	case strings.TrimSpace(m.title) == "":
+	case strings.TrimSpace(m.Title) == "":
 		return invalidTitle
-	case !ytTitleLimit.Check(m.title), strings.ContainsAny(m.title, "<>"), !utf8.ValidString(m.title):
+	case !ytTitleLimit.Check(m.Title), strings.ContainsAny(m.Title, "<>"), !utf8.ValidString(m.Title):
 		return invalidTitle
-	case !ytDescLimit.Check(m.description), strings.ContainsAny(m.description, "<>"), !utf8.ValidString(m.description):
+	case !ytDescLimit.Check(m.Description), strings.ContainsAny(m.Description, "<>"), !utf8.ValidString(m.Description):
 		return ytError(400, "youtube.video", "invalidDescription", "The request metadata specifies an invalid video description.")
 	}
 	tagChars := 0
-	for _, t := range m.tags {
+	for _, t := range m.Tags {
 		tagChars += utf8.RuneCountInString(t)
 		if strings.Contains(t, " ") {
 			tagChars += 2 // a tag with a space counts with its quotes
@@ -651,21 +732,21 @@ func ytCheckMeta(m ytMeta) *ytErr {
 	}
 	known := false
 	for _, c := range ytCategories {
-		if c.id == m.categoryID && c.assignable {
+		if c.id == m.CategoryID && c.assignable {
 			known = true
 		}
 	}
 	if !known {
 		return ytError(400, "youtube.video", "invalidCategoryId", "The <code>snippet.categoryId</code> property specifies an invalid category ID.")
 	}
-	switch m.privacy {
+	switch m.Privacy {
 	case "public", "unlisted", "private":
 	default:
-		return ytError(400, "youtube.video", "invalidVideoMetadata", "The request metadata is invalid: unknown status.privacyStatus %q.", m.privacy)
+		return ytError(400, "youtube.video", "invalidVideoMetadata", "The request metadata is invalid: unknown status.privacyStatus %q.", m.Privacy)
 	}
-	if m.publishAt != "" {
-		t, err := time.Parse(time.RFC3339, m.publishAt)
-		if err != nil || m.privacy != "private" || t.IsZero() {
+	if m.PublishAt != "" {
+		t, err := time.Parse(time.RFC3339, m.PublishAt)
+		if err != nil || m.Privacy != "private" || t.IsZero() {
 			return ytError(400, "youtube.video", "invalidPublishAt", "The request metadata specifies an invalid scheduled publishing time.")
 		}
 	}
@@ -713,26 +794,26 @@ func ytParseRange(h string) (ytRange, bool) {
 	return r, true
 }
 
-// chunk is a request on a session URI: a chunk of bytes or the status query.
+// errYTMoved: another request moved the session on (or completed it) while this one received
+// its chunk; the answer is the one it would have had after that request.
+var errYTMoved = errors.New("the upload session moved on")
+
+// chunk is a request on a session URI: a chunk of bytes or the status query. The chunk is
+// received into a spool resumed from the session, whose kept bytes go to a blob unless they
+// complete the upload; the session then moves on in one transaction, unless another request
+// moved it first.
 func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	s.mu.Lock()
-	sess := s.sessions[q.Get("upload_id")]
-	s.mu.Unlock()
-	if sess == nil {
+	key := ytKey(ytSessionKind, q.Get("upload_id"))
+	sess, _, found, err := load[ytSession](r.Context(), s.cfg.State, key)
+	switch {
+	case err != nil:
+		return ytInternal()
+	case !found: // never started, or its week is over
 		return ytError(404, "global", "notFound", "Not Found: the upload session does not exist or has expired.")
-	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.gone || now.Sub(sess.created) >= s.opt.SessionTTL {
-		s.dropSession(sess)
-		return ytError(404, "global", "notFound", "Not Found: the upload session does not exist or has expired.")
-	}
-	if sess.account != acct.ID {
+	case sess.Account != acct.ID:
 		return ytError(403, "global", "forbidden", "The upload session belongs to another user.")
-	}
-	if sess.done != nil {
-		s.writeVideo(w, http.StatusCreated, sess.done, sess.parts, acct.ID)
-		return nil
+	case sess.Video != "":
+		return s.writeStoredVideo(r.Context(), w, http.StatusCreated, sess.Video, sess.Parts, acct.ID, now)
 	}
 
 	var rg ytRange
@@ -750,35 +831,42 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 	}
 	// The total becomes known from X-Upload-Content-Length or from the first Content-Range
 	// that states it; it is kept only once the request is accepted.
-	total := sess.total
+	total := sess.Total
 	if rg.total >= 0 {
 		switch {
 		case total >= 0 && rg.total != total:
 			return ytError(400, "global", "badRequest",
 				"Content-Range total %d does not match the upload's length %d (X-Upload-Content-Length).", rg.total, total)
-		case rg.total < sess.received:
-			return ytError(400, "global", "badRequest", "Content-Range total %d is less than the %d bytes already received.", rg.total, sess.received)
+		case rg.total < sess.Received:
+			return ytError(400, "global", "badRequest", "Content-Range total %d is less than the %d bytes already received.", rg.total, sess.Received)
 		}
 		total = rg.total
 	}
 
+	// What arrived is kept whatever happens to the request (a broken body cancels its
+	// context), on a context of its own, given ytKeepTimeout once the body ended.
+	keep, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	up := ytUpload{key: key, sess: sess, total: total, received: sess.Received}
 	if rg.query {
+		defer time.AfterFunc(ytKeepTimeout, cancel).Stop()
 		if r.ContentLength > 0 {
 			return ytError(400, "global", "badRequest", "A status query (Content-Range: bytes */%d) must have an empty body.", rg.total)
 		}
-		sess.total = total
-		if sess.received == sess.total {
-			return s.complete(w, sess, acct, now)
+		if sess.Received == total {
+			if err := up.resume(keep, s); err != nil {
+				return ytInternal()
+			}
+			defer up.sp.Close()
+			return s.complete(keep, w, up, acct, now)
 		}
-		s.resumeIncomplete(w, r, sess)
-		return nil
+		return s.moveOn(keep, w, r, up, nil)
 	}
 
 	n := rg.last - rg.first + 1
 	switch {
-	case rg.first != sess.received:
-		return ytError(400, "global", "badRequest",
-			"Content-Range starts at byte %d but the upload has received %d bytes: the next chunk must start at byte %d.", rg.first, sess.received, sess.received)
+	case rg.first != sess.Received:
+		return ytOffsetError(rg.first, sess.Received)
 	case r.ContentLength >= 0 && r.ContentLength != n:
 		return ytError(400, "global", "badRequest", "Content-Length %d does not match Content-Range %d-%d (%d bytes).", r.ContentLength, rg.first, rg.last, n)
 	case total >= 0 && rg.last >= total:
@@ -791,36 +879,92 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 		return ytError(400, "global", "badRequest",
 			"Invalid chunk size %d: every chunk except the last must be a multiple of 262144 bytes (256 KiB).", n)
 	}
-	sess.total = total
 
-	if err := s.spoolChunk(sess, r.Body, n); err != nil {
-		if errors.Is(err, errSpoolFile) {
-			return ytError(500, "global", "internalError", "The request failed due to an internal error.")
+	if err := up.resume(keep, s); err != nil {
+		return ytInternal()
+	}
+	defer up.sp.Close()
+	kept, err := ytReceive(up.sp, up.hash, sess.Received, r.Body, n)
+	defer time.AfterFunc(ytKeepTimeout, cancel).Stop()
+	if errors.Is(err, errSpoolFile) {
+		return ytInternal()
+	}
+	up.received += kept
+	if err != nil {
+		cut := ytError(400, "global", "badRequest", "The chunk ended before Content-Range %d-%d was complete; %d bytes are kept.", rg.first, rg.last, up.received)
+		return s.moveOn(keep, w, r, up, cut)
+	}
+	if final || up.received == total {
+		return s.complete(keep, w, up, acct, now)
+	}
+	return s.moveOn(keep, w, r, up, nil)
+}
+
+func ytOffsetError(first, received int64) *ytErr {
+	return ytError(400, "global", "badRequest",
+		"Content-Range starts at byte %d but the upload has received %d bytes: the next chunk must start at byte %d.", first, received, received)
+}
+
+// ytUpload is one request's work on a session: what it read of the session, and what the
+// session is to become.
+type ytUpload struct {
+	key      Key
+	sess     ytSession // as read when the request began
+	total    int64
+	received int64
+	sp       *spool
+	hash     hash.Hash // SHA-256 of the bytes received
+}
+
+// resume takes up the session's bytes (their chunks read with ctx) and their hash.
+func (u *ytUpload) resume(ctx context.Context, s *ytSim) error {
+	u.sp = resumeSpool(ctx, s.cfg.Blobs, u.sess.Spool, "reelay-sim-youtube-*")
+	u.sp.dir = s.opt.SpoolDir
+	u.hash = sha256.New()
+	if len(u.sess.Hash) > 0 {
+		if err := u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.sess.Hash); err != nil {
+			u.sp.Close()
+			return fmt.Errorf("%w: %v", errSpoolFile, err)
 		}
-		return ytError(400, "global", "badRequest", "The chunk ended before Content-Range %d-%d was complete; %d bytes are kept.", rg.first, rg.last, sess.received)
 	}
-	if final || sess.received == sess.total {
-		return s.complete(w, sess, acct, now)
-	}
-	s.resumeIncomplete(w, r, sess)
 	return nil
 }
 
-// spoolChunk appends n bytes of body to the session's spool, hashing them on the way
-// (media.CopyHashed: large writes, the hash on a goroutine of its own). A
-// body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload servers may
-// keep part of a chunk.
-func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
-	if sess.spool == nil {
-		sess.spool, sess.sha = newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*"), sha256.New()
-	}
-	qh, err := newQuantumHash(sess.sha)
+// commit changes the session by fn in one transaction, unless another request moved it on
+// since u's began (errYTMoved); it answers the session as fn left it, or as it was found.
+func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytSession) error) (ytSession, error) {
+	var cur ytSession
+	err := st.Update(ctx, func(tx Tx) error {
+		var rec Record
+		var found bool
+		var err error
+		cur, rec, found, err = loadTx[ytSession](tx, u.key)
+		switch {
+		case err != nil:
+			return err
+		case !found || cur.Received != u.sess.Received || cur.Video != "":
+			return errYTMoved
+		}
+		if err := fn(tx, &cur); err != nil {
+			return err
+		}
+		return save(tx, rec, cur)
+	})
+	return cur, err
+}
+
+// ytReceive appends n bytes of body to sp at offset at, hashing them into h on the way
+// (media.CopyHashed: large writes, the hash on a goroutine of its own), and answers how many
+// it kept. A body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload
+// servers may keep part of a chunk, and answers the error with it.
+func ytReceive(sp *spool, h hash.Hash, at int64, body io.Reader, n int64) (int64, error) {
+	qh, err := newQuantumHash(h)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	got, err := media.CopyHashed(io.NewOffsetWriter(sess.spool, sess.received), io.LimitReader(body, n), qh)
+	got, err := media.CopyHashed(io.NewOffsetWriter(sp, at), io.LimitReader(body, n), qh)
 	if errors.Is(err, errSpoolFile) {
-		return err
+		return 0, err
 	}
 	if err == nil && got < n {
 		err = io.ErrUnexpectedEOF
@@ -833,21 +977,466 @@ func (s *ytSim) spoolChunk(sess *ytSession, body io.Reader, n int64) error {
 			got = 0
 		}
 	}
-	if err != nil {
-		kept := got / ytChunkQuantum * ytChunkQuantum
-		// The hash went past what is kept: take it back (the spool keeps no media data to
-		// hash again).
-		if uerr := qh.rewind(kept); uerr != nil {
-			return uerr
+	if err == nil {
+		return n, nil
+	}
+	kept := got / ytChunkQuantum * ytChunkQuantum
+	// The hash went past what is kept: take it back (the spool keeps no media data to hash
+	// again).
+	if uerr := qh.rewind(kept); uerr != nil {
+		return 0, uerr
+	}
+	if terr := sp.Truncate(at + kept); terr != nil {
+		return 0, fmt.Errorf("%w: %v", errSpoolFile, terr)
+	}
+	return kept, err
+}
+
+// moveOn keeps what a request that did not complete the upload changed (bytes it received, a
+// total it stated) and answers 308 with the session's progress, or answer when it has one.
+func (s *ytSim) moveOn(ctx context.Context, w http.ResponseWriter, r *http.Request, u ytUpload, answer *ytErr) *ytErr {
+	if u.received == u.sess.Received && u.total == u.sess.Total {
+		if answer != nil {
+			return answer
 		}
-		sess.received += kept
-		if terr := sess.spool.Truncate(sess.received); terr != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, terr)
+		s.resumeIncomplete(w, r, u.sess.ID, u.received)
+		return nil
+	}
+	var st spoolState
+	var hashState []byte
+	if u.received > u.sess.Received {
+		var err error
+		if st, err = u.sp.save(ctx, BlobPrefix(u.key)); err != nil {
+			return ytInternal()
 		}
+		if hashState, err = u.hash.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
+			return ytInternal()
+		}
+	}
+	cur, err := u.commit(ctx, s.cfg.State, func(_ Tx, cur *ytSession) error {
+		cur.Total = u.total
+		if u.received > u.sess.Received {
+			cur.Received, cur.Spool, cur.Hash = u.received, st, hashState
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errYTMoved):
+		return s.afterMove(ctx, w, u, cur)
+	case err != nil:
+		return ytInternal()
+	case answer != nil:
+		return answer
+	}
+	s.resumeIncomplete(w, r, u.sess.ID, u.received)
+	return nil
+}
+
+// afterMove answers a request whose session another request moved on meanwhile, as it would
+// have been answered after that request: 201 with the video once the upload completed, 404
+// once the session ended, else the refusal of a chunk that does not start where the session
+// stands.
+func (s *ytSim) afterMove(ctx context.Context, w http.ResponseWriter, u ytUpload, cur ytSession) *ytErr {
+	switch {
+	case cur.Video != "":
+		return s.writeStoredVideo(ctx, w, http.StatusCreated, cur.Video, cur.Parts, cur.Account, s.cfg.Now())
+	case cur.ID == "":
+		return ytError(404, "global", "notFound", "Not Found: the upload session does not exist or has expired.")
+	}
+	return ytOffsetError(u.sess.Received, cur.Received)
+}
+
+// resumeIncomplete answers 308 Resume Incomplete with the Range received so far.
+func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, id string, received int64) {
+	if received > 0 {
+		w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", received-1))
+	}
+	w.Header().Set("X-GUploader-UploadID", id)
+	w.Header().Set("Content-Length", "0")
+	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
+		w.Header().Set("X-HTTP-Status-Code-Override", "308")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusPermanentRedirect) // 308, "Resume Incomplete" in Google's wording
+}
+
+// complete turns a fully received session into a video and answers 201 with it: in one
+// transaction the video is saved, its upload recorded and the session ends with it; the
+// session's blobs are deleted after.
+func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload, acct Account, now time.Time) *ytErr {
+	sum := hex.EncodeToString(u.hash.Sum(nil))
+	v, e := s.newVideo(u.sp, u.received, sum, u.sess.Account, u.sess.Channel, u.sess.Meta, u.sess.ContentType, acct, now)
+	if e != nil {
+		return e
+	}
+	var made ytVideo
+	cur, err := u.commit(ctx, s.cfg.State, func(tx Tx, cur *ytSession) error {
+		made = v
+		if err := s.addVideo(tx, &made, now); err != nil {
+			return err
+		}
+		// The session stays until it expires, so that any later request on it is answered
+		// with the video.
+		cur.Total, cur.Received, cur.Spool, cur.Hash, cur.Video = u.total, u.received, spoolState{}, nil, v.ID
+		return nil
+	})
+	switch {
+	case errors.Is(err, errYTMoved):
+		return s.afterMove(ctx, w, u, cur)
+	case err != nil:
+		return ytInternal()
+	}
+	// The chunks are of no use once the video is checked; housekeeping deletes them with the
+	// session should this fail, and whatever a request that lost the race stored.
+	if len(u.sess.Spool.Chunks) > 0 {
+		_ = DeleteBlobs(ctx, s.cfg.Blobs, u.key)
+	}
+	ytWriteJSON(w, http.StatusCreated, s.resource(made, u.sess.Parts, acct.ID, now))
+	return nil
+}
+
+// newVideo checks the uploaded bytes, whose SHA-256 is sum, and makes the video they become,
+// its processing started at now; it reads back only what media.Sniff and media.Probe look at.
+func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (ytVideo, *ytErr) {
+	if f == nil || size == 0 {
+		return ytVideo{}, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
+	}
+	head := make([]byte, min(size, media.SniffLen))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return ytVideo{}, ytInternal()
+	}
+	var info media.Info
+	kind, isMedia := media.Sniff(head)
+	isVideo := isMedia && kind.IsVideo()
+	if isVideo {
+		var err error
+		info, err = media.Probe(f, size)
+		isVideo = err == nil
+	}
+	processing := s.opt.Processing
+	if acct.Behavior.ProcessingMS >= 0 {
+		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
+	}
+	v := ytVideo{
+		ID: ytRandomID(11), Account: account, Channel: ch, Meta: meta,
+		Bytes: size, SHA: sum, ContentType: ctype,
+		Uploaded: now, Ready: now.Add(processing), ProcessTime: processing,
+		State: ytUploaded, Outcome: ytProcessed,
+		Short: info.Width > 0 && info.Height >= info.Width && info.Duration > 0 && info.Duration <= ytMaxShort,
+	}
+	switch {
+	case !isVideo:
+		v.Outcome = ytFailed
+	case ytMaxDuration > 0 && info.Duration > ytMaxDuration:
+		v.Outcome, v.Rejection = ytRejected, "length"
+	case acct.Behavior.Fail == FailReject:
+		v.Outcome, v.Rejection = ytRejected, ytRejectReason
+	}
+	return v, nil
+}
+
+// addVideo saves a new video within tx, recording its upload, and adds it to its channel's
+// videos in processing; a processing time of 0 ends at once.
+func (s *ytSim) addVideo(tx Tx, v *ytVideo, now time.Time) error {
+	if err := recordTx(tx, platform.YouTube, Upload{Account: v.Account, Bytes: v.Bytes, SHA256: v.SHA}); err != nil {
 		return err
 	}
-	sess.received += n
+	err := s.updateChannel(tx, v.Account, func(ch *ytChannelState) {
+		ch.Pending = append(ch.Pending, ytPending{ID: v.ID, Ready: v.Ready})
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.settle(tx, v, now); err != nil {
+		return err
+	}
+	return save(tx, Record{Key: ytKey(ytVideoKind, v.ID), Account: v.Account}, *v)
+}
+
+// updateChannel changes the channel state of account within tx.
+func (s *ytSim) updateChannel(tx Tx, account string, fn func(ch *ytChannelState)) error {
+	ch, rec, _, err := loadTx[ytChannelState](tx, ytKey(ytChannelKind, account))
+	if err != nil {
+		return err
+	}
+	fn(&ch)
+	rec.Account = account
+	return save(tx, rec, ch)
+}
+
+// ytDue reports whether v's processing is over and its final status not yet set.
+func ytDue(v ytVideo, now time.Time) bool {
+	return v.State == ytUploaded && !now.Before(v.Ready)
+}
+
+// settle moves v, whose processing is over, to its final status within tx (the caller saves
+// v): it leaves its channel's videos in processing; a processed video counts on the channel,
+// gets its audience comments named (ytCommentKind) and is recorded as published.
+func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
+	if !ytDue(*v, now) {
+		return nil
+	}
+	v.State = v.Outcome
+	err := s.updateChannel(tx, v.Account, func(ch *ytChannelState) {
+		ch.Pending = slices.DeleteFunc(ch.Pending, func(p ytPending) bool { return p.ID == v.ID })
+		if v.State == ytProcessed {
+			ch.Videos++
+		}
+	})
+	if err != nil || v.State != ytProcessed {
+		return err
+	}
+	for n := 1; n <= MaxAudienceComments; n++ {
+		ref := Record{Key: ytKey(ytCommentKind, ytCommentID(v.ID, n)), Account: v.Account}
+		if err := save(tx, ref, ytCommentRef{Video: v.ID}); err != nil {
+			return err
+		}
+	}
+	u := "https://www.youtube.com/watch?v=" + v.ID
+	if v.Short {
+		u = "https://www.youtube.com/shorts/" + v.ID
+	}
+	return recordTx(tx, platform.YouTube, Published{Account: v.Account, ID: v.ID, URL: u, SHA256: v.SHA, Text: v.Meta.Title})
+}
+
+// video reads a video. One whose processing is over moves to its final status: the change is
+// written, with what it publishes recorded, by whichever request sees it first.
+func (s *ytSim) video(ctx context.Context, id string, now time.Time) (ytVideo, bool, error) {
+	return loadAdvanced(ctx, s.cfg.State, ytKey(ytVideoKind, id),
+		func(v ytVideo) bool { return ytDue(v, now) },
+		func(tx Tx, v *ytVideo) error { return s.settle(tx, v, now) })
+}
+
+// settleDue ends the processing of the account's videos that is due: YouTube processes in the
+// background, and the account's next request sees it done.
+func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) error {
+	ch, _, found, err := load[ytChannelState](ctx, s.cfg.State, ytKey(ytChannelKind, account))
+	if err != nil || !found {
+		return err
+	}
+	var due []string
+	for _, p := range ch.Pending {
+		if !now.Before(p.Ready) {
+			due = append(due, p.ID)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	return s.cfg.State.Update(ctx, func(tx Tx) error {
+		// The videos first, then their channel (in settle), in the order every update takes
+		// them.
+		videos := make([]ytVideo, len(due))
+		recs := make([]Record, len(due))
+		for i, id := range due {
+			var err error
+			if videos[i], recs[i], _, err = loadTx[ytVideo](tx, ytKey(ytVideoKind, id)); err != nil {
+				return err
+			}
+		}
+		for i := range videos {
+			if videos[i].ID == "" || !ytDue(videos[i], now) {
+				// Gone after retention, or settled by a read since: it leaves the list.
+				if err := s.updateChannel(tx, account, func(ch *ytChannelState) {
+					ch.Pending = slices.DeleteFunc(ch.Pending, func(p ytPending) bool { return p.ID == due[i] })
+				}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.settle(tx, &videos[i], now); err != nil {
+				return err
+			}
+			if err := save(tx, recs[i], videos[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// multipartInsert is videos.insert with uploadType=multipart: a multipart/related body of the
+// video resource and the media, as client libraries send files smaller than their chunk size.
+// The quota is charged before the media is read, as for any request that may fail after.
+func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/related" || params["boundary"] == "" {
+		return ytError(400, "global", "badContent", "A multipart upload needs a multipart/related body.")
+	}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	metaPart, err := mr.NextPart()
+	if err != nil {
+		return ytError(400, "global", "badContent", "The multipart body has no metadata part.")
+	}
+	meta, e := ytReadMeta(io.LimitReader(metaPart, ytMaxMetadataBytes+1), metaPart.Header.Get("Content-Type"))
+	if e != nil {
+		return e
+	}
+	part, err := mr.NextPart()
+	if err != nil {
+		return ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
+	}
+	ctype := part.Header.Get("Content-Type")
+	if e := ytCheckVideoType(ctype); e != nil {
+		return e
+	}
+	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		var err error
+		e, err = s.charge(tx, acct, s.opt.InsertCost, true, now)
+		return err
+	})
+	switch {
+	case err != nil:
+		return ytInternal()
+	case e != nil:
+		return e
+	}
+	f := newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
+	defer f.Close()
+	h := sha256.New()
+	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(part, ytMaxVideoBytes+1), h)
+	if errors.Is(err, errSpoolFile) {
+		return ytInternal()
+	}
+	if err != nil {
+		return ytError(400, "global", "badRequest", "The request body could not be read.")
+	}
+	if n > ytMaxVideoBytes {
+		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
+	}
+	v, e := s.newVideo(f, n, hex.EncodeToString(h.Sum(nil)), acct.ID, ytChannelOf(acct), meta, ctype, acct, now)
+	if e != nil {
+		return e
+	}
+	var made ytVideo
+	if err := s.cfg.State.Update(r.Context(), func(tx Tx) error { made = v; return s.addVideo(tx, &made, now) }); err != nil {
+		return ytInternal()
+	}
+	ytWriteJSON(w, http.StatusOK, s.resource(made, parts, acct.ID, now))
 	return nil
+}
+
+// listVideos is videos.list with the id filter.
+func (s *ytSim) listVideos(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+	parts, e := ytParts(ytParam(q, "part"))
+	if e != nil {
+		return e
+	}
+	if ytParam(q, "id") == "" {
+		if q.Get("chart") != "" || q.Get("myRating") != "" {
+			return ytError(400, "global", "invalidParameter", "This simulator lists videos by id only.")
+		}
+		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: myRating, id, chart")
+	}
+	ids := strings.Split(ytParam(q, "id"), ",")
+	if len(ids) > 50 {
+		return ytError(400, "youtube.parameter", "invalidParameter", "The id parameter takes at most 50 ids.")
+	}
+	if e := s.chargeCall(r.Context(), acct, 1, now); e != nil {
+		return e
+	}
+	items := []map[string]any{}
+	for _, id := range ids {
+		v, ok, err := s.video(r.Context(), strings.TrimSpace(id), now)
+		if err != nil {
+			return ytInternal()
+		}
+		if ok && ytVisible(v, acct.ID) {
+			items = append(items, s.resource(v, parts, acct.ID, now))
+		}
+	}
+	ytWriteJSON(w, http.StatusOK, map[string]any{
+		"kind": "youtube#videoListResponse", "etag": ytEtag(),
+		"items":    items,
+		"pageInfo": map[string]int{"totalResults": len(items), "resultsPerPage": len(items)},
+	})
+	return nil
+}
+
+// writeStoredVideo answers the video id with the requested parts, as it is now.
+func (s *ytSim) writeStoredVideo(ctx context.Context, w http.ResponseWriter, code int, id string, parts []string, viewer string, now time.Time) *ytErr {
+	v, ok, err := s.video(ctx, id, now)
+	if err != nil || !ok {
+		return ytInternal()
+	}
+	ytWriteJSON(w, code, s.resource(v, parts, viewer, now))
+	return nil
+}
+
+// resource renders a video resource with the requested parts.
+func (s *ytSim) resource(v ytVideo, parts []string, viewer string, now time.Time) map[string]any {
+	res := map[string]any{"kind": "youtube#video", "etag": ytEtag(), "id": v.ID}
+	owner := viewer == v.Account
+	for _, p := range parts {
+		switch p {
+		case "snippet":
+			thumbs := ytThumbnails(v.ID, v.Thumbnail)
+			tags := v.Meta.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			res["snippet"] = map[string]any{
+				"publishedAt": v.Uploaded.UTC().Format(time.RFC3339), "channelId": v.Channel.ID,
+				"title": v.Meta.Title, "description": v.Meta.Description, "thumbnails": thumbs,
+				"channelTitle": v.Channel.Title, "tags": tags, "categoryId": v.Meta.CategoryID,
+				"liveBroadcastContent": "none",
+				"localized":            map[string]any{"title": v.Meta.Title, "description": v.Meta.Description},
+			}
+		case "status":
+			st := map[string]any{
+				"uploadStatus": v.State, "privacyStatus": v.Meta.Privacy, "license": "youtube",
+				"embeddable": true, "publicStatsViewable": true, "madeForKids": v.Meta.MadeForKids,
+			}
+			if owner {
+				st["selfDeclaredMadeForKids"] = v.Meta.MadeForKids
+			}
+			if v.Meta.PublishAt != "" {
+				st["publishAt"] = v.Meta.PublishAt
+			}
+			switch v.State {
+			case ytFailed:
+				st["failureReason"] = ytFailureReason
+			case ytRejected:
+				st["rejectionReason"] = v.Rejection
+			}
+			res["status"] = st
+		case "processingDetails":
+			if !owner {
+				continue
+			}
+			pd := map[string]any{}
+			switch v.State {
+			case ytUploaded:
+				pd["processingStatus"] = ytProcessing
+				total := int64(1000)
+				done := total
+				left := v.Ready.Sub(now)
+				if v.ProcessTime > 0 {
+					done = total - total*int64(left)/int64(v.ProcessTime)
+				}
+				pd["processingProgress"] = map[string]any{
+					"partsTotal": strconv.FormatInt(total, 10), "partsProcessed": strconv.FormatInt(max(done, 0), 10),
+					"timeLeftMs": strconv.FormatInt(max(left.Milliseconds(), 0), 10),
+				}
+			case ytProcessed:
+				pd["processingStatus"] = ytSucceeded
+			case ytFailed:
+				pd["processingStatus"] = ytFailed
+				pd["processingFailureReason"] = "transcodeFailed"
+			case ytRejected:
+				pd["processingStatus"] = ytTerminated
+			}
+			res["processingDetails"] = pd
+		case "statistics":
+			res["statistics"] = s.statistics(v, now)
+		case "fileDetails":
+			if owner {
+				res["fileDetails"] = map[string]any{"fileSize": strconv.FormatInt(v.Bytes, 10), "fileType": "video", "container": v.ContentType}
+			}
+		}
+	}
+	return res
 }
 
 // quantumHash hashes one chunk, keeping the hash's state at every ytChunkQuantum bytes of
@@ -907,319 +1496,6 @@ func (q *quantumHash) rewind(kept int64) error {
 	return nil
 }
 
-// resumeIncomplete answers 308 Resume Incomplete with the Range received so far.
-func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, sess *ytSession) {
-	if sess.received > 0 {
-		w.Header().Set("Range", fmt.Sprintf("bytes=0-%d", sess.received-1))
-	}
-	w.Header().Set("X-GUploader-UploadID", sess.id)
-	w.Header().Set("Content-Length", "0")
-	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
-		w.Header().Set("X-HTTP-Status-Code-Override", "308")
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	w.WriteHeader(http.StatusPermanentRedirect) // 308, "Resume Incomplete" in Google's wording
-}
-
-// complete turns a fully received session into a video and answers 201 with it.
-func (s *ytSim) complete(w http.ResponseWriter, sess *ytSession, acct Account, now time.Time) *ytErr {
-	var sum string
-	if sess.sha != nil {
-		sum = hex.EncodeToString(sess.sha.Sum(nil))
-	}
-	v, e := s.createVideo(sess.spool, sess.received, sum, sess.account, sess.channel, sess.meta, sess.contentType, acct, now)
-	if e != nil {
-		return e
-	}
-	sess.spool.Close()
-	sess.spool, sess.sha = nil, nil
-	sess.done = v
-	s.writeVideo(w, http.StatusCreated, v, sess.parts, acct.ID)
-	return nil
-}
-
-// createVideo records the upload of the spooled bytes, whose SHA-256 is sum, and starts
-// processing; it reads back only what media.Sniff and media.Probe look at.
-func (s *ytSim) createVideo(f io.ReaderAt, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (*ytVideo, *ytErr) {
-	if f == nil || size == 0 {
-		return nil, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
-	}
-	head := make([]byte, min(size, media.SniffLen))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, ytError(500, "global", "internalError", "The request failed due to an internal error.")
-	}
-	var info media.Info
-	kind, isMedia := media.Sniff(head)
-	isVideo := isMedia && kind.IsVideo()
-	if isVideo {
-		var err error
-		info, err = media.Probe(f, size)
-		isVideo = err == nil
-	}
-	processing := s.opt.Processing
-	if acct.Behavior.ProcessingMS >= 0 {
-		processing = time.Duration(acct.Behavior.ProcessingMS) * time.Millisecond
-	}
-	v := &ytVideo{
-		id: ytRandomID(11), account: account, channel: ch, meta: meta,
-		bytes: size, sha: sum, contentType: ctype,
-		uploaded: now, ready: now.Add(processing), processTime: processing,
-		state: ytUploaded, outcome: ytProcessed,
-		short: info.Width > 0 && info.Height >= info.Width && info.Duration > 0 && info.Duration <= ytMaxShort,
-	}
-	switch {
-	case !isVideo:
-		v.outcome = ytFailed
-	case ytMaxDuration > 0 && info.Duration > ytMaxDuration:
-		v.outcome, v.rejection = ytRejected, "length"
-	case acct.Behavior.Fail == FailReject:
-		v.outcome, v.rejection = ytRejected, ytRejectReason
-	}
-	s.cfg.Recorder.RecordUpload(Upload{Account: account, Bytes: size, SHA256: v.sha})
-	s.mu.Lock()
-	s.videos[v.id] = v
-	s.pending[v.id] = v
-	s.mu.Unlock()
-	s.finishProcessing(now) // a processing time of 0 ends at once
-	return v, nil
-}
-
-// sessionSweepEvery is how often advance looks for expired sessions to forget. A request on a
-// session checks its expiry itself; the sweep only frees abandoned sessions' spools, and
-// running it on every request made each request's cost grow with the sessions of the last
-// week (every upload leaves one).
-const sessionSweepEvery = time.Minute
-
-// advance ends the processing that is due, and forgets expired sessions. It takes no session
-// lock while it holds s.mu, and is never called with a session lock held.
-func (s *ytSim) advance(now time.Time) {
-	s.finishProcessing(now)
-	var expired []*ytSession
-	s.mu.Lock()
-	if now.Sub(s.sweptAt) < sessionSweepEvery {
-		s.mu.Unlock()
-		return
-	}
-	s.sweptAt = now
-	for id, sess := range s.sessions {
-		if now.Sub(sess.created) >= s.opt.SessionTTL {
-			delete(s.sessions, id)
-			expired = append(expired, sess)
-		}
-	}
-	s.mu.Unlock()
-	for _, sess := range expired {
-		sess.mu.Lock()
-		s.dropSession(sess)
-		sess.mu.Unlock()
-	}
-}
-
-// finishProcessing moves the videos whose processing time is over to their final status and
-// records the processed ones as published.
-func (s *ytSim) finishProcessing(now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, v := range s.pending {
-		if now.Before(v.ready) {
-			continue
-		}
-		delete(s.pending, id)
-		v.state = v.outcome
-		if v.state == ytProcessed {
-			u := "https://www.youtube.com/watch?v=" + v.id
-			if v.short {
-				u = "https://www.youtube.com/shorts/" + v.id
-			}
-			s.cfg.Recorder.RecordPublished(Published{Account: v.account, ID: v.id, URL: u, SHA256: v.sha, Text: v.meta.title})
-		}
-	}
-}
-
-// dropSession forgets an expired session and its bytes; sess.mu is held.
-func (s *ytSim) dropSession(sess *ytSession) {
-	sess.gone = true
-	if sess.spool != nil {
-		sess.spool.Close()
-		sess.spool, sess.sha = nil, nil
-	}
-	s.mu.Lock()
-	delete(s.sessions, sess.id)
-	s.mu.Unlock()
-}
-
-// multipartInsert is videos.insert with uploadType=multipart: a multipart/related body of the
-// video resource and the media, as client libraries send files smaller than their chunk size.
-func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/related" || params["boundary"] == "" {
-		return ytError(400, "global", "badContent", "A multipart upload needs a multipart/related body.")
-	}
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	metaPart, err := mr.NextPart()
-	if err != nil {
-		return ytError(400, "global", "badContent", "The multipart body has no metadata part.")
-	}
-	meta, e := ytReadMeta(io.LimitReader(metaPart, ytMaxMetadataBytes+1), metaPart.Header.Get("Content-Type"))
-	if e != nil {
-		return e
-	}
-	part, err := mr.NextPart()
-	if err != nil {
-		return ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
-	}
-	ctype := part.Header.Get("Content-Type")
-	if e := ytCheckVideoType(ctype); e != nil {
-		return e
-	}
-	if e := s.charge(acct, s.opt.InsertCost, true, now); e != nil {
-		return e
-	}
-	f := newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
-	defer f.Close()
-	h := sha256.New()
-	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(part, ytMaxVideoBytes+1), h)
-	if errors.Is(err, errSpoolFile) {
-		return ytError(500, "global", "internalError", "The request failed due to an internal error.")
-	}
-	if err != nil {
-		return ytError(400, "global", "badRequest", "The request body could not be read.")
-	}
-	if n > ytMaxVideoBytes {
-		return ytError(413, "global", "uploadTooLarge", "The request failed because the data sent in the request is too large.")
-	}
-	v, e := s.createVideo(f, n, hex.EncodeToString(h.Sum(nil)), acct.ID, ytChannelOf(acct), meta, ctype, acct, now)
-	if e != nil {
-		return e
-	}
-	s.writeVideo(w, http.StatusOK, v, parts, acct.ID)
-	return nil
-}
-
-// listVideos is videos.list with the id filter.
-func (s *ytSim) listVideos(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
-	parts, e := ytParts(ytParam(q, "part"))
-	if e != nil {
-		return e
-	}
-	if ytParam(q, "id") == "" {
-		if q.Get("chart") != "" || q.Get("myRating") != "" {
-			return ytError(400, "global", "invalidParameter", "This simulator lists videos by id only.")
-		}
-		return ytError(400, "youtube.parameter", "missingRequiredParameter", "No filter selected. Expected one of: myRating, id, chart")
-	}
-	ids := strings.Split(ytParam(q, "id"), ",")
-	if len(ids) > 50 {
-		return ytError(400, "youtube.parameter", "invalidParameter", "The id parameter takes at most 50 ids.")
-	}
-	if e := s.charge(acct, 1, false, now); e != nil {
-		return e
-	}
-	items := []map[string]any{}
-	for _, id := range ids {
-		s.mu.Lock()
-		v := s.videos[strings.TrimSpace(id)]
-		var item map[string]any
-		if v != nil && ytVisible(v, acct.ID) {
-			item = s.resource(v, parts, acct.ID, now)
-		}
-		s.mu.Unlock()
-		if item != nil {
-			items = append(items, item)
-		}
-	}
-	ytWriteJSON(w, http.StatusOK, map[string]any{
-		"kind": "youtube#videoListResponse", "etag": ytEtag(),
-		"items":    items,
-		"pageInfo": map[string]int{"totalResults": len(items), "resultsPerPage": len(items)},
-	})
-	return nil
-}
-
-func (s *ytSim) writeVideo(w http.ResponseWriter, code int, v *ytVideo, parts []string, viewer string) {
-	now := s.cfg.Now()
-	s.mu.Lock()
-	res := s.resource(v, parts, viewer, now)
-	s.mu.Unlock()
-	ytWriteJSON(w, code, res)
-}
-
-// resource renders a video resource with the requested parts; s.mu is held.
-func (s *ytSim) resource(v *ytVideo, parts []string, viewer string, now time.Time) map[string]any {
-	res := map[string]any{"kind": "youtube#video", "etag": ytEtag(), "id": v.id}
-	owner := viewer == v.account
-	for _, p := range parts {
-		switch p {
-		case "snippet":
-			thumbs := ytThumbnails(v.id, v.thumbnail)
-			tags := v.meta.tags
-			if tags == nil {
-				tags = []string{}
-			}
-			res["snippet"] = map[string]any{
-				"publishedAt": v.uploaded.UTC().Format(time.RFC3339), "channelId": v.channel.id,
-				"title": v.meta.title, "description": v.meta.description, "thumbnails": thumbs,
-				"channelTitle": v.channel.title, "tags": tags, "categoryId": v.meta.categoryID,
-				"liveBroadcastContent": "none",
-				"localized":            map[string]any{"title": v.meta.title, "description": v.meta.description},
-			}
-		case "status":
-			st := map[string]any{
-				"uploadStatus": v.state, "privacyStatus": v.meta.privacy, "license": "youtube",
-				"embeddable": true, "publicStatsViewable": true, "madeForKids": v.meta.madeForKids,
-			}
-			if owner {
-				st["selfDeclaredMadeForKids"] = v.meta.madeForKids
-			}
-			if v.meta.publishAt != "" {
-				st["publishAt"] = v.meta.publishAt
-			}
-			switch v.state {
-			case ytFailed:
-				st["failureReason"] = ytFailureReason
-			case ytRejected:
-				st["rejectionReason"] = v.rejection
-			}
-			res["status"] = st
-		case "processingDetails":
-			if !owner {
-				continue
-			}
-			pd := map[string]any{}
-			switch v.state {
-			case ytUploaded:
-				pd["processingStatus"] = ytProcessing
-				total := int64(1000)
-				done := total
-				left := v.ready.Sub(now)
-				if v.processTime > 0 {
-					done = total - total*int64(left)/int64(v.processTime)
-				}
-				pd["processingProgress"] = map[string]any{
-					"partsTotal": strconv.FormatInt(total, 10), "partsProcessed": strconv.FormatInt(max(done, 0), 10),
-					"timeLeftMs": strconv.FormatInt(max(left.Milliseconds(), 0), 10),
-				}
-			case ytProcessed:
-				pd["processingStatus"] = ytSucceeded
-			case ytFailed:
-				pd["processingStatus"] = ytFailed
-				pd["processingFailureReason"] = "transcodeFailed"
-			case ytRejected:
-				pd["processingStatus"] = ytTerminated
-			}
-			res["processingDetails"] = pd
-		case "statistics":
-			res["statistics"] = s.statistics(v, now)
-		case "fileDetails":
-			if owner {
-				res["fileDetails"] = map[string]any{"fileSize": strconv.FormatInt(v.bytes, 10), "fileType": "video", "container": v.contentType}
-			}
-		}
-	}
-	return res
-}
-
 // setThumbnail is thumbnails.set, with the image as the body (uploadType=media) or as the
 // second part of a multipart/related body (uploadType=multipart).
 func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
@@ -1253,13 +1529,14 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Accoun
 		return ytError(400, "global", "badContent",
 			"Media type '%s' is not supported. Valid media types: [image/jpeg, image/png, application/octet-stream]", ctype)
 	}
-	s.mu.Lock()
-	v := s.videos[id]
-	s.mu.Unlock()
-	if v == nil {
+	v, found, err := s.video(r.Context(), id, now)
+	if err != nil {
+		return ytInternal()
+	}
+	if !found {
 		return ytError(404, "youtube.thumbnail", "videoNotFound", "The video that you are trying to insert a thumbnail image for cannot be found.")
 	}
-	if v.account != acct.ID {
+	if v.Account != acct.ID {
 		return ytError(403, "youtube.thumbnail", "forbidden", "The authenticated user doesn't have permissions for uploading and setting custom thumbnails for this video.")
 	}
 	// Read at most the limit plus one byte: the image is small and never spooled.
@@ -1275,12 +1552,25 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Accoun
 	case !ytLooksLikeImage(data):
 		return ytError(400, "youtube.thumbnail", "invalidImage", "The provided image content is invalid.")
 	}
-	if e := s.charge(acct, 50, false, now); e != nil {
+	var e *ytErr
+	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		var err error
+		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
+			return err
+		}
+		v, rec, _, err := loadTx[ytVideo](tx, ytKey(ytVideoKind, id))
+		if err != nil {
+			return err
+		}
+		v.Thumbnail = true
+		return save(tx, rec, v)
+	})
+	switch {
+	case err != nil:
+		return ytInternal()
+	case e != nil:
 		return e
 	}
-	s.mu.Lock()
-	v.thumbnail = true
-	s.mu.Unlock()
 	ytWriteJSON(w, http.StatusOK, map[string]any{
 		"kind": "youtube#thumbnailSetResponse", "etag": ytEtag(), "items": []any{ytThumbnails(id, true)},
 	})
@@ -1316,7 +1606,7 @@ func ytLooksLikeImage(b []byte) bool {
 }
 
 // listCategories is videoCategories.list by regionCode or id.
-func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listCategories(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
@@ -1334,7 +1624,7 @@ func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Acco
 	case region != "" && (len(region) != 2 || strings.ToUpper(region) != region):
 		return ytError(400, "youtube.parameter", "invalidRegionCode", "The regionCode parameter specifies an invalid region code.")
 	}
-	if e := s.charge(acct, 1, false, now); e != nil {
+	if e := s.chargeCall(r.Context(), acct, 1, now); e != nil {
 		return e
 	}
 	want := map[string]bool{}
@@ -1360,7 +1650,7 @@ func (s *ytSim) listCategories(w http.ResponseWriter, _ *http.Request, acct Acco
 // listChannels is channels.list. Of its filters (exactly one is required) the simulator serves
 // mine=true, the channel of the token's account; an account without a channel answers no
 // items, as YouTube does.
-func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
@@ -1388,14 +1678,16 @@ func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Accoun
 	case q.Get("mine") != "true" && q.Get("mine") != "false":
 		return ytError(400, "global", "invalidBoolean", "Invalid boolean value: '%s'.", q.Get("mine"))
 	}
-	if e := s.charge(acct, 1, false, now); e != nil {
+	if e := s.chargeCall(r.Context(), acct, 1, now); e != nil {
 		return e
 	}
 	items := []map[string]any{}
 	if q.Get("mine") == "true" && !s.opt.NoChannel[acct.ID] {
-		s.mu.Lock()
-		items = append(items, s.channelResource(acct, parts))
-		s.mu.Unlock()
+		ch, _, _, err := load[ytChannelState](r.Context(), s.cfg.State, ytKey(ytChannelKind, acct.ID))
+		if err != nil {
+			return ytInternal()
+		}
+		items = append(items, ytChannelResource(acct, parts, ch.Videos))
 	}
 	ytWriteJSON(w, http.StatusOK, map[string]any{
 		"kind": "youtube#channelListResponse", "etag": ytEtag(),
@@ -1405,16 +1697,11 @@ func (s *ytSim) listChannels(w http.ResponseWriter, _ *http.Request, acct Accoun
 	return nil
 }
 
-// channelResource renders the channel of acct with the requested parts; s.mu is held.
-func (s *ytSim) channelResource(acct Account, parts []string) map[string]any {
+// ytChannelResource renders the channel of acct, which has videos processed videos, with the
+// requested parts.
+func ytChannelResource(acct Account, parts []string, videos int) map[string]any {
 	ch := ytChannelOf(acct)
-	res := map[string]any{"kind": "youtube#channel", "etag": ytEtag(), "id": ch.id}
-	videos := 0
-	for _, v := range s.videos {
-		if v.account == acct.ID && v.state == ytProcessed {
-			videos++
-		}
-	}
+	res := map[string]any{"kind": "youtube#channel", "etag": ytEtag(), "id": ch.ID}
 	for _, p := range parts {
 		switch p {
 		case "snippet":
@@ -1424,17 +1711,17 @@ func (s *ytSim) channelResource(acct Account, parts []string) map[string]any {
 				size int
 			}{{"default", 88}, {"medium", 240}, {"high", 800}} {
 				thumbs[t.name] = map[string]any{
-					"url":   fmt.Sprintf("https://yt3.ggpht.com/ytc/%s=s%d-c-k-c0x00ffffff-no-rj", ch.id, t.size),
+					"url":   fmt.Sprintf("https://yt3.ggpht.com/ytc/%s=s%d-c-k-c0x00ffffff-no-rj", ch.ID, t.size),
 					"width": t.size, "height": t.size,
 				}
 			}
 			res["snippet"] = map[string]any{
-				"title": ch.title, "description": "", "customUrl": ytHandle(acct, ch),
+				"title": ch.Title, "description": "", "customUrl": ytHandle(acct, ch),
 				"publishedAt": "2020-01-01T00:00:00Z", "thumbnails": thumbs,
-				"localized": map[string]any{"title": ch.title, "description": ""},
+				"localized": map[string]any{"title": ch.Title, "description": ""},
 			}
 		case "contentDetails":
-			res["contentDetails"] = map[string]any{"relatedPlaylists": map[string]string{"likes": "LL", "uploads": "UU" + ch.id[2:]}}
+			res["contentDetails"] = map[string]any{"relatedPlaylists": map[string]string{"likes": "LL", "uploads": "UU" + ch.ID[2:]}}
 		case "statistics":
 			res["statistics"] = map[string]any{"viewCount": "0", "subscriberCount": "0", "hiddenSubscriberCount": false,
 				"videoCount": strconv.Itoa(videos)}
@@ -1456,7 +1743,7 @@ func ytHandle(acct Account, ch ytChannel) string {
 	}
 	h := b.String()
 	if len(h) < 3 {
-		h = strings.ToLower(ch.id[2:14])
+		h = strings.ToLower(ch.ID[2:14])
 	}
 	return "@" + h
 }
@@ -1470,7 +1757,7 @@ func ytChannelOf(acct Account) ytChannel {
 	if title == "" {
 		title = acct.ID
 	}
-	return ytChannel{id: id, title: title}
+	return ytChannel{ID: id, Title: title}
 }
 
 const ytAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

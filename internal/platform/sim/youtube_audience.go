@@ -34,6 +34,7 @@ package sim
 //     viewer is the comment's author").
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -48,6 +49,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // ytInlineReplies is how many replies a comment thread carries; comments.list has the rest.
@@ -56,12 +59,13 @@ const ytInlineReplies = 5
 // ytReplyLimit is the registry's length limit of a reply (snippet.textOriginal).
 var ytReplyLimit = ytCaps.ReplyText
 
-// ytReply is a reply an account posted.
+// ytReply is a reply an account posted, kept in the video's record.
 type ytReply struct {
-	id, parentID, videoID string
-	channel               ytChannel
-	text                  string
-	at                    time.Time
+	ID       string    `json:"id"`
+	ParentID string    `json:"parent_id"`
+	Channel  ytChannel `json:"channel"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
 }
 
 // ytComment is a comment as the resources render it: an audience comment or a reply.
@@ -82,19 +86,19 @@ type ytThread struct {
 
 // ytVisible reports whether viewer may see v: its own videos always, others' once processed
 // and not private.
-func ytVisible(v *ytVideo, viewer string) bool {
-	return v.account == viewer || (v.meta.privacy != "private" && v.state == ytProcessed)
+func ytVisible(v ytVideo, viewer string) bool {
+	return v.Account == viewer || (v.Meta.Privacy != "private" && v.State == ytProcessed)
 }
 
-// statistics is the statistics part of a video resource; s.mu is held.
-func (s *ytSim) statistics(v *ytVideo, now time.Time) map[string]string {
+// statistics is the statistics part of a video resource.
+func (s *ytSim) statistics(v ytVideo, now time.Time) map[string]string {
 	st := map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
-	if v.state == ytProcessed {
-		a := AudienceOf(v.id, v.ready, now)
+	if v.State == ytProcessed {
+		a := AudienceOf(v.ID, v.Ready, now)
 		st["viewCount"], st["likeCount"] = strconv.FormatInt(a.Views, 10), strconv.FormatInt(a.Likes, 10)
-		st["commentCount"] = strconv.FormatInt(a.Comments+int64(len(s.replies[v.id])), 10)
+		st["commentCount"] = strconv.FormatInt(a.Comments+int64(len(v.Replies)), 10)
 	}
-	if s.opt.HiddenLikes[v.account] {
+	if s.opt.HiddenLikes[v.Account] {
 		delete(st, "likeCount")
 	}
 	return st
@@ -109,52 +113,78 @@ func ytCommentID(videoID string, n int) string {
 // ytAudienceChannel is the channel of an audience member.
 func ytAudienceChannel(name string) ytChannel {
 	sum := sha256.Sum256([]byte("youtube-audience|" + name))
-	return ytChannel{id: "UC" + ytEncode(sum[:])[:22], title: name}
+	return ytChannel{ID: "UC" + ytEncode(sum[:])[:22], Title: name}
 }
 
-// threads returns the comment threads of a processed video, oldest first; s.mu is held.
-func (s *ytSim) threads(v *ytVideo, now time.Time) []ytThread {
-	if v.state != ytProcessed {
+// ytThreads returns the comment threads of a processed video, oldest first.
+func ytThreads(v ytVideo, now time.Time) []ytThread {
+	if v.State != ytProcessed {
 		return nil
 	}
-	audience := AudienceComments(v.id, v.ready, now)
+	audience := AudienceComments(v.ID, v.Ready, now)
 	out := make([]ytThread, 0, len(audience))
 	byID := map[string]int{}
 	for _, ac := range audience {
-		id := ytCommentID(v.id, ac.N)
+		id := ytCommentID(v.ID, ac.N)
 		h := fnv.New32a()
 		h.Write([]byte(id))
 		byID[id] = len(out)
 		out = append(out, ytThread{top: ytComment{
-			id: id, videoID: v.id, videoChannel: v.channel.id, author: ytAudienceChannel(ac.Author),
+			id: id, videoID: v.ID, videoChannel: v.Channel.ID, author: ytAudienceChannel(ac.Author),
 			text: ac.Text, at: ac.At, likes: int64(h.Sum32() % 25),
 		}})
 	}
-	for _, r := range s.replies[v.id] {
-		if i, ok := byID[r.parentID]; ok {
+	for _, r := range v.Replies {
+		if i, ok := byID[r.ParentID]; ok {
 			out[i].replies = append(out[i].replies, ytComment{
-				id: r.id, parentID: r.parentID, videoID: v.id, videoChannel: v.channel.id,
-				author: r.channel, text: r.text, at: r.at,
+				id: r.ID, parentID: r.ParentID, videoID: v.ID, videoChannel: v.Channel.ID,
+				author: r.Channel, text: r.Text, at: r.At,
 			})
 		}
 	}
 	return out
 }
 
-// findThread finds the top-level comment id among the videos viewer may see; s.mu is held.
-func (s *ytSim) findThread(id, viewer string, now time.Time) (*ytVideo, *ytThread) {
-	for _, v := range s.videos {
-		if !ytVisible(v, viewer) {
-			continue
-		}
-		ts := s.threads(v, now)
-		for i := range ts {
-			if ts[i].top.id == id {
-				return v, &ts[i]
-			}
+// ytThreadOf finds the top-level comment id among the threads of v, if viewer may see v.
+func ytThreadOf(v ytVideo, id, viewer string, now time.Time) *ytThread {
+	if !ytVisible(v, viewer) {
+		return nil
+	}
+	ts := ytThreads(v, now)
+	for i := range ts {
+		if ts[i].top.id == id {
+			return &ts[i]
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// findThread finds the top-level comment id among the videos viewer may see: its video is
+// the one the comment's record names.
+func (s *ytSim) findThread(ctx context.Context, id, viewer string, now time.Time) (*ytThread, error) {
+	ref, _, found, err := load[ytCommentRef](ctx, s.cfg.State, ytKey(ytCommentKind, id))
+	if err != nil || !found {
+		return nil, err
+	}
+	v, found, err := s.video(ctx, ref.Video, now)
+	if err != nil || !found {
+		return nil, err
+	}
+	return ytThreadOf(v, id, viewer, now), nil
+}
+
+// findThreadTx is findThread within tx, the video locked: it answers the video's record too.
+// A comment's record is written when its video is processed, so the video needs no settling.
+func findThreadTx(tx Tx, id, viewer string, now time.Time) (ytVideo, Record, *ytThread, error) {
+	ref, _, found, err := loadTx[ytCommentRef](tx, ytKey(ytCommentKind, id))
+	if err != nil || !found {
+		return ytVideo{}, Record{}, nil, err
+	}
+	v, rec, found, err := loadTx[ytVideo](tx, ytKey(ytVideoKind, ref.Video))
+	if err != nil || !found {
+		return ytVideo{}, Record{}, nil, err
+	}
+	return v, rec, ytThreadOf(v, id, viewer, now), nil
 }
 
 // commentResource renders a comment; textOriginal only for its author.
@@ -166,17 +196,17 @@ func ytCommentResource(c ytComment, viewerChannel, format string) map[string]any
 	at := c.at.UTC().Format(time.RFC3339)
 	snip := map[string]any{
 		"channelId": c.videoChannel, "videoId": c.videoID, "textDisplay": display,
-		"authorDisplayName":     c.author.title,
-		"authorProfileImageUrl": "https://yt3.ggpht.com/ytc/" + c.author.id + "=s48-c-k-c0x00ffffff-no-rj",
-		"authorChannelUrl":      "http://www.youtube.com/channel/" + c.author.id,
-		"authorChannelId":       map[string]string{"value": c.author.id},
+		"authorDisplayName":     c.author.Title,
+		"authorProfileImageUrl": "https://yt3.ggpht.com/ytc/" + c.author.ID + "=s48-c-k-c0x00ffffff-no-rj",
+		"authorChannelUrl":      "http://www.youtube.com/channel/" + c.author.ID,
+		"authorChannelId":       map[string]string{"value": c.author.ID},
 		"canRate":               true, "viewerRating": "none", "likeCount": c.likes,
 		"publishedAt": at, "updatedAt": at,
 	}
 	if c.parentID != "" {
 		snip["parentId"] = c.parentID
 	}
-	if c.author.id == viewerChannel {
+	if c.author.ID == viewerChannel {
 		snip["textOriginal"] = c.text
 	}
 	return map[string]any{"kind": "youtube#comment", "etag": ytEtag(), "id": c.id, "snippet": snip}
@@ -265,7 +295,7 @@ func ytPage[T any](kind string, items []T, lp ytListParams, render func(T) map[s
 }
 
 // listCommentThreads is commentThreads.list by videoId.
-func (s *ytSim) listCommentThreads(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listCommentThreads(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	filters := 0
 	for _, f := range []string{"allThreadsRelatedToChannelId", "channelId", "id", "postId", "videoId"} {
 		if q.Has(f) {
@@ -297,19 +327,20 @@ func (s *ytSim) listCommentThreads(w http.ResponseWriter, _ *http.Request, acct 
 	default:
 		return ytError(400, "youtube.parameter", "invalidParameter", "Invalid value '%s' for moderationStatus.", status)
 	}
-	if e := s.charge(acct, 1, false, now); e != nil {
+	if e := s.chargeCall(r.Context(), acct, 1, now); e != nil {
 		return e
 	}
-	viewer := ytChannelOf(acct).id
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.videos[videoID]
-	if v == nil || !ytVisible(v, acct.ID) {
+	viewer := ytChannelOf(acct).ID
+	v, found, err := s.video(r.Context(), videoID, now)
+	if err != nil {
+		return ytInternal()
+	}
+	if !found || !ytVisible(v, acct.ID) {
 		return ytError(404, "youtube.commentThread", "videoNotFound", "The video identified by the videoId parameter could not be found.")
 	}
 	var threads []ytThread
 	if status == "" || status == "published" { // nothing is held for review here
-		for _, t := range s.threads(v, now) {
+		for _, t := range ytThreads(v, now) {
 			if terms := strings.ToLower(q.Get("searchTerms")); terms == "" || strings.Contains(strings.ToLower(t.top.text), terms) {
 				threads = append(threads, t)
 			}
@@ -323,7 +354,7 @@ func (s *ytSim) listCommentThreads(w http.ResponseWriter, _ *http.Request, acct 
 		res := map[string]any{"kind": "youtube#commentThread", "etag": ytEtag(), "id": t.top.id}
 		if lp.parts["snippet"] {
 			res["snippet"] = map[string]any{
-				"channelId": v.channel.id, "videoId": v.id, "canReply": true, "isPublic": v.meta.privacy == "public",
+				"channelId": v.Channel.ID, "videoId": v.ID, "canReply": true, "isPublic": v.Meta.Privacy == "public",
 				"totalReplyCount": len(t.replies), "topLevelComment": ytCommentResource(t.top, viewer, lp.format),
 			}
 		}
@@ -340,7 +371,7 @@ func (s *ytSim) listCommentThreads(w http.ResponseWriter, _ *http.Request, acct 
 }
 
 // listComments is comments.list by parentId: a thread's replies, oldest first.
-func (s *ytSim) listComments(w http.ResponseWriter, _ *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listComments(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	switch {
 	case q.Has("id") && q.Has("parentId"):
 		return ytError(400, "youtube.parameter", "incompatibleParameters", "The request specifies two or more parameters that cannot be used in the same request.")
@@ -354,14 +385,16 @@ func (s *ytSim) listComments(w http.ResponseWriter, _ *http.Request, acct Accoun
 	if e != nil {
 		return e
 	}
-	if e := s.charge(acct, 1, false, now); e != nil {
+	if e := s.chargeCall(r.Context(), acct, 1, now); e != nil {
 		return e
 	}
-	viewer := ytChannelOf(acct).id
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	viewer := ytChannelOf(acct).ID
+	t, err := s.findThread(r.Context(), parent, acct.ID, now)
+	if err != nil {
+		return ytInternal()
+	}
 	var replies []ytComment
-	if _, t := s.findThread(parent, acct.ID, now); t != nil {
+	if t != nil {
 		replies = t.replies
 	}
 	ytWriteJSON(w, http.StatusOK, ytPage("youtube#commentListResponse", replies, lp, func(c ytComment) map[string]any {
@@ -400,12 +433,65 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 	if err != nil || len(raw) > ytMaxMetadataBytes || json.Unmarshal(raw, &in) != nil {
 		return ytError(400, "global", "parseError", "Parse Error")
 	}
-	if e := s.charge(acct, 50, false, now); e != nil {
+	parentID, text := in.Snippet.ParentID, in.Snippet.TextOriginal
+	ch := ytChannelOf(acct)
+	reply := ytReply{ID: parentID + "." + ytRandomID(22), ParentID: parentID, Channel: ch, Text: text, At: now}
+	var e *ytErr
+	var v ytVideo
+	// The call costs its units whatever it answers: one transaction takes them and, for a
+	// valid reply, adds it to its video and records it.
+	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+		var err error
+		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
+			return err
+		}
+		if e = ytCheckReply(s.opt.NoChannel[acct.ID], parentID, text); e != nil {
+			return nil
+		}
+		var rec Record
+		var t *ytThread
+		if v, rec, t, err = findThreadTx(tx, parentID, acct.ID, now); err != nil {
+			return err
+		}
+		if t == nil {
+			e = ytError(404, "youtube.comment", "commentNotFound", "The parent comment identified by the snippet.parentId property could not be found.")
+			if top, _, isReply := strings.Cut(parentID, "."); isReply {
+				_, _, pt, err := findThreadTx(tx, top, acct.ID, now)
+				if err != nil {
+					return err
+				}
+				if pt != nil {
+					e = ytError(400, "youtube.comment", "operationNotSupported",
+						"The API user is not able to insert a comment in reply to the comment identified by the snippet.parentId property: replies are only made to top-level comments.")
+				}
+			}
+			return nil
+		}
+		v.Replies = append(v.Replies, reply)
+		if err := save(tx, rec, v); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.YouTube, Reply{Account: acct.ID, CommentID: parentID, Text: text})
+	})
+	switch {
+	case err != nil:
+		return ytInternal()
+	case e != nil:
 		return e
 	}
-	parentID, text := in.Snippet.ParentID, in.Snippet.TextOriginal
+	res := ytCommentResource(ytComment{id: reply.ID, parentID: parentID, videoID: v.ID, videoChannel: v.Channel.ID,
+		author: ch, text: text, at: now}, ch.ID, "html")
+	if !parts["snippet"] {
+		delete(res, "snippet")
+	}
+	ytWriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// ytCheckReply refuses a reply comments.insert does not take before looking for its parent.
+func ytCheckReply(noChannel bool, parentID, text string) *ytErr {
 	switch {
-	case s.opt.NoChannel[acct.ID]:
+	case noChannel:
 		return ytError(403, "youtube.comment", "ineligibleAccount",
 			"The YouTube account used to authorize the API request must be merged with the user's Google account to insert a comment or comment thread.")
 	case parentID == "":
@@ -415,27 +501,5 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 	case !ytReplyLimit.Check(text):
 		return ytError(400, "youtube.comment", "commentTextTooLong", "The comment resource that is being inserted contains too many characters in the snippet.textOriginal property.")
 	}
-	ch := ytChannelOf(acct)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, t := s.findThread(parentID, acct.ID, now)
-	if t == nil {
-		if top, _, isReply := strings.Cut(parentID, "."); isReply {
-			if _, pt := s.findThread(top, acct.ID, now); pt != nil {
-				return ytError(400, "youtube.comment", "operationNotSupported",
-					"The API user is not able to insert a comment in reply to the comment identified by the snippet.parentId property: replies are only made to top-level comments.")
-			}
-		}
-		return ytError(404, "youtube.comment", "commentNotFound", "The parent comment identified by the snippet.parentId property could not be found.")
-	}
-	reply := &ytReply{id: parentID + "." + ytRandomID(22), parentID: parentID, videoID: v.id, channel: ch, text: text, at: now}
-	s.replies[v.id] = append(s.replies[v.id], reply)
-	s.cfg.Recorder.RecordReply(Reply{Account: acct.ID, CommentID: parentID, Text: text})
-	res := ytCommentResource(ytComment{id: reply.id, parentID: parentID, videoID: v.id, videoChannel: v.channel.id,
-		author: ch, text: text, at: now}, ch.id, "html")
-	if !parts["snippet"] {
-		delete(res, "snippet")
-	}
-	ytWriteJSON(w, http.StatusOK, res)
 	return nil
 }

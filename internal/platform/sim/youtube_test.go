@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,13 +16,17 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/memblob"
+
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/store/storetest"
 )
 
 type ytEnv struct {
@@ -29,7 +35,7 @@ type ytEnv struct {
 	addr  string
 	rec   *Recorder
 	clock *clocktest.Clock
-	spool string // where sessions keep their bytes
+	spool string // where upload requests spool what they receive
 }
 
 var ytTestAccounts = StaticAccounts{
@@ -448,6 +454,74 @@ func TestYouTubePartialChunk(t *testing.T) {
 	}
 }
 
+// TestYouTubeConcurrentChunks: a chunk whose body is still arriving when another request on the
+// session moves it on is answered as if it had come after that request, and keeps nothing.
+func TestYouTubeConcurrentChunks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		other     func(video []byte) (string, []byte) // the other request's Content-Range and body
+		wantOther int
+		want      int    // the slow chunk's answer
+		wantRange string // the session's, after both
+		uploads   int
+	}{
+		{"the other completes the upload", func(v []byte) (string, []byte) {
+			return fmt.Sprintf("bytes 0-%d/%d", len(v)-1, len(v)), v
+		}, 201, 201, "", 1},
+		{"the other keeps a chunk", func(v []byte) (string, []byte) {
+			return fmt.Sprintf("bytes 0-%d/%d", ytChunkQuantum-1, len(v)), v[:ytChunkQuantum]
+		}, 308, 400, fmt.Sprintf("bytes=0-%d", ytChunkQuantum-1), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newYTEnv(t, YouTubeOptions{})
+			video := ytTestVideo(t, 3*ytChunkQuantum)
+			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
+			u, _ := url.Parse(sess)
+			conn, err := net.Dial("tcp", e.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer tok-alice\r\nContent-Type: video/mp4\r\nContent-Range: bytes 0-%d/%d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+				u.RequestURI(), e.addr, 2*ytChunkQuantum-1, len(video), 2*ytChunkQuantum)
+			if _, err := conn.Write(video[:ytChunkQuantum]); err != nil {
+				t.Fatal(err)
+			}
+			// While the slow chunk's body arrives, the other request goes through.
+			time.Sleep(50 * time.Millisecond)
+			cr, body := c.other(video)
+			if resp, b := e.put(sess, "tok-alice", cr, body); resp.StatusCode != c.wantOther {
+				t.Fatalf("the other request: %d %s", resp.StatusCode, b)
+			}
+			if _, err := conn.Write(video[ytChunkQuantum : 2*ytChunkQuantum]); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != c.want {
+				t.Fatalf("the slow chunk: %d %s, want %d", resp.StatusCode, b, c.want)
+			}
+			if c.want == 400 {
+				if _, _, reason := ytErrorOf(t, b); reason != "badRequest" {
+					t.Errorf("the slow chunk: %s", b)
+				}
+			}
+			resp, b = e.put(sess, "tok-alice", fmt.Sprintf("bytes */%d", len(video)), nil)
+			if c.wantRange != "" && (resp.StatusCode != 308 || resp.Header.Get("Range") != c.wantRange) {
+				t.Errorf("the session after both: %d Range=%q, want %s", resp.StatusCode, resp.Header.Get("Range"), c.wantRange)
+			}
+			if n := len(e.rec.Snapshot(nil).Uploads); n != c.uploads {
+				t.Errorf("%d uploads recorded", n)
+			}
+		})
+	}
+}
+
 func TestYouTubeSessionExpiry(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -480,43 +554,102 @@ func TestYouTubeSessionExpiry(t *testing.T) {
 	}
 }
 
-// TestYouTubeAbandonedSessionForgotten: the bytes of a session nobody finishes are freed once
-// it expires, by whatever request comes next, and not before.
+// TestYouTubeAbandonedSessionForgotten: between its requests a session keeps what it received
+// in blob storage, nothing in the process; once the session expires, and not before, it is
+// among the expired records whose blobs housekeeping deletes, and all of its blobs are below
+// its prefix.
 func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{SessionTTL: time.Hour})
-	spooled := func() int {
-		entries, err := os.ReadDir(e.spool)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries)
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+			db, blobs := storetest.New(t, d), memblob.OpenBucket(nil)
+			e, sw, process := newYTProcesses(t, db.SimState(clock.Now), blobs, clock, ytTestAccounts, YouTubeOptions{SessionTTL: time.Hour})
+			sw.set(process())
+			// Two chunks' worth: more than a spool keeps in memory, so it went through a file.
+			video := ytTestVideo(t, 3*ytChunkQuantum)
+			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
+			if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", 2*ytChunkQuantum-1, len(video)), video[:2*ytChunkQuantum]); resp.StatusCode != 308 {
+				t.Fatalf("chunk: %d", resp.StatusCode)
+			}
+			u, _ := url.Parse(sess)
+			key := ytKey(ytSessionKind, u.Query().Get("upload_id"))
+			expired := func() bool {
+				t.Helper()
+				keys, err := db.ExpiredSimRecords(context.Background(), clock.Now(), 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.Contains(keys, key)
+			}
+			for _, step := range []struct {
+				wait    time.Duration
+				code    int
+				expired bool
+			}{
+				{30 * time.Minute, 308, false},
+				{29 * time.Minute, 308, false},
+				{2 * time.Minute, 404, true}, // 61 minutes: expired
+			} {
+				e.clock.Advance(step.wait)
+				if resp, body := e.put(sess, "tok-alice", fmt.Sprintf("bytes */%d", len(video)), nil); resp.StatusCode != step.code {
+					t.Fatalf("status query: %d %s, want %d", resp.StatusCode, body, step.code)
+				}
+				if entries, err := os.ReadDir(e.spool); err != nil || len(entries) != 0 {
+					t.Fatalf("%d spooled files between requests (%v), want none", len(entries), err)
+				}
+				if got := expired(); got != step.expired {
+					t.Fatalf("among the expired records: %v, want %v", got, step.expired)
+				}
+				if n := blobCount(t, blobs); n == 0 {
+					t.Fatal("the bytes received left blob storage before housekeeping")
+				}
+			}
+			if err := DeleteBlobs(context.Background(), blobs, key); err != nil {
+				t.Fatal(err)
+			}
+			if n := blobCount(t, blobs); n != 0 {
+				t.Errorf("%d blobs left outside the session's prefix", n)
+			}
+		})
 	}
-	// Two chunks' worth: more than a spool keeps in memory, so the spool is a file to count.
-	video := ytTestVideo(t, 3*ytChunkQuantum)
-	sess := e.start("tok-alice", int64(len(video)), ytMeta1)
-	if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", 2*ytChunkQuantum-1, len(video)), video[:2*ytChunkQuantum]); resp.StatusCode != 308 {
-		t.Fatalf("chunk: %d", resp.StatusCode)
+}
+
+// TestYouTubeProcessingEndsUnread: a video whose processing ended is published, and counts on
+// its channel, at the next request of its account even if nobody reads the video again; another
+// account's requests leave it as it is.
+func TestYouTubeProcessingEndsUnread(t *testing.T) {
+	t.Parallel()
+	e := newYTEnv(t, YouTubeOptions{})
+	video := ytTestVideo(t, 12000)
+	sess := e.start("tok-dflt", int64(len(video)), ytMeta1)
+	if resp, body := e.put(sess, "tok-dflt", fmt.Sprintf("bytes 0-%d/%d", len(video)-1, len(video)), video); resp.StatusCode != 201 {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
 	}
-	other := func() {
+	videoCount := func(token string) string {
 		t.Helper()
-		if resp, body := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-bob", nil, nil); resp.StatusCode != 200 {
-			t.Fatalf("another request: %d %s", resp.StatusCode, body)
+		resp, body := e.do("GET", "/youtube/v3/channels?part=statistics&mine=true", token, nil, nil)
+		var c struct {
+			Items []struct{ Statistics struct{ VideoCount string } }
 		}
+		if err := json.Unmarshal(body, &c); err != nil || resp.StatusCode != 200 || len(c.Items) != 1 {
+			t.Fatalf("channels.list: %d %s", resp.StatusCode, body)
+		}
+		return c.Items[0].Statistics.VideoCount
 	}
-	for _, step := range []struct {
-		wait time.Duration
-		want int
-	}{
-		{30 * time.Minute, 1},
-		{29 * time.Minute, 1},
-		{2 * time.Minute, 0}, // 61 minutes: expired
-	} {
-		e.clock.Advance(step.wait)
-		other()
-		if n := spooled(); n != step.want {
-			t.Fatalf("%d spooled files after another request, want %d", n, step.want)
-		}
+	published := func() int { return len(e.rec.Snapshot(nil).Published) }
+	e.clock.Advance(time.Second)
+	if n, c := published(), videoCount("tok-dflt"); n != 0 || c != "0" {
+		t.Fatalf("still processing: %d published, videoCount %s", n, c)
+	}
+	e.clock.Advance(time.Second) // the 2 s are over
+	videoCount("tok-alice")
+	if n := published(); n != 0 {
+		t.Fatalf("%d published by another account's request", n)
+	}
+	if c := videoCount("tok-dflt"); c != "1" || published() != 1 {
+		t.Fatalf("after a request of its account: videoCount %s, published %+v", c, e.rec.Snapshot(nil).Published)
 	}
 }
 
@@ -737,7 +870,7 @@ func TestYouTubeChannelsMine(t *testing.T) {
 		t.Fatalf("channel: %s", body)
 	}
 	// The channel is the one its videos name as snippet.channelId.
-	if want := ytChannelOf(Account{ID: "alice"}).id; ch.ID != want {
+	if want := ytChannelOf(Account{ID: "alice"}).ID; ch.ID != want {
 		t.Fatalf("channel id %s, want %s", ch.ID, want)
 	}
 	// Only the parts asked for.
