@@ -21,7 +21,7 @@ import (
 
 // sandboxPlatforms are the platforms whose built-in simulators keep their state in the
 // database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "mastodon"}
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "mastodon", "bluesky"}
 
 // sandboxChannelSlow connects a sandbox channel whose platform takes processing to process
 // each upload.

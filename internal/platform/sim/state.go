@@ -8,8 +8,8 @@ package sim
 // (_introspect) is appended to the same State, in the transaction that changes the record it
 // belongs to, so that it is counted once for each time the platform received it.
 //
-// How a simulator keeps its state (TikTok, Instagram, Threads, Facebook and Mastodon do;
-// tiktok.go is the example with uploads, instagram.go the one with a background fetch):
+// How a simulator keeps its state (TikTok, Instagram, Threads, Facebook, Mastodon and Bluesky
+// do; tiktok.go is the example with uploads, instagram.go the one with a background fetch):
 //
 //   - Its records are its own structs with exported, JSON-tagged fields, one kind per thing the
 //     platform names (kinds as constants, with a key helper such as tiktokKey). A record that
