@@ -369,9 +369,11 @@ type mdView struct {
 	m   *Mastodon
 	ctx context.Context
 	now time.Time
-	// statuses and mediaRead are the records read, nil for an id not found.
+	// statuses and mediaRead are the records read, nil for an id not found; replies the ids of
+	// the statuses answering a status.
 	statuses  map[string]*mastodonStatus
 	mediaRead map[string]*mastodonMedia
+	replies   map[string][]string
 	counts    map[string]int // statuses by account
 	// items are the instance's statuses that answer none, read once for an audience comment.
 	items     []*mastodonStatus
@@ -381,7 +383,7 @@ type mdView struct {
 
 func (m *Mastodon) view(ctx context.Context, now time.Time) *mdView {
 	return &mdView{m: m, ctx: ctx, now: now, statuses: map[string]*mastodonStatus{},
-		mediaRead: map[string]*mastodonMedia{}, counts: map[string]int{}}
+		mediaRead: map[string]*mastodonMedia{}, replies: map[string][]string{}, counts: map[string]int{}}
 }
 
 func (v *mdView) fail(err error) {

@@ -161,9 +161,13 @@ func (v *mdView) children(s *mastodonStatus) []*mastodonStatus {
 			out = append(out, v.m.audienceStatus(s, c))
 		}
 	}
-	replies, _, _, err := load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID))
-	if err != nil {
-		v.fail(err)
+	replies, ok := v.replies[s.ID]
+	if !ok {
+		var err error
+		if replies, _, _, err = load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
+			v.fail(err)
+		}
+		v.replies[s.ID] = replies
 	}
 	for _, id := range replies {
 		if r := v.status(id); r != nil {

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +114,54 @@ func (a mdAnswer) createdAt(t *testing.T) time.Time {
 		t.Fatalf("created_at %q: %v", a.str("created_at"), err)
 	}
 	return at
+}
+
+// mdRenamedAccounts is the one account of mdToken, whose username a test changes.
+type mdRenamedAccounts struct {
+	mu       sync.Mutex
+	username string
+}
+
+func (a *mdRenamedAccounts) rename(u string) {
+	a.mu.Lock()
+	a.username = u
+	a.mu.Unlock()
+}
+
+func (a *mdRenamedAccounts) Resolve(_ context.Context, token string) (Account, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return Account{ID: "109000000000000001", Username: a.username, Behavior: Behavior{ProcessingMS: -1}}, token == mdToken
+}
+
+// TestMastodonRenamedAccountMentions: the instance knows an account by the username it last
+// called with: a mention of the old name stays text.
+func TestMastodonRenamedAccountMentions(t *testing.T) {
+	accounts := &mdRenamedAccounts{username: "alice"}
+	e := &mdEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	e.base = srv.URL + "/sandbox/mastodon"
+	e.sim = NewMastodonSim(Config{BaseURL: e.base, Now: e.clock.Now, Accounts: accounts}, MastodonOptions{})
+	mux.Handle("/sandbox/mastodon/", http.StripPrefix("/sandbox/mastodon", e.sim))
+	mentions := func(text string) []any {
+		t.Helper()
+		a := e.post(mdToken, "", map[string]any{"status": text})
+		if a.code != http.StatusOK {
+			t.Fatalf("post %q = %d %v", text, a.code, a.body)
+		}
+		m, _ := a.body["mentions"].([]any)
+		return m
+	}
+	if m := mentions("hi @alice"); len(m) != 1 || m[0].(map[string]any)["acct"] != "alice" {
+		t.Fatalf("mentions of @alice: %v", m)
+	}
+	accounts.rename("alicia")
+	if m := mentions("hi @alice"); len(m) != 0 {
+		t.Errorf("mentions of @alice once renamed: %v", m)
+	}
+	if m := mentions("hi @alicia"); len(m) != 1 || m[0].(map[string]any)["acct"] != "alicia" {
+		t.Errorf("mentions of @alicia: %v", m)
+	}
 }
