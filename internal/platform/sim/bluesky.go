@@ -200,7 +200,9 @@ const (
 	// bskyRefreshedKind is a refresh token already used, by its jti, until it expires.
 	bskyRefreshedKind = "refreshed"
 	// bskyJobKind is a video job (bskyJob), and bskyVideoKind the id of the job of an
-	// account's video, by DID and SHA-256 (how the service knows a video sent again).
+	// account's video, by DID and SHA-256 (how the service knows a video sent again). The video
+	// service does not say how long it keeps them: until retention, as the kinds below whose
+	// comment names no end.
 	bskyJobKind   = "job"
 	bskyVideoKind = "video"
 	// bskyBlobKind is a blob of an account's repository (bskyBlob), by DID and CID.
