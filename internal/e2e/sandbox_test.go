@@ -16,9 +16,9 @@ import (
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
-// sandboxPlatforms are the platforms whose built-in simulators keep their state in the
-// database, which these tests publish to through the server's own sandbox.
-var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest", "reddit", "youtube"}
+// sandboxPlatforms are the platforms these tests publish to through the server's own sandbox:
+// all twelve, whose built-in simulators keep their state in the database.
+var sandboxPlatforms = []string{"tiktok", "instagram", "threads", "facebook", "telegram", "discord", "linkedin", "pinterest", "reddit", "youtube", "mastodon", "bluesky"}
 
 // sandboxVideoSize is the size of the video these tests publish: above the smallest LinkedIn
 // takes (75 KiB), in two of its 4 MiB parts, and below the 5 MiB TikTok takes in one request.

@@ -14,12 +14,19 @@ package sim
 //     account's handle (BlueskySandboxHandle of its id) or DID (BlueskyDID). A wrong one is 401
 //     AuthenticationRequired "Invalid identifier or password". createSession is limited per
 //     identifier to 30 calls per 5 minutes and 300 per day (429 RateLimitExceeded with
-//     RateLimit-Limit/Remaining/Reset/Policy headers; Reset is Unix seconds).
-//   - Tokens are JWT-shaped and HMAC-signed with a key of the simulator's own; sessions live in
-//     its memory (a restarted simulator forgets them: clients sign in again). Access tokens last
-//     2 hours, refresh tokens 60 days, both by Config.Now. As the PDS does: an expired access
-//     token is 400 ExpiredToken "Token has expired", a bad one 400 InvalidToken, none 401
-//     AuthenticationRequired; refreshSession rotates the refresh token and refuses a used one.
+//     RateLimit-Limit/Remaining/Reset/Policy headers; Reset is Unix seconds). The 5 minutes are
+//     counted in each process (a documented deviation: each allows them); the day in the State,
+//     for the identifiers of accounts that signed in once (the calls of an identifier no
+//     account has, which anyone can make up, count in the 5 minutes only, so that they cannot
+//     grow the State).
+//   - Tokens are JWT-shaped and HMAC-signed with a key of the simulator's own, kept in the
+//     State, so that every process and the one after a restart take them; they carry the
+//     account's app password sealed under the same key, which each call resolves again with
+//     Config.Accounts, so no session is stored. Access tokens last 2 hours, refresh tokens 60
+//     days, both by Config.Now. As the PDS does: an expired access token is 400 ExpiredToken
+//     "Token has expired", a bad one 400 InvalidToken, none 401 AuthenticationRequired;
+//     refreshSession rotates the refresh token and refuses a used one (kept as used until it
+//     would have expired).
 //   - getServiceAuth mints service tokens (iss = the account's DID, aud, lxm, exp ≤ 1 hour; a
 //     token without lxm ≤ 1 minute). The video service takes uploadVideo tokens whose aud is the
 //     PDS's did:web (this simulator's host) and lxm com.atproto.repo.uploadBlob, and
@@ -63,11 +70,22 @@ package sim
 // Reads of figures and threads (app.bsky.feed.getPosts, getPostThread) are in
 // bluesky_audience.go.
 //
+// What the PDS and the video service keep is in Config.State (state.go), so that a restart or
+// another process serving them loses none of it: the accounts that signed in (getRecord and
+// getProfile know a repository's owner as of its last sign-in), the day's sign-ins, the used
+// refresh tokens, the jobs and which job each account's video has, the blobs (a job's from when
+// it completes, as its processing is its upload's time plus its delay), the records and which
+// records answer each post, and each account's videos of the day. Unreferenced blobs are kept
+// until retention: Bluesky deletes them "if not referenced within a time window (eg, minutes)"
+// (com.atproto.repo.uploadBlob) without saying how long. A failure of the State answers 500
+// InternalServerError, as XRPC services answer their own errors.
+//
 // Not reproduced: other collections and embeds, deleteRecord, putRecord, applyWrites, handle
 // resolution, mentions' DIDs being real, the write-points rate limit, captions.
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
@@ -90,6 +108,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/secret"
 )
 
 // BlueskyOptions tunes the simulator; the zero value is Bluesky's documented behaviour.
@@ -139,8 +158,6 @@ type BlueskyPost struct {
 	// ReplyRoot and ReplyParent are the URIs the record's reply refers to ("" for a post that
 	// answers none: an item, which has an audience).
 	ReplyRoot, ReplyParent string
-
-	author Account
 }
 
 // BlueskyDID is the DID of a simulated account: did:plc: and 24 base32 characters derived from
@@ -150,60 +167,94 @@ func BlueskyDID(account string) string {
 	return "did:plc:" + strings.ToLower(base32.StdEncoding.EncodeToString(h[:]))[:24]
 }
 
-// Bluesky simulates a PDS and the video service. It implements http.Handler.
+// Bluesky simulates a PDS and the video service. It implements http.Handler. Its accounts,
+// jobs, blobs, records, allowances and the day's sign-ins are records of Config.State; the
+// tokens it issues verify themselves with a key kept there.
 type Bluesky struct {
 	cfg  Config
 	opts BlueskyOptions
 	// did is this service's did:web (PDS and video service alike).
 	did string
-	key []byte
 
-	mu       sync.Mutex
-	tokens   map[string]*bskyToken     // jti → session token
-	accounts map[string]bskyAccount    // DID → the account and last app password that signed in
-	logins   map[string][]time.Time    // identifier → createSession calls within a day
-	jobs     map[string]*bskyJob       // job id → job
-	jobBySHA map[string]string         // DID|sha256 → job id
-	blobs    map[string]*bskyBlob      // DID|cid → blob
-	records  map[string]*BlueskyPost   // at:// URI → record
-	daily    map[string][]bskyUploaded // DID → accepted uploads within a day
+	mu sync.Mutex
+	// keys are the token keys read from the State, at keysRead on the wall clock.
+	keys     *bskyKeys
+	keysRead time.Time
+	// recent is the createSession calls of the last 5 minutes by identifier, this process's.
+	recent map[string][]time.Time
 }
 
-type bskyAccount struct {
-	id       string
-	password string
-}
+// The kinds of the Bluesky simulator's records.
+const (
+	// bskyKeyKind is the key the simulator's tokens are signed with and the app passwords in
+	// them sealed with (bskyKeyRecord): one, for every process.
+	bskyKeyKind = "key"
+	// bskyAccountKind is an account that signed in (its Account: id, username, behaviour), by
+	// DID, and bskyHandleKind the same account's DID by lower-case handle: the repositories
+	// getRecord and getProfile know.
+	bskyAccountKind = "account"
+	bskyHandleKind  = "handle"
+	// bskyLoginsKind is the createSession calls of the last day ([]time.Time) of an
+	// identifier of an account the simulator knows.
+	bskyLoginsKind = "logins"
+	// bskyRefreshedKind is a refresh token already used, by its jti, until it expires.
+	bskyRefreshedKind = "refreshed"
+	// bskyJobKind is a video job (bskyJob), and bskyVideoKind the id of the job of an
+	// account's video, by DID and SHA-256 (how the service knows a video sent again). The video
+	// service does not say how long it keeps them: until retention, as the kinds below whose
+	// comment names no end.
+	bskyJobKind   = "job"
+	bskyVideoKind = "video"
+	// bskyBlobKind is a blob of an account's repository (bskyBlob), by DID and CID.
+	bskyBlobKind = "blob"
+	// bskyPostKind is a record (bskyPost), by at:// URI, and bskyRepliesKind the URIs of the
+	// records answering a post, by its URI.
+	bskyPostKind    = "post"
+	bskyRepliesKind = "replies"
+	// bskyUploadsKind is an account's videos accepted in the last day ([]bskyUploaded), by
+	// DID: the daily allowance.
+	bskyUploadsKind = "uploads"
+)
 
-type bskyToken struct {
-	password string
-	did      string
-	refresh  bool
-	revoked  bool
-}
+func bskyKey(kind, id string) Key { return Key{Platform: platform.Bluesky, Kind: kind, ID: id} }
 
 type bskyJob struct {
-	id        string
-	account   Account
-	did       string
-	sha       string
-	size      int64
-	created   time.Time
-	duration  time.Duration
-	verdict   string // "" passes; otherwise the failure's error text
-	completed bool
+	ID       string        `json:"id"`
+	Account  Account       `json:"account"`
+	DID      string        `json:"did"`
+	SHA      string        `json:"sha"`
+	Size     int64         `json:"size"`
+	Created  time.Time     `json:"created"`
+	Duration time.Duration `json:"duration"`
+	Verdict  string        `json:"verdict,omitempty"` // "" passes; otherwise the failure's error text
 }
 
+// completed reports whether the job's processing is over at now.
+func (j bskyJob) completed(now time.Time) bool { return !now.Before(j.Created.Add(j.Duration)) }
+
 type bskyBlob struct {
-	cid  string
-	mime string
-	size int64
-	sha  string
+	CID  string `json:"cid"`
+	Mime string `json:"mime"`
+	Size int64  `json:"size"`
+	SHA  string `json:"sha"`
+	// Ready is when the blob is in the repository: at once for uploadBlob, when its job
+	// completes for the video service.
+	Ready time.Time `json:"ready"`
 }
 
 type bskyUploaded struct {
-	at   time.Time
-	size int64
+	At   time.Time `json:"at"`
+	Size int64     `json:"size"`
 }
+
+// bskyPost is a record as the simulator keeps it.
+type bskyPost struct {
+	BlueskyPost
+	// Username is the author's (its display name).
+	Username string `json:"username"`
+}
+
+func (p *bskyPost) author() Account { return Account{ID: p.Account, Username: p.Username} }
 
 // NewBluesky returns the Bluesky simulator with Bluesky's documented behaviour.
 func NewBluesky(cfg Config) http.Handler { return NewBlueskySim(cfg, BlueskyOptions{}) }
@@ -244,16 +295,8 @@ func NewBlueskySim(cfg Config, opts BlueskyOptions) *Bluesky {
 	}
 	return &Bluesky{
 		cfg: cfg, opts: opts,
-		did:      "did:web:" + strings.ReplaceAll(host, ":", "%3A"),
-		key:      randomBytes(32),
-		tokens:   map[string]*bskyToken{},
-		accounts: map[string]bskyAccount{},
-		logins:   map[string][]time.Time{},
-		jobs:     map[string]*bskyJob{},
-		jobBySHA: map[string]string{},
-		blobs:    map[string]*bskyBlob{},
-		records:  map[string]*BlueskyPost{},
-		daily:    map[string][]bskyUploaded{},
+		did:    "did:web:" + strings.ReplaceAll(host, ":", "%3A"),
+		recent: map[string][]time.Time{},
 	}
 }
 
@@ -263,15 +306,16 @@ func (b *Bluesky) Recorder() *Recorder { return b.cfg.Recorder }
 // ServiceDID is the did:web of the simulated PDS and video service.
 func (b *Bluesky) ServiceDID() string { return b.did }
 
-// Posts lists the records of an account, in no particular order.
+// Posts lists the records of an account, oldest first. It is for tests: an error of the State
+// panics.
 func (b *Bluesky) Posts(accountID string) []BlueskyPost {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []BlueskyPost
-	for _, p := range b.records {
-		if p.Account == accountID {
-			out = append(out, *p)
-		}
+	all, err := listJSON[bskyPost](context.Background(), b.cfg.State, bskyKey(bskyPostKind, ""), accountID)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]BlueskyPost, len(all))
+	for i, p := range all {
+		out[i] = p.BlueskyPost
 	}
 	return out
 }
@@ -338,7 +382,12 @@ func bskyRateLimited(w http.ResponseWriter, limit int, window time.Duration, res
 // bskyFault answers the account's call fault, if any; onAuth writes the auth fault's answer on
 // this call. It reports whether it answered.
 func (b *Bluesky) bskyFault(w http.ResponseWriter, acc Account, onAuth func()) bool {
-	switch CallFault(acc.Behavior, b.cfg.Rand) {
+	return b.answerFault(w, CallFault(acc.Behavior, b.cfg.Rand), onAuth)
+}
+
+// answerFault answers a call fault drawn by CallFault, as bskyFault does.
+func (b *Bluesky) answerFault(w http.ResponseWriter, fault string, onAuth func()) bool {
+	switch fault {
 	case FailUnavailable:
 		bskyError(w, http.StatusServiceUnavailable, "NotEnoughResources", "Service Unavailable")
 	case FailAuth:
@@ -351,17 +400,103 @@ func (b *Bluesky) bskyFault(w http.ResponseWriter, acc Account, onAuth func()) b
 	return true
 }
 
-// JWTs.
+// bskyInternal answers a failure of the simulator's State as XRPC services answer their own
+// unhandled errors.
+func bskyInternal(w http.ResponseWriter) {
+	bskyError(w, http.StatusInternalServerError, "InternalServerError", "Internal Server Error")
+}
+
+// JWTs. The tokens the simulator issues verify themselves, as the PDS's do: signed with a key
+// every process reads from the State, they carry the account's app password sealed under it,
+// which each call resolves again through Config.Accounts (so that a revoked password, or an
+// account's changed behaviour, shows at once). Nothing of a session is stored but the refresh
+// tokens already used.
+
+// How long a process uses the key it read before reading it again, and how old the key's
+// record may grow before a process writes it again: written weekly, it never reaches
+// housekeeping's retention while the sandbox serves Bluesky.
+const (
+	bskyKeyReread  = 10 * time.Minute
+	bskyKeyRewrite = 7 * 24 * time.Hour
+)
+
+type bskyKeyRecord struct {
+	Key     []byte    `json:"key"`
+	Written time.Time `json:"written"`
+}
+
+// bskyKeys sign the simulator's tokens and seal the app passwords in them.
+type bskyKeys struct {
+	mac []byte
+	box *secret.Box
+}
+
+// tokenKeys reads the simulator's key, made by the first process that needs it.
+func (b *Bluesky) tokenKeys(ctx context.Context) (*bskyKeys, error) {
+	b.mu.Lock()
+	k, read := b.keys, b.keysRead
+	b.mu.Unlock()
+	if k != nil && time.Since(read) < bskyKeyReread {
+		return k, nil
+	}
+	key := bskyKey(bskyKeyKind, "tokens")
+	now := b.cfg.Now()
+	stored, _, found, err := load[bskyKeyRecord](ctx, b.cfg.State, key)
+	if err != nil {
+		return nil, err
+	}
+	if !found || now.Sub(stored.Written) > bskyKeyRewrite {
+		err := b.cfg.State.Update(ctx, func(tx Tx) error {
+			cur, rec, found, err := loadTx[bskyKeyRecord](tx, key)
+			if err != nil {
+				return err
+			}
+			if !found {
+				cur.Key = randomBytes(secret.KeySize)
+			}
+			cur.Written = now
+			stored = cur
+			return save(tx, rec, cur)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	box, err := secret.NewBox(secret.Derive(stored.Key, "sandbox bluesky app passwords"))
+	if err != nil {
+		return nil, err
+	}
+	k = &bskyKeys{mac: secret.Derive(stored.Key, "sandbox bluesky tokens"), box: box}
+	b.mu.Lock()
+	b.keys, b.keysRead = k, time.Now()
+	b.mu.Unlock()
+	return k, nil
+}
 
 func b64(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
 
-func (b *Bluesky) mint(claims map[string]any) string {
+func (k *bskyKeys) mint(claims map[string]any) string {
 	head, _ := json.Marshal(map[string]string{"typ": "at+jwt", "alg": "HS256"})
 	body, _ := json.Marshal(claims)
 	msg := b64(head) + "." + b64(body)
-	m := hmac.New(sha256.New, b.key)
+	m := hmac.New(sha256.New, k.mac)
 	m.Write([]byte(msg))
 	return msg + "." + b64(m.Sum(nil))
+}
+
+// seal seals the app password of the account did for a token's pwd claim.
+func (k *bskyKeys) seal(password, did string) string {
+	return b64(k.box.Seal([]byte(password), []byte(did)))
+}
+
+// open opens a token's pwd claim for the account did.
+func (k *bskyKeys) open(sealed, did string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(sealed)
+	if err != nil {
+		return "", false
+	}
+	password, err := k.box.Open(raw, []byte(did))
+	return string(password), err == nil
 }
 
 type bskyClaims struct {
@@ -372,15 +507,18 @@ type bskyClaims struct {
 	Lxm   string `json:"lxm"`
 	Jti   string `json:"jti"`
 	Exp   int64  `json:"exp"`
+	// Pwd is the account's app password, sealed (bskyKeys.seal).
+	Pwd string `json:"pwd"`
 }
 
-// parse verifies a token's signature and returns its claims; expired reports exp in the past.
-func (b *Bluesky) parse(token string) (c bskyClaims, expired, ok bool) {
+// parse verifies a token's signature and returns its claims; expired reports exp at or before
+// now.
+func (k *bskyKeys) parse(token string, now time.Time) (c bskyClaims, expired, ok bool) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return c, false, false
 	}
-	m := hmac.New(sha256.New, b.key)
+	m := hmac.New(sha256.New, k.mac)
 	m.Write([]byte(parts[0] + "." + parts[1]))
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || !hmac.Equal(sig, m.Sum(nil)) {
@@ -390,7 +528,17 @@ func (b *Bluesky) parse(token string) (c bskyClaims, expired, ok bool) {
 	if err != nil || json.Unmarshal(body, &c) != nil {
 		return c, false, false
 	}
-	return c, !b.cfg.Now().Before(time.Unix(c.Exp, 0)), true
+	return c, !now.Before(time.Unix(c.Exp, 0)), true
+}
+
+// resolve finds the account whose app password a token's claims carry, sealed for did.
+func (b *Bluesky) resolve(ctx context.Context, k *bskyKeys, c bskyClaims, did string) (Account, bool) {
+	password, ok := k.open(c.Pwd, did)
+	if !ok || b.cfg.Accounts == nil {
+		return Account{}, false
+	}
+	acc, ok := b.cfg.Accounts.Resolve(ctx, password)
+	return acc, ok && BlueskyDID(acc.ID) == did
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -399,19 +547,37 @@ func bearer(r *http.Request) (string, bool) {
 	return t, ok && t != ""
 }
 
-// issue mints an access and refresh token pair (under b.mu).
-func (b *Bluesky) issue(password string, acc Account) (access, refresh string) {
+// issue mints an access and refresh token pair carrying the account's app password.
+func (b *Bluesky) issue(k *bskyKeys, password string, acc Account) (access, refresh string) {
 	now := b.cfg.Now()
 	did := BlueskyDID(acc.ID)
-	aj, rj := randomHex(12), randomHex(12)
-	b.tokens[aj] = &bskyToken{password: password, did: did}
-	b.tokens[rj] = &bskyToken{password: password, did: did, refresh: true}
-	b.accounts[did] = bskyAccount{id: acc.ID, password: password}
-	access = b.mint(map[string]any{"scope": "com.atproto.appPass", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": aj})
-	refresh = b.mint(map[string]any{"scope": "com.atproto.refresh", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": rj})
+	pwd := k.seal(password, did)
+	access = k.mint(map[string]any{"scope": "com.atproto.appPass", "sub": did, "aud": b.did,
+		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": randomHex(12), "pwd": pwd})
+	refresh = k.mint(map[string]any{"scope": "com.atproto.refresh", "sub": did, "aud": b.did,
+		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": randomHex(12), "pwd": pwd})
 	return access, refresh
+}
+
+// saveAccount keeps acc as an account that signed in, by DID and by handle.
+func saveAccount(tx Tx, acc Account) error {
+	did := BlueskyDID(acc.ID)
+	if err := save(tx, Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
+		return err
+	}
+	return save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(BlueskySandboxHandle(acc.ID))), Account: acc.ID}, did)
+}
+
+// knownAccount finds the account that signed in with a DID or handle.
+func (b *Bluesky) knownAccount(ctx context.Context, actor string) (acc Account, did string, found bool, err error) {
+	did = actor
+	if !strings.HasPrefix(actor, "did:") {
+		if did, _, found, err = load[string](ctx, b.cfg.State, bskyKey(bskyHandleKind, strings.ToLower(actor))); err != nil || !found {
+			return Account{}, "", false, err
+		}
+	}
+	acc, _, found, err = load[Account](ctx, b.cfg.State, bskyKey(bskyAccountKind, did))
+	return acc, did, found, err
 }
 
 func (b *Bluesky) profile(acc Account) BlueskyProfile {
@@ -442,6 +608,45 @@ func (b *Bluesky) sessionAnswer(acc Account, access, refresh string) map[string]
 	}
 }
 
+// takeRecentLogin counts a createSession call of ident in the 5 minutes' window, kept in this
+// process (a documented deviation: each process allows the limit; the window is minutes long).
+// When the limit is reached it counts nothing and answers when the window frees a place.
+func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time, limited bool) {
+	cutoff := now.Add(-5 * time.Minute)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.recent) > 10_000 {
+		for id, calls := range b.recent {
+			if len(pruneBefore(calls, cutoff)) == 0 {
+				delete(b.recent, id)
+			}
+		}
+		if len(b.recent) > 10_000 {
+			clear(b.recent)
+		}
+	}
+	calls := pruneBefore(b.recent[ident], cutoff)
+	if len(calls) >= b.opts.SessionsPer5Min {
+		b.recent[ident] = calls
+		return calls[0].Add(5 * time.Minute), true
+	}
+	b.recent[ident] = append(calls, now)
+	return time.Time{}, false
+}
+
+// untakeRecentLogin takes back a call takeRecentLogin counted at now.
+func (b *Bluesky) untakeRecentLogin(ident string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	calls := b.recent[ident]
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i].Equal(now) {
+			b.recent[ident] = slices.Delete(calls, i, i+1)
+			return
+		}
+	}
+}
+
 func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Identifier *string `json:"identifier"`
@@ -457,46 +662,83 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	ident := strings.ToLower(strings.TrimSpace(*in.Identifier))
 	now := b.cfg.Now()
-	b.mu.Lock()
-	calls := pruneBefore(b.logins[ident], now.Add(-24*time.Hour))
-	recent := pruneBefore(calls, now.Add(-5*time.Minute))
-	var limit int
-	var window time.Duration
-	var reset time.Time
-	switch {
-	case len(recent) >= b.opts.SessionsPer5Min:
-		limit, window, reset = b.opts.SessionsPer5Min, 5*time.Minute, recent[0].Add(5*time.Minute)
-	case len(calls) >= b.opts.SessionsPerDay:
-		limit, window, reset = b.opts.SessionsPerDay, 24*time.Hour, calls[0].Add(24*time.Hour)
-	}
-	if limit == 0 {
-		calls = append(calls, now)
-	}
-	b.logins[ident] = calls
-	b.mu.Unlock()
-	if limit > 0 {
-		bskyRateLimited(w, limit, window, reset)
+	// Every call counts, a refused one too, before the password is looked at.
+	if reset, limited := b.takeRecentLogin(ident, now); limited {
+		bskyRateLimited(w, b.opts.SessionsPer5Min, 5*time.Minute, reset)
 		return
 	}
+	ctx := r.Context()
+	var acc Account
+	authed := b.cfg.Accounts != nil && *in.Password != ""
+	if authed {
+		acc, authed = b.cfg.Accounts.Resolve(ctx, *in.Password)
+	}
+	authed = authed && (ident == strings.ToLower(BlueskySandboxHandle(acc.ID)) || ident == BlueskyDID(acc.ID))
+	fault := ""
+	var keys *bskyKeys
+	if authed {
+		fault = CallFault(acc.Behavior, b.cfg.Rand)
+		var err error
+		if keys, err = b.tokenKeys(ctx); err != nil {
+			bskyInternal(w)
+			return
+		}
+	}
+	// The day's limit is kept in the State for the identifiers of accounts the simulator knows
+	// (that signed in once): the calls of other identifiers, which anyone can make up, count
+	// in the 5 minutes' window only.
+	var dayReset time.Time
+	var dayLimited bool
+	err := b.cfg.State.Update(ctx, func(tx Tx) error {
+		dayLimited = false
+		owner := ""
+		if authed {
+			owner = acc.ID
+		} else {
+			kind := bskyHandleKind
+			if strings.HasPrefix(ident, "did:") {
+				kind = bskyAccountKind
+			}
+			_, rec, found, err := loadTx[json.RawMessage](tx, bskyKey(kind, ident))
+			if err != nil || !found {
+				return err
+			}
+			owner = rec.Account
+		}
+		key := bskyKey(bskyLoginsKind, ident)
+		calls, _, _, err := loadTx[[]time.Time](tx, key)
+		if err != nil {
+			return err
+		}
+		ok, err := takeInWindow(tx, key, owner, now, 24*time.Hour, b.opts.SessionsPerDay)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			dayLimited, dayReset = true, pruneBefore(calls, now.Add(-24*time.Hour))[0].Add(24*time.Hour)
+			return nil
+		}
+		if authed && fault == "" {
+			return saveAccount(tx, acc)
+		}
+		return nil
+	})
 	refuse := func() {
 		bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", "Invalid identifier or password")
 	}
-	var acc Account
-	ok := b.cfg.Accounts != nil && *in.Password != ""
-	if ok {
-		acc, ok = b.cfg.Accounts.Resolve(r.Context(), *in.Password)
-	}
-	if !ok || (ident != strings.ToLower(BlueskySandboxHandle(acc.ID)) && ident != BlueskyDID(acc.ID)) {
+	switch {
+	case err != nil:
+		bskyInternal(w)
+	case dayLimited:
+		b.untakeRecentLogin(ident, now)
+		bskyRateLimited(w, b.opts.SessionsPerDay, 24*time.Hour, dayReset)
+	case !authed:
 		refuse()
-		return
+	case b.answerFault(w, fault, refuse):
+	default:
+		access, refresh := b.issue(keys, *in.Password, acc)
+		bskyJSON(w, http.StatusOK, b.sessionAnswer(acc, access, refresh))
 	}
-	if b.bskyFault(w, acc, refuse) {
-		return
-	}
-	b.mu.Lock()
-	access, refresh := b.issue(*in.Password, acc)
-	b.mu.Unlock()
-	bskyJSON(w, http.StatusOK, b.sessionAnswer(acc, access, refresh))
 }
 
 func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
@@ -505,77 +747,108 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", "Authentication Required")
 		return
 	}
-	c, expired, ok := b.parse(token)
+	ctx := r.Context()
+	keys, err := b.tokenKeys(ctx)
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
+	invalid := func() { bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified") }
+	revoked := func() { bskyError(w, http.StatusBadRequest, "ExpiredToken", "Token has been revoked") }
+	c, expired, ok := keys.parse(token, b.cfg.Now())
 	if !ok || c.Scope != "com.atproto.refresh" {
-		bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified")
+		invalid()
 		return
 	}
 	if expired {
 		bskyError(w, http.StatusBadRequest, "ExpiredToken", "Token has expired")
 		return
 	}
-	b.mu.Lock()
-	t := b.tokens[c.Jti]
-	if t == nil || t.revoked {
-		b.mu.Unlock()
-		bskyError(w, http.StatusBadRequest, "ExpiredToken", "Token has been revoked")
+	used := bskyKey(bskyRefreshedKind, c.Jti)
+	if _, _, found, err := load[bool](ctx, b.cfg.State, used); err != nil {
+		bskyInternal(w)
+		return
+	} else if found {
+		revoked()
 		return
 	}
-	password := t.password
-	b.mu.Unlock()
-	acc, ok := b.cfg.Accounts.Resolve(r.Context(), password)
+	acc, ok := b.resolve(ctx, keys, c, c.Sub)
 	if !ok {
-		bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified")
+		invalid()
 		return
 	}
-	if b.bskyFault(w, acc, func() { bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified") }) {
+	if b.bskyFault(w, acc, invalid) {
 		return
 	}
-	b.mu.Lock()
-	t.revoked = true
-	access, refresh := b.issue(password, acc)
-	b.mu.Unlock()
-	bskyJSON(w, http.StatusOK, b.sessionAnswer(acc, access, refresh))
+	// A refresh token is good once: it is kept as used until it would have expired.
+	again := false
+	err = b.cfg.State.Update(ctx, func(tx Tx) error {
+		_, rec, found, err := loadTx[bool](tx, used)
+		if again = found; err != nil || found {
+			return err
+		}
+		rec.Account, rec.Expires = acc.ID, time.Unix(c.Exp, 0)
+		if err := save(tx, rec, true); err != nil {
+			return err
+		}
+		return saveAccount(tx, acc)
+	})
+	switch {
+	case err != nil:
+		bskyInternal(w)
+	case again:
+		revoked()
+	default:
+		password, _ := keys.open(c.Pwd, c.Sub)
+		access, refresh := b.issue(keys, password, acc)
+		bskyJSON(w, http.StatusOK, b.sessionAnswer(acc, access, refresh))
+	}
 }
 
 // auth checks an access token; it answers and reports false when the call may not go on.
 func (b *Bluesky) auth(w http.ResponseWriter, r *http.Request) (Account, bool) {
+	acc, _, _, ok := b.authClaims(w, r)
+	return acc, ok
+}
+
+// authClaims is auth that also answers the token's claims and the keys that verified them.
+func (b *Bluesky) authClaims(w http.ResponseWriter, r *http.Request) (Account, bskyClaims, *bskyKeys, bool) {
 	token, ok := bearer(r)
 	if !ok {
 		bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", "Authentication Required")
-		return Account{}, false
+		return Account{}, bskyClaims{}, nil, false
 	}
-	c, expired, ok := b.parse(token)
+	keys, err := b.tokenKeys(r.Context())
+	if err != nil {
+		bskyInternal(w)
+		return Account{}, bskyClaims{}, nil, false
+	}
+	invalid := func() { bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified") }
+	c, expired, ok := keys.parse(token, b.cfg.Now())
 	switch {
 	case !ok:
-		bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified")
-		return Account{}, false
+		invalid()
+		return Account{}, c, nil, false
 	case c.Scope != "com.atproto.appPass" && c.Scope != "com.atproto.access":
 		bskyError(w, http.StatusBadRequest, "InvalidToken", "Bad token scope")
-		return Account{}, false
+		return Account{}, c, nil, false
 	case expired:
 		bskyError(w, http.StatusBadRequest, "ExpiredToken", "Token has expired")
-		return Account{}, false
+		return Account{}, c, nil, false
 	}
-	b.mu.Lock()
-	t := b.tokens[c.Jti]
-	b.mu.Unlock()
-	var acc Account
-	if t != nil && b.cfg.Accounts != nil {
-		acc, ok = b.cfg.Accounts.Resolve(r.Context(), t.password)
+	acc, ok := b.resolve(r.Context(), keys, c, c.Sub)
+	if !ok {
+		invalid()
+		return Account{}, c, nil, false
 	}
-	if t == nil || !ok || BlueskyDID(acc.ID) != c.Sub {
-		bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified")
-		return Account{}, false
+	if b.bskyFault(w, acc, invalid) {
+		return Account{}, c, nil, false
 	}
-	if b.bskyFault(w, acc, func() { bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified") }) {
-		return Account{}, false
-	}
-	return acc, true
+	return acc, c, keys, true
 }
 
 func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
-	acc, ok := b.auth(w, r)
+	acc, claims, keys, ok := b.authClaims(w, r)
 	if !ok {
 		return
 	}
@@ -606,8 +879,10 @@ func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "BadExpiration", "cannot request a method-less token with an expiration more than a minute in the future")
 		return
 	}
-	token := b.mint(map[string]any{"iss": BlueskyDID(acc.ID), "aud": aud, "lxm": lxm,
-		"iat": now.Unix(), "exp": exp.Unix(), "jti": randomHex(12)})
+	// The service token carries the app password as the session's do: the video service
+	// resolves the account with it.
+	token := keys.mint(map[string]any{"iss": BlueskyDID(acc.ID), "aud": aud, "lxm": lxm,
+		"iat": now.Unix(), "exp": exp.Unix(), "jti": randomHex(12), "pwd": claims.Pwd})
 	bskyJSON(w, http.StatusOK, map[string]string{"token": token})
 }
 
@@ -619,7 +894,12 @@ func (b *Bluesky) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) 
 		unauthorized("missing authorization")
 		return Account{}, "", false
 	}
-	c, expired, ok := b.parse(token)
+	keys, err := b.tokenKeys(r.Context())
+	if err != nil {
+		bskyInternal(w)
+		return Account{}, "", false
+	}
+	c, expired, ok := keys.parse(token, b.cfg.Now())
 	switch {
 	case !ok || c.Iss == "":
 		unauthorized("invalid token: could not verify the token")
@@ -634,15 +914,8 @@ func (b *Bluesky) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) 
 		unauthorized(fmt.Sprintf("invalid token: invalid token lxm %q, should be %q", c.Lxm, lxm))
 		return Account{}, "", false
 	}
-	b.mu.Lock()
-	known, ok2 := b.accounts[c.Iss]
-	b.mu.Unlock()
-	var acc Account
-	if ok2 && b.cfg.Accounts != nil {
-		acc, ok = b.cfg.Accounts.Resolve(r.Context(), known.password)
-	}
-	known2 := ok2
-	if !known2 || !ok || BlueskyDID(acc.ID) != c.Iss {
+	acc, ok := b.resolve(r.Context(), keys, c, c.Iss)
+	if !ok {
 		unauthorized("invalid token: unknown issuer")
 		return Account{}, "", false
 	}
@@ -652,18 +925,20 @@ func (b *Bluesky) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) 
 	return acc, c.Iss, true
 }
 
-// remaining reports the daily allowance left (under b.mu).
-func (b *Bluesky) remaining(did string, now time.Time) (videos int, bytes int64) {
-	var kept []bskyUploaded
-	var used int64
-	for _, u := range b.daily[did] {
-		if u.at.After(now.Add(-24 * time.Hour)) {
-			kept = append(kept, u)
-			used += u.size
+// remaining reports the daily allowance left to the account did at now.
+func (b *Bluesky) remaining(ctx context.Context, did string, now time.Time) (videos int, bytes int64, err error) {
+	uploads, _, _, err := load[[]bskyUploaded](ctx, b.cfg.State, bskyKey(bskyUploadsKind, did))
+	if err != nil {
+		return 0, 0, err
+	}
+	n := 0
+	for _, u := range uploads {
+		if u.At.After(now.Add(-24 * time.Hour)) {
+			n++
+			bytes += u.Size
 		}
 	}
-	b.daily[did] = kept
-	return max(b.opts.VideosPerDay-len(kept), 0), max(b.opts.VideoBytesPerDay-used, 0)
+	return max(b.opts.VideosPerDay-n, 0), max(b.opts.VideoBytesPerDay-bytes, 0), nil
 }
 
 func (b *Bluesky) getUploadLimits(w http.ResponseWriter, r *http.Request) {
@@ -671,9 +946,11 @@ func (b *Bluesky) getUploadLimits(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b.mu.Lock()
-	videos, bytes := b.remaining(did, b.cfg.Now())
-	b.mu.Unlock()
+	videos, bytes, err := b.remaining(r.Context(), did, b.cfg.Now())
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
 	out := map[string]any{"canUpload": true, "remainingDailyVideos": videos, "remainingDailyBytes": bytes}
 	switch {
 	case b.profile(acc).EmailUnconfirmed:
@@ -739,9 +1016,12 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request entity too large")
 		return
 	}
-	b.mu.Lock()
-	videos, left := b.remaining(did, b.cfg.Now())
-	b.mu.Unlock()
+	ctx := r.Context()
+	videos, left, err := b.remaining(ctx, did, b.cfg.Now())
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
 	if videos == 0 || (r.ContentLength > 0 && r.ContentLength > left) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "daily video upload limit reached")
 		return
@@ -763,19 +1043,20 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := b.cfg.Now()
-	b.mu.Lock()
-	if id, ok := b.jobBySHA[did+"|"+sha]; ok {
-		j := b.jobs[id]
-		b.advance(j, now)
-		if j.verdict == "" {
-			state := b.stateOf(j, now)
-			b.mu.Unlock()
-			bskyJSON(w, http.StatusConflict, map[string]string{"did": did, "error": "already_exists",
-				"jobId": j.id, "message": "Video already processed", "state": state})
-			return
-		}
+	videoKey := bskyKey(bskyVideoKind, did+"|"+sha)
+	// already answers the job of the same video of the account, when it has not failed: the
+	// video service answers it again instead of making another.
+	already := func(j bskyJob) {
+		bskyJSON(w, http.StatusConflict, map[string]string{"did": did, "error": "already_exists",
+			"jobId": j.ID, "message": "Video already processed", "state": bskyJobState(j, now)})
 	}
-	b.mu.Unlock()
+	if prior, found, err := b.videoJob(ctx, videoKey); err != nil {
+		bskyInternal(w)
+		return
+	} else if found && prior.Verdict == "" {
+		already(prior)
+		return
+	}
 
 	verdict := ""
 	info, perr := media.Probe(f, size)
@@ -791,16 +1072,81 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 	if ms := acc.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	j := &bskyJob{id: bskyJobID(), account: acc, did: did, sha: sha, size: size, created: now, duration: processing, verdict: verdict}
-	b.cfg.Recorder.RecordUpload(Upload{Account: acc.ID, Bytes: size, SHA256: sha})
-	b.mu.Lock()
-	b.jobs[j.id] = j
-	b.jobBySHA[did+"|"+sha] = j.id
-	b.daily[did] = append(b.daily[did], bskyUploaded{at: now, size: size})
-	b.advance(j, now)
-	state := b.stateOf(j, now)
-	b.mu.Unlock()
-	bskyJSON(w, http.StatusOK, map[string]string{"did": did, "jobId": j.id, "state": state})
+	j := bskyJob{ID: bskyJobID(), Account: acc, DID: did, SHA: sha, Size: size, Created: now, Duration: processing, Verdict: verdict}
+	var prior *bskyJob
+	err = b.cfg.State.Update(ctx, func(tx Tx) error {
+		prior = nil
+		// The same video, sent meanwhile by another request.
+		if id, _, found, err := loadTx[string](tx, videoKey); err != nil {
+			return err
+		} else if found {
+			p, _, found, err := loadTx[bskyJob](tx, bskyKey(bskyJobKind, id))
+			if err != nil {
+				return err
+			}
+			if found && p.Verdict == "" {
+				prior = &p
+				return nil
+			}
+		}
+		if err := save(tx, Record{Key: bskyKey(bskyJobKind, j.ID), Account: acc.ID}, j); err != nil {
+			return err
+		}
+		if err := save(tx, Record{Key: videoKey, Account: acc.ID}, j.ID); err != nil {
+			return err
+		}
+		uploadsKey := bskyKey(bskyUploadsKind, did)
+		uploads, _, _, err := loadTx[[]bskyUploaded](tx, uploadsKey)
+		if err != nil {
+			return err
+		}
+		uploads = append(slices.DeleteFunc(uploads, func(u bskyUploaded) bool { return !u.At.After(now.Add(-24 * time.Hour)) }),
+			bskyUploaded{At: now, Size: size})
+		if err := save(tx, Record{Key: uploadsKey, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, uploads); err != nil {
+			return err
+		}
+		if verdict == "" {
+			// The job puts its blob in the account's repository when it completes.
+			if err := putBlob(tx, acc.ID, did, bskyBlob{Mime: "video/mp4", Size: size, SHA: sha, Ready: j.Created.Add(j.Duration)}); err != nil {
+				return err
+			}
+		}
+		return recordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+	})
+	switch {
+	case err != nil:
+		bskyInternal(w)
+	case prior != nil:
+		already(*prior)
+	default:
+		bskyJSON(w, http.StatusOK, map[string]string{"did": did, "jobId": j.ID, "state": bskyJobState(j, now)})
+	}
+}
+
+// videoJob reads the job of an account's video (videoKey: bskyVideoKind).
+func (b *Bluesky) videoJob(ctx context.Context, videoKey Key) (bskyJob, bool, error) {
+	id, _, found, err := load[string](ctx, b.cfg.State, videoKey)
+	if err != nil || !found {
+		return bskyJob{}, false, err
+	}
+	j, _, found, err := load[bskyJob](ctx, b.cfg.State, bskyKey(bskyJobKind, id))
+	return j, found, err
+}
+
+// putBlob stores a blob in the account did's repository, replacing one of the same bytes; the
+// blob is ready as soon as either was.
+func putBlob(tx Tx, account, did string, bl bskyBlob) error {
+	bl.CID = bskyCID(0x55, bl.SHA)
+	key := bskyKey(bskyBlobKind, did+"|"+bl.CID)
+	cur, rec, found, err := loadTx[bskyBlob](tx, key)
+	if err != nil {
+		return err
+	}
+	if found && cur.Ready.Before(bl.Ready) {
+		bl.Ready = cur.Ready
+	}
+	rec.Account = account
+	return save(tx, rec, bl)
 }
 
 // bskyJobID looks like the video service's job ids (20 lower-case base32hex characters).
@@ -808,23 +1154,13 @@ func bskyJobID() string {
 	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(randomBytes(12)))[:20]
 }
 
-// advance completes a job whose processing time is over and stores its blob (under b.mu).
-func (b *Bluesky) advance(j *bskyJob, now time.Time) {
-	if j.completed || now.Before(j.created.Add(j.duration)) {
-		return
-	}
-	j.completed = true
-	if j.verdict == "" {
-		cid := bskyCID(0x55, j.sha)
-		b.blobs[j.did+"|"+cid] = &bskyBlob{cid: cid, mime: "video/mp4", size: j.size, sha: j.sha}
-	}
-}
-
-func (b *Bluesky) stateOf(j *bskyJob, _ time.Time) string {
+// bskyJobState is the state of a job at now: encoding for its processing time, then
+// completed or failed.
+func bskyJobState(j bskyJob, now time.Time) string {
 	switch {
-	case !j.completed:
+	case !j.completed(now):
 		return "JOB_STATE_ENCODING"
-	case j.verdict != "":
+	case j.Verdict != "":
 		return "JOB_STATE_FAILED"
 	}
 	return "JOB_STATE_COMPLETED"
@@ -836,34 +1172,33 @@ func (b *Bluesky) getJobStatus(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Params must have the property "jobId"`)
 		return
 	}
-	b.mu.Lock()
-	j, ok := b.jobs[id]
-	b.mu.Unlock()
-	if !ok {
+	j, _, found, err := load[bskyJob](r.Context(), b.cfg.State, bskyKey(bskyJobKind, id))
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
+	if !found {
 		bskyError(w, http.StatusNotFound, "NotFound", "job not found")
 		return
 	}
-	if b.bskyFault(w, j.account, func() { bskyError(w, http.StatusServiceUnavailable, "NotEnoughResources", "Service Unavailable") }) {
+	if b.bskyFault(w, j.Account, func() { bskyError(w, http.StatusServiceUnavailable, "NotEnoughResources", "Service Unavailable") }) {
 		return
 	}
 	now := b.cfg.Now()
-	b.mu.Lock()
-	b.advance(j, now)
-	state := b.stateOf(j, now)
-	b.mu.Unlock()
-	js := map[string]any{"jobId": j.id, "did": j.did, "state": state}
+	state := bskyJobState(j, now)
+	js := map[string]any{"jobId": j.ID, "did": j.DID, "state": state}
 	switch state {
 	case "JOB_STATE_ENCODING":
-		js["progress"] = min(99, int(100*now.Sub(j.created)/max(j.duration, 1)))
+		js["progress"] = min(99, int(100*now.Sub(j.Created)/max(j.Duration, 1)))
 	case "JOB_STATE_FAILED":
-		js["error"] = "video processing error for job: " + j.id
+		js["error"] = "video processing error for job: " + j.ID
 		js["message"] = "Failed to process video"
-		if j.verdict != "rejected" {
-			js["message"] = "Failed to process video: " + j.verdict
+		if j.Verdict != "rejected" {
+			js["message"] = "Failed to process video: " + j.Verdict
 		}
 	default:
 		js["progress"] = 100
-		js["blob"] = bskyBlobJSON(bskyCID(0x55, j.sha), "video/mp4", j.size)
+		js["blob"] = bskyBlobJSON(bskyCID(0x55, j.SHA), "video/mp4", j.Size)
 	}
 	bskyJSON(w, http.StatusOK, map[string]any{"jobStatus": js})
 }
@@ -907,13 +1242,19 @@ func (b *Bluesky) uploadBlob(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "Failed to process video")
 		return
 	}
-	b.cfg.Recorder.RecordUpload(Upload{Account: acc.ID, Bytes: size, SHA256: sha})
-	cid := bskyCID(0x55, sha)
+	now := b.cfg.Now()
 	did := BlueskyDID(acc.ID)
-	b.mu.Lock()
-	b.blobs[did+"|"+cid] = &bskyBlob{cid: cid, mime: mt, size: size, sha: sha}
-	b.mu.Unlock()
-	bskyJSON(w, http.StatusOK, map[string]any{"blob": bskyBlobJSON(cid, mt, size)})
+	err = b.cfg.State.Update(r.Context(), func(tx Tx) error {
+		if err := putBlob(tx, acc.ID, did, bskyBlob{Mime: mt, Size: size, SHA: sha, Ready: now}); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+	})
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
+	bskyJSON(w, http.StatusOK, map[string]any{"blob": bskyBlobJSON(bskyCID(0x55, sha), mt, size)})
 }
 
 // bskyTIDRE: a TID is 13 base32-sortable characters, the first within 234567abcdefghij.
@@ -1094,9 +1435,10 @@ func bskyByteAt(s string, i int) byte {
 	return 0
 }
 
-// checkEmbed validates the video embed and finds its blob (under b.mu); it returns the
-// status, error name and message of a refusal, or the blob.
-func (b *Bluesky) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, string, string) {
+// checkEmbed validates the video embed and finds its blob in the repository of did; it
+// returns the status, error name and message of a refusal, or the blob.
+func (v *bskyView) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, string, string) {
+	b := v.b
 	invalid := func(msg string) (*bskyBlob, int, string, string) {
 		return nil, http.StatusBadRequest, "InvalidRequest", "Invalid app.bsky.feed.post record: " + msg
 	}
@@ -1110,18 +1452,18 @@ func (b *Bluesky) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, s
 	if e.Type != "app.bsky.embed.video" {
 		return invalid(fmt.Sprintf("Record/embed $type %q: this simulator takes app.bsky.embed.video only", e.Type))
 	}
-	v := e.Video
-	if v == nil {
+	vid := e.Video
+	if vid == nil {
 		return invalid(`Record/embed must have the property "video"`)
 	}
-	if v.Type != "blob" || v.Ref == nil || v.Ref.Link == "" || v.Size == nil || v.MimeType == "" {
+	if vid.Type != "blob" || vid.Ref == nil || vid.Ref.Link == "" || vid.Size == nil || vid.MimeType == "" {
 		return invalid("Record/embed/video should be a blob ref")
 	}
-	if v.MimeType != "video/mp4" {
-		return invalid(fmt.Sprintf("Record/embed/video mimeType (%s) does not match accepted types: video/mp4", v.MimeType))
+	if vid.MimeType != "video/mp4" {
+		return invalid(fmt.Sprintf("Record/embed/video mimeType (%s) does not match accepted types: video/mp4", vid.MimeType))
 	}
-	if *v.Size > b.opts.MaxVideoBytes {
-		return invalid(fmt.Sprintf("Record/embed/video is too big (%d bytes, the maximum is %d)", *v.Size, b.opts.MaxVideoBytes))
+	if *vid.Size > b.opts.MaxVideoBytes {
+		return invalid(fmt.Sprintf("Record/embed/video is too big (%d bytes, the maximum is %d)", *vid.Size, b.opts.MaxVideoBytes))
 	}
 	if e.AspectRatio != nil && (e.AspectRatio.Width == nil || e.AspectRatio.Height == nil || *e.AspectRatio.Width < 1 || *e.AspectRatio.Height < 1) {
 		return invalid("Record/embed/aspectRatio width and height must be integers of at least 1")
@@ -1129,14 +1471,18 @@ func (b *Bluesky) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, s
 	if e.Alt != nil && (!bskyAltLimit.Check(*e.Alt) || len(*e.Alt) > 10000) {
 		return invalid("Record/embed/alt must not be longer than 1000 graphemes")
 	}
-	bl, ok := b.blobs[did+"|"+v.Ref.Link]
-	if !ok {
-		return nil, http.StatusBadRequest, "InvalidRequest", "Could not find blob: " + v.Ref.Link
+	bl, _, found, err := load[bskyBlob](v.ctx, b.cfg.State, bskyKey(bskyBlobKind, did+"|"+vid.Ref.Link))
+	if err != nil {
+		v.fail(err)
+		return nil, http.StatusInternalServerError, "InternalServerError", "Internal Server Error"
 	}
-	if bl.mime != v.MimeType || bl.size != *v.Size {
+	if !found || v.now.Before(bl.Ready) {
+		return nil, http.StatusBadRequest, "InvalidRequest", "Could not find blob: " + vid.Ref.Link
+	}
+	if bl.Mime != vid.MimeType || bl.Size != *vid.Size {
 		return invalid("Record/embed/video does not match the stored blob's mimeType and size")
 	}
-	return bl, 0, "", ""
+	return &bl, 0, "", ""
 }
 
 func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
@@ -1188,38 +1534,36 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri := "at://" + did + "/app.bsky.feed.post/" + rkey
+	ctx := r.Context()
 	now := b.cfg.Now()
-	b.mu.Lock()
+	v := b.view(ctx, now)
 	var bl *bskyBlob
 	if post.Reply == nil || len(post.Embed) > 0 && string(post.Embed) != "null" {
 		var status int
 		var name, msg string
-		if bl, status, name, msg = b.checkEmbed(did, post.Embed); status != 0 {
-			b.mu.Unlock()
+		if bl, status, name, msg = v.checkEmbed(did, post.Embed); status != 0 {
 			bskyError(w, status, name, msg)
 			return
 		}
 	}
 	if post.Reply != nil {
-		if msg := b.checkReplyLocked(*post.Reply, now); msg != "" {
-			b.mu.Unlock()
+		msg := v.checkReply(*post.Reply)
+		if v.err != nil {
+			bskyInternal(w)
+			return
+		}
+		if msg != "" {
 			bskyError(w, http.StatusBadRequest, "InvalidRequest", "Invalid app.bsky.feed.post record: "+msg)
 			return
 		}
 	}
-	if _, exists := b.records[uri]; exists {
-		b.mu.Unlock()
-		// The live PDS's MST refuses the key with an unhandled error (bluesky-social/atproto#3718).
-		bskyError(w, http.StatusInternalServerError, "InternalServerError", "Internal Server Error")
-		return
-	}
 	var canon bytes.Buffer
 	_ = json.Compact(&canon, in.Record)
 	sum := sha256.Sum256(canon.Bytes())
-	p := &BlueskyPost{Account: acc.ID, URI: uri, CID: bskyCID(0x71, hex.EncodeToString(sum[:])), Rkey: rkey,
-		Record: json.RawMessage(canon.Bytes()), At: now, author: acc}
+	p := bskyPost{Username: acc.Username, BlueskyPost: BlueskyPost{Account: acc.ID, URI: uri,
+		CID: bskyCID(0x71, hex.EncodeToString(sum[:])), Rkey: rkey, Record: json.RawMessage(canon.Bytes()), At: now}}
 	if bl != nil {
-		p.SHA256 = bl.sha
+		p.SHA256 = bl.SHA
 	}
 	if post.Text != nil {
 		p.Text = *post.Text
@@ -1227,31 +1571,43 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 	if post.Reply != nil {
 		p.ReplyRoot, p.ReplyParent = post.Reply.Root.URI, post.Reply.Parent.URI
 	}
-	b.records[uri] = p
-	b.mu.Unlock()
-	if p.ReplyParent != "" {
-		b.cfg.Recorder.RecordReply(Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
-	} else {
-		b.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: uri,
-			URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: p.SHA256, Text: p.Text})
+	exists := false
+	err := b.cfg.State.Update(ctx, func(tx Tx) error {
+		_, rec, found, err := loadTx[bskyPost](tx, bskyKey(bskyPostKind, uri))
+		if exists = found; err != nil || found {
+			return err
+		}
+		rec.Account = acc.ID
+		if err := save(tx, rec, p); err != nil {
+			return err
+		}
+		if p.ReplyParent == "" {
+			return recordTx(tx, platform.Bluesky, Published{Account: acc.ID, ID: uri,
+				URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: p.SHA256, Text: p.Text})
+		}
+		repliesKey := bskyKey(bskyRepliesKind, p.ReplyParent)
+		replies, rrec, _, err := loadTx[[]string](tx, repliesKey)
+		if err != nil {
+			return err
+		}
+		if err := save(tx, rrec, append(replies, uri)); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Bluesky, Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
+	})
+	switch {
+	case err != nil:
+		bskyInternal(w)
+		return
+	case exists:
+		// The live PDS's MST refuses the key with an unhandled error (bluesky-social/atproto#3718).
+		bskyInternal(w)
+		return
 	}
 	commit := sha256.Sum256([]byte(uri + p.CID))
 	bskyJSON(w, http.StatusOK, map[string]any{"uri": uri, "cid": p.CID,
 		"commit":           map[string]string{"cid": bskyCID(0x71, hex.EncodeToString(commit[:])), "rev": bskyNewTID(b.cfg.Now())},
 		"validationStatus": "valid"})
-}
-
-// actorDID resolves a DID or handle of an account that has signed in (under b.mu).
-func (b *Bluesky) actorDID(actor string) (bskyAccount, string, bool) {
-	if a, ok := b.accounts[actor]; ok {
-		return a, actor, true
-	}
-	for did, a := range b.accounts {
-		if strings.EqualFold(BlueskySandboxHandle(a.id), actor) {
-			return a, did, true
-		}
-	}
-	return bskyAccount{}, "", false
 }
 
 func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
@@ -1261,14 +1617,13 @@ func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Params must have the properties "repo", "collection" and "rkey"`)
 		return
 	}
-	b.mu.Lock()
-	a, did, ok := b.actorDID(repo)
-	b.mu.Unlock()
-	var acc Account
-	if ok {
-		acc, ok = b.cfg.Accounts.Resolve(r.Context(), a.password)
+	ctx := r.Context()
+	acc, did, found, err := b.knownAccount(ctx, repo)
+	if err != nil {
+		bskyInternal(w)
+		return
 	}
-	if !ok {
+	if !found {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "Could not find repo: "+repo)
 		return
 	}
@@ -1276,10 +1631,12 @@ func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri := "at://" + did + "/" + coll + "/" + rkey
-	b.mu.Lock()
-	p, ok := b.records[uri]
-	b.mu.Unlock()
-	if !ok {
+	p, _, found, err := load[bskyPost](ctx, b.cfg.State, bskyKey(bskyPostKind, uri))
+	if err != nil {
+		bskyInternal(w)
+		return
+	}
+	if !found {
 		bskyError(w, http.StatusBadRequest, "RecordNotFound", "Could not locate record: "+uri)
 		return
 	}
@@ -1295,20 +1652,17 @@ func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Params must have the property "actor"`)
 		return
 	}
-	b.mu.Lock()
-	a, did, ok := b.actorDID(actor)
+	ctx := r.Context()
+	acc, did, found, err := b.knownAccount(ctx, actor)
 	posts := 0
-	for _, p := range b.records {
-		if ok && strings.HasPrefix(p.URI, "at://"+did+"/") {
-			posts++
-		}
+	if err == nil && found {
+		posts, err = b.cfg.State.Count(ctx, platform.Bluesky, bskyPostKind, acc.ID)
 	}
-	b.mu.Unlock()
-	var acc Account
-	if ok {
-		acc, ok = b.cfg.Accounts.Resolve(r.Context(), a.password)
+	if err != nil {
+		bskyInternal(w)
+		return
 	}
-	if !ok {
+	if !found {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "Profile not found")
 		return
 	}

@@ -31,6 +31,7 @@ package sim
 // mutes (no notFoundPost or blockedPost is ever answered), thread sorting preferences.
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
@@ -69,6 +70,15 @@ func BlueskyAudienceURI(itemURI string, c AudienceComment) string {
 	return "at://" + bskyAudienceDID(c.Author) + "/app.bsky.feed.post/" + bskyTIDAt(c.At, h.Sum64())
 }
 
+// bskyAudienceDIDs are the DIDs of the audience's accounts, whose posts are drawn, not stored.
+var bskyAudienceDIDs = func() map[string]bool {
+	out := map[string]bool{}
+	for _, a := range audienceAuthors {
+		out[bskyAudienceDID(a)] = true
+	}
+	return out
+}()
+
 // bskyNode is a post as the AppView sees it: a record of an account, or an audience comment.
 type bskyNode struct {
 	uri, cid     string
@@ -78,21 +88,21 @@ type bskyNode struct {
 	at           time.Time
 	parent, root string // "" for a post that answers none
 	// item is set for a record that answers none: it has an audience.
-	item *BlueskyPost
+	item *bskyPost
 	// comment is set for an audience comment.
 	comment *AudienceComment
 }
 
-func (b *Bluesky) recordNode(p *BlueskyPost) bskyNode {
+func (b *Bluesky) recordNode(p *bskyPost) bskyNode {
 	n := bskyNode{uri: p.URI, cid: p.CID, did: BlueskyDID(p.Account), handle: BlueskySandboxHandle(p.Account),
-		displayName: b.profile(p.author).DisplayName, record: p.Record, at: p.At, parent: p.ReplyParent, root: p.ReplyRoot}
+		displayName: b.profile(p.author()).DisplayName, record: p.Record, at: p.At, parent: p.ReplyParent, root: p.ReplyRoot}
 	if p.ReplyParent == "" {
 		n.item = p
 	}
 	return n
 }
 
-func audienceNode(item *BlueskyPost, c AudienceComment) bskyNode {
+func audienceNode(item *bskyPost, c AudienceComment) bskyNode {
 	uri := BlueskyAudienceURI(item.URI, c)
 	ref := map[string]string{"uri": item.URI, "cid": item.CID}
 	rec, _ := json.Marshal(map[string]any{
@@ -105,16 +115,72 @@ func audienceNode(item *BlueskyPost, c AudienceComment) bskyNode {
 		parent: item.URI, root: item.URI, comment: &c}
 }
 
-// nodeLocked finds a post by URI (under b.mu): a record, or an audience comment of an item.
-func (b *Bluesky) nodeLocked(uri string, now time.Time) (bskyNode, bool) {
-	if p, ok := b.records[uri]; ok {
-		return b.recordNode(p), true
+// bskyView reads from the State what one answer needs, each record once, at one clock. The
+// first failure of the State is kept in err; what was read after it is incomplete, and the
+// answer is then the internal error (bskyInternal).
+type bskyView struct {
+	b   *Bluesky
+	ctx context.Context
+	now time.Time
+	// posts are the records read, nil for a URI not found; replies the URIs answering a post.
+	posts   map[string]*bskyPost
+	replies map[string][]string
+	// items are every account's records that answer none, read once for an audience comment.
+	items     []*bskyPost
+	itemsRead bool
+	err       error
+}
+
+func (b *Bluesky) view(ctx context.Context, now time.Time) *bskyView {
+	return &bskyView{b: b, ctx: ctx, now: now, posts: map[string]*bskyPost{}, replies: map[string][]string{}}
+}
+
+func (v *bskyView) fail(err error) {
+	if v.err == nil {
+		v.err = err
 	}
-	for _, p := range b.records {
-		if p.ReplyParent != "" {
-			continue
+}
+
+// node finds a post by URI: a record, or an audience comment of an item.
+func (v *bskyView) node(uri string) (bskyNode, bool) {
+	did, _, _ := strings.Cut(strings.TrimPrefix(uri, "at://"), "/")
+	if bskyAudienceDIDs[did] {
+		return v.audienceComment(uri)
+	}
+	p, ok := v.posts[uri]
+	if !ok {
+		rec, _, found, err := load[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, uri))
+		if err != nil {
+			v.fail(err)
+		} else if found {
+			p = &rec
 		}
-		for _, c := range AudienceComments(p.URI, p.At, now) {
+		v.posts[uri] = p
+	}
+	if p == nil {
+		return bskyNode{}, false
+	}
+	return v.b.recordNode(p), true
+}
+
+// audienceComment finds the audience comment with uri among every item's (they are drawn, not
+// stored: the items are read to draw them).
+func (v *bskyView) audienceComment(uri string) (bskyNode, bool) {
+	if !v.itemsRead {
+		v.itemsRead = true
+		all, err := listJSON[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, ""), "")
+		if err != nil {
+			v.fail(err)
+			return bskyNode{}, false
+		}
+		for i := range all {
+			if all[i].ReplyParent == "" {
+				v.items = append(v.items, &all[i])
+			}
+		}
+	}
+	for _, p := range v.items {
+		for _, c := range AudienceComments(p.URI, p.At, v.now) {
 			if BlueskyAudienceURI(p.URI, c) == uri {
 				return audienceNode(p, c), true
 			}
@@ -123,17 +189,25 @@ func (b *Bluesky) nodeLocked(uri string, now time.Time) (bskyNode, bool) {
 	return bskyNode{}, false
 }
 
-// childrenLocked lists the direct replies of a post, oldest first (under b.mu).
-func (b *Bluesky) childrenLocked(n bskyNode, now time.Time) []bskyNode {
+// children lists the direct replies of a post, oldest first.
+func (v *bskyView) children(n bskyNode) []bskyNode {
 	var out []bskyNode
 	if n.item != nil {
-		for _, c := range AudienceComments(n.item.URI, n.item.At, now) {
+		for _, c := range AudienceComments(n.item.URI, n.item.At, v.now) {
 			out = append(out, audienceNode(n.item, c))
 		}
 	}
-	for _, p := range b.records {
-		if p.ReplyParent == n.uri {
-			out = append(out, b.recordNode(p))
+	replies, ok := v.replies[n.uri]
+	if !ok {
+		var err error
+		if replies, _, _, err = load[[]string](v.ctx, v.b.cfg.State, bskyKey(bskyRepliesKind, n.uri)); err != nil {
+			v.fail(err)
+		}
+		v.replies[n.uri] = replies
+	}
+	for _, uri := range replies {
+		if c, ok := v.node(uri); ok {
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(x, y bskyNode) int {
@@ -145,12 +219,12 @@ func (b *Bluesky) childrenLocked(n bskyNode, now time.Time) []bskyNode {
 	return out
 }
 
-// postViewLocked renders app.bsky.feed.defs#postView (under b.mu).
-func (b *Bluesky) postViewLocked(n bskyNode, now time.Time) map[string]any {
+// postView renders app.bsky.feed.defs#postView.
+func (v *bskyView) postView(n bskyNode) map[string]any {
 	var likes, reposts, quotes int64
 	switch {
 	case n.item != nil:
-		a := AudienceOf(n.item.URI, n.item.At, now)
+		a := AudienceOf(n.item.URI, n.item.At, v.now)
 		quotes = a.Shares / 4
 		likes, reposts = a.Likes, a.Shares-quotes
 	case n.comment != nil:
@@ -161,7 +235,7 @@ func (b *Bluesky) postViewLocked(n bskyNode, now time.Time) map[string]any {
 		"author": map[string]any{"did": n.did, "handle": n.handle, "displayName": n.displayName,
 			"labels": []any{}, "createdAt": "2024-01-01T00:00:00.000Z"},
 		"record":     n.record,
-		"replyCount": len(b.childrenLocked(n, now)), "repostCount": reposts, "likeCount": likes, "quoteCount": quotes,
+		"replyCount": len(v.children(n)), "repostCount": reposts, "likeCount": likes, "quoteCount": quotes,
 		"indexedAt": n.at.UTC().Format("2006-01-02T15:04:05.000Z"), "labels": []any{},
 	}
 	if n.item != nil && n.item.SHA256 != "" {
@@ -173,37 +247,37 @@ func (b *Bluesky) postViewLocked(n bskyNode, now time.Time) map[string]any {
 	return view
 }
 
-// threadLocked renders n as a threadViewPost with its replies down to depth levels and its
-// parents up to height levels (under b.mu).
-func (b *Bluesky) threadLocked(n bskyNode, depth, height int, now time.Time) map[string]any {
-	t := map[string]any{"$type": "app.bsky.feed.defs#threadViewPost", "post": b.postViewLocked(n, now)}
+// thread renders n as a threadViewPost with its replies down to depth levels and its parents
+// up to height levels.
+func (v *bskyView) thread(n bskyNode, depth, height int) map[string]any {
+	t := map[string]any{"$type": "app.bsky.feed.defs#threadViewPost", "post": v.postView(n)}
 	if height > 0 && n.parent != "" {
-		if p, ok := b.nodeLocked(n.parent, now); ok {
-			t["parent"] = b.threadLocked(p, 0, height-1, now)
+		if p, ok := v.node(n.parent); ok {
+			t["parent"] = v.thread(p, 0, height-1)
 		} else {
 			t["parent"] = map[string]any{"$type": "app.bsky.feed.defs#notFoundPost", "uri": n.parent, "notFound": true}
 		}
 	}
 	if depth > 0 {
 		replies := []any{}
-		for _, c := range b.childrenLocked(n, now) {
-			replies = append(replies, b.threadLocked(c, depth-1, 0, now))
+		for _, c := range v.children(n) {
+			replies = append(replies, v.thread(c, depth-1, 0))
 		}
 		t["replies"] = replies
 	}
 	return t
 }
 
-// checkReplyLocked checks that a reply's root and parent are posts the simulator knows, with
-// their current CIDs, and that the parent is in the root's thread (under b.mu); it returns
-// the message after "Invalid app.bsky.feed.post record: ", or "". Stricter than the live PDS,
-// which stores any reply and leaves the AppView to show it detached: a reply to nothing is
-// a client bug a test should see.
-func (b *Bluesky) checkReplyLocked(r bskyReplyIn, now time.Time) string {
+// checkReply checks that a reply's root and parent are posts the simulator knows, with their
+// current CIDs, and that the parent is in the root's thread; it returns the message after
+// "Invalid app.bsky.feed.post record: ", or "". Stricter than the live PDS, which stores any
+// reply and leaves the AppView to show it detached: a reply to nothing is a client bug a test
+// should see.
+func (v *bskyView) checkReply(r bskyReplyIn) string {
 	if msg := checkReplyRef(r); msg != "" {
 		return msg
 	}
-	parent, ok := b.nodeLocked(r.Parent.URI, now)
+	parent, ok := v.node(r.Parent.URI)
 	if !ok {
 		return "Record/reply/parent " + r.Parent.URI + " is no post this simulator knows"
 	}
@@ -214,7 +288,7 @@ func (b *Bluesky) checkReplyLocked(r bskyReplyIn, now time.Time) string {
 	if root == "" {
 		root = parent.uri
 	}
-	rootNode, ok := b.nodeLocked(root, now)
+	rootNode, ok := v.node(root)
 	switch {
 	case r.Root.URI != root:
 		return "Record/reply/root must be the root of the parent's thread, " + root
@@ -249,18 +323,20 @@ func (b *Bluesky) getPosts(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	now := b.cfg.Now()
+	v := b.view(r.Context(), b.cfg.Now())
 	posts := []any{}
-	b.mu.Lock()
 	for i, u := range uris {
 		if slices.Contains(uris[:i], u) {
 			continue
 		}
-		if n, ok := b.nodeLocked(u, now); ok {
-			posts = append(posts, b.postViewLocked(n, now))
+		if n, ok := v.node(u); ok {
+			posts = append(posts, v.postView(n))
 		}
 	}
-	b.mu.Unlock()
+	if v.err != nil {
+		bskyInternal(w)
+		return
+	}
 	bskyJSON(w, http.StatusOK, map[string]any{"posts": posts})
 }
 
@@ -308,14 +384,16 @@ func (b *Bluesky) getPostThread(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	now := b.cfg.Now()
-	b.mu.Lock()
-	n, found := b.nodeLocked(uri, now)
+	v := b.view(r.Context(), b.cfg.Now())
+	n, found := v.node(uri)
 	var thread map[string]any
 	if found {
-		thread = b.threadLocked(n, depth, height, now)
+		thread = v.thread(n, depth, height)
 	}
-	b.mu.Unlock()
+	if v.err != nil {
+		bskyInternal(w)
+		return
+	}
 	if !found {
 		bskyError(w, http.StatusBadRequest, "NotFound", "Post not found: "+uri)
 		return

@@ -58,6 +58,17 @@ package sim
 //     invalid"}, rate_limit → 429 as above; processing takes Behavior.ProcessingMS (< 0:
 //     MastodonOptions.DefaultProcessing, 2 s) on Config.Now.
 //
+// What the instance keeps is in Config.State (state.go), so that a restart or another process
+// serving it loses none of it: the media (until the cleanup's day, or with the status they are
+// attached to), the statuses and which statuses answer each, the Idempotency-Keys (their hour),
+// the statuses each account created in each 3-hour window, and the accounts that called it
+// (for their statuses' list and mentions). A processing is the upload's time plus its delay,
+// so it ends wherever it is read. The throttles of API calls and media uploads are counted in
+// the process's memory: a documented deviation, each process allowing them, harmless over
+// windows of minutes. A failure of the State answers 503 "There was a temporary problem
+// serving your request, please try again", Mastodon's answer to a failure of its storage
+// (docs.joinmastodon.org entities/Error, NetworkingError).
+//
 // Not reproduced: scheduled statuses and polls (refused with 422 naming the simulator), OAuth
 // scopes (every token may do everything), image and audio processing beyond a magic-byte
 // check, the frame-rate limit (media.Probe does not report the frame rate), and the exact
@@ -65,7 +76,9 @@ package sim
 // trailing punctuation).
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -217,46 +230,77 @@ type MastodonStatus struct {
 	CreatedAt            time.Time
 }
 
-// Mastodon simulates one Mastodon instance. It implements http.Handler.
+// The kinds of the Mastodon simulator's records.
+const (
+	// mdMediaKind is a media attachment (mastodonMedia). Unattached, it ends when Mastodon's
+	// cleanup removes it, UnattachedMediaTTL after its upload; attached, it is kept with its
+	// status until retention.
+	mdMediaKind = "media"
+	// mdStatusKind is a status of the instance (mastodonStatus), kept until retention.
+	mdStatusKind = "status"
+	// mdRepliesKind lists the ids of the instance's statuses answering a status (one of the
+	// instance's or an audience comment), by that status's id.
+	mdRepliesKind = "replies"
+	// mdIdemKind is an account's Idempotency-Key (mastodonIdem), by account and the key's hash;
+	// it ends IdempotencyTTL after the status it created.
+	mdIdemKind = "idempotency"
+	// mdStatusesKind is the statuses an account created in one 3-hour window of RateLimiter
+	// ([]time.Time), by account and window.
+	mdStatusesKind = "statuses"
+	// mdAccountKind is an account that called the instance (mastodonAccount), by id, and
+	// mdUsernameKind the same by its lower-case username (mentions).
+	mdAccountKind  = "account"
+	mdUsernameKind = "username"
+)
+
+func mdKey(kind, id string) Key { return Key{Platform: platform.Mastodon, Kind: kind, ID: id} }
+
+// Mastodon simulates one Mastodon instance. It implements http.Handler. Its media, statuses,
+// Idempotency-Keys, statuses' windows and the accounts that called it are records of
+// Config.State; the throttles of API calls and media uploads are counted in the process.
 type Mastodon struct {
 	cfg      Config
 	opts     MastodonOptions
 	basePath string
 
-	mu       sync.Mutex
-	seq      int64
-	media    map[string]*mastodonMedia
-	statuses map[string]*mastodonStatus
-	order    []*mastodonStatus        // by creation
-	idem     map[string]*mastodonIdem // account|key
-	windows  map[string]int           // bucket|who|window → count
-	accounts map[string]Account       // every account seen, by id
+	mu      sync.Mutex
+	windows map[string]int // bucket|who|window → count, of this process's throttles
 }
 
 type mastodonMedia struct {
 	MastodonMedia
-	username   string
-	kind       string // video, image, audio
-	width      int
-	height     int
-	duration   time.Duration
-	readyAt    time.Time
-	failed     bool
-	previewURL string
-	fileURL    string
+	Username   string        `json:"username"`
+	Kind       string        `json:"kind"` // video, image, audio
+	Width      int           `json:"width,omitempty"`
+	Height     int           `json:"height,omitempty"`
+	Duration   time.Duration `json:"duration,omitempty"`
+	ReadyAt    time.Time     `json:"ready_at"`
+	Failed     bool          `json:"failed,omitempty"`
+	PreviewURL string        `json:"preview_url"`
+	FileURL    string        `json:"file_url"`
 }
 
 type mastodonStatus struct {
 	MastodonStatus
-	account Account
+	// Username is the author's.
+	Username string `json:"username"`
 	// audience is set for an audience comment (a status of a remote account; see
-	// mastodon_audience.go).
+	// mastodon_audience.go), which is drawn on each read, never stored.
 	audience *AudienceComment
 }
 
+// author is the account that wrote the status.
+func (s *mastodonStatus) author() Account { return Account{ID: s.Account, Username: s.Username} }
+
+// mastodonIdem is what an Idempotency-Key made: the status created under it.
 type mastodonIdem struct {
-	statusID string
-	at       time.Time
+	StatusID string `json:"status_id"`
+}
+
+// mastodonAccount is an account the instance knows.
+type mastodonAccount struct {
+	ID       string `json:"id"`
+	Username string `json:"username"`
 }
 
 // NewMastodon returns the Mastodon simulator with a stock instance's configuration.
@@ -271,14 +315,7 @@ func NewMastodonSim(cfg Config, opts MastodonOptions) *Mastodon {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &Mastodon{
-		cfg: cfg, opts: opts, basePath: basePath,
-		media:    map[string]*mastodonMedia{},
-		statuses: map[string]*mastodonStatus{},
-		idem:     map[string]*mastodonIdem{},
-		windows:  map[string]int{},
-		accounts: map[string]Account{},
-	}
+	return &Mastodon{cfg: cfg, opts: opts, basePath: basePath, windows: map[string]int{}}
 }
 
 // Recorder returns the record of what the simulator received.
@@ -287,42 +324,103 @@ func (m *Mastodon) Recorder() *Recorder { return m.cfg.Recorder }
 // Options returns the instance's configuration, defaults filled in.
 func (m *Mastodon) Options() MastodonOptions { return m.opts }
 
-// Media reports what the simulator knows of a media attachment.
+// Media reports what the simulator knows of a media attachment (until Mastodon's cleanup
+// removes it unattached). It is for tests: an error of the State panics.
 func (m *Mastodon) Media(id string) (MastodonMedia, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	md, ok := m.media[id]
-	if !ok {
-		return MastodonMedia{}, false
+	md, _, found, err := load[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, id))
+	if err != nil {
+		panic(err)
 	}
-	return md.MastodonMedia, true
+	return md.MastodonMedia, found
 }
 
-// MediaOf lists the media an account uploaded, oldest first.
+// MediaOf lists the media an account uploaded, oldest first. It is for tests: an error of the
+// State panics.
 func (m *Mastodon) MediaOf(account string) []MastodonMedia {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []MastodonMedia
-	for _, md := range m.media {
-		if md.Account == account {
-			out = append(out, md.MastodonMedia)
-		}
+	all, err := listJSON[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, ""), account)
+	if err != nil {
+		panic(err)
 	}
-	slices.SortFunc(out, func(a, b MastodonMedia) int { return mastodonCompareIDs(a.ID, b.ID) })
+	out := make([]MastodonMedia, len(all))
+	for i, md := range all {
+		out[i] = md.MastodonMedia
+	}
 	return out
 }
 
-// Statuses lists the statuses of an account, oldest first.
+// Statuses lists the statuses of an account, oldest first. It is for tests: an error of the
+// State panics.
 func (m *Mastodon) Statuses(account string) []MastodonStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []MastodonStatus
-	for _, s := range m.order {
-		if s.Account == account {
-			out = append(out, s.MastodonStatus)
-		}
+	all, err := listJSON[mastodonStatus](context.Background(), m.cfg.State, mdKey(mdStatusKind, ""), account)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]MastodonStatus, len(all))
+	for i, s := range all {
+		out[i] = s.MastodonStatus
 	}
 	return out
+}
+
+// mdView reads from the State what one answer needs, each record once, at one clock. The
+// first failure of the State is kept in err; what was read after it is incomplete, and the
+// answer is then Mastodon's internal error (mastodonInternal).
+type mdView struct {
+	m   *Mastodon
+	ctx context.Context
+	now time.Time
+	// statuses and mediaRead are the records read, nil for an id not found; replies the ids of
+	// the statuses answering a status.
+	statuses  map[string]*mastodonStatus
+	mediaRead map[string]*mastodonMedia
+	replies   map[string][]string
+	counts    map[string]int // statuses by account
+	// items are the instance's statuses that answer none, read once for an audience comment.
+	items     []*mastodonStatus
+	itemsRead bool
+	err       error
+}
+
+func (m *Mastodon) view(ctx context.Context, now time.Time) *mdView {
+	return &mdView{m: m, ctx: ctx, now: now, statuses: map[string]*mastodonStatus{},
+		mediaRead: map[string]*mastodonMedia{}, replies: map[string][]string{}, counts: map[string]int{}}
+}
+
+func (v *mdView) fail(err error) {
+	if v.err == nil {
+		v.err = err
+	}
+}
+
+// media reads a media attachment; nil when there is none.
+func (v *mdView) media(id string) *mastodonMedia {
+	if md, ok := v.mediaRead[id]; ok {
+		return md
+	}
+	md, _, found, err := load[mastodonMedia](v.ctx, v.m.cfg.State, mdKey(mdMediaKind, id))
+	if err != nil {
+		v.fail(err)
+		return nil
+	}
+	var out *mastodonMedia
+	if found {
+		out = &md
+	}
+	v.mediaRead[id] = out
+	return out
+}
+
+// statusCount counts an account's statuses.
+func (v *mdView) statusCount(account string) int {
+	if n, ok := v.counts[account]; ok {
+		return n
+	}
+	n, err := v.m.cfg.State.Count(v.ctx, platform.Mastodon, mdStatusKind, account)
+	if err != nil {
+		v.fail(err)
+	}
+	v.counts[account] = n
+	return n
 }
 
 // ServeHTTP implements http.Handler. Paths are Mastodon's, below Config.BaseURL; they are
@@ -346,7 +444,7 @@ func (m *Mastodon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.authed(w, r, m.uploadMedia)
 	case strings.HasPrefix(path, "/api/v1/media/") && get:
 		id := strings.TrimPrefix(path, "/api/v1/media/")
-		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc Account) { m.getMedia(w, acc, id) })
+		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc Account) { m.getMedia(w, r, acc, id) })
 	case path == "/api/v1/statuses" && post:
 		m.authed(w, r, m.postStatus)
 	case path == "/api/v1/statuses" && get && !m.opts.LegacyInstance: // Mastodon 4.3
@@ -384,7 +482,7 @@ func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.Re
 		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
 		return
 	}
-	if m.refused(w, tok, acc) {
+	if m.refused(w, r, tok, acc) {
 		return
 	}
 	h(w, r, acc)
@@ -392,7 +490,7 @@ func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.Re
 
 // refused answers the account's call fault or the per-token throttle, and reports whether it
 // answered; otherwise it notes the account as seen.
-func (m *Mastodon) refused(w http.ResponseWriter, tok string, acc Account) bool {
+func (m *Mastodon) refused(w http.ResponseWriter, r *http.Request, tok string, acc Account) bool {
 	switch CallFault(acc.Behavior, m.cfg.Rand) {
 	case FailUnavailable:
 		w.Header().Set("Content-Type", "text/html")
@@ -406,31 +504,58 @@ func (m *Mastodon) refused(w http.ResponseWriter, tok string, acc Account) bool 
 		m.tooMany(w, m.opts.CallsPerWindow, m.windowEnd(5*time.Minute))
 		return true
 	}
-	m.mu.Lock()
-	m.accounts[acc.ID] = acc
-	m.mu.Unlock()
-	if end, limited := m.throttle("api", tok, 5*time.Minute, m.opts.CallsPerWindow, true); limited {
+	if err := m.noteAccount(r.Context(), acc); err != nil {
+		mastodonInternal(w)
+		return true
+	}
+	if end, limited := m.throttle("api", tok, 5*time.Minute, m.opts.CallsPerWindow); limited {
 		m.tooMany(w, m.opts.CallsPerWindow, end)
 		return true
 	}
 	return false
 }
 
-// throttle counts a request in a window aligned on the epoch, as rack-attack and RateLimiter
-// do; count false only checks. It reports the window's end and whether the limit is reached.
-func (m *Mastodon) throttle(bucket, who string, period time.Duration, limit int, count bool) (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.throttleLocked(bucket, who, period, limit, count)
+// noteAccount keeps acc as an account the instance knows (its statuses' list, mentions of it):
+// written when it first calls, and again when its username changed.
+func (m *Mastodon) noteAccount(ctx context.Context, acc Account) error {
+	want := mastodonAccount{ID: acc.ID, Username: m.username(acc)}
+	key := mdKey(mdAccountKind, acc.ID)
+	known, _, found, err := load[mastodonAccount](ctx, m.cfg.State, key)
+	if err != nil || (found && known == want) {
+		return err
+	}
+	return m.cfg.State.Update(ctx, func(tx Tx) error {
+		old, rec, found, err := loadTx[mastodonAccount](tx, key)
+		if err != nil {
+			return err
+		}
+		if found && !strings.EqualFold(old.Username, want.Username) {
+			// The old name no longer mentions the account.
+			byName := mdKey(mdUsernameKind, strings.ToLower(old.Username))
+			if other, _, found, err := loadTx[mastodonAccount](tx, byName); err != nil {
+				return err
+			} else if found && other.ID == acc.ID {
+				if err := tx.Delete(byName); err != nil {
+					return err
+				}
+			}
+		}
+		rec.Account = acc.ID
+		if err := save(tx, rec, want); err != nil {
+			return err
+		}
+		return save(tx, Record{Key: mdKey(mdUsernameKind, strings.ToLower(want.Username)), Account: acc.ID}, want)
+	})
 }
 
-// throttleLocked is throttle under m.mu.
-func (m *Mastodon) throttleLocked(bucket, who string, period time.Duration, limit int, count bool) (time.Time, bool) {
-	now := m.cfg.Now()
-	secs := int64(period / time.Second)
-	idx := now.Unix() / secs
-	end := time.Unix((idx+1)*secs, 0).UTC()
+// throttle counts a request in a window aligned on the epoch, as rack-attack does, in this
+// process's memory (a deviation: each process allows the limit; the windows are minutes
+// long). It reports the window's end and whether the limit was already reached.
+func (m *Mastodon) throttle(bucket, who string, period time.Duration, limit int) (time.Time, bool) {
+	idx, end := mastodonWindow(m.cfg.Now(), period)
 	key := bucket + "|" + who + "|" + strconv.FormatInt(idx, 10)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if len(m.windows) > 10_000 {
 		clear(m.windows)
 	}
@@ -438,15 +563,27 @@ func (m *Mastodon) throttleLocked(bucket, who string, period time.Duration, limi
 	if n >= limit {
 		return end, true
 	}
-	if count {
-		m.windows[key] = n + 1
-	}
+	m.windows[key] = n + 1
 	return end, false
 }
 
-func (m *Mastodon) windowEnd(period time.Duration) time.Time {
+// mastodonWindow is the index of the window of period, aligned on the epoch, that now is in,
+// and its end: how rack-attack and RateLimiter cut time.
+func mastodonWindow(now time.Time, period time.Duration) (int64, time.Time) {
 	secs := int64(period / time.Second)
-	return time.Unix((m.cfg.Now().Unix()/secs+1)*secs, 0).UTC()
+	idx := now.Unix() / secs
+	return idx, time.Unix((idx+1)*secs, 0).UTC()
+}
+
+func (m *Mastodon) windowEnd(period time.Duration) time.Time {
+	_, end := mastodonWindow(m.cfg.Now(), period)
+	return end
+}
+
+// mastodonInternal answers a failure of the simulator's State as Mastodon answers a failure of
+// its storage: 503 with the message of docs.joinmastodon.org entities/Error (NetworkingError).
+func mastodonInternal(w http.ResponseWriter) {
+	mastodonError(w, http.StatusServiceUnavailable, "There was a temporary problem serving your request, please try again")
 }
 
 // tooMany answers 429 as rack-attack's throttled_responder does.
@@ -531,14 +668,9 @@ func (m *Mastodon) username(acc Account) string {
 	return acc.ID
 }
 
-// accountJSON renders an Account (under m.mu).
-func (m *Mastodon) accountJSON(acc Account) map[string]any {
-	count := 0
-	for _, s := range m.order {
-		if s.Account == acc.ID {
-			count++
-		}
-	}
+// accountJSON renders an Account.
+func (v *mdView) accountJSON(acc Account) map[string]any {
+	m := v.m
 	u := m.username(acc)
 	avatar := m.cfg.BaseURL + "/system/accounts/avatars/" + url.PathEscape(acc.ID) + "/original/avatar.png"
 	return map[string]any{
@@ -546,24 +678,35 @@ func (m *Mastodon) accountJSON(acc Account) map[string]any {
 		"created_at": "2024-01-01T00:00:00.000Z", "note": "", "url": m.cfg.BaseURL + "/@" + u,
 		"avatar": avatar, "avatar_static": avatar,
 		"header": m.cfg.BaseURL + "/headers/original/missing.png", "header_static": m.cfg.BaseURL + "/headers/original/missing.png",
-		"followers_count": 0, "following_count": 0, "statuses_count": count,
+		"followers_count": 0, "following_count": 0, "statuses_count": v.statusCount(acc.ID),
 		"emojis": []any{}, "fields": []any{},
 	}
 }
 
-func (m *Mastodon) verifyCredentials(w http.ResponseWriter, _ *http.Request, acc Account) {
-	m.mu.Lock()
-	a := m.accountJSON(acc)
-	m.mu.Unlock()
+func (m *Mastodon) verifyCredentials(w http.ResponseWriter, r *http.Request, acc Account) {
+	v := m.view(r.Context(), m.cfg.Now())
+	a := v.accountJSON(acc)
+	if v.err != nil {
+		mastodonInternal(w)
+		return
+	}
 	a["source"] = map[string]any{"privacy": "public", "sensitive": false, "language": "", "note": "", "fields": []any{}}
 	mastodonJSON(w, http.StatusOK, a)
 }
 
-// nextID returns a snowflake-like id: milliseconds of Config.Now shifted left 16 bits, plus
-// a sequence (under m.mu).
-func (m *Mastodon) nextID() string {
-	m.seq++
-	return strconv.FormatInt(m.cfg.Now().UnixMilli()<<16|(m.seq&0xffff), 10)
+// mastodonNewID returns an unused id for a record of kind, made as Mastodon makes its ids: the
+// milliseconds of now in the high bits, and in the low 16 bits a random number whose top bit
+// is clear (audience comments set it, MastodonAudienceID). Random, not counted: another
+// process, or the one before a restart, must not hand out the same.
+func mastodonNewID(tx Tx, kind string, now time.Time) (string, error) {
+	for {
+		low := int64(binary.BigEndian.Uint16(randomBytes(2)) & 0x7fff)
+		id := strconv.FormatInt(now.UnixMilli()<<16|low, 10)
+		_, found, err := tx.Get(mdKey(kind, id))
+		if err != nil || !found {
+			return id, err
+		}
+	}
 }
 
 func mastodonCompareIDs(a, b string) int {
@@ -575,7 +718,7 @@ func mastodonCompareIDs(a, b string) int {
 
 // uploadMedia serves POST /api/v2/media.
 func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Account) {
-	if end, limited := m.throttle("media", acc.ID, 30*time.Minute, m.opts.MediaUploadsPerWindow, true); limited {
+	if end, limited := m.throttle("media", acc.ID, 30*time.Minute, m.opts.MediaUploadsPerWindow); limited {
 		m.tooMany(w, m.opts.MediaUploadsPerWindow, end)
 		return
 	}
@@ -649,26 +792,38 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 	if ms := acc.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if md.kind == "image" {
+	if md.Kind == "image" {
 		processing = 0 // images are processed synchronously (Mastodon 4.0)
 	}
-	md.failed = md.failed || acc.Behavior.Fail == FailReject
-	m.cfg.Recorder.RecordUpload(Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
-
-	m.mu.Lock()
-	md.ID = m.nextID()
+	md.Failed = md.Failed || acc.Behavior.Fail == FailReject
 	md.Account = acc.ID
-	md.username = m.username(acc)
+	md.Username = m.username(acc)
 	md.CreatedAt = now
-	md.readyAt = now.Add(processing)
-	ext := map[string]string{"video": ".mp4", "image": ".png", "audio": ".mp3"}[md.kind]
-	md.fileURL = m.cfg.BaseURL + "/system/media_attachments/files/" + md.ID + "/original/" + md.SHA256[:16] + ext
-	md.previewURL = m.cfg.BaseURL + "/system/media_attachments/files/" + md.ID + "/small/" + md.SHA256[:16] + ".png"
-	m.media[md.ID] = md
-	body := m.mediaJSON(md, now)
-	m.mu.Unlock()
+	md.ReadyAt = now.Add(processing)
+	ext := map[string]string{"video": ".mp4", "image": ".png", "audio": ".mp3"}[md.Kind]
+	// Unattached media is Mastodon's cleanup's a day after its upload
+	// (app/workers/scheduler/media_cleanup_scheduler.rb): the record ends then.
+	expires := now.Add(m.opts.UnattachedMediaTTL)
+	err = m.cfg.State.Update(r.Context(), func(tx Tx) error {
+		id, err := mastodonNewID(tx, mdMediaKind, now)
+		if err != nil {
+			return err
+		}
+		md.ID = id
+		md.FileURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/original/" + md.SHA256[:16] + ext
+		md.PreviewURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/small/" + md.SHA256[:16] + ".png"
+		if err := save(tx, Record{Key: mdKey(mdMediaKind, id), Account: acc.ID, Expires: expires}, md); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Mastodon, Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
+	})
+	if err != nil {
+		mastodonInternal(w)
+		return
+	}
+	body := mediaJSON(md, now)
 	status := http.StatusOK
-	if md.kind != "image" {
+	if md.Kind != "image" {
 		status = http.StatusAccepted // video and audio are processed in the background
 	}
 	mastodonJSON(w, status, body)
@@ -685,14 +840,14 @@ func (m *Mastodon) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.Fil
 	}
 	switch {
 	case slices.Contains(mastodonVideoTypes, ct):
-		md.kind = "video"
+		md.Kind = "video"
 	case slices.Contains(mastodonImageTypes, ct):
-		md.kind = "image"
+		md.Kind = "image"
 	default:
-		md.kind = "audio"
+		md.Kind = "audio"
 	}
 	limit := m.opts.VideoSizeLimit
-	if md.kind == "image" {
+	if md.Kind == "image" {
 		limit = m.opts.ImageSizeLimit
 	}
 	f, err := os.CreateTemp("", "reelay-mastodon-sim-*.upload")
@@ -713,16 +868,16 @@ func (m *Mastodon) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.Fil
 	}
 	md.Bytes, md.SHA256 = n, hex.EncodeToString(h.Sum(nil))
 	const spoofed = "File has contents that are not what they are reported to be"
-	switch md.kind {
+	switch md.Kind {
 	case "video":
 		info, err := media.Probe(f, n)
 		want := map[string][]string{"video/mp4": {"mp4", "mov"}, "video/quicktime": {"mov", "mp4"}, "video/webm": {"webm"}}[ct]
 		if err != nil || (want != nil && !slices.Contains(want, info.Kind.Name)) || !info.Kind.IsVideo() {
 			return f, spoofed, nil
 		}
-		md.width, md.height, md.duration = info.Width, info.Height, info.Duration
+		md.Width, md.Height, md.Duration = info.Width, info.Height, info.Duration
 		// The transcoder refuses pictures over the matrix limit: processing fails.
-		md.failed = int64(info.Width)*int64(info.Height) > m.opts.VideoMatrixLimit
+		md.Failed = int64(info.Width)*int64(info.Height) > m.opts.VideoMatrixLimit
 	case "image":
 		head := make([]byte, 16)
 		k, _ := f.ReadAt(head, 0)
@@ -772,57 +927,52 @@ func mastodonHumanSize(n int64) string {
 	return strconv.FormatInt(n, 10) + " Bytes"
 }
 
-// usable reports whether media can still be fetched or attached (under m.mu): owned by acc,
-// not attached, not cleaned up.
+// usable reports whether media can still be fetched or attached: owned by acc, not attached,
+// not cleaned up.
 func (m *Mastodon) usable(md *mastodonMedia, accountID string, now time.Time) bool {
 	return md != nil && md.Account == accountID && md.StatusID == "" &&
 		now.Before(md.CreatedAt.Add(m.opts.UnattachedMediaTTL))
 }
 
-func (m *Mastodon) getMedia(w http.ResponseWriter, acc Account, id string) {
+func (m *Mastodon) getMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) {
 	now := m.cfg.Now()
-	m.mu.Lock()
-	md := m.media[id]
-	if !m.usable(md, acc.ID, now) {
-		m.mu.Unlock()
-		mastodonError(w, http.StatusNotFound, mastodonNotFound)
-		return
-	}
-	ready := !now.Before(md.readyAt)
-	body := m.mediaJSON(md, now)
-	m.mu.Unlock()
+	md, _, found, err := load[mastodonMedia](r.Context(), m.cfg.State, mdKey(mdMediaKind, id))
 	switch {
-	case ready && md.failed:
+	case err != nil:
+		mastodonInternal(w)
+	case !found || !m.usable(&md, acc.ID, now):
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+	case now.Before(md.ReadyAt):
+		mastodonJSON(w, http.StatusPartialContent, mediaJSON(&md, now))
+	case md.Failed:
 		mastodonError(w, http.StatusUnprocessableEntity, mastodonProcessingErr)
-	case ready:
-		mastodonJSON(w, http.StatusOK, body)
 	default:
-		mastodonJSON(w, http.StatusPartialContent, body)
+		mastodonJSON(w, http.StatusOK, mediaJSON(&md, now))
 	}
 }
 
-// mediaJSON renders a MediaAttachment (under m.mu); url is null until processed.
-func (m *Mastodon) mediaJSON(md *mastodonMedia, now time.Time) map[string]any {
-	typ := md.kind
+// mediaJSON renders a MediaAttachment; url is null until processed.
+func mediaJSON(md *mastodonMedia, now time.Time) map[string]any {
+	typ := md.Kind
 	if typ == "" {
 		typ = "unknown"
 	}
 	out := map[string]any{
-		"id": md.ID, "type": typ, "url": nil, "preview_url": md.previewURL, "remote_url": nil,
+		"id": md.ID, "type": typ, "url": nil, "preview_url": md.PreviewURL, "remote_url": nil,
 		"preview_remote_url": nil, "text_url": nil, "meta": map[string]any{}, "blurhash": nil,
 		"description": nil,
 	}
 	if md.Description != "" {
 		out["description"] = md.Description
 	}
-	if !now.Before(md.readyAt) && !md.failed {
-		out["url"] = md.fileURL
-		if md.width > 0 && md.height > 0 {
-			orig := map[string]any{"width": md.width, "height": md.height,
-				"size":   fmt.Sprintf("%dx%d", md.width, md.height),
-				"aspect": float64(md.width) / float64(md.height)}
-			if md.duration > 0 {
-				orig["duration"] = md.duration.Seconds()
+	if !now.Before(md.ReadyAt) && !md.Failed {
+		out["url"] = md.FileURL
+		if md.Width > 0 && md.Height > 0 {
+			orig := map[string]any{"width": md.Width, "height": md.Height,
+				"size":   fmt.Sprintf("%dx%d", md.Width, md.Height),
+				"aspect": float64(md.Width) / float64(md.Height)}
+			if md.Duration > 0 {
+				orig["duration"] = md.Duration.Seconds()
 			}
 			out["meta"] = map[string]any{"original": orig}
 		}
@@ -907,23 +1057,51 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		mastodonError(w, http.StatusBadRequest, "Invalid parameters: "+err.Error())
 		return
 	}
+	ctx := r.Context()
 	now := m.cfg.Now()
+	v := m.view(ctx, now)
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	idemKey := mdKey(mdIdemKind, mastodonIdemID(acc.ID, key))
+	// answer renders the status with id, read after the change that made it.
+	answer := func(id string) {
+		var body map[string]any
+		if s := v.status(id); s != nil {
+			body = v.statusJSON(s)
+		}
+		if v.err != nil || body == nil {
+			mastodonInternal(w)
+			return
+		}
+		mastodonJSON(w, http.StatusOK, body)
+	}
 	// The controller finds the status answered before PostStatusService runs.
 	var parent *mastodonStatus
 	if p.inReplyTo != "" {
-		if parent = m.statusLocked(p.inReplyTo, now); parent == nil || !visibleTo(parent, acc.ID) {
+		parent = v.status(p.inReplyTo)
+		if v.err != nil {
+			mastodonInternal(w)
+			return
+		}
+		if parent == nil || !visibleTo(parent, acc.ID) {
 			mastodonError(w, http.StatusNotFound, mastodonReplyNotFound)
 			return
 		}
 	}
 	// PostStatusService answers a known key before anything else is checked.
 	if key != "" {
-		if e, ok := m.idem[acc.ID+"|"+key]; ok && now.Before(e.at.Add(m.opts.IdempotencyTTL)) {
-			if s, ok := m.statuses[e.statusID]; ok {
-				mastodonJSON(w, http.StatusOK, m.statusJSON(s))
+		e, _, found, err := load[mastodonIdem](ctx, m.cfg.State, idemKey)
+		if err != nil {
+			mastodonInternal(w)
+			return
+		}
+		if found {
+			s := v.status(e.StatusID)
+			if v.err != nil {
+				mastodonInternal(w)
+				return
+			}
+			if s != nil {
+				answer(e.StatusID)
 				return
 			}
 		}
@@ -940,23 +1118,27 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		}
 		var missing []string
 		for _, id := range p.mediaIDs {
-			md := m.media[id]
+			md := v.media(id)
 			if !m.usable(md, acc.ID, now) || slices.Contains(attached, md) {
 				missing = append(missing, id)
 				continue
 			}
 			attached = append(attached, md)
 		}
-		if len(missing) > 0 {
-			mastodonError(w, http.StatusUnprocessableEntity, "Media "+strings.Join(missing, ", ")+" not found or already attached to another post")
+		if v.err != nil {
+			mastodonInternal(w)
 			return
 		}
-		if len(attached) > 1 && slices.ContainsFunc(attached, func(md *mastodonMedia) bool { return md.kind != "image" }) {
+		if len(missing) > 0 {
+			mastodonError(w, http.StatusUnprocessableEntity, mastodonMediaMissing(missing))
+			return
+		}
+		if len(attached) > 1 && slices.ContainsFunc(attached, func(md *mastodonMedia) bool { return md.Kind != "image" }) {
 			mastodonError(w, http.StatusUnprocessableEntity, mastodonImagesAndVideo)
 			return
 		}
 		for _, md := range attached {
-			if now.Before(md.readyAt) || md.failed {
+			if now.Before(md.ReadyAt) || md.Failed {
 				mastodonError(w, http.StatusUnprocessableEntity, mastodonNotReady)
 				return
 			}
@@ -987,61 +1169,140 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		mastodonError(w, http.StatusUnprocessableEntity, "Validation failed: "+strings.Join(errs, ", "))
 		return
 	}
-	if end, limited := m.throttleLocked("statuses", acc.ID, 3*time.Hour, m.opts.StatusesPerWindow, true); limited {
-		m.tooMany(w, m.opts.StatusesPerWindow, end)
-		return
-	}
 	language := p.language
 	if !mastodonLanguageRe.MatchString(language) {
 		language = "en" // valid_locale_cascade falls back to the default locale
 	}
 	u := m.username(acc)
-	s := &mastodonStatus{account: acc, MastodonStatus: MastodonStatus{
-		ID: m.nextID(), Account: acc.ID, Text: p.status, SpoilerText: p.spoiler, Visibility: visibility,
-		Language: language, Sensitive: p.sensitive || p.spoiler != "", IdempotencyKey: key, CreatedAt: now,
-		InReplyToID: p.inReplyTo,
-	}}
-	s.URL = m.cfg.BaseURL + "/@" + u + "/" + s.ID
-	s.URI = m.cfg.BaseURL + "/users/" + u + "/statuses/" + s.ID
-	sha := ""
-	for _, md := range attached {
-		md.StatusID = s.ID
-		s.MediaIDs = append(s.MediaIDs, md.ID)
-		if sha == "" && md.kind == "video" {
-			sha = md.SHA256
+	// RateLimiter counts the statuses an account created in windows of 3 hours aligned on the
+	// epoch (app/lib/rate_limiter.rb), kept in the State: every process counts the same.
+	window, windowEnd := mastodonWindow(now, 3*time.Hour)
+	windowKey := mdKey(mdStatusesKind, acc.ID+"|"+strconv.FormatInt(window, 10))
+	var created, repeated string
+	var missing []string
+	var limited bool
+	err = m.cfg.State.Update(ctx, func(tx Tx) error {
+		created, repeated, missing, limited = "", "", nil, false
+		if key != "" {
+			e, _, found, err := loadTx[mastodonIdem](tx, idemKey)
+			if err != nil {
+				return err
+			}
+			if found {
+				repeated = e.StatusID // made by a request that ran meanwhile
+				return nil
+			}
 		}
+		// The media read above, locked: a request that ran meanwhile may have attached it.
+		mds := make([]mastodonMedia, len(attached))
+		for i, md := range attached {
+			cur, _, found, err := loadTx[mastodonMedia](tx, mdKey(mdMediaKind, md.ID))
+			if err != nil {
+				return err
+			}
+			if !found || !m.usable(&cur, acc.ID, now) {
+				missing = append(missing, md.ID)
+			}
+			mds[i] = cur
+		}
+		if len(missing) > 0 {
+			return nil
+		}
+		ok, err := takeInWindow(tx, windowKey, acc.ID, now, 3*time.Hour, m.opts.StatusesPerWindow)
+		if limited = !ok; err != nil || limited {
+			return err
+		}
+		id, err := mastodonNewID(tx, mdStatusKind, now)
+		if err != nil {
+			return err
+		}
+		s := mastodonStatus{Username: u, MastodonStatus: MastodonStatus{
+			ID: id, Account: acc.ID, Text: p.status, SpoilerText: p.spoiler, Visibility: visibility,
+			Language: language, Sensitive: p.sensitive || p.spoiler != "", IdempotencyKey: key, CreatedAt: now,
+			InReplyToID: p.inReplyTo, URL: m.cfg.BaseURL + "/@" + u + "/" + id,
+			URI: m.cfg.BaseURL + "/users/" + u + "/statuses/" + id,
+		}}
+		sha := ""
+		for _, md := range mds {
+			// Attached, the media is no longer the cleanup's: it is kept with its status.
+			md.StatusID = id
+			if err := save(tx, Record{Key: mdKey(mdMediaKind, md.ID), Account: acc.ID}, md); err != nil {
+				return err
+			}
+			s.MediaIDs = append(s.MediaIDs, md.ID)
+			if sha == "" && md.Kind == "video" {
+				sha = md.SHA256
+			}
+		}
+		if err := save(tx, Record{Key: mdKey(mdStatusKind, id), Account: acc.ID}, s); err != nil {
+			return err
+		}
+		if key != "" {
+			// "Stored for up to 1 hour" (docs.joinmastodon.org methods/statuses, Idempotency-Key).
+			rec := Record{Key: idemKey, Account: acc.ID, Expires: now.Add(m.opts.IdempotencyTTL)}
+			if err := save(tx, rec, mastodonIdem{StatusID: id}); err != nil {
+				return err
+			}
+		}
+		created = id
+		if parent == nil {
+			return recordTx(tx, platform.Mastodon, Published{Account: acc.ID, ID: id, URL: s.URL, SHA256: sha, Text: s.Text})
+		}
+		repliesKey := mdKey(mdRepliesKind, parent.ID)
+		replies, rec, _, err := loadTx[[]string](tx, repliesKey)
+		if err != nil {
+			return err
+		}
+		if err := save(tx, rec, append(replies, id)); err != nil {
+			return err
+		}
+		return recordTx(tx, platform.Mastodon, Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
+	})
+	switch {
+	case err != nil:
+		mastodonInternal(w)
+	case repeated != "":
+		answer(repeated)
+	case len(missing) > 0:
+		mastodonError(w, http.StatusUnprocessableEntity, mastodonMediaMissing(missing))
+	case limited:
+		m.tooMany(w, m.opts.StatusesPerWindow, windowEnd)
+	default:
+		// The view read the media before they were attached.
+		clear(v.mediaRead)
+		answer(created)
 	}
-	m.statuses[s.ID] = s
-	m.order = append(m.order, s)
-	if key != "" {
-		m.idem[acc.ID+"|"+key] = &mastodonIdem{statusID: s.ID, at: now}
-	}
-	if parent != nil {
-		m.cfg.Recorder.RecordReply(Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
-	} else {
-		m.cfg.Recorder.RecordPublished(Published{Account: acc.ID, ID: s.ID, URL: s.URL, SHA256: sha, Text: s.Text})
-	}
-	mastodonJSON(w, http.StatusOK, m.statusJSON(s))
 }
 
-// statusJSON renders a Status (under m.mu), with its figures at the simulator's clock.
-func (m *Mastodon) statusJSON(s *mastodonStatus) map[string]any {
-	now := m.cfg.Now()
+// mastodonMediaMissing is PostStatusService's message for media ids it cannot attach.
+func mastodonMediaMissing(ids []string) string {
+	return "Media " + strings.Join(ids, ", ") + " not found or already attached to another post"
+}
+
+// mastodonIdemID names an account's Idempotency-Key by its hash: a key is whatever the client
+// sends, of any length.
+func mastodonIdemID(account, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return account + "|" + hex.EncodeToString(sum[:16])
+}
+
+// statusJSON renders a Status, with its figures at the view's clock.
+func (v *mdView) statusJSON(s *mastodonStatus) map[string]any {
 	attachments := make([]any, 0, len(s.MediaIDs))
 	for _, id := range s.MediaIDs {
-		if md := m.media[id]; md != nil {
-			attachments = append(attachments, m.mediaJSON(md, now))
+		if md := v.media(id); md != nil {
+			attachments = append(attachments, mediaJSON(md, v.now))
 		}
 	}
-	content, mentions := m.contentLocked(s.Text)
+	content, mentions := v.content(s.Text)
 	var inReplyTo, inReplyToAccount any
 	if s.InReplyToID != "" {
 		inReplyTo = s.InReplyToID
-		if p := m.statusLocked(s.InReplyToID, now); p != nil {
-			inReplyToAccount = p.account.ID
+		if p := v.status(s.InReplyToID); p != nil {
+			inReplyToAccount = p.Account
 		}
 	}
-	favourites, reblogs := m.reactionsLocked(s, now)
+	favourites, reblogs := reactions(s, v.now)
 	application := any(map[string]any{"name": "reelay", "website": nil})
 	if s.audience != nil {
 		application = nil // not shown for statuses of other servers
@@ -1050,17 +1311,17 @@ func (m *Mastodon) statusJSON(s *mastodonStatus) map[string]any {
 		"id": s.ID, "created_at": s.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
 		"in_reply_to_id": inReplyTo, "in_reply_to_account_id": inReplyToAccount, "sensitive": s.Sensitive,
 		"spoiler_text": s.SpoilerText, "visibility": s.Visibility, "language": s.Language,
-		"uri": s.URI, "url": s.URL, "replies_count": len(m.childrenLocked(s, now)),
+		"uri": s.URI, "url": s.URL, "replies_count": len(v.children(s)),
 		"reblogs_count": reblogs, "favourites_count": favourites,
 		"edited_at": nil, "content": content, "reblog": nil,
 		"application":       application,
-		"account":           m.authorJSON(s),
+		"account":           v.authorJSON(s),
 		"media_attachments": attachments, "mentions": mentions, "tags": []any{}, "emojis": []any{},
 		"card": nil, "poll": nil,
 	}
 }
 
-// visibleTo reports whether a status may be shown to the caller (under m.mu).
+// visibleTo reports whether a status may be shown to the caller.
 func visibleTo(s *mastodonStatus, callerID string) bool {
 	return s.Visibility == "public" || s.Visibility == "unlisted" || s.Account == callerID
 }
@@ -1074,7 +1335,7 @@ func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool)
 	}
 	if m.cfg.Accounts != nil {
 		if acc, ok := m.cfg.Accounts.Resolve(r.Context(), tok); ok {
-			return acc.ID, !m.refused(w, tok, acc)
+			return acc.ID, !m.refused(w, r, tok, acc)
 		}
 	}
 	mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
@@ -1086,14 +1347,19 @@ func (m *Mastodon) getStatus(w http.ResponseWriter, r *http.Request, id string) 
 	if !ok {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.statusLocked(id, m.cfg.Now())
-	if s == nil || !visibleTo(s, callerID) {
-		mastodonError(w, http.StatusNotFound, mastodonNotFound)
-		return
+	v := m.view(r.Context(), m.cfg.Now())
+	var body map[string]any
+	if s := v.status(id); s != nil && visibleTo(s, callerID) {
+		body = v.statusJSON(s)
 	}
-	mastodonJSON(w, http.StatusOK, m.statusJSON(s))
+	switch {
+	case v.err != nil:
+		mastodonInternal(w)
+	case body == nil:
+		mastodonError(w, http.StatusNotFound, mastodonNotFound)
+	default:
+		mastodonJSON(w, http.StatusOK, body)
+	}
 }
 
 func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id string) {
@@ -1108,20 +1374,35 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 	}
 	onlyMedia := mastodonBool(q.Get("only_media"))
 	maxID := q.Get("max_id")
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, known := m.accounts[id]; !known {
+	ctx := r.Context()
+	_, _, known, err := load[mastodonAccount](ctx, m.cfg.State, mdKey(mdAccountKind, id))
+	if err != nil {
+		mastodonInternal(w)
+		return
+	}
+	if !known {
 		mastodonError(w, http.StatusNotFound, mastodonNotFound)
 		return
 	}
+	all, err := listJSON[mastodonStatus](ctx, m.cfg.State, mdKey(mdStatusKind, ""), id)
+	if err != nil {
+		mastodonInternal(w)
+		return
+	}
+	v := m.view(ctx, m.cfg.Now())
 	out := []any{}
-	for i := len(m.order) - 1; i >= 0 && len(out) < limit; i-- {
-		s := m.order[i]
-		if s.Account != id || !visibleTo(s, callerID) || (onlyMedia && len(s.MediaIDs) == 0) ||
+	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
+		s := &all[i]
+		if !visibleTo(s, callerID) || (onlyMedia && len(s.MediaIDs) == 0) ||
 			(maxID != "" && mastodonCompareIDs(s.ID, maxID) >= 0) {
 			continue
 		}
-		out = append(out, m.statusJSON(s))
+		v.statuses[s.ID] = s
+		out = append(out, v.statusJSON(s))
+	}
+	if v.err != nil {
+		mastodonInternal(w)
+		return
 	}
 	mastodonJSON(w, http.StatusOK, out)
 }

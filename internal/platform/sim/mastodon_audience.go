@@ -92,54 +92,94 @@ func (m *Mastodon) audienceStatus(item *mastodonStatus, c AudienceComment) *mast
 	user := mastodonAudienceUsername(c.Author)
 	id := MastodonAudienceID(item.ID, c)
 	base := "https://" + MastodonAudienceDomain
-	acc := Account{ID: mastodonAudienceAccountID(c.Author), Username: user}
-	return &mastodonStatus{account: acc, audience: &c, MastodonStatus: MastodonStatus{
-		ID: id, Account: acc.ID, InReplyToID: item.ID, Text: c.Text, Visibility: "public", Language: "en",
-		CreatedAt: c.At, URL: base + "/@" + user + "/" + id, URI: base + "/users/" + user + "/statuses/" + id,
+	return &mastodonStatus{Username: user, audience: &c, MastodonStatus: MastodonStatus{
+		ID: id, Account: mastodonAudienceAccountID(c.Author), InReplyToID: item.ID, Text: c.Text, Visibility: "public",
+		Language: "en", CreatedAt: c.At, URL: base + "/@" + user + "/" + id, URI: base + "/users/" + user + "/statuses/" + id,
 	}}
 }
 
 // isItem reports a status of the instance that answers none: it has an audience.
 func isItem(s *mastodonStatus) bool { return s.audience == nil && s.InReplyToID == "" }
 
-// statusLocked finds a status by id (under m.mu): the instance's own, or an audience comment
-// of one of its items.
-func (m *Mastodon) statusLocked(id string, now time.Time) *mastodonStatus {
-	if s, ok := m.statuses[id]; ok {
+// mastodonAudienceShaped reports whether id is shaped as an audience comment's: the top bit of
+// its low 16 set (MastodonAudienceID), which the instance's own ids leave clear.
+func mastodonAudienceShaped(id string) bool {
+	n, err := strconv.ParseInt(id, 10, 64)
+	return err == nil && n&0x8000 != 0
+}
+
+// status finds a status by id: one of the instance's, or an audience comment of one of its
+// items; nil when there is none.
+func (v *mdView) status(id string) *mastodonStatus {
+	if s, ok := v.statuses[id]; ok {
 		return s
 	}
-	for _, item := range m.order {
-		if !isItem(item) {
-			continue
+	var out *mastodonStatus
+	if mastodonAudienceShaped(id) {
+		out = v.audienceComment(id)
+	} else if s, _, found, err := load[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, id)); err != nil {
+		v.fail(err)
+	} else if found {
+		out = &s
+	}
+	v.statuses[id] = out
+	return out
+}
+
+// audienceComment finds the audience comment with id among every item's (they are drawn, not
+// stored: the items are read to draw them).
+func (v *mdView) audienceComment(id string) *mastodonStatus {
+	if !v.itemsRead {
+		v.itemsRead = true
+		all, err := listJSON[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, ""), "")
+		if err != nil {
+			v.fail(err)
+			return nil
 		}
-		for _, c := range AudienceComments(item.ID, item.CreatedAt, now) {
+		for i := range all {
+			if isItem(&all[i]) {
+				v.items = append(v.items, &all[i])
+			}
+		}
+	}
+	for _, item := range v.items {
+		for _, c := range AudienceComments(item.ID, item.CreatedAt, v.now) {
 			if MastodonAudienceID(item.ID, c) == id {
-				return m.audienceStatus(item, c)
+				return v.m.audienceStatus(item, c)
 			}
 		}
 	}
 	return nil
 }
 
-// childrenLocked lists the statuses answering s, oldest first (under m.mu).
-func (m *Mastodon) childrenLocked(s *mastodonStatus, now time.Time) []*mastodonStatus {
+// children lists the statuses answering s, oldest first: its audience comments when it is an
+// item, and the instance's statuses answering it.
+func (v *mdView) children(s *mastodonStatus) []*mastodonStatus {
 	var out []*mastodonStatus
 	if isItem(s) {
-		for _, c := range AudienceComments(s.ID, s.CreatedAt, now) {
-			out = append(out, m.audienceStatus(s, c))
+		for _, c := range AudienceComments(s.ID, s.CreatedAt, v.now) {
+			out = append(out, v.m.audienceStatus(s, c))
 		}
 	}
-	for _, o := range m.order {
-		if o.InReplyToID == s.ID {
-			out = append(out, o)
+	replies, ok := v.replies[s.ID]
+	if !ok {
+		var err error
+		if replies, _, _, err = load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
+			v.fail(err)
+		}
+		v.replies[s.ID] = replies
+	}
+	for _, id := range replies {
+		if r := v.status(id); r != nil {
+			out = append(out, r)
 		}
 	}
 	slices.SortFunc(out, func(a, b *mastodonStatus) int { return mastodonCompareIDs(a.ID, b.ID) })
 	return out
 }
 
-// reactionsLocked returns a status's favourites and reblogs at now.
-func (m *Mastodon) reactionsLocked(s *mastodonStatus, now time.Time) (favourites, reblogs int64) {
+// reactions returns a status's favourites and reblogs at now.
+func reactions(s *mastodonStatus, now time.Time) (favourites, reblogs int64) {
 	switch {
 	case s.audience != nil:
 		return int64(s.audience.N % 3), 0
@@ -150,15 +190,15 @@ func (m *Mastodon) reactionsLocked(s *mastodonStatus, now time.Time) (favourites
 	return 0, 0
 }
 
-// authorJSON renders the Account of a status's author (under m.mu).
-func (m *Mastodon) authorJSON(s *mastodonStatus) map[string]any {
+// authorJSON renders the Account of a status's author.
+func (v *mdView) authorJSON(s *mastodonStatus) map[string]any {
 	if s.audience == nil {
-		return m.accountJSON(s.account)
+		return v.accountJSON(s.author())
 	}
-	u := s.account.Username
+	u := s.Username
 	base := "https://" + MastodonAudienceDomain
 	return map[string]any{
-		"id": s.account.ID, "username": u, "acct": u + "@" + MastodonAudienceDomain, "display_name": s.audience.Author,
+		"id": s.Account, "username": u, "acct": u + "@" + MastodonAudienceDomain, "display_name": s.audience.Author,
 		"locked": false, "bot": false, "created_at": "2023-01-01T00:00:00.000Z", "note": "", "url": base + "/@" + u,
 		"avatar": base + "/avatars/" + u + ".png", "avatar_static": base + "/avatars/" + u + ".png",
 		"header": base + "/headers/original/missing.png", "header_static": base + "/headers/original/missing.png",
@@ -168,9 +208,9 @@ func (m *Mastodon) authorJSON(s *mastodonStatus) map[string]any {
 
 var mastodonTokenRe = regexp.MustCompile(`https?://[^\s<>"]+|(^|[^\p{L}\p{N}_/@])@([\p{L}\p{N}_]+)(?:@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+))?`)
 
-// contentLocked renders a status's text as Mastodon's TextFormatter does, and lists the
-// accounts it mentions (under m.mu).
-func (m *Mastodon) contentLocked(text string) (string, []any) {
+// content renders a status's text as Mastodon's TextFormatter does, and lists the accounts it
+// mentions.
+func (v *mdView) content(text string) (string, []any) {
 	mentions := []any{}
 	var b strings.Builder
 	for _, para := range strings.Split(text, "\n\n") {
@@ -195,7 +235,7 @@ func (m *Mastodon) contentLocked(text string) (string, []any) {
 						domain = line[loc[6]:loc[7]]
 					}
 					var mention map[string]any
-					rendered, mention = m.mentionLocked(line[loc[4]:loc[5]], domain)
+					rendered, mention = v.mention(line[loc[4]:loc[5]], domain)
 					if mention == nil {
 						continue
 					}
@@ -229,10 +269,11 @@ func mastodonLinkHTML(u string) string {
 		`</span><span class="invisible">` + html.EscapeString(hidden) + `</span></a>`
 }
 
-// mentionLocked renders @username(@domain) as a mention of an account the instance knows: one
-// of its own, or of the audience. It returns nil for an account it does not know, which stays
-// text (under m.mu).
-func (m *Mastodon) mentionLocked(username, domain string) (string, map[string]any) {
+// mention renders @username(@domain) as a mention of an account the instance knows: one of its
+// own that called it, or of the audience. It returns nil for an account it does not know,
+// which stays text.
+func (v *mdView) mention(username, domain string) (string, map[string]any) {
+	m := v.m
 	var id, acct, url string
 	switch {
 	case strings.EqualFold(domain, MastodonAudienceDomain):
@@ -243,10 +284,11 @@ func (m *Mastodon) mentionLocked(username, domain string) (string, map[string]an
 			}
 		}
 	case domain == "" || strings.EqualFold(domain, m.opts.Domain):
-		for _, a := range m.accounts {
-			if u := m.username(a); strings.EqualFold(u, username) {
-				id, acct, url = a.ID, u, m.cfg.BaseURL+"/@"+u
-			}
+		a, _, found, err := load[mastodonAccount](v.ctx, m.cfg.State, mdKey(mdUsernameKind, strings.ToLower(username)))
+		if err != nil {
+			v.fail(err)
+		} else if found {
+			id, acct, url = a.ID, a.Username, m.cfg.BaseURL+"/@"+a.Username
 		}
 	}
 	if id == "" {
@@ -276,14 +318,16 @@ func (m *Mastodon) getStatuses(w http.ResponseWriter, r *http.Request) {
 		mastodonError(w, http.StatusUnprocessableEntity, "Mastodon::ValidationError")
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.cfg.Now()
+	v := m.view(r.Context(), m.cfg.Now())
 	out := []any{}
 	for _, id := range ids {
-		if s := m.statusLocked(id, now); s != nil && visibleTo(s, callerID) {
-			out = append(out, m.statusJSON(s))
+		if s := v.status(id); s != nil && visibleTo(s, callerID) {
+			out = append(out, v.statusJSON(s))
 		}
+	}
+	if v.err != nil {
+		mastodonInternal(w)
+		return
 	}
 	mastodonJSON(w, http.StatusOK, out)
 }
@@ -298,21 +342,23 @@ func (m *Mastodon) statusContext(w http.ResponseWriter, r *http.Request, id stri
 	if mastodonToken(r) == "" {
 		ancestorsLimit, descendantsLimit, depthLimit = mastodonAnonAncestorsLimit, mastodonAnonDescendants, mastodonAnonDescendantDepth
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.cfg.Now()
-	s := m.statusLocked(id, now)
+	v := m.view(r.Context(), m.cfg.Now())
+	s := v.status(id)
+	if v.err != nil {
+		mastodonInternal(w)
+		return
+	}
 	if s == nil || !visibleTo(s, callerID) {
 		mastodonError(w, http.StatusNotFound, mastodonNotFound)
 		return
 	}
 	ancestors := []any{}
 	for cur := s; cur.InReplyToID != "" && len(ancestors) < ancestorsLimit; {
-		if cur = m.statusLocked(cur.InReplyToID, now); cur == nil {
+		if cur = v.status(cur.InReplyToID); cur == nil {
 			break
 		}
 		if visibleTo(cur, callerID) {
-			ancestors = slices.Insert(ancestors, 0, any(m.statusJSON(cur)))
+			ancestors = slices.Insert(ancestors, 0, any(v.statusJSON(cur)))
 		}
 	}
 	descendants := []any{}
@@ -321,16 +367,20 @@ func (m *Mastodon) statusContext(w http.ResponseWriter, r *http.Request, id stri
 		if depthLimit > 0 && depth > depthLimit {
 			return
 		}
-		for _, c := range m.childrenLocked(p, now) {
+		for _, c := range v.children(p) {
 			if len(descendants) >= descendantsLimit {
 				return
 			}
 			if visibleTo(c, callerID) {
-				descendants = append(descendants, m.statusJSON(c))
+				descendants = append(descendants, v.statusJSON(c))
 				walk(c, depth+1)
 			}
 		}
 	}
 	walk(s, 1)
+	if v.err != nil {
+		mastodonInternal(w)
+		return
+	}
 	mastodonJSON(w, http.StatusOK, map[string]any{"ancestors": ancestors, "descendants": descendants})
 }

@@ -152,9 +152,10 @@ func (r *Recorder) stateOr(now func() time.Time) State {
 	return r.state
 }
 
-// record appends an entry outside any transaction of the simulator's, for the simulators whose
-// records are still in process memory: their state is lost with the process
-// anyway, so a failing database loses their entry too rather than failing the request.
+// record appends an entry in a transaction of its own, for a stand-in simulator that keeps no
+// records (the tests'); the twelve simulators record what they receive with recordTx, in the
+// transaction of the change it belongs to. A failing State loses the entry rather than the
+// request.
 func (r *Recorder) record(v any) {
 	_ = r.stateOr(nil).Update(context.Background(), func(tx Tx) error { return recordTx(tx, r.platform, v) })
 }
