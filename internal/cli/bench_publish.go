@@ -110,6 +110,9 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		if sf.databaseURL != "" {
 			return errors.New("--database-url is for the self-contained server; leave it out with --url")
 		}
+		if sf.platformsInServer {
+			return errors.New("--platforms-in-server is for the self-contained server: a running server publishes to the simulators it is configured with")
+		}
 		if key == "" {
 			key = os.Getenv("REELAY_API_KEY")
 		}

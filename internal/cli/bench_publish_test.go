@@ -256,6 +256,15 @@ func TestBenchScenarioFlags(t *testing.T) {
 	}
 }
 
+// A running server publishes to the simulators it is configured with: the flag that would put
+// them in it is refused, not ignored.
+func TestBenchPlatformsInServerNeedsSelfContained(t *testing.T) {
+	_, err := run(t, "bench", "burst", "--url", "http://127.0.0.1:1", "--key", "k", "--platforms-in-server")
+	if err == nil || !strings.Contains(err.Error(), "--platforms-in-server is for the self-contained server") {
+		t.Errorf("error %v, want one about --platforms-in-server", err)
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{"100MB": 100_000_000, "5 MB": 5_000_000, "1MiB": 1 << 20, "2kB": 2000,
 		"1.5GB": 1_500_000_000, "123": 123, "10b": 10} {
