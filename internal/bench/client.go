@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Client is the little of reelay's HTTP API the publishing scenarios need: projects, sandbox
@@ -117,9 +119,9 @@ func (c *Client) CreateProject(ctx context.Context, name string) (string, error)
 	return out.Project.ID, err
 }
 
-// CreateSandboxChannel connects a sandbox channel of platform whose simulated processing takes
-// processingMS, and returns its id.
-func (c *Client) CreateSandboxChannel(ctx context.Context, projectID, platform string, processingMS int) (string, error) {
+// CreateSandboxChannel connects a sandbox channel of platform that behaves as SandboxBehavior
+// says, and returns its id.
+func (c *Client) CreateSandboxChannel(ctx context.Context, projectID, platform string) (string, error) {
 	var out struct {
 		Channel struct {
 			ID string `json:"id"`
@@ -127,9 +129,19 @@ func (c *Client) CreateSandboxChannel(ctx context.Context, projectID, platform s
 	}
 	err := c.callJSON(ctx, http.MethodPost, "/api/v1/channels", map[string]any{
 		"project_id": projectID, "platform": platform, "sandbox": true,
-		"sandbox_behavior": map[string]any{"processing_ms": processingMS},
+		"sandbox_behavior": map[string]any{"processing_ms": SandboxBehavior.ProcessingMS},
 	}, &out)
 	return out.Channel.ID, err
+}
+
+// Received reads what platform's simulator received, from GET /sandbox/{platform}/_introspect:
+// on a server, for the account's own sandbox channels; on a simulator host apart
+// (internal/platform/sim/simhost), whose introspection key is the client's key, for every
+// account.
+func (c *Client) Received(ctx context.Context, platform string) (sim.Introspection, error) {
+	var rec sim.Introspection
+	err := c.callJSON(ctx, http.MethodGet, "/sandbox/"+url.PathEscape(platform)+"/_introspect", nil, &rec)
+	return rec, err
 }
 
 // Post is a post as GET /posts/{id} and GET /posts show it, with what the scenarios read.

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/procstat"
 )
 
@@ -31,6 +30,10 @@ type IngestConfig struct {
 	// ServerPID, when not 0, is the server's process, whose memory is read from
 	// /proc/<pid>/status (Linux).
 	ServerPID int
+	// PlatformsPID, when not 0, is the process of the platform simulators, apart from the
+	// server's; Simulators reads what they received (the server's own sandbox when nil).
+	PlatformsPID int
+	Simulators   *Client
 	// Timeout bounds the wait for the destinations.
 	Timeout time.Duration
 	// Measure, when set, is called as the measured part starts (the publish) and returns the
@@ -69,8 +72,12 @@ type IngestResult struct {
 	// /proc/<pid>/stat: compared with the wall time, it tells how much of the two cores the
 	// server kept busy. Absent when the server is not a child process.
 	ServerCPUSeconds *float64 `json:"server_cpu_seconds,omitempty"`
-	Targets          Targets  `json:"targets"`
+	// PlatformsCPUSeconds is the CPU time the platform simulators' process used over the same
+	// span, when they run apart from the server.
+	PlatformsCPUSeconds *float64 `json:"platforms_cpu_seconds,omitempty"`
+	Targets             Targets  `json:"targets"`
 	MachineReport
+	SimulatorsReport
 }
 
 // IngestDestination is one destination of the ingest post.
@@ -162,11 +169,8 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	form := fx.Form(0, nil, nil)
 	form.Video, form.Size = f, size
 
-	var cpuBefore float64
-	cpuErr := errors.New("not a child process")
-	if cfg.ServerPID != 0 {
-		cpuBefore, cpuErr = procstat.ReadCPU(cfg.ServerPID)
-	}
+	serverCPU := startCPU(cfg.ServerPID)
+	platformsCPU := startCPU(cfg.PlatformsPID)
 	stop := measure(cfg.Measure)
 	defer stop()
 	start := time.Now()
@@ -181,12 +185,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if cpuErr == nil {
-		if after, err := procstat.ReadCPU(cfg.ServerPID); err == nil {
-			s := round3(after - cpuBefore)
-			res.ServerCPUSeconds = &s
-		}
-	}
+	res.ServerCPUSeconds, res.PlatformsCPUSeconds = serverCPU(), platformsCPU()
 	stop()
 	res.Status = post.Status
 	res.ObservedSeconds = round3(seen.Sub(start).Seconds())
@@ -216,16 +215,20 @@ func Ingest(ctx context.Context, cfg IngestConfig) (IngestResult, error) {
 	if post.Status != "published" {
 		return res, errors.New(post.problem())
 	}
-	if err := fx.checkReceived(ctx, c, res.Destinations, size, res.VideoSHA256); err != nil {
+	sims := cfg.Simulators
+	if sims == nil {
+		sims = c
+	}
+	if err := fx.checkReceived(ctx, c, sims, res.Destinations, size, res.VideoSHA256); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-// checkReceived reads each simulator's _introspect and fills in what it recorded of the video
-// for the fixture's channel: a run counts only if every platform received the whole file once
-// and published it.
-func (f *Fixture) checkReceived(ctx context.Context, c *Client, dests []IngestDestination, size int64, sum string) error {
+// checkReceived reads each simulator's _introspect (from sims) and fills in what it recorded of
+// the video for the fixture's channel (read from the server, c): a run counts only if every
+// platform received the whole file once and published it.
+func (f *Fixture) checkReceived(ctx context.Context, c, sims *Client, dests []IngestDestination, size int64, sum string) error {
 	g := f.groups[0]
 	accounts, err := c.channelAccounts(ctx, g.project)
 	if err != nil {
@@ -238,8 +241,8 @@ func (f *Fixture) checkReceived(ctx context.Context, c *Client, dests []IngestDe
 			return fmt.Errorf("destination on %s, which the bench did not ask for", d.Platform)
 		}
 		account := accounts[g.channels[k]]
-		var rec sim.Introspection
-		if err := c.callJSON(ctx, http.MethodGet, "/sandbox/"+d.Platform+"/_introspect", nil, &rec); err != nil {
+		rec, err := sims.Received(ctx, d.Platform)
+		if err != nil {
 			return fmt.Errorf("read what the %s simulator received: %w", d.Platform, err)
 		}
 		for _, u := range rec.Uploads {

@@ -50,7 +50,7 @@ func TestCheckReceived(t *testing.T) {
 			defer cl.Close()
 			f := &Fixture{Platforms: []string{"youtube"}, groups: []group{{project: "p", channels: []string{"ch-yt"}}}}
 			dests := []IngestDestination{{Platform: "youtube", Status: "published"}}
-			err := f.checkReceived(context.Background(), cl, dests, size, sum)
+			err := f.checkReceived(context.Background(), cl, cl, dests, size, sum)
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("error %v", err)

@@ -46,6 +46,7 @@ type PlatformsResult struct {
 	WallSeconds float64           `json:"wall_seconds"`
 	Platforms   []PlatformLatency `json:"platforms"`
 	MachineReport
+	SimulatorsReport
 }
 
 // PlatformLatency is one platform's part of a run.

@@ -25,8 +25,9 @@ type BurstConfig struct {
 	// Measure brackets the measured part (from the submission to the last post settled).
 	Measure func() (stop func())
 	// ServerPID, when not 0, is the process the server runs in, whose CPU time during the
-	// drain is reported.
-	ServerPID int
+	// drain is reported; PlatformsPID, likewise, the platform simulators' when they run apart.
+	ServerPID    int
+	PlatformsPID int
 }
 
 // BurstResult is what `reelay bench burst` measured.
@@ -48,6 +49,9 @@ type BurstResult struct {
 	// instant to the last post settled: the work of firing and publishing, steadier from run
 	// to run than the lateness. In-process it includes the bench's polling (a few requests).
 	DrainCPUSeconds *float64 `json:"drain_cpu_seconds,omitempty"`
+	// DrainPlatformsCPUSeconds is the platform simulators' CPU time over the same span, when
+	// they run in a process apart from the server.
+	DrainPlatformsCPUSeconds *float64 `json:"drain_platforms_cpu_seconds,omitempty"`
 	// DrainMachineCPUSeconds is the whole machine's busy CPU time over the same span: the
 	// server, its database server when that runs here, and the bench. Next to the drain's wall
 	// time and the cores, it tells whether the drain had the machine to itself and used it.
@@ -57,6 +61,7 @@ type BurstResult struct {
 	DrainWallSeconds float64 `json:"drain_wall_seconds"`
 	Targets          Targets `json:"targets"`
 	MachineReport
+	SimulatorsReport
 }
 
 // Burst schedules cfg.Posts posts for the same instant, waits for all to publish, and
@@ -90,23 +95,14 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 		return res, ctx.Err()
 	case <-time.After(time.Until(at)):
 	}
-	var cpuBefore float64
-	cpuErr := errors.New("server not self-contained")
-	if cfg.ServerPID != 0 {
-		cpuBefore, cpuErr = procstat.ReadCPU(cfg.ServerPID)
-	}
+	serverCPU, platformsCPU := startCPU(cfg.ServerPID), startCPU(cfg.PlatformsPID)
 	machineBefore, machineErr := procstat.ReadMachineCPU()
 	drainStart := time.Now()
 	if err := waitSettled(ctx, c, s.IDs, cfg.Timeout); err != nil {
 		return res, err
 	}
 	res.DrainWallSeconds = round3(time.Since(drainStart).Seconds())
-	if cpuErr == nil {
-		if after, err := procstat.ReadCPU(cfg.ServerPID); err == nil {
-			cpu := round3(after - cpuBefore)
-			res.DrainCPUSeconds = &cpu
-		}
-	}
+	res.DrainCPUSeconds, res.DrainPlatformsCPUSeconds = serverCPU(), platformsCPU()
 	if machineErr == nil {
 		if after, err := procstat.ReadMachineCPU(); err == nil {
 			cpu := round3(after - machineBefore)
@@ -142,6 +138,9 @@ func (r BurstResult) Summary() string {
 	cpu := ""
 	if r.DrainCPUSeconds != nil {
 		cpu = fmt.Sprintf("; server CPU from the instant to the last settled %.2f s", *r.DrainCPUSeconds)
+		if r.DrainPlatformsCPUSeconds != nil {
+			cpu += fmt.Sprintf(", the platforms' (apart) %.2f s", *r.DrainPlatformsCPUSeconds)
+		}
 	}
 	if r.DrainMachineCPUSeconds != nil {
 		cpu += fmt.Sprintf(", the machine's %.2f s in %.2f s", *r.DrainMachineCPUSeconds, r.DrainWallSeconds)
@@ -189,6 +188,7 @@ type ThroughputResult struct {
 	Completion Dist    `json:"completion"`
 	Targets    Targets `json:"targets"`
 	MachineReport
+	SimulatorsReport
 }
 
 // Throughput publishes posts immediately at a concurrency for a duration and measures how
@@ -280,6 +280,7 @@ type ReadsResult struct {
 	Result
 	Targets Targets `json:"targets"`
 	MachineReport
+	SimulatorsReport
 }
 
 // Reads publishes posts, then loads GET /posts/{id} over them.
@@ -342,6 +343,9 @@ func (r IngestResult) Summary() string {
 	}
 	if r.ServerCPUSeconds != nil {
 		rss += fmt.Sprintf("; server CPU %.2f s", *r.ServerCPUSeconds)
+	}
+	if r.PlatformsCPUSeconds != nil {
+		rss += fmt.Sprintf("; the platforms' (apart) CPU %.2f s", *r.PlatformsCPUSeconds)
 	}
 	dests := ""
 	received := 0

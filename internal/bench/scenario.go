@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // What the publishing scenarios (ingest, burst, throughput, reads) share: projects of their own
@@ -52,7 +53,13 @@ func ParsePlatforms(s string) ([]string, error) {
 	return out, nil
 }
 
-// Fixture is what a run publishes to: groups of instant sandbox channels (processing_ms 0),
+// SandboxBehavior is how every sandbox channel the scenarios create behaves: instantly
+// processed, never failing. A simulator host apart from the server is told it (it does not
+// read the behaviour the server stores with each channel); the server is sent its
+// ProcessingMS, the rest being the defaults.
+var SandboxBehavior = sim.Behavior{ProcessingMS: 0}
+
+// Fixture is what a run publishes to: groups of instant sandbox channels (SandboxBehavior),
 // one channel of each platform per group, each group in a project of its own (as a customer's
 // brand would be), and enough groups for PostsPerChannel posts each.
 type Fixture struct {
@@ -110,7 +117,7 @@ func newGroup(ctx context.Context, c *Client, name string, platforms []string) (
 	}
 	g := group{project: pid}
 	for _, p := range platforms {
-		id, err := c.CreateSandboxChannel(ctx, pid, p, 0)
+		id, err := c.CreateSandboxChannel(ctx, pid, p)
 		if err != nil {
 			return g, fmt.Errorf("create a %s sandbox channel: %w", p, err)
 		}

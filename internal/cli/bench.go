@@ -31,7 +31,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the server's throughput and latency"}
 	cmd.AddCommand(newBenchAPICmd(), newBenchIngestCmd(), newBenchBurstCmd(), newBenchThroughputCmd(), newBenchReadsCmd(),
-		newBenchServerCmd(), newBenchPlatformsCmd(), newBenchAnalyticsCmd())
+		newBenchServerCmd(), newBenchSimulatorsCmd(), newBenchPlatformsCmd(), newBenchAnalyticsCmd())
 	return cmd
 }
 
@@ -152,6 +152,11 @@ type benchServerOptions struct {
 	// DatabaseURL is "" for a fresh SQLite database in the temporary folder, or a postgres://
 	// URL: the server then runs in a fresh schema on that database, dropped when it stops.
 	DatabaseURL string
+	// SecretKey is the server's secret key (32 bytes); nil makes one for the run.
+	SecretKey []byte
+	// SandboxURL, when set, is where the server's sandbox channels reach their simulators
+	// (REELAY_SANDBOX_URL): a host apart from it. The server still serves its own.
+	SandboxURL string
 	// Seed, when set, fills the database for the run's account before the server starts.
 	Seed func(ctx context.Context, st *store.Store, account store.CreatedAccount) error
 }
@@ -194,11 +199,14 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 		}
 		cleanups = append(cleanups, drop)
 		cfg.DatabaseURL = dbURL
-		// PostgreSQL servers share a configured key; this one is the run's own.
-		key := make([]byte, 32)
-		rand.Read(key)
-		cfg.SecretKey = base64.StdEncoding.EncodeToString(key)
 	}
+	// A server's key is otherwise generated into its data folder; it is given here because
+	// simulators apart must know it, and PostgreSQL servers share a configured key.
+	if o.SecretKey == nil {
+		o.SecretKey = newSecretKey()
+	}
+	cfg.SecretKey = base64.StdEncoding.EncodeToString(o.SecretKey)
+	cfg.SandboxURL = o.SandboxURL
 	if err := cfg.Finish(); err != nil {
 		cleanup()
 		return nil, err
@@ -241,6 +249,13 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 		}
 		return nil, fmt.Errorf("bench server: %w", err)
 	}
+}
+
+// newSecretKey makes a secret key for a bench server.
+func newSecretKey() []byte {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return key
 }
 
 // freshPostgresSchema creates a schema of its own for a run on the PostgreSQL server of base,

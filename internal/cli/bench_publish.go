@@ -3,10 +3,15 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -20,8 +25,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/bench"
 	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simhost"
+	"github.com/reelay/reelay/internal/secret"
 )
 
 // The publishing scenarios of `reelay bench`: ingest, burst, throughput and reads. They share
@@ -30,12 +39,13 @@ import (
 
 // scenarioFlags are the flags every publishing scenario has.
 type scenarioFlags struct {
-	url, key      string
-	databaseURL   string
-	serverLog     string
-	profile       string
-	trace         string
-	settleTimeout time.Duration
+	url, key          string
+	databaseURL       string
+	serverLog         string
+	profile           string
+	trace             string
+	settleTimeout     time.Duration
+	platformsInServer bool
 }
 
 func (s *scenarioFlags) register(f *pflag.FlagSet) {
@@ -49,6 +59,9 @@ func (s *scenarioFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.trace, "trace", "", "write an execution trace of this process while measuring, or of the whole server process "+
 		"when it runs apart (ingest) (go tool trace; -pprof=sync or syscall shows where goroutines wait, which a CPU profile does not)")
 	f.DurationVar(&s.settleTimeout, "settle-timeout", 5*time.Minute, "how long to wait for posts to settle")
+	f.BoolVar(&s.platformsInServer, "platforms-in-server", false, "publish to the self-contained server's own platform "+
+		"simulators (its sandbox, which keeps their state in its database) instead of simulators apart, in a process "+
+		"of the bench's own, with their state in memory, as real platforms are apart")
 }
 
 // scenarioResult is what a scenario returns.
@@ -57,19 +70,30 @@ type scenarioResult interface {
 }
 
 // scenarioRun is what a scenario gets: a client of the server, the server's process when it
-// runs apart, and the function that brackets the measured part (the CPU profile).
+// runs apart, the platform simulators' when they do, and the function that brackets the
+// measured part (the CPU profile).
 type scenarioRun struct {
 	client *bench.Client
 	pid    int
 	// serverPID is the process the server runs in when it is self-contained: the child, or
 	// this one (whose CPU figure then includes the bench's own clients).
 	serverPID int
-	measure   func() func()
+	// platformsPID is the process of the simulators apart from the server, and simulators
+	// reads what they received; 0 and nil when the server's own serve the sandbox channels.
+	platformsPID int
+	simulators   *bench.Client
+	measure      func() func()
 }
 
 // runScenario finds or starts the server, runs the scenario, and prints its result: JSON on
 // stdout, a summary on stderr. child runs a self-contained server as a process of its own
 // (`reelay bench server`), whose memory can then be measured.
+//
+// A self-contained server publishes to platform simulators apart from it, as reelay publishes
+// to platforms elsewhere: a process of their own (`reelay bench simulators`) with their state
+// in memory, which the server reaches at its sandbox URL. Its own simulators keep their state
+// in its database, and their work, CPU and database both, is not reelay's; they serve the
+// sandbox channels instead with --platforms-in-server.
 func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 	run func(ctx context.Context, r scenarioRun) (scenarioResult, error)) error {
 	ctx := cmd.Context()
@@ -86,6 +110,9 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		if sf.databaseURL != "" {
 			return errors.New("--database-url is for the self-contained server; leave it out with --url")
 		}
+		if sf.platformsInServer {
+			return errors.New("--platforms-in-server is for the self-contained server: a running server publishes to the simulators it is configured with")
+		}
 		if key == "" {
 			key = os.Getenv("REELAY_API_KEY")
 		}
@@ -95,23 +122,37 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		target = url
 	case key != "":
 		return errors.New("--key needs --url: the self-contained benchmark makes its own key")
-	case child:
-		srv, err := startChildServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL},
-			sf.profile, sf.trace, stderr)
+	default:
+		o := benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL}
+		if !sf.platformsInServer {
+			o.SecretKey = newSecretKey()
+			sims, err := startChild(ctx, "platform simulators", []string{"bench", "simulators"}, o.SecretKey, stderr)
+			if err != nil {
+				return err
+			}
+			defer sims.stop()
+			o.SandboxURL, r.platformsPID = sims.url, sims.pid
+			r.simulators = bench.NewClient(sims.url, sims.key, 4)
+			defer r.simulators.Close()
+		}
+		var srv *benchServer
+		var err error
+		if child {
+			srv, err = startChildServer(ctx, o, sf.profile, sf.trace, stderr)
+		} else {
+			srv, err = startBenchServer(ctx, o)
+		}
 		if err != nil {
 			return err
 		}
 		defer srv.stop()
 		url, key, r.pid, r.serverPID = srv.url, srv.key, srv.pid, srv.pid
-		target += fmt.Sprintf(", as child process %d", srv.pid)
-	default:
-		srv, err := startBenchServer(ctx, benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL})
-		if err != nil {
-			return err
+		if child {
+			target += fmt.Sprintf(", as child process %d", srv.pid)
+		} else {
+			r.serverPID = os.Getpid()
+			target += ", in this process"
 		}
-		defer srv.stop()
-		url, key, r.serverPID = srv.url, srv.key, os.Getpid()
-		target += ", in this process"
 	}
 	r.client = bench.NewClient(url, key, conns)
 	defer r.client.Close()
@@ -159,6 +200,17 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		if m, ok := res.(interface{ SetMachine(*bench.Machine) }); ok {
 			m.SetMachine(machine)
 		}
+		// Which simulators published the posts: a server that did not reach those apart
+		// published through its own.
+		var sims *bench.Simulators
+		if m, ok := res.(interface{ SetSimulators(*bench.Simulators) }); ok {
+			var serr error
+			if sims, serr = bench.CountPublished(ctx, r.client, r.simulators, r.platformsPID); serr != nil {
+				fmt.Fprintln(stderr, "simulators:", serr)
+			} else {
+				m.SetSimulators(sims)
+			}
+		}
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
@@ -167,6 +219,9 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		}
 		fmt.Fprintf(stderr, "%s\n(%s; GOMAXPROCS %d, %d CPUs, %s, %s/%s; %s)\n", res.Summary(), target,
 			runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, machine)
+		if sims != nil {
+			fmt.Fprintln(stderr, sims)
+		}
 		if t, ok := targetsOf(res); ok && err == nil {
 			if missed := t.Missed(); len(missed) > 0 {
 				fmt.Fprintf(stderr, "targets missed: %s\n", strings.Join(missed, ", "))
@@ -238,7 +293,8 @@ func newBenchIngestCmd() *cobra.Command {
 			child := !inProcess && sf.url == ""
 			return runScenario(cmd, &sf, 4, child, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
 				res, err := bench.Ingest(ctx, bench.IngestConfig{Client: r.client, Size: n, References: refs,
-					ServerPID: r.pid, Timeout: sf.settleTimeout, Measure: r.measure})
+					ServerPID: r.pid, PlatformsPID: r.platformsPID, Simulators: r.simulators, Timeout: sf.settleTimeout,
+					Measure: r.measure})
 				return &res, err
 			})
 		},
@@ -274,7 +330,7 @@ func newBenchBurstCmd() *cobra.Command {
 			}
 			return runScenario(cmd, &sf, cfg.Concurrency, false, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
 				c := cfg
-				c.Client, c.Timeout, c.Measure, c.ServerPID = r.client, sf.settleTimeout, r.measure, r.serverPID
+				c.Client, c.Timeout, c.Measure, c.ServerPID, c.PlatformsPID = r.client, sf.settleTimeout, r.measure, r.serverPID, r.platformsPID
 				res, err := bench.Burst(ctx, c)
 				return &res, err
 			})
@@ -368,8 +424,9 @@ func newBenchReadsCmd() *cobra.Command {
 }
 
 // newBenchServerCmd is the server a scenario runs as a child process: startBenchServer in a
-// process of its own. It prints one JSON line, {"url","key"}, once it listens, and stops when
-// its standard input ends (the parent closed it, or died) or on a signal.
+// process of its own, with the secret key in $REELAY_BENCH_SECRET_KEY when it is set. It
+// prints one JSON line, {"url","key"}, once it listens, and stops when its standard input ends
+// (the parent closed it, or died) or on a signal.
 func newBenchServerCmd() *cobra.Command {
 	var (
 		o              benchServerOptions
@@ -391,20 +448,17 @@ func newBenchServerCmd() *cobra.Command {
 				return err
 			}
 			defer stopTrace()
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			srv, err := startBenchServer(ctx, o)
+			if v := os.Getenv(benchSecretKeyEnv); v != "" {
+				if o.SecretKey, err = secret.ParseKey(v); err != nil {
+					return fmt.Errorf("%s: %w", benchSecretKeyEnv, err)
+				}
+			}
+			srv, err := startBenchServer(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			defer srv.stop()
-			line, _ := json.Marshal(map[string]string{"url": srv.url, "key": srv.key})
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line)
-			go func() {
-				io.Copy(io.Discard, cmd.InOrStdin())
-				cancel()
-			}()
-			<-ctx.Done()
+			announceAndWait(cmd.Context(), cmd, srv.url, srv.key)
 			return nil
 		},
 	}
@@ -412,31 +466,40 @@ func newBenchServerCmd() *cobra.Command {
 	f.StringVar(&o.DatabaseURL, "database-url", "", "postgres:// URL (a fresh schema there); default a fresh SQLite database")
 	f.StringVar(&o.LogLevel, "server-log-level", "error", "log level (logs go nowhere)")
 	f.StringVar(&o.Role, "server-role", config.RoleAll, "all or api")
+	f.StringVar(&o.SandboxURL, "sandbox-url", "", "where sandbox channels reach their simulators (default: the server's own)")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of this process to this file")
 	f.StringVar(&trace, "trace", "", "write an execution trace of this process to this file")
 	return cmd
 }
 
-// benchExecutable is the binary that runs child servers.
+// benchExecutable is the binary that runs child processes.
 var benchExecutable = os.Executable
 
-// startChildServer runs `reelay bench server` as a child process and waits until it listens.
-func startChildServer(ctx context.Context, o benchServerOptions, profile, traceFile string, stderr io.Writer) (*benchServer, error) {
+// benchSecretKeyEnv passes the run's secret key to the child processes (base64): in the
+// environment, which other users cannot read, rather than on the command line, which they can.
+// A name of the bench's own, so that a REELAY_SECRET_KEY of the shell is never taken for it.
+const benchSecretKeyEnv = "REELAY_BENCH_SECRET_KEY"
+
+// childProcess is a process of the bench: `reelay bench server` or `reelay bench simulators`.
+// It printed one JSON line, {"url","key"}, once it listened; it stops when its standard
+// input ends.
+type childProcess struct {
+	url, key string
+	pid      int
+	stop     func()
+}
+
+// startChild runs reelay with args as a child process, with secretKey (when not nil) in its
+// environment, and waits until it listens. what names it in errors.
+func startChild(ctx context.Context, what string, args []string, secretKey []byte, stderr io.Writer) (*childProcess, error) {
 	exe, err := benchExecutable()
 	if err != nil {
-		return nil, fmt.Errorf("find the reelay binary for the server process: %w", err)
-	}
-	args := []string{"bench", "server", "--server-log-level", o.LogLevel}
-	if o.DatabaseURL != "" {
-		args = append(args, "--database-url", o.DatabaseURL)
-	}
-	if profile != "" {
-		args = append(args, "--cpuprofile", profile)
-	}
-	if traceFile != "" {
-		args = append(args, "--trace", traceFile)
+		return nil, fmt.Errorf("find the reelay binary for the %s process: %w", what, err)
 	}
 	cmd := exec.Command(exe, args...)
+	if secretKey != nil {
+		cmd.Env = append(os.Environ(), benchSecretKeyEnv+"="+base64.StdEncoding.EncodeToString(secretKey))
+	}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -474,16 +537,97 @@ func startChildServer(ctx context.Context, o benchServerOptions, profile, traceF
 	case line, ok := <-lines:
 		if !ok || json.Unmarshal([]byte(line), &info) != nil || info.URL == "" {
 			stop()
-			return nil, fmt.Errorf("the server process did not start (it printed %q)", line)
+			return nil, fmt.Errorf("the %s process did not start (it printed %q)", what, line)
 		}
 	case <-ctx.Done():
 		stop()
 		return nil, ctx.Err()
 	case <-time.After(2 * time.Minute):
 		stop()
-		return nil, errors.New("the server process did not listen within 2 minutes")
+		return nil, fmt.Errorf("the %s process did not listen within 2 minutes", what)
 	}
-	return &benchServer{url: info.URL, key: info.Key, pid: cmd.Process.Pid, stop: stop}, nil
+	return &childProcess{url: info.URL, key: info.Key, pid: cmd.Process.Pid, stop: stop}, nil
+}
+
+// startChildServer runs `reelay bench server` as a child process and waits until it listens.
+func startChildServer(ctx context.Context, o benchServerOptions, profile, traceFile string, stderr io.Writer) (*benchServer, error) {
+	args := []string{"bench", "server", "--server-log-level", o.LogLevel}
+	if o.DatabaseURL != "" {
+		args = append(args, "--database-url", o.DatabaseURL)
+	}
+	if o.SandboxURL != "" {
+		args = append(args, "--sandbox-url", o.SandboxURL)
+	}
+	if profile != "" {
+		args = append(args, "--cpuprofile", profile)
+	}
+	if traceFile != "" {
+		args = append(args, "--trace", traceFile)
+	}
+	p, err := startChild(ctx, "server", args, o.SecretKey, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &benchServer{url: p.url, key: p.key, pid: p.pid, stop: p.stop}, nil
+}
+
+// newBenchSimulatorsCmd is the platform simulators apart from the server under test: every
+// simulator at /sandbox/{platform}/ of a loopback listener of its own, with its state in
+// memory, for the sandbox tokens of the server whose key is in $REELAY_BENCH_SECRET_KEY; every
+// account behaves as the scenarios' channels do. It prints one JSON line, {"url","key"}, once
+// it listens (key opens GET /sandbox/{platform}/_introspect), and stops when its standard input
+// ends or on a signal.
+func newBenchSimulatorsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "simulators",
+		Short:  "Serve the platform simulators apart from a bench server until standard input ends (used by the scenarios)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			key, err := secret.ParseKey(os.Getenv(benchSecretKeyEnv))
+			if err != nil {
+				return fmt.Errorf("%s: %w", benchSecretKeyEnv, err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			introspectKey := make([]byte, 16)
+			rand.Read(introspectKey)
+			hostURL := "http://" + ln.Addr().String()
+			simulators := map[string]func(sim.Config) http.Handler{}
+			for name, f := range app.Simulators {
+				simulators[name] = f
+			}
+			host, err := simhost.New(simhost.Config{URL: hostURL, SecretKey: key, Simulators: simulators,
+				Behavior: bench.SandboxBehavior, IntrospectKey: hex.EncodeToString(introspectKey)})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			srv := &http.Server{Handler: host, ReadHeaderTimeout: 10 * time.Second}
+			go srv.Serve(ln)
+			defer srv.Close()
+			announceAndWait(cmd.Context(), cmd, hostURL, hex.EncodeToString(introspectKey))
+			return nil
+		},
+	}
+}
+
+// announceAndWait tells the parent (startChild) where this child process listens, with the
+// key it answers to, and waits until the parent closes standard input (or dies), or ctx ends.
+func announceAndWait(ctx context.Context, cmd *cobra.Command, url, key string) {
+	line, _ := json.Marshal(map[string]string{"url": url, "key": key})
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", line)
+	ended := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, cmd.InOrStdin())
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
 }
 
 // parseSize reads a byte count: digits, optionally with a decimal (kB, MB, GB) or binary (KiB,

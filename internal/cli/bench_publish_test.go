@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -106,6 +107,8 @@ func TestBenchIngest(t *testing.T) {
 	if len(dests) != 3 || !platforms["youtube"] || !platforms["instagram"] || !platforms["tiktok"] {
 		t.Errorf("destinations %v", dests)
 	}
+	// The server, a child process, published to the simulators apart, another one.
+	checkSimulators(t, res, []string{"youtube", "instagram", "tiktok"}, 1, true)
 	upload, wall, ref := num(t, res, "upload_seconds"), num(t, res, "wall_seconds"), num(t, res, "reference_seconds")
 	if upload <= 0 || wall < upload || ref <= 0 || num(t, res, "ratio") <= 0 {
 		t.Errorf("upload %v, wall %v, reference %v, ratio %v", upload, wall, ref, res["ratio"])
@@ -121,14 +124,62 @@ func TestBenchIngest(t *testing.T) {
 		if cpu := num(t, res, "server_cpu_seconds"); cpu < 0 || cpu > 60 {
 			t.Errorf("server CPU %v s", cpu)
 		}
+		if cpu := num(t, res, "platforms_cpu_seconds"); cpu < 0 || cpu > 60 {
+			t.Errorf("the platforms' CPU %v s", cpu)
+		}
 	}
 }
 
 // The lead leaves room for submitting under a full parallel -race run of every package: with 4 s,
 // submission alone took that long on a loaded 2-core machine and the scenario refused to go on.
+//
+// By default the server publishes every post to the simulators apart from it, which the bench
+// runs, and none to its own; --platforms-in-server publishes them all to its own, as before.
 func TestBenchBurst(t *testing.T) {
-	t.Parallel()
-	checkBurst(t, runBench(t, "burst", "--posts", "20", "--lead", "10s", "--concurrency", "4"), 20)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		posts int
+		apart bool
+	}{
+		{"platforms apart", nil, 20, true},
+		{"platforms in the server", []string{"--platforms-in-server"}, 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := runBench(t, append([]string{"burst", "--posts", fmt.Sprint(tc.posts), "--lead", "10s", "--concurrency", "4"}, tc.args...)...)
+			checkBurst(t, res, float64(tc.posts))
+			checkSimulators(t, res, []string{"youtube", "tiktok"}, float64(tc.posts), tc.apart)
+			_, platformsCPU := res["drain_platforms_cpu_seconds"]
+			if runtime.GOOS == "linux" && platformsCPU != tc.apart {
+				t.Errorf("drain_platforms_cpu_seconds %v, want it only with the platforms apart", res["drain_platforms_cpu_seconds"])
+			}
+		})
+	}
+}
+
+// checkSimulators checks that each of platforms' simulators published posts items: those
+// apart from the server when apart, and then none of the server's own; else the server's own.
+func checkSimulators(t *testing.T, res map[string]any, platforms []string, posts float64, apart bool) {
+	t.Helper()
+	if got, _ := res["simulators"].(map[string]any)["apart"].(bool); got != apart {
+		t.Errorf("simulators %v, want apart %v", res["simulators"], apart)
+	}
+	for _, p := range platforms {
+		inServer, want := num(t, res, "simulators.published_in_server."+p), posts
+		if apart {
+			if got := num(t, res, "simulators.published_apart."+p); got != posts {
+				t.Errorf("the %s simulator apart published %v items, want %v", p, got, posts)
+			}
+			want = 0
+		}
+		if inServer != want {
+			t.Errorf("the server's own %s simulator published %v items, want %v", p, inServer, want)
+		}
+	}
+	if _, ok := res["simulators"].(map[string]any)["published_apart"]; ok && !apart {
+		t.Errorf("simulators apart reported with --platforms-in-server: %v", res["simulators"])
+	}
 }
 
 func TestBenchBurstPostgres(t *testing.T) {
@@ -137,7 +188,9 @@ func TestBenchBurstPostgres(t *testing.T) {
 		t.Skipf("%s is not set", storetest.EnvPostgres)
 	}
 	t.Parallel()
-	checkBurst(t, runBench(t, "burst", "--posts", "10", "--lead", "10s", "--concurrency", "4", "--database-url", base), 10)
+	res := runBench(t, "burst", "--posts", "10", "--lead", "10s", "--concurrency", "4", "--database-url", base)
+	checkBurst(t, res, 10)
+	checkSimulators(t, res, []string{"youtube", "tiktok"}, 10, true)
 }
 
 func checkBurst(t *testing.T, res map[string]any, posts float64) {
@@ -200,6 +253,15 @@ func TestBenchScenarioFlags(t *testing.T) {
 		if _, err := run(t, append([]string{"bench"}, args...)...); err == nil {
 			t.Errorf("bench %v: no error", args)
 		}
+	}
+}
+
+// A running server publishes to the simulators it is configured with: the flag that would put
+// them in it is refused, not ignored.
+func TestBenchPlatformsInServerNeedsSelfContained(t *testing.T) {
+	_, err := run(t, "bench", "burst", "--url", "http://127.0.0.1:1", "--key", "k", "--platforms-in-server")
+	if err == nil || !strings.Contains(err.Error(), "--platforms-in-server is for the self-contained server") {
+		t.Errorf("error %v, want one about --platforms-in-server", err)
 	}
 }
 

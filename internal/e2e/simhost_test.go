@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/secret"
+	"github.com/reelay/reelay/internal/platform/sim/simhost"
 )
 
 // platforms are the platforms with a simulator.
@@ -31,7 +31,7 @@ type simHost struct {
 	t     *testing.T
 	URL   string
 	srv   *httptest.Server
-	rec   map[string]*sim.Recorder
+	host  *simhost.Host
 	rate  atomic.Int64 // bytes per second of each upload; 0 = unthrottled
 	begun time.Time
 
@@ -41,44 +41,31 @@ type simHost struct {
 	log     []string                 // every request, for the test log
 }
 
-// sandboxAccounts resolves any sandbox token that the servers' key signed for the platform.
-type sandboxAccounts struct {
-	key      []byte
-	platform string
-}
-
-func (a sandboxAccounts) Resolve(_ context.Context, token string) (sim.Account, bool) {
-	p, account, ok := sim.ParseSandboxToken(a.key, token)
-	if !ok || p != a.platform {
-		return sim.Account{}, false
-	}
-	return sim.Account{ID: account, Username: account, Behavior: sim.Behavior{ProcessingMS: 0}}, true
-}
-
 func newSimHost(t *testing.T, rate int64) *simHost {
 	t.Helper()
-	h := &simHost{t: t, rec: map[string]*sim.Recorder{}, started: map[string]chan struct{}{}, firstAt: map[string]time.Time{}, begun: time.Now()}
+	h := &simHost{t: t, started: map[string]chan struct{}{}, firstAt: map[string]time.Time{}, begun: time.Now()}
 	h.rate.Store(rate)
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.URL = "http://" + h.srv.Listener.Addr().String()
-	key := secret.Derive(testSecretKey, "sandbox tokens")
-	factories := map[string]func(sim.Config) http.Handler{
-		"youtube": sim.NewYouTube, "instagram": sim.NewInstagram, "tiktok": sim.NewTikTok,
-	}
-	mux := http.NewServeMux()
 	for _, name := range platforms {
-		prefix := "/sandbox/" + name
-		h.rec[name] = &sim.Recorder{}
 		h.started[name] = make(chan struct{})
-		pull := &http.Client{Transport: &slowTransport{
-			base: http.DefaultTransport.(*http.Transport).Clone(), host: h, platform: name}}
-		handler := factories[name](sim.Config{
-			BaseURL: h.URL + prefix, Accounts: sandboxAccounts{key: key, platform: name},
-			Recorder: h.rec[name], PullClient: pull,
-		})
-		mux.Handle(prefix+"/", http.StripPrefix(prefix, h.wrap(name, handler)))
 	}
-	h.srv.Config.Handler = mux
+	var err error
+	h.host, err = simhost.New(simhost.Config{
+		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0},
+		Simulators: map[string]func(sim.Config) http.Handler{
+			"youtube": sim.NewYouTube, "instagram": sim.NewInstagram, "tiktok": sim.NewTikTok,
+		},
+		Wrap: h.wrap,
+		PullClient: func(name string) *http.Client {
+			return &http.Client{Transport: &slowTransport{
+				base: http.DefaultTransport.(*http.Transport).Clone(), host: h, platform: name}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Config.Handler = h.host
 	h.srv.Start()
 	t.Cleanup(func() {
 		// Connections of killed servers are gone; what is left ends with the processes,
@@ -130,7 +117,11 @@ func (h *simHost) note(format string, args ...any) {
 
 // snapshot is what the simulator of platform recorded.
 func (h *simHost) snapshot(platform string) sim.Introspection {
-	return h.rec[platform].Snapshot(nil)
+	got, err := h.host.Received(context.Background(), platform)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return got
 }
 
 // statusRecorder notes the status a handler answered.
