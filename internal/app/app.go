@@ -172,7 +172,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		simulators = cfg.PublicURL
 	}
 	access := publish.ChannelAccess{
-		Box: box, SandboxKey: secret.Derive(p.SecretKey, "sandbox tokens"), SimulatorsURL: simulators,
+		Box: box, SandboxKey: sim.SandboxTokenKey(p.SecretKey), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{
 			platform.Instagram: "/" + instagram.APIVersion,
 			platform.Threads:   "/" + threads.APIVersion,

@@ -28,6 +28,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/reelay/reelay/internal/platform/sim/simstate"
+	"github.com/reelay/reelay/internal/secret"
 )
 
 // Behavior is how a sandbox account's platform misbehaves (DESIGN.md section 5).
@@ -276,6 +277,10 @@ func (c *Config) Normalize() {
 // simulator needs no token table, and a token for one account cannot be forged into another.
 
 const tokenPrefix = "sbx1."
+
+// SandboxTokenKey is the key sandbox tokens are signed with, derived from a server's secret key:
+// the server that mints them and any simulator host that checks them derive it the same way.
+func SandboxTokenKey(secretKey []byte) []byte { return secret.Derive(secretKey, "sandbox tokens") }
 
 // SandboxToken mints the access token of a sandbox account.
 func SandboxToken(key []byte, platform, account string) string {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/secret"
 )
 
 // Config is what a Host is built with.
@@ -58,10 +57,6 @@ type Host struct {
 	recorders map[string]*sim.Recorder
 }
 
-// sandboxTokensPurpose is what the key of sandbox tokens is derived for, as the server derives
-// it (internal/app).
-const sandboxTokensPurpose = "sandbox tokens"
-
 // New builds the host of cfg.Platforms' simulators.
 func New(cfg Config) (*Host, error) {
 	if len(cfg.SecretKey) == 0 {
@@ -74,7 +69,7 @@ func New(cfg Config) (*Host, error) {
 		}
 		slices.Sort(platforms)
 	}
-	key := secret.Derive(cfg.SecretKey, sandboxTokensPurpose)
+	key := sim.SandboxTokenKey(cfg.SecretKey)
 	h := &Host{mux: http.NewServeMux(), recorders: map[string]*sim.Recorder{}}
 	for _, name := range platforms {
 		factory, ok := cfg.Simulators[name]
