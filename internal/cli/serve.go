@@ -72,6 +72,13 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		return err
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvName("metrics-addr"), err)
+		}
+		defer metricsLn.Close()
+	}
 	if cfg.Role != config.RoleWorker && strings.HasSuffix(cfg.PublicURL, ":0") {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
@@ -107,8 +114,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	}()
 
 	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, ctx)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		metricsSrv = httpapi.NewHTTPServer(cfg.MetricsAddr, a.MetricsHandler, ctx)
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+		log.Info("serving metrics", "url", "http://"+metricsLn.Addr().String()+"/metrics", "token", cfg.MetricsToken != "")
+	}
 	if cfg.Role == config.RoleWorker {
 		log.Info("worker running", "health_url", "http://"+ln.Addr().String()+"/healthz")
 	} else {
@@ -135,6 +148,11 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http shutdown", "error", err)
+	}
+	if metricsSrv != nil {
+		if err := metricsSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics listener shutdown", "error", err)
+		}
 	}
 	return nil
 }
