@@ -55,7 +55,7 @@ func NewMetricsHandler(registry *prometheus.Registry, token string) http.Handler
 			writeError(w, r, apierr.Newf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed, "%s is not allowed on /metrics; use GET", r.Method))
 			return
 		}
-		writeError(w, r, apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s: this listener serves only GET /metrics", r.URL.Path))
+		writeError(w, r, apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s: this listener serves /metrics only", r.URL.Path))
 	})
 	return mux
 }
