@@ -47,7 +47,7 @@ type remoteKeys struct {
 	lastStart  time.Time     // when the last fetch began
 	lastErr    error         // how the last fetch failed; nil when it succeeded
 	inflight   chan struct{} // closed when the fetch under way ends; nil when none is
-	fetches    int           // fetches begun, for the tests and the figures
+	fetches    int           // fetches begun; none yet means the first may start at once
 }
 
 // verifyResult is what remoteKeys made of a token's signature.
@@ -109,7 +109,8 @@ func (k *remoteKeys) fromCache(ctx context.Context, jws *jose.JSONWebSignature, 
 				since.Round(time.Millisecond), k.retryInterval, k.lastErr)}, nil
 		}
 		if k.lastErr == nil && since < k.refreshInterval {
-			// Refreshed moments ago: a key the provider does not publish yet is forged.
+			// Refreshed less than a minute ago: a key the provider did not publish then is
+			// taken for a forgery, and answered 401 without asking the provider again.
 			return verifyResult{}, nil
 		}
 	}
@@ -213,12 +214,12 @@ func (a keySetAdapter) VerifySignature(ctx context.Context, jwt string) ([]byte,
 	if probe == nil {
 		probe = &keyProbe{}
 	}
-	probe.called = true
 	// go-oidc has already checked the algorithm against signingAlgs.
 	jws, err := jose.ParseSigned(jwt, signingAlgs)
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, errors.New("malformed token")
 	}
+	probe.called = true
 	res := a.keys.verify(ctx, jws)
 	probe.payload, probe.fetchErr = res.payload, res.fetchErr
 	switch {

@@ -92,9 +92,8 @@ type OIDCVerifier struct {
 	verifier    *oidc.IDTokenVerifier // nil until discovery succeeds
 	authURL     string                // the provider's endpoints, from discovery
 	tokenURL    string
-	lastErr     error       // last discovery failure, if any
-	lastAttempt time.Time   // when lastErr happened
-	keys        *remoteKeys // the provider's signing keys; nil until discovery succeeds
+	lastErr     error     // last discovery failure, if any
+	lastAttempt time.Time // when lastErr happened
 }
 
 // NewOIDCVerifier returns a verifier for tokens issued by issuer (compared
@@ -265,13 +264,13 @@ func (v *OIDCVerifier) discover(ctx context.Context) (*oidc.IDTokenVerifier, err
 	// every token naming a key it does not hold, forged ones included (remoteKeys bounds
 	// that). Our own key set also lets explain tell "keys unreachable" (503) from "bad
 	// signature" (401) without reading go-oidc's flattened error text.
-	v.keys = &remoteKeys{url: meta.JWKSURI, client: v.client, now: v.now,
+	keys := &remoteKeys{url: meta.JWKSURI, client: v.client, now: v.now,
 		refreshInterval: v.keyRefreshInterval, retryInterval: v.retryInterval}
 	algs := make([]string, len(signingAlgs))
 	for i, a := range signingAlgs {
 		algs[i] = string(a)
 	}
-	return oidc.NewVerifier(v.issuer, keySetAdapter{keys: v.keys}, &oidc.Config{ClientID: v.audience, SupportedSigningAlgs: algs}), nil
+	return oidc.NewVerifier(v.issuer, keySetAdapter{keys: keys}, &oidc.Config{ClientID: v.audience, SupportedSigningAlgs: algs}), nil
 }
 
 // keyProbe records, for one Verify call, what the key set made of the token.
