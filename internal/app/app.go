@@ -87,6 +87,10 @@ type App struct {
 	Media   *media.Store
 	Service *publish.Service
 
+	// MetricsHandler serves /metrics on a listener of its own (REELAY_METRICS_ADDR); nil when
+	// there is none, Handler then serving /metrics if a token is set.
+	MetricsHandler http.Handler
+
 	usage *auth.UsageTracker
 	role  string
 	log   *slog.Logger
@@ -296,8 +300,12 @@ func New(ctx context.Context, p Params) (*App, error) {
 	// deliveries; workers send them.
 	st.SetWebhookEnqueuer(webhooks.Enqueuer(a.Queue))
 	a.Service.Queue, videos.Queue = a.Queue, a.Queue
+	metrics := metricsAccess(cfg, log)
+	if cfg.MetricsAddr != "" {
+		a.MetricsHandler = httpapi.NewMetricsHandler(p.Registry, cfg.MetricsToken)
+	}
 	if cfg.Role == config.RoleWorker {
-		a.Handler = httpapi.NewOperational(st, p.Registry, log)
+		a.Handler = httpapi.NewOperational(st, p.Registry, log, metrics)
 		return a, nil
 	}
 
@@ -352,7 +360,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, RateBuckets: rateBuckets,
-		Sandbox: cfg.Sandbox, Registry: p.Registry, OpenAPIJSON: spec,
+		Sandbox: cfg.Sandbox, Registry: p.Registry, Metrics: metrics, OpenAPIJSON: spec,
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
@@ -364,6 +372,23 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Web:           dashboard,
 	})
 	return a, nil
+}
+
+// metricsAccess is how the main listener serves /metrics. It is usually the one the internet
+// reaches (platforms fetch media from REELAY_PUBLIC_URL), and behind a reverse proxy every
+// request comes from a local address, so no address check could tell a scraper from anyone:
+// /metrics is served there only behind a token, and not at all when it has a listener of its
+// own or nothing protects it.
+func metricsAccess(cfg *config.Config, log *slog.Logger) httpapi.MetricsAccess {
+	switch {
+	case cfg.MetricsAddr != "":
+		return httpapi.MetricsAccess{Hidden: true}
+	case cfg.MetricsToken != "":
+		return httpapi.MetricsAccess{Token: cfg.MetricsToken}
+	}
+	log.Info("/metrics is not served: set " + config.EnvName("metrics-addr") + " (a listener of its own) or " +
+		config.EnvName("metrics-token") + " (a bearer token) to scrape it")
+	return httpapi.MetricsAccess{Hidden: true}
 }
 
 // aiEngine is the configured language model, or the built-in engine when there is none.

@@ -77,11 +77,14 @@ type OIDCVerifier struct {
 	audience string
 	client   *http.Client
 
-	// retryInterval is the minimum time between two discovery attempts
-	// after a failure; now is the clock it is measured with. Both are
-	// fields so tests can control them.
-	retryInterval time.Duration
-	now           func() time.Time
+	// retryInterval is the minimum time between two discovery attempts, or
+	// two fetches of the signing keys, after a failure; keyRefreshInterval
+	// the minimum time between two fetches of the keys that tokens naming an
+	// unknown key may cause; now is the clock both are measured with. They
+	// are fields so tests can control them.
+	retryInterval      time.Duration
+	keyRefreshInterval time.Duration
+	now                func() time.Time
 
 	// mu serialises discovery, so concurrent first calls discover once,
 	// and guards the fields below.
@@ -103,11 +106,12 @@ func NewOIDCVerifier(issuer, audience string, client *http.Client) *OIDCVerifier
 		client = &http.Client{Timeout: defaultHTTPTimeout}
 	}
 	return &OIDCVerifier{
-		issuer:        issuer,
-		audience:      audience,
-		client:        client,
-		retryInterval: defaultDiscoveryRetryInterval,
-		now:           time.Now,
+		issuer:             issuer,
+		audience:           audience,
+		client:             client,
+		retryInterval:      defaultDiscoveryRetryInterval,
+		keyRefreshInterval: defaultKeyRefreshInterval,
+		now:                time.Now,
 	}
 }
 
@@ -256,22 +260,18 @@ func (v *OIDCVerifier) discover(ctx context.Context) (*oidc.IDTokenVerifier, err
 	}
 	v.authURL, v.tokenURL = meta.AuthURL, meta.TokenURL
 
-	// Provider.Verifier would hide the key set, and go-oidc flattens its
-	// errors with %v, so "keys unreachable" (503) and "bad signature" (401)
-	// could then only be told apart by their text. Wrapping the key set lets
-	// us see its error before that happens. The key set lives beyond this
-	// call, so it gets only the client, not the caller's context.
-	keys := &probingKeySet{inner: oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.client), meta.JWKSURI)}
+	// Provider.Verifier would use go-oidc's RemoteKeySet, which fetches the key set anew for
+	// every token naming a key it does not hold, forged ones included (remoteKeys bounds
+	// that). Our own key set also lets explain tell "keys unreachable" (503) from "bad
+	// signature" (401) without reading go-oidc's flattened error text.
+	keys := &remoteKeys{url: meta.JWKSURI, client: v.client, now: v.now,
+		refreshInterval: v.keyRefreshInterval, retryInterval: v.retryInterval}
 	algs := make([]string, len(signingAlgs))
 	for i, a := range signingAlgs {
 		algs[i] = string(a)
 	}
-	return oidc.NewVerifier(v.issuer, keys, &oidc.Config{ClientID: v.audience, SupportedSigningAlgs: algs}), nil
+	return oidc.NewVerifier(v.issuer, keySetAdapter{keys: keys}, &oidc.Config{ClientID: v.audience, SupportedSigningAlgs: algs}), nil
 }
-
-// rotationRetryDelay is how long VerifySignature waits before its second try; go-oidc clears
-// its in-flight fetch within microseconds of signalling it.
-const rotationRetryDelay = 20 * time.Millisecond
 
 // keyProbe records, for one Verify call, what the key set made of the token.
 type keyProbe struct {
@@ -281,39 +281,6 @@ type keyProbe struct {
 }
 
 type keyProbeKey struct{}
-
-// probingKeySet passes signature checks to go-oidc's RemoteKeySet (which
-// caches keys and refetches them on an unknown kid) and records the outcome
-// in the keyProbe carried by the context.
-type probingKeySet struct {
-	inner oidc.KeySet
-}
-
-// VerifySignature implements oidc.KeySet.
-func (k *probingKeySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
-	payload, err := k.inner.VerifySignature(ctx, jwt)
-	if err != nil && errors.Unwrap(err) == nil {
-		// No key verified it. RemoteKeySet signals a finished fetch before it clears its
-		// in-flight marker, so a token with a just-rotated kid that arrives right after a fetch
-		// can join that stale fetch and see the old keys. Once the marker has cleared, a
-		// second try fetches afresh. (A genuinely bad signature costs one more JWKS request.)
-		select {
-		case <-ctx.Done():
-		case <-time.After(rotationRetryDelay):
-			payload, err = k.inner.VerifySignature(ctx, jwt)
-		}
-	}
-	if p, ok := ctx.Value(keyProbeKey{}).(*keyProbe); ok {
-		p.called = true
-		p.payload = payload
-		// RemoteKeySet wraps (%w) only failures to fetch the key set; "no key
-		// verifies this signature" is a bare errors.New. The tests pin this.
-		if err != nil && errors.Unwrap(err) != nil {
-			p.fetchErr = err
-		}
-	}
-	return payload, err
-}
 
 // explain turns a go-oidc rejection into an error saying why in plain words.
 // go-oidc has already decided; this only finds the reason, checking the same

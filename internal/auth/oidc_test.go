@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -361,7 +362,9 @@ func TestOIDCVerifierKeyRotation(t *testing.T) {
 	t.Parallel()
 	oldKey, newKey := newRSAKey(t, "2024"), newRSAKey(t, "2025")
 	idp := newTestIdP(t, oldKey)
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
 	v := idp.verifier()
+	v.now = clock.Now
 	ctx := context.Background()
 
 	oldToken := oldKey.sign(t, claims(idp, nil))
@@ -373,9 +376,19 @@ func TestOIDCVerifierKeyRotation(t *testing.T) {
 	}
 
 	idp.setKeys(newKey) // rotation: the old key is retired
-	got, err := v.Verify(ctx, newKey.sign(t, claims(idp, nil)))
+	newToken := newKey.sign(t, claims(idp, nil))
+	// Within a minute of the last fetch, a key id reelay has not seen is taken for a forgery:
+	// looking again would let anyone make reelay query the provider at will.
+	_, err := v.Verify(ctx, newToken)
+	assertInvalid(t, err, newToken, "bad signature")
+	if n := idp.jwksHits.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times for a new kid within the minute, want still 1", n)
+	}
+
+	clock.Advance(time.Minute)
+	got, err := v.Verify(ctx, newToken)
 	if err != nil {
-		t.Fatalf("token signed with the new key: %v", err)
+		t.Fatalf("token signed with the new key, a minute on: %v", err)
 	}
 	if got.Subject != "user-123" {
 		t.Errorf("subject = %q, want user-123", got.Subject)
@@ -391,11 +404,128 @@ func TestOIDCVerifierKeyRotation(t *testing.T) {
 		t.Errorf("JWKS fetched %d times, want still 2 (keys cached)", n)
 	}
 
-	// go-oidc replaces its cached keys just after it signals the fetch done; give that a
-	// moment, or the retired key may still be in the cache for a few microseconds.
-	time.Sleep(2 * rotationRetryDelay)
 	_, err = v.Verify(ctx, oldToken)
 	assertInvalid(t, err, oldToken, "bad signature")
+}
+
+// Anyone can make up a token naming a key id the provider never published. Each such token
+// must not become a request to the provider: however many arrive, one at a time or all at
+// once, the key set is fetched at most once a minute, and a genuine rotation is still seen.
+func TestOIDCVerifierForgedKeyIDsFetchKeysOncePerMinute(t *testing.T) {
+	t.Parallel()
+	const forgeries = 51
+	forgers := make([]signingKey, forgeries)
+	for i := range forgers {
+		forgers[i] = newECKey(t, fmt.Sprintf("forged-%d", i))
+	}
+	tests := []struct {
+		name string
+		// send verifies the tokens and returns their errors.
+		send func(v *OIDCVerifier, tokens []string) []error
+	}{
+		{name: "one after another", send: func(v *OIDCVerifier, tokens []string) []error {
+			errs := make([]error, len(tokens))
+			for i, tok := range tokens {
+				_, errs[i] = v.Verify(context.Background(), tok)
+			}
+			return errs
+		}},
+		{name: "all at once", send: func(v *OIDCVerifier, tokens []string) []error {
+			errs := make([]error, len(tokens))
+			var start, done sync.WaitGroup
+			start.Add(1)
+			for i, tok := range tokens {
+				done.Add(1)
+				go func() {
+					defer done.Done()
+					start.Wait()
+					_, errs[i] = v.Verify(context.Background(), tok)
+				}()
+			}
+			start.Done()
+			done.Wait()
+			return errs
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			realKey, rotated := newECKey(t, "real-1"), newECKey(t, "real-2")
+			idp := newTestIdP(t, realKey)
+			clock := clocktest.New(time.Unix(1_700_000_000, 0))
+			v := idp.verifier()
+			v.now = clock.Now
+
+			if _, err := v.Verify(context.Background(), realKey.sign(t, claims(idp, nil))); err != nil {
+				t.Fatalf("genuine token: %v", err)
+			}
+			// A minute on, a refresh is due: the forgeries may cause one, not one each.
+			clock.Advance(time.Minute)
+			tokens := make([]string, forgeries)
+			for i, k := range forgers {
+				tokens[i] = k.sign(t, claims(idp, nil))
+			}
+			before := idp.jwksHits.Load()
+			for i, err := range tt.send(v, tokens) {
+				assertInvalid(t, err, tokens[i], "bad signature")
+			}
+			fetched := idp.jwksHits.Load() - before
+			t.Logf("%d forged tokens (%s): %d JWKS fetches", forgeries, tt.name, fetched)
+			if fetched > 1 {
+				t.Errorf("%d forged tokens made %d JWKS fetches, want at most 1", forgeries, fetched)
+			}
+
+			// Within the same minute, more of them cost nothing.
+			before = idp.jwksHits.Load()
+			for i, err := range tt.send(v, tokens) {
+				assertInvalid(t, err, tokens[i], "bad signature")
+			}
+			if n := idp.jwksHits.Load() - before; n != 0 {
+				t.Errorf("the same forgeries again within the minute made %d JWKS fetches, want 0", n)
+			}
+
+			// The provider rotates; after the minute, its new key is fetched and accepted.
+			idp.setKeys(realKey, rotated)
+			clock.Advance(time.Minute)
+			before = idp.jwksHits.Load()
+			if _, err := v.Verify(context.Background(), rotated.sign(t, claims(idp, nil))); err != nil {
+				t.Fatalf("token signed with the rotated key: %v", err)
+			}
+			if n := idp.jwksHits.Load() - before; n != 1 {
+				t.Errorf("the rotated key took %d JWKS fetches, want 1", n)
+			}
+		})
+	}
+}
+
+// A key set that cannot be fetched is retried after the discovery back-off, not at every
+// token, and not only after a minute (the tokens may be valid: they are answered 503).
+func TestOIDCVerifierKeyFetchBackoff(t *testing.T) {
+	t.Parallel()
+	key := newRSAKey(t, "k")
+	idp := newTestIdP(t, key)
+	idp.jwksDown.Store(true)
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
+	v := idp.verifier()
+	v.now = clock.Now
+	token := key.sign(t, claims(idp, nil))
+
+	for range 3 {
+		if _, err := v.Verify(context.Background(), token); !errors.Is(err, ErrOIDCUnavailable) || errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("key set down: error = %v, want ErrOIDCUnavailable only", err)
+		}
+	}
+	if n := idp.jwksHits.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times within the back-off, want 1", n)
+	}
+	idp.jwksDown.Store(false)
+	clock.Advance(v.retryInterval)
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatalf("after the back-off, key set up: %v", err)
+	}
+	if n := idp.jwksHits.Load(); n != 2 {
+		t.Errorf("JWKS fetched %d times, want 2", n)
+	}
 }
 
 func TestOIDCVerifierDiscoveryBackoff(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/fileperm"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
@@ -48,6 +50,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if err != nil {
 		return err
 	}
+	tightenDataFiles(cfg, log)
 	secretKey, err := loadSecretKey(cfg, log)
 	if err != nil {
 		return err
@@ -72,6 +75,13 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		return err
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvName("metrics-addr"), err)
+		}
+		defer metricsLn.Close()
+	}
 	if cfg.Role != config.RoleWorker && strings.HasSuffix(cfg.PublicURL, ":0") {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
@@ -107,8 +117,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	}()
 
 	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, ctx)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		metricsSrv = httpapi.NewHTTPServer(cfg.MetricsAddr, a.MetricsHandler, ctx)
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+		log.Info("serving metrics", "url", "http://"+metricsLn.Addr().String()+"/metrics", "token", cfg.MetricsToken != "")
+	}
 	if cfg.Role == config.RoleWorker {
 		log.Info("worker running", "health_url", "http://"+ln.Addr().String()+"/healthz")
 	} else {
@@ -136,7 +152,39 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http shutdown", "error", err)
 	}
+	if metricsSrv != nil {
+		if err := metricsSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics listener shutdown", "error", err)
+		}
+	}
 	return nil
+}
+
+// tightenDataFiles makes what reelay keeps on local disk private to the user running it again:
+// installs made before reelay set the modes itself have a database, journals and media that
+// every local user can read. Only reelay's own paths are touched, not whatever else shares the
+// data folder: the folder itself, the secret key, the SQLite database with its journals and
+// lock, and the whole file:// media folder. A failure is logged, not fatal: the server works
+// the same, and the log says what to fix.
+func tightenDataFiles(cfg *config.Config, log *slog.Logger) {
+	paths := []string{cfg.DataDir, filepath.Join(cfg.DataDir, "secret.key")}
+	if !cfg.IsPostgres() {
+		db := store.SQLitePath(cfg.DatabaseURL)
+		paths = append(paths, db, db+"-wal", db+"-shm", db+"-journal", db+".lock")
+	}
+	changed, err := fileperm.Tighten(paths...)
+	if u, perr := url.Parse(cfg.BlobURL); perr == nil && u.Scheme == "file" && u.Path != "" {
+		more, terr := fileperm.TightenTree(filepath.FromSlash(u.Path))
+		changed, err = append(changed, more...), errors.Join(err, terr)
+	}
+	if len(changed) > 0 {
+		const shown = 10
+		log.Warn("made data files private: other local users could read them (directories now 0700, files 0600)",
+			"count", len(changed), "paths", changed[:min(len(changed), shown)])
+	}
+	if err != nil {
+		log.Warn("some data files could not be made private; other local users may read them", "error", err)
+	}
 }
 
 // loadSecretKey finds the key that seals platform tokens (and from which the keys of sandbox

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -80,6 +81,12 @@ type Config struct {
 	// AIWait is how long POST /ai/generate-video and /ai/storyboard/stitch wait for their job
 	// before answering 202 with the job to read.
 	AIWait time.Duration
+
+	// MetricsAddr, when set, is a listener of its own that serves /metrics (and nothing else);
+	// the main listener then serves none. MetricsToken, when set, is the bearer token /metrics
+	// asks for, wherever it is served (never logged). With neither, /metrics is not served.
+	MetricsAddr  string
+	MetricsToken string
 }
 
 // DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
@@ -97,6 +104,10 @@ const DefaultMediaRetention = 30 * 24 * time.Hour
 // DefaultRetryAttempts is how many transient failures in a row a destination's step may have
 // before the destination fails (REELAY_RETRY_ATTEMPTS).
 const DefaultRetryAttempts = 8
+
+// MinMetricsTokenLen is the shortest REELAY_METRICS_TOKEN accepted: it guards an endpoint
+// anyone may try, so it must not be guessable.
+const MinMetricsTokenLen = 16
 
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
@@ -152,6 +163,8 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "the web dashboard's client id at the OIDC issuer (browser sign-in)")
 	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "the web dashboard's client secret at the OIDC issuer")
 	fs.StringVar(&c.Role, "role", RoleAll, "what this process does: all, api (HTTP only) or worker (jobs only)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "address of a listener serving only /metrics, e.g. 127.0.0.1:9090 (the main listener then serves none)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token that /metrics asks for; prefer the environment variable (with neither this nor --metrics-addr, /metrics is not served)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.ConnectReturnURL, "connect-return-url", "", "where the browser goes after connecting a channel by OAuth (default: a page saying what was connected)")
@@ -237,6 +250,20 @@ func (c *Config) Finish() error {
 	}
 	if c.Role == "" {
 		c.Role = RoleAll
+	}
+	if c.MetricsAddr != "" {
+		_, port, err := net.SplitHostPort(c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("%s %q: want host:port, e.g. 127.0.0.1:9090", EnvName("metrics-addr"), c.MetricsAddr)
+		}
+		if c.MetricsAddr == c.Addr && port != "0" {
+			return fmt.Errorf("%s must differ from %s", EnvName("metrics-addr"), EnvName("addr"))
+		}
+	}
+	c.MetricsToken = strings.TrimSpace(c.MetricsToken)
+	if c.MetricsToken != "" && len(c.MetricsToken) < MinMetricsTokenLen {
+		// The value itself stays out of the message: it is a secret, however weak.
+		return fmt.Errorf("%s must be at least %d characters (e.g. openssl rand -hex 16)", EnvName("metrics-token"), MinMetricsTokenLen)
 	}
 	if c.RateLimitRPS <= 0 || c.RateLimitBurst <= 0 {
 		return errors.New("rate limits must be positive")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +122,34 @@ func TestMediaRetention(t *testing.T) {
 			c, err := parse(t, vars)
 			if err != nil || c.MediaRetention != want {
 				t.Errorf("REELAY_MEDIA_RETENTION=%q: %v, %v; want %v", env, c.MediaRetention, err, want)
+			}
+		})
+	}
+}
+
+func TestMetricsSettings(t *testing.T) {
+	if c, err := parse(t, nil); err != nil || c.MetricsAddr != "" || c.MetricsToken != "" {
+		t.Errorf("defaults: %q %q %v, want neither", c.MetricsAddr, c.MetricsToken, err)
+	}
+	c, err := parse(t, map[string]string{"REELAY_METRICS_ADDR": "127.0.0.1:9090", "REELAY_METRICS_TOKEN": " 0123456789abcdef \n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != "0123456789abcdef" {
+		t.Errorf("metrics settings: addr %q, token %q (want it trimmed)", c.MetricsAddr, c.MetricsToken)
+	}
+	for name, env := range map[string]map[string]string{
+		"no port":           {"REELAY_METRICS_ADDR": "127.0.0.1"},
+		"the main listener": {"REELAY_METRICS_ADDR": "127.0.0.1:8080"},
+		"short token":       {"REELAY_METRICS_TOKEN": "hunter2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := parse(t, env)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if tok := env["REELAY_METRICS_TOKEN"]; tok != "" && strings.Contains(err.Error(), tok) {
+				t.Errorf("the error repeats the token: %v", err)
 			}
 		})
 	}

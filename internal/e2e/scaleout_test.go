@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -115,11 +117,36 @@ type fleet struct {
 	acct     account
 }
 
+// fleetMetricsToken is the bearer token the fleet's /metrics asks for (REELAY_METRICS_TOKEN):
+// without one, no process would serve it.
+const fleetMetricsToken = "e2e-fleet-metrics-token"
+
+// metricsGet reads a fleet process's /metrics.
+func metricsGet(t *testing.T, url string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+fleetMetricsToken)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d, %v: %s", url, resp.StatusCode, err, body)
+	}
+	return string(body)
+}
+
 // newFleet prepares a fleet whose processes take settings too, and its account, named name.
 func newFleet(t *testing.T, name string, settings map[string]string) *fleet {
 	t.Helper()
 	f := &fleet{t: t, dbURL: storetest.URL(t, store.Postgres)}
-	f.settings = map[string]string{"REELAY_DATA_DIR": t.TempDir(), "REELAY_DATABASE_URL": f.dbURL, "REELAY_BLOB_URL": s3BlobURL(t)}
+	f.settings = map[string]string{"REELAY_DATA_DIR": t.TempDir(), "REELAY_DATABASE_URL": f.dbURL, "REELAY_BLOB_URL": s3BlobURL(t),
+		"REELAY_METRICS_TOKEN": fleetMetricsToken}
 	maps.Copy(f.settings, settings)
 	f.acct = createAccount(t, f.dbURL, f.settings["REELAY_DATA_DIR"], name)
 	return f
@@ -264,7 +291,7 @@ func TestScaleOut(t *testing.T) {
 	// Each worker's /metrics counts what its log says it settled; the API process counts none.
 	publishedMetric := regexp.MustCompile(`(?m)^reelay_destinations_settled_total\{error_category="",platform="[a-z]+",status="published"\} (\d+)$`)
 	for i, wb := range append(workerBases, base) {
-		body := httpGet(t, wb+"/metrics")
+		body := metricsGet(t, wb+"/metrics")
 		n := 0
 		for _, m := range publishedMetric.FindAllStringSubmatch(body, -1) {
 			v, _ := strconv.Atoi(m[1])

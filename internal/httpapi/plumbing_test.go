@@ -80,7 +80,7 @@ func TestWorkerEndpoints(t *testing.T) {
 	jobs := prometheus.NewCounter(prometheus.CounterOpts{Name: "reelay_test_jobs_total", Help: "test"})
 	reg.MustRegister(jobs)
 	jobs.Add(3)
-	h := httpapi.NewOperational(st, reg, nil)
+	h := httpapi.NewOperational(st, reg, nil, httpapi.MetricsAccess{})
 	for _, tc := range []struct {
 		method, path string
 		code         int

@@ -273,7 +273,8 @@ func TestPlatformFaults(t *testing.T) {
 }
 
 func TestRetryFailedDestinations(t *testing.T) {
-	e := newAppEnv(t, store.SQLite, func(c *config.Config) { c.RetryAttempts = 2 })
+	// A process serves /metrics only when told how (REELAY_METRICS_TOKEN here).
+	e := newAppEnv(t, store.SQLite, func(c *config.Config) { c.RetryAttempts, c.MetricsToken = 2, "retry-test-metrics-token" })
 	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
 	ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
 	down, _ := e.sandboxChannel(e.a, "tiktok", map[string]any{"fail": "unavailable"})
@@ -318,7 +319,11 @@ func TestRetryFailedDestinations(t *testing.T) {
 func (e *env) waitMetrics(want ...string) {
 	e.t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		body := string(e.do(req{Method: "GET", Path: "/metrics"}).Body)
+		scrape := req{Method: "GET", Path: "/metrics"}
+		if e.cfg != nil && e.cfg.MetricsToken != "" {
+			scrape.Header = map[string]string{"Authorization": "Bearer " + e.cfg.MetricsToken}
+		}
+		body := string(e.do(scrape).Body)
 		missing := slices.IndexFunc(want, func(w string) bool { return !strings.Contains(body, w) })
 		if missing < 0 {
 			return

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/reelay/reelay/internal/ai"
 	"github.com/reelay/reelay/internal/aivideo"
@@ -46,8 +45,9 @@ type Options struct {
 	RateBuckets RateBuckets
 	// Sandbox enables channels on the built-in platform simulators.
 	Sandbox bool
-	// Registry receives the request metrics; /metrics serves it.
+	// Registry receives the request metrics; /metrics serves it, as Metrics says.
 	Registry *prometheus.Registry
+	Metrics  MetricsAccess
 	// OpenAPIJSON is the contract, served at /api/v1/openapi.json.
 	OpenAPIJSON []byte
 	// Simulators are mounted at /sandbox/{platform}/ when Sandbox is on; SandboxKey signs the
@@ -102,6 +102,7 @@ type Server struct {
 	limiter        *rateLimiter
 	metrics        *httpMetrics
 	registry       *prometheus.Registry
+	metricsAccess  MetricsAccess
 	openapiJSON    []byte
 	publisher      *publish.Service
 	queue          publish.Enqueuer
@@ -134,7 +135,7 @@ func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
 		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst, o.RateBuckets, o.Logger),
-		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
+		registry: o.Registry, metricsAccess: o.Metrics, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
@@ -159,11 +160,11 @@ func New(o Options) *Server {
 	})
 }
 
-// NewOperational builds what a worker process serves: /healthz, /readyz and /metrics, so that
-// an orchestrator can probe it and Prometheus can read the job metrics, which only workers
-// record. Every other path answers 404.
-func NewOperational(st *store.Store, registry *prometheus.Registry, log *slog.Logger) *Server {
-	s := &Server{store: st, registry: registry, log: log}
+// NewOperational builds what a worker process serves: /healthz, /readyz and /metrics (as
+// metrics says), so that an orchestrator can probe it and Prometheus can read the job metrics,
+// which only workers record. Every other path answers 404.
+func NewOperational(st *store.Store, registry *prometheus.Registry, log *slog.Logger, metrics MetricsAccess) *Server {
+	s := &Server{store: st, registry: registry, log: log, metricsAccess: metrics}
 	return s.build(func() {})
 }
 
@@ -193,7 +194,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) operationalRoutes() {
 	s.public("GET /healthz", s.healthz)
 	s.public("GET /readyz", s.readyz)
-	s.register("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if !s.metricsAccess.Hidden {
+		s.register("GET /metrics", metricsHandler(s.registry, s.metricsAccess.Token))
+	}
 }
 
 func (s *Server) routes() {

@@ -21,6 +21,8 @@ import (
 	_ "gocloud.dev/blob/memblob" // mem:// stores, for tests of other packages
 	_ "gocloud.dev/blob/s3blob"  // s3:// stores
 	"gocloud.dev/gcerrors"
+
+	"github.com/reelay/reelay/internal/fileperm"
 )
 
 // ErrNotFound: no blob has the key (or the media link names no stored media).
@@ -94,11 +96,15 @@ func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...S
 		if !filepath.IsAbs(dir) {
 			return nil, fmt.Errorf("media store: file URL %q must name an absolute path", blobURL)
 		}
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := os.MkdirAll(dir, fileperm.Dir); err != nil {
 			return nil, fmt.Errorf("media store: %w", err)
 		}
 		fo := &fileblob.Options{
 			CreateDir: true,
+			// The media are the users' own until published: the folders fileblob makes for
+			// keys are this user's only, and so are the files (fileperm.BeforeWrite at each
+			// write, since fileblob has no setting for them).
+			DirFileMode: fileperm.Dir,
 			// Temporary files next to their destination: os.TempDir may be another mount,
 			// where the final rename would fail.
 			NoTempDir: true,
@@ -241,7 +247,7 @@ func (s *Store) receive(ctx context.Context, r io.Reader, kind Kind) (tmp string
 func (s *Store) keep(ctx context.Context, tmp string, b Blob) (Blob, error) {
 	exists, err := s.bucket.Exists(ctx, b.Key)
 	if err == nil && !exists && !s.renameLocal(tmp, b.Key) {
-		err = s.bucket.Copy(ctx, b.Key, tmp, nil)
+		err = s.bucket.Copy(ctx, b.Key, tmp, &blob.CopyOptions{BeforeCopy: fileperm.BeforeWrite})
 	}
 	// Two uploads of the same bytes at once both copy: the result is the same object.
 	s.deleteQuietly(tmp)
@@ -263,7 +269,7 @@ func (s *Store) renameLocal(from, to string) bool {
 	}
 	src := filepath.Join(s.dir, filepath.FromSlash(from))
 	dst := filepath.Join(s.dir, filepath.FromSlash(to))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), fileperm.Dir); err != nil {
 		return false
 	}
 	return os.Rename(src, dst) == nil
@@ -280,6 +286,7 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType 
 		DisableContentTypeDetection: true,
 		BufferSize:                  s3PartSize,
 		MaxConcurrency:              1,
+		BeforeWrite:                 fileperm.BeforeWrite,
 	})
 	if err != nil {
 		return 0, "", fmt.Errorf("media store: %w", err)

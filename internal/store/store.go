@@ -25,6 +25,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/reelay/reelay/internal/fileperm"
 )
 
 // ErrNotFound is returned when a row does not exist or belongs to another account; callers
@@ -119,9 +121,12 @@ func openSQLite(databaseURL string) (*Store, error) {
 		return nil, errors.New("store: empty SQLite path")
 	}
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := os.MkdirAll(dir, fileperm.Dir); err != nil {
 			return nil, fmt.Errorf("store: create database folder: %w", err)
 		}
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
 	}
 	params := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
@@ -157,6 +162,23 @@ func openSQLite(databaseURL string) (*Store, error) {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
 	return &Store{dialect: SQLite, write: write, read: read}, nil
+}
+
+// createPrivate creates the database file, empty (which SQLite takes for an empty database),
+// readable by this user only. SQLite would create it 0644 whatever the umask, and it gives its
+// -wal and -shm files the database's mode, so this makes all three private.
+func createPrivate(path string) error {
+	if path == ":memory:" || strings.HasPrefix(path, ":") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileperm.File)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: create database file: %w", err)
+	}
+	return f.Close()
 }
 
 func cloneValues(v url.Values) url.Values {

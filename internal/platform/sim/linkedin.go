@@ -79,6 +79,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/reelay/reelay/internal/fileperm"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
 )
@@ -693,7 +694,7 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 	ctx := r.Context()
 	upKey := linkedinKey(linkedinUploadKind, v.ID)
 	blobKey := fmt.Sprintf("%spart-%05d-%s", BlobPrefix(upKey), i, randomHex(6))
-	if err := l.cfg.Blobs.WriteAll(ctx, blobKey, body, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+	if err := l.cfg.Blobs.WriteAll(ctx, blobKey, body, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: fileperm.BeforeWrite}); err != nil {
 		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	"gocloud.dev/blob"
+
+	"github.com/reelay/reelay/internal/fileperm"
 )
 
 // errSpoolFile marks a failure to keep an upload's bytes (the spool's temporary file, or the
@@ -149,7 +151,7 @@ func (s *spool) save(ctx context.Context, prefix string) (spoolState, error) {
 		if s.file != nil {
 			src = io.NewSectionReader(s.file, 0, tail)
 		}
-		if err := s.bucket.Upload(ctx, key, src, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		if err := s.bucket.Upload(ctx, key, src, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: fileperm.BeforeWrite}); err != nil {
 			return spoolState{}, fmt.Errorf("%w: storing a chunk: %v", errSpoolFile, err)
 		}
 		s.chunks = append(s.chunks, spoolChunk{Key: key, Len: tail})
