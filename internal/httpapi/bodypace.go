@@ -54,10 +54,18 @@ func (s *Server) limitTime(next http.Handler) http.Handler {
 		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
 		r = r.WithContext(ctx)
+		var body *pacedBody
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &pacedBody{body: r.Body, rc: rc, deadlines: canDeadline, pace: s.pace, deadline: deadline}
+			body = &pacedBody{body: r.Body, rc: rc, deadlines: canDeadline, pace: s.pace, deadline: deadline}
+			r.Body = body
 		}
 		next.ServeHTTP(w, r)
+		if body != nil && body.unread() && canDeadline {
+			// net/http reads what a handler left of a body (up to 256 KB, to keep the connection)
+			// before it sends the answer, at the client's pace and outside pacedBody: one window
+			// for that, after which it closes the connection instead.
+			_ = rc.SetReadDeadline(earlier(time.Now().Add(s.pace.window), deadline))
+		}
 	})
 }
 
@@ -79,6 +87,17 @@ type pacedBody struct {
 	waited time.Duration // time waited for the body in the current window
 	got    int64         // bytes received in the current window
 	err    error         // the refusal, once made: every later read answers it
+	ended  bool          // a read answered an error (io.EOF at the end)
+}
+
+// unread reports whether the handler left part of the body unread.
+func (b *pacedBody) unread() bool { return !b.ended && b.err == nil }
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (b *pacedBody) need() int64 {
@@ -97,14 +116,11 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 	}
 	start := time.Now()
 	if b.deadlines {
-		cut := start.Add(allowed)
-		if cut.After(b.deadline) {
-			cut = b.deadline
-		}
-		_ = b.rc.SetReadDeadline(cut)
+		_ = b.rc.SetReadDeadline(earlier(start.Add(allowed), b.deadline))
 	}
 	n, err := b.body.Read(p)
 	end := time.Now()
+	b.ended = b.ended || err != nil
 	if b.deadlines {
 		// Back to the request's limit: net/http reads the connection in the background once
 		// the body is done, and an earlier deadline there would cancel the request's context

@@ -89,12 +89,19 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 			{"a publish form's video trickling after its first half", ctype, form, half, 1},
 			{"a JSON publish trickling from its first byte", "application/json", []byte(`{"caption":"` + strings.Repeat("x", 2000) + `"}`), 0, 1},
 			{"a body that never comes", ctype, form, 0, 0},
+			// Refused from its headers (no key: 401): net/http reads the rest of a small body
+			// before answering, to keep the connection; not at this pace.
+			{"a body its handler leaves unread", "application/json", []byte(strings.Repeat(" ", 100_000)), 0, 1},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				blobsBefore := e.blobCount()
+				key, want := e.a.Key, http.StatusRequestTimeout
+				if strings.Contains(c.name, "unread") {
+					key, want = "rly_wrong", http.StatusUnauthorized
+				}
 				head := fmt.Sprintf("POST /api/v1/publish HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n",
-					addr, e.a.Key, c.contentType, len(c.body))
+					addr, key, c.contentType, len(c.body))
 				interval := 20 * time.Millisecond
 				if c.step == 0 {
 					interval = time.Hour
@@ -104,10 +111,11 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 					Error struct{ Code, Message string }
 				}
 				json.Unmarshal(body, &answer)
-				if res.StatusCode != http.StatusRequestTimeout || answer.Error.Code != "request_timeout" {
-					t.Fatalf("answer %d %s, want 408 request_timeout", res.StatusCode, body)
+				if res.StatusCode != want {
+					t.Fatalf("answer %d %s, want %d", res.StatusCode, body, want)
 				}
-				if !strings.Contains(answer.Error.Message, "slower than 1024 bytes a second") {
+				if want == http.StatusRequestTimeout && (answer.Error.Code != "request_timeout" ||
+					!strings.Contains(answer.Error.Message, "slower than 1024 bytes a second")) {
 					t.Errorf("message %q does not say what was too slow", answer.Error.Message)
 				}
 				if !closed {
