@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 )
 
 // The errors of connecting to a host a user named end up in messages that user reads: an API
@@ -50,6 +51,18 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 func (e *ConnectError) Timeout() bool {
 	var ne net.Error
 	return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
+}
+
+// HideAddresses makes t's connection errors name hosts as its requests did, as SafeTransport's
+// do, for a transport whose hosts are reelay's choice (the platforms' own API hosts) but whose
+// errors reach users all the same: the resolver's address and reelay's own are no more theirs
+// to learn there.
+func HideAddresses(t *http.Transport) {
+	dial := t.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	t.DialContext = namedDial(dial)
 }
 
 // namedDial dials through dial and words its failures with address, the host and port the

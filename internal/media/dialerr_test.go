@@ -46,7 +46,7 @@ func resettingServer(t *testing.T) string {
 
 // SafeTransport's failures name the host as the URL gave it: never the address it resolved to,
 // the resolver's, or reelay's own end of a connection; the causes stay reachable for
-// errors.Is and timeouts.
+// errors.Is and timeouts. So do a transport's that HideAddresses changed (policy nil here).
 func TestSafeTransportErrorsNameNoAddress(t *testing.T) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,10 +71,23 @@ func TestSafeTransportErrorsNameNoAddress(t *testing.T) {
 			"the host no-such-host.invalid does not resolve", nil},
 		{"reset after the request", "http://localhost:" + resetPort + "/", allowAll,
 			"connection reset by peer", syscall.ECONNRESET},
+		{"closed port, platform client", "http://localhost:" + closedPort + "/", nil,
+			"could not connect to localhost:" + closedPort, syscall.ECONNREFUSED},
+		{"no such host, platform client", "http://no-such-host.invalid/", nil,
+			"the host no-such-host.invalid does not resolve", nil},
+		{"reset after the request, platform client", "http://localhost:" + resetPort + "/", nil,
+			"connection reset by peer", syscall.ECONNRESET},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			client := &http.Client{Transport: SafeTransport(c.policy)}
+			var transport *http.Transport
+			if c.policy != nil {
+				transport = SafeTransport(c.policy)
+			} else {
+				transport = http.DefaultTransport.(*http.Transport).Clone()
+				HideAddresses(transport)
+			}
+			client := &http.Client{Transport: transport}
 			req, _ := http.NewRequestWithContext(context.Background(), "GET", c.url, nil)
 			resp, err := client.Do(req)
 			if err == nil {
