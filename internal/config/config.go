@@ -97,7 +97,7 @@ const (
 )
 
 // DefaultRequestTimeout bounds a whole request. A 100 MB video uploaded at the minimum rate
-// would take 27 hours; an hour lets it through at 28 KB/s (about 230 kbit/s), and is far
+// would take 27 hours; an hour lets it through at 28 KB/s (about 220 kbit/s), and is far
 // above the longest a request waits by design (60 s for a publish's destinations).
 const DefaultRequestTimeout = time.Hour
 
