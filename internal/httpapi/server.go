@@ -192,7 +192,9 @@ func (s *Server) build(routes func()) *Server {
 	s.operationalRoutes()
 	routes()
 	s.fallbackRoutes()
-	s.handler = s.observe(s.limitTime(s.mux))
+	// limitTime goes outside observe, which reads the route ServeMux writes into the very
+	// request observe passed on.
+	s.handler = s.limitTime(s.observe(s.mux))
 	return s
 }
 
