@@ -76,6 +76,9 @@ const (
 	CodeCredentialsInURL     = "credentials_in_url"
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "service_unavailable"
+	// CodeRequestTimeout: the request body came too slowly, or the request outlasted the
+	// longest a request may take (408).
+	CodeRequestTimeout = "request_timeout"
 )
 
 // Unauthorized is the answer to missing, malformed, unknown or revoked credentials.

@@ -370,6 +370,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		AIVideo:       videos,
 		AIWait:        cfg.AIWait,
 		Web:           dashboard,
+		MinBodyRate:   cfg.MinBodyRate, BodyRateWindow: cfg.BodyRateWindow, RequestTimeout: cfg.RequestTimeout,
 	})
 	return a, nil
 }

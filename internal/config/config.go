@@ -87,7 +87,27 @@ type Config struct {
 	// asks for, wherever it is served (never logged). With neither, /metrics is not served.
 	MetricsAddr  string
 	MetricsToken string
+
+	// MinBodyRate (bytes a second) and BodyRateWindow are the slowest a request body may
+	// arrive, averaged over each window of waiting for it; RequestTimeout bounds a whole
+	// request. Zero takes the defaults below.
+	MinBodyRate    int64
+	BodyRateWindow time.Duration
+	RequestTimeout time.Duration
 }
+
+// A request body must arrive at DefaultMinBodyRate or faster over each DefaultBodyRateWindow
+// spent waiting for it: 30 KB in 30 s, far below any real uplink, so that only a client that
+// dribbles bytes to hold the connection is cut off.
+const (
+	DefaultMinBodyRate    = 1024
+	DefaultBodyRateWindow = 30 * time.Second
+)
+
+// DefaultRequestTimeout bounds a whole request. A 100 MB video uploaded at the minimum rate
+// would take 27 hours; an hour lets it through at 28 KB/s (about 220 kbit/s), and is far
+// above the longest a request waits by design (60 s for a publish's destinations).
+const DefaultRequestTimeout = time.Hour
 
 // DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
 // most of its time waiting on a platform, so this is well above the number of cores; but each
@@ -178,6 +198,9 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.VideoTimeout, "video-timeout", 10*time.Minute, "how long one hosted video generation may take")
 	fs.StringVar(&c.FFmpeg, "ffmpeg", "ffmpeg", "the ffmpeg that renders clips locally and stitches storyboards")
 	fs.DurationVar(&c.AIWait, "ai-wait", 60*time.Second, "how long video generation and stitching requests wait before answering 202 with a job")
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", DefaultMinBodyRate, "slowest a request body may arrive, in bytes a second averaged over --body-rate-window; slower is answered 408 and the connection closed")
+	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", DefaultBodyRateWindow, "the time over which a request body's rate is averaged (only time spent waiting for the client counts)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest a request may take, body included; an upload must finish within it")
 	c.OAuthClients = map[string]*OAuthClient{}
 	for _, p := range OAuthPlatforms {
 		cl := &OAuthClient{}
@@ -317,6 +340,17 @@ func (c *Config) Finish() error {
 	}
 	if c.VideoURL == "" && (c.VideoImageURL != "" || c.VideoAPIKey != "") {
 		return fmt.Errorf("a video model is configured without %s", EnvName("video-url"))
+	}
+	if c.MinBodyRate < 0 || c.BodyRateWindow < 0 || c.RequestTimeout < 0 {
+		return errors.New("the minimum body rate, its window and the request timeout must not be negative (0 = the defaults)")
+	}
+	if c.RequestTimeout > 0 && c.RequestTimeout < 2*time.Minute {
+		// A publish may wait 60 s for its destinations after its body has arrived, and the AI
+		// video calls REELAY_AI_WAIT (60 s by default) for their jobs.
+		return fmt.Errorf("%s must be at least 2m: requests wait up to a minute by design", EnvName("request-timeout"))
+	}
+	if c.RequestTimeout > 0 && c.AIWait >= c.RequestTimeout {
+		return fmt.Errorf("%s must be shorter than %s", EnvName("ai-wait"), EnvName("request-timeout"))
 	}
 	if c.VideoTimeout < 0 || c.AIWait < 0 {
 		return errors.New("the video timeout and the AI wait must not be negative")

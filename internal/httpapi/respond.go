@@ -61,6 +61,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 	}
+	if ae.Code == apierr.CodeRequestTimeout {
+		// The rest of a body that came too slowly is not worth waiting for.
+		w.Header().Set("Connection", "close")
+	}
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="reelay"`)
 	}

@@ -89,6 +89,11 @@ type Options struct {
 	// Web serves every path outside the API, the simulators and the operational endpoints (the
 	// web dashboard); nil answers those with the API's 404.
 	Web http.Handler
+	// MinBodyRate (bytes a second, averaged over BodyRateWindow of waiting for the body) and
+	// RequestTimeout limit every request in time (bodypace.go); zero takes config's defaults.
+	MinBodyRate    int64
+	BodyRateWindow time.Duration
+	RequestTimeout time.Duration
 }
 
 // Server is the HTTP API.
@@ -121,6 +126,8 @@ type Server struct {
 	aiVideo       *aivideo.Service
 	aiWait        time.Duration
 	web           http.Handler
+	// pace is how slowly a body may arrive and how long a request may take.
+	pace pace
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -144,6 +151,7 @@ func New(o Options) *Server {
 		aiVideo:       o.AIVideo,
 		aiWait:        o.AIWait,
 		web:           o.Web,
+		pace:          newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
 	}
 	if s.webhookPolicy == nil {
 		s.webhookPolicy = media.PublicOnly
@@ -177,12 +185,17 @@ func (s *Server) build(routes func()) *Server {
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
+	if s.pace == (pace{}) {
+		s.pace = newPace(0, 0, 0)
+	}
 	s.metrics = newHTTPMetrics(s.registry)
 	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
 	s.operationalRoutes()
 	routes()
 	s.fallbackRoutes()
-	s.handler = s.observe(s.mux)
+	// limitTime goes outside observe, which reads the route ServeMux writes into the very
+	// request observe passed on.
+	s.handler = s.limitTime(s.observe(s.mux))
 	return s
 }
 
@@ -318,9 +331,11 @@ func (s *Server) private(pattern string, h handlerFunc) {
 	s.register(pattern, s.authenticate(s.adapt(h)))
 }
 
-// NewHTTPServer returns the http.Server settings reelay runs with: slow clients cannot hold
-// connections open forever, yet uploads of large videos have time to arrive (no read timeout
-// on bodies). Requests inherit baseCtx, so that shutdown reaches long waits.
+// NewHTTPServer returns the http.Server settings reelay runs with: headers must arrive within
+// ReadHeaderTimeout, and the handler limits the rest of each request (limitTime: a minimum
+// body rate and a time limit, long enough for a large upload, rather than a read timeout of
+// the server's, which would have to be as long for every request). Requests inherit baseCtx,
+// so that shutdown reaches long waits.
 func NewHTTPServer(addr string, h http.Handler, baseCtx context.Context) *http.Server {
 	return &http.Server{
 		Addr:              addr,

@@ -166,7 +166,8 @@ func NewFetcher(cfg FetcherConfig) *Fetcher {
 // SafeTransport returns an HTTP transport that connects only to addresses policy allows,
 // checked after DNS resolution for every connection (redirects included), so that a URL a
 // user supplied (a video_url, a Mastodon instance, a Bluesky PDS) cannot reach the server's
-// own network.
+// own network. Its errors name hosts as the URL did, never the addresses they resolved to
+// (dialerr.go).
 func SafeTransport(policy AddressPolicy) *http.Transport {
 	dialer := &net.Dialer{
 		Timeout:   15 * time.Second,
@@ -176,7 +177,7 @@ func SafeTransport(policy AddressPolicy) *http.Transport {
 		Control: func(network, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return fmt.Errorf("%w: cannot parse %q", ErrBlockedAddress, address)
+				return &BlockedError{Reason: "unreadable"}
 			}
 			if err := policy(ap); err != nil {
 				if !errors.Is(err, ErrBlockedAddress) {
@@ -191,7 +192,7 @@ func SafeTransport(policy AddressPolicy) *http.Transport {
 		// No proxy: a proxy would make the dialer check the proxy's address instead of
 		// the target's, and HTTP_PROXY in the environment must not change that.
 		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
+		DialContext:            namedDial(dialer.DialContext),
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    15 * time.Second,
 		ResponseHeaderTimeout:  30 * time.Second,
@@ -457,9 +458,12 @@ func fetchError(u *url.URL, err error) error {
 	var tooLarge *TooLargeError
 	var upstream *UpstreamError
 	var dnsErr *net.DNSError
+	var connErr *ConnectError
 	switch {
 	case errors.Is(err, ErrBlockedAddress), errors.Is(err, ErrBadURL):
 		return err
+	case errors.As(err, &connErr) && !errors.Is(err, context.Canceled):
+		return &UpstreamError{URL: u.Redacted(), Err: connErr}
 	case errors.As(err, &tooLarge):
 		return tooLarge
 	case errors.As(err, &upstream):

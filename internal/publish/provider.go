@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/reelay/reelay/internal/media"
 )
 
 // Provider delivers a video to one platform. The publisher drives each destination through
@@ -31,9 +33,12 @@ type Provider interface {
 // of its own, so that one platform's connections are not another's, and nothing that closes
 // http.DefaultTransport's idle connections (every httptest.Server.Close does) breaks a
 // provider's request in flight. timeout 0 means none (uploads are bounded by their context).
+// Its errors name hosts, never the addresses they resolved to (media.HideAddresses): they end
+// up in destinations' messages.
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	KeepConnections(t)
+	media.HideAddresses(t)
 	return &http.Client{Timeout: timeout, Transport: t}
 }
 
