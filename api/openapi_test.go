@@ -67,6 +67,7 @@ var extensionOperations = []struct{ method, path string }{
 	{http.MethodPost, "/channels"},
 	{http.MethodDelete, "/channels/{id}"},
 	{http.MethodGet, "/channels/connect/{platform}"},
+	{http.MethodGet, "/oauth/{platform}/start"},
 	{http.MethodGet, "/oauth/{platform}/callback"},
 	{http.MethodGet, "/account/usage"},
 	{http.MethodGet, "/posts"},
@@ -165,7 +166,7 @@ func TestSecurity(t *testing.T) {
 
 	public := map[string]bool{
 		"/openapi.json": false, "/healthz": true, "/readyz": true, "/metrics": true,
-		"/oauth/{platform}/callback": false, "/media/{id}": false,
+		"/oauth/{platform}/start": false, "/oauth/{platform}/callback": false, "/media/{id}": false,
 	}
 	for path, rootServer := range public {
 		item := doc.Paths.Value(path)

@@ -93,7 +93,8 @@ type ChannelOptionsParams struct {
 	Subreddit string `query:"subreddit"`
 }
 
-// ConnectURL is where a browser goes to connect an OAuth channel.
+// ConnectURL is where a browser goes to connect an OAuth channel: reelay's start page, which
+// binds the consent to the first browser that opens it.
 type ConnectURL struct {
 	URL      string   `json:"url"`
 	Platform Platform `json:"platform"`
@@ -155,10 +156,11 @@ func (c *Client) ChannelOptions(ctx context.Context, id string, params ChannelOp
 	return &out, nil
 }
 
-// ConnectURL answers the consent page of an OAuth platform (youtube, instagram, tiktok,
-// linkedin, pinterest, threads, facebook, reddit): open it in a browser; the platform sends
-// the browser back to reelay, which stores the channel. Token platforms connect with
-// CreateChannel instead.
+// ConnectURL answers the link that starts an OAuth platform's consent (youtube, instagram,
+// tiktok, linkedin, pinterest, threads, facebook, reddit): reelay's start page, to open in the
+// browser that connects the account. It binds the consent to that browser and sends it to
+// the platform's consent page; the platform sends the browser back to reelay, which stores the
+// channel (only for that browser). Token platforms connect with CreateChannel instead.
 func (c *Client) ConnectURL(ctx context.Context, platform Platform, params ConnectURLParams) (*ConnectURL, error) {
 	path, err := idPath("/channels/connect", string(platform), "")
 	if err != nil {

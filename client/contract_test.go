@@ -160,6 +160,7 @@ var operations = map[string]struct {
 // notCalled are the operations the client leaves out, and why.
 var notCalled = map[string]string{
 	"publishPost":   "an alias of publish",
+	"oauthStart":    "the page a consent link leads to, for browsers",
 	"oauthCallback": "the platform's redirect target, for browsers",
 	"mcp":           "the agent-tool protocol, spoken by MCP clients",
 	"getOpenAPI":    "the contract itself",

@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -109,10 +112,34 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 			t.Errorf("options:\n%s", r.stdout)
 		}
 
-		// An OAuth platform prints its consent page; the simulator's approves at once.
+		// An OAuth platform prints its consent link; opened in a browser (one that keeps
+		// cookies), it goes through the simulator's consent page, which approves at once.
 		r = srv.cli(t, "channels", "connect", "linkedin", "--sandbox-consent").ok(t)
-		if link := strings.TrimSpace(r.stdout); !strings.HasPrefix(link, "http") || strings.Contains(link, "\n") || !strings.Contains(r.stderr, "open this page") {
-			t.Errorf("consent link: %q, stderr %q", r.stdout, r.stderr)
+		link := strings.TrimSpace(r.stdout)
+		if !strings.HasPrefix(link, "http") || strings.Contains(link, "\n") || !strings.Contains(r.stderr, "open this page") {
+			t.Fatalf("consent link: %q, stderr %q", r.stdout, r.stderr)
+		}
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "is connected as channel") {
+			t.Errorf("the consent link in a browser: %d %s", resp.StatusCode, page)
+		}
+		// That channel goes again, so that the project's channels are the ones counted below.
+		connected, err := c.ListChannels(ctx, srv.ProjectID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range connected.Channels {
+			if ch.Platform == client.LinkedIn {
+				if err := c.DeleteChannel(ctx, ch.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		// Without an app for it, the server's reason is shown.
 		srv.cli(t, "channels", "connect", "linkedin").failed(t, exitError, "400")

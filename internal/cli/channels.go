@@ -85,8 +85,9 @@ func newChannelsConnectCmd(a *apiFlags) *cobra.Command {
                         discord {"webhook_url"}, mastodon {"instance_url","access_token"}; or an
                         {"access_token","refresh_token"} pair for the others. Checked with the platform first.
   (neither)             OAuth platforms (youtube, instagram, tiktok, linkedin, pinterest, threads,
-                        facebook, reddit): prints the consent page to open in a browser (--open tries
-                        to open it); the platform sends the browser back to reelay, which stores the channel.`,
+                        facebook, reddit): prints the link to open in a browser (--open tries to open
+                        it); the first browser to open it owns the consent, and the platform sends that
+                        browser back to reelay, which stores the channel.`,
 		Example: `  reelay channels connect tiktok --sandbox
   reelay channels connect youtube --sandbox --sandbox-behavior '{"fail":"reject"}'
   reelay channels connect bluesky --credentials '{"handle":"alice.bsky.social","app_password":"xxxx-xxxx-xxxx-xxxx"}'

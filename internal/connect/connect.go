@@ -1,7 +1,8 @@
-// Package connect connects channels to reelay: by an OAuth consent (the consent URL with a
-// signed, single-use state, the callback that exchanges the code, names the account and stores
-// the channel), by credentials a user pastes (verified against the platform before anything is
-// stored), and keeps OAuth tokens alive (refreshed before expiry and on a refused token, one
+// Package connect connects channels to reelay: by an OAuth consent (reelay's start page, which
+// binds a signed, single-use state to the browser that opens it and sends that browser to the
+// platform's consent page; the callback that, for that browser only, exchanges the code, names
+// the account and stores the channel), by credentials a user pastes (verified against the
+// platform before anything is stored), and keeps OAuth tokens alive (refreshed before expiry and on a refused token, one
 // refresh at a time per channel across processes).
 package connect
 
@@ -13,7 +14,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -78,6 +81,12 @@ func CallbackPath(platformName string) string {
 	return "/api/v1/oauth/" + platformName + "/callback"
 }
 
+// StartPath is the path of reelay's page that starts platform's consent in a browser: the link
+// Begin answers leads there, never straight to the platform.
+func StartPath(platformName string) string {
+	return "/api/v1/oauth/" + platformName + "/start"
+}
+
 // oauthRoot is where a platform's authorization server is: the simulator's mount point for
 // sandbox flows, "" (the platform's own URLs) otherwise.
 func (c *Connector) oauthRoot(platformName string, sandbox bool) string {
@@ -103,7 +112,9 @@ func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
 }
 
 // Begin starts a consent for a channel of platformName in the caller's project and returns the
-// platform's consent URL. The project must be the caller's (checked by the caller).
+// link to open in a browser: reelay's start page (StartPath), which binds the consent to that
+// browser and sends it on to the platform. The project must be the caller's (checked by the
+// caller).
 func (c *Connector) Begin(ctx context.Context, accountID, projectID, platformName string, sandbox bool) (string, error) {
 	return c.BeginReturning(ctx, accountID, projectID, platformName, sandbox, "")
 }
@@ -120,24 +131,103 @@ func (c *Connector) BeginReturning(ctx context.Context, accountID, projectID, pl
 			"%s connects with credentials, not a consent: POST /channels with %s",
 			platform.DisplayName(platformName), platform.CredentialsHint(platformName))
 	}
-	cl, err := c.client(platformName, sandbox)
-	if err != nil {
+	// The app is checked now, so that a server without one refuses before a link is handed out.
+	if _, err := c.client(platformName, sandbox); err != nil {
 		return "", err
 	}
 	id := randomString(18)
 	st := store.OAuthState{ID: id, AccountID: accountID, ProjectID: projectID, Platform: platformName,
 		Sandbox: sandbox, ExpiresAt: c.now().Add(StateTTL), ReturnTo: returnTo}
-	var challenge string
 	if d.pkce {
-		verifier := randomString(48)
-		sum := sha256.Sum256([]byte(verifier))
-		challenge = base64.RawURLEncoding.EncodeToString(sum[:])
-		st.Verifier = c.Access.Box.Seal([]byte(verifier), stateAD(id))
+		st.Verifier = c.Access.Box.Seal([]byte(randomString(48)), stateAD(id))
 	}
 	if err := c.Store.CreateOAuthState(ctx, st); err != nil {
 		return "", err
 	}
-	return d.authCodeURL(c.oauthRoot(platformName, sandbox), cl, c.RedirectURI(platformName), c.signState(id), challenge), nil
+	return c.PublicURL + StartPath(platformName) + "?" + url.Values{"state": {c.signState(id)}}.Encode(), nil
+}
+
+// Start serves reelay's start page of a consent: it binds the flow to the browser that opens
+// it and answers the platform's consent URL to send that browser to, with the cookie that
+// later proves to the callback that it is the same browser. presented is that cookie's value
+// when the browser already has one (the page opened again), "" otherwise. The first browser to
+// open the page owns the flow; any other is refused (403), as is a forged, expired or used
+// state (400): a *Refusal, with nothing bound and no cookie to set. The consent URL is built
+// from the stored flow and this server's apps alone, so the page redirects nowhere else.
+func (c *Connector) Start(ctx context.Context, platformName, state, presented string) (consentURL string, cookie *http.Cookie, err error) {
+	d, ok := dialects[platformName]
+	id, valid := c.verifyState(state)
+	if !ok || !valid {
+		return "", nil, &Refusal{Message: "This link is not valid: the state parameter was not issued by this server. Start the connection again."}
+	}
+	secret := presented
+	if !wellFormedBrowserSecret(secret) {
+		secret = randomString(browserSecretBytes)
+	}
+	st, err := c.Store.BindOAuthState(ctx, id, platformName, browserHash(secret))
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return "", nil, &Refusal{Status: http.StatusForbidden, Message: "This link was already opened in another browser, and the connection can only be finished there. Start the connection again in this one."}
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil, &Refusal{Message: "This link has expired or was already used. Start the connection again."}
+	case err != nil:
+		return "", nil, err
+	}
+	cl, err := c.client(platformName, st.Sandbox)
+	if err != nil {
+		return "", nil, err
+	}
+	var challenge string
+	if len(st.Verifier) > 0 {
+		verifier, err := c.Access.Box.Open(st.Verifier, stateAD(st.ID))
+		if err != nil {
+			return "", nil, fmt.Errorf("connect: PKCE verifier: %w", err)
+		}
+		sum := sha256.Sum256(verifier)
+		challenge = base64.RawURLEncoding.EncodeToString(sum[:])
+	}
+	cookie = &http.Cookie{Name: BrowserCookie(state), Value: secret, Path: cookiePath(platformName),
+		Expires: st.ExpiresAt, MaxAge: max(1, int(math.Ceil(st.ExpiresAt.Sub(c.now()).Seconds()))),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(c.PublicURL, "https://")}
+	return d.authCodeURL(c.oauthRoot(platformName, st.Sandbox), cl, c.RedirectURI(platformName), state, challenge), cookie, nil
+}
+
+// browserSecretBytes is the size of the secret a browser holds for a consent it started.
+const browserSecretBytes = 32
+
+// BrowserCookie is the name of the cookie that binds the consent of state to the browser that
+// opened its start page ("" for a state of no consent): one per flow, so that a browser can
+// run several at once. The secret is the cookie's value; the database keeps its hash.
+func BrowserCookie(state string) string {
+	id, _, ok := strings.Cut(state, ".")
+	if !ok || id == "" || strings.ContainsFunc(id, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_')
+	}) {
+		return ""
+	}
+	return "reelay_connect_" + id
+}
+
+// ClearBrowserCookie is the cookie that removes BrowserCookie(state) from a browser, once the
+// consent it bound is over.
+func ClearBrowserCookie(platformName, state string) *http.Cookie {
+	return &http.Cookie{Name: BrowserCookie(state), Path: cookiePath(platformName), MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+}
+
+// cookiePath is where a browser sends BrowserCookie: to the callback, and to the start page, so
+// that the browser that opened a link can open it again (and no other), and nowhere else.
+func cookiePath(platformName string) string {
+	return "/api/v1/oauth/" + platformName + "/"
+}
+
+func wellFormedBrowserSecret(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == browserSecretBytes
+}
+
+func browserHash(secret string) []byte {
+	sum := sha256.Sum256([]byte("oauth-browser|" + secret))
+	return sum[:]
 }
 
 func stateAD(id string) []byte { return []byte("oauth-state:" + id) }
@@ -155,9 +245,13 @@ func (c *Connector) verifyState(state string) (string, bool) {
 	return id, ok && hmac.Equal([]byte(state), []byte(c.signState(id)))
 }
 
-// Refusal is a callback that cannot connect anything: the user declined, the state is forged,
-// replayed or stale, or the platform refused the code. Its message is shown to the user.
+// Refusal is a consent that cannot connect anything: the user declined, the state is forged,
+// replayed or stale, the browser is not the one that started it, or the platform refused the
+// code. Its message is shown to the user.
 type Refusal struct {
+	// Status is the HTTP status to answer with: 400 when zero, 403 for a browser that did not
+	// start the consent.
+	Status  int
 	Message string
 	Err     error
 }
@@ -165,37 +259,69 @@ type Refusal struct {
 func (r *Refusal) Error() string { return r.Message }
 func (r *Refusal) Unwrap() error { return r.Err }
 
-// Callback is what the platform sent the browser back with.
+// HTTPStatus is the status to answer the refusal with.
+func (r *Refusal) HTTPStatus() int {
+	if r.Status == 0 {
+		return http.StatusBadRequest
+	}
+	return r.Status
+}
+
+// Callback is what the platform sent the browser back with, and the browser's own part:
+// Browser is the value of its BrowserCookie(State) ("" when it sent none).
 type Callback struct {
 	Code, State, Error, ErrorDescription string
+	Browser                              string
 }
 
-// Complete finishes a consent: it spends the state, exchanges the code, names the account(s)
-// and stores the channel(s) (Facebook: one per Page). Failures are *Refusal (nothing stored) or
-// transient platform errors.
+// Completion is how a callback ended beyond its channels: ReturnTo is the path the consent was
+// started to return to ("" when none, or when the state is not known), and Spent says the
+// state was used up (the browser's cookie for it can go).
+type Completion struct {
+	Channels []store.Channel
+	ReturnTo string
+	Spent    bool
+}
+
+// Complete finishes a consent for the browser that started it: it spends the state, exchanges
+// the code, names the account(s) and stores the channel(s) (Facebook: one per Page). Failures
+// are *Refusal (nothing stored) or transient platform errors.
 func (c *Connector) Complete(ctx context.Context, platformName string, cb Callback) ([]store.Channel, error) {
-	channels, _, err := c.CompleteReturning(ctx, platformName, cb)
-	return channels, err
+	done, err := c.CompleteReturning(ctx, platformName, cb)
+	return done.Channels, err
 }
 
-// CompleteReturning is Complete, also answering the path the consent was started to return to
-// ("" when none, or when the state is not known).
-func (c *Connector) CompleteReturning(ctx context.Context, platformName string, cb Callback) (_ []store.Channel, returnTo string, err error) {
+// CompleteReturning is Complete, also answering where the consent was to return to and
+// whether its state is spent.
+func (c *Connector) CompleteReturning(ctx context.Context, platformName string, cb Callback) (Completion, error) {
 	var st store.OAuthState
-	channels, err := c.complete(ctx, platformName, cb, &st)
-	return channels, st.ReturnTo, err
+	var done Completion
+	channels, err := c.complete(ctx, platformName, cb, &st, &done.Spent)
+	done.Channels, done.ReturnTo = channels, st.ReturnTo
+	return done, err
 }
 
-func (c *Connector) complete(ctx context.Context, platformName string, cb Callback, consumed *store.OAuthState) ([]store.Channel, error) {
+func (c *Connector) complete(ctx context.Context, platformName string, cb Callback, consumed *store.OAuthState, spent *bool) ([]store.Channel, error) {
 	id, ok := c.verifyState(cb.State)
 	if !ok {
 		return nil, &Refusal{Message: "This link is not valid: the state parameter was not issued by this server. Start the connection again."}
 	}
-	st, err := c.Store.ConsumeOAuthState(ctx, id)
+	// Only the browser that opened the start page may finish: without that, whoever is sent
+	// the platform's consent page would put their own account into the starter's project.
+	elsewhere := &Refusal{Status: http.StatusForbidden, Message: "This connection was not started in this browser (or this browser did not keep reelay's cookie). Open the link reelay gave you in the browser you connect " +
+		platform.DisplayName(platformName) + " from, and finish there."}
+	if !wellFormedBrowserSecret(cb.Browser) {
+		return nil, elsewhere
+	}
+	st, err := c.Store.ConsumeOAuthState(ctx, id, browserHash(cb.Browser))
 	if err == nil {
-		*consumed = st
+		*consumed, *spent = st, true
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return nil, elsewhere
 	}
 	if errors.Is(err, store.ErrNotFound) {
+		*spent = true
 		return nil, &Refusal{Message: "This link has expired or was already used. Start the connection again."}
 	}
 	if err != nil {

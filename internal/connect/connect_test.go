@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,14 +84,30 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 	return f
 }
 
-// consent starts a sandbox consent and follows the simulator's consent page to the redirect,
-// returning what the platform sent back to the callback.
-func (f *fixture) consent(platform string) Callback {
+// start begins a sandbox consent and opens its start page as a new browser: it answers the
+// platform's consent URL and the secret that browser keeps in its cookie.
+func (f *fixture) start(platform string) (consentURL, browser string) {
 	f.t.Helper()
 	link, err := f.c.Begin(context.Background(), f.account, f.project, platform, true)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	u, err := url.Parse(link)
+	if err != nil || u.Path != StartPath(platform) || !strings.HasPrefix(link, f.c.PublicURL) {
+		f.t.Fatalf("link %q is not reelay's start page", link)
+	}
+	consentURL, cookie, err := f.c.Start(context.Background(), platform, u.Query().Get("state"), "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return consentURL, cookie.Value
+}
+
+// consent starts a sandbox consent and follows the simulator's consent page to the redirect,
+// returning what the platform sent back to the callback, with the browser's cookie.
+func (f *fixture) consent(platform string) Callback {
+	f.t.Helper()
+	link, browser := f.start(platform)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(link)
 	if err != nil {
@@ -105,7 +122,7 @@ func (f *fixture) consent(platform string) Callback {
 		f.t.Fatalf("consent redirected to %q", resp.Header.Get("Location"))
 	}
 	q := loc.Query()
-	return Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description")}
+	return Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description"), Browser: browser}
 }
 
 func (f *fixture) creds(ch store.Channel) map[string]string {
@@ -124,7 +141,7 @@ func TestConsentRoundTripPerPlatform(t *testing.T) {
 		for _, p := range []string{"youtube", "tiktok", "linkedin", "pinterest", "reddit", "instagram", "threads"} {
 			t.Run(p, func(t *testing.T) {
 				d := dialects[p]
-				link, _ := f.c.Begin(context.Background(), f.account, f.project, p, true)
+				link, _ := f.start(p)
 				u, _ := url.Parse(link)
 				real, _ := url.Parse(d.authURL)
 				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sim.SandboxClientID {
@@ -191,17 +208,32 @@ func TestCallbackRefusals(t *testing.T) {
 			"state of another platform": {"linkedin", func() Callback { return f.consent("reddit") }, "issued for Reddit"},
 			"user declined": {"reddit", func() Callback {
 				cb := f.consent("reddit")
-				return Callback{State: cb.State, Error: "access_denied", ErrorDescription: "The user said no"}
+				return Callback{State: cb.State, Error: "access_denied", ErrorDescription: "The user said no", Browser: cb.Browser}
 			}, "did not grant access (access_denied: The user said no)"},
 			"code refused": {"reddit", func() Callback {
 				cb := f.consent("reddit")
 				cb.Code += "x"
 				return cb
 			}, "refused the authorization: invalid_grant"},
+			"no browser cookie": {"reddit", func() Callback {
+				cb := f.consent("reddit")
+				cb.Browser = ""
+				return cb
+			}, "not started in this browser"},
+			"another browser's cookie": {"reddit", func() Callback {
+				cb := f.consent("reddit")
+				_, cb.Browser = f.start("reddit")
+				return cb
+			}, "not started in this browser"},
 			"expired state": {"reddit", func() Callback {
 				f.c.Now = func() time.Time { return time.Now().Add(-StateTTL - time.Minute) }
 				defer func() { f.c.Now = nil }()
-				return f.consent("reddit")
+				link, err := f.c.Begin(ctx, f.account, f.project, "reddit", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, _ := url.Parse(link)
+				return Callback{Code: good.Code, State: u.Query().Get("state"), Browser: randomString(browserSecretBytes)}
 			}, "expired or was already used"},
 		}
 		for name, tc := range cases {
@@ -223,6 +255,97 @@ func TestCallbackRefusals(t *testing.T) {
 		_, err = f.c.Complete(ctx, "reddit", good)
 		if r, ok := ErrRefusal(err); !ok || !strings.Contains(r.Message, "already used") {
 			t.Fatalf("replayed state: %v", err)
+		}
+	})
+}
+
+// A refused browser spends nothing: the consent is still there for the browser that started
+// it, and only that one can finish it.
+func TestCallbackFromAnotherBrowser(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		good := f.consent("youtube")
+		_, otherBrowser := f.start("youtube")
+		for name, browser := range map[string]string{"none": "", "another browser's": otherBrowser,
+			"malformed": "not-a-secret", "the state itself": good.State} {
+			cb := good
+			cb.Browser = browser
+			_, err := f.c.Complete(ctx, "youtube", cb)
+			if r, ok := ErrRefusal(err); !ok || r.HTTPStatus() != http.StatusForbidden {
+				t.Errorf("%s cookie: %v, want a 403 refusal", name, err)
+			}
+		}
+		if chans, err := st.ListChannels(ctx, f.account, f.project); err != nil || len(chans) != 0 {
+			t.Fatalf("refused browsers stored %d channels (%v)", len(chans), err)
+		}
+		done, err := f.c.CompleteReturning(ctx, "youtube", good)
+		if err != nil || len(done.Channels) != 1 || !done.Spent {
+			t.Fatalf("the browser that started: %+v, %v", done, err)
+		}
+	})
+}
+
+// The start page binds a consent to the first browser that opens it, with a cookie that lives
+// as long as the state, and refuses what it cannot start without a cookie.
+func TestStartPage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		at := time.Now()
+		f.c.Now = func() time.Time { return at }
+		f.c.PublicURL = strings.Replace(f.c.PublicURL, "http://", "https://", 1)
+		link, err := f.c.Begin(ctx, f.account, f.project, "youtube", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(link)
+		state := u.Query().Get("state")
+		consent, cookie, err := f.c.Start(ctx, "youtube", state, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cu, _ := url.Parse(consent)
+		if cu.Query().Get("state") != state || cu.Query().Get("code_challenge") == "" {
+			t.Errorf("consent URL %s", consent)
+		}
+		// The state's end as the database keeps it (PostgreSQL: to the microsecond).
+		if end := at.Add(StateTTL); cookie.Expires.After(end) || end.Sub(cookie.Expires) >= time.Microsecond {
+			t.Errorf("cookie expires at %v, the state at %v", cookie.Expires, end)
+		}
+		want := http.Cookie{Name: BrowserCookie(state), Value: cookie.Value, Path: "/api/v1/oauth/youtube/",
+			Expires: cookie.Expires, MaxAge: int(StateTTL / time.Second), HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode}
+		if !reflect.DeepEqual(*cookie, want) || !wellFormedBrowserSecret(cookie.Value) || strings.Contains(cookie.Name+cookie.Value, state) {
+			t.Errorf("cookie %+v, want %+v", *cookie, want)
+		}
+		if err := cookie.Valid(); err != nil {
+			t.Errorf("cookie: %v", err)
+		}
+		// The same browser again: the same consent page, the same secret.
+		if again, c2, err := f.c.Start(ctx, "youtube", state, cookie.Value); err != nil || again != consent || c2.Value != cookie.Value {
+			t.Errorf("opened again by its browser: %q %v %v", again, c2, err)
+		}
+
+		f.c.Now = func() time.Time { return time.Now().Add(-StateTTL - time.Minute) }
+		expired, _ := f.c.Begin(ctx, f.account, f.project, "youtube", true)
+		f.c.Now = nil
+		eu, _ := url.Parse(expired)
+		for name, tc := range map[string]struct {
+			platform, state, browser string
+			status                   int
+		}{
+			"another browser":       {"youtube", state, "", http.StatusForbidden},
+			"another browser's own": {"youtube", state, randomString(browserSecretBytes), http.StatusForbidden},
+			"forged":                {"youtube", "abc.def", "", http.StatusBadRequest},
+			"expired":               {"youtube", eu.Query().Get("state"), "", http.StatusBadRequest},
+			"another platform":      {"tiktok", state, cookie.Value, http.StatusBadRequest},
+		} {
+			link, c, err := f.c.Start(ctx, tc.platform, tc.state, tc.browser)
+			if r, ok := ErrRefusal(err); !ok || r.HTTPStatus() != tc.status || link != "" || c != nil {
+				t.Errorf("%s: %q %v %v, want a %d refusal", name, link, c, err, tc.status)
+			}
 		}
 	})
 }

@@ -86,23 +86,83 @@ h1{font-size:1.4rem}.err{color:#a11}</style></head>
 
 type connectedChannel struct{ Platform, Name, Username, ID string }
 
+// oauthStart is the page a consent link leads to, opened in the browser that is to connect an
+// account: it binds the consent to that browser with a cookie the callback later asks for, and
+// sends the browser on to the platform's consent page (303). A link that is forged, spent,
+// expired or already opened in another browser answers a page saying so, and sets nothing.
+func (s *Server) oauthStart(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("platform")
+	if !connect.OAuthPlatform(name) || s.connector == nil {
+		return apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path)
+	}
+	if r.Method == http.MethodHead {
+		// Link checkers ask with HEAD: the consent is for the browser that GETs the page.
+		w.Header().Set("Allow", http.MethodGet)
+		return apierr.Newf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed, "open this link in a browser")
+	}
+	state := r.URL.Query().Get("state")
+	consentURL, cookie, err := s.connector.Start(r.Context(), name, state, browserSecret(r, state))
+	if refusal, ok := connect.ErrRefusal(err); ok {
+		s.log.Info("channel connection start refused", "platform", name, "reason", refusal.Message)
+		return s.connectResult(w, r, "", refusal.HTTPStatus(), name, nil, refusal.Message)
+	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return s.connectResult(w, r, "", ae.Status, name, nil, ae.Message)
+	}
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, cookie)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, consentURL, http.StatusSeeOther)
+	return nil
+}
+
+// browserSecret is the value of the browser's cookie for the consent of state, "" when it sent
+// none.
+func browserSecret(r *http.Request, state string) string {
+	name := connect.BrowserCookie(state)
+	if name == "" {
+		return ""
+	}
+	c, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
 // oauthCallback finishes a consent: the platform sends the browser here with a code and the
 // state. It answers a small page (or sends the browser to REELAY_CONNECT_RETURN_URL) saying
-// what was connected, or why nothing was.
+// what was connected, or why nothing was. Only the browser that opened the consent's start
+// page can finish it: any other is answered 403 and the consent stays for the right one.
 func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("platform")
 	if !connect.OAuthPlatform(name) || s.connector == nil {
 		return apierr.Newf(http.StatusNotFound, apierr.CodeNotFound, "no endpoint at %s", r.URL.Path)
 	}
 	q := r.URL.Query()
-	channels, returnTo, err := s.connector.CompleteReturning(r.Context(), name, connect.Callback{
-		Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error"), ErrorDescription: q.Get("error_description")})
+	state := q.Get("state")
+	presented := browserSecret(r, state)
+	done, err := s.connector.CompleteReturning(r.Context(), name, connect.Callback{
+		Code: q.Get("code"), State: state, Error: q.Get("error"), ErrorDescription: q.Get("error_description"), Browser: presented})
+	if done.Spent && presented != "" {
+		http.SetCookie(w, connect.ClearBrowserCookie(name, state))
+	}
+	returnTo := done.ReturnTo
 	if returnTo == "" {
 		returnTo = s.connectReturnURL
 	}
 	if refusal, ok := connect.ErrRefusal(err); ok {
 		s.log.Info("channel connection refused", "platform", name, "reason", refusal.Message)
-		return s.connectResult(w, r, returnTo, http.StatusBadRequest, name, nil, refusal.Message)
+		if refusal.HTTPStatus() == http.StatusForbidden {
+			// Not the starter's browser: the starter's return URL is nothing to it, and the
+			// status must reach it as it is.
+			returnTo = ""
+		}
+		return s.connectResult(w, r, returnTo, refusal.HTTPStatus(), name, nil, refusal.Message)
 	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
@@ -113,7 +173,7 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
 		return s.connectResult(w, r, returnTo, http.StatusBadGateway, name, nil,
 			platform.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
 	}
-	return s.connectResult(w, r, returnTo, http.StatusOK, name, channels, "")
+	return s.connectResult(w, r, returnTo, http.StatusOK, name, done.Channels, "")
 }
 
 // connectResult tells the browser how a consent ended: by sending it to returnURL (a consent

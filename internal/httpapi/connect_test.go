@@ -19,11 +19,18 @@ import (
 // appSandboxKey is the key the app env's sandbox tokens are signed with.
 var appSandboxKey = secret.Derive(bytes.Repeat([]byte{4}, 32), "sandbox tokens")
 
-// browse opens link the way a browser does, following redirects across the simulator's consent
-// page to reelay's callback, and returns the final answer.
+// browse opens link in a new browser, as browseIn does.
 func browse(t *testing.T, link string) (int, string, *url.URL) {
 	t.Helper()
-	resp, err := http.Get(link)
+	return browseIn(t, newBrowser(t), link)
+}
+
+// browseIn opens link the way a browser does, with the cookies of b's jar, following redirects
+// through reelay's start page and the simulator's consent page to reelay's callback, and
+// returns the final answer.
+func browseIn(t *testing.T, b *http.Client, link string) (int, string, *url.URL) {
+	t.Helper()
+	resp, err := (&http.Client{Jar: b.Jar}).Get(link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,7 @@ func TestOAuthRoundTrip(t *testing.T) {
 	eachApp(t, func(t *testing.T, e *env) {
 		for _, p := range sim.OAuthPlatforms() {
 			r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/" + p + "?sandbox=true&project_id=" + e.a.ProjectID, Key: e.a.Key})
-			if r.Code != http.StatusOK || !strings.HasPrefix(r.JSON["url"].(string), e.cfg.PublicURL+"/sandbox/"+p+"/") {
+			if r.Code != http.StatusOK || !strings.HasPrefix(r.JSON["url"].(string), e.cfg.PublicURL+"/api/v1/oauth/"+p+"/start?state=") {
 				t.Fatalf("%s connect: %d %s", p, r.Code, r.Body)
 			}
 			code, page, final := browse(t, r.JSON["url"].(string))
@@ -104,8 +111,13 @@ func TestConnectRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s", name, r.Code, r.Body)
 		}
 		if name == "configured, single" {
-			u, _ := url.Parse(r.JSON["url"].(string))
+			// The link is reelay's start page, which sends the browser to Reddit's consent.
+			code, _, loc, _ := visit(t, newBrowser(t), r.JSON["url"].(string))
+			u, _ := url.Parse(loc)
 			q := u.Query()
+			if code != http.StatusSeeOther {
+				t.Errorf("reddit start page: %d", code)
+			}
 			if u.Host != "www.reddit.com" || q.Get("client_id") != "app" || q.Get("duration") != "permanent" ||
 				q.Get("redirect_uri") != e.cfg.PublicURL+"/api/v1/oauth/reddit/callback" || q.Get("state") == "" {
 				t.Errorf("reddit consent URL %s", u)

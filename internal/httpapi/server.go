@@ -222,6 +222,7 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/channels", s.createChannel)
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
 	s.private("GET "+APIPrefix+"/channels/{a}/{b}", s.channelSubresource) // connect/{platform}, {id}/options
+	s.public("GET "+APIPrefix+"/oauth/{platform}/start", s.oauthStart)
 	s.public("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)
 
 	s.private("POST "+APIPrefix+"/publish", s.publish)

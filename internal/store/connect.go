@@ -34,17 +34,45 @@ func (s *Store) CreateOAuthState(ctx context.Context, st OAuthState) error {
 	return nil
 }
 
-// ConsumeOAuthState takes a consent flow out of the table, so that its state works once, and
-// returns it; an unknown, used or expired state is ErrNotFound. The project must still exist.
-func (s *Store) ConsumeOAuthState(ctx context.Context, id string) (OAuthState, error) {
+const oauthStateColumns = `id, account_id, project_id, platform, sandbox, verifier, expires_at, return_to`
+
+func scanOAuthState(row *sql.Row) (OAuthState, error) {
 	var st OAuthState
 	var returnTo sql.NullString
-	err := s.write.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = $1
-		RETURNING id, account_id, project_id, platform, sandbox, verifier, expires_at, return_to`, id).
-		Scan(&st.ID, &st.AccountID, &st.ProjectID, &st.Platform, &st.Sandbox, &st.Verifier, &st.ExpiresAt, &returnTo)
+	err := row.Scan(&st.ID, &st.AccountID, &st.ProjectID, &st.Platform, &st.Sandbox, &st.Verifier, &st.ExpiresAt, &returnTo)
 	st.ReturnTo = returnTo.String
+	return st, err
+}
+
+// BindOAuthState ties a consent flow of platform to the browser that opened its start page:
+// browserHash is the SHA-256 of a secret that browser keeps in a cookie. The first browser
+// binds the flow; the same browser may open the page again (its hash matches); any other is
+// ErrConflict. An unknown or expired flow, or one of another platform, is ErrNotFound.
+func (s *Store) BindOAuthState(ctx context.Context, id, platform string, browserHash []byte) (OAuthState, error) {
+	st, err := scanOAuthState(s.write.QueryRowContext(ctx, `UPDATE oauth_states SET browser_hash = $1
+		WHERE id = $2 AND platform = $3 AND (browser_hash IS NULL OR browser_hash = $4)
+		RETURNING `+oauthStateColumns, browserHash, id, platform, browserHash))
 	if errors.Is(err, sql.ErrNoRows) {
+		return st, s.oauthStateElsewhere(ctx, id, platform)
+	}
+	if err != nil {
+		return st, fmt.Errorf("store: bind oauth state: %w", err)
+	}
+	if !now().Before(st.ExpiresAt) {
 		return st, ErrNotFound
+	}
+	return st, nil
+}
+
+// ConsumeOAuthState takes a consent flow out of the table, so that its state works once, and
+// returns it; only the browser it is bound to (browserHash, see BindOAuthState) can: for
+// another, or before any browser opened its start page, it is ErrConflict and the flow stays.
+// An unknown, used or expired state is ErrNotFound. The project must still exist.
+func (s *Store) ConsumeOAuthState(ctx context.Context, id string, browserHash []byte) (OAuthState, error) {
+	st, err := scanOAuthState(s.write.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = $1 AND browser_hash = $2
+		RETURNING `+oauthStateColumns, id, browserHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, s.oauthStateElsewhere(ctx, id, "")
 	}
 	if err != nil {
 		return st, fmt.Errorf("store: consume oauth state: %w", err)
@@ -53,6 +81,24 @@ func (s *Store) ConsumeOAuthState(ctx context.Context, id string) (OAuthState, e
 		return st, ErrNotFound
 	}
 	return st, nil
+}
+
+// oauthStateElsewhere tells why a flow did not match a browser: ErrConflict when it is still
+// live (of platform, unless "") and so bound to another browser or none yet, ErrNotFound when
+// there is no such live flow.
+func (s *Store) oauthStateElsewhere(ctx context.Context, id, platform string) error {
+	var expires time.Time
+	err := s.write.QueryRowContext(ctx, `SELECT expires_at FROM oauth_states WHERE id = $1 AND ($2 = '' OR platform = $3)`,
+		id, platform, platform).Scan(&expires)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("store: read oauth state: %w", err)
+	case !now().Before(expires):
+		return ErrNotFound
+	}
+	return ErrConflict
 }
 
 // DeleteExpiredOAuthStates removes consent flows nobody finished.

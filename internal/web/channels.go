@@ -136,8 +136,9 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 }
 
 // connectOAuth starts a platform's OAuth consent for the current project (the same flow as
-// GET /api/v1/channels/connect/{platform}): the browser goes to the consent page, and the
-// platform sends it back to the API's callback, which stores the channel and returns here.
+// GET /api/v1/channels/connect/{platform}): the browser goes to reelay's start page, which
+// binds the consent to it and sends it on to the platform's consent page, and the platform
+// sends it back to the API's callback, which stores the channel and returns here.
 // Reconnecting a channel is the same consent: the account connected again replaces its tokens.
 func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *session) error {
 	name := r.PostFormValue("platform")

@@ -227,13 +227,23 @@ func TestChannelsAndKeysPages(t *testing.T) {
 	if !strings.Contains(page.Body, "Reconnect needed") || !strings.Contains(page.Body, ">Reconnect<") {
 		t.Errorf("reauth_required channel:\n%s", page.Body)
 	}
-	// Reconnecting goes through the simulator's consent and back to the channels page.
+	// Reconnecting goes through reelay's start page (which binds the consent to this browser),
+	// the simulator's consent and back to the channels page.
 	r = b.post("/channels/connect", url.Values{"platform": {"youtube"}, "sandbox": {"true"}}, nil)
-	if r.Code != http.StatusSeeOther || !strings.HasPrefix(r.location(), e.url+"/sandbox/youtube/") {
+	if r.Code != http.StatusSeeOther || !strings.HasPrefix(r.location(), e.url+"/api/v1/oauth/youtube/start?state=") {
 		t.Fatalf("connect: %d %q %s", r.Code, r.location(), r.Body)
 	}
 	next := r.location()
 	for i := 0; i < 5 && !strings.HasPrefix(next, "/channels"); i++ {
+		if strings.HasPrefix(next, e.url+"/api/v1/oauth/youtube/callback?") {
+			// Another browser (Bob's, signed in) brought the platform's answer: refused, and
+			// the consent stays for this one.
+			other := e.browser()
+			other.signIn(e.b.Key)
+			if res := other.do("GET", strings.TrimPrefix(next, e.url), nil, nil); res.Code != http.StatusForbidden || res.location() != "" {
+				t.Errorf("the callback in another browser: %d %q", res.Code, res.location())
+			}
+		}
 		res := b.do("GET", strings.TrimPrefix(next, e.url), nil, nil)
 		next = res.location()
 		if next == "" {
