@@ -76,6 +76,9 @@ const (
 	CodeCredentialsInURL     = "credentials_in_url"
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "service_unavailable"
+	// CodeLimitReached refuses a create that would take an account past one of its caps (API
+	// keys, projects, channels, webhooks); nothing was created.
+	CodeLimitReached = "limit_reached"
 )
 
 // Unauthorized is the answer to missing, malformed, unknown or revoked credentials.
