@@ -37,6 +37,13 @@ type Config struct {
 	// MediaRetention is how long a stored video or picture is kept after its last use (taken
 	// in, or a post using it settled or changed); 0 keeps media for good.
 	MediaRetention time.Duration
+	// MaxKeysPerAccount, MaxProjectsPerAccount, MaxChannelsPerAccount and
+	// MaxWebhooksPerAccount cap how many active API keys, projects, connected channels and
+	// webhooks one account may hold (0 = no cap); see DefaultMaxKeysPerAccount.
+	MaxKeysPerAccount     int
+	MaxProjectsPerAccount int
+	MaxChannelsPerAccount int
+	MaxWebhooksPerAccount int
 	// WebhookRetryBase is the first retry delay of a webhook delivery; the rest of the
 	// Standard Webhooks schedule (5 min, 30 min, 2 h, ...) scales with it.
 	WebhookRetryBase time.Duration
@@ -80,13 +87,6 @@ type Config struct {
 	// AIWait is how long POST /ai/generate-video and /ai/storyboard/stitch wait for their job
 	// before answering 202 with the job to read.
 	AIWait time.Duration
-	// MaxKeysPerAccount, MaxProjectsPerAccount, MaxChannelsPerAccount and
-	// MaxWebhooksPerAccount cap how many active API keys, projects, connected channels and
-	// webhooks one account may hold (0 = no cap); see DefaultMaxKeysPerAccount.
-	MaxKeysPerAccount     int
-	MaxProjectsPerAccount int
-	MaxChannelsPerAccount int
-	MaxWebhooksPerAccount int
 }
 
 // DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
