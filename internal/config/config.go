@@ -101,10 +101,6 @@ const DefaultPublishWorkers = 300
 // server's disk does not fill with videos that were published weeks ago.
 const DefaultMediaRetention = 30 * 24 * time.Hour
 
-// DefaultRetryAttempts is how many transient failures in a row a destination's step may have
-// before the destination fails (REELAY_RETRY_ATTEMPTS).
-const DefaultRetryAttempts = 8
-
 // The default caps per account. Anyone holding one of an account's keys can create keys,
 // projects, channels and webhooks, and every one is a row kept for good (and a channel is
 // work: its tokens refreshed, its figures synced; a webhook is a delivery written for every
@@ -119,6 +115,10 @@ const (
 	DefaultMaxChannelsPerAccount = 500
 	DefaultMaxWebhooksPerAccount = 20
 )
+
+// DefaultRetryAttempts is how many transient failures in a row a destination's step may have
+// before the destination fails (REELAY_RETRY_ATTEMPTS).
+const DefaultRetryAttempts = 8
 
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
