@@ -61,8 +61,9 @@ func (s *Store) capOf(k Capped) int {
 type capDetail struct {
 	// held selects one row per thing the account holds, $1 being the account.
 	held string
-	// noun is the things, plural, and one a single one; setting the server setting that sets the cap (internal/config
-	// registers it, and its test checks the two agree); room says how to make room.
+	// noun names the things, one a single one; setting is the server setting that sets the
+	// cap (internal/config registers it; TestCapSettingsAreServerFlags checks the two agree);
+	// room says how to make room.
 	noun, one, setting, room string
 }
 
