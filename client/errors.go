@@ -33,6 +33,9 @@ const (
 	CodeCredentialsInURL     = "credentials_in_url"
 	CodeInternal             = "internal_error"
 	CodeServiceUnavailable   = "service_unavailable"
+	// CodeLimitReached: the account is at its cap of API keys, projects, channels or webhooks
+	// (Error.Limit); nothing was created.
+	CodeLimitReached = "limit_reached"
 )
 
 // Error is an error answer of the server: the contract's error body, with what the HTTP
@@ -56,6 +59,8 @@ type Error struct {
 	RetryAfter time.Duration
 	// PostID is, with CodeDuplicatePost, the post that already carries this content.
 	PostID string
+	// Limit is, with CodeLimitReached, the cap the account is at.
+	Limit int
 }
 
 // Error answers the server's message.
@@ -124,7 +129,8 @@ func IsRateLimited(err error) bool {
 func IsValidation(err error) bool { return IsCode(err, CodeValidationFailed) }
 
 // IsConflict tells whether the request conflicts with the resource's state (409): an
-// idempotency key used with another body, a duplicate post, a post that has fired.
+// idempotency key used with another body, a duplicate post, a post that has fired, an account
+// at one of its caps.
 func IsConflict(err error) bool { return hasStatusOrCode(err, http.StatusConflict, "") }
 
 func hasStatusOrCode(err error, status int, code string) bool {
@@ -137,6 +143,7 @@ type errorBody struct {
 	Error     ErrorDetail `json:"error"`
 	RequestID string      `json:"request_id"`
 	PostID    string      `json:"post_id"`
+	Limit     int         `json:"limit"`
 }
 
 // ErrorDetail is the contract's ErrorDetail: the error part of an error body, and the error of
@@ -153,7 +160,7 @@ func (c *Client) errorFrom(resp *http.Response, raw []byte, sentRequestID string
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
 		e.Code, e.Message, e.Fields = body.Error.Code, body.Error.Message, body.Error.Fields
-		e.RequestID, e.PostID = body.RequestID, body.PostID
+		e.RequestID, e.PostID, e.Limit = body.RequestID, body.PostID, body.Limit
 	} else {
 		e.Message = excerpt(raw)
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
@@ -212,6 +219,6 @@ var statusOfCode = map[string]int{
 	CodeValidationFailed: 400, CodeInvalidJSON: 400, CodeCredentialsInURL: 400, CodeUnauthorized: 401,
 	CodeInsufficientCredits: 402, CodeMonthlyLimitReached: 403, CodeAccountSuspended: 403, CodeForbidden: 403,
 	CodeNotFound: 404, CodeMethodNotAllowed: 405, CodeIdempotencyConflict: 409, CodeDuplicatePost: 409,
-	CodeInvalidState: 409, CodePayloadTooLarge: 413, CodeUnsupportedMediaType: 415, CodeRateLimited: 429,
+	CodeInvalidState: 409, CodeLimitReached: 409, CodePayloadTooLarge: 413, CodeUnsupportedMediaType: 415, CodeRateLimited: 429,
 	CodeInternal: 500, CodeUpstreamError: 502, CodeServiceUnavailable: 503,
 }

@@ -79,7 +79,8 @@ type DeliveryList struct {
 	NextCursor string            `json:"next_cursor"`
 }
 
-// CreateWebhook registers a webhook (at most 20 per account: 409 invalid_state beyond).
+// CreateWebhook registers a webhook (at most the server's cap per account, 20 by default: 409
+// limit_reached beyond).
 func (c *Client) CreateWebhook(ctx context.Context, req CreateWebhookRequest) (*WebhookCreated, error) {
 	var out WebhookCreated
 	if _, err := c.post(ctx, "/webhooks", req, &out); err != nil {

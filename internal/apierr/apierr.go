@@ -79,6 +79,9 @@ const (
 	// CodeRequestTimeout: the request body came too slowly, or the request outlasted the
 	// longest a request may take (408).
 	CodeRequestTimeout = "request_timeout"
+	// CodeLimitReached refuses a create that would take an account past one of its caps (API
+	// keys, projects, channels, webhooks); nothing was created.
+	CodeLimitReached = "limit_reached"
 )
 
 // Unauthorized is the answer to missing, malformed, unknown or revoked credentials.

@@ -164,6 +164,8 @@ func New(ctx context.Context, p Params) (*App, error) {
 		return nil, err
 	}
 	a := &App{role: cfg.Role, log: log}
+	st.SetCaps(store.Caps{APIKeys: cfg.MaxKeysPerAccount, Projects: cfg.MaxProjectsPerAccount,
+		Channels: cfg.MaxChannelsPerAccount, Webhooks: cfg.MaxWebhooksPerAccount})
 	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL),
 		media.WithRegistry(publish.MediaRegistry{Store: st}))
 	if err != nil {

@@ -163,7 +163,8 @@ type benchServerOptions struct {
 
 // startBenchServer runs serve, with the settings `reelay serve` would use, on a fresh database
 // (see benchServerOptions) that holds an account made for the run; media and the rest live in
-// a temporary folder. Only the rate limit is raised out of reach, and logs go nowhere.
+// a temporary folder. Only the rate limit and the caps on projects and channels (a burst's
+// fixture has a project per five posts) are raised out of reach, and logs go nowhere.
 func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, error) {
 	dir, err := os.MkdirTemp("", "reelay-bench-")
 	if err != nil {
@@ -183,6 +184,7 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 	cfg.DataDir = dir
 	cfg.RateLimitRPS = 1e9
 	cfg.RateLimitBurst = 1 << 30
+	cfg.MaxProjectsPerAccount, cfg.MaxChannelsPerAccount = 0, 0
 	cfg.LogLevel = o.LogLevel
 	if o.Role != "" {
 		cfg.Role = o.Role

@@ -38,6 +38,13 @@ type Config struct {
 	// MediaRetention is how long a stored video or picture is kept after its last use (taken
 	// in, or a post using it settled or changed); 0 keeps media for good.
 	MediaRetention time.Duration
+	// MaxKeysPerAccount, MaxProjectsPerAccount, MaxChannelsPerAccount and
+	// MaxWebhooksPerAccount cap how many active API keys, projects, connected channels and
+	// webhooks one account may hold (0 = no cap); see DefaultMaxKeysPerAccount.
+	MaxKeysPerAccount     int
+	MaxProjectsPerAccount int
+	MaxChannelsPerAccount int
+	MaxWebhooksPerAccount int
 	// WebhookRetryBase is the first retry delay of a webhook delivery; the rest of the
 	// Standard Webhooks schedule (5 min, 30 min, 2 h, ...) scales with it.
 	WebhookRetryBase time.Duration
@@ -121,6 +128,21 @@ const DefaultPublishWorkers = 300
 // server's disk does not fill with videos that were published weeks ago.
 const DefaultMediaRetention = 30 * 24 * time.Hour
 
+// The default caps per account. Anyone holding one of an account's keys can create keys,
+// projects, channels and webhooks, and every one is a row kept for good (and a channel is
+// work: its tokens refreshed, its figures synced; a webhook is a delivery written for every
+// event), so each is bounded. The bounds sit far above what one team uses, so that nobody
+// meets them by accident: a key per person or integration (100), a project per brand or
+// client (100), a few channels on each of the twelve platforms per project (500 across the
+// account); webhooks stay at the 20 they were bounded to before the bounds were settings,
+// since each one multiplies the writes of every post.
+const (
+	DefaultMaxKeysPerAccount     = 100
+	DefaultMaxProjectsPerAccount = 100
+	DefaultMaxChannelsPerAccount = 500
+	DefaultMaxWebhooksPerAccount = 20
+)
+
 // DefaultRetryAttempts is how many transient failures in a row a destination's step may have
 // before the destination fails (REELAY_RETRY_ATTEMPTS).
 const DefaultRetryAttempts = 8
@@ -201,6 +223,10 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", DefaultMinBodyRate, "slowest a request body may arrive, in bytes a second averaged over --body-rate-window; slower is answered 408 and the connection closed")
 	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", DefaultBodyRateWindow, "the time over which a request body's rate is averaged (only time spent waiting for the client counts)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest a request may take, body included; an upload must finish within it")
+	fs.IntVar(&c.MaxKeysPerAccount, "max-keys-per-account", DefaultMaxKeysPerAccount, "active API keys one account may hold (0 = no cap)")
+	fs.IntVar(&c.MaxProjectsPerAccount, "max-projects-per-account", DefaultMaxProjectsPerAccount, "projects one account may hold (0 = no cap)")
+	fs.IntVar(&c.MaxChannelsPerAccount, "max-channels-per-account", DefaultMaxChannelsPerAccount, "connected channels one account may hold, across its projects (0 = no cap)")
+	fs.IntVar(&c.MaxWebhooksPerAccount, "max-webhooks-per-account", DefaultMaxWebhooksPerAccount, "webhooks one account may hold (0 = no cap)")
 	c.OAuthClients = map[string]*OAuthClient{}
 	for _, p := range OAuthPlatforms {
 		cl := &OAuthClient{}
@@ -354,6 +380,15 @@ func (c *Config) Finish() error {
 	}
 	if c.VideoTimeout < 0 || c.AIWait < 0 {
 		return errors.New("the video timeout and the AI wait must not be negative")
+	}
+	for _, limit := range []struct {
+		flag string
+		v    int
+	}{{"max-keys-per-account", c.MaxKeysPerAccount}, {"max-projects-per-account", c.MaxProjectsPerAccount},
+		{"max-channels-per-account", c.MaxChannelsPerAccount}, {"max-webhooks-per-account", c.MaxWebhooksPerAccount}} {
+		if limit.v < 0 {
+			return fmt.Errorf("%s is %d: a cap must be 0 (no cap) or more", EnvName(limit.flag), limit.v)
+		}
 	}
 	if (c.OIDCIssuer == "") != (c.OIDCAudience == "") {
 		return errors.New("OIDC needs both an issuer and an audience")

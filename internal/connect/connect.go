@@ -285,7 +285,8 @@ type Completion struct {
 
 // Complete finishes a consent for the browser that started it: it spends the state, exchanges
 // the code, names the account(s) and stores the channel(s) (Facebook: one per Page). Failures
-// are *Refusal (nothing stored) or transient platform errors.
+// are *Refusal (nothing stored), the store's 409 limit_reached when the account's cap of
+// channels has no room for them (nothing stored), or transient platform errors.
 func (c *Connector) Complete(ctx context.Context, platformName string, cb Callback) ([]store.Channel, error) {
 	done, err := c.CompleteReturning(ctx, platformName, cb)
 	return done.Channels, err
@@ -380,18 +381,20 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Channel
+	var named []store.Channel
 	for _, p := range ps {
 		// A Page token derived from a long-lived user token does not expire.
 		pd := draft
 		pd.TokenExpiresAt = nil
-		ch, err := c.identifyAndSave(ctx, pd, map[string]string{"access_token": p.AccessToken})
+		ch, err := c.identify(ctx, pd, map[string]string{"access_token": p.AccessToken})
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		out = append(out, ch)
+		named = append(named, ch)
 	}
-	return out, nil
+	// In one transaction: the Pages granted are connected all, or none when they do not fit
+	// within the account's cap of channels.
+	return c.Store.SaveChannels(ctx, named)
 }
 
 // apiBase is the platform API's base URL for the calls connect makes itself.
@@ -404,6 +407,16 @@ func (c *Connector) apiBase(platformName string, sandbox bool) string {
 
 // identifyAndSave names the account behind creds and stores (or reconnects) its channel.
 func (c *Connector) identifyAndSave(ctx context.Context, ch store.Channel, creds map[string]string) (store.Channel, error) {
+	ch, err := c.identify(ctx, ch, creds)
+	if err != nil {
+		return store.Channel{}, err
+	}
+	saved, _, err := c.Store.SaveChannel(ctx, ch)
+	return saved, err
+}
+
+// identify names the account behind creds and seals them into its channel, ready to store.
+func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[string]string) (store.Channel, error) {
 	idf, ok := c.Identifiers[ch.Platform]
 	if !ok {
 		return store.Channel{}, fmt.Errorf("connect: no identifier for %s", ch.Platform)
@@ -432,8 +445,7 @@ func (c *Connector) identifyAndSave(ctx context.Context, ch store.Channel, creds
 		ch.Name = platform.DisplayName(ch.Platform) + " " + who.Username
 	}
 	ch.Credentials = c.Access.Seal(ch, creds)
-	saved, _, err := c.Store.SaveChannel(ctx, ch)
-	return saved, err
+	return ch, nil
 }
 
 // Verify checks pasted credentials with the platform and names their account: what POST

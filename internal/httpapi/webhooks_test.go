@@ -119,15 +119,16 @@ func TestWebhooksAPI(t *testing.T) {
 			t.Errorf("form body: %d", r.Code)
 		}
 
-		// An account holds a bounded number of webhooks.
-		for i := 1; i < store.MaxWebhooksPerAccount; i++ {
+		// An account holds a bounded number of webhooks (caps_test.go tests the caps in full).
+		e.st.SetCaps(store.Caps{Webhooks: config.DefaultMaxWebhooksPerAccount})
+		for i := 1; i < config.DefaultMaxWebhooksPerAccount; i++ {
 			if r := e.do(req{Method: "POST", Path: "/api/v1/webhooks", Key: e.a.Key,
 				Body: map[string]any{"url": publicHook, "events": []string{"post.failed"}}}); r.Code != http.StatusCreated {
 				t.Fatalf("webhook %d: %d %s", i+1, r.Code, r.Body)
 			}
 		}
 		if r := e.do(req{Method: "POST", Path: "/api/v1/webhooks", Key: e.a.Key,
-			Body: map[string]any{"url": publicHook, "events": []string{"post.failed"}}}); r.Code != http.StatusConflict || r.errCode() != "invalid_state" {
+			Body: map[string]any{"url": publicHook, "events": []string{"post.failed"}}}); r.Code != http.StatusConflict || r.errCode() != "limit_reached" {
 			t.Errorf("webhook over the limit: %d %s", r.Code, r.Body)
 		}
 

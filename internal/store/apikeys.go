@@ -33,9 +33,16 @@ type KeyOwner struct {
 	AccountID string
 }
 
-// CreateAPIKey stores a new key for an account.
-func (s *Store) CreateAPIKey(ctx context.Context, accountID string, k NewAPIKey) (APIKey, error) {
-	return createAPIKey(ctx, s.write, accountID, k)
+// CreateAPIKey stores a new key for an account, within its cap of active keys.
+func (s *Store) CreateAPIKey(ctx context.Context, accountID string, k NewAPIKey) (key APIKey, err error) {
+	err = s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.roomFor(ctx, s.capOf(CappedAPIKeys), CappedAPIKeys, accountID, 1); err != nil {
+			return err
+		}
+		key, err = createAPIKey(ctx, tx.tx, accountID, k)
+		return err
+	})
+	return key, err
 }
 
 func createAPIKey(ctx context.Context, q queryer, accountID string, k NewAPIKey) (APIKey, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,51 +43,95 @@ const channelColumns = `id, account_id, project_id, platform, name, username, av
 
 // SaveChannel stores a channel. Connecting the same platform account to the same project again
 // updates the existing channel (new credentials, active again) instead of adding a second one,
-// which is what a user who reconnects means; created says which happened.
+// which is what a user who reconnects means; created says which happened. A new channel must
+// fit within the account's cap of channels; a reconnection always may.
 func (s *Store) SaveChannel(ctx context.Context, c Channel) (saved Channel, created bool, err error) {
-	if c.SandboxBehavior == "" {
-		c.SandboxBehavior = "{}"
+	all, news, err := s.saveChannels(ctx, []Channel{c})
+	if err != nil {
+		return Channel{}, false, err
 	}
-	if c.TokenExpiresAt != nil {
-		// UTC always: SQLite compares these as text.
-		t := c.TokenExpiresAt.UTC().Truncate(time.Microsecond)
-		c.TokenExpiresAt = &t
+	return all[0], news[0], nil
+}
+
+// SaveChannels stores channels of one account as SaveChannel does, all in one transaction:
+// when the new ones among them do not fit within the account's cap, none is stored. A consent
+// that grants several accounts at once (Facebook's Pages) connects them all or none.
+func (s *Store) SaveChannels(ctx context.Context, cs []Channel) ([]Channel, error) {
+	all, _, err := s.saveChannels(ctx, cs)
+	return all, err
+}
+
+func (s *Store) saveChannels(ctx context.Context, cs []Channel) (saved []Channel, created []bool, err error) {
+	if len(cs) == 0 {
+		return nil, nil, nil
+	}
+	cs = slices.Clone(cs)
+	for i := range cs {
+		c := &cs[i]
+		if c.AccountID != cs[0].AccountID {
+			return nil, nil, fmt.Errorf("store: save channels: of accounts %s and %s at once", cs[0].AccountID, c.AccountID)
+		}
+		if c.SandboxBehavior == "" {
+			c.SandboxBehavior = "{}"
+		}
+		if c.TokenExpiresAt != nil {
+			// UTC always: SQLite compares these as text.
+			t := c.TokenExpiresAt.UTC().Truncate(time.Microsecond)
+			c.TokenExpiresAt = &t
+		}
 	}
 	err = s.InTx(ctx, func(tx *Tx) error {
-		row := tx.tx.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
-			WHERE project_id = $1 AND platform = $2 AND external_account_id = $3 AND deleted_at IS NULL`,
-			c.ProjectID, c.Platform, c.ExternalAccountID)
-		existing, err := scanChannel(row)
-		switch {
-		case err == nil:
-			_, err = tx.tx.ExecContext(ctx, `UPDATE channels SET name = $1, username = $2, avatar_url = $3,
-				sandbox_behavior = $4, credentials = $5, status = $6, token_expires_at = $7, refresh_lease_until = NULL
-				WHERE id = $8`,
-				c.Name, c.Username, c.AvatarURL, c.SandboxBehavior, c.Credentials, ChannelActive, c.TokenExpiresAt, existing.ID)
-			if err != nil {
-				return fmt.Errorf("store: update channel: %w", err)
+		saved, created = make([]Channel, len(cs)), make([]bool, len(cs))
+		var existing []*Channel
+		adding := 0
+		for _, c := range cs {
+			row := tx.tx.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels
+				WHERE project_id = $1 AND platform = $2 AND external_account_id = $3 AND deleted_at IS NULL`,
+				c.ProjectID, c.Platform, c.ExternalAccountID)
+			e, err := scanChannel(row)
+			switch {
+			case err == nil:
+				existing = append(existing, &e)
+			case errors.Is(err, sql.ErrNoRows):
+				existing = append(existing, nil)
+				adding++
+			default:
+				return fmt.Errorf("store: save channel: %w", err)
 			}
-			c.ID, c.CreatedAt, c.Status = existing.ID, existing.CreatedAt, ChannelActive
-			saved = c
-			return nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("store: save channel: %w", err)
 		}
-		c.ID, c.CreatedAt, c.Status = uuid.NewString(), now(), ChannelActive
-		_, err = tx.tx.ExecContext(ctx, `INSERT INTO channels (`+channelColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-			c.ID, c.AccountID, c.ProjectID, c.Platform, c.Name, c.Username, c.AvatarURL, c.ExternalAccountID,
-			c.Sandbox, c.SandboxBehavior, c.Credentials, c.Status, c.CreatedAt, c.TokenExpiresAt)
-		if err != nil {
-			return fmt.Errorf("store: create channel: %w", err)
+		if err := tx.roomFor(ctx, s.capOf(CappedChannels), CappedChannels, cs[0].AccountID, adding); err != nil {
+			return err
 		}
-		saved, created = c, true
+		for i, c := range cs {
+			if e := existing[i]; e != nil {
+				_, err := tx.tx.ExecContext(ctx, `UPDATE channels SET name = $1, username = $2, avatar_url = $3,
+					sandbox_behavior = $4, credentials = $5, status = $6, token_expires_at = $7, refresh_lease_until = NULL
+					WHERE id = $8`,
+					c.Name, c.Username, c.AvatarURL, c.SandboxBehavior, c.Credentials, ChannelActive, c.TokenExpiresAt, e.ID)
+				if err != nil {
+					return fmt.Errorf("store: update channel: %w", err)
+				}
+				c.ID, c.CreatedAt, c.Status = e.ID, e.CreatedAt, ChannelActive
+				saved[i] = c
+				continue
+			}
+			c.ID, c.CreatedAt, c.Status = uuid.NewString(), now(), ChannelActive
+			_, err := tx.tx.ExecContext(ctx, `INSERT INTO channels (`+channelColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				c.ID, c.AccountID, c.ProjectID, c.Platform, c.Name, c.Username, c.AvatarURL, c.ExternalAccountID,
+				c.Sandbox, c.SandboxBehavior, c.Credentials, c.Status, c.CreatedAt, c.TokenExpiresAt)
+			if err != nil {
+				return fmt.Errorf("store: create channel: %w", err)
+			}
+			saved[i], created[i] = c, true
+		}
 		return nil
 	})
-	if err == nil {
-		s.channelWrites.Add(1)
+	if err != nil {
+		return nil, nil, err
 	}
-	return saved, created, err
+	s.channelWrites.Add(1)
+	return saved, created, nil
 }
 
 // ChannelWrites counts the channels this Store has saved or deleted (other processes' writes

@@ -17,9 +17,16 @@ type Project struct {
 	CreatedAt   time.Time
 }
 
-// CreateProject creates a project for an account.
-func (s *Store) CreateProject(ctx context.Context, accountID, name, description string) (Project, error) {
-	return createProject(ctx, s.write, accountID, name, description)
+// CreateProject creates a project for an account, within its cap of projects.
+func (s *Store) CreateProject(ctx context.Context, accountID, name, description string) (p Project, err error) {
+	err = s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.roomFor(ctx, s.capOf(CappedProjects), CappedProjects, accountID, 1); err != nil {
+			return err
+		}
+		p, err = createProject(ctx, tx.tx, accountID, name, description)
+		return err
+	})
+	return p, err
 }
 
 func createProject(ctx context.Context, q queryer, accountID, name, description string) (Project, error) {

@@ -79,6 +79,8 @@ type Store struct {
 	loads deliveryLoads
 	// channelWrites counts the channels saved or deleted through this Store (ChannelWrites).
 	channelWrites atomic.Uint64
+	// caps bound what an account may hold (caps.go); nil bounds nothing.
+	caps atomic.Pointer[Caps]
 }
 
 // Open connects to the database named by databaseURL (a postgres:// URL, or a SQLite file path

@@ -34,14 +34,6 @@ const (
 	WebhookFailed    = "failed"
 )
 
-// MaxWebhooksPerAccount bounds the endpoints of one account: each is a row read by every state
-// change and a delivery written per event.
-const MaxWebhooksPerAccount = 20
-
-// ErrWebhookLimit is CreateWebhook's answer to an account that has MaxWebhooksPerAccount
-// webhooks already.
-var ErrWebhookLimit = errors.New("webhook limit reached")
-
 // Webhook is an endpoint an account registered for events. Secret is the signing secret as
 // internal/secret sealed it; the store never sees it in plain text.
 type Webhook struct {
@@ -127,8 +119,7 @@ func scanWebhook(r scanner) (Webhook, error) {
 }
 
 // CreateWebhook stores a webhook of w.AccountID (with w.ID when the caller chose it, as it does
-// when the sealed secret is bound to the id). An account with MaxWebhooksPerAccount webhooks
-// answers ErrWebhookLimit.
+// when the sealed secret is bound to the id), within the account's cap of webhooks.
 func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 	if w.ID == "" {
 		w.ID = uuid.NewString()
@@ -139,17 +130,8 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 		return Webhook{}, err
 	}
 	err = s.InTx(ctx, func(tx *Tx) error {
-		// The account row is the lock that keeps two registrations from both passing the count.
-		var id string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+tx.forUpdate(), w.AccountID).Scan(&id); err != nil {
-			return notFound(err)
-		}
-		var n int
-		if err := tx.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhooks WHERE account_id = $1`, w.AccountID).Scan(&n); err != nil {
-			return fmt.Errorf("store: count webhooks: %w", err)
-		}
-		if n >= MaxWebhooksPerAccount {
-			return ErrWebhookLimit
+		if err := tx.roomFor(ctx, s.capOf(CappedWebhooks), CappedWebhooks, w.AccountID, 1); err != nil {
+			return err
 		}
 		_, err := tx.tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 			w.ID, w.AccountID, w.URL, string(events), w.Secret, w.CreatedAt)

@@ -358,15 +358,18 @@ func TestWebhookRegistry(t *testing.T) {
 			t.Errorf("unknown delivery: %v", err)
 		}
 
-		// An account holds a bounded number of webhooks.
-		for range store.MaxWebhooksPerAccount {
+		// An account holds no more webhooks than its cap (caps_test.go tests the caps in full).
+		s.SetCaps(store.Caps{Webhooks: 3})
+		held, _ := s.ListWebhooks(ctx, b.Account.ID)
+		for range 3 - len(held) {
 			newWebhook(t, s, b, store.EventPostFailed)
 		}
+		var capped *store.CapError
 		if _, err := s.CreateWebhook(ctx, store.Webhook{AccountID: b.Account.ID, URL: "https://x", Events: []string{store.EventPostFailed},
-			Secret: []byte("s")}); !errors.Is(err, store.ErrWebhookLimit) {
-			t.Errorf("webhook over the limit: %v", err)
+			Secret: []byte("s")}); !errors.As(err, &capped) || capped.Kind != store.CappedWebhooks {
+			t.Errorf("webhook over the cap: %v", err)
 		}
-		if list, _ := s.ListWebhooks(ctx, b.Account.ID); len(list) != store.MaxWebhooksPerAccount {
+		if list, _ := s.ListWebhooks(ctx, b.Account.ID); len(list) != 3 {
 			t.Errorf("bob has %d webhooks", len(list))
 		}
 	})

@@ -20,6 +20,7 @@ type keysData struct {
 	Name         string
 	Errors       map[string]string
 	Notice       string
+	Error        string
 }
 
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s *session, status int, d keysData) error {
@@ -52,6 +53,9 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	raw, rec := auth.NewKey(name)
 	if _, err := h.o.Store.CreateAPIKey(r.Context(), s.AccountID, rec); err != nil {
+		if ae := limitReached(err); ae != nil {
+			return h.renderKeys(w, r, s, ae.Status, keysData{Name: name, Error: capRefusal(ae)})
+		}
 		return err
 	}
 	logger(r).Info("API key created in the dashboard", "account_id", s.AccountID, "prefix", rec.Prefix)

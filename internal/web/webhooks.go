@@ -63,6 +63,9 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 		if len(ae.Fields) == 0 {
 			d.Error += " " + ae.Message
 		}
+		if ae.Code == apierr.CodeLimitReached {
+			d.Error = capRefusal(ae)
+		}
 		return h.renderWebhooks(w, r, s, ae.Status, d)
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -55,10 +54,6 @@ func Register(ctx context.Context, st *store.Store, box *secret.Box, policy medi
 	id, secretText := uuid.NewString(), NewSecret()
 	hook, err := st.CreateWebhook(ctx, store.Webhook{ID: id, AccountID: accountID, URL: target, Events: unique,
 		Secret: SealSecret(box, id, secretText)})
-	if errors.Is(err, store.ErrWebhookLimit) {
-		return store.Webhook{}, "", apierr.Newf(http.StatusConflict, apierr.CodeInvalidState,
-			"this account has %d webhooks, the most it may have; delete one first", store.MaxWebhooksPerAccount)
-	}
 	if err != nil {
 		return store.Webhook{}, "", err
 	}
