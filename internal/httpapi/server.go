@@ -181,7 +181,7 @@ func (s *Server) build(routes func()) *Server {
 	s.operationalRoutes()
 	routes()
 	s.fallbackRoutes()
-	s.handler = s.observe(s.mux)
+	s.handler = s.observe(s.checkURLs(s.mux))
 	return s
 }
 
