@@ -28,6 +28,8 @@ func TestDecodeJSONRefusesAmbiguousInput(t *testing.T) {
 		{"duplicate differing in case", `{"caption":"a","Caption":"b"}`, "Caption", "regardless of case"},
 		{"duplicate in a nested object", `{"youtube":{"title":"a","tags":[],"title":"b"}}`, "youtube.title", "given twice"},
 		{"duplicate in an array element", `{"scenes":[{"title":"a"},{"title":"a","title":"b"}]}`, "scenes[1].title", "given twice"},
+		{"duplicate spelled with an escape", `{"capti\u006fn":"a","caption":"b"}`, "caption", "given twice"},
+		{"many members, the last a duplicate", `{"youtube":{"title":"a","tags":[]},"credentials":{"a":"","b":"","c":"","d":"","e":"","f":"","g":"","h":"","i":"","j":"","k":"","l":"","m":"","n":"","o":"","p":"","q":"","r":"","s":"","t":"","U":"","u":""}}`, "credentials.u", "regardless of case"},
 		{"duplicate in a map", `{"credentials":{"token":"a","token":"b"}}`, "credentials.token", "given twice"},
 		{"invalid UTF-8 in a value", "{\"caption\":\"caf\xe9\"}", "caption", "not valid UTF-8 (byte 0xE9)"},
 		{"invalid UTF-8 in an array element", "{\"youtube\":{\"tags\":[\"ok\",\"\xff\"]}}", "youtube.tags[1]", "not valid UTF-8"},
@@ -77,4 +79,20 @@ func fieldsOf(e *Error) map[string]string {
 		return nil
 	}
 	return e.Fields
+}
+
+// FuzzCheckJSON: no input makes the scanner panic or read past the body, and a refusal always
+// names a field.
+func FuzzCheckJSON(f *testing.F) {
+	for _, seed := range []string{`{"a":1,"b":[true,null,{"c":"\u00e9"}],"A":2}`, `[1, 2 ,"x"]`, `"\ud800"`, "{\"k\":\"\xff\"}",
+		`{"a":{"b":{"c":[{"d":1,"d":2}]}}}`, ` 12.5e3 `, `{}`, `[]`, `{"\u0061":1,"a":2}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := CheckJSON(b)
+		var ae *Error
+		if err != nil && (!errors.As(err, &ae) || len(ae.Fields) != 1) {
+			t.Fatalf("CheckJSON(%q) = %v", b, err)
+		}
+	})
 }
