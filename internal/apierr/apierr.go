@@ -150,7 +150,8 @@ func Field(field, message string) *Error {
 	return Validation(map[string]string{field: message})
 }
 
-// Name checks a required name of at most max characters, without control characters.
+// Name checks a required name of at most max characters, without control characters or
+// bidirectional overrides (NoBidi).
 func (f *Fields) Name(field, v string, max int) {
 	switch {
 	case strings.TrimSpace(v) == "":
@@ -159,8 +160,34 @@ func (f *Fields) Name(field, v string, max int) {
 		f.Addf(field, "must be at most %d characters, got %d", max, utf8.RuneCountInString(v))
 	case strings.ContainsFunc(v, isControl):
 		f.Add(field, "must not contain control characters")
+	default:
+		f.NoBidi(field, v)
 	}
 }
+
+// Label checks an optional name of at most max characters (a channel's), as Text does, and
+// without bidirectional overrides (NoBidi).
+func (f *Fields) Label(field, v string, max int) {
+	f.Text(field, v, max)
+	f.NoBidi(field, v)
+}
+
+// NoBidi refuses the bidirectional embedding, override and isolate characters (U+202A to
+// U+202E, U+2066 to U+2069) in a name: a name is shown beside others in lists, logs and
+// confirmations, where such a character makes it read as something else (U+202E in
+// "key-<U+202E>gnp.exe" shows it as "key-exe.png"). Right-to-left names need none of them.
+func (f *Fields) NoBidi(field, v string) {
+	at := 0
+	for _, r := range v {
+		at++
+		if isBidiControl(r) {
+			f.Addf(field, "must not contain bidirectional override characters: U+%04X at character %d", r, at)
+			return
+		}
+	}
+}
+
+func isBidiControl(r rune) bool { return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) }
 
 // Text checks an optional free text of at most max characters, without control characters
 // other than newline and tab (NoControl).

@@ -11,11 +11,20 @@ import (
 	"unicode"
 )
 
-// DecodeJSON decodes one JSON value from r into dst strictly: unknown fields and trailing data
-// are refused. Every failure is an error a client can act on, naming the field where there is
-// one; an *http.MaxBytesError from r is returned as it is, for the caller's 413.
+// DecodeJSON decodes one JSON value from r into dst strictly: unknown fields, trailing data,
+// a member given twice and text that is not UTF-8 are refused (CheckJSON). Every failure is
+// an error a client can act on, naming the field where there is one; an *http.MaxBytesError
+// from r is returned as it is, for the caller's 413. r is read whole before decoding (the
+// decoder would buffer the whole value anyway), so the caller bounds it.
 func DecodeJSON(r io.Reader, dst any) error {
-	dec := json.NewDecoder(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return jsonError("", err)
+	}
+	if err := CheckJSON(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonError("", err)
@@ -30,6 +39,9 @@ func DecodeJSON(r io.Reader, dst any) error {
 // DecodeJSON does, naming its own fields field.name in errors. A type calls it from its
 // UnmarshalJSON: encoding/json says which field was unknown but not in which object.
 func DecodeObject(field string, b []byte, dst any) error {
+	if err := checkJSON(field, b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {

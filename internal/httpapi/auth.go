@@ -35,22 +35,10 @@ func mustPrincipal(r *http.Request) principal {
 	return p
 }
 
-// credentialParams are query parameters under which clients commonly put credentials. Keys in
-// URLs end up in proxy logs and browser history, so they are refused, not ignored.
-var credentialParams = []string{"api_key", "apikey", "apiKey", "key", "access_token", "token", "x-api-key"}
-
 // authenticate admits requests that carry a valid credential in a header, then applies the
-// credential's rate limit.
+// credential's rate limit. A credential in the URL was refused before (checkURLs).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		for _, name := range credentialParams {
-			if q.Has(name) {
-				writeError(w, r, apierr.Newf(http.StatusBadRequest, apierr.CodeCredentialsInURL,
-					"credentials must not be sent in the URL (query parameter %q); use the X-API-Key or Authorization header, and revoke a key that was exposed", name))
-				return
-			}
-		}
 		p, err := s.resolveCredential(r)
 		if err != nil {
 			writeError(w, r, err)

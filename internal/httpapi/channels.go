@@ -118,7 +118,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	case !platform.Valid(req.Platform):
 		f.Addf("platform", "unknown platform %q; one of %s", req.Platform, strings.Join(platform.All, ", "))
 	}
-	checkText(&f, "name", req.Name, 100)
+	checkLabel(&f, "name", req.Name, 100)
 	if req.Sandbox {
 		if !s.sandbox {
 			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reelay/reelay/client"
+	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/mcpserver"
 )
 
@@ -65,6 +66,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	if err != nil {
+		return err
+	}
+	// The SDK decodes the message (and the tools their arguments) with encoding/json, which
+	// takes a member given twice or text that is not UTF-8 without a word.
+	if err := apierr.CheckJSON(body); err != nil {
 		return err
 	}
 	// The tools' API calls are logged under this request's id (with a sequence number).

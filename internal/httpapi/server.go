@@ -195,7 +195,7 @@ func (s *Server) build(routes func()) *Server {
 	s.fallbackRoutes()
 	// limitTime goes outside observe, which reads the route ServeMux writes into the very
 	// request observe passed on.
-	s.handler = s.limitTime(s.observe(s.mux))
+	s.handler = s.limitTime(s.observe(s.checkURLs(s.mux)))
 	return s
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
@@ -120,6 +121,9 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 			}
 			if *dst != nil {
 				return apierr.Field(name, "is given twice")
+			}
+			if !utf8.ValidString(part.FileName()) {
+				return apierr.Field(name, "has a file name that is not valid UTF-8")
 			}
 			if len(part.FileName()) > maxFileName {
 				return apierr.Field(name, fmt.Sprintf("has a file name of %d bytes; at most %d are taken", len(part.FileName()), maxFileName))
@@ -250,8 +254,12 @@ func (s *Service) checkBeforeFile(ctx context.Context, sub *Submission, file str
 	return nil
 }
 
-// formValue turns one form field into the JSON value the JSON request would carry.
+// formValue turns one form field into the JSON value the JSON request would carry. Text that
+// is not UTF-8 is refused here: json.Marshal would replace it with U+FFFD.
 func formValue(name, v string) (json.RawMessage, error) {
+	if !utf8.ValidString(v) {
+		return nil, apierr.Field(name, "is not valid UTF-8; form fields must be sent as UTF-8")
+	}
 	switch {
 	case slices.Contains(formArrays, name):
 		v = strings.TrimSpace(v)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
@@ -94,9 +93,7 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 	if !platform.Valid(form.Platform) {
 		f.Add("platform", "choose a platform")
 	}
-	if utf8.RuneCountInString(form.Name) > 100 {
-		f.Add("name", "must be at most 100 characters")
-	}
+	f.Label("name", form.Name, 100)
 	b := connect.SandboxBehavior{Fail: form.Fail}
 	if form.ProcessingMS != "" {
 		n, err := strconv.Atoi(form.ProcessingMS)
@@ -266,9 +263,7 @@ func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request,
 	} else {
 		connect.CheckCredentials(&f, name, creds)
 	}
-	if utf8.RuneCountInString(label) > 100 {
-		f.Add("name", "must be at most 100 characters")
-	}
+	f.Label("name", label, 100)
 	refuse := func(fields map[string]string, message string) error {
 		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
 			CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, fields), CredErrors: fields,

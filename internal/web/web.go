@@ -21,9 +21,11 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/analytics"
+	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
@@ -149,6 +151,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.renderError(w, r, nil, http.StatusInternalServerError, "")
 		}
 	}()
+	// A key in a page's URL is refused as the API refuses it, and so is a query that is not
+	// UTF-8.
+	if err := httpapi.CheckQuery(r); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -234,6 +242,10 @@ func (h *Handler) handle(pattern string, fn pageFunc) {
 				return
 			}
 			normalizeFormNewlines(r)
+			if err := checkFormText(r); err != nil {
+				h.fail(w, r, err)
+				return
+			}
 		}
 		if err := fn(w, r, s); err != nil {
 			h.fail(w, r, err)
@@ -256,6 +268,25 @@ func normalizeFormNewlines(r *http.Request) {
 			}
 		}
 	}
+}
+
+// checkFormText refuses a URL-encoded form with a value that is not UTF-8, naming the field,
+// as the API refuses such text: stored as it is, it would reach platforms and pages garbled.
+func checkFormText(r *http.Request) error {
+	if !isURLEncodedForm(r) || r.ParseForm() != nil {
+		return nil
+	}
+	for name, values := range r.PostForm {
+		if !utf8.ValidString(name) {
+			return apierr.Field("form", "has a field name that is not valid UTF-8")
+		}
+		for _, v := range values {
+			if !utf8.ValidString(v) {
+				return apierr.Field(name, "is not valid UTF-8")
+			}
+		}
+	}
+	return nil
 }
 
 func safeMethod(m string) bool {
