@@ -44,6 +44,9 @@ type Options struct {
 	// RateBuckets, when set, holds the rate limits' token buckets that every API process on
 	// the database shares (the store, on PostgreSQL); nil keeps them in this process.
 	RateBuckets RateBuckets
+	// Limits, when set, are the rate limits (shared with the dashboard) and replace the three
+	// settings above; see NewLimits.
+	Limits *Limits
 	// Sandbox enables channels on the built-in platform simulators.
 	Sandbox bool
 	// Registry receives the request metrics; /metrics serves it.
@@ -99,7 +102,7 @@ type Server struct {
 	oidcAutoCreate bool
 	sandbox        bool
 	log            *slog.Logger
-	limiter        *rateLimiter
+	limits         *Limits
 	metrics        *httpMetrics
 	registry       *prometheus.Registry
 	openapiJSON    []byte
@@ -133,7 +136,7 @@ type Server struct {
 func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
-		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst, o.RateBuckets, o.Logger),
+		sandbox: o.Sandbox, log: o.Logger, limits: o.Limits,
 		registry: o.Registry, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
@@ -143,6 +146,9 @@ func New(o Options) *Server {
 		aiVideo:       o.AIVideo,
 		aiWait:        o.AIWait,
 		web:           o.Web,
+	}
+	if s.limits == nil {
+		s.limits = NewLimits(LimitsConfig{RPS: o.RateLimitRPS, Burst: o.RateLimitBurst, Shared: o.RateBuckets, Logger: o.Logger})
 	}
 	if s.webhookPolicy == nil {
 		s.webhookPolicy = media.PublicOnly
@@ -206,7 +212,7 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/channels", s.createChannel)
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
 	s.private("GET "+APIPrefix+"/channels/{a}/{b}", s.channelSubresource) // connect/{platform}, {id}/options
-	s.public("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)
+	s.publicLimited("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)
 
 	s.private("POST "+APIPrefix+"/publish", s.publish)
 	s.private("POST "+APIPrefix+"/posts/publish", s.publish)
@@ -222,7 +228,7 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/analytics/sync", s.analyticsSync)
 	s.private("GET "+APIPrefix+"/inbox/comments", s.listComments)
 	s.private("POST "+APIPrefix+"/inbox/reply", s.replyToComment)
-	s.public("GET "+APIPrefix+"/media/{id}", s.serveMedia)
+	s.publicLimited("GET "+APIPrefix+"/media/{id}", s.serveMedia)
 
 	s.private("POST "+APIPrefix+"/ai/adapt", s.adaptScript)
 	s.private("POST "+APIPrefix+"/ai/storyboard/create", s.createStoryboard)
@@ -309,6 +315,12 @@ func (s *Server) register(pattern string, h http.Handler) {
 
 // public registers an endpoint that needs no credentials.
 func (s *Server) public(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
+
+// publicLimited registers an endpoint that needs no credentials yet does work worth bounding:
+// each client address has its rate limit there.
+func (s *Server) publicLimited(pattern string, h handlerFunc) {
+	s.register(pattern, s.limitAddress(s.adapt(h)))
+}
 
 // private registers an endpoint behind authentication and rate limiting.
 func (s *Server) private(pattern string, h handlerFunc) {
