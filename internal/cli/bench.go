@@ -183,8 +183,6 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 	cfg.DataDir = dir
 	cfg.RateLimitRPS = 1e9
 	cfg.RateLimitBurst = 1 << 30
-	// The load comes from one address, the simulators' media pulls too.
-	cfg.RateLimitAddressRPS = 0
 	cfg.LogLevel = o.LogLevel
 	if o.Role != "" {
 		cfg.Role = o.Role
