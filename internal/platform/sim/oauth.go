@@ -279,8 +279,7 @@ func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p = m[1]
 	}
 	d := s.dialect
-	if s.cfg.Admit != nil && (p == d.authorize || p == d.token || p == d.exchangePath && p != "" || p == d.metaRefreshPath && p != "") &&
-		!s.cfg.Admit(w, r) {
+	if s.cfg.Admit != nil && d.serves(p) && !s.cfg.Admit(w, r) {
 		return
 	}
 	switch {
@@ -296,6 +295,13 @@ func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.next.ServeHTTP(w, r)
 	}
+}
+
+// serves reports whether path is one of the authorization server's own: the consent page or a
+// token endpoint.
+func (d oauthDialect) serves(path string) bool {
+	return path == d.authorize || path == d.token ||
+		d.exchangePath != "" && path == d.exchangePath || d.metaRefreshPath != "" && path == d.metaRefreshPath
 }
 
 // consent approves at once: the simulated user signs in as a new account and agrees.
