@@ -108,10 +108,13 @@ func (l *Limits) AllowAccount(ctx context.Context, w http.ResponseWriter, accoun
 
 // AllowAddress takes a token of the bucket of the request's client address (work done without
 // a credential) and sets the RateLimit-* headers; false means the request is over the limit
-// and must be answered with ErrRateLimited.
+// and must be answered with ErrRateLimited. Nil Limits limit nothing.
 func (l *Limits) AllowAddress(w http.ResponseWriter, r *http.Request) bool {
+	if l == nil || l.addresses == nil {
+		return true
+	}
 	client, limited := l.clientAddress(r)
-	if l.addresses == nil || !limited {
+	if !limited {
 		return true
 	}
 	v := l.addresses.take(r.Context(), "addr:"+client)
@@ -122,8 +125,11 @@ func (l *Limits) AllowAddress(w http.ResponseWriter, r *http.Request) bool {
 // failuresExhausted answers whether the request's address has failed its credentials too
 // often lately, setting Retry-After when it has.
 func (l *Limits) failuresExhausted(w http.ResponseWriter, r *http.Request) bool {
+	if l.addresses == nil {
+		return false
+	}
 	client, limited := l.clientAddress(r)
-	if l.addresses == nil || !limited {
+	if !limited {
 		return false
 	}
 	v, exhausted := l.addresses.exhausted("fail:" + client)
@@ -135,7 +141,10 @@ func (l *Limits) failuresExhausted(w http.ResponseWriter, r *http.Request) bool 
 
 // credentialFailed counts a failed credential against the request's address.
 func (l *Limits) credentialFailed(r *http.Request) {
-	if client, limited := l.clientAddress(r); l.addresses != nil && limited {
+	if l.addresses == nil {
+		return
+	}
+	if client, limited := l.clientAddress(r); limited {
 		l.addresses.take(r.Context(), "fail:"+client)
 	}
 }

@@ -115,6 +115,7 @@ func TestAddressLimits(t *testing.T) {
 		{name: "bad bearer token", api: true, make: floodGET("/api/v1/projects", "Authorization", "Bearer not-a-key")},
 		{name: "OAuth callback", api: true, make: floodGET("/api/v1/oauth/youtube/callback?code=c&state=forged")},
 		{name: "media link", api: true, make: floodGET("/api/v1/media/m1?exp=4102444800&sig=forged")},
+		{name: "API contract", api: true, make: floodGET("/api/v1/openapi.json")},
 		{name: "sandbox consent page", make: floodGET("/sandbox/youtube/o/oauth2/v2/auth?response_type=code&client_id=" +
 			sim.SandboxClientID + "&redirect_uri=" + url.QueryEscape("https://elsewhere.example/cb"))},
 		{name: "sandbox token endpoint", make: floodForm("/sandbox/youtube/token",
@@ -168,6 +169,22 @@ func TestAddressLimits(t *testing.T) {
 			e.h.ServeHTTP(other, r)
 			if other.Code == http.StatusTooManyRequests {
 				t.Errorf("%s: another address was refused", c.name)
+			}
+		}
+		// Probes are not limited: orchestrators send them often, from few addresses.
+		for _, path := range []string{"/healthz", "/readyz"} {
+			refused := 0
+			for range flood {
+				r := httptest.NewRequest(http.MethodGet, "http://reelay.test"+path, nil)
+				r.RemoteAddr = "198.51.100.100:4000"
+				rec := httptest.NewRecorder()
+				e.h.ServeHTTP(rec, r)
+				if rec.Code == http.StatusTooManyRequests {
+					refused++
+				}
+			}
+			if refused != 0 {
+				t.Errorf("%s: %d of %d probes refused", path, refused, flood)
 			}
 		}
 		// An address that failed its credentials too often is refused before its next one is

@@ -197,8 +197,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // operationalRoutes are the endpoints outside the versioned API, without credentials, that
 // every role serves.
 func (s *Server) operationalRoutes() {
-	s.public("GET /healthz", s.healthz)
-	s.public("GET /readyz", s.readyz)
+	s.probe("GET /healthz", s.healthz)
+	s.probe("GET /readyz", s.readyz)
 	s.register("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 }
 
@@ -212,7 +212,7 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/channels", s.createChannel)
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
 	s.private("GET "+APIPrefix+"/channels/{a}/{b}", s.channelSubresource) // connect/{platform}, {id}/options
-	s.publicLimited("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)
+	s.public("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)
 
 	s.private("POST "+APIPrefix+"/publish", s.publish)
 	s.private("POST "+APIPrefix+"/posts/publish", s.publish)
@@ -228,7 +228,7 @@ func (s *Server) routes() {
 	s.private("POST "+APIPrefix+"/analytics/sync", s.analyticsSync)
 	s.private("GET "+APIPrefix+"/inbox/comments", s.listComments)
 	s.private("POST "+APIPrefix+"/inbox/reply", s.replyToComment)
-	s.publicLimited("GET "+APIPrefix+"/media/{id}", s.serveMedia)
+	s.public("GET "+APIPrefix+"/media/{id}", s.serveMedia)
 
 	s.private("POST "+APIPrefix+"/ai/adapt", s.adaptScript)
 	s.private("POST "+APIPrefix+"/ai/storyboard/create", s.createStoryboard)
@@ -313,14 +313,15 @@ func (s *Server) register(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
 }
 
-// public registers an endpoint that needs no credentials.
-func (s *Server) public(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
-
-// publicLimited registers an endpoint that needs no credentials yet does work worth bounding:
-// each client address has its rate limit there.
-func (s *Server) publicLimited(pattern string, h handlerFunc) {
+// public registers an endpoint that needs no credentials. Anyone may call it, so each client
+// address has its rate limit there.
+func (s *Server) public(pattern string, h handlerFunc) {
 	s.register(pattern, s.limitAddress(s.adapt(h)))
 }
+
+// probe registers an operational endpoint without credentials or limits: orchestrators and
+// load balancers probe often, from few addresses, and the answer costs next to nothing.
+func (s *Server) probe(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
 
 // private registers an endpoint behind authentication and rate limiting.
 func (s *Server) private(pattern string, h handlerFunc) {
