@@ -53,7 +53,8 @@ type LimitsConfig struct {
 	Logger *slog.Logger
 }
 
-// maxAddressBuckets bounds the buckets of client addresses kept at once (each some 200 bytes):
+// maxAddressBuckets bounds the buckets of client addresses kept at once (a few hundred bytes
+// each, some 20 MB in all):
 // a client rotating addresses cannot grow memory past it.
 const maxAddressBuckets = 1 << 16
 
