@@ -1,6 +1,8 @@
 #!/bin/bash
-# usage: docs/ratelimit-figures.sh BINARY LABEL (BINARY: go build -o /tmp/reelay ./cmd/reelay) — runs `reelay serve` at its defaults on the host's
-# non-loopback address (a fresh one per measurement) and counts the answers to requests sent
+# usage: go build -o /tmp/reelay ./cmd/reelay && docs/ratelimit-figures.sh /tmp/reelay LABEL
+#
+# Runs `reelay serve` at its defaults on the host's non-loopback address (loopback is not
+# limited per address), a fresh one per measurement, and counts the answers to requests sent
 # from that one address, on one connection, as fast as curl sends them.
 set -u
 bin=$1 label=$2

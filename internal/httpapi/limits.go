@@ -54,8 +54,7 @@ type LimitsConfig struct {
 }
 
 // maxAddressBuckets bounds the buckets of client addresses kept at once (a few hundred bytes
-// each, some 20 MB in all):
-// a client rotating addresses cannot grow memory past it.
+// each, some 20 MB in all): a client rotating addresses cannot grow memory past it.
 const maxAddressBuckets = 1 << 16
 
 // NewLimits builds the limits c describes.
