@@ -340,7 +340,22 @@ func New(ctx context.Context, p Params) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	webOpts := web.Options{Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
+	// Any number of API processes may share a PostgreSQL database: they share the rate
+	// limits' buckets there too. The dashboard spends the same accounts' buckets.
+	var rateBuckets httpapi.RateBuckets
+	if st.Dialect() == store.Postgres {
+		rateBuckets = st
+	}
+	proxies, err := config.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	limits := httpapi.NewLimits(httpapi.LimitsConfig{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst,
+		AccountRPS: cfg.RateLimitAccountRPS, AccountBurst: cfg.RateLimitAccountBurst,
+		AddressRPS: cfg.RateLimitAddressRPS, AddressBurst: cfg.RateLimitAddressBurst, TrustedProxies: proxies,
+		Shared: rateBuckets, Logger: log})
+	webOpts := web.Options{Limits: limits, Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
 		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
 		Box: box, WebhookPolicy: guard, Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
 	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
@@ -353,15 +368,9 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 	}
 	dashboard := web.New(webOpts)
-	// Any number of API processes may share a PostgreSQL database: they share the rate
-	// limits' buckets there too.
-	var rateBuckets httpapi.RateBuckets
-	if st.Dialect() == store.Postgres {
-		rateBuckets = st
-	}
 	a.Handler = httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
-		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, RateBuckets: rateBuckets,
+		Limits:  limits,
 		Sandbox: cfg.Sandbox, Registry: p.Registry, Metrics: metrics, OpenAPIJSON: spec,
 		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,

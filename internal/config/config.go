@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -50,9 +51,20 @@ type Config struct {
 	WebhookRetryBase time.Duration
 	RateLimitRPS     float64
 	RateLimitBurst   int
-	OIDCIssuer       string
-	OIDCAudience     string
-	OIDCAutoCreate   bool
+	// RateLimitAccountRPS and RateLimitAccountBurst bound an account's requests, all its keys
+	// (and dashboard sessions) together; 0 is the key's limit.
+	RateLimitAccountRPS   float64
+	RateLimitAccountBurst int
+	// RateLimitAddressRPS and RateLimitAddressBurst bound, per client address, the requests
+	// served without a credential and the failed credentials; a rate of 0 turns them off.
+	RateLimitAddressRPS   float64
+	RateLimitAddressBurst int
+	// TrustedProxies are the CIDRs of reverse proxies whose X-Forwarded-For names the client,
+	// comma-separated ("" trusts none).
+	TrustedProxies string
+	OIDCIssuer     string
+	OIDCAudience   string
+	OIDCAutoCreate bool
 	// OIDCClientID and OIDCClientSecret are the web dashboard's client at the OIDC issuer:
 	// with them, the sign-in page offers signing in there (redirect URI
 	// <public URL>/signin/oidc/callback).
@@ -151,6 +163,14 @@ const DefaultRetryAttempts = 8
 // anyone may try, so it must not be guessable.
 const MinMetricsTokenLen = 16
 
+// The default limits per client address of the work done without a credential: a person
+// signing in or connecting a channel asks for a few of those pages a minute, and the burst
+// leaves room for a platform's fetchers pulling a hundred media links at once.
+const (
+	DefaultAddressRPS   = 5
+	DefaultAddressBurst = 100
+)
+
 // OAuthClient is an OAuth app's credentials on one platform.
 type OAuthClient struct {
 	ID     string
@@ -199,6 +219,11 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 5*time.Second, "first retry delay of a webhook delivery; later ones (5m, 30m, 2h, ... 24h) scale with it")
 	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
 	fs.IntVar(&c.RateLimitBurst, "rate-limit-burst", 40, "burst of requests allowed per credential")
+	fs.Float64Var(&c.RateLimitAccountRPS, "rate-limit-account-rps", 0, "requests per second allowed per account, all its keys and sessions together (0 = --rate-limit-rps)")
+	fs.IntVar(&c.RateLimitAccountBurst, "rate-limit-account-burst", 0, "burst of requests allowed per account (0 = --rate-limit-burst)")
+	fs.Float64Var(&c.RateLimitAddressRPS, "rate-limit-address-rps", DefaultAddressRPS, "requests per second per client address to sign-in, OAuth callbacks, sandbox consents and tokens and media links, and failed credentials per address (0 = no limit)")
+	fs.IntVar(&c.RateLimitAddressBurst, "rate-limit-address-burst", DefaultAddressBurst, "burst of those requests per client address")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "CIDRs of reverse proxies whose X-Forwarded-For names the client address, comma-separated (default: none, the connection's address)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "issuer URL whose bearer JWTs are accepted")
 	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "audience those JWTs must carry")
 	fs.BoolVar(&c.OIDCAutoCreate, "oidc-auto-create", false, "create an account for an OIDC subject seen for the first time")
@@ -317,6 +342,15 @@ func (c *Config) Finish() error {
 	if c.RateLimitRPS <= 0 || c.RateLimitBurst <= 0 {
 		return errors.New("rate limits must be positive")
 	}
+	if c.RateLimitAccountRPS < 0 || c.RateLimitAccountBurst < 0 || c.RateLimitAddressRPS < 0 || c.RateLimitAddressBurst < 0 {
+		return errors.New("the rate limits per account and per address must not be negative (0 = the key's, and no limit per address)")
+	}
+	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("%s: %w", EnvName("trusted-proxies"), err)
+	}
+	if c.RateLimitAddressRPS > 0 && c.RateLimitAddressBurst == 0 {
+		return fmt.Errorf("%s must be positive when %s is", EnvName("rate-limit-address-burst"), EnvName("rate-limit-address-rps"))
+	}
 	if c.PublishWait < 0 || c.PublishWait > time.Minute {
 		return errors.New("publish wait must be between 0 and 60s")
 	}
@@ -402,4 +436,27 @@ func (c *Config) Finish() error {
 // IsPostgres tells whether the database URL selects PostgreSQL.
 func (c *Config) IsPostgres() bool {
 	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
+
+// ParseTrustedProxies reads a comma-separated list of CIDRs and IP addresses (an address is a
+// network of its own).
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither an IP address nor a CIDR", item)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +56,9 @@ func TestInvalid(t *testing.T) {
 		"oidc half":      {"REELAY_OIDC_ISSUER": "https://idp.example"},
 		"bad public url": {"REELAY_PUBLIC_URL": "ftp://x"},
 		"zero rps":       {"REELAY_RATE_LIMIT_RPS": "0"},
+		"account rps":    {"REELAY_RATE_LIMIT_ACCOUNT_RPS": "-1"},
+		"address burst":  {"REELAY_RATE_LIMIT_ADDRESS_BURST": "0"},
+		"proxy by name":  {"REELAY_TRUSTED_PROXIES": "10.0.0.0/8,proxy.local"},
 		"no workers":     {"REELAY_PUBLISH_WORKERS": "-1"},
 		"retention":      {"REELAY_MEDIA_RETENTION": "10m"},
 		"llm relative":   {"REELAY_LLM_URL": "localhost:11434/v1", "REELAY_LLM_MODEL": "llama3.1"},
@@ -152,5 +157,32 @@ func TestMetricsSettings(t *testing.T) {
 				t.Errorf("the error repeats the token: %v", err)
 			}
 		})
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	got, err := ParseTrustedProxies(" 10.1.2.3/8, 192.0.2.7 ,2001:db8::/32,::ffff:198.51.100.1,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"),
+		netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("198.51.100.1/32")}
+	if !slices.Equal(got, want) {
+		t.Errorf("trusted proxies %v, want %v", got, want)
+	}
+	if got, err := ParseTrustedProxies(""); err != nil || got != nil {
+		t.Errorf("none: %v %v", got, err)
+	}
+}
+
+func TestRateLimitDefaults(t *testing.T) {
+	c, err := parse(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RateLimitAccountRPS != 0 || c.RateLimitAccountBurst != 0 || c.RateLimitAddressRPS != 5 ||
+		c.RateLimitAddressBurst != 100 || c.TrustedProxies != "" {
+		t.Errorf("defaults: account %v/%d (want 0/0, the key's), address %v/%d (want 5/100), proxies %q",
+			c.RateLimitAccountRPS, c.RateLimitAccountBurst, c.RateLimitAddressRPS, c.RateLimitAddressBurst, c.TrustedProxies)
 	}
 }

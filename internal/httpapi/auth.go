@@ -36,17 +36,27 @@ func mustPrincipal(r *http.Request) principal {
 }
 
 // authenticate admits requests that carry a valid credential in a header, then applies the
-// credential's rate limit. A credential in the URL was refused before (checkURLs).
+// rate limits of the credential and its account. A credential in the URL was refused before
+// (checkURLs).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An address that has failed its credentials too often is refused before its next
+		// one is looked up: guessing is bounded, and so is the work it costs.
+		if s.limits.failuresExhausted(w, r) {
+			writeError(w, r, ErrRateLimited())
+			return
+		}
 		p, err := s.resolveCredential(r)
 		if err != nil {
+			var ae *apierr.Error
+			if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+				s.limits.credentialFailed(r)
+			}
 			writeError(w, r, err)
 			return
 		}
-		if !s.limiter.allow(r.Context(), w, p.Credential) {
-			writeError(w, r, apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimited,
-				"rate limit exceeded; retry after the time in the Retry-After header"))
+		if !s.limits.allowPrincipal(r.Context(), w, p) {
+			writeError(w, r, ErrRateLimited())
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p)))

@@ -152,6 +152,8 @@ type req struct {
 	Key          string
 	Body         any
 	Header       map[string]string
+	// RemoteAddr is the client's address and port (httptest's 192.0.2.1:1234 when empty).
+	RemoteAddr string
 }
 
 // do sends a request and checks the answer against the contract: a documented path must answer
@@ -175,6 +177,9 @@ func (e *env) do(r req) *resp {
 	}
 	if r.Key != "" {
 		hr.Header.Set("X-API-Key", r.Key)
+	}
+	if r.RemoteAddr != "" {
+		hr.RemoteAddr = r.RemoteAddr
 	}
 	for k, v := range r.Header {
 		if v == "" {

@@ -26,6 +26,10 @@ type rateLimiter struct {
 	log    *slog.Logger
 	warned atomic.Int64 // when the shared buckets' failure was last logged (Unix seconds)
 
+	// maxBuckets, when positive, bounds how many buckets are kept: the buckets of client
+	// addresses, which anyone can make more of (see makeRoom).
+	maxBuckets int
+
 	mu        sync.Mutex
 	buckets   map[string]*bucket
 	lastSweep time.Time
@@ -68,13 +72,45 @@ func (l *rateLimiter) leaseSize() int {
 	return max(1, min(l.burst/4, int(float64(l.rps)/10)))
 }
 
+// verdict is what taking a token from a bucket answered: whether the request may go on, about
+// how many tokens are left, and the bucket's rate and size, for the RateLimit-* headers.
+type verdict struct {
+	allowed bool
+	tokens  float64
+	rps     rate.Limit
+	burst   int
+}
+
+// setHeaders writes the RateLimit-* headers of v and, when v refused, Retry-After.
+func (v verdict) setHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(v.burst))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(0, int(math.Floor(v.tokens)))))
+	// Reset: seconds until the bucket is full again.
+	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil((float64(v.burst)-v.tokens)/float64(v.rps)))))
+	if !v.allowed {
+		wait := (1 - v.tokens) / float64(v.rps)
+		h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait)))))
+	}
+}
+
 // allow takes a token for the credential and sets the RateLimit-* headers; when none is left
 // it also sets Retry-After and answers false.
 func (l *rateLimiter) allow(ctx context.Context, w http.ResponseWriter, credential string) bool {
-	now := time.Now()
+	v := l.take(ctx, credential)
+	v.setHeaders(w)
+	return v.allowed
+}
+
+// bucketOf finds (or makes) the credential's bucket, and now and then forgets idle ones.
+func (l *rateLimiter) bucketOf(credential string, now time.Time) *bucket {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	b, ok := l.buckets[credential]
 	if !ok {
+		if l.maxBuckets > 0 && len(l.buckets) >= l.maxBuckets {
+			l.makeRoom(now)
+		}
 		b = &bucket{lim: rate.NewLimiter(l.rps, l.burst)}
 		l.buckets[credential] = b
 	}
@@ -87,28 +123,56 @@ func (l *rateLimiter) allow(ctx context.Context, w http.ResponseWriter, credenti
 		}
 		l.lastSweep = now
 	}
-	l.mu.Unlock()
+	return b
+}
 
-	var (
-		allowed bool
-		tokens  float64
-	)
+// makeRoom, called with l.mu held when maxBuckets are kept, first forgets the buckets that have
+// refilled since their last use (forgetting them changes nothing), then, if that freed less
+// than a tenth, arbitrary others until a tenth is free. Only a client with that many addresses
+// gets there, and what it gains is fresh buckets for addresses of its own; memory stays bounded
+// whatever it does.
+func (l *rateLimiter) makeRoom(now time.Time) {
+	refill := time.Duration(float64(l.burst) / float64(l.rps) * float64(time.Second))
+	for k, v := range l.buckets {
+		if now.Sub(v.lastSeen) > refill {
+			delete(l.buckets, k)
+		}
+	}
+	for k := range l.buckets {
+		if len(l.buckets) <= l.maxBuckets-l.maxBuckets/10-1 {
+			break
+		}
+		delete(l.buckets, k)
+	}
+}
+
+// take takes a token for the credential, if there is one.
+func (l *rateLimiter) take(ctx context.Context, credential string) verdict {
+	now := time.Now()
+	b := l.bucketOf(credential, now)
+	v := verdict{rps: l.rps, burst: l.burst}
 	if l.shared != nil {
-		allowed, tokens = l.takeShared(ctx, b, credential, now)
+		v.allowed, v.tokens = l.takeShared(ctx, b, credential, now)
 	} else {
-		allowed = b.lim.AllowN(now, 1)
-		tokens = b.lim.TokensAt(now)
+		v.allowed = b.lim.AllowN(now, 1)
+		v.tokens = b.lim.TokensAt(now)
 	}
-	h := w.Header()
-	h.Set("RateLimit-Limit", strconv.Itoa(l.burst))
-	h.Set("RateLimit-Remaining", strconv.Itoa(max(0, int(math.Floor(tokens)))))
-	// Reset: seconds until the bucket is full again.
-	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil((float64(l.burst)-tokens)/float64(l.rps)))))
-	if !allowed {
-		wait := (1 - tokens) / float64(l.rps)
-		h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait)))))
+	return v
+}
+
+// exhausted answers, without taking anything, whether the credential's bucket (kept in this
+// process) has no token left, with the verdict to tell the client. A credential without a
+// bucket has all its tokens.
+func (l *rateLimiter) exhausted(credential string) (verdict, bool) {
+	now := time.Now()
+	l.mu.Lock()
+	b, ok := l.buckets[credential]
+	l.mu.Unlock()
+	if !ok {
+		return verdict{}, false
 	}
-	return allowed
+	tokens := b.lim.TokensAt(now)
+	return verdict{tokens: tokens, rps: l.rps, burst: l.burst}, tokens < 1
 }
 
 // takeShared spends a token of the credential's shared bucket, taking a lease of them from the

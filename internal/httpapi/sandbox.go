@@ -55,6 +55,13 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 			RedirectURIs: []string{publicURL + connect.CallbackPath(name)},
 			Now:          now,
 			State:        state,
+			Admit: func(w http.ResponseWriter, r *http.Request) bool {
+				if !s.limits.AllowAddress(w, r) {
+					writeError(w, r, ErrRateLimited())
+					return false
+				}
+				return true
+			},
 		}, h)
 		s.mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
 		s.private("GET "+prefix+"/_introspect", func(w http.ResponseWriter, r *http.Request) error {

@@ -43,6 +43,9 @@ type Options struct {
 	// RateBuckets, when set, holds the rate limits' token buckets that every API process on
 	// the database shares (the store, on PostgreSQL); nil keeps them in this process.
 	RateBuckets RateBuckets
+	// Limits, when set, are the rate limits (shared with the dashboard) and replace the three
+	// settings above; see NewLimits.
+	Limits *Limits
 	// Sandbox enables channels on the built-in platform simulators.
 	Sandbox bool
 	// Registry receives the request metrics; /metrics serves it, as Metrics says.
@@ -104,7 +107,7 @@ type Server struct {
 	oidcAutoCreate bool
 	sandbox        bool
 	log            *slog.Logger
-	limiter        *rateLimiter
+	limits         *Limits
 	metrics        *httpMetrics
 	registry       *prometheus.Registry
 	metricsAccess  MetricsAccess
@@ -141,7 +144,7 @@ type Server struct {
 func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
-		sandbox: o.Sandbox, log: o.Logger, limiter: newRateLimiter(o.RateLimitRPS, o.RateLimitBurst, o.RateBuckets, o.Logger),
+		sandbox: o.Sandbox, log: o.Logger, limits: o.Limits,
 		registry: o.Registry, metricsAccess: o.Metrics, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
@@ -152,6 +155,9 @@ func New(o Options) *Server {
 		aiWait:        o.AIWait,
 		web:           o.Web,
 		pace:          newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
+	}
+	if s.limits == nil {
+		s.limits = NewLimits(LimitsConfig{RPS: o.RateLimitRPS, Burst: o.RateLimitBurst, Shared: o.RateBuckets, Logger: o.Logger})
 	}
 	if s.webhookPolicy == nil {
 		s.webhookPolicy = media.PublicOnly
@@ -205,8 +211,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // operationalRoutes are the endpoints outside the versioned API, without credentials, that
 // every role serves.
 func (s *Server) operationalRoutes() {
-	s.public("GET /healthz", s.healthz)
-	s.public("GET /readyz", s.readyz)
+	s.probe("GET /healthz", s.healthz)
+	s.probe("GET /readyz", s.readyz)
 	if !s.metricsAccess.Hidden {
 		s.register("GET /metrics", metricsHandler(s.registry, s.metricsAccess.Token))
 	}
@@ -324,8 +330,15 @@ func (s *Server) register(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
 }
 
-// public registers an endpoint that needs no credentials.
-func (s *Server) public(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
+// public registers an endpoint that needs no credentials. Anyone may call it, so each client
+// address has its rate limit there.
+func (s *Server) public(pattern string, h handlerFunc) {
+	s.register(pattern, s.limitAddress(s.adapt(h)))
+}
+
+// probe registers an operational endpoint without credentials or limits: orchestrators and
+// load balancers probe often, from few addresses, and the answer costs next to nothing.
+func (s *Server) probe(pattern string, h handlerFunc) { s.register(pattern, s.adapt(h)) }
 
 // private registers an endpoint behind authentication and rate limiting.
 func (s *Server) private(pattern string, h handlerFunc) {

@@ -79,6 +79,9 @@ type Options struct {
 	OIDCHTTPClient   *http.Client
 	// FormTargets are further origins forms may lead to (by redirect): the OIDC issuer.
 	FormTargets []string
+	// Limits bound sign-in per client address and signed-in pages per account, as the API's
+	// requests are bounded (nil: no limits).
+	Limits *httpapi.Limits
 	// Logger receives the dashboard's own events (sign-ins); requests are logged by the API's
 	// middleware around it.
 	Logger *slog.Logger
@@ -163,9 +166,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) routes() {
 	h.mux.Handle("GET /static/{file}", staticHandler())
 	h.mux.HandleFunc("GET /signin", h.signinPage)
-	h.mux.HandleFunc("POST /signin", h.signin)
-	h.mux.HandleFunc("POST /signin/oidc", h.oidcStart)
-	h.mux.HandleFunc("GET "+oidcCallback, h.oidcReturn)
+	h.mux.HandleFunc("POST /signin", h.limitAddress(h.signin))
+	h.mux.HandleFunc("POST /signin/oidc", h.limitAddress(h.oidcStart))
+	h.mux.HandleFunc("GET "+oidcCallback, h.limitAddress(h.oidcReturn))
 	h.handle("POST /signout", h.signout)
 	h.handle("POST /project", h.switchProject)
 
@@ -219,6 +222,18 @@ func (h *Handler) routes() {
 	})
 }
 
+// limitAddress puts a page that anyone may ask for (signing in) behind the rate limit of the
+// client's address.
+func (h *Handler) limitAddress(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Limits != nil && !h.o.Limits.AllowAddress(w, r) {
+			h.fail(w, r, httpapi.ErrRateLimited())
+			return
+		}
+		fn(w, r)
+	}
+}
+
 // pageFunc is a handler of a signed-in page; it returns its error instead of writing it.
 type pageFunc func(w http.ResponseWriter, r *http.Request, s *session) error
 
@@ -234,6 +249,11 @@ func (h *Handler) handle(pattern string, fn pageFunc) {
 		}
 		if s == nil {
 			h.toSignin(w, r)
+			return
+		}
+		// A session spends its account's requests, as the account's keys do at the API.
+		if h.o.Limits != nil && !h.o.Limits.AllowAccount(r.Context(), w, s.AccountID) {
+			h.fail(w, r, httpapi.ErrRateLimited())
 			return
 		}
 		if !safeMethod(r.Method) {

@@ -191,6 +191,10 @@ type OAuthConfig struct {
 	// State keeps the authorization codes until they are exchanged or expire (in memory when
 	// nil), so that any API process exchanges a code another one issued, after a restart too.
 	State State
+	// Admit, when set, sees every request for the consent page and the token endpoints first
+	// (these are reachable without credentials: the server bounds them per client); false
+	// means it has answered the request.
+	Admit func(http.ResponseWriter, *http.Request) bool
 }
 
 // oauthCodeKind is the kind of the records of authorization codes, named by the SHA-256 of the
@@ -275,6 +279,9 @@ func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p = m[1]
 	}
 	d := s.dialect
+	if s.cfg.Admit != nil && d.serves(p) && !s.cfg.Admit(w, r) {
+		return
+	}
 	switch {
 	case p == d.authorize && r.Method == http.MethodGet:
 		s.consent(w, r)
@@ -288,6 +295,13 @@ func (s *oauthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.next.ServeHTTP(w, r)
 	}
+}
+
+// serves reports whether path is one of the authorization server's own: the consent page or a
+// token endpoint.
+func (d oauthDialect) serves(path string) bool {
+	return path == d.authorize || path == d.token ||
+		d.exchangePath != "" && path == d.exchangePath || d.metaRefreshPath != "" && path == d.metaRefreshPath
 }
 
 // consent approves at once: the simulated user signs in as a new account and agrees.
