@@ -21,7 +21,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	status, code := "ok", http.StatusOK
 	for name, err := range s.store.Ready(ctx) {
 		if err != nil {
-			checks[name] = err.Error()
+			// The cause goes to the log only: this answer is for anyone, and a database's
+			// error names its host and port.
+			s.log.Warn("not ready", "check", name, "error", err)
+			checks[name] = "unavailable"
 			status, code = "unavailable", http.StatusServiceUnavailable
 			continue
 		}
