@@ -231,3 +231,43 @@ func FuzzReadForm(f *testing.F) {
 		}
 	})
 }
+
+// TestReadFormBrokenBodies pins what FuzzReadForm found: a form that is malformed or ends
+// early is the client's fault (400), and one stopped by the body limit is 413 even where
+// mime/multipart reports the cut as a malformed header; nothing is left in storage.
+func TestReadFormBrokenBodies(t *testing.T) {
+	env := newFormEnv(t)
+	video := string(mediatest.MP4Bytes(t, mediatest.Options{Duration: 100 * time.Millisecond, Width: 32, Height: 48, FPS: 10}))
+	cases := []struct {
+		name   string
+		body   string
+		limit  int64
+		status int
+	}{
+		{"field cut off", "--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nno end", 0, 400},
+		{"file cut off", "--b\r\nContent-Disposition: form-data; name=\"video\"; filename=\"v.mp4\"\r\n\r\n" + video[:len(video)/2], 0, 400},
+		{"part header without colon", "--b\r\nContent-Disposition form-data\r\n\r\nx\r\n--b--\r\n", 0, 400},
+		{"header cut by the limit", "--b\r\n" + strings.Repeat("0", 100), 40, 413},
+		{"file cut by the limit", string(multipartBody("b", [3]string{"video", "v.mp4", video})), int64(len(video) / 2), 413},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bound := int64(publish.MaxFormBytes)
+			if tc.limit > 0 {
+				bound = tc.limit
+			}
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/v1/publish", http.MaxBytesReader(rec, io.NopCloser(strings.NewReader(tc.body)), bound))
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+			req.ContentLength = -1
+			sub := publish.Submission{AccountID: env.account}
+			err := env.svc.ReadRequestForm(req, &sub)
+			if got := clientStatus(err); err == nil || got != tc.status {
+				t.Fatalf("answered %d (%v), want %d", got, err, tc.status)
+			}
+			if left := env.blobs(t); len(left) > 0 {
+				t.Fatalf("left in storage: %v", left)
+			}
+		})
+	}
+}
