@@ -46,7 +46,7 @@ type testIdP struct {
 	advertisedIssuer string
 }
 
-func newTestIdP(t *testing.T, keys ...signingKey) *testIdP {
+func newTestIdP(t testing.TB, keys ...signingKey) *testIdP {
 	t.Helper()
 	idp := &testIdP{}
 	idp.setKeys(keys...)
@@ -113,7 +113,7 @@ type signingKey struct {
 	priv crypto.Signer
 }
 
-func newRSAKey(t *testing.T, kid string) signingKey {
+func newRSAKey(t testing.TB, kid string) signingKey {
 	t.Helper()
 	priv, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -122,7 +122,7 @@ func newRSAKey(t *testing.T, kid string) signingKey {
 	return signingKey{alg: jose.RS256, kid: kid, priv: priv}
 }
 
-func newECKey(t *testing.T, kid string) signingKey {
+func newECKey(t testing.TB, kid string) signingKey {
 	t.Helper()
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -135,12 +135,12 @@ func (k signingKey) public() jose.JSONWebKey {
 	return jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"}
 }
 
-func (k signingKey) sign(t *testing.T, claims map[string]any) string {
+func (k signingKey) sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
 	return signJWT(t, jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, claims)
 }
 
-func signJWT(t *testing.T, key jose.SigningKey, claims map[string]any) string {
+func signJWT(t testing.TB, key jose.SigningKey, claims map[string]any) string {
 	t.Helper()
 	signer, err := jose.NewSigner(key, (&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {

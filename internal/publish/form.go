@@ -73,13 +73,35 @@ func (s *Service) ReadRequestForm(r *http.Request, sub *Submission) error {
 	case params["boundary"] == "":
 		return apierr.Field("body", "is not a readable multipart form: "+http.ErrMissingBoundary.Error())
 	}
+	body := &limitWatch{r: r.Body}
 	br := formReaders.Get().(*bufio.Reader)
-	br.Reset(r.Body)
+	br.Reset(body)
 	defer func() {
 		br.Reset(nil)
 		formReaders.Put(br)
 	}()
-	return s.ReadForm(r.Context(), multipart.NewReader(br, params["boundary"]), sub)
+	err = s.ReadForm(r.Context(), multipart.NewReader(br, params["boundary"]), sub)
+	if err != nil && body.over {
+		// mime/multipart reports a header cut off by the limit as malformed, not as the
+		// limit's error: the body was refused for its size all the same.
+		return FormTooLarge(0)
+	}
+	return err
+}
+
+// limitWatch notes whether its reader reported an http.MaxBytesError.
+type limitWatch struct {
+	r    io.Reader
+	over bool
+}
+
+func (l *limitWatch) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	var mbe *http.MaxBytesError
+	if err != nil && errors.As(err, &mbe) {
+		l.over = true
+	}
+	return n, err
 }
 
 // formReadBuf is the block in which ReadRequestForm reads a body; the readers are pooled, so
@@ -105,13 +127,14 @@ func (s *Service) ReadForm(ctx context.Context, mr *multipart.Reader, sub *Submi
 	var videoFileName string
 	checked := false
 	for {
-		part, err := mr.NextPart()
+		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return mediaReadError("body", err)
+			return mediaReadError("body", &formReadError{err})
 		}
+		part := formPart{p}
 		name := part.FormName()
 		switch {
 		case name == "video" || name == "thumbnail":
@@ -300,11 +323,33 @@ func formValue(name, v string) (json.RawMessage, error) {
 	}
 }
 
+// formPart is a part of the form whose read errors are marked as the body's.
+type formPart struct{ *multipart.Part }
+
+func (p formPart) Read(b []byte) (int, error) {
+	n, err := p.Part.Read(b)
+	if err != nil && err != io.EOF {
+		err = &formReadError{err}
+	}
+	return n, err
+}
+
+// formReadError is a failure to read the form itself (a malformed or cut-off multipart
+// body), as opposed to a failure to store what was read: the client's fault, not the server's.
+type formReadError struct{ err error }
+
+func (e *formReadError) Error() string { return e.err.Error() }
+func (e *formReadError) Unwrap() error { return e.err }
+
 // mediaReadError maps an error reading or storing a form part.
 func mediaReadError(field string, err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var fre *formReadError
+	switch {
+	case errors.As(err, &mbe):
 		return FormTooLarge(0)
+	case errors.As(err, &fre):
+		return apierr.Field(field, "could not be read: the multipart body is malformed or cut short ("+fre.Error()+")")
 	}
 	return media.FieldError(field, err)
 }
