@@ -6,7 +6,7 @@ package analytics
 import (
 	"context"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Source reads a platform's current figures for items one channel published. Providers of
@@ -18,7 +18,7 @@ import (
 // a call failed: figures read before it are still in the map, and are kept. Errors are
 // *publish.Error values, so that a rate limit carries the platform's Retry-After.
 type Source interface {
-	Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]Metrics, error)
+	Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]Metrics, error)
 }
 
 // Metrics is what a platform says about one item at one moment. A nil field is a figure the

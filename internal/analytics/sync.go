@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -100,7 +101,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		externalIDs = append(externalIDs, t.ExternalID)
 	}
 	var got map[string]Metrics
-	callErr := s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+	callErr := s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 		var err error
 		got, err = src.Metrics(ctx, pc, externalIDs)
 		return err
@@ -125,7 +126,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	if len(missing) > 0 {
 		// The platform answered without these items: deleted there, or not visible yet.
 		sum.Failed += len(missing)
-		sum.Errors = append(sum.Errors, ChannelErr{Platform: first.Platform, ChannelID: first.ChannelID, Category: publish.CategoryMediaRejected,
+		sum.Errors = append(sum.Errors, ChannelErr{Platform: first.Platform, ChannelID: first.ChannelID, Category: provider.CategoryMediaRejected,
 			Message: "the platform has no figures for these items (deleted, or not visible yet)", Destinations: len(missing)})
 		next := NextRead(first.PublishedAt, now)
 		if err := s.Store.SetAudienceSchedule(ctx, store.ReadMetrics, missing, "the platform has no figures for this item", &next); err != nil {
@@ -139,7 +140,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		sum.Pending += len(group) - len(readings)
 		return sum, nil
 	}
-	pe := publish.AsError(callErr)
+	pe := provider.AsError(callErr)
 	var unread []string
 	for _, t := range group {
 		if _, ok := got[t.ExternalID]; !ok {
@@ -187,9 +188,9 @@ func NextRead(publishedAt, now time.Time) time.Time {
 // RetryAt is when a read that failed with pe is tried again: after the platform's Retry-After
 // (at least five minutes) when it limited the rate, after a quarter of an hour when it was
 // unavailable, and on the usual schedule when it refused (the refusal will not go away sooner).
-func RetryAt(pe *publish.Error, publishedAt, now time.Time) time.Time {
+func RetryAt(pe *provider.Error, publishedAt, now time.Time) time.Time {
 	switch {
-	case pe.Category == publish.CategoryRateLimited || pe.Category == publish.CategoryQuotaExceeded:
+	case pe.Category == provider.CategoryRateLimited || pe.Category == provider.CategoryQuotaExceeded:
 		return now.Add(max(pe.RetryAfter, 5*time.Minute))
 	case pe.Transient:
 		return now.Add(15 * time.Minute)

@@ -41,6 +41,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/render"
 	"github.com/reelay/reelay/internal/secret"
@@ -101,10 +102,10 @@ type App struct {
 // requests of the platforms whose host a user names (a Mastodon instance, a Bluesky PDS): it
 // must refuse the server's own network. poll, when positive,
 // replaces every provider's first processing-poll interval (tests).
-func Providers(poll time.Duration, userHosts *http.Client) map[string]publish.Provider {
+func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.Provider {
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
-	return map[string]publish.Provider{
+	return map[string]provider.Provider{
 		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInterval: poll}),
 		platform.Instagram: instagram.New(instagram.Config{PollInterval: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
@@ -201,7 +202,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 	}
 	providerTransport := media.SafeTransport(policy)
-	publish.KeepConnections(providerTransport)
+	provider.KeepConnections(providerTransport)
 	providers := Providers(p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range providers {
@@ -213,7 +214,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 	connector := &connect.Connector{
 		Store: st, Access: access, Identifiers: map[string]connect.Identifier{}, Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
-		HTTPClient: publish.NewHTTPClient(30 * time.Second),
+		HTTPClient: provider.NewHTTPClient(30 * time.Second),
 	}
 	for name, prov := range providers {
 		if idf, ok := prov.(connect.Identifier); ok {

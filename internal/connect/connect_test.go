@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
@@ -25,14 +26,14 @@ import (
 // against its simulator.
 type simIdentity struct{ key []byte }
 
-func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (publish.Identity, error) {
+func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (provider.Identity, error) {
 	platform := base[strings.LastIndex(base, "/sandbox/")+len("/sandbox/"):]
 	platform, _, _ = strings.Cut(platform, "/")
 	account, _, ok := sim.TokenMint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
 	if !ok {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 401, "invalid token")
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 401, "invalid token")
 	}
-	return publish.Identity{ExternalID: account, Name: "Sim " + account, Username: "@" + account}, nil
+	return provider.Identity{ExternalID: account, Name: "Sim " + account, Username: "@" + account}, nil
 }
 
 type fixture struct {
@@ -440,7 +441,7 @@ func TestRefresh(t *testing.T) {
 		if err == nil {
 			t.Fatal("a refresh with a revoked refresh token succeeded")
 		}
-		if pe := publish.AsError(err); pe.Transient || pe.Category != publish.CategoryAuthExpired {
+		if pe := provider.AsError(err); pe.Transient || pe.Category != provider.CategoryAuthExpired {
 			t.Fatalf("refused refresh: %v", err)
 		}
 		after, _ := st.GetChannel(ctx, f.account, ch.ID)

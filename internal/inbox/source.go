@@ -6,7 +6,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Source reads the comments on a channel's published item and answers them. Providers of
@@ -14,10 +14,10 @@ import (
 type Source interface {
 	// Comments returns the item's comments, replies included (each with its ParentID), newest
 	// first or in any order, as many as the platform answers in a bounded number of calls.
-	Comments(ctx context.Context, ch publish.Channel, itemID string) ([]Comment, error)
+	Comments(ctx context.Context, ch provider.Channel, itemID string) ([]Comment, error)
 	// Reply posts text as the channel in answer to the comment to on the item itemID, and
 	// returns the reply as the platform stored it.
-	Reply(ctx context.Context, ch publish.Channel, itemID string, to Comment, text string) (Comment, error)
+	Reply(ctx context.Context, ch provider.Channel, itemID string, to Comment, text string) (Comment, error)
 }
 
 // Comment is a comment as a platform gives it.

@@ -32,7 +32,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -112,7 +112,7 @@ func (v postView) comment(itemID, parent, ownDID string) inbox.Comment {
 }
 
 // open resolves a channel and its session.
-func (p *Provider) open(ctx context.Context, ch publish.Channel) (channel, *session, error) {
+func (p *Provider) open(ctx context.Context, ch provider.Channel) (channel, *session, error) {
 	c, err := p.channelOf(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return c, nil, err
@@ -128,13 +128,13 @@ func (p *Provider) getPosts(ctx context.Context, c channel, s *session, uris []s
 	}
 	err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetPosts, query: url.Values{"uris": uris}}, &out)
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInvalidOptions)
+		return nil, classifyXRPC(err, provider.CategoryInvalidOptions)
 	}
 	return out.Posts, nil
 }
 
 // Metrics implements analytics.Source. Ids that are not at:// URIs have no figures.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	out := map[string]analytics.Metrics{}
 	var uris []string
 	seen := map[string]bool{}
@@ -174,7 +174,7 @@ type threadNode struct {
 const typeThreadViewPost = "app.bsky.feed.defs#threadViewPost"
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -184,10 +184,10 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	}
 	q := url.Values{"uri": {itemID}, "depth": {strconv.Itoa(threadDepth)}, "parentHeight": {"0"}}
 	if err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetPostThread, query: q}, &out); err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInvalidOptions)
+		return nil, classifyXRPC(err, provider.CategoryInvalidOptions)
 	}
 	if out.Thread.Type != typeThreadViewPost || out.Thread.Post == nil {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, http.StatusOK,
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, http.StatusOK,
 			"the Bluesky post %s cannot be read (%s)", itemID, out.Thread.Type)
 	}
 	did, _ := s.identity()
@@ -207,7 +207,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 }
 
 // Reply implements inbox.Source.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	if err := checkText(text); err != nil {
 		return inbox.Comment{}, err
 	}
@@ -240,11 +240,11 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	if err == nil && ref.URI != "" {
 		return reply, nil
 	}
-	perr := classifyXRPC(err, publish.CategoryInvalidOptions)
+	perr := classifyXRPC(err, provider.CategoryInvalidOptions)
 	if err == nil {
-		perr = publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
+		perr = provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
 	}
-	if perr.Category == publish.CategoryAuthExpired || perr.Category == publish.CategoryRateLimited {
+	if perr.Category == provider.CategoryAuthExpired || perr.Category == provider.CategoryRateLimited {
 		return inbox.Comment{}, perr
 	}
 	// The create failed, or an earlier one made the record and the PDS refuses the key.
@@ -272,7 +272,7 @@ func (p *Provider) replyRefs(ctx context.Context, c channel, s *session, itemID,
 	}
 	for _, u := range uris {
 		if !strings.HasPrefix(u, "at://") {
-			return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0, "%q is not a Bluesky post URI (at://…)", u)
+			return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0, "%q is not a Bluesky post URI (at://…)", u)
 		}
 	}
 	posts, err := p.getPosts(ctx, c, s, uris)
@@ -285,15 +285,15 @@ func (p *Provider) replyRefs(ctx context.Context, c channel, s *session, itemID,
 	}
 	root, ok := byURI[itemID]
 	if !ok {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0, "the Bluesky post %s is not there any more", itemID)
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0, "the Bluesky post %s is not there any more", itemID)
 	}
 	parent, ok = byURI[commentID]
 	if !ok {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky comment %s is not there any more (deleted, or by an account that blocks this one)", commentID)
 	}
 	if r := parent.Record.Reply; commentID != itemID && (r == nil || r.Root.URI != itemID) {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky post %s is not a reply in the thread of %s", commentID, itemID)
 	}
 	return root, parent, nil
@@ -330,10 +330,10 @@ func (p *Provider) findReply(ctx context.Context, c channel, did, rkey, parentUR
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInternal)
+		return nil, classifyXRPC(err, provider.CategoryInternal)
 	}
 	if r := out.Value.Reply; out.Value.Text != text || r == nil || r.Parent.URI != parentURI {
-		return nil, publish.Permanent(publish.CategoryInternal, 0,
+		return nil, provider.Permanent(provider.CategoryInternal, 0,
 			"another record already holds Bluesky record key %s of %s; the reply was not created", rkey, did)
 	}
 	return &foundReply{uri: out.URI, createdAt: out.Value.CreatedAt}, nil

@@ -26,7 +26,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -45,17 +45,17 @@ const maxCommentPages = 5
 const commentFields = "id,message,from{id,name},created_time,like_count,parent{id}"
 
 // channelGraph is a Graph client with the channel's Page token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
 
 // Metrics implements analytics.Source. A reel Graph does not show (deleted, or another
 // Page's) or has no figures for yet (not published) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (c fbComment) comment(page string) inbox.Comment {
 }
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 
 // Reply implements inbox.Source. The reply is read back for the author and time Facebook
 // stored; when that read fails the reply is still posted, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return inbox.Comment{}, err
@@ -173,7 +173,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		return inbox.Comment{}, classify(err)
 	}
 	if created.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the reply was posted but Facebook answered no id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the reply was posted but Facebook answered no id")
 	}
 	sent := inbox.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored fbComment

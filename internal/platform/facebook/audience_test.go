@@ -13,12 +13,12 @@ import (
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the test Page's channel on f's simulator.
-func (f fixture) channel() publish.Channel {
-	return publish.Channel{Account: page, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + facebook.APIVersion}
+func (f fixture) channel() provider.Channel {
+	return provider.Channel{Account: page, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + facebook.APIVersion}
 }
 
 // publishReel publishes a reel and answers its video id and when the simulator published it
@@ -249,7 +249,7 @@ func TestReplyRefusals(t *testing.T) {
 		{"empty", got[0], "", "Missing message"},
 	} {
 		_, err := f.p.Reply(ctx, ch, id, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(f.e.Introspect().Replies); n != 0 {
 		t.Fatalf("%d replies recorded", n)
@@ -258,16 +258,16 @@ func TestReplyRefusals(t *testing.T) {
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(p *facebook.Provider, ch publish.Channel) error{
-		"metrics": func(p *facebook.Provider, ch publish.Channel) error {
+	calls := map[string]func(p *facebook.Provider, ch provider.Channel) error{
+		"metrics": func(p *facebook.Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{"1200000000000001"})
 			return err
 		},
-		"comments": func(p *facebook.Provider, ch publish.Channel) error {
+		"comments": func(p *facebook.Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, "1200000000000001")
 			return err
 		},
-		"reply": func(p *facebook.Provider, ch publish.Channel) error {
+		"reply": func(p *facebook.Provider, ch provider.Channel) error {
 			_, err := p.Reply(context.Background(), ch, "1200000000000001", inbox.Comment{ID: "1200000000000001_1"}, "hi")
 			return err
 		},
@@ -278,9 +278,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient bool
 		retry     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Minute},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Minute},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

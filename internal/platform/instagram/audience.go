@@ -23,7 +23,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -41,10 +41,10 @@ const maxCommentPages = 5
 const commentFields = "id,text,username,timestamp,like_count,from{id,username}"
 
 // channelGraph is a Graph client with the channel's token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	base := p.cfg.BaseURL
 	if ch.BaseURL != "" {
@@ -55,7 +55,7 @@ func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
 
 // Metrics implements analytics.Source. A Reel Graph does not show (deleted, or not the
 // channel's) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (c igComment) comment(account, parent string) inbox.Comment {
 }
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 
 // Reply implements inbox.Source. The reply is read back for the author and time Instagram
 // stored; when that read fails the reply is still posted, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return inbox.Comment{}, err
@@ -160,7 +160,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		return inbox.Comment{}, classify(err)
 	}
 	if created.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the reply was posted but Instagram answered no id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the reply was posted but Instagram answered no id")
 	}
 	reply := inbox.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored igComment

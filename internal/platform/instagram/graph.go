@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // graph is a Graph API client for baseURL with one access token.
@@ -57,11 +57,11 @@ var classify = metagraph.Classifier{
 	Platform:                 "Instagram",
 	PlainForbiddenIsInternal: true,
 	BeforeRateLimit: []metagraph.Rule{
-		{Code: metagraph.CodeTooManyCalls, Subcode: subSpam, Category: publish.CategoryMediaRejected},
+		{Code: metagraph.CodeTooManyCalls, Subcode: subSpam, Category: provider.CategoryMediaRejected},
 	},
 	RateLimitedCodes: []int{codeIGRateLimited},
 	BeforeUpstream: []metagraph.Rule{
-		{Subcode: subMediaExpired, Category: publish.CategoryMediaRejected},
+		{Subcode: subMediaExpired, Category: provider.CategoryMediaRejected},
 	},
 	UpstreamSubcodes:    []int{subBuilderExpired},
 	InvalidOptionsCodes: []int{codeCaptionTooLong},

@@ -27,7 +27,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -116,7 +116,7 @@ func statisticsEntity(urn string) (string, bool) {
 // Metrics implements analytics.Source. itemIDs are post URNs (what Step returns as
 // ExternalID). A post LinkedIn does not know (404) has no figures; a metric LinkedIn answers no
 // element for (video metrics a year after the post) stays nil.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (p *Provider) postMetrics(ctx context.Context, c client, entity string) (m 
 
 // audienceError classifies a failed audience call; a refusal (403) names the permission the
 // call needs, which is what reconnecting the channel has to grant.
-func (p *Provider) audienceError(err error, permission string) *publish.Error {
+func (p *Provider) audienceError(err error, permission string) *provider.Error {
 	pe := p.classify(err)
 	if pe.Status == http.StatusForbidden {
 		pe.Message += "; " + permission
@@ -225,7 +225,7 @@ type commentsPage struct {
 
 // Comments implements inbox.Source. The author of a comment is its actor, a member URN: the
 // Comments API names commenters no other way. A post LinkedIn does not know has no comments.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -302,13 +302,13 @@ type commentMessage struct {
 // Reply implements inbox.Source: a comment by the member below the comment answered. LinkedIn
 // nests comments one level deep, so a reply to a reply is posted below its first-level comment.
 // Comment text is plain (little text is for commentary), so it is sent as it is.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return inbox.Comment{}, err
 	}
 	if ch.Account == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "the LinkedIn channel has no member id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "the LinkedIn channel has no member id")
 	}
 	parent := to.ID
 	if to.ParentID != "" {
@@ -320,7 +320,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && (ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusNotFound || ae.HTTP == http.StatusUnprocessableEntity) {
-			return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
+			return inbox.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
 		}
 		return inbox.Comment{}, p.audienceError(err, "commenting needs the w_member_social permission")
 	}
@@ -332,7 +332,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	reply := created.inbox(parent, req.Actor)
 	if reply.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated,
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusCreated,
 			"LinkedIn created the comment but named it neither in its answer nor in x-restli-id; it is not posted again")
 	}
 	if reply.Text == "" {

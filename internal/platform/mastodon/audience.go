@@ -42,7 +42,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -96,7 +96,7 @@ func (s statusView) comment(itemID, ownID string) inbox.Comment {
 }
 
 // Metrics implements analytics.Source.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	out := map[string]analytics.Metrics{}
 	var ids []string
 	seen := map[string]bool{}
@@ -187,16 +187,16 @@ func (c *client) ownAccountID(ctx context.Context, external string) (string, err
 
 // refusedRead turns a 404 about a status into a permanent invalid_options error (deleted,
 // or not visible to the channel's account), and classifies any other failure.
-func refusedRead(err error, what string) *publish.Error {
+func refusedRead(err error, what string) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return publish.Permanent(publish.CategoryInvalidOptions, ae.Status, "%s: %s is not there, or not visible to this account", ae.Error(), what)
+		return provider.Permanent(provider.CategoryInvalidOptions, ae.Status, "%s: %s is not there, or not visible to this account", ae.Error(), what)
 	}
-	return classify(err, publish.CategoryInvalidOptions)
+	return classify(err, provider.CategoryInvalidOptions)
 }
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -219,13 +219,13 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 }
 
 // Reply implements inbox.Source.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return inbox.Comment{}, err
 	}
 	if strings.TrimSpace(text) == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "the reply is empty")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "the reply is empty")
 	}
 	inst, err := c.instance(ctx)
 	if err != nil {
@@ -233,7 +233,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	status := withMention(to, text)
 	if n := platform.MastodonLength(status, "", inst.CharactersReservedPerURL); n > inst.MaxCharacters {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the reply is %d characters as %s counts them (with the mention of its author, each link as %d); %s allows at most %d",
 			n, c.host, inst.CharactersReservedPerURL, c.host, inst.MaxCharacters)
 	}
@@ -245,7 +245,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		return inbox.Comment{}, refusedRead(err, "status "+to.ID)
 	}
 	if s.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "%s answered the reply without a status id", c.host)
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "%s answered the reply without a status id", c.host)
 	}
 	reply := s.comment(itemID, "")
 	reply.Own = true // posted with the channel's token

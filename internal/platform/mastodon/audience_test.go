@@ -12,12 +12,12 @@ import (
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the channel as connecting it stores it: external id "{host}:{account id}".
-func (e *env) channel() publish.Channel {
-	return publish.Channel{Account: e.host() + ":" + accountID, Credentials: e.creds(), BaseURL: e.BaseURL}
+func (e *env) channel() provider.Channel {
+	return provider.Channel{Account: e.host() + ":" + accountID, Credentials: e.creds(), BaseURL: e.BaseURL}
 }
 
 // published publishes a short video, as a destination of its own, and returns the
@@ -228,13 +228,13 @@ func TestReplyRefusals(t *testing.T) {
 		{"empty", to, " ", "empty"},
 	} {
 		_, err := e.p.Reply(context.Background(), e.channel(), item.ID, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(e.Requests(http.MethodPost, "/api/v1/statuses")); n != 3 {
 		t.Errorf("%d statuses posted; the over-long and empty replies must not be sent", n)
 	}
 	_, err = e.p.Comments(context.Background(), e.channel(), "999999")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "Record not found")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "Record not found")
 }
 
 func TestAudienceFaults(t *testing.T) {
@@ -257,9 +257,9 @@ func TestAudienceFaults(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{sim.FailAuth, publish.CategoryAuthExpired, false},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true},
+		{sim.FailAuth, provider.CategoryAuthExpired, false},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var _ analytics.Source = (*Provider)(nil)
@@ -78,7 +78,7 @@ func (p *Provider) analyticsQuery() url.Values {
 
 // Metrics implements analytics.Source. itemIDs are Pin ids (what Step returns as ExternalID);
 // an id that is not one, or a Pin Pinterest does not know, has no figures.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -107,12 +107,12 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 			case errors.As(err, &ae) && ae.HTTP == http.StatusForbidden:
 				batches = false // not available to this app: one Pin a call from here on
 			case !errors.As(err, &ae) || ae.HTTP != http.StatusNotFound:
-				return out, classify(err, publish.CategoryInternal)
+				return out, classify(err, provider.CategoryInternal)
 			}
 		}
 		for _, id := range batch {
 			if err := p.pinMetrics(ctx, base, token, id, out); err != nil {
-				return out, classify(err, publish.CategoryInternal)
+				return out, classify(err, provider.CategoryInternal)
 			}
 		}
 	}

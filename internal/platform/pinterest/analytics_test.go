@@ -15,7 +15,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishPin publishes a Pin with "tok" and returns it as the simulator knows it.
@@ -36,8 +36,8 @@ func (e *env) publishPin(t *testing.T, title string) sim.PinterestPin {
 	return sim.PinterestPin{}
 }
 
-func (e *env) channel(token string) publish.Channel {
-	return publish.Channel{Account: acct, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *env) channel(token string) provider.Channel {
+	return provider.Channel{Account: acct, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // wantPinMetrics is what Pinterest reports for a Pin with the audience a: no reach or shares.
@@ -196,10 +196,10 @@ func TestMetricsFaults(t *testing.T) {
 			transient             bool
 			retryAfter            time.Duration
 		}{
-			{"tok-unavailable", publish.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
-			{"tok-auth", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
-			{"tok-ratelimit", publish.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
-			{"nobody", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
+			{"tok-unavailable", provider.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
+			{"tok-auth", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
+			{"tok-ratelimit", provider.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
+			{"nobody", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
 		} {
 			got, err := e.prov.Metrics(context.Background(), e.channel(c.token), []string{pin.ID})
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)

@@ -29,7 +29,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -63,7 +63,7 @@ func fullname(id string) string {
 
 // Metrics implements analytics.Source with /api/info. A post Reddit does not list (deleted,
 // removed) has no entry.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (d commentData) inboxComment(poster string) inbox.Comment {
 
 // Comments implements inbox.Source with one GET /comments/{article}, newest first within
 // each level, each comment followed by its replies.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	}]
 	var tree listing[commentData]
 	if len(page) != 2 || json.Unmarshal(page[0], &post) != nil || json.Unmarshal(page[1], &tree) != nil || len(post.Data.Children) != 1 {
-		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0,
+		return nil, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0,
 			"Reddit: GET /comments/%s answered no post and comment listing", article)
 	}
 	var out []inbox.Comment
@@ -174,14 +174,14 @@ func flatten(l listing[commentData], poster string, out *[]inbox.Comment) {
 }
 
 // Reply implements inbox.Source with POST /api/comment on the comment's fullname.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return inbox.Comment{}, err
 	}
 	target := to.ID
 	if target == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Reddit: the comment to answer has no id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "Reddit: the comment to answer has no id")
 	}
 	if !strings.HasPrefix(target, "t1_") {
 		target = "t1_" + target
@@ -203,7 +203,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	if len(out.JSON.Data.Things) == 0 || out.JSON.Data.Things[0].Data.Name == "" {
 		// Permanent: the comment is probably posted, and posting it again would double it.
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"Reddit answered POST /api/comment without the comment; it may have been posted")
 	}
 	reply := out.JSON.Data.Things[0].Data.inboxComment("")
@@ -217,15 +217,15 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 // classifyReply classifies json.errors of /api/comment: the login and the cooldown as for a
 // submit, anything else (NO_THING_ID, TOO_LONG, TOO_OLD, THREAD_LOCKED, ...) a refusal of
 // this reply.
-func classifyReply(errs submitErrors) *publish.Error {
+func classifyReply(errs submitErrors) *provider.Error {
 	msg := "Reddit refused the reply: " + errs.Error()
 	for _, e := range errs {
 		switch e.Code {
 		case "USER_REQUIRED", "NOT_AUTHORIZED":
-			return publish.Permanent(publish.CategoryAuthExpired, http.StatusOK, "%s", msg)
+			return provider.Permanent(provider.CategoryAuthExpired, http.StatusOK, "%s", msg)
 		case "RATELIMIT":
-			return publish.Transient(publish.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
+			return provider.Transient(provider.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
 		}
 	}
-	return publish.Permanent(publish.CategoryInvalidOptions, http.StatusOK, "%s", msg)
+	return provider.Permanent(provider.CategoryInvalidOptions, http.StatusOK, "%s", msg)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishPost publishes a video to r/reelay_sandbox and returns the post's fullname and when
@@ -34,8 +34,8 @@ func (e *env) publishPost(t *testing.T) (string, time.Time) {
 	return "", time.Time{}
 }
 
-func (e *env) channel() publish.Channel {
-	return publish.Channel{Account: "t2_abc123", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *env) channel() provider.Channel {
+	return provider.Channel{Account: "t2_abc123", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 func (e *env) comments(t *testing.T, id string) []inbox.Comment {
@@ -192,7 +192,7 @@ func TestReplyRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := e.prov.Reply(context.Background(), e.channel(), id, c.to, c.text)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.why)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.why)
 		})
 	}
 	if _, err := e.prov.Reply(context.Background(), e.channel(), id, top, strings.Repeat("é", limit)); err != nil {
@@ -208,7 +208,7 @@ func TestCommentsUnknownPost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
 	_, err := e.prov.Comments(context.Background(), e.channel(), "t3_zzzzzzz")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "404")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "404")
 }
 
 // TestAudienceFaults: the account's faults reach every call as classified errors; a rate
@@ -220,9 +220,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient      bool
 		retryAfter     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Second},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Second},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()

@@ -7,26 +7,26 @@ import (
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Identify returns who the credentials (access_token) belong to: GET /api/v1/me. ExternalID
 // is the account's fullname (t2_ and its id), Username and Name its Reddit name. A rejected
 // token is an auth_expired *publish.Error. baseURL "" means the configured one.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	m, err := c.me(ctx)
 	if err != nil {
-		return publish.Identity{}, classify(err, "GET /api/v1/me")
+		return provider.Identity{}, classify(err, "GET /api/v1/me")
 	}
 	avatar := m.Snoo
 	if avatar == "" {
 		avatar = m.IconImg
 	}
-	return publish.Identity{ExternalID: "t2_" + m.ID, Name: m.Name, Username: m.Name, AvatarURL: avatar}, nil
+	return provider.Identity{ExternalID: "t2_" + m.ID, Name: m.Name, Username: m.Name, AvatarURL: avatar}, nil
 }
 
 // maxSubredditPages bounds the subscription pages Options reads (100 each).
@@ -80,13 +80,13 @@ func (p *Provider) SubredditOptions(ctx context.Context, baseURL string, creds m
 	}
 	name = cleanSubreddit(name)
 	if name == "" {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, 0, "a subreddit name is required")
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, 0, "a subreddit name is required")
 	}
 	sub, err := c.about(ctx, name)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && (ae.status == http.StatusNotFound || ae.status == http.StatusForbidden) {
-			return nil, publish.Permanent(publish.CategoryInvalidOptions, ae.status, "r/%s does not exist or cannot be seen by this account (%s)", name, ae.Error())
+			return nil, provider.Permanent(provider.CategoryInvalidOptions, ae.status, "r/%s does not exist or cannot be seen by this account (%s)", name, ae.Error())
 		}
 		return nil, classify(err, "GET /r/"+name+"/about")
 	}

@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Part is one part of a multipart/form-data body: a field (Value, with ContentType when it is
@@ -179,7 +179,7 @@ func Post(ctx context.Context, hc *http.Client, name string, f Form, newRequest 
 		case srcErr != nil:
 			return nil, srcErr
 		case !connected.Load():
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, stripURL(err))
+			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, stripURL(err))
 		}
 		return nil, &UnknownError{fmt.Errorf("%s: %v", name, stripURL(err))}
 	}

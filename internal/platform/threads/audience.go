@@ -25,7 +25,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
@@ -43,17 +43,17 @@ const maxReplyPages = 5
 const replyFields = "id,text,username,timestamp,replied_to,is_reply_owned_by_me"
 
 // channelGraph is a Graph client with the channel's token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
 
 // Metrics implements analytics.Source. A post Threads does not show (deleted, or not the
 // channel's) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (r reply) comment(itemID string) inbox.Comment {
 }
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -133,13 +133,13 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 
 // Reply implements inbox.Source. The published reply is read back for the author and time
 // Threads stored; when that read fails the reply is still published, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return inbox.Comment{}, err
 	}
 	if ch.Account == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the channel has no Threads user id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the channel has no Threads user id")
 	}
 	user := "/" + url.PathEscape(ch.Account)
 	var container, published struct {
@@ -150,16 +150,16 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		return inbox.Comment{}, classify(err)
 	}
 	if container.ID == "" {
-		return inbox.Comment{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: reply container creation answered no id")
+		return inbox.Comment{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: reply container creation answered no id")
 	}
 	if err := g.Post(ctx, user+"/threads_publish", url.Values{"creation_id": {container.ID}}, &published); err != nil {
 		if notReady(err) {
-			return inbox.Comment{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: the reply container is not ready to publish yet")
+			return inbox.Comment{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: the reply container is not ready to publish yet")
 		}
 		return inbox.Comment{}, classify(err)
 	}
 	if published.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the reply was published but Threads answered no id")
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the reply was published but Threads answered no id")
 	}
 	sent := inbox.Comment{ID: published.ID, ParentID: to.ID, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored reply

@@ -13,12 +13,12 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the test profile's channel on f's simulator.
-func (f fixture) channel() publish.Channel {
-	return publish.Channel{Account: user, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + threads.APIVersion}
+func (f fixture) channel() provider.Channel {
+	return provider.Channel{Account: user, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + threads.APIVersion}
 }
 
 // publishPost publishes a video post and answers its id and when the simulator published it.
@@ -232,7 +232,7 @@ func TestReplyRefusals(t *testing.T) {
 		{"empty", got[0], "", "text is required"},
 	} {
 		_, err := f.p.Reply(ctx, ch, id, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(f.e.Introspect().Replies); n != 0 {
 		t.Fatalf("%d replies recorded", n)
@@ -250,33 +250,33 @@ func TestOtherProfilesPosts(t *testing.T) {
 	f := fixture{e: e, p: threads.New(threads.Config{HTTPClient: e.Client, Now: e.Clock.Now})}
 	id, at := f.publishPost(t)
 	f.setClock(at.Add(time.Hour))
-	other := publish.Channel{Account: "27000000000000002", Credentials: map[string]string{"access_token": "other-token"}, BaseURL: f.channel().BaseURL}
+	other := provider.Channel{Account: "27000000000000002", Credentials: map[string]string{"access_token": "other-token"}, BaseURL: f.channel().BaseURL}
 	got, err := f.p.Metrics(context.Background(), other, []string{id})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("another profile's metrics: %v, %v", got, err)
 	}
 	_, err = f.p.Comments(context.Background(), other, id)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "does not exist")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "does not exist")
 	mine, err := f.p.Comments(context.Background(), f.channel(), id)
 	if err != nil || len(mine) == 0 {
 		t.Fatalf("comments %v, %v", mine, err)
 	}
 	_, err = f.p.Reply(context.Background(), other, id, mine[0], "hi")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "reply_to_id")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "reply_to_id")
 }
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(p *threads.Provider, ch publish.Channel) error{
-		"metrics": func(p *threads.Provider, ch publish.Channel) error {
+	calls := map[string]func(p *threads.Provider, ch provider.Channel) error{
+		"metrics": func(p *threads.Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{"18000000000000001"})
 			return err
 		},
-		"comments": func(p *threads.Provider, ch publish.Channel) error {
+		"comments": func(p *threads.Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, "18000000000000001")
 			return err
 		},
-		"reply": func(p *threads.Provider, ch publish.Channel) error {
+		"reply": func(p *threads.Provider, ch provider.Channel) error {
 			_, err := p.Reply(context.Background(), ch, "18000000000000001", inbox.Comment{ID: "17950000000000001"}, "hi")
 			return err
 		},
@@ -287,9 +287,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient bool
 		retry     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Minute},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Minute},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 	"strings"
 
 	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -47,7 +47,7 @@ type video struct {
 }
 
 // Metrics implements analytics.Source.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -48,8 +48,8 @@ var (
 )
 
 // channelCall is a call with a channel's credentials.
-func (p *Provider) channelCall(ctx context.Context, ch publish.Channel) (*call, error) {
-	return p.newCall(ctx, &publish.Destination{BaseURL: ch.BaseURL, Credentials: ch.Credentials})
+func (p *Provider) channelCall(ctx context.Context, ch provider.Channel) (*call, error) {
+	return p.newCall(ctx, &provider.Destination{BaseURL: ch.BaseURL, Credentials: ch.Credentials})
 }
 
 // statistics is the statistics part of a video resource; a missing count is one YouTube
@@ -62,7 +62,7 @@ type statistics struct {
 
 // Metrics implements analytics.Source with videos.list's statistics. A video YouTube does
 // not list (deleted, private to another channel) has no entry.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func inboxComment(r *ytapi.Comment) (inbox.Comment, error) {
 
 // Comments implements inbox.Source: the video's threads, newest first, each top-level comment
 // followed by its replies.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	for _, t := range threads {
 		top, err := inboxComment(t.top)
 		if err != nil {
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable commentThreads.list answer: %v", err)
+			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "unreadable commentThreads.list answer: %v", err)
 		}
 		out = append(out, top)
 		for _, r := range t.replies {
@@ -206,7 +206,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 			}
 			rc, err := inboxComment(r)
 			if err != nil {
-				return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable comments.list answer: %v", err)
+				return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "unreadable comments.list answer: %v", err)
 			}
 			if rc.ParentID == "" {
 				rc.ParentID = top.ID
@@ -229,7 +229,7 @@ func replies(ctx context.Context, api *ytapi.Service, parentID string) ([]*ytapi
 
 // Reply implements inbox.Source with comments.insert. The reply goes to the thread's
 // top-level comment: to itself, or its parent when to is a reply.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
 		return inbox.Comment{}, err
@@ -254,7 +254,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	if err != nil || res.Id == "" {
 		// Permanent: the reply is probably stored, and posting it again would double it.
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0,
+		return inbox.Comment{}, provider.Permanent(provider.CategoryInternal, 0,
 			"YouTube answered the reply without a readable comment resource; it may have been posted")
 	}
 	if reply.ParentID == "" {

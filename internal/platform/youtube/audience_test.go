@@ -13,7 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // audienceEnv is the YouTube simulator with an account "acct" (token "tok") whose videos are
@@ -38,8 +38,8 @@ func newAudienceEnv(t *testing.T, opt sim.YouTubeOptions) *audienceEnv {
 	return &audienceEnv{Env: e, p: New(Config{HTTPClient: e.Client})}
 }
 
-func (e *audienceEnv) channel(token string) publish.Channel {
-	return publish.Channel{Account: "acct", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *audienceEnv) channel(token string) provider.Channel {
+	return provider.Channel{Account: "acct", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // publish publishes a video of acct without moving the clock and returns its id and the
@@ -266,7 +266,7 @@ func TestReplyRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := e.p.Reply(context.Background(), e.channel("tok"), id, c.to, c.text)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.why)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.why)
 		})
 	}
 	if _, err := e.p.Reply(context.Background(), e.channel("tok"), id, top, strings.Repeat("é", limit)); err != nil {
@@ -281,7 +281,7 @@ func TestReplyRefused(t *testing.T) {
 func TestCommentsUnknownVideo(t *testing.T) {
 	e := newAudienceEnv(t, sim.YouTubeOptions{})
 	_, err := e.p.Comments(context.Background(), e.channel("tok"), "unknownVid0")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "videoNotFound")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "videoNotFound")
 }
 
 // TestReplyQuota: a reply costs 50 units of the project's daily quota; when they are not
@@ -295,7 +295,7 @@ func TestReplyQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.p.Reply(context.Background(), e.channel("tok"), id, top, "hello")
-	providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "quota")
+	providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "quota")
 }
 
 // TestAudienceFaults: the account's faults reach every call as classified errors.
@@ -306,9 +306,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient       bool
 		retryAfter      time.Duration
 	}{
-		{"tok-down", publish.CategoryUpstreamUnavailable, true, 0},
-		{"tok-auth", publish.CategoryAuthExpired, false, 0},
-		{"tok-slow", publish.CategoryRateLimited, true, 10 * time.Second},
+		{"tok-down", provider.CategoryUpstreamUnavailable, true, 0},
+		{"tok-auth", provider.CategoryAuthExpired, false, 0},
+		{"tok-slow", provider.CategoryRateLimited, true, 10 * time.Second},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			ch := e.channel(c.token)
