@@ -56,7 +56,6 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/provider"
-	"github.com/reelay/reelay/internal/publish"
 )
 
 // Config configures the provider. Zero fields take the defaults in their comments. There is no
@@ -181,14 +180,14 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.Visibility == "" {
 		o.Visibility = "public"
 	}
-	if !slices.Contains(publish.MastodonVisibilities, o.Visibility) {
+	if !slices.Contains(platform.MastodonVisibilities, o.Visibility) {
 		return o, fmt.Errorf("mastodon.visibility %q is not one of public, unlisted, private, direct", o.Visibility)
 	}
-	if o.Language != "" && !publish.ValidLanguageCode(o.Language) {
+	if o.Language != "" && !platform.ValidLanguageCode(o.Language) {
 		return o, fmt.Errorf("mastodon.language %q is not an ISO 639-1 language code", o.Language)
 	}
-	if n := utf8.RuneCountInString(o.Description); n > publish.MastodonAltTextMax {
-		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, publish.MastodonAltTextMax)
+	if n := utf8.RuneCountInString(o.Description); n > platform.MastodonAltTextMax {
+		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, platform.MastodonAltTextMax)
 	}
 	return o, nil
 }
