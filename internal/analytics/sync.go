@@ -25,7 +25,7 @@ type Syncer struct {
 	Caller publish.ChannelCaller
 	// Sources are the providers with an analytics API, by platform. Items on the other
 	// platforms are never read (their figures stay null).
-	Sources map[string]Source
+	Sources map[string]provider.MetricsSource
 	Log     *slog.Logger
 }
 
@@ -100,7 +100,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	for _, t := range group {
 		externalIDs = append(externalIDs, t.ExternalID)
 	}
-	var got map[string]Metrics
+	var got map[string]provider.Metrics
 	callErr := s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 		var err error
 		got, err = src.Metrics(ctx, pc, externalIDs)
@@ -114,7 +114,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		m, ok := got[t.ExternalID]
 		switch {
 		case ok:
-			readings = append(readings, store.Reading{DestinationID: t.DestinationID, Figures: m.figures(), At: now, Next: NextRead(t.PublishedAt, now)})
+			readings = append(readings, store.Reading{DestinationID: t.DestinationID, Figures: figures(m), At: now, Next: NextRead(t.PublishedAt, now)})
 		case callErr == nil:
 			missing = append(missing, t.DestinationID)
 		}
@@ -156,7 +156,8 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	return sum, s.Store.SetAudienceSchedule(context.WithoutCancel(ctx), store.ReadMetrics, unread, pe.Message, &next)
 }
 
-func (m Metrics) figures() store.Figures {
+// figures is how m is stored.
+func figures(m provider.Metrics) store.Figures {
 	return store.Figures{
 		Views: m.Views, Likes: m.Likes, Comments: m.Comments, Shares: m.Shares, Impressions: m.Impressions,
 		Reach: m.Reach, Saves: m.Saves, WatchTimeSeconds: m.WatchTimeSeconds,

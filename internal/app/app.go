@@ -121,17 +121,6 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 	}
 }
 
-// optionsReader is a provider that reads a channel's live publish options.
-type optionsReader interface {
-	Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
-}
-
-// subredditReader reads one subreddit's requirements and flair (Reddit), asked for with
-// ?subreddit= on the options endpoint.
-type subredditReader interface {
-	SubredditOptions(ctx context.Context, baseURL string, credentials map[string]string, subreddit string) (map[string]any, error)
-}
-
 // Simulators are the platform simulators sandbox channels publish to. Only callers holding a
 // sandbox token can drive them, and only this server mints those (from its secret key), so the
 // simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
@@ -206,18 +195,18 @@ func New(ctx context.Context, p Params) (*App, error) {
 	providers := Providers(p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range providers {
-			if c, ok := prov.(interface{ Close() }); ok {
+			if c, ok := prov.(provider.Closer); ok {
 				c.Close()
 			}
 		}
 	})
 	connector := &connect.Connector{
-		Store: st, Access: access, Identifiers: map[string]connect.Identifier{}, Clients: map[string]connect.Client{},
+		Store: st, Access: access, Identifiers: map[string]provider.Identifier{}, Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
 		HTTPClient: provider.NewHTTPClient(30 * time.Second),
 	}
 	for name, prov := range providers {
-		if idf, ok := prov.(connect.Identifier); ok {
+		if idf, ok := prov.(provider.Identifier); ok {
 			connector.Identifiers[name] = idf
 		}
 	}
@@ -233,13 +222,13 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Tokens: connector,
 	}
 	caller := publish.ChannelCaller{Access: access, Tokens: connector, Store: st}
-	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]analytics.Source{}, Log: log.With("component", "analytics")}
-	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]inbox.Source{}, Log: log.With("component", "inbox")}
+	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]provider.MetricsSource{}, Log: log.With("component", "analytics")}
+	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]provider.CommentSource{}, Log: log.With("component", "inbox")}
 	for name, prov := range providers {
-		if src, ok := prov.(analytics.Source); ok {
+		if src, ok := prov.(provider.MetricsSource); ok {
 			syncer.Sources[name] = src
 		}
-		if src, ok := prov.(inbox.Source); ok {
+		if src, ok := prov.(provider.CommentSource); ok {
 			comments.Sources[name] = src
 		}
 	}
@@ -324,11 +313,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	options := map[string]httpapi.OptionsSource{}
 	for name, prov := range providers {
-		r, ok := prov.(optionsReader)
+		r, ok := prov.(provider.OptionsReader)
 		if !ok {
 			continue
 		}
-		sr, scoped := prov.(subredditReader)
+		sr, scoped := prov.(provider.SubredditOptionsReader)
 		options[name] = func(ctx context.Context, base string, creds map[string]string, q url.Values) (map[string]any, error) {
 			if sub := q.Get("subreddit"); scoped && sub != "" {
 				return sr.SubredditOptions(ctx, base, creds, sub)

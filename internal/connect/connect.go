@@ -28,17 +28,12 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// Identifier tells whose credentials these are on a platform (each platform's provider).
-type Identifier interface {
-	Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error)
-}
-
 // Connector connects channels.
 type Connector struct {
 	Store  *store.Store
 	Access publish.ChannelAccess
 	// Identifiers name accounts, by platform.
-	Identifiers map[string]Identifier
+	Identifiers map[string]provider.Identifier
 	// Clients are reelay's OAuth apps, by platform (from configuration).
 	Clients map[string]Client
 	// PublicURL is reelay's, where platforms send the browser back (/oauth/{platform}/callback).

@@ -70,7 +70,7 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 		mux.Handle("/sandbox/"+p+"/", http.StripPrefix("/sandbox/"+p, h))
 	}
 	access := publish.ChannelAccess{Box: box, SandboxKey: sandboxKey, SimulatorsURL: srv.URL}
-	ids := map[string]Identifier{}
+	ids := map[string]provider.Identifier{}
 	for _, p := range sim.OAuthPlatforms() {
 		ids[p] = simIdentity{key: sandboxKey}
 	}

@@ -25,7 +25,7 @@ type Service struct {
 	Store  *store.Store
 	Caller publish.ChannelCaller
 	// Sources are the providers with a comments API, by platform.
-	Sources map[string]Source
+	Sources map[string]provider.CommentSource
 	Log     *slog.Logger
 }
 
@@ -73,7 +73,7 @@ func (s *Service) syncChannel(ctx context.Context, group []store.AudienceTarget)
 			sum.Pending += len(group) - i
 			return sum, nil
 		}
-		var got []Comment
+		var got []provider.Comment
 		callErr := s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 			var err error
 			got, err = src.Comments(ctx, pc, t.ExternalID)
@@ -116,7 +116,7 @@ func destinationIDs(group []store.AudienceTarget) []string {
 	return ids
 }
 
-func storeComment(c Comment) store.Comment {
+func storeComment(c provider.Comment) store.Comment {
 	return store.Comment{
 		PlatformID: c.ID, ParentPlatformID: c.ParentID, Author: c.Author, Text: c.Text,
 		LikeCount: c.LikeCount, Own: c.Own, CreatedAt: c.CreatedAt,
@@ -194,8 +194,8 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 			return c, err == nil, err
 		}
 	}
-	to := Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
-	var posted Comment
+	to := provider.Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
+	var posted provider.Comment
 	sent := false
 	err = s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 		sent = true

@@ -30,14 +30,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 const (
@@ -74,8 +72,8 @@ type postRecord struct {
 	} `json:"reply"`
 }
 
-func (v postView) metrics() analytics.Metrics {
-	m := analytics.Metrics{Likes: v.LikeCount, Comments: v.ReplyCount}
+func (v postView) metrics() provider.Metrics {
+	m := provider.Metrics{Likes: v.LikeCount, Comments: v.ReplyCount}
 	if v.RepostCount != nil || v.QuoteCount != nil {
 		var shares int64
 		for _, n := range []*int64{v.RepostCount, v.QuoteCount} {
@@ -99,7 +97,7 @@ func (v postView) writtenAt() time.Time {
 }
 
 // comment converts a post of the item's thread; parent is the URI it answers.
-func (v postView) comment(itemID, parent, ownDID string) inbox.Comment {
+func (v postView) comment(itemID, parent, ownDID string) provider.Comment {
 	if parent == itemID {
 		parent = ""
 	}
@@ -107,7 +105,7 @@ func (v postView) comment(itemID, parent, ownDID string) inbox.Comment {
 	if author == "" || author == "handle.invalid" {
 		author = v.Author.DID
 	}
-	return inbox.Comment{ID: v.URI, ParentID: parent, Author: author, Text: v.Record.Text,
+	return provider.Comment{ID: v.URI, ParentID: parent, Author: author, Text: v.Record.Text,
 		CreatedAt: v.writtenAt(), LikeCount: v.LikeCount, Own: v.Author.DID == ownDID}
 }
 
@@ -134,8 +132,8 @@ func (p *Provider) getPosts(ctx context.Context, c channel, s *session, uris []s
 }
 
 // Metrics implements analytics.Source. Ids that are not at:// URIs have no figures.
-func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
-	out := map[string]analytics.Metrics{}
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
+	out := map[string]provider.Metrics{}
 	var uris []string
 	seen := map[string]bool{}
 	for _, id := range itemIDs {
@@ -174,7 +172,7 @@ type threadNode struct {
 const typeThreadViewPost = "app.bsky.feed.defs#threadViewPost"
 
 // Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -191,7 +189,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 			"the Bluesky post %s cannot be read (%s)", itemID, out.Thread.Type)
 	}
 	did, _ := s.identity()
-	var comments []inbox.Comment
+	var comments []provider.Comment
 	var walk func(parent string, replies []threadNode)
 	walk = func(parent string, replies []threadNode) {
 		for _, r := range replies {
@@ -207,17 +205,17 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 }
 
 // Reply implements inbox.Source.
-func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	if err := checkText(text); err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	root, parent, err := p.replyRefs(ctx, c, s, itemID, to.ID)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	did, handle := s.identity()
 	now := p.cfg.Now().UTC()
@@ -233,7 +231,7 @@ func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string
 	err = p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
 		"repo": did, "collection": PostCollection, "rkey": rkey, "record": rec,
 	}}, &ref)
-	reply := inbox.Comment{ID: ref.URI, ParentID: parent.URI, Author: handle, Text: text, CreatedAt: now, Own: true}
+	reply := provider.Comment{ID: ref.URI, ParentID: parent.URI, Author: handle, Text: text, CreatedAt: now, Own: true}
 	if parent.URI == itemID {
 		reply.ParentID = ""
 	}
@@ -245,17 +243,17 @@ func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string
 		perr = provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
 	}
 	if perr.Category == provider.CategoryAuthExpired || perr.Category == provider.CategoryRateLimited {
-		return inbox.Comment{}, perr
+		return provider.Comment{}, perr
 	}
 	// The create failed, or an earlier one made the record and the PDS refuses the key.
 	found, err := p.findReply(ctx, c, did, rkey, parent.URI, text)
 	switch {
 	case err != nil && perr.Transient:
-		return inbox.Comment{}, perr
+		return provider.Comment{}, perr
 	case err != nil:
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	case found == nil:
-		return inbox.Comment{}, perr
+		return provider.Comment{}, perr
 	}
 	reply.ID = found.uri
 	if t, err := time.Parse(time.RFC3339Nano, found.createdAt); err == nil {

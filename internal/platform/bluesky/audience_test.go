@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -160,7 +159,7 @@ func TestReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen *inbox.Comment
+	var seen *provider.Comment
 	for i, c := range after {
 		if c.ID == reply.ID {
 			seen = &after[i]
@@ -233,18 +232,18 @@ func TestReplyRefusals(t *testing.T) {
 		t.Fatalf("comments = %+v, %v", comments, err)
 	}
 	other := e.published()
-	unknown := inbox.Comment{ID: "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
+	unknown := provider.Comment{ID: "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
 	for _, c := range []struct {
 		name string
 		item string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
 		{"301 graphemes", item.URI, comments[0], strings.Repeat("é", 301), "300"},
 		{"unknown comment", item.URI, unknown, "hi", "is not there any more"},
 		{"comment of another post", other.URI, comments[0], "hi", "not a reply in the thread"},
-		{"no at:// uri", item.URI, inbox.Comment{ID: "3kabc"}, "hi", "not a Bluesky post URI"},
+		{"no at:// uri", item.URI, provider.Comment{ID: "3kabc"}, "hi", "not a Bluesky post URI"},
 	} {
 		_, err := e.prov.Reply(context.Background(), e.channel(), c.item, c.to, c.text)
 		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
@@ -272,7 +271,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(p *Provider, ch provider.Channel) error {
-			_, err := p.Reply(context.Background(), ch, uri, inbox.Comment{ID: uri}, "hi")
+			_, err := p.Reply(context.Background(), ch, uri, provider.Comment{ID: uri}, "hi")
 			return err
 		},
 	}

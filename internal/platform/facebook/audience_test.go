@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -179,7 +178,7 @@ func TestCommentsAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -239,12 +238,12 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown comment", inbox.Comment{ID: id + "_1000000000000001"}, "hi", "does not exist"},
-		{"another object", inbox.Comment{ID: "1200000000099999_1"}, "hi", "does not exist"},
+		{"unknown comment", provider.Comment{ID: id + "_1000000000000001"}, "hi", "does not exist"},
+		{"another object", provider.Comment{ID: "1200000000099999_1"}, "hi", "does not exist"},
 		{"too long", got[0], strings.Repeat("a", 8001), "at most 8000"},
 		{"empty", got[0], "", "Missing message"},
 	} {
@@ -268,7 +267,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(p *facebook.Provider, ch provider.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "1200000000000001", inbox.Comment{ID: "1200000000000001_1"}, "hi")
+			_, err := p.Reply(context.Background(), ch, "1200000000000001", provider.Comment{ID: "1200000000000001_1"}, "hi")
 			return err
 		},
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/platform/providertest"
@@ -224,7 +223,7 @@ func TestCommentsAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -256,11 +255,11 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown comment", inbox.Comment{ID: "17850000000000001"}, "hi", "does not exist"},
+		{"unknown comment", provider.Comment{ID: "17850000000000001"}, "hi", "does not exist"},
 		{"too long", comments[0], strings.Repeat("a", 2201), "too long"},
 		{"hidden comment", comments[1], "hi", "hidden"},
 		{"empty", comments[0], "", "message is required"},
@@ -315,7 +314,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(p *instagram.Provider, ch provider.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "17920000000000001", inbox.Comment{ID: "17850000000000001"}, "hi")
+			_, err := p.Reply(context.Background(), ch, "17920000000000001", provider.Comment{ID: "17850000000000001"}, "hi")
 			return err
 		},
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -60,14 +58,14 @@ func channel(e *providertest.Env, token string) provider.Channel {
 }
 
 // wantMetrics is what LinkedIn reports for a post with the audience a and comments comments.
-func wantMetrics(a sim.Audience, comments int64) analytics.Metrics {
-	return analytics.Metrics{
-		Views: analytics.N(a.Views), Likes: analytics.N(a.Likes), Comments: analytics.N(comments), Shares: analytics.N(a.Shares),
-		Impressions: analytics.N(a.Impressions), Reach: analytics.N(a.Reach), WatchTimeSeconds: analytics.N(a.WatchSeconds),
+func wantMetrics(a sim.Audience, comments int64) provider.Metrics {
+	return provider.Metrics{
+		Views: provider.N(a.Views), Likes: provider.N(a.Likes), Comments: provider.N(comments), Shares: provider.N(a.Shares),
+		Impressions: provider.N(a.Impressions), Reach: provider.N(a.Reach), WatchTimeSeconds: provider.N(a.WatchSeconds),
 	}
 }
 
-func sameMetrics(t *testing.T, got, want analytics.Metrics) {
+func sameMetrics(t *testing.T, got, want provider.Metrics) {
 	t.Helper()
 	for name, pair := range map[string][2]*int64{
 		"views": {got.Views, want.Views}, "likes": {got.Likes, want.Likes}, "comments": {got.Comments, want.Comments},
@@ -189,7 +187,7 @@ func TestCommentsAndReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []inbox.Comment{r1, r2} {
+	for _, r := range []provider.Comment{r1, r2} {
 		if r.ParentID != second.ID || !r.Own || r.Author != "urn:li:person:"+member ||
 			!strings.HasPrefix(r.ID, "urn:li:comment:("+post.Activity+",") || r.CreatedAt.IsZero() {
 			t.Errorf("reply = %+v; want an own comment below %s", r, second.ID)
@@ -203,7 +201,7 @@ func TestCommentsAndReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range got {
 		if c.Own {
 			own = append(own, c)
@@ -285,7 +283,7 @@ func TestReplyRefusals(t *testing.T) {
 	_, err = p.Reply(ctx, ch, post.URN, comments[0], strings.Repeat("a", 1249)+"🎬")
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "exceeded the maximum allowed (1250 characters)")
 
-	unknown := inbox.Comment{ID: "urn:li:comment:(" + post.Activity + ",7999999999999999999)"}
+	unknown := provider.Comment{ID: "urn:li:comment:(" + post.Activity + ",7999999999999999999)"}
 	_, err = p.Reply(ctx, ch, post.URN, unknown, "hello?")
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "does not exist")
 	if n := len(e.Introspect().Replies); n != 1 {

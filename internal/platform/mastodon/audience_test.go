@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -166,7 +165,7 @@ func TestReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen *inbox.Comment
+	var seen *provider.Comment
 	for i, c := range after {
 		if c.ID == reply.ID {
 			seen = &after[i]
@@ -219,12 +218,12 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
 		{"over the instance's limit", to, strings.Repeat("é", room+1), "allows at most 100"},
-		{"unknown comment", inbox.Comment{ID: "123456", Author: "x@y.example"}, "hi", "does not appear to exist"},
+		{"unknown comment", provider.Comment{ID: "123456", Author: "x@y.example"}, "hi", "does not appear to exist"},
 		{"empty", to, " ", "empty"},
 	} {
 		_, err := e.p.Reply(context.Background(), e.channel(), item.ID, c.to, c.text)
@@ -248,7 +247,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(e *env) error {
-			_, err := e.p.Reply(context.Background(), e.channel(), "1234", inbox.Comment{ID: "1234"}, "hi")
+			_, err := e.p.Reply(context.Background(), e.channel(), "1234", provider.Comment{ID: "1234"}, "hi")
 			return err
 		},
 	}

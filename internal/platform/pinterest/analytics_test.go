@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -41,14 +39,14 @@ func (e *env) channel(token string) provider.Channel {
 }
 
 // wantPinMetrics is what Pinterest reports for a Pin with the audience a: no reach or shares.
-func wantPinMetrics(a sim.Audience) analytics.Metrics {
-	return analytics.Metrics{
-		Views: analytics.N(a.Views), Likes: analytics.N(a.Likes), Comments: analytics.N(a.Comments),
-		Impressions: analytics.N(a.Impressions), Saves: analytics.N(a.Saves), WatchTimeSeconds: analytics.N(a.WatchSeconds),
+func wantPinMetrics(a sim.Audience) provider.Metrics {
+	return provider.Metrics{
+		Views: provider.N(a.Views), Likes: provider.N(a.Likes), Comments: provider.N(a.Comments),
+		Impressions: provider.N(a.Impressions), Saves: provider.N(a.Saves), WatchTimeSeconds: provider.N(a.WatchSeconds),
 	}
 }
 
-func checkMetrics(t *testing.T, what string, got, want analytics.Metrics) {
+func checkMetrics(t *testing.T, what string, got, want provider.Metrics) {
 	t.Helper()
 	for name, pair := range map[string][2]*int64{
 		"views": {got.Views, want.Views}, "likes": {got.Likes, want.Likes}, "comments": {got.Comments, want.Comments},
@@ -213,7 +211,7 @@ func TestMetricsFaults(t *testing.T) {
 func TestNoCommentInbox(t *testing.T) {
 	t.Parallel()
 	// Pinterest v5 cannot read comments: the provider must not claim to.
-	if _, ok := any(pinterest.New(pinterest.Config{})).(inbox.Source); ok {
+	if _, ok := any(pinterest.New(pinterest.Config{})).(provider.CommentSource); ok {
 		t.Error("the Pinterest provider implements inbox.Source")
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -38,7 +36,7 @@ func (e *env) channel() provider.Channel {
 	return provider.Channel{Account: "t2_abc123", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
-func (e *env) comments(t *testing.T, id string) []inbox.Comment {
+func (e *env) comments(t *testing.T, id string) []provider.Comment {
 	t.Helper()
 	cs, err := e.prov.Comments(context.Background(), e.channel(), id)
 	if err != nil {
@@ -50,7 +48,7 @@ func (e *env) comments(t *testing.T, id string) []inbox.Comment {
 // wantFigures checks m against the post's audience as Reddit shows it: ups are the author's
 // own upvote and the audience's likes, num_comments the audience's comments and extra
 // replies; views (null on Reddit) and everything Reddit does not have stay nil.
-func wantFigures(t *testing.T, m analytics.Metrics, id string, at, now time.Time, replies int64) {
+func wantFigures(t *testing.T, m provider.Metrics, id string, at, now time.Time, replies int64) {
 	t.Helper()
 	a := sim.AudienceOf(id, at, now)
 	eq := func(p *int64, n int64) bool { return p != nil && *p == n }
@@ -154,7 +152,7 @@ func TestReplyRoundTrip(t *testing.T) {
 		t.Errorf("second reply's parent %q, want the first reply %q", second.ParentID, first.ID)
 	}
 
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range e.comments(t, id) {
 		if c.Own {
 			own = append(own, c)
@@ -184,9 +182,9 @@ func TestReplyRefused(t *testing.T) {
 	limit := func() int { c, _ := platform.CapabilitiesOf(platform.Reddit); return c.ReplyText.Max }()
 	for _, c := range []struct {
 		name, text, why string
-		to              inbox.Comment
+		to              provider.Comment
 	}{
-		{"unknown comment", "hello", "NO_THING_ID", inbox.Comment{ID: "t1_zzzzzzz"}},
+		{"unknown comment", "hello", "NO_THING_ID", provider.Comment{ID: "t1_zzzzzzz"}},
 		{"too long", strings.Repeat("é", limit+1), "TOO_LONG", top},
 		{"empty", " ", "NO_TEXT", top},
 	} {
@@ -234,7 +232,7 @@ func TestAudienceFaults(t *testing.T) {
 			}
 			_, err = e.prov.Comments(context.Background(), e.channel(), "t3_abcdefg")
 			providertest.WantError(t, err, c.category, c.transient, "")
-			_, err = e.prov.Reply(context.Background(), e.channel(), "t3_abcdefg", inbox.Comment{ID: "t1_abcdefg"}, "hi")
+			_, err = e.prov.Reply(context.Background(), e.channel(), "t3_abcdefg", provider.Comment{ID: "t1_abcdefg"}, "hi")
 			providertest.WantError(t, err, c.category, c.transient, "")
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
@@ -187,7 +186,7 @@ func TestRepliesAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -223,11 +222,11 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown reply", inbox.Comment{ID: "17950000000000001"}, "hi", "reply_to_id"},
+		{"unknown reply", provider.Comment{ID: "17950000000000001"}, "hi", "reply_to_id"},
 		{"too long", got[0], strings.Repeat("a", 499) + "é", "too long"},
 		{"empty", got[0], "", "text is required"},
 	} {
@@ -277,7 +276,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(p *threads.Provider, ch provider.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "18000000000000001", inbox.Comment{ID: "17950000000000001"}, "hi")
+			_, err := p.Reply(context.Background(), ch, "18000000000000001", provider.Comment{ID: "17950000000000001"}, "hi")
 			return err
 		},
 	}

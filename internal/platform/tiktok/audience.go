@@ -23,7 +23,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -35,7 +34,7 @@ const (
 	maxQueryIDs = 20
 )
 
-var _ analytics.Source = (*Provider)(nil)
+var _ provider.MetricsSource = (*Provider)(nil)
 
 // video is the part of a Video Object Metrics reads; a count TikTok leaves out stays nil.
 type video struct {
@@ -47,12 +46,12 @@ type video struct {
 }
 
 // Metrics implements analytics.Source.
-func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	var postIDs, publishIDs []string
 	for _, id := range itemIDs {
 		id = strings.TrimSpace(id)
@@ -120,7 +119,7 @@ func (p *Provider) publicPostID(ctx context.Context, base, token, publishID stri
 
 // query reads the figures of post ids, 20 a call, into out: under the post id itself, or
 // under the publish ids asked names for it.
-func (p *Provider) query(ctx context.Context, base, token string, postIDs []string, asked map[string][]string, out map[string]analytics.Metrics) error {
+func (p *Provider) query(ctx context.Context, base, token string, postIDs []string, asked map[string][]string, out map[string]provider.Metrics) error {
 	for batch := range slices.Chunk(postIDs, maxQueryIDs) {
 		var data struct {
 			Videos []video `json:"videos"`
@@ -133,7 +132,7 @@ func (p *Provider) query(ctx context.Context, base, token string, postIDs []stri
 			if !slices.Contains(batch, v.ID) {
 				continue
 			}
-			m := analytics.Metrics{Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, Shares: v.ShareCount}
+			m := provider.Metrics{Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, Shares: v.ShareCount}
 			keys := asked[v.ID]
 			if asked == nil {
 				keys = []string{v.ID}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -32,7 +31,7 @@ func (e *env) publishNow(t *testing.T, options string) (provider.Outcome, time.T
 	return provider.Outcome{}, time.Time{}
 }
 
-func (e *env) metrics(t *testing.T, ids ...string) map[string]analytics.Metrics {
+func (e *env) metrics(t *testing.T, ids ...string) map[string]provider.Metrics {
 	t.Helper()
 	m, err := e.prov.Metrics(context.Background(), e.channel("tok"), ids)
 	if err != nil {
@@ -47,7 +46,7 @@ func (e *env) channel(token string) provider.Channel {
 
 // wantAudience checks m against the audience of post published at at, as TikTok maps it:
 // views, likes, comments and shares; nothing else.
-func wantAudience(t *testing.T, m analytics.Metrics, post string, at, now time.Time) {
+func wantAudience(t *testing.T, m provider.Metrics, post string, at, now time.Time) {
 	t.Helper()
 	a := sim.AudienceOf(post, at, now)
 	eq := func(p *int64, n int64) bool { return p != nil && *p == n }
@@ -57,7 +56,7 @@ func wantAudience(t *testing.T, m analytics.Metrics, post string, at, now time.T
 	}
 }
 
-func show(m analytics.Metrics) string {
+func show(m provider.Metrics) string {
 	s := ""
 	for _, f := range []struct {
 		name string

@@ -17,6 +17,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
 	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
 )
 
@@ -83,7 +84,7 @@ func TestHostResolvesTheServersTokens(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range platform.All {
-				idf, ok := providers[p].(connect.Identifier)
+				idf, ok := providers[p].(provider.Identifier)
 				if !ok {
 					t.Fatalf("%s's provider names no account", p)
 				}
