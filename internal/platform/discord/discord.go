@@ -84,7 +84,13 @@ type Provider struct {
 	tickets sendonce.Tickets // armed sends of this process
 }
 
-var _ provider.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+)
 
 // New returns a Discord provider.
 func New(cfg Config) *Provider {

@@ -119,7 +119,15 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-var _ provider.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // Platform implements publish.Provider.
 func (p *Provider) Platform() string { return Platform }

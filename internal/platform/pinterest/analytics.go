@@ -23,8 +23,6 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-var _ provider.MetricsSource = (*Provider)(nil)
-
 // pathPinAnalytics is multi-Pin analytics; a Pin's own is pathPins/{pin_id}/analytics.
 const pathPinAnalytics = "/v5/pins/analytics"
 

@@ -90,7 +90,14 @@ type Provider struct {
 	tickets map[string]*ticket // by media_id
 }
 
-var _ provider.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+)
 
 // New returns a Pinterest provider.
 func New(cfg Config) *Provider {

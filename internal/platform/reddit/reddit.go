@@ -90,7 +90,17 @@ type Provider struct {
 	watches map[string]*watch
 }
 
-var _ provider.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider               = (*Provider)(nil)
+	_ provider.Identifier             = (*Provider)(nil)
+	_ provider.OptionsReader          = (*Provider)(nil)
+	_ provider.SubredditOptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource          = (*Provider)(nil)
+	_ provider.CommentSource          = (*Provider)(nil)
+	_ provider.Closer                 = (*Provider)(nil)
+)
 
 // New returns a Reddit provider.
 func New(cfg Config) *Provider {

@@ -34,8 +34,6 @@ const (
 	maxQueryIDs = 20
 )
 
-var _ provider.MetricsSource = (*Provider)(nil)
-
 // video is the part of a Video Object Metrics reads; a count TikTok leaves out stays nil.
 type video struct {
 	ID           string `json:"id"`

@@ -92,7 +92,14 @@ type Provider struct {
 	cfg Config
 }
 
-var _ provider.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+)
 
 // New returns a TikTok provider.
 func New(cfg Config) *Provider {

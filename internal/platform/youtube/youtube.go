@@ -130,6 +130,16 @@ type Provider struct {
 	client *http.Client
 }
 
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
+
 // New returns a YouTube provider.
 func New(cfg Config) *Provider {
 	if cfg.ChunkSize <= 0 {
