@@ -36,6 +36,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/reddit"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/platform/threads"
@@ -168,7 +169,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		simulators = cfg.PublicURL
 	}
 	access := publish.ChannelAccess{
-		Box: box, SandboxKey: sim.SandboxTokenKey(p.SecretKey), SimulatorsURL: simulators,
+		Box: box, SandboxKey: sandboxtoken.Key(p.SecretKey), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{
 			platform.Instagram: "/" + instagram.APIVersion,
 			platform.Threads:   "/" + threads.APIVersion,

@@ -22,7 +22,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -95,7 +95,7 @@ func (c *Connector) oauthRoot(platformName string, sandbox bool) string {
 // client is the OAuth app to use: the simulator's sandbox app, or the configured one.
 func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
 	if sandbox {
-		return Client{ID: sim.SandboxClientID, Secret: sim.TokenMint{Key: c.Access.SandboxKey, Platform: platformName}.ClientSecret()}, nil
+		return Client{ID: sandboxtoken.ClientID, Secret: sandboxtoken.Mint{Key: c.Access.SandboxKey, Platform: platformName}.ClientSecret()}, nil
 	}
 	cl, ok := c.Clients[platformName]
 	if !ok || cl.ID == "" {
@@ -433,7 +433,7 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 		// A simulated account is known by the id its tokens carry, whatever the platform calls
 		// it (YouTube's UC… channel id, Reddit's t2_ fullname): that is how the simulator
 		// records what it received and finds the channel's sandbox behaviour.
-		if account, _, ok := (sim.TokenMint{Key: c.Access.SandboxKey, Platform: ch.Platform}).ParseAccessToken(creds["access_token"]); ok {
+		if account, _, ok := (sandboxtoken.Mint{Key: c.Access.SandboxKey, Platform: ch.Platform}).ParseAccessToken(creds["access_token"]); ok {
 			ch.ExternalAccountID = account
 		}
 	}

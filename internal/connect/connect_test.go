@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
@@ -29,7 +30,7 @@ type simIdentity struct{ key []byte }
 func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (provider.Identity, error) {
 	platform := base[strings.LastIndex(base, "/sandbox/")+len("/sandbox/"):]
 	platform, _, _ = strings.Cut(platform, "/")
-	account, _, ok := sim.TokenMint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
+	account, _, ok := sandboxtoken.Mint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
 	if !ok {
 		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 401, "invalid token")
 	}
@@ -65,7 +66,7 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 	sandboxKey := secret.Derive(key, "sandbox tokens")
 	for _, p := range sim.OAuthPlatforms() {
 		api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
-		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sim.TokenMint{Key: sandboxKey, Platform: p},
+		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sandboxtoken.Mint{Key: sandboxKey, Platform: p},
 			RedirectURIs: []string{srv.URL + CallbackPath(p)}}, api)
 		mux.Handle("/sandbox/"+p+"/", http.StripPrefix("/sandbox/"+p, h))
 	}
@@ -145,7 +146,7 @@ func TestConsentRoundTripPerPlatform(t *testing.T) {
 				link, _ := f.start(p)
 				u, _ := url.Parse(link)
 				real, _ := url.Parse(d.authURL)
-				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sim.SandboxClientID {
+				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sandboxtoken.ClientID {
 					t.Fatalf("consent URL %s: want the simulator's %s with %s", link, real.Path, d.clientParam)
 				}
 				if got := u.Query().Get("code_challenge") != ""; got != d.pkce {
@@ -168,7 +169,7 @@ func TestConsentRoundTripPerPlatform(t *testing.T) {
 					t.Fatalf("channel %+v", ch)
 				}
 				creds := f.creds(ch)
-				if _, _, ok := (sim.TokenMint{Key: f.c.Access.SandboxKey, Platform: p}).ParseAccessToken(creds["access_token"]); !ok {
+				if _, _, ok := (sandboxtoken.Mint{Key: f.c.Access.SandboxKey, Platform: p}).ParseAccessToken(creds["access_token"]); !ok {
 					t.Fatalf("stored access token %q is not the simulator's", creds["access_token"])
 				}
 				wantRefresh := !d.meta

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
@@ -50,8 +50,8 @@ func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]s
 		baseURL = a.SandboxAPIBase(c.Platform)
 		if len(c.Credentials) == 0 {
 			// A sandbox channel created as such: its token is minted, never stored.
-			token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
-			return baseURL, sim.SandboxCredentials(c.Platform, baseURL, c.ExternalAccountID, token), nil
+			token := sandboxtoken.Token(a.SandboxKey, c.Platform, c.ExternalAccountID)
+			return baseURL, sandboxtoken.Credentials(c.Platform, baseURL, c.ExternalAccountID, token), nil
 		}
 		// Connected through a simulator's consent: the tokens it issued, stored like any.
 	}

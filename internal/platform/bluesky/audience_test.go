@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -152,7 +153,7 @@ func TestReplyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(reply.ID, "at://"+sim.BlueskyDID(account)+"/app.bsky.feed.post/") || reply.ParentID != to.ID ||
-		!reply.Own || reply.Text != text || reply.Author != sim.BlueskySandboxHandle(account) {
+		!reply.Own || reply.Text != text || reply.Author != sandboxtoken.BlueskyHandle(account) {
 		t.Fatalf("reply = %+v", reply)
 	}
 	after, err := e.prov.Comments(ctx, e.channel(), item.URI)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -37,7 +38,7 @@ func newEnv(t *testing.T, b sim.Behavior, o sim.BlueskyOptions, po providertest.
 	// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as longer
 	// ones would, instead of being waited out in every test.
 	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}})
-	e.creds = sim.SandboxCredentials(platform.Bluesky, e.BaseURL, account, "app-pw-1")
+	e.creds = sandboxtoken.Credentials(platform.Bluesky, e.BaseURL, account, "app-pw-1")
 	return e
 }
 
@@ -65,7 +66,7 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("outcome = %+v", last)
 	}
 	rkey := last.ExternalID[strings.LastIndexByte(last.ExternalID, '/')+1:]
-	if want := "https://bsky.app/profile/" + sim.BlueskySandboxHandle(account) + "/post/" + rkey; last.URL != want {
+	if want := "https://bsky.app/profile/" + sandboxtoken.BlueskyHandle(account) + "/post/" + rkey; last.URL != want {
 		t.Errorf("URL = %q, want %q", last.URL, want)
 	}
 	sawProcessing := false
@@ -478,7 +479,7 @@ func TestIdentify(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := provider.Identity{ExternalID: sim.BlueskyDID(account), Name: "Reelay on Bluesky",
-		Username: sim.BlueskySandboxHandle(account), AvatarURL: "https://cdn.example/avatar.jpg"}
+		Username: sandboxtoken.BlueskyHandle(account), AvatarURL: "https://cdn.example/avatar.jpg"}
 	if id != want {
 		t.Errorf("identity = %+v, want %+v", id, want)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/discord"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *discord.Provider) {
 }
 
 func hookCreds(env *providertest.Env) map[string]string {
-	return sim.SandboxCredentials("discord", env.BaseURL, account, hookToken)
+	return sandboxtoken.Credentials("discord", env.BaseURL, account, hookToken)
 }
 
 func botCreds() map[string]string {

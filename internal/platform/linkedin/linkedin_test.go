@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -23,7 +24,7 @@ func accounts(b sim.Behavior) sim.StaticAccounts {
 	return sim.StaticAccounts{"tok": {ID: member, Username: "Ada Lovelace", Behavior: b}}
 }
 
-func creds() map[string]string { return sim.SandboxCredentials("linkedin", "", member, "tok") }
+func creds() map[string]string { return sandboxtoken.Credentials("linkedin", "", member, "tok") }
 
 // env starts the simulator (with opts) for one account of behavior b, and a provider on the
 // test clock.

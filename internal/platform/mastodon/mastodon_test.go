@@ -16,6 +16,7 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -49,7 +50,7 @@ func newEnvRand(t *testing.T, b sim.Behavior, opts sim.MastodonOptions, rnd func
 }
 
 func (e *env) creds() map[string]string {
-	return sim.SandboxCredentials("mastodon", e.BaseURL, accountID, token)
+	return sandboxtoken.Credentials("mastodon", e.BaseURL, accountID, token)
 }
 
 func (e *env) dest(v *providertest.Video, options string) *provider.Destination {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -608,7 +609,7 @@ func TestThumbnailCover(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
-	id, err := e.prov.Identify(context.Background(), e.BaseURL, sim.SandboxCredentials("pinterest", e.BaseURL, acct, "tok"))
+	id, err := e.prov.Identify(context.Background(), e.BaseURL, sandboxtoken.Credentials("pinterest", e.BaseURL, acct, "tok"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/provider"
@@ -58,7 +59,7 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *telegram.Provider) {
 }
 
 func creds(env *providertest.Env) map[string]string {
-	return sim.SandboxCredentials("telegram", env.BaseURL, account, token)
+	return sandboxtoken.Credentials("telegram", env.BaseURL, account, token)
 }
 
 func dest(env *providertest.Env, v *providertest.Video, options string) *provider.Destination {
