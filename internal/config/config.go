@@ -192,7 +192,7 @@ func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "folder for the SQLite file, blobs and the generated secret key")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "database: a postgres:// URL, or a SQLite file (default <data-dir>/reelay.db)")
 	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
-	// --data is the short spelling DESIGN.md uses.
+	// --data is accepted as a short spelling of --data-dir.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "data" {
 			name = "data-dir"
