@@ -38,7 +38,7 @@ func TestDocumentIsValid(t *testing.T) {
 	}
 }
 
-// seedOperations are the endpoints of section 4 of the interface (the seed).
+// seedOperations are the endpoints the interface itself defines (docs/CONTRACT.md).
 // Dropping one of them from the document must fail this test.
 var seedOperations = []struct{ method, path string }{
 	{http.MethodPost, "/publish"},
@@ -61,7 +61,8 @@ var seedOperations = []struct{ method, path string }{
 	{http.MethodPost, "/inbox/reply"},
 }
 
-// extensionOperations are the endpoints DESIGN.md section 5 and the issues add.
+// extensionOperations are the endpoints reelay adds to the interface (docs/CONTRACT.md, from
+// Channels and connecting to Other endpoints).
 var extensionOperations = []struct{ method, path string }{
 	{http.MethodPost, "/projects"},
 	{http.MethodPost, "/channels"},

@@ -55,7 +55,7 @@ func Newf(status int, code, format string, args ...any) *Error {
 	return New(status, code, fmt.Sprintf(format, args...))
 }
 
-// The codes of the contract (DESIGN.md section 4), plus the few the HTTP layer needs itself.
+// The codes of the contract (docs/CONTRACT.md, Errors), plus the few the HTTP layer needs itself.
 const (
 	CodeValidationFailed     = "validation_failed"
 	CodeInvalidJSON          = "invalid_json"

@@ -16,8 +16,8 @@ import (
 
 // The machines these scenarios run on are "2-core" machines of one kind, but their speed
 // differs by more than two times from one to the next, and by a third within an hour on the
-// same one (docs/BENCHMARKS.md, "2026-11-26, a sixth machine"). A figure alone cannot tell
-// whether the code or the machine moved. So every publishing scenario also times fixed work
+// same one (docs/benchmarks-history.md, "2026-11-26, a sixth machine"). A figure alone cannot
+// tell whether the code or the machine moved. So every publishing scenario also times fixed work
 // just before it starts and just after it ends, in the same process, and reports it beside
 // its figures: a yardstick for comparing runs, not a target. It has two parts, because the
 // two have been seen to move apart: Go code on the CPU, and small messages over loopback TCP

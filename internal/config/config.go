@@ -132,7 +132,7 @@ const DefaultRequestTimeout = time.Hour
 // most of its time waiting on a platform, so this is well above the number of cores; but each
 // job in flight also holds connections and memory, and on two cores a burst of 2,000
 // destinations to the simulators drained with a fifth less CPU at 300 than at 1,000
-// (docs/BENCHMARKS.md, 2026-11-26, a seventh machine).
+// (docs/benchmarks-history.md, "2026-11-26, a seventh machine").
 const DefaultPublishWorkers = 300
 
 // DefaultMediaRetention keeps media 30 days after their last use: long enough to retry a failed
@@ -192,7 +192,7 @@ func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "folder for the SQLite file, blobs and the generated secret key")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "database: a postgres:// URL, or a SQLite file (default <data-dir>/reelay.db)")
 	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
-	// --data is the short spelling DESIGN.md uses.
+	// --data is accepted as a short spelling of --data-dir.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "data" {
 			name = "data-dir"

@@ -14,8 +14,8 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// SandboxBehavior is how a sandbox channel's simulator misbehaves (DESIGN.md section 5). The
-// HTTP API and the web dashboard both take it, with the same checks.
+// SandboxBehavior is how a sandbox channel's simulator misbehaves (docs/CONTRACT.md, Sandbox
+// channels). The HTTP API and the web dashboard both take it, with the same checks.
 type SandboxBehavior struct {
 	ProcessingMS *int     `json:"processing_ms,omitempty"`
 	Fail         string   `json:"fail,omitempty"`

@@ -34,7 +34,7 @@ func toFiguresJSON(f store.Figures) figuresJSON {
 }
 
 // breakdownJSON is one platform's entry in platformBreakdown (camelCase, as the overview's
-// top-level members the seed names).
+// top-level members the contract names: docs/CONTRACT.md, Analytics and inbox).
 type breakdownJSON struct {
 	Posts            int    `json:"posts"`
 	Destinations     int    `json:"destinations"`

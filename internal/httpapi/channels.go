@@ -39,8 +39,9 @@ func toChannelJSON(c store.Channel) channelJSON {
 		Status: c.Status, CreatedAt: c.CreatedAt}
 }
 
-// listChannels answers the channels of one project. The seed lets callers leave projectId out
-// when the account has exactly one project; with several, leaving it out is ambiguous.
+// listChannels answers the channels of one project. The contract lets callers leave projectId out
+// when the account has exactly one project (docs/CONTRACT.md, Channels and connecting); with
+// several, leaving it out is ambiguous.
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 	p := mustPrincipal(r)
 	q := r.URL.Query()

@@ -11,7 +11,7 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// commentJSON is a Comment as the API shows it: the seed's fields (id, platform, author, text,
+// commentJSON is a Comment as the API shows it: the contract's fields (id, platform, author, text,
 // created_at) and where it sits.
 type commentJSON struct {
 	ID        string    `json:"id"`

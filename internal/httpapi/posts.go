@@ -38,8 +38,8 @@ type destinationJSON struct {
 func toDestinationJSON(d store.Destination) destinationJSON {
 	return destinationJSON{
 		DestinationID: d.ID, Platform: d.Platform, ChannelID: d.ChannelID, ChannelTitle: d.ChannelName,
-		// Rule 1 of the seed: success can be true before publication; it is false only once
-		// the destination failed or was canceled.
+		// Rule 1 of docs/CONTRACT.md, Publishing: success can be true before publication; it
+		// is false only once the destination failed or was canceled.
 		Success:      d.Status != store.DestFailed && d.Status != store.DestCanceled,
 		Published:    d.Status == store.DestPublished,
 		UploadStatus: d.Status, ID: nullable(d.ExternalID), URL: nullable(d.URL), Error: nullable(d.Error),
@@ -90,7 +90,7 @@ func postResponse(p store.Post) any {
 	}{true, toPostJSON(p)}
 }
 
-// publishResponse is POST /publish's body (DESIGN.md section 6 item 4).
+// publishResponse is POST /publish's body (docs/CONTRACT.md, Publishing).
 func publishResponse(p store.Post) map[string]any {
 	return map[string]any{
 		"success":       p.Status != store.PostFailed && p.Status != store.PostCanceled,

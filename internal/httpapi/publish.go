@@ -93,7 +93,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 }
 
 // upstreamFailure: no destination succeeded and a platform's error is among the causes
-// (DESIGN.md section 6 item 4).
+// (docs/CONTRACT.md, Publishing).
 func upstreamFailure(p store.Post) bool {
 	if p.Status != store.PostFailed {
 		return false

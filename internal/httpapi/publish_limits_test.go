@@ -16,7 +16,7 @@ import (
 
 // A publish whose declared length is over the limit is refused from its headers: a client that
 // asks Expect: 100-continue gets the 413 instead of "100 Continue", so it never sends the
-// body; the answer states the limits in MB (10^6 bytes), as the README and the seed do.
+// body; the answer states the limits in MB (10^6 bytes), as the README and docs/CONTRACT.md do.
 func TestPublishRefusesAnOversizedBodyBeforeItIsSent(t *testing.T) {
 	e := newAppEnv(t, store.SQLite)
 	e.defaultChannels(e.a)

@@ -121,7 +121,7 @@ func TestPublishMultipart(t *testing.T) {
 	})
 }
 
-// TestPublishAcceptsWhatTheSeedAllows: forms the seed's wording allows that a narrower parser
+// TestPublishAcceptsWhatTheSeedAllows: forms the contract's wording allows that a narrower parser
 // would refuse: ISO 8601 date-times without seconds or with a +hhmm or +hh offset, a platform
 // object given as null (as in JSON, also in multipart form), a YouTube category.
 func TestPublishAcceptsWhatTheSeedAllows(t *testing.T) {
@@ -287,7 +287,7 @@ func TestAllowHosts(t *testing.T) {
 }
 
 // TikTok's default mode sends the video to the creator's inbox: a success that is not a
-// publication (rule 2 of the seed), said so per destination.
+// publication (rule 2 of docs/CONTRACT.md, Publishing), said so per destination.
 func TestTikTokInbox(t *testing.T) {
 	e := newAppEnv(t, "sqlite")
 	tt, _ := e.sandboxChannel(e.a, "tiktok", nil)

@@ -26,7 +26,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// errorBody is the contract's error body (DESIGN.md section 4).
+// errorBody is the contract's error body (docs/CONTRACT.md, Errors).
 type errorBody struct {
 	Success   bool        `json:"success"`
 	Error     errorDetail `json:"error"`

@@ -25,9 +25,10 @@ func derivedOf(list any, platform string) map[string]any {
 	return nil
 }
 
-// TestPublishMinimalRequest: the seed's minimal request, {"project_id", "video_url"}, publishes
-// to the project's YouTube, Instagram and TikTok channels, YouTube's title derived from the
-// caption's first line, else the uploaded file's name, else video_url's; the answers say so.
+// TestPublishMinimalRequest: the smallest request the contract allows, {"project_id",
+// "video_url"}, publishes to the project's YouTube, Instagram and TikTok channels, YouTube's
+// title derived from the caption's first line, else the uploaded file's name, else
+// video_url's; the answers say so.
 func TestPublishMinimalRequest(t *testing.T) {
 	eachApp(t, func(t *testing.T, e *env) {
 		e.defaultChannels(e.a)

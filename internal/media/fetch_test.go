@@ -402,7 +402,8 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// The size limits are stated in the seed's unit, MB of 10^6 bytes, in every message.
+// The size limits are stated in the contract's unit, MB of 10^6 bytes, in every message
+// (docs/CONTRACT.md, Publishing).
 func TestTooLargeMessages(t *testing.T) {
 	cases := []struct {
 		err  media.TooLargeError

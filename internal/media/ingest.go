@@ -28,7 +28,7 @@ type Stored struct {
 //  1. it reads the first SniffLen bytes and refuses anything whose magic bytes are not one
 //     of the allowed kinds (names as in Kind.Name, e.g. VideoKinds) before storing a byte;
 //  2. it streams the file into the store, failing with a *TooLargeError as soon as it
-//     passes limit bytes (limit <= 0 means the seed's limit: MaxVideoBytes when a video
+//     passes limit bytes (limit <= 0 means the contract's limit: MaxVideoBytes when a video
 //     kind is allowed, else MaxImageBytes);
 //  3. it probes the stored blob (headers only, through range reads).
 //

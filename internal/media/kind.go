@@ -32,7 +32,8 @@ func (k Kind) IsImage() bool { return k == KindJPEG || k == KindPNG || k == Kind
 // String returns the kind's name.
 func (k Kind) String() string { return k.Name }
 
-// The formats reelay accepts (the seed's list: MP4, MOV, WebM video; JPEG, PNG, WebP images).
+// The formats reelay accepts (docs/CONTRACT.md, Publishing: MP4, MOV, WebM video;
+// JPEG, PNG, WebP images).
 var (
 	KindMP4  = Kind{Name: "mp4", ContentType: "video/mp4"}
 	KindMOV  = Kind{Name: "mov", ContentType: "video/quicktime"}
@@ -42,17 +43,17 @@ var (
 	KindWebP = Kind{Name: "webp", ContentType: "image/webp"}
 )
 
-// VideoKinds and ImageKinds are the allow-lists of the seed's video and thumbnail fields,
-// for IngestUpload and IngestURL.
+// VideoKinds and ImageKinds are the allow-lists of the publish request's video and thumbnail
+// fields, for IngestUpload and IngestURL.
 var (
 	VideoKinds = []string{"mp4", "mov", "webm"}
 	ImageKinds = []string{"jpeg", "png", "webp"}
 )
 
-// Size limits of the seed: video up to 100MB, thumbnails up to 10MB, in the seed's unit: a
-// megabyte is 10^6 bytes. Every message states them in that unit (FormatBytes), so that the
-// limit a client reads is the limit it meets; the decimal reading is also the one the
-// platforms that cap a video at 100 MB use (Bluesky's 100,000,000 bytes).
+// Size limits of the contract (docs/CONTRACT.md, Publishing): video up to 100MB, thumbnails up
+// to 10MB, where a megabyte is 10^6 bytes. Every message states them in that unit
+// (FormatBytes), so that the limit a client reads is the limit it meets; the decimal reading
+// is also the one the platforms that cap a video at 100 MB use (Bluesky's 100,000,000 bytes).
 const (
 	MB                  = 1_000_000
 	MaxVideoBytes int64 = 100 * MB

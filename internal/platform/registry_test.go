@@ -133,9 +133,9 @@ func TestEveryPlatformHasCapabilities(t *testing.T) {
 	}
 }
 
-// TestSeedTextLimits holds the limits of the seed's per-platform object table
-// (section 4): every one must exist, keyed by the seed's field name, with the
-// seed's maximum.
+// TestSeedTextLimits holds the limits the interface sets in its per-platform
+// objects (docs/CONTRACT.md, Platform objects): every one must exist, keyed by
+// the object's field name, with the interface's maximum.
 func TestSeedTextLimits(t *testing.T) {
 	seed := []struct {
 		platform, field string
@@ -168,7 +168,7 @@ func TestSeedTextLimits(t *testing.T) {
 }
 
 // TestPlatformTextLimits holds the limits taken from the platforms themselves
-// where the seed gives none or counts differently.
+// where the interface gives none or counts differently.
 func TestPlatformTextLimits(t *testing.T) {
 	tests := []struct {
 		platform, field string

@@ -344,10 +344,15 @@ func (e *formReadError) Unwrap() error { return e.err }
 // mediaReadError maps an error reading or storing a form part.
 func mediaReadError(field string, err error) error {
 	var mbe *http.MaxBytesError
+	var refused *apierr.Error
 	var fre *formReadError
 	switch {
 	case errors.As(err, &mbe):
 		return FormTooLarge(0)
+	case errors.As(err, &refused):
+		// The body itself was refused while it was read (too slow, or past the request's time
+		// limit): that refusal is the answer, not the form it left cut short.
+		return refused
 	case errors.As(err, &fre):
 		return apierr.Field(field, "could not be read: the multipart body is malformed or cut short ("+fre.Error()+")")
 	}

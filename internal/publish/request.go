@@ -16,7 +16,8 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// Request is a publish request as the seed defines POST /publish, in JSON or multipart form.
+// Request is a publish request as POST /publish takes it, in JSON or multipart form
+// (docs/CONTRACT.md, Publishing).
 type Request struct {
 	ProjectID      string   `json:"project_id"`
 	ChannelIDs     []string `json:"channel_ids,omitempty"`
@@ -52,29 +53,29 @@ type PlatformObjects struct {
 	Reddit    *RedditOptions    `json:"reddit,omitempty"`
 }
 
-// The per-platform objects of the seed. Booleans are pointers so that "not given" can take the
-// seed's default; after Resolve every field holds the value that will be sent. Each decodes
-// itself strictly (apierr.DecodeObject), so that an error names its field as
-// youtube.made_for_kids.
+// The per-platform objects (docs/CONTRACT.md, Platform objects). Booleans are pointers so that
+// "not given" can take the object's default; after Resolve every field holds the value that
+// will be sent. Each decodes itself strictly (apierr.DecodeObject), so that an error names its
+// field as youtube.made_for_kids.
 
-// YouTubeOptions is the seed's youtube object.
+// YouTubeOptions is the youtube object of a publish request.
 type YouTubeOptions struct {
 	Title         string `json:"title,omitempty"`
 	Description   string `json:"description,omitempty"`
 	PrivacyStatus string `json:"privacy_status,omitempty"`
 	MadeForKids   *bool  `json:"made_for_kids,omitempty"`
-	// CategoryID is an extension of the seed's object: one of the categories
+	// CategoryID is reelay's addition to the interface's object: one of the categories
 	// GET /channels/{id}/options lists (a number, or its digits as a string).
 	CategoryID json.RawMessage `json:"category_id,omitempty"`
 }
 
-// InstagramOptions is the seed's instagram object.
+// InstagramOptions is the instagram object of a publish request.
 type InstagramOptions struct {
 	Caption     string `json:"caption,omitempty"`
 	ShareToFeed *bool  `json:"share_to_feed,omitempty"`
 }
 
-// TikTokOptions is the seed's tiktok object.
+// TikTokOptions is the tiktok object of a publish request.
 type TikTokOptions struct {
 	Mode         string `json:"mode,omitempty"`
 	Title        string `json:"title,omitempty"`
@@ -85,13 +86,13 @@ type TikTokOptions struct {
 	AllowStitch  *bool  `json:"allow_stitch,omitempty"`
 }
 
-// LinkedInOptions is the seed's linkedin object.
+// LinkedInOptions is the linkedin object of a publish request.
 type LinkedInOptions struct {
 	Commentary string `json:"commentary,omitempty"`
 	Title      string `json:"title,omitempty"`
 }
 
-// PinterestOptions is the seed's pinterest object.
+// PinterestOptions is the pinterest object of a publish request.
 type PinterestOptions struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -99,18 +100,19 @@ type PinterestOptions struct {
 	BoardID     string `json:"board_id,omitempty"`
 }
 
-// ThreadsOptions is the seed's threads object.
+// ThreadsOptions is the threads object of a publish request.
 type ThreadsOptions struct {
 	Text string `json:"text,omitempty"`
 }
 
-// BlueskyOptions is the seed's bluesky object.
+// BlueskyOptions is the bluesky object of a publish request.
 type BlueskyOptions struct {
 	Text string `json:"text,omitempty"`
 }
 
-// MastodonOptions is the seed's mastodon object. Visibility, Sensitive, SpoilerText (the
-// content warning), Language and Description (the video's alt text) are an extension of it:
+// MastodonOptions is the mastodon object of a publish request. Visibility, Sensitive,
+// SpoilerText (the content warning), Language and Description (the video's alt text) are
+// reelay's additions to it (docs/CONTRACT.md, Platform objects):
 // the status's own parameters, which the mastodon provider sends as they are.
 type MastodonOptions struct {
 	Text        string `json:"text,omitempty"`
@@ -121,29 +123,29 @@ type MastodonOptions struct {
 	Description string `json:"description,omitempty"`
 }
 
-// FacebookOptions is the seed's facebook object.
+// FacebookOptions is the facebook object of a publish request.
 type FacebookOptions struct {
 	Description string `json:"description,omitempty"`
 	Title       string `json:"title,omitempty"`
 }
 
-// TelegramOptions is the seed's telegram object.
+// TelegramOptions is the telegram object of a publish request.
 type TelegramOptions struct {
 	Caption string `json:"caption,omitempty"`
 }
 
-// DiscordOptions is the seed's discord object.
+// DiscordOptions is the discord object of a publish request.
 type DiscordOptions struct {
 	Content string `json:"content,omitempty"`
 }
 
-// RedditOptions is the seed's reddit object.
+// RedditOptions is the reddit object of a publish request.
 type RedditOptions struct {
 	Title     string `json:"title,omitempty"`
 	Subreddit string `json:"subreddit,omitempty"`
 	NSFW      *bool  `json:"nsfw,omitempty"`
 	Spoiler   *bool  `json:"spoiler,omitempty"`
-	// FlairID and FlairText are an extension of the seed's object: subreddits that require
+	// FlairID and FlairText are reelay's addition to the interface's object: subreddits that require
 	// flair refuse a post without one (GET /channels/{id}/options?subreddit=... lists them).
 	FlairID   string `json:"flair_id,omitempty"`
 	FlairText string `json:"flair_text,omitempty"`
@@ -211,7 +213,7 @@ func (o *RedditOptions) UnmarshalJSON(b []byte) error {
 	return apierr.DecodeObject(platform.Reddit, b, (*plain)(o))
 }
 
-// Service-wide limits of the seed (section 8).
+// Service-wide limits (docs/CONTRACT.md, Publishing).
 const (
 	MaxTitle   = 100
 	MaxCaption = 5000
@@ -220,7 +222,7 @@ const (
 	maxScheduleAhead = 365 * 24 * time.Hour
 )
 
-// Enumerations of the seed's per-platform objects.
+// Enumerations of the per-platform objects (docs/CONTRACT.md, Platform objects).
 var (
 	youtubePrivacy = []string{"public", "unlisted", "private"}
 	tiktokModes    = []string{"inbox", "direct"}
@@ -398,7 +400,7 @@ func checkEnum(f *apierr.Fields, field, v string, allowed []string) {
 	}
 }
 
-// checkOptions validates the per-platform objects that were given, with the seed's limits
+// checkOptions validates the per-platform objects that were given, with the contract's limits
 // (the registry holds them, counted the way each platform counts).
 func (r *Request) checkOptions(f *apierr.Fields) {
 	if o := r.YouTube; o != nil {
@@ -561,9 +563,10 @@ func validSubreddit(s string) bool {
 	return true
 }
 
-// EffectiveOptions returns what will be sent to one platform: its object with the seed's
-// defaults applied, and its texts falling back to the post's title and caption where the
-// platform object leaves them out (YouTube's title, without either, is derived: derivedTitle).
+// EffectiveOptions returns what will be sent to one platform: its object with the defaults of
+// docs/CONTRACT.md (Platform objects) applied, and its texts falling back to the post's title
+// and caption where the platform object leaves them out (YouTube's title, without either, is
+// derived: derivedTitle).
 // derived names the texts so filled in. The result is checked against the platform's limits,
 // so a caption fine for YouTube but too long for Bluesky is refused naming both, before
 // anything is written; and required choices (Pinterest board, subreddit) are checked here.

@@ -335,7 +335,7 @@ func EnqueueDestinations(ctx context.Context, q Enqueuer, tx *store.Tx, p store.
 	return nil
 }
 
-// destinationChannels resolves the channels a request goes to (DESIGN.md section 6 item 1):
+// destinationChannels resolves the channels a request goes to (docs/CONTRACT.md, Publishing):
 // the listed channel_ids, which must be the project's; else the project's channels on the
 // requested platforms (default youtube, instagram, tiktok), each platform needing one.
 func (s *Service) destinationChannels(ctx context.Context, project store.Project, req *Request, f *apierr.Fields) ([]store.Channel, error) {

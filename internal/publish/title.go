@@ -11,7 +11,8 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// YouTube needs a title, and the seed makes the request's title optional: a request that gives
+// YouTube needs a title, and the contract keeps the request's title optional (docs/CONTRACT.md,
+// Publishing): a request that gives
 // neither youtube.title nor title gets one made from what it does give (derivedTitle). Every
 // text reelay fills in for a platform, that title as well as the title and caption standing in
 // for a platform's own text, is reported in the answers (Derived), so that nothing is sent

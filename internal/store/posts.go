@@ -122,7 +122,8 @@ type DuplicateError struct{ PostID string }
 
 func (e *DuplicateError) Error() string { return "duplicate of post " + e.PostID }
 
-// Windows of idempotency keys and duplicate detection (DESIGN.md section 6 item 7).
+// Windows of idempotency keys and duplicate detection (docs/CONTRACT.md, Idempotency and
+// duplicates).
 const (
 	IdempotencyWindow = 24 * time.Hour
 	DuplicateWindow   = 10 * time.Minute
@@ -596,8 +597,9 @@ func listPostsQuery(accountID string, f PostFilter) (string, []any) {
 	return `SELECT ` + postColumns + ` FROM posts WHERE ` + q.sql() + ` ORDER BY created_at DESC, id DESC` + q.limit(f.Limit), q.args
 }
 
-// PostStatusOf aggregates destination statuses into the post's status (DESIGN.md section 6
-// item 6). A post whose destinations have not started keeps scheduled until it fires.
+// PostStatusOf aggregates destination statuses into the post's status (docs/CONTRACT.md,
+// Destination and post statuses). A post whose destinations have not started keeps scheduled
+// until it fires.
 func PostStatusOf(current string, destStatuses []string) string {
 	var ok, failed, open, started int
 	for _, st := range destStatuses {

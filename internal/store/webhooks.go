@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Webhook event types (DESIGN.md section 5, "Webhooks").
+// Webhook event types (docs/CONTRACT.md, Webhooks).
 const (
 	EventPostScheduled          = "post.scheduled"
 	EventPostPublished          = "post.published"

@@ -27,7 +27,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sim/simstate"
 )
 
-// Behavior is how a sandbox account's platform misbehaves (DESIGN.md section 5).
+// Behavior is how a sandbox account's platform misbehaves (docs/CONTRACT.md, Sandbox channels).
 type Behavior struct {
 	// ProcessingMS is how long the platform takes to process an upload; < 0 uses the
 	// simulator's default.

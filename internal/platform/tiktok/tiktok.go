@@ -656,7 +656,7 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (prov
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Code == "invalid_publish_id" {
 			// The whole video was uploaded under this publish_id: sending it again could
-			// publish it twice, so the outcome stays unknown (seed, section 3, rule 3).
+			// publish it twice, so the outcome stays unknown (docs/CONTRACT.md, Publishing, rule 3).
 			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, ae.HTTP,
 				"TikTok no longer knows publish_id %s after the upload completed; the video is not sent again: %v",
 				st.PublishID, ae)

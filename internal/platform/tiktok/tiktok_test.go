@@ -177,7 +177,7 @@ func TestInboxMode(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
 	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
-	d := e.dest("tok", v.Media(), `{}`) // the seed's default mode is inbox
+	d := e.dest("tok", v.Media(), `{}`) // inbox is the default mode (docs/CONTRACT.md)
 	out, err := e.run(d, 20)
 	if err != nil {
 		t.Fatal(err)

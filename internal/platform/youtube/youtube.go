@@ -35,7 +35,7 @@
 // channels.list?mine=true (Identify), and commentThreads.list, comments.list and
 // comments.insert (audience.go). Their errors (*googleapi.Error) are classified by the same
 // rules as the hand-written calls' (errors.go). The module is at v0.312.0, one release after
-// the v0.311.0 DESIGN.md names: the newest the module proxy served when the client was written.
+// the v0.311.0 first pinned: the newest the module proxy served when the client was written.
 //
 // Three calls stay on plain net/http, each for a reason that holds in v0.312.0:
 //   - videos.insert's resumable session: the library's resumable upload
@@ -198,9 +198,10 @@ const (
 	thumbFailed  = "failed"
 )
 
-// PostOptions is the youtube object of a publish request: the seed's title, description,
-// privacy_status (public, unlisted or private; default public) and made_for_kids (default
-// false), plus category_id as the channel options offer it (default 22, People & Blogs).
+// PostOptions is the youtube object of a publish request (docs/CONTRACT.md, Platform
+// objects): title, description, privacy_status (public, unlisted or private; default public)
+// and made_for_kids (default false), plus category_id as the channel options offer it
+// (default 22, People & Blogs).
 type PostOptions struct {
 	Title         string          `json:"title"`
 	Description   string          `json:"description"`
