@@ -131,7 +131,7 @@ func (p *Provider) getPosts(ctx context.Context, c channel, s *session, uris []s
 	return out.Posts, nil
 }
 
-// Metrics implements analytics.Source. Ids that are not at:// URIs have no figures.
+// Metrics implements provider.MetricsSource. Ids that are not at:// URIs have no figures.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	out := map[string]provider.Metrics{}
 	var uris []string
@@ -171,7 +171,7 @@ type threadNode struct {
 
 const typeThreadViewPost = "app.bsky.feed.defs#threadViewPost"
 
-// Comments implements inbox.Source.
+// Comments implements provider.CommentSource.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
@@ -204,7 +204,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 	return comments, nil
 }
 
-// Reply implements inbox.Source.
+// Reply implements provider.CommentSource.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	if err := checkText(text); err != nil {
 		return provider.Comment{}, err

@@ -103,7 +103,7 @@ type Config struct {
 	AppURL string
 	// Upload is UploadVideoService (default) or UploadBlob.
 	Upload string
-	// HTTPClient makes every request (publish.NewHTTPClient(0) when nil).
+	// HTTPClient makes every request (provider.NewHTTPClient(0) when nil).
 	HTTPClient *http.Client
 	// APITimeout bounds each JSON call (30 s); uploads are bounded by their context.
 	APITimeout time.Duration
@@ -118,12 +118,12 @@ type Config struct {
 	ServiceAuthTTL time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider is Bluesky's publish.Provider.
+// Provider is Bluesky's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -185,7 +185,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, sessions: map[string]*session{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Bluesky }
 
 // Phases of State.
@@ -262,7 +262,7 @@ func postText(d *provider.Destination, o Options) string {
 	return d.Title
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -867,7 +867,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[strin
 }
 
 // Options returns the publish options of a Bluesky channel: the registry's, with the account's
-// video allowance for today from the video service. Errors are *publish.Error values.
+// video allowance for today from the video service. Errors are *provider.Error values.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.channelOf(baseURL, creds)
 	if err != nil {

@@ -71,7 +71,7 @@ func (e *xrpcError) rateLimited() bool {
 	return e.Status == http.StatusTooManyRequests || e.Name == "RateLimitExceeded"
 }
 
-// classifyXRPC turns a failed call into a *publish.Error. otherCategory is what a 4xx that is
+// classifyXRPC turns a failed call into a *provider.Error. otherCategory is what a 4xx that is
 // neither auth nor rate limiting means for this call (the video refused, the record refused).
 func classifyXRPC(err error, otherCategory string) *provider.Error {
 	var pe *provider.Error

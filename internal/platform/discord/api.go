@@ -164,7 +164,7 @@ func (c client) get(ctx context.Context, u string, out any) error {
 	return c.decode(resp, out)
 }
 
-// decode reads an answer into out, or returns an *apiError, or a transient *publish.Error for
+// decode reads an answer into out, or returns an *apiError, or a transient *provider.Error for
 // an answer that is not Discord's JSON.
 func (c client) decode(resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -270,7 +270,7 @@ func headerRetryAfter(h http.Header) time.Duration {
 
 // create POSTs f to u through sendonce.Post. Failures: *apiError (Discord answered: nothing
 // was created), *sendonce.SourceError (the media failed mid-body), *sendonce.UnknownError, or
-// a transient *publish.Error for a request that never reached Discord.
+// a transient *provider.Error for a request that never reached Discord.
 func (c client) create(ctx context.Context, u string, f sendonce.Form) (message, error) {
 	resp, err := sendonce.Post(ctx, c.hc, "Discord", f, func(ctx context.Context, body io.Reader) (*http.Request, error) {
 		return c.request(ctx, http.MethodPost, u, body)

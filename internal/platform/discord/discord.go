@@ -63,11 +63,11 @@ type Config struct {
 	BaseURL string
 	// MaxVideoBytes is the upload limit (DefaultMaxVideoBytes); set it for boosted servers.
 	MaxVideoBytes int64
-	// HTTPClient makes every request (publish.NewHTTPClient(0)).
+	// HTTPClient makes every request (provider.NewHTTPClient(0)).
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 	// MaxSends is how many sends one destination may make after failures that did not post
@@ -77,7 +77,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is Discord's publish.Provider.
+// Provider is Discord's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -116,7 +116,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Discord }
 
 const (
@@ -211,7 +211,7 @@ func content(d *provider.Destination) (string, error) {
 	return d.Title, nil
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -405,7 +405,7 @@ func (p *Provider) done(st State, msg message, note string) provider.Outcome {
 
 // Identify returns who posts with the credentials. A webhook: ExternalID "webhook:"+id, Name
 // the webhook's name. A bot: ExternalID "channel:"+channel id, Name "#"+channel name, Username
-// the bot's. A refused credential is an auth_expired *publish.Error.
+// the bot's. A refused credential is an auth_expired *provider.Error.
 func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	t, err := p.target(baseURL, creds)
 	if err != nil {

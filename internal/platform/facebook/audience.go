@@ -51,7 +51,7 @@ func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	return p.graph(ch.BaseURL, token), nil
 }
 
-// Metrics implements analytics.Source. A reel Graph does not show (deleted, or another
+// Metrics implements provider.MetricsSource. A reel Graph does not show (deleted, or another
 // Page's) or has no figures for yet (not published) is left out.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
@@ -131,7 +131,7 @@ func (c fbComment) comment(page string) provider.Comment {
 	return out
 }
 
-// Comments implements inbox.Source.
+// Comments implements provider.CommentSource.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
@@ -151,7 +151,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 	return out, nil
 }
 
-// Reply implements inbox.Source. The reply is read back for the author and time Facebook
+// Reply implements provider.CommentSource. The reply is read back for the author and time Facebook
 // stored; when that read fails the reply is still posted, and is answered as sent.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)

@@ -78,14 +78,14 @@ type Config struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// PollInterval is the first wait before reading the status after finishing (2 s when 0);
-	// the waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0).
+	// the waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0).
 	PollInterval, MaxPollInterval time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider publishes Reels to Facebook Pages. It implements publish.Provider.
+// Provider publishes Reels to Facebook Pages. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -122,7 +122,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps. It holds the platform's references only,
@@ -152,7 +152,7 @@ type Options struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
@@ -515,7 +515,7 @@ func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (prov
 	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
 	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
@@ -527,7 +527,7 @@ func (p *Provider) outcome(status string, st State, after time.Duration) (provid
 // Identify tells whose the credentials are: GET /me?fields=id,name,username,category,picture
 // with the Page access token answers the Page (its id is the channel's external account id).
 // A user access token is refused (Reels publish as the Page), as is a rejected token: both
-// are auth_expired *publish.Error values. baseURL "" means the configured one.
+// are auth_expired *provider.Error values. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	token := credentials["access_token"]
 	if token == "" {

@@ -51,7 +51,7 @@ func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	return graph(base, token, p.cfg.HTTPClient), nil
 }
 
-// Metrics implements analytics.Source. A Reel Graph does not show (deleted, or not the
+// Metrics implements provider.MetricsSource. A Reel Graph does not show (deleted, or not the
 // channel's) is left out.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
@@ -117,7 +117,7 @@ func (c igComment) comment(account, parent string) provider.Comment {
 	return out
 }
 
-// Comments implements inbox.Source.
+// Comments implements provider.CommentSource.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
@@ -140,7 +140,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 	return out, nil
 }
 
-// Reply implements inbox.Source. The reply is read back for the author and time Instagram
+// Reply implements provider.CommentSource. The reply is read back for the author and time Instagram
 // stored; when that read fails the reply is still posted, and is answered as sent.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)

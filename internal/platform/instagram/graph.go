@@ -48,7 +48,7 @@ var subcodeText = map[int]string{
 	2207053: "unknown upload error",
 }
 
-// classify turns a failed call into a *publish.Error: metagraph's table with Instagram's
+// classify turns a failed call into a *provider.Error: metagraph's table with Instagram's
 // differences. A 403 without Graph's JSON is internal, not auth_expired; 4 with 2207051
 // (suspected spam) is permanent media_rejected; 80002 is rate_limited; 2207020 (an expired
 // container) is media_rejected even from a 5xx; 2207008 is transient; 36004 (caption) is

@@ -77,7 +77,7 @@ type Config struct {
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
 	// PollInterval is the first wait before reading a container's status (100 ms when 0); the
-	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
+	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
 	// must download the video before the container can finish, which a small video on a fast
 	// link does in a fraction of a second; the growth keeps a container that takes minutes at
 	// 22 status reads in its first 5 minutes, far inside the 200 calls an hour that Graph
@@ -86,12 +86,12 @@ type Config struct {
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider publishes Reels to Instagram. It implements publish.Provider.
+// Provider publishes Reels to Instagram. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -129,7 +129,7 @@ var (
 	_ provider.CommentSource = (*Provider)(nil)
 )
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps (Destination.State / Outcome.State).
@@ -162,7 +162,7 @@ type Options struct {
 	ShareToFeed *bool `json:"share_to_feed,omitempty"`
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
@@ -338,7 +338,7 @@ func (p *Provider) wait(st State) (provider.Outcome, error) {
 	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
 	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
@@ -469,7 +469,7 @@ func containerError(status string) string {
 // (share_to_feed), plus account, the account's identity and its publishing quota, read live
 // with AccountInfo. The signature is the other providers' so that callers treat them alike:
 // the Instagram user id, which Graph paths need, comes in credentials["ig_user_id"] next to
-// access_token. baseURL "" means the configured one. Errors are *publish.Error values,
+// access_token. baseURL "" means the configured one. Errors are *provider.Error values,
 // classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	igUserID := strings.TrimSpace(credentials["ig_user_id"])
@@ -516,7 +516,7 @@ type AccountInfo struct {
 
 // AccountInfo reads the account's identity (GET /{ig-user-id}?fields=id,username,name,
 // profile_picture_url) and its publishing quota (GET /{ig-user-id}/content_publishing_limit).
-// baseURL may be empty (the provider's). Errors are *publish.Error values, classified as for
+// baseURL may be empty (the provider's). Errors are *provider.Error values, classified as for
 // Step.
 func (p *Provider) AccountInfo(ctx context.Context, baseURL, accessToken, igUserID string) (AccountInfo, error) {
 	if baseURL == "" {

@@ -81,7 +81,7 @@ func (e *apiError) duplicateOf() string {
 
 var duplicateURN = regexp.MustCompile(`urn:li:(?:share|ugcPost):[0-9]+`)
 
-// classify turns a failed call into a *publish.Error.
+// classify turns a failed call into a *provider.Error.
 func (p *Provider) classify(err error) *provider.Error {
 	var ae *apiError
 	if !errors.As(err, &ae) {

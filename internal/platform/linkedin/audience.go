@@ -111,7 +111,7 @@ func statisticsEntity(urn string) (string, bool) {
 	return "", false
 }
 
-// Metrics implements analytics.Source. itemIDs are post URNs (what Step returns as
+// Metrics implements provider.MetricsSource. itemIDs are post URNs (what Step returns as
 // ExternalID). A post LinkedIn does not know (404) has no figures; a metric LinkedIn answers no
 // element for (video metrics a year after the post) stays nil.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
@@ -221,7 +221,7 @@ type commentsPage struct {
 	Elements []comment `json:"elements"`
 }
 
-// Comments implements inbox.Source. The author of a comment is its actor, a member URN: the
+// Comments implements provider.CommentSource. The author of a comment is its actor, a member URN: the
 // Comments API names commenters no other way. A post LinkedIn does not know has no comments.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
@@ -297,7 +297,7 @@ type commentMessage struct {
 	Text string `json:"text"`
 }
 
-// Reply implements inbox.Source: a comment by the member below the comment answered. LinkedIn
+// Reply implements provider.CommentSource: a comment by the member below the comment answered. LinkedIn
 // nests comments one level deep, so a reply to a reply is posted below its first-level comment.
 // Comment text is plain (little text is for commentary), so it is sent as it is.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {

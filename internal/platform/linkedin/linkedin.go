@@ -77,7 +77,7 @@ type Config struct {
 	Version string
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one part).
 	StepBytes int64
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 	// APITimeout bounds each API call (30 s).
@@ -90,7 +90,7 @@ type Config struct {
 	ThrottleWait time.Duration
 }
 
-// Provider is LinkedIn's publish.Provider.
+// Provider is LinkedIn's provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -132,7 +132,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.LinkedIn }
 
 // version is the LinkedIn-Version header.
@@ -221,7 +221,7 @@ func texts(d *provider.Destination) (commentary, title string, err error) {
 	return commentary, title, nil
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -675,7 +675,7 @@ func (st State) outcome() provider.Outcome {
 
 // Identify returns who the access token belongs to: GET /v2/userinfo (OpenID Connect), whose
 // sub is the member id the author URN urn:li:person:{sub} is built from. baseURL "" means the
-// configured one. A rejected token is an auth_expired *publish.Error.
+// configured one. A rejected token is an auth_expired *provider.Error.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, credentials)
 	if err != nil {

@@ -43,7 +43,7 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("Mastodon (%s): %s (HTTP %d)", e.Host, e.Message, e.Status)
 }
 
-// classify turns a call's failure into a *publish.Error. rejected is the category of a 422
+// classify turns a call's failure into a *provider.Error. rejected is the category of a 422
 // for the call at hand: media_rejected for media, invalid_options for statuses.
 func classify(err error, rejected string) *provider.Error {
 	var ae *apiError

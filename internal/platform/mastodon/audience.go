@@ -93,7 +93,7 @@ func (s statusView) comment(itemID, ownID string) provider.Comment {
 	return c
 }
 
-// Metrics implements analytics.Source.
+// Metrics implements provider.MetricsSource.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	out := map[string]provider.Metrics{}
 	var ids []string
@@ -193,7 +193,7 @@ func refusedRead(err error, what string) *provider.Error {
 	return classify(err, provider.CategoryInvalidOptions)
 }
 
-// Comments implements inbox.Source.
+// Comments implements provider.CommentSource.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
@@ -216,7 +216,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 	return comments, nil
 }
 
-// Reply implements inbox.Source.
+// Reply implements provider.CommentSource.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {

@@ -81,12 +81,12 @@ type Config struct {
 	// MaxUploads bounds the uploads of one destination when the instance lost the media
 	// before it was posted (3).
 	MaxUploads int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider is Mastodon's publish.Provider.
+// Provider is Mastodon's provider.Provider.
 type Provider struct {
 	cfg       Config
 	instances instanceCache
@@ -131,7 +131,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Mastodon }
 
 // Phases of State.
@@ -174,7 +174,7 @@ type Options struct {
 	Sensitive   bool    `json:"sensitive"`
 	SpoilerText string  `json:"spoiler_text"`
 	Language    string  `json:"language"`
-	// Description is the video's alt text (at most publish.MastodonAltTextMax characters).
+	// Description is the video's alt text (at most platform.MastodonAltTextMax characters).
 	Description string `json:"description"`
 }
 
@@ -211,7 +211,7 @@ func (o Options) text(d *provider.Destination) string {
 	return d.Title
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -550,7 +550,7 @@ func (st State) outcome() provider.Outcome {
 // Identify verifies a channel's credentials (GET /api/v1/accounts/verify_credentials) and
 // names the account: ExternalID is "{host}:{account id}" (account ids are only unique within
 // their instance), Username "{username}@{host}", Name the display name. baseURL, when set,
-// wins over the credentials' instance_url. A rejected token is an auth_expired *publish.Error.
+// wins over the credentials' instance_url. A rejected token is an auth_expired *provider.Error.
 func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
@@ -575,7 +575,7 @@ func cmpOr(vs ...string) string {
 
 // Options returns the publish options of a Mastodon channel, read live from its instance:
 // text (its limit as the instance counts it), instance (the limits a post must meet) and
-// account (who posts, verifying the token). Errors are *publish.Error values, as for Step.
+// account (who posts, verifying the token). Errors are *provider.Error values, as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {

@@ -47,7 +47,7 @@ func (r Rule) matches(b ErrorBody) bool {
 	return (r.Code == 0 || r.Code == b.Code) && (r.Subcode == 0 || r.Subcode == b.Subcode)
 }
 
-// Classifier turns failed Graph calls into *publish.Error values. The zero value, with
+// Classifier turns failed Graph calls into *provider.Error values. The zero value, with
 // Platform set, is the table every Meta platform shares, in this order:
 //
 //   - not Graph's JSON (a proxy, an outage page): HTTP 429 → transient rate_limited; 401 and
@@ -85,8 +85,8 @@ type Classifier struct {
 	SubcodeText map[int]string
 }
 
-// Classify turns a failed call into a *publish.Error: an *APIError by the table above,
-// anything else with publish.AsError.
+// Classify turns a failed call into a *provider.Error: an *APIError by the table above,
+// anything else with provider.AsError.
 func (c Classifier) Classify(err error) *provider.Error {
 	var ae *APIError
 	if !errors.As(err, &ae) {

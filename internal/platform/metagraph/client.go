@@ -1,6 +1,6 @@
 // Package metagraph is what the Meta providers (facebook, instagram, threads) share of the
 // Graph API: the authenticated call (Client), Graph's error envelope (APIError), the
-// classification of Graph error codes into *publish.Error categories (Classifier, with each
+// classification of Graph error codes into *provider.Error categories (Classifier, with each
 // platform's own codes as overrides), the wait read from Retry-After and
 // X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit),
 // the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime), and the reads
@@ -107,7 +107,7 @@ func (c Client) Post(ctx context.Context, path string, form url.Values, out any)
 }
 
 // do sends req and decodes a 2xx answer into out. Failures come back as *APIError (Graph
-// answered with an error) or as a transient *publish.Error (the call did not complete).
+// answered with an error) or as a transient *provider.Error (the call did not complete).
 func (c Client) do(req *http.Request, path string, out any) error {
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")

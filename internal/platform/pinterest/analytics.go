@@ -8,7 +8,7 @@ package pinterest
 // available to all apps": when Pinterest refuses it (403), the rest of the read goes one Pin a
 // call, GET /v5/pins/{pin_id}/analytics; when it answers 404, that batch does.
 //
-// Pinterest v5 has no way to read comments, so the provider is no inbox.Source; it reports
+// Pinterest v5 has no way to read comments, so the provider is no provider.CommentSource; it reports
 // comment and reaction counts (TOTAL_COMMENTS, TOTAL_REACTIONS) as figures.
 
 import (
@@ -73,7 +73,7 @@ func (p *Provider) analyticsQuery() url.Values {
 	return url.Values{"start_date": {day}, "end_date": {day}, "metric_types": {strings.Join(names, ",")}, "app_types": {"ALL"}}
 }
 
-// Metrics implements analytics.Source. itemIDs are Pin ids (what Step returns as ExternalID);
+// Metrics implements provider.MetricsSource. itemIDs are Pin ids (what Step returns as ExternalID);
 // an id that is not one, or a Pin Pinterest does not know, has no figures.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)

@@ -81,7 +81,7 @@ func (e *apiError) publishError(other string) *provider.Error {
 }
 
 // call sends a JSON request to a Pinterest API path and decodes a 2xx answer into out.
-// Failures are *apiError (Pinterest answered) or a transient *publish.Error (no answer).
+// Failures are *apiError (Pinterest answered) or a transient *provider.Error (no answer).
 func (p *Provider) call(ctx context.Context, method, base, token, path string, q url.Values, body, out any) error {
 	var rd io.Reader = http.NoBody
 	if body != nil {
@@ -140,7 +140,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	return nil
 }
 
-// classify turns a call's error into a *publish.Error; other is the category of an
+// classify turns a call's error into a *provider.Error; other is the category of an
 // unrecognised 4xx (see publishError).
 func classify(err error, other string) *provider.Error {
 	var ae *apiError
@@ -150,7 +150,7 @@ func classify(err error, other string) *provider.Error {
 	return provider.AsError(err)
 }
 
-// readAs is classify for publish.Repeat, an unrecognised 4xx being other.
+// readAs is classify for provider.Repeat, an unrecognised 4xx being other.
 func readAs(other string) func(error) *provider.Error {
 	return func(err error) *provider.Error { return classify(err, other) }
 }

@@ -77,12 +77,12 @@ type Config struct {
 	DedupSkew  time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider is Pinterest's publish.Provider.
+// Provider is Pinterest's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -141,7 +141,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, tickets: map[string]*ticket{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Pinterest }
 
 // Phases of State.
@@ -218,7 +218,7 @@ func parseOptions(d *provider.Destination) (Options, error) {
 	return o, nil
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -590,7 +590,7 @@ func (st State) outcome() provider.Outcome {
 // Identify returns who the credentials belong to (GET /v5/user_account): the account id,
 // the business name (or the username) as name, the username and the profile image. baseURL ""
 // means the configured one; credentials carry access_token. A rejected token is an
-// auth_expired *publish.Error.
+// auth_expired *provider.Error.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	base, token, err := p.target(baseURL, credentials)
 	if err != nil {
@@ -620,7 +620,7 @@ const maxBoardPages = 20
 // Options returns the publish options of a Pinterest channel: the static registry's, with
 // board_id's choices replaced by the account's boards (GET /v5/boards, every page), and
 // "boards" listing each board's id, name and privacy. baseURL "" means the configured one;
-// credentials carry access_token. Errors are *publish.Error values, classified as for Step.
+// credentials carry access_token. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	base, token, err := p.target(baseURL, credentials)
 	if err != nil {

@@ -170,7 +170,7 @@ func (e *Env) RunRetrying(p provider.Provider, d *provider.Destination, maxSteps
 	return outs, nil
 }
 
-// AsError asserts err is a *publish.Error and returns it.
+// AsError asserts err is a *provider.Error and returns it.
 func AsError(t testing.TB, err error) *provider.Error {
 	t.Helper()
 	var pe *provider.Error
@@ -180,7 +180,7 @@ func AsError(t testing.TB, err error) *provider.Error {
 	return pe
 }
 
-// WantError asserts err is a *publish.Error of category, transient or not, whose message
+// WantError asserts err is a *provider.Error of category, transient or not, whose message
 // contains text.
 func WantError(t testing.TB, err error, category string, transient bool, text string) *provider.Error {
 	t.Helper()

@@ -86,7 +86,7 @@ func (c client) post(ctx context.Context, path string, form url.Values, out any)
 }
 
 // do sends one API request and decodes a 2xx answer into out. Failures are *apiError
-// (Reddit answered) or a transient *publish.Error (the call did not complete).
+// (Reddit answered) or a transient *provider.Error (the call did not complete).
 func (c client) do(ctx context.Context, method, pathQuery string, form url.Values, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.APITimeout)
 	defer cancel()
@@ -139,7 +139,7 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	return nil
 }
 
-// classify turns a failed call into a *publish.Error; what names the call for the message.
+// classify turns a failed call into a *provider.Error; what names the call for the message.
 func classify(err error, what string) *provider.Error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
@@ -168,7 +168,7 @@ func classify(err error, what string) *provider.Error {
 	return provider.Permanent(provider.CategoryInternal, ae.status, "%s", msg)
 }
 
-// readAs is classify for publish.Repeat, what naming the call.
+// readAs is classify for provider.Repeat, what naming the call.
 func readAs(what string) func(error) *provider.Error {
 	return func(err error) *provider.Error { return classify(err, what) }
 }

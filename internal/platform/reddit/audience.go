@@ -59,7 +59,7 @@ func fullname(id string) string {
 	return "t3_" + id
 }
 
-// Metrics implements analytics.Source with /api/info. A post Reddit does not list (deleted,
+// Metrics implements provider.MetricsSource with /api/info. A post Reddit does not list (deleted,
 // removed) has no entry.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
@@ -118,7 +118,7 @@ type commentData struct {
 	Replies json.RawMessage `json:"replies"`
 }
 
-// inboxComment turns a t1 into an inbox.Comment; poster is the post author's fullname.
+// inboxComment turns a t1 into an provider.Comment; poster is the post author's fullname.
 func (d commentData) inboxComment(poster string) provider.Comment {
 	c := provider.Comment{
 		ID: d.Name, Author: d.Author, Text: d.Body, LikeCount: d.Ups,
@@ -131,7 +131,7 @@ func (d commentData) inboxComment(poster string) provider.Comment {
 	return c
 }
 
-// Comments implements inbox.Source with one GET /comments/{article}, newest first within
+// Comments implements provider.CommentSource with one GET /comments/{article}, newest first within
 // each level, each comment followed by its replies.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
@@ -171,7 +171,7 @@ func flatten(l listing[commentData], poster string, out *[]provider.Comment) {
 	}
 }
 
-// Reply implements inbox.Source with POST /api/comment on the comment's fullname.
+// Reply implements provider.CommentSource with POST /api/comment on the comment's fullname.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {

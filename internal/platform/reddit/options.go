@@ -12,7 +12,7 @@ import (
 
 // Identify returns who the credentials (access_token) belong to: GET /api/v1/me. ExternalID
 // is the account's fullname (t2_ and its id), Username and Name its Reddit name. A rejected
-// token is an auth_expired *publish.Error. baseURL "" means the configured one.
+// token is an auth_expired *provider.Error. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
@@ -34,7 +34,7 @@ const maxSubredditPages = 10
 
 // Options returns the channel's publish options: the registry's, with the subreddits the
 // account is subscribed to (GET /subreddits/mine/subscriber, every page up to 1000) as the
-// choices of subreddit. Errors are *publish.Error values, classified as for Step.
+// choices of subreddit. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
@@ -72,7 +72,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 // video (GET /r/{subreddit}/about), its post requirements (GET
 // /api/v1/{subreddit}/post_requirements: flair required, title lengths and words) and its
 // link flair templates (GET /r/{subreddit}/api/link_flair_v2) as the choices of flair_id. A
-// subreddit that does not exist or cannot be seen is an invalid_options *publish.Error.
+// subreddit that does not exist or cannot be seen is an invalid_options *provider.Error.
 func (p *Provider) SubredditOptions(ctx context.Context, baseURL string, creds map[string]string, name string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {

@@ -45,7 +45,7 @@ func abs(n int) int {
 	return n
 }
 
-// defaultPoster is the default poster as a publish.Media.
+// defaultPoster is the default poster as a provider.Media.
 func defaultPoster() provider.Media {
 	b := defaultPosterPNG()
 	return provider.Media{

@@ -75,12 +75,12 @@ type Config struct {
 	PollInitial, PollMax time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider is Reddit's publish.Provider. It holds, in memory, the upload leases and the
+// Provider is Reddit's provider.Provider. It holds, in memory, the upload leases and the
 // websocket connections of destinations in progress; Close releases them.
 type Provider struct {
 	cfg Config
@@ -141,7 +141,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, leases: map[string]*lease{}, watches: map[string]*watch{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Reddit }
 
 // Phases of State.
@@ -233,7 +233,7 @@ func cleanSubreddit(s string) string {
 	return strings.TrimRight(s, "/")
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {

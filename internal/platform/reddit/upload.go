@@ -181,7 +181,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m provider.Media, filen
 	return e
 }
 
-// classifyS3 turns a refused upload into a *publish.Error.
+// classifyS3 turns a refused upload into a *provider.Error.
 func classifyS3(e *s3Error, what string) *provider.Error {
 	msg := "Reddit's storage refused " + what + ": " + e.Error()
 	switch {

@@ -145,7 +145,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // It returns the answer, once the body is no longer written (a platform may answer before it
 // has read the whole body), for the caller to decode and close. Or it fails with a
 // *SourceError (the media failed mid-body: nothing was posted), a transient
-// upstream_unavailable *publish.Error (no connection was made: nothing was posted), or an
+// upstream_unavailable *provider.Error (no connection was made: nothing was posted), or an
 // *UnknownError (a connection was made and no answer came).
 func Post(ctx context.Context, hc *http.Client, name string, f Form, newRequest func(ctx context.Context, body io.Reader) (*http.Request, error)) (*http.Response, error) {
 	length := f.ContentLength()

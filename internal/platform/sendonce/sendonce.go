@@ -144,7 +144,7 @@ func (a *Attempt) Send(ctx context.Context, r provider.Repeat, maxSends int, pla
 	})
 }
 
-// SavedError is a *publish.Error kept in State until it is reported.
+// SavedError is a *provider.Error kept in State until it is reported.
 type SavedError struct {
 	Category     string `json:"category"`
 	Transient    bool   `json:"transient"`

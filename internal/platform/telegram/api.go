@@ -162,7 +162,7 @@ func (c client) call(ctx context.Context, method string, params url.Values, out 
 }
 
 // decode reads a Bot API answer: its result into out, or an *apiError. An answer that is not
-// the Bot API's JSON is a transient *publish.Error.
+// the Bot API's JSON is a transient *provider.Error.
 func (c client) decode(resp *http.Response, method string, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
@@ -218,7 +218,7 @@ func (c client) getChatMember(ctx context.Context, chatID string, userID int64) 
 
 // upload POSTs f to method through sendonce.Post. A failure is an *apiError (Telegram
 // answered: nothing was posted), a *sendonce.SourceError (the media could not be read: the
-// body was cut short), a *sendonce.UnknownError, or a *publish.Error for a request that never
+// body was cut short), a *sendonce.UnknownError, or a *provider.Error for a request that never
 // left.
 func (c client) upload(ctx context.Context, method string, f sendonce.Form) (message, error) {
 	resp, err := sendonce.Post(ctx, c.hc, "Telegram "+method, f, func(ctx context.Context, body io.Reader) (*http.Request, error) {

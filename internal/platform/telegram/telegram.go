@@ -71,12 +71,12 @@ type Config struct {
 	LocalServer bool
 	// MaxVideoBytes overrides the upload limit (0: by LocalServer).
 	MaxVideoBytes int64
-	// HTTPClient makes every request (publish.NewHTTPClient(0): uploads are bounded by their
+	// HTTPClient makes every request (provider.NewHTTPClient(0): uploads are bounded by their
 	// context).
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 	// MaxSends is how many sendVideo requests one destination may make after failures that
@@ -86,7 +86,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is Telegram's publish.Provider.
+// Provider is Telegram's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -128,7 +128,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Telegram }
 
 // Phases of State.
@@ -164,7 +164,7 @@ type Options struct {
 	Caption *string `json:"caption"`
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -438,7 +438,7 @@ func postURL(ch Chat, msgID int64) string {
 // Identify returns the chat that the credentials post to, after checking that the bot may
 // post there: ExternalID is the chat's numeric id, Name its title, Username its @username.
 // baseURL "" means the configured one. A refused token or a bot without the right to post is
-// an auth_expired *publish.Error.
+// an auth_expired *provider.Error.
 func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, chatID, err := p.client(baseURL, creds)
 	if err != nil {
@@ -480,7 +480,7 @@ func (p *Provider) target(ctx context.Context, c client, chatID string) (Chat, U
 
 // Options returns what a post to the channel can choose and where it goes: the caption (plain
 // text, at most 1024 UTF-16 units), the target chat, the bot and its rights there, and the
-// upload limit. Errors are *publish.Error values, classified as for Step.
+// upload limit. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, chatID, err := p.client(baseURL, creds)
 	if err != nil {
@@ -518,7 +518,7 @@ func (st State) outcome() provider.Outcome {
 	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
 }
 
-// classify turns a call's error into a *publish.Error.
+// classify turns a call's error into a *provider.Error.
 func classify(err error) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {

@@ -49,7 +49,7 @@ func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	return p.graph(ch.BaseURL, token), nil
 }
 
-// Metrics implements analytics.Source. A post Threads does not show (deleted, or not the
+// Metrics implements provider.MetricsSource. A post Threads does not show (deleted, or not the
 // channel's) is left out.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
@@ -111,7 +111,7 @@ func (r reply) comment(itemID string) provider.Comment {
 	return c
 }
 
-// Comments implements inbox.Source.
+// Comments implements provider.CommentSource.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
@@ -129,7 +129,7 @@ func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID str
 	return out, nil
 }
 
-// Reply implements inbox.Source. The published reply is read back for the author and time
+// Reply implements provider.CommentSource. The published reply is read back for the author and time
 // Threads stored; when that read fails the reply is still published, and is answered as sent.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)

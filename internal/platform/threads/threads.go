@@ -68,18 +68,18 @@ type Config struct {
 	// is created; threads_publish still fails with quota_exceeded when the quota is spent.
 	SkipPublishingLimitCheck bool
 	// PollInterval is the first wait before reading a container's status (1 s when 0); the
-	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0, the
+	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0, the
 	// once-a-minute pace Meta recommends).
 	PollInterval, MaxPollInterval time.Duration
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
 
-// Provider publishes video posts to Threads. It implements publish.Provider.
+// Provider publishes video posts to Threads. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -117,7 +117,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps (Destination.State / Outcome.State). It
@@ -148,7 +148,7 @@ type Options struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
@@ -338,7 +338,7 @@ func (p *Provider) wait(st State) (provider.Outcome, error) {
 	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
 	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
@@ -452,7 +452,7 @@ func (p *Provider) me(ctx context.Context, g metagraph.Client) (profile, error) 
 
 // Identify tells whose the credentials are (GET /me with the access token): the Threads user
 // id (the channel's external account id), name, username and profile picture. A rejected token
-// is an auth_expired *publish.Error. baseURL "" means the configured one.
+// is an auth_expired *provider.Error. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	token := credentials["access_token"]
 	if token == "" {
@@ -468,7 +468,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 // Options returns the publish options of a Threads channel, read live: "text" (the one field
 // of the threads object, at most 500 characters, emoji counted as their UTF-8 bytes) and
 // "account", the profile with its publishing quota (threads_publishing_limit: posts published
-// through the API in the rolling window, the limit and the window). Errors are *publish.Error
+// through the API in the rolling window, the limit and the window). Errors are *provider.Error
 // values, classified as for Step. baseURL "" means the configured one.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	token := credentials["access_token"]

@@ -4,7 +4,7 @@ package tiktok
 // up to 20 ids a call (scope video.list, 600 requests a minute): view_count, like_count,
 // comment_count and share_count. TikTok gives no impressions, reach, saves or watch time
 // here, and no comments at all (only the Research and Business APIs have them), so the
-// provider is an analytics.Source and not an inbox.Source.
+// provider is an provider.MetricsSource and not an provider.CommentSource.
 //
 // Which id: the query takes the public video id. The stored external id is that id when the
 // status fetch gave one by the end of publishing (publicaly_available_post_id), and the
@@ -43,7 +43,7 @@ type video struct {
 	ShareCount   *int64 `json:"share_count"`
 }
 
-// Metrics implements analytics.Source.
+// Metrics implements provider.MetricsSource.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {

@@ -73,7 +73,7 @@ type Config struct {
 	ChunkSize int64
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one chunk).
 	StepBytes int64
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 	// APITimeout bounds each JSON API call (30 s).
@@ -87,7 +87,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is TikTok's publish.Provider.
+// Provider is TikTok's provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -128,7 +128,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.TikTok }
 
 // Phases of State.
@@ -205,7 +205,7 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 
 func allowed(b *bool) bool { return b == nil || *b }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
@@ -247,7 +247,7 @@ func (p *Provider) target(baseURL string, credentials map[string]string) (base, 
 // creator's own privacy levels, interaction settings and maximum duration from creator_info
 // put in key by key, so the answer has the same keys whether it is live or not. account is
 // the creator's identity, for showing which account a post goes to. baseURL "" means the
-// configured one; credentials carry access_token. Errors are *publish.Error values, classified
+// configured one; credentials carry access_token. Errors are *provider.Error values, classified
 // as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	base, token, err := p.target(baseURL, credentials)
@@ -754,7 +754,7 @@ func (st State) outcome() provider.Outcome {
 	return provider.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
 }
 
-// classify turns a call's error into a *publish.Error.
+// classify turns a call's error into a *provider.Error.
 func classify(err error) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {

@@ -58,7 +58,7 @@ type statistics struct {
 	CommentCount *string `json:"commentCount"`
 }
 
-// Metrics implements analytics.Source with videos.list's statistics. A video YouTube does
+// Metrics implements provider.MetricsSource with videos.list's statistics. A video YouTube does
 // not list (deleted, private to another channel) has no entry.
 func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	c, err := p.channelCall(ctx, ch)
@@ -112,7 +112,7 @@ func count(s *string) *int64 {
 	return provider.N(n)
 }
 
-// inboxComment turns a comment resource into an inbox.Comment. The comment is the channel's
+// inboxComment turns a comment resource into an provider.Comment. The comment is the channel's
 // own when its author is the channel of the video (snippet.channelId), which holds for real
 // and sandbox channels alike: the video is the channel's. A comment always has a like count:
 // the library cannot tell 0 from none, and YouTube shows it for every comment.
@@ -137,7 +137,7 @@ func inboxComment(r *ytapi.Comment) (provider.Comment, error) {
 	return c, nil
 }
 
-// Comments implements inbox.Source: the video's threads, newest first, each top-level comment
+// Comments implements provider.CommentSource: the video's threads, newest first, each top-level comment
 // followed by its replies.
 func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.channelCall(ctx, ch)
@@ -225,7 +225,7 @@ func replies(ctx context.Context, api *ytapi.Service, parentID string) ([]*ytapi
 	return list.Items, nil
 }
 
-// Reply implements inbox.Source with comments.insert. The reply goes to the thread's
+// Reply implements provider.CommentSource with comments.insert. The reply goes to the thread's
 // top-level comment: to itself, or its parent when to is a reply.
 func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.channelCall(ctx, ch)

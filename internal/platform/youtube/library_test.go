@@ -62,7 +62,7 @@ func TestLibraryRequests(t *testing.T) {
 }
 
 // TestLibraryErrorsAsHandWritten makes the same failing call by hand and through the library
-// (videos.list): both give the same publish.Error, for every fault the simulator has, for
+// (videos.list): both give the same provider.Error, for every fault the simulator has, for
 // the daily quota and for a request YouTube refuses.
 func TestLibraryErrorsAsHandWritten(t *testing.T) {
 	e := newAudienceEnv(t, sim.YouTubeOptions{DailyQuota: 2})

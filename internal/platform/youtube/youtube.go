@@ -119,7 +119,7 @@ type Config struct {
 	MaxPollInterval time.Duration
 	// Region is the region whose video categories Options lists; default "US".
 	Region string
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
 }
@@ -167,7 +167,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, client: client}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.YouTube }
 
 // State is what the provider stores between steps.
@@ -277,7 +277,7 @@ func truncateRunes(s string, n int) string {
 	return s
 }
 
-// Step implements publish.Provider.
+// Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
