@@ -31,14 +31,14 @@ var notProviders = []string{
 	"github.com/reelay/reelay/internal/platform/providertest",
 }
 
-// TestProvidersDependOnTheContractOnly: no provider package (nor a helper they share) pulls in
-// the publisher, the store, the simulators or what those bring along.
+// TestProvidersDependOnTheContractOnly: no provider package (nor a helper they share, nor the
+// contract itself) pulls in the publisher, the store, the simulators or what those bring along.
 func TestProvidersDependOnTheContractOnly(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to list dependencies: %v", err)
 	}
-	out, err := exec.Command(gobin, "list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...").Output()
+	out, err := exec.Command(gobin, "list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...", "../provider").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -62,8 +62,8 @@ func TestProvidersDependOnTheContractOnly(t *testing.T) {
 			t.Errorf("%s depends on %s", fields[0], strings.Join(found, ", "))
 		}
 	}
-	if checked < 12 {
-		t.Fatalf("checked %d packages, want at least the twelve providers:\n%s", checked, out)
+	if checked < 13 {
+		t.Fatalf("checked %d packages, want at least the twelve providers and the contract:\n%s", checked, out)
 	}
 }
 
