@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -24,7 +25,7 @@ type Syncer struct {
 	Caller publish.ChannelCaller
 	// Sources are the providers with an analytics API, by platform. Items on the other
 	// platforms are never read (their figures stay null).
-	Sources map[string]Source
+	Sources map[string]provider.MetricsSource
 	Log     *slog.Logger
 }
 
@@ -99,8 +100,8 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	for _, t := range group {
 		externalIDs = append(externalIDs, t.ExternalID)
 	}
-	var got map[string]Metrics
-	callErr := s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+	var got map[string]provider.Metrics
+	callErr := s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 		var err error
 		got, err = src.Metrics(ctx, pc, externalIDs)
 		return err
@@ -113,7 +114,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		m, ok := got[t.ExternalID]
 		switch {
 		case ok:
-			readings = append(readings, store.Reading{DestinationID: t.DestinationID, Figures: m.figures(), At: now, Next: NextRead(t.PublishedAt, now)})
+			readings = append(readings, store.Reading{DestinationID: t.DestinationID, Figures: figures(m), At: now, Next: NextRead(t.PublishedAt, now)})
 		case callErr == nil:
 			missing = append(missing, t.DestinationID)
 		}
@@ -125,7 +126,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	if len(missing) > 0 {
 		// The platform answered without these items: deleted there, or not visible yet.
 		sum.Failed += len(missing)
-		sum.Errors = append(sum.Errors, ChannelErr{Platform: first.Platform, ChannelID: first.ChannelID, Category: publish.CategoryMediaRejected,
+		sum.Errors = append(sum.Errors, ChannelErr{Platform: first.Platform, ChannelID: first.ChannelID, Category: provider.CategoryMediaRejected,
 			Message: "the platform has no figures for these items (deleted, or not visible yet)", Destinations: len(missing)})
 		next := NextRead(first.PublishedAt, now)
 		if err := s.Store.SetAudienceSchedule(ctx, store.ReadMetrics, missing, "the platform has no figures for this item", &next); err != nil {
@@ -139,7 +140,7 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 		sum.Pending += len(group) - len(readings)
 		return sum, nil
 	}
-	pe := publish.AsError(callErr)
+	pe := provider.AsError(callErr)
 	var unread []string
 	for _, t := range group {
 		if _, ok := got[t.ExternalID]; !ok {
@@ -155,7 +156,8 @@ func (s *Syncer) syncChannel(ctx context.Context, group []store.AudienceTarget) 
 	return sum, s.Store.SetAudienceSchedule(context.WithoutCancel(ctx), store.ReadMetrics, unread, pe.Message, &next)
 }
 
-func (m Metrics) figures() store.Figures {
+// figures is how m is stored.
+func figures(m provider.Metrics) store.Figures {
 	return store.Figures{
 		Views: m.Views, Likes: m.Likes, Comments: m.Comments, Shares: m.Shares, Impressions: m.Impressions,
 		Reach: m.Reach, Saves: m.Saves, WatchTimeSeconds: m.WatchTimeSeconds,
@@ -187,9 +189,9 @@ func NextRead(publishedAt, now time.Time) time.Time {
 // RetryAt is when a read that failed with pe is tried again: after the platform's Retry-After
 // (at least five minutes) when it limited the rate, after a quarter of an hour when it was
 // unavailable, and on the usual schedule when it refused (the refusal will not go away sooner).
-func RetryAt(pe *publish.Error, publishedAt, now time.Time) time.Time {
+func RetryAt(pe *provider.Error, publishedAt, now time.Time) time.Time {
 	switch {
-	case pe.Category == publish.CategoryRateLimited || pe.Category == publish.CategoryQuotaExceeded:
+	case pe.Category == provider.CategoryRateLimited || pe.Category == provider.CategoryQuotaExceeded:
 		return now.Add(max(pe.RetryAfter, 5*time.Minute))
 	case pe.Transient:
 		return now.Add(15 * time.Minute)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 func TestNextRead(t *testing.T) {
@@ -41,14 +41,14 @@ func TestRetryAt(t *testing.T) {
 	now := published.Add(3 * 24 * time.Hour)
 	for _, tc := range []struct {
 		name     string
-		err      *publish.Error
+		err      *provider.Error
 		min, max time.Duration
 	}{
-		{"rate limit with a long Retry-After", publish.Transient(publish.CategoryRateLimited, 429, time.Hour, "slow down"), time.Hour, time.Hour},
-		{"rate limit with a short Retry-After", publish.Transient(publish.CategoryRateLimited, 429, time.Second, "slow down"), 5 * time.Minute, 5 * time.Minute},
-		{"quota", publish.Permanent(publish.CategoryQuotaExceeded, 403, "quota"), 5 * time.Minute, 5 * time.Minute},
-		{"unavailable", publish.Transient(publish.CategoryUpstreamUnavailable, 503, 0, "down"), 15 * time.Minute, 15 * time.Minute},
-		{"refused", publish.Permanent(publish.CategoryAuthExpired, 401, "token"), 108 * time.Minute, 132 * time.Minute},
+		{"rate limit with a long Retry-After", provider.Transient(provider.CategoryRateLimited, 429, time.Hour, "slow down"), time.Hour, time.Hour},
+		{"rate limit with a short Retry-After", provider.Transient(provider.CategoryRateLimited, 429, time.Second, "slow down"), 5 * time.Minute, 5 * time.Minute},
+		{"quota", provider.Permanent(provider.CategoryQuotaExceeded, 403, "quota"), 5 * time.Minute, 5 * time.Minute},
+		{"unavailable", provider.Transient(provider.CategoryUpstreamUnavailable, 503, 0, "down"), 15 * time.Minute, 15 * time.Minute},
+		{"refused", provider.Permanent(provider.CategoryAuthExpired, 401, "token"), 108 * time.Minute, 132 * time.Minute},
 	} {
 		if wait := RetryAt(tc.err, published, now).Sub(now); wait < tc.min || wait > tc.max {
 			t.Errorf("%s: retry in %s, want %s–%s", tc.name, wait, tc.min, tc.max)

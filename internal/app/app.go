@@ -36,11 +36,13 @@ import (
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/reddit"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/render"
 	"github.com/reelay/reelay/internal/secret"
@@ -101,10 +103,10 @@ type App struct {
 // requests of the platforms whose host a user names (a Mastodon instance, a Bluesky PDS): it
 // must refuse the server's own network. poll, when positive,
 // replaces every provider's first processing-poll interval (tests).
-func Providers(poll time.Duration, userHosts *http.Client) map[string]publish.Provider {
+func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.Provider {
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
-	return map[string]publish.Provider{
+	return map[string]provider.Provider{
 		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInterval: poll}),
 		platform.Instagram: instagram.New(instagram.Config{PollInterval: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
@@ -118,17 +120,6 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]publish.Pr
 		platform.Threads:   threads.New(threads.Config{PollInterval: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{PollInterval: poll}),
 	}
-}
-
-// optionsReader is a provider that reads a channel's live publish options.
-type optionsReader interface {
-	Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error)
-}
-
-// subredditReader reads one subreddit's requirements and flair (Reddit), asked for with
-// ?subreddit= on the options endpoint.
-type subredditReader interface {
-	SubredditOptions(ctx context.Context, baseURL string, credentials map[string]string, subreddit string) (map[string]any, error)
 }
 
 // Simulators are the platform simulators sandbox channels publish to. Only callers holding a
@@ -178,7 +169,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		simulators = cfg.PublicURL
 	}
 	access := publish.ChannelAccess{
-		Box: box, SandboxKey: sim.SandboxTokenKey(p.SecretKey), SimulatorsURL: simulators,
+		Box: box, SandboxKey: sandboxtoken.Key(p.SecretKey), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{
 			platform.Instagram: "/" + instagram.APIVersion,
 			platform.Threads:   "/" + threads.APIVersion,
@@ -201,22 +192,22 @@ func New(ctx context.Context, p Params) (*App, error) {
 		}
 	}
 	providerTransport := media.SafeTransport(policy)
-	publish.KeepConnections(providerTransport)
+	provider.KeepConnections(providerTransport)
 	providers := Providers(p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range providers {
-			if c, ok := prov.(interface{ Close() }); ok {
+			if c, ok := prov.(provider.Closer); ok {
 				c.Close()
 			}
 		}
 	})
 	connector := &connect.Connector{
-		Store: st, Access: access, Identifiers: map[string]connect.Identifier{}, Clients: map[string]connect.Client{},
+		Store: st, Access: access, Identifiers: map[string]provider.Identifier{}, Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
-		HTTPClient: publish.NewHTTPClient(30 * time.Second),
+		HTTPClient: provider.NewHTTPClient(30 * time.Second),
 	}
 	for name, prov := range providers {
-		if idf, ok := prov.(connect.Identifier); ok {
+		if idf, ok := prov.(provider.Identifier); ok {
 			connector.Identifiers[name] = idf
 		}
 	}
@@ -232,13 +223,13 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Tokens: connector,
 	}
 	caller := publish.ChannelCaller{Access: access, Tokens: connector, Store: st}
-	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]analytics.Source{}, Log: log.With("component", "analytics")}
-	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]inbox.Source{}, Log: log.With("component", "inbox")}
+	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]provider.MetricsSource{}, Log: log.With("component", "analytics")}
+	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]provider.CommentSource{}, Log: log.With("component", "inbox")}
 	for name, prov := range providers {
-		if src, ok := prov.(analytics.Source); ok {
+		if src, ok := prov.(provider.MetricsSource); ok {
 			syncer.Sources[name] = src
 		}
-		if src, ok := prov.(inbox.Source); ok {
+		if src, ok := prov.(provider.CommentSource); ok {
 			comments.Sources[name] = src
 		}
 	}
@@ -323,11 +314,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	options := map[string]httpapi.OptionsSource{}
 	for name, prov := range providers {
-		r, ok := prov.(optionsReader)
+		r, ok := prov.(provider.OptionsReader)
 		if !ok {
 			continue
 		}
-		sr, scoped := prov.(subredditReader)
+		sr, scoped := prov.(provider.SubredditOptionsReader)
 		options[name] = func(ctx context.Context, base string, creds map[string]string, q url.Values) (map[string]any, error) {
 			if sub := q.Get("subreddit"); scoped && sub != "" {
 				return sr.SubredditOptions(ctx, base, creds, sub)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
@@ -28,7 +28,7 @@ func TestFacebookPagesWithinTheCap(t *testing.T) {
 		f := newFixture(t, st)
 		// The simulator's user manages one Page; this one manages three. Everything else is
 		// the simulator's.
-		mint := sim.TokenMint{Key: f.c.Access.SandboxKey, Platform: "facebook"}
+		mint := sandboxtoken.Mint{Key: f.c.Access.SandboxKey, Platform: "facebook"}
 		simulators, _ := url.Parse(f.c.Access.SimulatorsURL)
 		passOn := httputil.NewSingleHostReverseProxy(simulators)
 		threePages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

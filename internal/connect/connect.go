@@ -22,22 +22,18 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
-
-// Identifier tells whose credentials these are on a platform (each platform's provider).
-type Identifier interface {
-	Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error)
-}
 
 // Connector connects channels.
 type Connector struct {
 	Store  *store.Store
 	Access publish.ChannelAccess
 	// Identifiers name accounts, by platform.
-	Identifiers map[string]Identifier
+	Identifiers map[string]provider.Identifier
 	// Clients are reelay's OAuth apps, by platform (from configuration).
 	Clients map[string]Client
 	// PublicURL is reelay's, where platforms send the browser back (/oauth/{platform}/callback).
@@ -99,7 +95,7 @@ func (c *Connector) oauthRoot(platformName string, sandbox bool) string {
 // client is the OAuth app to use: the simulator's sandbox app, or the configured one.
 func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
 	if sandbox {
-		return Client{ID: sim.SandboxClientID, Secret: sim.TokenMint{Key: c.Access.SandboxKey, Platform: platformName}.ClientSecret()}, nil
+		return Client{ID: sandboxtoken.ClientID, Secret: sandboxtoken.Mint{Key: c.Access.SandboxKey, Platform: platformName}.ClientSecret()}, nil
 	}
 	cl, ok := c.Clients[platformName]
 	if !ok || cl.ID == "" {
@@ -356,7 +352,7 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 	}
 	tok, err := d.exchange(ctx, c.httpClient(), c.oauthRoot(platformName, st.Sandbox), cl, cb.Code, c.RedirectURI(platformName), verifier)
 	if err != nil {
-		if pe := publish.AsError(err); !pe.Transient {
+		if pe := provider.AsError(err); !pe.Transient {
 			return nil, &Refusal{Message: platform.DisplayName(platformName) + " refused the authorization: " + pe.Message, Err: err}
 		}
 		return nil, err
@@ -427,7 +423,7 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 	}
 	who, err := idf.Identify(ctx, base, creds)
 	if err != nil {
-		if pe := publish.AsError(err); !pe.Transient {
+		if pe := provider.AsError(err); !pe.Transient {
 			return store.Channel{}, &Refusal{Message: platform.DisplayName(ch.Platform) + ": " + pe.Message, Err: err}
 		}
 		return store.Channel{}, err
@@ -437,7 +433,7 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 		// A simulated account is known by the id its tokens carry, whatever the platform calls
 		// it (YouTube's UC… channel id, Reddit's t2_ fullname): that is how the simulator
 		// records what it received and finds the channel's sandbox behaviour.
-		if account, _, ok := (sim.TokenMint{Key: c.Access.SandboxKey, Platform: ch.Platform}).ParseAccessToken(creds["access_token"]); ok {
+		if account, _, ok := (sandboxtoken.Mint{Key: c.Access.SandboxKey, Platform: ch.Platform}).ParseAccessToken(creds["access_token"]); ok {
 			ch.ExternalAccountID = account
 		}
 	}
@@ -452,14 +448,14 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 // /channels stores for a token-based channel. A refused credential is a 400 naming it; a
 // platform that cannot be reached a 502. It returns ok=false for a platform without an
 // identifier (nothing to verify with).
-func (c *Connector) Verify(ctx context.Context, platformName string, creds map[string]string) (publish.Identity, bool, error) {
+func (c *Connector) Verify(ctx context.Context, platformName string, creds map[string]string) (provider.Identity, bool, error) {
 	idf, ok := c.Identifiers[platformName]
 	if !ok {
-		return publish.Identity{}, false, nil
+		return provider.Identity{}, false, nil
 	}
 	who, err := idf.Identify(ctx, c.APIBases[platformName], creds)
 	if err != nil {
-		pe := publish.AsError(err)
+		pe := provider.AsError(err)
 		if pe.Transient {
 			return who, true, apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s could not be reached to verify the credentials: %s",
 				platform.DisplayName(platformName), pe.Message).Wrap(err)

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
@@ -25,14 +27,14 @@ import (
 // against its simulator.
 type simIdentity struct{ key []byte }
 
-func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (publish.Identity, error) {
+func (s simIdentity) Identify(_ context.Context, base string, creds map[string]string) (provider.Identity, error) {
 	platform := base[strings.LastIndex(base, "/sandbox/")+len("/sandbox/"):]
 	platform, _, _ = strings.Cut(platform, "/")
-	account, _, ok := sim.TokenMint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
+	account, _, ok := sandboxtoken.Mint{Key: s.key, Platform: platform}.ParseAccessToken(creds["access_token"])
 	if !ok {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 401, "invalid token")
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 401, "invalid token")
 	}
-	return publish.Identity{ExternalID: account, Name: "Sim " + account, Username: "@" + account}, nil
+	return provider.Identity{ExternalID: account, Name: "Sim " + account, Username: "@" + account}, nil
 }
 
 type fixture struct {
@@ -64,12 +66,12 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 	sandboxKey := secret.Derive(key, "sandbox tokens")
 	for _, p := range sim.OAuthPlatforms() {
 		api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
-		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sim.TokenMint{Key: sandboxKey, Platform: p},
+		h := sim.WithOAuth(p, sim.OAuthConfig{Mint: sandboxtoken.Mint{Key: sandboxKey, Platform: p},
 			RedirectURIs: []string{srv.URL + CallbackPath(p)}}, api)
 		mux.Handle("/sandbox/"+p+"/", http.StripPrefix("/sandbox/"+p, h))
 	}
 	access := publish.ChannelAccess{Box: box, SandboxKey: sandboxKey, SimulatorsURL: srv.URL}
-	ids := map[string]Identifier{}
+	ids := map[string]provider.Identifier{}
 	for _, p := range sim.OAuthPlatforms() {
 		ids[p] = simIdentity{key: sandboxKey}
 	}
@@ -144,7 +146,7 @@ func TestConsentRoundTripPerPlatform(t *testing.T) {
 				link, _ := f.start(p)
 				u, _ := url.Parse(link)
 				real, _ := url.Parse(d.authURL)
-				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sim.SandboxClientID {
+				if u.Path != "/sandbox/"+p+real.Path || u.Query().Get(d.clientParam) != sandboxtoken.ClientID {
 					t.Fatalf("consent URL %s: want the simulator's %s with %s", link, real.Path, d.clientParam)
 				}
 				if got := u.Query().Get("code_challenge") != ""; got != d.pkce {
@@ -167,7 +169,7 @@ func TestConsentRoundTripPerPlatform(t *testing.T) {
 					t.Fatalf("channel %+v", ch)
 				}
 				creds := f.creds(ch)
-				if _, _, ok := (sim.TokenMint{Key: f.c.Access.SandboxKey, Platform: p}).ParseAccessToken(creds["access_token"]); !ok {
+				if _, _, ok := (sandboxtoken.Mint{Key: f.c.Access.SandboxKey, Platform: p}).ParseAccessToken(creds["access_token"]); !ok {
 					t.Fatalf("stored access token %q is not the simulator's", creds["access_token"])
 				}
 				wantRefresh := !d.meta
@@ -440,7 +442,7 @@ func TestRefresh(t *testing.T) {
 		if err == nil {
 			t.Fatal("a refresh with a revoked refresh token succeeded")
 		}
-		if pe := publish.AsError(err); pe.Transient || pe.Category != publish.CategoryAuthExpired {
+		if pe := provider.AsError(err); pe.Transient || pe.Category != provider.CategoryAuthExpired {
 			t.Fatalf("refused refresh: %v", err)
 		}
 		after, _ := st.GetChannel(ctx, f.account, ch.ID)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -26,7 +27,7 @@ import (
 func CredentialChannel(ctx context.Context, c *Connector, access publish.ChannelAccess, project store.Project,
 	platformName, name string, creds map[string]string) (store.Channel, error) {
 	ch := store.Channel{AccountID: project.AccountID, ProjectID: project.ID, Platform: platformName, Name: name}
-	who, verified := publish.Identity{}, false
+	who, verified := provider.Identity{}, false
 	if c != nil {
 		var err error
 		if who, verified, err = c.Verify(ctx, platformName, creds); err != nil {

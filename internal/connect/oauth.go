@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // dialect is how one platform's authorization server is spoken to.
@@ -179,7 +179,7 @@ func (d dialect) refresh(ctx context.Context, hc *http.Client, root string, c Cl
 	case d.meta:
 		return d.longLived(ctx, hc, root, c, creds["access_token"])
 	case creds["refresh_token"] == "":
-		return token{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the channel has no refresh token; reconnect it")
+		return token{}, provider.Permanent(provider.CategoryAuthExpired, 0, "the channel has no refresh token; reconnect it")
 	}
 	return d.post(ctx, hc, at(root, d.tokenURL), c, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds["refresh_token"]}})
 }
@@ -215,15 +215,15 @@ func (d dialect) get(ctx context.Context, hc *http.Client, endpoint string) (tok
 func (d dialect) do(hc *http.Client, req *http.Request) (token, error) {
 	resp, err := hc.Do(req)
 	if err != nil {
-		return token{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "token endpoint: %v", err)
+		return token{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "token endpoint: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return token{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint: %v", err)
+		return token{}, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint: %v", err)
 	}
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return token{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint answered %s", resp.Status)
+		return token{}, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint answered %s", resp.Status)
 	}
 	var t token
 	var e struct {
@@ -232,10 +232,10 @@ func (d dialect) do(hc *http.Client, req *http.Request) (token, error) {
 	}
 	_ = json.Unmarshal(body, &e)
 	if resp.StatusCode != http.StatusOK || len(e.Error) > 0 {
-		return token{}, publish.Permanent(publish.CategoryAuthExpired, resp.StatusCode, "%s", describeOAuthError(e.Error, e.Description, resp.Status))
+		return token{}, provider.Permanent(provider.CategoryAuthExpired, resp.StatusCode, "%s", describeOAuthError(e.Error, e.Description, resp.Status))
 	}
 	if err := json.Unmarshal(body, &t); err != nil || t.AccessToken == "" {
-		return token{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint answered no access token")
+		return token{}, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "token endpoint answered no access token")
 	}
 	return t, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -29,7 +29,7 @@ func (c *Connector) Refresh(ctx context.Context, ch store.Channel, force bool) (
 	d, ok := dialects[ch.Platform]
 	if !ok {
 		if force {
-			return ch, publish.Permanent(publish.CategoryAuthExpired, 0, "%s refused the channel's credentials; reconnect it", platform.DisplayName(ch.Platform))
+			return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials; reconnect it", platform.DisplayName(ch.Platform))
 		}
 		return ch, nil
 	}
@@ -56,7 +56,7 @@ func (c *Connector) Refresh(ctx context.Context, ch store.Channel, force bool) (
 	tok, creds, err := c.renew(ctx, d, fresh)
 	if err != nil {
 		status := ""
-		if pe := publish.AsError(err); !pe.Transient {
+		if pe := provider.AsError(err); !pe.Transient {
 			status = store.ChannelReauthRequired
 		}
 		if rerr := c.Store.ReleaseRefreshLease(context.WithoutCancel(ctx), ch.ID, status); rerr != nil {
@@ -81,11 +81,11 @@ func (c *Connector) Refresh(ctx context.Context, ch store.Channel, force bool) (
 func (c *Connector) renew(ctx context.Context, d dialect, ch store.Channel) (token, map[string]string, error) {
 	_, creds, err := c.Access.Open(ch)
 	if err != nil {
-		return token{}, nil, publish.Permanent(publish.CategoryAuthExpired, 0, "%v", err)
+		return token{}, nil, provider.Permanent(provider.CategoryAuthExpired, 0, "%v", err)
 	}
 	cl, err := c.client(ch.Platform, ch.Sandbox)
 	if err != nil {
-		return token{}, nil, publish.Permanent(publish.CategoryAuthExpired, 0, "cannot refresh: no %s app is configured", platform.DisplayName(ch.Platform))
+		return token{}, nil, provider.Permanent(provider.CategoryAuthExpired, 0, "cannot refresh: no %s app is configured", platform.DisplayName(ch.Platform))
 	}
 	tok, err := d.refresh(ctx, c.httpClient(), c.oauthRoot(ch.Platform, ch.Sandbox), cl, creds)
 	return tok, creds, err
@@ -122,12 +122,12 @@ func (c *Connector) awaitRefresh(ctx context.Context, id string) (store.Channel,
 				return ch, err
 			}
 			if ch.Status == store.ChannelReauthRequired {
-				return ch, publish.Permanent(publish.CategoryAuthExpired, 0, "%s refused to renew the channel's token; reconnect it", platform.DisplayName(ch.Platform))
+				return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused to renew the channel's token; reconnect it", platform.DisplayName(ch.Platform))
 			}
 			return ch, nil
 		}
 		if time.Now().After(deadline) {
-			return ch, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "another process is still refreshing the channel's token")
+			return ch, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "another process is still refreshing the channel's token")
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -220,7 +221,7 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	if read, ok := s.optionSources[c.Platform]; ok {
 		// The caller renews a token that is due (or refused) first, and marks a channel whose
 		// token the platform still refuses reauth_required.
-		err := s.channelCaller().Call(r.Context(), c, func(ch publish.Channel) error {
+		err := s.channelCaller().Call(r.Context(), c, func(ch provider.Channel) error {
 			creds := maps.Clone(ch.Credentials)
 			// Instagram's calls are made on the account's own node.
 			creds["ig_user_id"] = c.ExternalAccountID
@@ -229,8 +230,8 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 			return err
 		})
 		if err != nil {
-			pe := publish.AsError(err)
-			if pe.Category == publish.CategoryInvalidOptions && r.URL.Query().Get("subreddit") != "" {
+			pe := provider.AsError(err)
+			if pe.Category == provider.CategoryInvalidOptions && r.URL.Query().Get("subreddit") != "" {
 				return apierr.Field("subreddit", pe.Message)
 			}
 			return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/config"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
@@ -141,10 +142,10 @@ func TestTokenChannelsAreVerified(t *testing.T) {
 		// Simulated accounts that exist: those of sandbox channels.
 		_, blueskyAccount := e.sandboxChannel(e.a, "bluesky", nil)
 		_, mastodonAccount := e.sandboxChannel(e.a, "mastodon", nil)
-		bsky := map[string]any{"handle": sim.BlueskySandboxHandle(blueskyAccount),
-			"app_password": sim.SandboxToken(appSandboxKey, "bluesky", blueskyAccount), "pds_url": e.cfg.PublicURL + "/sandbox/bluesky"}
+		bsky := map[string]any{"handle": sandboxtoken.BlueskyHandle(blueskyAccount),
+			"app_password": sandboxtoken.Token(appSandboxKey, "bluesky", blueskyAccount), "pds_url": e.cfg.PublicURL + "/sandbox/bluesky"}
 		masto := map[string]any{"instance_url": e.cfg.PublicURL + "/sandbox/mastodon",
-			"access_token": sim.SandboxToken(appSandboxKey, "mastodon", mastodonAccount)}
+			"access_token": sandboxtoken.Token(appSandboxKey, "mastodon", mastodonAccount)}
 
 		for platform, creds := range map[string]map[string]any{"bluesky": bsky, "mastodon": masto} {
 			wrong := map[string]any{}
@@ -198,7 +199,7 @@ func TestRefusedTokenIsRenewed(t *testing.T) {
 		}
 		// The stored token has expired although reelay believes it good for an hour: only the
 		// platform's refusal can tell.
-		mint := sim.TokenMint{Key: appSandboxKey, Platform: "tiktok"}
+		mint := sandboxtoken.Mint{Key: appSandboxKey, Platform: "tiktok"}
 		creds["access_token"] = mint.Access(ch.ExternalAccountID, time.Now().Add(-time.Minute))
 		later := time.Now().Add(time.Hour)
 		if err := e.st.SaveRefreshedCredentials(ctx, ch.ID, access.Seal(ch, creds), &later); err != nil {

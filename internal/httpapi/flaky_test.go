@@ -27,7 +27,7 @@ const (
 // REELAY_RETRY_ATTEMPTS and a 100 ms base delay: every post is published, and each simulator
 // received each video once and published it once.
 //
-// Before the providers repeated single calls in place (publish.Repeat), a step lost a whole
+// Before the providers repeated single calls in place (provider.Repeat), a step lost a whole
 // attempt whenever any of its calls failed, and 10 to 20 posts of 20 published per platform;
 // docs/BENCHMARKS.md, "Publishing through flaky platforms", has the figures before and after,
 // three runs each with `go test -count=1 -v -run TestPublishOutlastsFlakyPlatforms`.

@@ -14,7 +14,7 @@ import (
 	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/httpapi"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -117,9 +117,9 @@ func TestAddressLimits(t *testing.T) {
 		{name: "media link", api: true, make: floodGET("/api/v1/media/m1?exp=4102444800&sig=forged")},
 		{name: "API contract", api: true, make: floodGET("/api/v1/openapi.json")},
 		{name: "sandbox consent page", make: floodGET("/sandbox/youtube/o/oauth2/v2/auth?response_type=code&client_id=" +
-			sim.SandboxClientID + "&redirect_uri=" + url.QueryEscape("https://elsewhere.example/cb"))},
+			sandboxtoken.ClientID + "&redirect_uri=" + url.QueryEscape("https://elsewhere.example/cb"))},
 		{name: "sandbox token endpoint", make: floodForm("/sandbox/youtube/token",
-			url.Values{"grant_type": {"authorization_code"}, "code": {"forged"}, "client_id": {sim.SandboxClientID}}, false)},
+			url.Values{"grant_type": {"authorization_code"}, "code": {"forged"}, "client_id": {sandboxtoken.ClientID}}, false)},
 		{name: "dashboard sign-in", make: floodForm("/signin", url.Values{"api_key": {"rly_wrong"}}, true)},
 		{name: "OIDC sign-in start", make: floodForm("/signin/oidc", url.Values{}, true)},
 		{name: "OIDC sign-in callback", make: floodGET("/signin/oidc/callback?code=c&state=forged", "Accept", "application/json")},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -98,7 +99,7 @@ func upstreamFailure(p store.Post) bool {
 		return false
 	}
 	for _, d := range p.Destinations {
-		if d.Status == store.DestFailed && d.ErrorCategory != publish.CategoryInternal {
+		if d.Status == store.DestFailed && d.ErrorCategory != provider.CategoryInternal {
 			return true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -51,7 +52,7 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		// The simulator's consent page approves at once and sends the browser back to this
 		// server's callback, so the whole OAuth round trip runs in the sandbox.
 		h = sim.WithOAuth(name, sim.OAuthConfig{
-			Mint:         sim.TokenMint{Key: key, Platform: name},
+			Mint:         sandboxtoken.Mint{Key: key, Platform: name},
 			RedirectURIs: []string{publicURL + connect.CallbackPath(name)},
 			Now:          now,
 			State:        state,
@@ -143,7 +144,7 @@ func (a *sandboxAccounts) remember(id string, acct sim.Account, writes uint64, a
 }
 
 func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account, bool) {
-	account, exp, ok := sim.TokenMint{Key: a.key, Platform: a.platform}.ParseAccessToken(token)
+	account, exp, ok := sandboxtoken.Mint{Key: a.key, Platform: a.platform}.ParseAccessToken(token)
 	t := time.Now()
 	if !ok || (!exp.IsZero() && t.After(exp)) {
 		return sim.Account{}, false

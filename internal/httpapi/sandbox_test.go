@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reelay/reelay/internal/httpapi"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -70,7 +71,7 @@ func TestSandboxSimulators(t *testing.T) {
 			json.Unmarshal(rec.Body.Bytes(), &out)
 			return rec.Code, out
 		}
-		code, out := upload(sim.SandboxToken(sandboxKey, "youtube", alice), "alice's video")
+		code, out := upload(sandboxtoken.Token(sandboxKey, "youtube", alice), "alice's video")
 		b, _ := out["behavior"].(map[string]any)
 		if code != 201 || out["account"] != alice || b["processing_ms"] != float64(1200) || b["fail"] != "flaky" || b["fail_rate"] != 0.25 || b["daily_quota_units"] != float64(3200) {
 			t.Fatalf("alice's upload: %d %v", code, out)
@@ -79,15 +80,15 @@ func TestSandboxSimulators(t *testing.T) {
 			t.Errorf("simulator base URL %v", out["base"])
 		}
 		// A channel without a behavior gets the simulator's default processing time.
-		if code, out := upload(sim.SandboxToken(sandboxKey, "youtube", plain), "x"); code != 201 || out["behavior"].(map[string]any)["processing_ms"] != float64(-1) {
+		if code, out := upload(sandboxtoken.Token(sandboxKey, "youtube", plain), "x"); code != 201 || out["behavior"].(map[string]any)["processing_ms"] != float64(-1) {
 			t.Errorf("default behavior: %d %v", code, out)
 		}
-		upload(sim.SandboxToken(sandboxKey, "youtube", bob), "bob's video")
+		upload(sandboxtoken.Token(sandboxKey, "youtube", bob), "bob's video")
 
 		for name, token := range map[string]string{
-			"forged key":     sim.SandboxToken([]byte("another key, another server......"), "youtube", alice),
-			"other platform": sim.SandboxToken(sandboxKey, "tiktok", alice),
-			"unknown":        sim.SandboxToken(sandboxKey, "youtube", "sbx_nobody"),
+			"forged key":     sandboxtoken.Token([]byte("another key, another server......"), "youtube", alice),
+			"other platform": sandboxtoken.Token(sandboxKey, "tiktok", alice),
+			"unknown":        sandboxtoken.Token(sandboxKey, "youtube", "sbx_nobody"),
 			"not a token":    "hello",
 		} {
 			if code, _ := upload(token, "x"); code != 401 {
@@ -120,7 +121,7 @@ func TestSandboxSimulators(t *testing.T) {
 				e.do(req{Method: "DELETE", Path: "/api/v1/channels/" + c.ID, Key: e.a.Key})
 			}
 		}
-		if code, _ := upload(sim.SandboxToken(sandboxKey, "youtube", plain), "x"); code != 401 {
+		if code, _ := upload(sandboxtoken.Token(sandboxKey, "youtube", plain), "x"); code != 401 {
 			t.Errorf("deleted channel's token: %d", code)
 		}
 	}, withSandbox)

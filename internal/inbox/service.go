@@ -14,6 +14,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -24,7 +25,7 @@ type Service struct {
 	Store  *store.Store
 	Caller publish.ChannelCaller
 	// Sources are the providers with a comments API, by platform.
-	Sources map[string]Source
+	Sources map[string]provider.CommentSource
 	Log     *slog.Logger
 }
 
@@ -72,8 +73,8 @@ func (s *Service) syncChannel(ctx context.Context, group []store.AudienceTarget)
 			sum.Pending += len(group) - i
 			return sum, nil
 		}
-		var got []Comment
-		callErr := s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+		var got []provider.Comment
+		callErr := s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 			var err error
 			got, err = src.Comments(ctx, pc, t.ExternalID)
 			return err
@@ -84,7 +85,7 @@ func (s *Service) syncChannel(ctx context.Context, group []store.AudienceTarget)
 				sum.Pending += len(group) - i
 				return sum, nil
 			}
-			pe := publish.AsError(callErr)
+			pe := provider.AsError(callErr)
 			rest := destinationIDs(group[i:])
 			sum.Failed += len(rest)
 			sum.Errors = append(sum.Errors, analytics.ChannelErr{Platform: t.Platform, ChannelID: t.ChannelID,
@@ -115,7 +116,7 @@ func destinationIDs(group []store.AudienceTarget) []string {
 	return ids
 }
 
-func storeComment(c Comment) store.Comment {
+func storeComment(c provider.Comment) store.Comment {
 	return store.Comment{
 		PlatformID: c.ID, ParentPlatformID: c.ParentID, Author: c.Author, Text: c.Text,
 		LikeCount: c.LikeCount, Own: c.Own, CreatedAt: c.CreatedAt,
@@ -193,10 +194,10 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 			return c, err == nil, err
 		}
 	}
-	to := Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
-	var posted Comment
+	to := provider.Comment{ID: parent.PlatformID, ParentID: parent.ParentPlatformID, Author: parent.Author, Text: parent.Text, CreatedAt: parent.CreatedAt, Own: parent.Own}
+	var posted provider.Comment
 	sent := false
-	err = s.Caller.Call(ctx, ch, func(pc publish.Channel) error {
+	err = s.Caller.Call(ctx, ch, func(pc provider.Channel) error {
 		sent = true
 		var err error
 		posted, err = src.Reply(ctx, pc, item.ExternalID, to, text)
@@ -235,7 +236,7 @@ func requestHash(commentID, platformName, text string) string {
 // sent, and the platform did not refuse it with a 4xx (no answer at all, or a server error,
 // which may come after the work was done).
 func maybePosted(sent bool, err error) bool {
-	status := publish.AsError(err).Status
+	status := provider.AsError(err).Status
 	return sent && (status == 0 || status >= 500)
 }
 
@@ -243,16 +244,16 @@ func maybePosted(sent bool, err error) bool {
 // of the request is the caller's to fix (400), a rate limit says when to come back (429), and
 // anything else is the platform's trouble (502).
 func upstreamError(platformName string, err error) error {
-	pe := publish.AsError(err)
+	pe := provider.AsError(err)
 	name := platform.DisplayName(platformName)
 	switch {
-	case pe.Category == publish.CategoryRateLimited || pe.Category == publish.CategoryQuotaExceeded:
+	case pe.Category == provider.CategoryRateLimited || pe.Category == provider.CategoryQuotaExceeded:
 		ae := apierr.Newf(http.StatusTooManyRequests, apierr.CodeRateLimited, "%s limited the rate: %s", name, pe.Message).Wrap(err)
 		if pe.RetryAfter > 0 {
 			ae.RetryAfter = pe.RetryAfter
 		}
 		return ae
-	case !pe.Transient && pe.Category != publish.CategoryAuthExpired && pe.Category != publish.CategoryInternal:
+	case !pe.Transient && pe.Category != provider.CategoryAuthExpired && pe.Category != provider.CategoryInternal:
 		return apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed, "%s refused the reply: %s", name, pe.Message).Wrap(err)
 	default:
 		return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s", name, pe.Message).Wrap(err)

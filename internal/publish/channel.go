@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -49,8 +50,8 @@ func (a ChannelAccess) Open(c store.Channel) (baseURL string, creds map[string]s
 		baseURL = a.SandboxAPIBase(c.Platform)
 		if len(c.Credentials) == 0 {
 			// A sandbox channel created as such: its token is minted, never stored.
-			token := sim.SandboxToken(a.SandboxKey, c.Platform, c.ExternalAccountID)
-			return baseURL, sim.SandboxCredentials(c.Platform, baseURL, c.ExternalAccountID, token), nil
+			token := sandboxtoken.Token(a.SandboxKey, c.Platform, c.ExternalAccountID)
+			return baseURL, sandboxtoken.Credentials(c.Platform, baseURL, c.ExternalAccountID, token), nil
 		}
 		// Connected through a simulator's consent: the tokens it issued, stored like any.
 	}
@@ -79,26 +80,26 @@ type ChannelCaller struct {
 
 // Call runs fn against ch. A channel already marked reauth_required is not called; a refusal
 // that survives a renewal marks it so. Errors are *Error values.
-func (c ChannelCaller) Call(ctx context.Context, ch store.Channel, fn func(Channel) error) error {
+func (c ChannelCaller) Call(ctx context.Context, ch store.Channel, fn func(provider.Channel) error) error {
 	if ch.Status == store.ChannelReauthRequired {
-		return Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", ch.Platform)
+		return provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", ch.Platform)
 	}
 	if c.Tokens != nil {
 		fresh, err := c.Tokens.Refresh(ctx, ch, false)
 		switch {
 		case err == nil:
 			ch = fresh
-		case !AsError(err).Transient:
-			return AsError(err)
+		case !provider.AsError(err).Transient:
+			return provider.AsError(err)
 		}
 		// A transient failure leaves the old token, which may well still work.
 	}
-	open := func() (Channel, error) {
+	open := func() (provider.Channel, error) {
 		base, creds, err := c.Access.Open(ch)
 		if err != nil {
-			return Channel{}, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err)
+			return provider.Channel{}, provider.Permanent(provider.CategoryAuthExpired, 0, "%v; reconnect the channel", err)
 		}
-		return Channel{Account: ch.ExternalAccountID, Credentials: creds, BaseURL: base}, nil
+		return provider.Channel{Account: ch.ExternalAccountID, Credentials: creds, BaseURL: base}, nil
 	}
 	pc, err := open()
 	if err != nil {
@@ -108,14 +109,14 @@ func (c ChannelCaller) Call(ctx context.Context, ch store.Channel, fn func(Chann
 	if err == nil {
 		return nil
 	}
-	pe := AsError(err)
-	if pe.Category != CategoryAuthExpired {
+	pe := provider.AsError(err)
+	if pe.Category != provider.CategoryAuthExpired {
 		return pe
 	}
 	if c.Tokens != nil {
 		fresh, rerr := c.Tokens.Refresh(ctx, ch, true)
-		if rerr != nil && AsError(rerr).Transient {
-			return AsError(rerr)
+		if rerr != nil && provider.AsError(rerr).Transient {
+			return provider.AsError(rerr)
 		}
 		if rerr == nil {
 			ch = fresh
@@ -125,7 +126,7 @@ func (c ChannelCaller) Call(ctx context.Context, ch store.Channel, fn func(Chann
 			if err = fn(pc); err == nil {
 				return nil
 			}
-			if pe = AsError(err); pe.Category != CategoryAuthExpired {
+			if pe = provider.AsError(err); pe.Category != provider.CategoryAuthExpired {
 				return pe
 			}
 		}

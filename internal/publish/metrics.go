@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Metrics counts what the publish workers do, for /metrics: only worker processes record
@@ -43,7 +44,7 @@ func (m *Metrics) step(platformName string, d time.Duration, err error) {
 	outcome := "ok"
 	if err != nil {
 		outcome = "permanent_error"
-		if AsError(err).Transient {
+		if provider.AsError(err).Transient {
 			outcome = "transient_error"
 		}
 	}

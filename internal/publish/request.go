@@ -123,13 +123,6 @@ type MastodonOptions struct {
 	Description string `json:"description,omitempty"`
 }
 
-// MastodonVisibilities are the visibility values Mastodon takes; MastodonAltTextMax bounds a
-// media attachment's description (alt text), in characters. The mastodon provider checks the
-// object it is sent against the same.
-var MastodonVisibilities = []string{"public", "unlisted", "private", "direct"}
-
-const MastodonAltTextMax = 1500
-
 // FacebookOptions is the facebook object of a publish request.
 type FacebookOptions struct {
 	Description string `json:"description,omitempty"`
@@ -492,14 +485,14 @@ func checkMastodon(f *apierr.Fields, o MastodonOptions) {
 			f.Addf("mastodon.spoiler_text", "and mastodon.text are %d characters long together; Mastodon allows %d", n, max)
 		}
 	}
-	if o.Visibility != "" && !slices.Contains(MastodonVisibilities, o.Visibility) {
-		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(MastodonVisibilities, ", "))
+	if o.Visibility != "" && !slices.Contains(platform.MastodonVisibilities, o.Visibility) {
+		f.Addf("mastodon.visibility", "must be one of %s", strings.Join(platform.MastodonVisibilities, ", "))
 	}
-	if o.Language != "" && !ValidLanguageCode(o.Language) {
+	if o.Language != "" && !platform.ValidLanguageCode(o.Language) {
 		f.Add("mastodon.language", "must be an ISO 639-1 language code of two lower-case letters, such as en")
 	}
-	if n := utf8.RuneCountInString(o.Description); n > MastodonAltTextMax {
-		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, MastodonAltTextMax)
+	if n := utf8.RuneCountInString(o.Description); n > platform.MastodonAltTextMax {
+		f.Addf("mastodon.description", "is %d characters long; Mastodon allows %d", n, platform.MastodonAltTextMax)
 	}
 }
 
@@ -511,12 +504,6 @@ func mastodonOver(text, spoiler string) (n, max int, over bool) {
 	max = caps.Text["text"].Max
 	n = platform.MastodonLength(text, spoiler, platform.MastodonURLLength)
 	return n, max, n > max
-}
-
-// ValidLanguageCode reports whether s is an ISO 639-1 code as Mastodon takes it: two
-// lower-case letters.
-func ValidLanguageCode(s string) bool {
-	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
 }
 
 func checkText(f *apierr.Fields, name, key, field, v string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -27,7 +28,7 @@ type Worker struct {
 
 	Store     *store.Store
 	Media     *media.Store
-	Providers map[string]Provider
+	Providers map[string]provider.Provider
 	Access    ChannelAccess
 	Hub       *Hub
 	Log       *slog.Logger
@@ -102,7 +103,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
 	var snooze *river.JobSnoozeError
 	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
 		// River gives up on the job after this; the destination must not stay open forever.
-		w.fail(context.WithoutCancel(ctx), job.Args, "", "", Permanent(CategoryInternal, 0, "reelay could not process this destination: %v", err))
+		w.fail(context.WithoutCancel(ctx), job.Args, "", "", provider.Permanent(provider.CategoryInternal, 0, "reelay could not process this destination: %v", err))
 	}
 	return err
 }
@@ -122,26 +123,26 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 		return err
 	}
 	log := w.Log.With("destination", dl.Destination.ID, "post", dl.Post.ID, "platform", dl.Destination.Platform)
-	provider := w.Providers[dl.Destination.Platform]
-	if provider == nil {
-		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, Permanent(CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
+	prov := w.Providers[dl.Destination.Platform]
+	if prov == nil {
+		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, provider.Permanent(provider.CategoryInternal, 0, "this server has no %s provider", dl.Destination.Platform))
 	}
 	if dl.Channel.Status == store.ChannelReauthRequired {
-		return w.fail(ctx, args, dl.Destination.Platform, "", Permanent(CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
+		return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
 	}
 	if w.Tokens != nil {
 		ch, err := w.Tokens.Refresh(ctx, dl.Channel, false)
 		switch {
 		case err == nil:
 			dl.Channel = ch
-		case !AsError(err).Transient:
-			return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, AsError(err))
+		case !provider.AsError(err).Transient:
+			return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, provider.AsError(err))
 		}
 		// A transient failure leaves the old token, which may well still work.
 	}
 	d, err := w.destination(dl)
 	if err != nil {
-		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, Permanent(CategoryAuthExpired, 0, "%v; reconnect the channel", err))
+		return w.fail(ctx, args, dl.Destination.Platform, dl.Channel.ID, provider.Permanent(provider.CategoryAuthExpired, 0, "%v; reconnect the channel", err))
 	}
 
 	started := time.Now()
@@ -151,7 +152,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	for {
 		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
 		stepStarted := time.Now()
-		out, err := provider.Step(stepCtx, d)
+		out, err := prov.Step(stepCtx, d)
 		cancel()
 		if err == nil || ctx.Err() == nil { // a step cut by shutdown says nothing of the platform
 			w.Metrics.step(dl.Destination.Platform, time.Since(stepStarted), err)
@@ -163,13 +164,13 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 				// stored state.
 				return ctx.Err()
 			}
-			pe := AsError(err)
+			pe := provider.AsError(err)
 			if gone := w.missingMedia(ctx, dl); gone != "" {
 				// Whatever the platform or the provider made of it, the cause is ours, and
 				// retrying cannot bring the bytes back.
-				pe = Permanent(CategoryInternal, 0, "the post's %s is no longer stored on this server; publish it again", gone)
+				pe = provider.Permanent(provider.CategoryInternal, 0, "the post's %s is no longer stored on this server; publish it again", gone)
 			}
-			if pe.Category == CategoryAuthExpired && w.Tokens != nil && !renewed {
+			if pe.Category == provider.CategoryAuthExpired && w.Tokens != nil && !renewed {
 				// The platform refused the token: renew it once and repeat the step (a
 				// refused request changed nothing on the platform).
 				renewed = true
@@ -180,7 +181,7 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 						d.Credentials = creds
 						continue
 					}
-				} else if rpe := AsError(rerr); rpe.Transient {
+				} else if rpe := provider.AsError(rerr); rpe.Transient {
 					pe = rpe
 				}
 			}
@@ -258,16 +259,16 @@ var errStop = errors.New("destination moved on")
 
 // fail settles a destination as failed with the platform's message and category. An
 // auth_expired failure marks the channel reauth_required.
-func (w *Worker) fail(ctx context.Context, args PublishArgs, platformName, channelID string, pe *Error) error {
-	err := w.save(ctx, args, store.StepUpdate{Status: StatusFailed, Error: pe.Message, ErrorCategory: pe.Category})
+func (w *Worker) fail(ctx context.Context, args PublishArgs, platformName, channelID string, pe *provider.Error) error {
+	err := w.save(ctx, args, store.StepUpdate{Status: provider.StatusFailed, Error: pe.Message, ErrorCategory: pe.Category})
 	if errors.Is(err, errStop) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	w.Metrics.settle(platformName, StatusFailed, pe.Category)
-	if pe.Category == CategoryAuthExpired && channelID != "" {
+	w.Metrics.settle(platformName, provider.StatusFailed, pe.Category)
+	if pe.Category == provider.CategoryAuthExpired && channelID != "" {
 		return w.Store.SetChannelStatus(ctx, channelID, store.ChannelReauthRequired)
 	}
 	return nil
@@ -285,12 +286,12 @@ func (w *Worker) backoff(n int, retryAfter time.Duration) time.Duration {
 
 // destination builds what the provider needs from a delivery: unsealed credentials, the base
 // URL, and media readers and links.
-func (w *Worker) destination(dl store.Delivery) (*Destination, error) {
+func (w *Worker) destination(dl store.Delivery) (*provider.Destination, error) {
 	base, creds, err := w.Access.Open(dl.Channel)
 	if err != nil {
 		return nil, err
 	}
-	d := &Destination{
+	d := &provider.Destination{
 		ID: dl.Destination.ID, Account: dl.Channel.ExternalAccountID, Credentials: creds, BaseURL: base,
 		Title: dl.Post.Title, Caption: dl.Post.Caption, Options: dl.Destination.Options, State: dl.Destination.State,
 		Video: w.mediaOf(dl.Video),
@@ -302,10 +303,10 @@ func (w *Worker) destination(dl store.Delivery) (*Destination, error) {
 	return d, nil
 }
 
-func (w *Worker) mediaOf(m store.Media) Media {
+func (w *Worker) mediaOf(m store.Media) provider.Media {
 	key := m.BlobKey
 	link, _ := w.Media.SignedURL(key, w.MediaLinkTTL)
-	return Media{
+	return provider.Media{
 		Size: m.Size, SHA256: m.SHA256, ContentType: m.ContentType, Width: m.Width, Height: m.Height, Duration: m.Duration,
 		Open: func(ctx context.Context, offset int64) (io.ReadCloser, error) { return w.Media.Open(ctx, key, offset) },
 		URL:  link,

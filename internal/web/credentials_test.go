@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -23,9 +23,9 @@ func TestConnectWithCredentials(t *testing.T) {
 	b.sandboxChannel("bluesky")
 	list, _ := e.st.ListChannels(context.Background(), e.a.AccountID, e.a.ProjectID)
 	account := list[0].ExternalAccountID
-	password := sim.SandboxToken(secret.Derive(bytes.Repeat([]byte{7}, 32), "sandbox tokens"), "bluesky", account)
+	password := sandboxtoken.Token(secret.Derive(bytes.Repeat([]byte{7}, 32), "sandbox tokens"), "bluesky", account)
 	form := func(pw string) url.Values {
-		return url.Values{"platform": {"bluesky"}, "cred.bluesky.handle": {sim.BlueskySandboxHandle(account)},
+		return url.Values{"platform": {"bluesky"}, "cred.bluesky.handle": {sandboxtoken.BlueskyHandle(account)},
 			"cred.bluesky.app_password": {pw}, "cred.bluesky.pds_url": {e.url + "/sandbox/bluesky"}}
 	}
 

@@ -30,14 +30,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 const (
@@ -74,8 +72,8 @@ type postRecord struct {
 	} `json:"reply"`
 }
 
-func (v postView) metrics() analytics.Metrics {
-	m := analytics.Metrics{Likes: v.LikeCount, Comments: v.ReplyCount}
+func (v postView) metrics() provider.Metrics {
+	m := provider.Metrics{Likes: v.LikeCount, Comments: v.ReplyCount}
 	if v.RepostCount != nil || v.QuoteCount != nil {
 		var shares int64
 		for _, n := range []*int64{v.RepostCount, v.QuoteCount} {
@@ -99,7 +97,7 @@ func (v postView) writtenAt() time.Time {
 }
 
 // comment converts a post of the item's thread; parent is the URI it answers.
-func (v postView) comment(itemID, parent, ownDID string) inbox.Comment {
+func (v postView) comment(itemID, parent, ownDID string) provider.Comment {
 	if parent == itemID {
 		parent = ""
 	}
@@ -107,12 +105,12 @@ func (v postView) comment(itemID, parent, ownDID string) inbox.Comment {
 	if author == "" || author == "handle.invalid" {
 		author = v.Author.DID
 	}
-	return inbox.Comment{ID: v.URI, ParentID: parent, Author: author, Text: v.Record.Text,
+	return provider.Comment{ID: v.URI, ParentID: parent, Author: author, Text: v.Record.Text,
 		CreatedAt: v.writtenAt(), LikeCount: v.LikeCount, Own: v.Author.DID == ownDID}
 }
 
 // open resolves a channel and its session.
-func (p *Provider) open(ctx context.Context, ch publish.Channel) (channel, *session, error) {
+func (p *Provider) open(ctx context.Context, ch provider.Channel) (channel, *session, error) {
 	c, err := p.channelOf(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return c, nil, err
@@ -128,14 +126,14 @@ func (p *Provider) getPosts(ctx context.Context, c channel, s *session, uris []s
 	}
 	err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetPosts, query: url.Values{"uris": uris}}, &out)
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInvalidOptions)
+		return nil, classifyXRPC(err, provider.CategoryInvalidOptions)
 	}
 	return out.Posts, nil
 }
 
-// Metrics implements analytics.Source. Ids that are not at:// URIs have no figures.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
-	out := map[string]analytics.Metrics{}
+// Metrics implements provider.MetricsSource. Ids that are not at:// URIs have no figures.
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
+	out := map[string]provider.Metrics{}
 	var uris []string
 	seen := map[string]bool{}
 	for _, id := range itemIDs {
@@ -173,8 +171,8 @@ type threadNode struct {
 
 const typeThreadViewPost = "app.bsky.feed.defs#threadViewPost"
 
-// Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+// Comments implements provider.CommentSource.
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -184,14 +182,14 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	}
 	q := url.Values{"uri": {itemID}, "depth": {strconv.Itoa(threadDepth)}, "parentHeight": {"0"}}
 	if err := p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetPostThread, query: q}, &out); err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInvalidOptions)
+		return nil, classifyXRPC(err, provider.CategoryInvalidOptions)
 	}
 	if out.Thread.Type != typeThreadViewPost || out.Thread.Post == nil {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, http.StatusOK,
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, http.StatusOK,
 			"the Bluesky post %s cannot be read (%s)", itemID, out.Thread.Type)
 	}
 	did, _ := s.identity()
-	var comments []inbox.Comment
+	var comments []provider.Comment
 	var walk func(parent string, replies []threadNode)
 	walk = func(parent string, replies []threadNode) {
 		for _, r := range replies {
@@ -206,18 +204,18 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	return comments, nil
 }
 
-// Reply implements inbox.Source.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+// Reply implements provider.CommentSource.
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	if err := checkText(text); err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	c, s, err := p.open(ctx, ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	root, parent, err := p.replyRefs(ctx, c, s, itemID, to.ID)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	did, handle := s.identity()
 	now := p.cfg.Now().UTC()
@@ -233,29 +231,29 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	err = p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
 		"repo": did, "collection": PostCollection, "rkey": rkey, "record": rec,
 	}}, &ref)
-	reply := inbox.Comment{ID: ref.URI, ParentID: parent.URI, Author: handle, Text: text, CreatedAt: now, Own: true}
+	reply := provider.Comment{ID: ref.URI, ParentID: parent.URI, Author: handle, Text: text, CreatedAt: now, Own: true}
 	if parent.URI == itemID {
 		reply.ParentID = ""
 	}
 	if err == nil && ref.URI != "" {
 		return reply, nil
 	}
-	perr := classifyXRPC(err, publish.CategoryInvalidOptions)
+	perr := classifyXRPC(err, provider.CategoryInvalidOptions)
 	if err == nil {
-		perr = publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
+		perr = provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
 	}
-	if perr.Category == publish.CategoryAuthExpired || perr.Category == publish.CategoryRateLimited {
-		return inbox.Comment{}, perr
+	if perr.Category == provider.CategoryAuthExpired || perr.Category == provider.CategoryRateLimited {
+		return provider.Comment{}, perr
 	}
 	// The create failed, or an earlier one made the record and the PDS refuses the key.
 	found, err := p.findReply(ctx, c, did, rkey, parent.URI, text)
 	switch {
 	case err != nil && perr.Transient:
-		return inbox.Comment{}, perr
+		return provider.Comment{}, perr
 	case err != nil:
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	case found == nil:
-		return inbox.Comment{}, perr
+		return provider.Comment{}, perr
 	}
 	reply.ID = found.uri
 	if t, err := time.Parse(time.RFC3339Nano, found.createdAt); err == nil {
@@ -272,7 +270,7 @@ func (p *Provider) replyRefs(ctx context.Context, c channel, s *session, itemID,
 	}
 	for _, u := range uris {
 		if !strings.HasPrefix(u, "at://") {
-			return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0, "%q is not a Bluesky post URI (at://…)", u)
+			return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0, "%q is not a Bluesky post URI (at://…)", u)
 		}
 	}
 	posts, err := p.getPosts(ctx, c, s, uris)
@@ -285,15 +283,15 @@ func (p *Provider) replyRefs(ctx context.Context, c channel, s *session, itemID,
 	}
 	root, ok := byURI[itemID]
 	if !ok {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0, "the Bluesky post %s is not there any more", itemID)
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0, "the Bluesky post %s is not there any more", itemID)
 	}
 	parent, ok = byURI[commentID]
 	if !ok {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky comment %s is not there any more (deleted, or by an account that blocks this one)", commentID)
 	}
 	if r := parent.Record.Reply; commentID != itemID && (r == nil || r.Root.URI != itemID) {
-		return root, parent, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return root, parent, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky post %s is not a reply in the thread of %s", commentID, itemID)
 	}
 	return root, parent, nil
@@ -330,10 +328,10 @@ func (p *Provider) findReply(ctx context.Context, c channel, did, rkey, parentUR
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInternal)
+		return nil, classifyXRPC(err, provider.CategoryInternal)
 	}
 	if r := out.Value.Reply; out.Value.Text != text || r == nil || r.Parent.URI != parentURI {
-		return nil, publish.Permanent(publish.CategoryInternal, 0,
+		return nil, provider.Permanent(provider.CategoryInternal, 0,
 			"another record already holds Bluesky record key %s of %s; the reply was not created", rkey, did)
 	}
 	return &foundReply{uri: out.URI, createdAt: out.Value.CreatedAt}, nil

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
-func (e *env) channel() publish.Channel {
-	return publish.Channel{Account: account, Credentials: e.creds, BaseURL: e.BaseURL}
+func (e *env) channel() provider.Channel {
+	return provider.Channel{Account: account, Credentials: e.creds, BaseURL: e.BaseURL}
 }
 
 // published publishes a short video and returns its post: URI (the external id) and the
@@ -153,14 +153,14 @@ func TestReplyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(reply.ID, "at://"+sim.BlueskyDID(account)+"/app.bsky.feed.post/") || reply.ParentID != to.ID ||
-		!reply.Own || reply.Text != text || reply.Author != sim.BlueskySandboxHandle(account) {
+		!reply.Own || reply.Text != text || reply.Author != sandboxtoken.BlueskyHandle(account) {
 		t.Fatalf("reply = %+v", reply)
 	}
 	after, err := e.prov.Comments(ctx, e.channel(), item.URI)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen *inbox.Comment
+	var seen *provider.Comment
 	for i, c := range after {
 		if c.ID == reply.ID {
 			seen = &after[i]
@@ -233,21 +233,21 @@ func TestReplyRefusals(t *testing.T) {
 		t.Fatalf("comments = %+v, %v", comments, err)
 	}
 	other := e.published()
-	unknown := inbox.Comment{ID: "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
+	unknown := provider.Comment{ID: "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
 	for _, c := range []struct {
 		name string
 		item string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
 		{"301 graphemes", item.URI, comments[0], strings.Repeat("é", 301), "300"},
 		{"unknown comment", item.URI, unknown, "hi", "is not there any more"},
 		{"comment of another post", other.URI, comments[0], "hi", "not a reply in the thread"},
-		{"no at:// uri", item.URI, inbox.Comment{ID: "3kabc"}, "hi", "not a Bluesky post URI"},
+		{"no at:// uri", item.URI, provider.Comment{ID: "3kabc"}, "hi", "not a Bluesky post URI"},
 	} {
 		_, err := e.prov.Reply(context.Background(), e.channel(), c.item, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(e.Requests("", "/xrpc/"+nsidCreateRecord)); n != 2 {
 		t.Errorf("%d createRecord calls; only the two posts should have been created", n)
@@ -256,23 +256,23 @@ func TestReplyRefusals(t *testing.T) {
 		t.Errorf("replies recorded: %+v", r)
 	}
 	_, err = e.prov.Comments(context.Background(), e.channel(), unknown.ID)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "Post not found")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "Post not found")
 }
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
 	uri := "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/3kabcdefghij2"
-	calls := map[string]func(p *Provider, ch publish.Channel) error{
-		"metrics": func(p *Provider, ch publish.Channel) error {
+	calls := map[string]func(p *Provider, ch provider.Channel) error{
+		"metrics": func(p *Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{uri})
 			return err
 		},
-		"comments": func(p *Provider, ch publish.Channel) error {
+		"comments": func(p *Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, uri)
 			return err
 		},
-		"reply": func(p *Provider, ch publish.Channel) error {
-			_, err := p.Reply(context.Background(), ch, uri, inbox.Comment{ID: uri}, "hi")
+		"reply": func(p *Provider, ch provider.Channel) error {
+			_, err := p.Reply(context.Background(), ch, uri, provider.Comment{ID: uri}, "hi")
 			return err
 		},
 	}
@@ -281,9 +281,9 @@ func TestAudienceFaults(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{sim.FailAuth, publish.CategoryAuthExpired, false},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true},
+		{sim.FailAuth, provider.CategoryAuthExpired, false},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {
@@ -325,7 +325,7 @@ func TestMetricsKeepFiguresReadBeforeAFailure(t *testing.T) {
 	succeed = 1 // the first getPosts call; the second fails
 	mu.Unlock()
 	got, err := e.prov.Metrics(context.Background(), e.channel(), ids)
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "")
 	if _, ok := got[item.URI]; !ok || len(got) != 1 {
 		t.Errorf("figures read before the failure = %+v", got)
 	}

@@ -63,7 +63,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Defaults of Config.
@@ -103,7 +103,7 @@ type Config struct {
 	AppURL string
 	// Upload is UploadVideoService (default) or UploadBlob.
 	Upload string
-	// HTTPClient makes every request (publish.NewHTTPClient(0) when nil).
+	// HTTPClient makes every request (provider.NewHTTPClient(0) when nil).
 	HTTPClient *http.Client
 	// APITimeout bounds each JSON call (30 s); uploads are bounded by their context.
 	APITimeout time.Duration
@@ -118,12 +118,12 @@ type Config struct {
 	ServiceAuthTTL time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider is Bluesky's publish.Provider.
+// Provider is Bluesky's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -131,7 +131,15 @@ type Provider struct {
 	sessions map[string]*session
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a Bluesky provider.
 func New(cfg Config) *Provider {
@@ -154,7 +162,7 @@ func New(cfg Config) *Provider {
 		cfg.Upload = UploadVideoService
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -177,7 +185,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, sessions: map[string]*session{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Bluesky }
 
 // Phases of State.
@@ -244,7 +252,7 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 }
 
 // postText is the post's text: bluesky.text, else the caption, else the title.
-func postText(d *publish.Destination, o Options) string {
+func postText(d *provider.Destination, o Options) string {
 	switch {
 	case o.Text != nil:
 		return *o.Text
@@ -254,12 +262,12 @@ func postText(d *publish.Destination, o Options) string {
 	return d.Title
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Bluesky state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Bluesky state is unreadable: %v", err)
 		}
 	}
 	if st.Phase == phaseDone {
@@ -267,12 +275,12 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	}
 	opts, err := parseOptions(d.Options)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	text := postText(d, opts)
 	c, err := p.channelOf(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -284,7 +292,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phasePost:
 		return p.post(ctx, d, c, st, text)
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Bluesky state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Bluesky state has unknown phase %q", st.Phase)
 }
 
 // checkText applies the post record's limits: 300 graphemes and 3000 UTF-8 bytes.
@@ -292,15 +300,15 @@ func checkText(text string) error {
 	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
 	lim := caps.Text["text"]
 	if n := lim.Count(text); n > lim.Max {
-		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky text is %d graphemes long; Bluesky accepts at most %d", n, lim.Max)
 	}
 	if len(text) > lim.MaxBytes {
-		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Bluesky text is %d bytes long in UTF-8; Bluesky accepts at most %d", len(text), lim.MaxBytes)
 	}
 	if !utf8.ValidString(text) {
-		return publish.Permanent(publish.CategoryInvalidOptions, 0, "the Bluesky text is not valid UTF-8")
+		return provider.Permanent(provider.CategoryInvalidOptions, 0, "the Bluesky text is not valid UTF-8")
 	}
 	return nil
 }
@@ -319,29 +327,29 @@ func videoType(ct string) (string, error) {
 
 // start checks what can be checked before Bluesky is asked, opens the session and reads the
 // account's video allowance. Nothing is uploaded in this step.
-func (p *Provider) start(ctx context.Context, d *publish.Destination, c channel, text string) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, d *provider.Destination, c channel, text string) (provider.Outcome, error) {
 	if err := checkText(text); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; Bluesky accepts at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	if maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second)); maxDur > 0 && v.Duration > maxDur {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video lasts %s; Bluesky accepts at most %s", v.Duration, maxDur)
 	}
 	if _, err := videoType(v.ContentType); err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
 	s, err := p.session(ctx, c)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	st := State{Phase: phaseUpload, Upload: p.cfg.Upload}
 	st.DID, st.Handle = s.identity()
@@ -351,14 +359,14 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, c channel,
 		case errors.Is(err, errNoVideoService):
 			st.Upload = UploadBlob
 		case err != nil:
-			return publish.Outcome{}, classifyXRPC(err, publish.CategoryInvalidOptions)
+			return provider.Outcome{}, classifyXRPC(err, provider.CategoryInvalidOptions)
 		default:
 			if err := lim.check(v.Size); err != nil {
-				return publish.Outcome{}, err
+				return provider.Outcome{}, err
 			}
 		}
 	}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 func (s *session) identity() (did, handle string) {
@@ -386,12 +394,12 @@ func (l UploadLimits) check(size int64) error {
 		if why == "" {
 			why = "the daily video allowance (25 videos or 10 GB) is spent"
 		}
-		return publish.Permanent(publish.CategoryQuotaExceeded, 0, "Bluesky video upload limit: %s", why)
+		return provider.Permanent(provider.CategoryQuotaExceeded, 0, "Bluesky video upload limit: %s", why)
 	case !l.CanUpload:
 		if why == "" {
 			why = "this account may not upload video now"
 		}
-		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"Bluesky refuses video uploads for this account: %s (video needs a verified e-mail address)", why)
 	}
 	return nil
@@ -426,14 +434,14 @@ func (p *Provider) serviceToken(ctx context.Context, c channel, s *session, aud,
 		Token string `json:"token"`
 	}
 	// A GET: asking again changes nothing (each answer is a token of its own).
-	err := p.repeat(ctx, publish.CategoryInternal, func() error {
+	err := p.repeat(ctx, provider.CategoryInternal, func() error {
 		return p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetServiceAuth, query: q}, &out)
 	})
 	if err != nil {
 		return "", err
 	}
 	if out.Token == "" {
-		return "", publish.Permanent(publish.CategoryInternal, http.StatusOK, "Bluesky getServiceAuth answered without a token")
+		return "", provider.Permanent(provider.CategoryInternal, http.StatusOK, "Bluesky getServiceAuth answered without a token")
 	}
 	return out.Token, nil
 }
@@ -446,7 +454,7 @@ func (p *Provider) uploadLimits(ctx context.Context, c channel, s *session) (Upl
 		return l, err
 	}
 	// A GET: asking again changes nothing.
-	err = p.repeat(ctx, publish.CategoryInternal, func() error {
+	err = p.repeat(ctx, provider.CategoryInternal, func() error {
 		return p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetUploadLimits, bearer: tok}, &l)
 	})
 	if err != nil && noVideoService(err) {
@@ -483,7 +491,7 @@ func parseJobStatus(raw []byte) (JobStatus, bool) {
 	return js, false
 }
 
-func (p *Provider) openVideo(ctx context.Context, d *publish.Destination) func() (io.ReadCloser, error) {
+func (p *Provider) openVideo(ctx context.Context, d *provider.Destination) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		rc, err := d.Video.Open(ctx, 0)
 		if err != nil {
@@ -498,14 +506,14 @@ func (p *Provider) openVideo(ctx context.Context, d *publish.Destination) func()
 }
 
 // upload sends the video: to the video service (→ job id) or to the PDS (→ blob).
-func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, d *provider.Destination, c channel, st State) (provider.Outcome, error) {
 	s, err := p.session(ctx, c)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	ctype, err := videoType(d.Video.ContentType)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
 	if st.Upload == UploadBlob {
 		var out struct {
@@ -515,15 +523,15 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 		// and one that no record references is deleted after a while ("The blob will be deleted
 		// if it is not referenced within a time window", docs.bsky.app/docs/api/
 		// com-atproto-repo-upload-blob).
-		err := p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+		err := p.repeat(ctx, provider.CategoryMediaRejected, func() error {
 			return p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidUploadBlob,
 				open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &out)
 		})
 		if err != nil {
-			return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+			return provider.Outcome{}, classifyXRPC(err, provider.CategoryMediaRejected)
 		}
 		if out.Blob == nil || out.Blob.Ref.Link == "" {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "Bluesky uploadBlob answered without a blob")
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "Bluesky uploadBlob answered without a blob")
 		}
 		st.UploadedAt = p.cfg.Now()
 		return p.ready(st, out.Blob), nil
@@ -534,7 +542,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 	s.mu.Unlock()
 	tok, err := p.serviceToken(ctx, c, s, aud, nsidUploadBlob, p.cfg.ServiceAuthTTL)
 	if err != nil {
-		return publish.Outcome{}, classifyXRPC(err, publish.CategoryInvalidOptions)
+		return provider.Outcome{}, classifyXRPC(err, provider.CategoryInvalidOptions)
 	}
 	// The name is stable across attempts: the same video under the same name.
 	name := "reelay-" + d.Video.SHA256
@@ -546,7 +554,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 	// The video service answers bytes it already has from this account with 409 already_exists
 	// and the job that took them (see the package comment), so an upload sent again after one
 	// that went through makes no second job.
-	err = p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+	err = p.repeat(ctx, provider.CategoryMediaRejected, func() error {
 		return p.do(ctx, request{method: http.MethodPost, base: c.video, nsid: nsidUploadVideo, query: q, bearer: tok,
 			open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &raw)
 	})
@@ -559,19 +567,19 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 		raw = xe.Body
 	case noVideoService(err):
 		st.Upload = UploadBlob
-		return st.next(publish.StatusUploading, 0), nil
+		return st.next(provider.StatusUploading, 0), nil
 	default:
 		if errors.As(err, &xe) {
 			if j, ok := parseJobStatus(xe.Body); ok && j.Error == "unconfirmed_email" {
-				return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, xe.Status,
+				return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, xe.Status,
 					"Bluesky refuses video uploads until the account's e-mail address is verified (%s)", j.Error)
 			}
 		}
-		return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+		return provider.Outcome{}, classifyXRPC(err, provider.CategoryMediaRejected)
 	}
 	js, ok := parseJobStatus(raw)
 	if !ok || js.JobID == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"Bluesky's video service answered the upload without a job id: %s", truncate(string(raw), 300))
 	}
 	st.JobID, st.UploadedAt, st.Polls = js.JobID, p.cfg.Now(), 0
@@ -579,7 +587,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, c channel
 		return p.ready(st, js.Blob), nil
 	}
 	st.Phase = phaseProcessing
-	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(0)), nil
 }
 
 func truncate(s string, n int) string {
@@ -590,12 +598,12 @@ func truncate(s string, n int) string {
 }
 
 // poll asks the video service how the job is doing.
-func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, c channel, st State) (provider.Outcome, error) {
 	var out struct {
 		JobStatus *JobStatus `json:"jobStatus"`
 	}
 	// A GET: asking again changes nothing.
-	err := p.repeat(ctx, publish.CategoryMediaRejected, func() error {
+	err := p.repeat(ctx, provider.CategoryMediaRejected, func() error {
 		return p.do(ctx, request{method: http.MethodGet, base: c.video, nsid: nsidGetJobStatus, query: url.Values{"jobId": {st.JobID}}}, &out)
 	})
 	var xe *xrpcError
@@ -603,17 +611,17 @@ func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outco
 		// The service no longer knows the job. Uploading again is safe: if it still has the
 		// video it answers already_exists with a job, otherwise it takes the video anew.
 		if st.Restarts >= maxRestarts {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, xe.Status,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, xe.Status,
 				"Bluesky's video service lost job %s again: %s", st.JobID, xe.Error())
 		}
 		return State{Phase: phaseUpload, Upload: st.Upload, DID: st.DID, Handle: st.Handle, Restarts: st.Restarts + 1}.
-			next(publish.StatusUploading, 0), nil
+			next(provider.StatusUploading, 0), nil
 	}
 	if err != nil {
-		return publish.Outcome{}, classifyXRPC(err, publish.CategoryMediaRejected)
+		return provider.Outcome{}, classifyXRPC(err, provider.CategoryMediaRejected)
 	}
 	if out.JobStatus == nil {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0,
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0,
 			"Bluesky's video service answered getJobStatus without a jobStatus")
 	}
 	js := *out.JobStatus
@@ -626,27 +634,27 @@ func (p *Provider) poll(ctx context.Context, c channel, st State) (publish.Outco
 		if why == "" {
 			why = "the video could not be processed"
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"Bluesky's video service failed job %s: %s", st.JobID, why)
 	}
 	if p.cfg.Now().Sub(st.UploadedAt) > p.cfg.JobTimeout {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"Bluesky's video service did not finish job %s within %s (state %s)", st.JobID, p.cfg.JobTimeout, js.State)
 	}
 	st.Polls++
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
 // maxRestarts bounds how often the upload begins again because a job was lost.
 const maxRestarts = 2
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // ready stores the blob and chooses the post's record key and time. The record is not created
 // in this step, so that the key is stored before any create is attempted.
-func (p *Provider) ready(st State, b *Blob) publish.Outcome {
+func (p *Provider) ready(st State, b *Blob) provider.Outcome {
 	st.Blob = b
 	if st.Blob.Type == "" {
 		st.Blob.Type = "blob"
@@ -655,7 +663,7 @@ func (p *Provider) ready(st State, b *Blob) publish.Outcome {
 	now := p.cfg.Now()
 	st.Rkey = NewTID(now)
 	st.CreatedAt = now.UTC().Format("2006-01-02T15:04:05.000Z")
-	return st.next(publish.StatusProcessing, 0)
+	return st.next(provider.StatusProcessing, 0)
 }
 
 // PostCollection is the collection of posts.
@@ -663,7 +671,7 @@ const PostCollection = "app.bsky.feed.post"
 
 // record builds the post record. Everything in it comes from State and the destination, so a
 // create repeated after a crash sends the same record.
-func record(d *publish.Destination, st State, text string) map[string]any {
+func record(d *provider.Destination, st State, text string) map[string]any {
 	embed := map[string]any{"$type": "app.bsky.embed.video", "video": st.Blob}
 	if w, h := d.Video.Width, d.Video.Height; w > 0 && h > 0 {
 		embed["aspectRatio"] = map[string]int{"width": w, "height": h}
@@ -686,20 +694,20 @@ type recordRef struct {
 }
 
 // post creates the record under the stored key, or finds it there.
-func (p *Provider) post(ctx context.Context, d *publish.Destination, c channel, st State, text string) (publish.Outcome, error) {
+func (p *Provider) post(ctx context.Context, d *provider.Destination, c channel, st State, text string) (provider.Outcome, error) {
 	if err := checkText(text); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	s, err := p.session(ctx, c)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	var ref recordRef
 	var found *recordRef
 	// The record goes under the key stored before any create, and a PDS holds one record per
 	// key: a create repeated after one that went through cannot post twice. Before it is made
 	// again, the record under the key tells whether the last one went through.
-	err = p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error { return classifyXRPC(err, publish.CategoryInvalidOptions) }, func() error {
+	err = p.cfg.Repeat.DoChecked(ctx, func(err error) *provider.Error { return classifyXRPC(err, provider.CategoryInvalidOptions) }, func() error {
 		return p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateRecord, json: map[string]any{
 			"repo": st.DID, "collection": PostCollection, "rkey": st.Rkey, "record": record(d, st, text),
 		}}, &ref)
@@ -714,12 +722,12 @@ func (p *Provider) post(ctx context.Context, d *publish.Destination, c channel, 
 	if err == nil && ref.URI != "" {
 		return p.finish(st, ref), nil
 	}
-	perr := classifyXRPC(err, publish.CategoryInvalidOptions)
+	perr := classifyXRPC(err, provider.CategoryInvalidOptions)
 	if err == nil {
-		perr = publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
+		perr = provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "Bluesky createRecord answered without a uri")
 	}
-	if perr.Category == publish.CategoryAuthExpired || perr.Category == publish.CategoryRateLimited {
-		return publish.Outcome{}, perr
+	if perr.Category == provider.CategoryAuthExpired || perr.Category == provider.CategoryRateLimited {
+		return provider.Outcome{}, perr
 	}
 	// The create failed, or its answer was lost, or an earlier create (before a crash) made the
 	// record already and the PDS refuses the key: the record under our key tells.
@@ -727,15 +735,15 @@ func (p *Provider) post(ctx context.Context, d *publish.Destination, c channel, 
 	if ferr != nil {
 		// Another record under the key is final; a failed look-up is not, and then the
 		// create's own error says more.
-		if fe := publish.AsError(ferr); !fe.Transient || !perr.Transient {
-			return publish.Outcome{}, fe
+		if fe := provider.AsError(ferr); !fe.Transient || !perr.Transient {
+			return provider.Outcome{}, fe
 		}
-		return publish.Outcome{}, perr
+		return provider.Outcome{}, perr
 	}
 	if found != nil {
 		return p.finish(st, *found), nil
 	}
-	return publish.Outcome{}, perr
+	return provider.Outcome{}, perr
 }
 
 // findPost reads the record under st.Rkey: nil when there is none; an error when it is there
@@ -753,7 +761,7 @@ func (p *Provider) findPost(ctx context.Context, c channel, st State, text strin
 	}
 	q := url.Values{"repo": {st.DID}, "collection": {PostCollection}, "rkey": {st.Rkey}}
 	// A GET: asking again changes nothing.
-	err := p.repeat(ctx, publish.CategoryInternal, func() error {
+	err := p.repeat(ctx, provider.CategoryInternal, func() error {
 		return p.do(ctx, request{method: http.MethodGet, base: c.pds, nsid: nsidGetRecord, query: q}, &out)
 	})
 	var xe *xrpcError
@@ -761,17 +769,17 @@ func (p *Provider) findPost(ctx context.Context, c channel, st State, text strin
 		return nil, nil
 	}
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInternal)
+		return nil, classifyXRPC(err, provider.CategoryInternal)
 	}
 	v := out.Value.Embed.Video
 	if out.Value.Text != text || v == nil || st.Blob == nil || v.Ref.Link != st.Blob.Ref.Link {
-		return nil, publish.Permanent(publish.CategoryInternal, 0,
+		return nil, provider.Permanent(provider.CategoryInternal, 0,
 			"another record already holds Bluesky record key %s of %s; this post was not created", st.Rkey, st.DID)
 	}
 	return &recordRef{URI: out.URI, CID: out.CID}, nil
 }
 
-func (p *Provider) finish(st State, ref recordRef) publish.Outcome {
+func (p *Provider) finish(st State, ref recordRef) provider.Outcome {
 	st.Phase = phaseDone
 	st.URI, st.CID = ref.URI, ref.CID
 	rkey := st.Rkey
@@ -787,21 +795,21 @@ func (p *Provider) finish(st State, ref recordRef) publish.Outcome {
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.URI, URL: st.URL}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.URI, URL: st.URL}
 }
 
 // repeat makes call under Config.Repeat, its errors read by classifyXRPC with other as the
 // category of an unrecognised 4xx.
 func (p *Provider) repeat(ctx context.Context, other string, call func() error) error {
-	return p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classifyXRPC(err, other) }, call)
+	return p.cfg.Repeat.Do(ctx, func(err error) *provider.Error { return classifyXRPC(err, other) }, call)
 }
 
 // NewTID returns a record key in the TID form (atproto "Timestamp Identifier"): 64 bits with
@@ -828,14 +836,14 @@ func tidOf(t time.Time, clock uint64) string {
 // Identify verifies a channel's handle and app password and names the account: its DID
 // (ExternalID), display name, handle and avatar. A refused password is auth_expired. baseURL
 // "" means the channel's own PDS.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.channelOf(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	s, err := p.session(ctx, c)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	did, handle := s.identity()
 	var prof struct {
@@ -846,9 +854,9 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[strin
 	}
 	err = p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetProfile, query: url.Values{"actor": {did}}}, &prof)
 	if err != nil {
-		return publish.Identity{}, classifyXRPC(err, publish.CategoryInternal)
+		return provider.Identity{}, classifyXRPC(err, provider.CategoryInternal)
 	}
-	id := publish.Identity{ExternalID: did, Name: prof.DisplayName, Username: handle, AvatarURL: prof.Avatar}
+	id := provider.Identity{ExternalID: did, Name: prof.DisplayName, Username: handle, AvatarURL: prof.Avatar}
 	if prof.Handle != "" {
 		id.Username = prof.Handle
 	}
@@ -859,7 +867,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[strin
 }
 
 // Options returns the publish options of a Bluesky channel: the registry's, with the account's
-// video allowance for today from the video service. Errors are *publish.Error values.
+// video allowance for today from the video service. Errors are *provider.Error values.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.channelOf(baseURL, creds)
 	if err != nil {
@@ -880,7 +888,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 		return opts, nil
 	}
 	if err != nil {
-		return nil, classifyXRPC(err, publish.CategoryInternal)
+		return nil, classifyXRPC(err, provider.CategoryInternal)
 	}
 	note := "whether this account may upload video now (Bluesky's video service)"
 	if why := strings.Join(nonEmpty(l.Message, l.Error), ": "); why != "" {

@@ -13,8 +13,9 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const account = "sbx_0a1b2c3d"
@@ -36,14 +37,14 @@ func newEnv(t *testing.T, b sim.Behavior, o sim.BlueskyOptions, po providertest.
 	}, po)
 	// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as longer
 	// ones would, instead of being waited out in every test.
-	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}})
-	e.creds = sim.SandboxCredentials(platform.Bluesky, e.BaseURL, account, "app-pw-1")
+	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}})
+	e.creds = sandboxtoken.Credentials(platform.Bluesky, e.BaseURL, account, "app-pw-1")
 	return e
 }
 
 func okBehavior() sim.Behavior { return sim.Behavior{ProcessingMS: -1} }
 
-func (e *env) dest(v *providertest.Video, options string) *publish.Destination {
+func (e *env) dest(v *providertest.Video, options string) *provider.Destination {
 	return e.Destination(account, e.creds, v, options)
 }
 
@@ -61,16 +62,16 @@ func TestPublish(t *testing.T) {
 	}
 	last := outs[len(outs)-1]
 	did := sim.BlueskyDID(account)
-	if last.Status != publish.StatusPublished || !strings.HasPrefix(last.ExternalID, "at://"+did+"/app.bsky.feed.post/") {
+	if last.Status != provider.StatusPublished || !strings.HasPrefix(last.ExternalID, "at://"+did+"/app.bsky.feed.post/") {
 		t.Fatalf("outcome = %+v", last)
 	}
 	rkey := last.ExternalID[strings.LastIndexByte(last.ExternalID, '/')+1:]
-	if want := "https://bsky.app/profile/" + sim.BlueskySandboxHandle(account) + "/post/" + rkey; last.URL != want {
+	if want := "https://bsky.app/profile/" + sandboxtoken.BlueskyHandle(account) + "/post/" + rkey; last.URL != want {
 		t.Errorf("URL = %q, want %q", last.URL, want)
 	}
 	sawProcessing := false
 	for _, o := range outs[:len(outs)-1] {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			sawProcessing = true
 		}
 	}
@@ -168,7 +169,7 @@ func TestProcessingIsPolledWithBackoff(t *testing.T) {
 	}
 	var waits []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			waits = append(waits, o.After)
 		}
 	}
@@ -200,10 +201,10 @@ func TestFaults(t *testing.T) {
 		transient bool
 		text      string
 	}{
-		{sim.FailReject, publish.CategoryMediaRejected, false, "Failed to process video"},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, "Service Unavailable"},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, "Invalid identifier or password"},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, "Rate Limit Exceeded"},
+		{sim.FailReject, provider.CategoryMediaRejected, false, "Failed to process video"},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, "Service Unavailable"},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, "Invalid identifier or password"},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, "Rate Limit Exceeded"},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -232,7 +233,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[len(outs)-1].Status != publish.StatusPublished {
+	if outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Fatalf("last = %+v", outs[len(outs)-1])
 	}
 	in := e.Introspect()
@@ -251,7 +252,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 }
 
 // stepUntil steps d until its State's phase is phase, and returns that State.
-func stepUntil(t *testing.T, e *env, d *publish.Destination, phase string) json.RawMessage {
+func stepUntil(t *testing.T, e *env, d *provider.Destination, phase string) json.RawMessage {
 	t.Helper()
 	for range 50 {
 		var st State
@@ -350,7 +351,7 @@ func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 	d := e.dest(providertest.ShortVideo(), "")
 	beforePost := stepUntil(t, e, d, phasePost)
 	first, err := providertest.Step(context.Background(), e.prov, d)
-	if err != nil || first.Status != publish.StatusPublished {
+	if err != nil || first.Status != provider.StatusPublished {
 		t.Fatalf("post = %+v, %v", first, err)
 	}
 	// The create went through but its answer was never stored.
@@ -359,7 +360,7 @@ func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Status != publish.StatusPublished || again.ExternalID != first.ExternalID || again.URL != first.URL {
+	if again.Status != provider.StatusPublished || again.ExternalID != first.ExternalID || again.URL != first.URL {
 		t.Errorf("resumed = %+v, first = %+v", again, first)
 	}
 	creates := e.Requests(http.MethodPost, "/xrpc/com.atproto.repo.createRecord")
@@ -377,7 +378,7 @@ func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 	d.State = beforePost
 	d.Caption = "a different text"
 	_, err = providertest.Step(context.Background(), e.prov, d)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "another record already holds")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "another record already holds")
 }
 
 func TestLostJobUploadsAgain(t *testing.T) {
@@ -390,7 +391,7 @@ func TestLostJobUploadsAgain(t *testing.T) {
 	st.Phase, st.JobID = phaseProcessing, "forgotten-job"
 	d.State, _ = json.Marshal(st)
 	out, err := providertest.Step(context.Background(), e.prov, d)
-	if err != nil || out.Status != publish.StatusUploading {
+	if err != nil || out.Status != provider.StatusUploading {
 		t.Fatalf("poll of a lost job = %+v, %v", out, err)
 	}
 	if _, err := e.Run(e.prov, d, 50); err != nil {
@@ -454,7 +455,7 @@ func TestCreateSessionRateLimit(t *testing.T) {
 	}
 	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now})
 	_, err := p.Identify(context.Background(), e.BaseURL, e.creds)
-	pe := providertest.WantError(t, err, publish.CategoryRateLimited, true, "Rate Limit Exceeded")
+	pe := providertest.WantError(t, err, provider.CategoryRateLimited, true, "Rate Limit Exceeded")
 	if pe.RetryAfter < 4*time.Minute || pe.RetryAfter > 5*time.Minute+2*time.Second {
 		t.Errorf("RetryAfter = %s, want the rest of the 5-minute window", pe.RetryAfter)
 	}
@@ -477,8 +478,8 @@ func TestIdentify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := publish.Identity{ExternalID: sim.BlueskyDID(account), Name: "Reelay on Bluesky",
-		Username: sim.BlueskySandboxHandle(account), AvatarURL: "https://cdn.example/avatar.jpg"}
+	want := provider.Identity{ExternalID: sim.BlueskyDID(account), Name: "Reelay on Bluesky",
+		Username: sandboxtoken.BlueskyHandle(account), AvatarURL: "https://cdn.example/avatar.jpg"}
 	if id != want {
 		t.Errorf("identity = %+v, want %+v", id, want)
 	}
@@ -488,7 +489,7 @@ func TestIdentify(t *testing.T) {
 		"no password":    {"handle": e.creds["handle"]},
 	} {
 		_, err := e.prov.Identify(context.Background(), e.BaseURL, creds)
-		providertest.WantError(t, err, publish.CategoryAuthExpired, false, "")
+		providertest.WantError(t, err, provider.CategoryAuthExpired, false, "")
 		_ = name
 	}
 }
@@ -527,7 +528,7 @@ func TestUploadAllowance(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.Run(e.prov, e.dest(providertest.NewVideo(3<<20, 10*time.Second, 1080, 1920), ""), 50)
-		providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "daily video upload limit")
+		providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "daily video upload limit")
 		if n := count(e, "app.bsky.video.uploadVideo"); n != 1 {
 			t.Errorf("uploadVideo called %d times", n)
 		}
@@ -536,7 +537,7 @@ func TestUploadAllowance(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, okBehavior(), sim.BlueskyOptions{Profiles: map[string]sim.BlueskyProfile{account: {EmailUnconfirmed: true}}}, providertest.Options{})
 		_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "verify your email")
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "verify your email")
 	})
 }
 
@@ -552,11 +553,11 @@ func TestInvalidInput(t *testing.T) {
 		category string
 		text     string
 	}{
-		{"301 graphemes", nil, "", `{"text":` + mustJSON(strings.Repeat("é", 301)) + `}`, publish.CategoryInvalidOptions, "301 graphemes"},
-		{"over 3000 bytes", nil, "", `{"text":` + mustJSON(strings.Repeat(family, 130)) + `}`, publish.CategoryInvalidOptions, "3250 bytes"},
-		{"unknown option", nil, "", `{"txt":"hi"}`, publish.CategoryInvalidOptions, "unknown field"},
-		{"over 3 minutes", providertest.NewVideo(2<<20, 181*time.Second, 1080, 1920), "", "", publish.CategoryMediaRejected, "3m0s"},
-		{"webm", nil, "video/webm", "", publish.CategoryMediaRejected, "video/webm"},
+		{"301 graphemes", nil, "", `{"text":` + mustJSON(strings.Repeat("é", 301)) + `}`, provider.CategoryInvalidOptions, "301 graphemes"},
+		{"over 3000 bytes", nil, "", `{"text":` + mustJSON(strings.Repeat(family, 130)) + `}`, provider.CategoryInvalidOptions, "3250 bytes"},
+		{"unknown option", nil, "", `{"txt":"hi"}`, provider.CategoryInvalidOptions, "unknown field"},
+		{"over 3 minutes", providertest.NewVideo(2<<20, 181*time.Second, 1080, 1920), "", "", provider.CategoryMediaRejected, "3m0s"},
+		{"webm", nil, "video/webm", "", provider.CategoryMediaRejected, "video/webm"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := c.video
@@ -601,7 +602,7 @@ func TestBlobUpload(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := e.Introspect()
-			if outs[len(outs)-1].Status != publish.StatusPublished || len(in.Uploads) != 1 || in.Uploads[0].SHA256 != v.SHA256() ||
+			if outs[len(outs)-1].Status != provider.StatusPublished || len(in.Uploads) != 1 || in.Uploads[0].SHA256 != v.SHA256() ||
 				len(in.Published) != 1 || in.Published[0].SHA256 != v.SHA256() {
 				t.Errorf("introspect = %+v", in)
 			}

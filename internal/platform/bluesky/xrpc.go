@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // XRPC method names (atproto lexicons com.atproto.* and app.bsky.*).
@@ -71,16 +71,16 @@ func (e *xrpcError) rateLimited() bool {
 	return e.Status == http.StatusTooManyRequests || e.Name == "RateLimitExceeded"
 }
 
-// classifyXRPC turns a failed call into a *publish.Error. otherCategory is what a 4xx that is
+// classifyXRPC turns a failed call into a *provider.Error. otherCategory is what a 4xx that is
 // neither auth nor rate limiting means for this call (the video refused, the record refused).
-func classifyXRPC(err error, otherCategory string) *publish.Error {
-	var pe *publish.Error
+func classifyXRPC(err error, otherCategory string) *provider.Error {
+	var pe *provider.Error
 	if errors.As(err, &pe) {
 		return pe
 	}
 	var xe *xrpcError
 	if !errors.As(err, &xe) {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Bluesky: %v", err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Bluesky: %v", err)
 	}
 	msg := xe.Error()
 	switch {
@@ -89,15 +89,15 @@ func classifyXRPC(err error, otherCategory string) *publish.Error {
 		if ra <= 0 {
 			ra = time.Minute
 		}
-		return publish.Transient(publish.CategoryRateLimited, xe.Status, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, xe.Status, ra, "%s", msg)
 	case xe.authFailure():
-		return publish.Permanent(publish.CategoryAuthExpired, xe.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, xe.Status, "%s", msg)
 	case xe.Status >= 500 || xe.Status == http.StatusRequestTimeout:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, xe.Status, xe.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, xe.Status, xe.RetryAfter, "%s", msg)
 	case xe.Status == http.StatusRequestEntityTooLarge:
-		return publish.Permanent(publish.CategoryMediaRejected, xe.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, xe.Status, "%s", msg)
 	}
-	return publish.Permanent(otherCategory, xe.Status, "%s", msg)
+	return provider.Permanent(otherCategory, xe.Status, "%s", msg)
 }
 
 // request is one XRPC call.
@@ -254,7 +254,7 @@ func (p *Provider) channelOf(baseURL string, creds map[string]string) (channel, 
 		videoDID: p.cfg.VideoServiceDID,
 	}
 	if c.handle == "" || c.password == "" {
-		return c, publish.Permanent(publish.CategoryAuthExpired, 0, "the Bluesky channel needs a handle and an app password")
+		return c, provider.Permanent(provider.CategoryAuthExpired, 0, "the Bluesky channel needs a handle and an app password")
 	}
 	c.pds = strings.TrimRight(strings.TrimSpace(creds["pds_url"]), "/")
 	if c.pds == "" {
@@ -265,7 +265,7 @@ func (p *Provider) channelOf(baseURL string, creds map[string]string) (channel, 
 		c.videoDID = didWeb(b)
 	}
 	if u, err := url.Parse(c.pds); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return c, publish.Permanent(publish.CategoryAuthExpired, 0, "the Bluesky channel's pds_url %q is not an http(s) URL", c.pds)
+		return c, provider.Permanent(provider.CategoryAuthExpired, 0, "the Bluesky channel's pds_url %q is not an http(s) URL", c.pds)
 	}
 	return c, nil
 }
@@ -350,7 +350,7 @@ func (p *Provider) createSession(ctx context.Context, c channel, s *session) err
 	var a sessionAnswer
 	// Signing in again makes another session of the same account; one left unused only
 	// expires.
-	err := p.repeat(ctx, publish.CategoryAuthExpired, func() error {
+	err := p.repeat(ctx, provider.CategoryAuthExpired, func() error {
 		return p.do(ctx, request{method: http.MethodPost, base: c.pds, nsid: nsidCreateSession,
 			json: map[string]string{"identifier": c.handle, "password": c.password}}, &a)
 	})
@@ -359,12 +359,12 @@ func (p *Provider) createSession(ctx context.Context, c channel, s *session) err
 		if errors.As(err, &xe) && !xe.rateLimited() && xe.Status < 500 {
 			// 400 InvalidRequest (malformed identifier) or 401 AuthenticationRequired: the
 			// credentials will not work until the user changes them.
-			return publish.Permanent(publish.CategoryAuthExpired, xe.Status, "%s", xe.Error())
+			return provider.Permanent(provider.CategoryAuthExpired, xe.Status, "%s", xe.Error())
 		}
-		return classifyXRPC(err, publish.CategoryAuthExpired)
+		return classifyXRPC(err, provider.CategoryAuthExpired)
 	}
 	if a.AccessJwt == "" || a.DID == "" {
-		return publish.Permanent(publish.CategoryInternal, http.StatusOK, "Bluesky createSession answered without a session")
+		return provider.Permanent(provider.CategoryInternal, http.StatusOK, "Bluesky createSession answered without a session")
 	}
 	u, _ := url.Parse(c.pds)
 	s.set(a, u.Host)
@@ -384,7 +384,7 @@ func (p *Provider) renew(ctx context.Context, c channel, s *session, expired boo
 		}
 		var xe *xrpcError
 		if err != nil && !(errors.As(err, &xe) && xe.authFailure()) {
-			return classifyXRPC(err, publish.CategoryAuthExpired) // the PDS is down: do not sign in again
+			return classifyXRPC(err, provider.CategoryAuthExpired) // the PDS is down: do not sign in again
 		}
 	}
 	s.access, s.refresh = "", ""

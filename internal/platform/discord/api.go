@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/sendonce"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Discord JSON error codes the provider tells apart (opcodes-and-status-codes#json).
@@ -96,7 +96,7 @@ func (e *apiError) Error() string {
 }
 
 // publishError classifies a Discord error.
-func (e *apiError) publishError() *publish.Error {
+func (e *apiError) publishError() *provider.Error {
 	msg := e.Error()
 	switch {
 	case e.Status == http.StatusTooManyRequests:
@@ -104,25 +104,25 @@ func (e *apiError) publishError() *publish.Error {
 		if ra <= 0 {
 			ra = time.Second
 		}
-		return publish.Transient(publish.CategoryRateLimited, e.Status, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, e.Status, ra, "%s", msg)
 	case e.Status == http.StatusRequestEntityTooLarge || e.Code == codeEntityTooLarge || e.Code == codeExplicitContent:
-		return publish.Permanent(publish.CategoryMediaRejected, e.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, e.Status, "%s", msg)
 	case e.Status == http.StatusUnauthorized || e.Code == codeUnknownWebhook || e.Code == codeInvalidToken:
-		return publish.Permanent(publish.CategoryAuthExpired, e.Status,
+		return provider.Permanent(provider.CategoryAuthExpired, e.Status,
 			"%s: the webhook or bot token no longer works; create a new webhook (or token) and reconnect the channel", msg)
 	case e.Status == http.StatusForbidden || e.Code == codeMissingAccess || e.Code == codeMissingPermission || e.Code == codeUnknownChannel:
-		return publish.Permanent(publish.CategoryAuthExpired, e.Status,
+		return provider.Permanent(provider.CategoryAuthExpired, e.Status,
 			"%s: the bot cannot post in this channel; give it View Channel, Send Messages and Attach Files there", msg)
 	case e.Status >= 500:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.Status, e.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.Status, e.RetryAfter, "%s", msg)
 	case e.Code == codeInvalidFormBody && (strings.Contains(e.Detail, "files") || strings.Contains(e.Detail, "attachments")):
-		return publish.Permanent(publish.CategoryMediaRejected, e.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, e.Status, "%s", msg)
 	case e.Status == http.StatusBadRequest || e.Code == codeEmptyMessage:
-		return publish.Permanent(publish.CategoryInvalidOptions, e.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryInvalidOptions, e.Status, "%s", msg)
 	case e.Status == http.StatusNotFound:
-		return publish.Permanent(publish.CategoryAuthExpired, e.Status, "%s: reconnect the channel", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, e.Status, "%s: reconnect the channel", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, e.Status, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, e.Status, "%s", msg)
 }
 
 // client calls one target: a webhook (its URL carries its token) or a bot's channel.
@@ -139,7 +139,7 @@ type client struct {
 func (c client) request(ctx context.Context, method, u string, body io.Reader) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, 0, "Discord: the channel's URL is not usable")
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, 0, "Discord: the channel's URL is not usable")
 	}
 	if c.webhook == "" {
 		req.Header.Set("Authorization", "Bot "+c.botToken)
@@ -158,23 +158,23 @@ func (c client) get(ctx context.Context, u string, out any) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", stripURL(err))
 	}
 	defer resp.Body.Close()
 	return c.decode(resp, out)
 }
 
-// decode reads an answer into out, or returns an *apiError, or a transient *publish.Error for
+// decode reads an answer into out, or returns an *apiError, or a transient *provider.Error for
 // an answer that is not Discord's JSON.
 func (c client) decode(resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", stripURL(err))
 	}
 	if resp.StatusCode/100 == 2 {
 		if out != nil {
 			if err := json.Unmarshal(raw, out); err != nil {
-				return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: unexpected answer: %v", err)
+				return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: unexpected answer: %v", err)
 			}
 		}
 		return nil
@@ -199,7 +199,7 @@ func (c client) decode(resp *http.Response, out any) error {
 		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
 			ra = time.Duration(n) * time.Second
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, ra,
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, ra,
 			"Discord: unexpected answer (HTTP %d): %s", resp.StatusCode, text)
 	}
 	ae := &apiError{Status: resp.StatusCode, Code: body.Code, Message: body.Message, Detail: flatten(body.Errors), Global: body.Global}
@@ -270,7 +270,7 @@ func headerRetryAfter(h http.Header) time.Duration {
 
 // create POSTs f to u through sendonce.Post. Failures: *apiError (Discord answered: nothing
 // was created), *sendonce.SourceError (the media failed mid-body), *sendonce.UnknownError, or
-// a transient *publish.Error for a request that never reached Discord.
+// a transient *provider.Error for a request that never reached Discord.
 func (c client) create(ctx context.Context, u string, f sendonce.Form) (message, error) {
 	resp, err := sendonce.Post(ctx, c.hc, "Discord", f, func(ctx context.Context, body io.Reader) (*http.Request, error) {
 		return c.request(ctx, http.MethodPost, u, body)

@@ -43,7 +43,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sendonce"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is the Discord API root that bot requests go to. Webhook requests go to the
@@ -63,13 +63,13 @@ type Config struct {
 	BaseURL string
 	// MaxVideoBytes is the upload limit (DefaultMaxVideoBytes); set it for boosted servers.
 	MaxVideoBytes int64
-	// HTTPClient makes every request (publish.NewHTTPClient(0)).
+	// HTTPClient makes every request (provider.NewHTTPClient(0)).
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 	// MaxSends is how many sends one destination may make after failures that did not post
 	// before a transient failure becomes permanent (sendonce.DefaultMaxSends).
 	MaxSends int
@@ -77,14 +77,20 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is Discord's publish.Provider.
+// Provider is Discord's provider.Provider.
 type Provider struct {
 	cfg Config
 
 	tickets sendonce.Tickets // armed sends of this process
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+)
 
 // New returns a Discord provider.
 func New(cfg Config) *Provider {
@@ -96,7 +102,7 @@ func New(cfg Config) *Provider {
 		cfg.MaxVideoBytes = DefaultMaxVideoBytes
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -110,7 +116,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Discord }
 
 const (
@@ -160,11 +166,11 @@ func (p *Provider) target(baseURL string, creds map[string]string) (target, erro
 	if raw := strings.TrimSpace(creds["webhook_url"]); raw != "" {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return target{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "the Discord webhook URL is not a URL")
+			return target{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "the Discord webhook URL is not a URL")
 		}
 		m := webhookPath.FindStringSubmatch(u.Path)
 		if m == nil {
-			return target{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "the Discord webhook URL does not end in /webhooks/{id}/{token}")
+			return target{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "the Discord webhook URL does not end in /webhooks/{id}/{token}")
 		}
 		u.RawQuery, u.Fragment = "", ""
 		c.webhook = u.String()
@@ -172,10 +178,10 @@ func (p *Provider) target(baseURL string, creds map[string]string) (target, erro
 	}
 	token, channel := strings.TrimSpace(creds["bot_token"]), strings.TrimSpace(creds["channel_id"])
 	if token == "" {
-		return target{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the Discord channel has neither a webhook URL nor a bot token")
+		return target{}, provider.Permanent(provider.CategoryAuthExpired, 0, "the Discord channel has neither a webhook URL nor a bot token")
 	}
 	if channel == "" {
-		return target{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "the Discord channel has a bot token but no channel_id")
+		return target{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "the Discord channel has a bot token but no channel_id")
 	}
 	c.base = strings.TrimRight(baseURL, "/")
 	if c.base == "" {
@@ -189,7 +195,7 @@ func (t target) bot() bool { return t.c.webhook == "" }
 
 // content is the text sent: the discord object's content, else the post's caption, else its
 // title.
-func content(d *publish.Destination) (string, error) {
+func content(d *provider.Destination) (string, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
@@ -205,17 +211,17 @@ func content(d *publish.Destination) (string, error) {
 	return d.Title, nil
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Discord state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Discord state is unreadable: %v", err)
 		}
 	}
 	t, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -227,33 +233,33 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 			return st.outcome(), nil
 		}
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Discord state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Discord state has unknown phase %q", st.Phase)
 }
 
-func (p *Provider) start(ctx context.Context, t target, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, t target, d *provider.Destination, st State) (provider.Outcome, error) {
 	if e := st.Report(&p.tickets, p.cfg.MaxSends); e != nil {
-		return publish.Outcome{}, e
+		return provider.Outcome{}, e
 	}
 	text, err := content(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	caps, _ := platform.CapabilitiesOf(platform.Discord)
 	if lim := caps.Text["content"]; !lim.Check(text) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Discord message is %d UTF-16 units long; Discord accepts at most %d", lim.Count(text), lim.Max)
 	}
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if v.Size > p.cfg.MaxVideoBytes {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; this Discord server accepts uploads of at most %d (boosted servers allow more)", v.Size, p.cfg.MaxVideoBytes)
 	}
 	if !st.Checked {
 		if err := p.check(ctx, t, &st); err != nil {
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 	}
 	st.Phase = phaseSending
@@ -289,15 +295,15 @@ func (p *Provider) check(ctx context.Context, t target, st *State) error {
 }
 
 // sending makes the armed send, or finds out what became of an earlier one.
-func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) sending(ctx context.Context, t target, d *provider.Destination, st State) (provider.Outcome, error) {
 	text, err := content(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "%v", err)
 	}
 	filename := "video" + extension(d.Video.ContentType)
 	if !p.tickets.Take(st.Ticket) {
 		if !t.bot() {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 				"the Discord upload started at %s was interrupted before Discord answered, so it is not known whether the video was posted "+
 					"(a webhook takes no idempotency key and cannot read the channel). "+
 					"Check the channel: if the video is not there, retry this post; reelay does not send it again by itself",
@@ -305,7 +311,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 		}
 		msg, found, err := p.findOwn(ctx, t, st, text, filename)
 		if err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 				"the Discord upload started at %s was interrupted before Discord answered, and reading the channel to find out whether it was posted failed (%v). "+
 					"Check the channel: if the video is not there, retry this post", st.ArmedAt.UTC().Format(time.RFC3339), err)
 		}
@@ -331,7 +337,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 	})
 	if err != nil {
 		if sendonce.Unknown(ctx, err) {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 				"the Discord upload ended without an answer (%v), so it is not known whether the video was posted; "+
 					"check the channel and retry this post only if the video is not there", err)
 		}
@@ -343,7 +349,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *publish.Destination
 }
 
 // body is the multipart message: payload_json, then the video as files[0].
-func (p *Provider) body(d *publish.Destination, text, filename string, bot bool) sendonce.Form {
+func (p *Provider) body(d *provider.Destination, text, filename string, bot bool) sendonce.Form {
 	payload := map[string]any{
 		"attachments":      []map[string]any{{"id": 0, "filename": filename}},
 		"allowed_mentions": map[string]any{"parse": []string{}},
@@ -383,7 +389,7 @@ func (p *Provider) findOwn(ctx context.Context, t target, st State, text, filena
 	return message{}, false, nil
 }
 
-func (p *Provider) done(st State, msg message, note string) publish.Outcome {
+func (p *Provider) done(st State, msg message, note string) provider.Outcome {
 	channel := msg.ChannelID
 	if channel == "" {
 		channel = st.ChannelID
@@ -399,18 +405,18 @@ func (p *Provider) done(st State, msg message, note string) publish.Outcome {
 
 // Identify returns who posts with the credentials. A webhook: ExternalID "webhook:"+id, Name
 // the webhook's name. A bot: ExternalID "channel:"+channel id, Name "#"+channel name, Username
-// the bot's. A refused credential is an auth_expired *publish.Error.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+// the bot's. A refused credential is an auth_expired *provider.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	t, err := p.target(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	if !t.bot() {
 		var w Webhook
 		if err := t.c.get(ctx, t.c.webhook, &w); err != nil {
-			return publish.Identity{}, classify(err)
+			return provider.Identity{}, classify(err)
 		}
-		id := publish.Identity{ExternalID: "webhook:" + w.ID, Name: w.Name, Username: "webhook " + w.ID}
+		id := provider.Identity{ExternalID: "webhook:" + w.ID, Name: w.Name, Username: "webhook " + w.ID}
 		if w.Avatar != nil && *w.Avatar != "" {
 			id.AvatarURL = "https://cdn.discordapp.com/avatars/" + w.ID + "/" + *w.Avatar + ".png"
 		}
@@ -418,13 +424,13 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[strin
 	}
 	var me User
 	if err := t.c.get(ctx, t.c.base+"/users/@me", &me); err != nil {
-		return publish.Identity{}, classify(err)
+		return provider.Identity{}, classify(err)
 	}
 	var ch Channel
 	if err := t.c.get(ctx, t.c.base+"/channels/"+url.PathEscape(t.channelID), &ch); err != nil {
-		return publish.Identity{}, classify(err)
+		return provider.Identity{}, classify(err)
 	}
-	return publish.Identity{ExternalID: "channel:" + ch.ID, Name: "#" + ch.Name, Username: me.Username}, nil
+	return provider.Identity{ExternalID: "channel:" + ch.ID, Name: "#" + ch.Name, Username: me.Username}, nil
 }
 
 // Options returns what a post to the channel can choose and where it goes: the content (at
@@ -463,22 +469,22 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	return opts, nil
 }
 
-func (st State) next() publish.Outcome {
+func (st State) next() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusUploading, State: raw}
+	return provider.Outcome{Status: provider.StatusUploading, State: raw}
 }
 
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
 }
 
-func classify(err error) *publish.Error {
+func classify(err error) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError()
 	}
-	return publish.AsError(err)
+	return provider.AsError(err)
 }
 
 // nonce is the destination's Create Message nonce (at most 25 characters), the same on every

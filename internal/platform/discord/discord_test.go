@@ -16,8 +16,9 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/discord"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -46,16 +47,16 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *discord.Provider) {
 	}, providertest.Options{Rand: s.rand})
 	cfg := s.cfg
 	cfg.HTTPClient, cfg.Now = env.Client, env.Clock.Now
-	if cfg.Repeat == (publish.Repeat{}) {
+	if cfg.Repeat == (provider.Repeat{}) {
 		// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as
 		// longer ones would, instead of being waited out in every test.
-		cfg.Repeat = publish.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}
+		cfg.Repeat = provider.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}
 	}
 	return env, discord.New(cfg)
 }
 
 func hookCreds(env *providertest.Env) map[string]string {
-	return sim.SandboxCredentials("discord", env.BaseURL, account, hookToken)
+	return sandboxtoken.Credentials("discord", env.BaseURL, account, hookToken)
 }
 
 func botCreds() map[string]string {
@@ -147,7 +148,7 @@ func TestPublishWebhook(t *testing.T) {
 			if len(in.Published) != 1 || in.Published[0].Text != c.want {
 				t.Fatalf("published %+v; want text %q", in.Published, c.want)
 			}
-			if out.Status != publish.StatusPublished || out.ExternalID != in.Published[0].ID || out.URL != link(out.ExternalID) || out.URL != in.Published[0].URL {
+			if out.Status != provider.StatusPublished || out.ExternalID != in.Published[0].ID || out.URL != link(out.ExternalID) || out.URL != in.Published[0].URL {
 				t.Fatalf("outcome %+v; want message %s at %s", out, in.Published[0].ID, link(in.Published[0].ID))
 			}
 			if got := env.Requests(http.MethodPost, "/api/webhooks/"+account+"/"+hookToken); len(got) != 1 || got[0].Query != "wait=true" {
@@ -207,11 +208,11 @@ func TestFaults(t *testing.T) {
 		text      string
 		retry     time.Duration
 	}{
-		{fail: sim.FailReject, category: publish.CategoryMediaRejected, text: "Explicit content"},
-		{fail: sim.FailUnavailable, category: publish.CategoryUpstreamUnavailable, transient: true, text: "500: Internal Server Error"},
-		{fail: sim.FailAuth, category: publish.CategoryAuthExpired, text: "Unknown Webhook"},
-		{fail: sim.FailAuth, bot: true, category: publish.CategoryAuthExpired, text: "401: Unauthorized"},
-		{fail: sim.FailRateLimit, category: publish.CategoryRateLimited, transient: true, text: "You are being rate limited", retry: 1500 * time.Millisecond},
+		{fail: sim.FailReject, category: provider.CategoryMediaRejected, text: "Explicit content"},
+		{fail: sim.FailUnavailable, category: provider.CategoryUpstreamUnavailable, transient: true, text: "500: Internal Server Error"},
+		{fail: sim.FailAuth, category: provider.CategoryAuthExpired, text: "Unknown Webhook"},
+		{fail: sim.FailAuth, bot: true, category: provider.CategoryAuthExpired, text: "401: Unauthorized"},
+		{fail: sim.FailRateLimit, category: provider.CategoryRateLimited, transient: true, text: "You are being rate limited", retry: 1500 * time.Millisecond},
 	} {
 		t.Run(fmt.Sprintf("%s bot=%v", c.fail, c.bot), func(t *testing.T) {
 			t.Parallel()
@@ -274,7 +275,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if outs[len(outs)-1].Status != publish.StatusPublished {
+				if outs[len(outs)-1].Status != provider.StatusPublished {
 					t.Fatalf("outcomes %+v", outs)
 				}
 				if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 || in.Uploads[0].SHA256 != v.SHA256() {
@@ -308,7 +309,7 @@ func TestSendFailureSentAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, err := providertest.Step(context.Background(), p, d)
-			if err != nil || out.Status != publish.StatusPublished {
+			if err != nil || out.Status != provider.StatusPublished {
 				t.Fatalf("send: %+v, %v; want published after the error answers", out, err)
 			}
 			refused := 0
@@ -338,16 +339,16 @@ func TestWebhookCrashWhileArmed(t *testing.T) {
 	armed := d.State
 	restarted := discord.New(discord.Config{HTTPClient: env.Client, Now: env.Clock.Now})
 	_, err := restarted.Step(context.Background(), d)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "not known whether the video was posted")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether the video was posted")
 	if n := len(env.Requests(http.MethodPost, "")); n != 0 {
 		t.Fatalf("%d POSTs; want none", n)
 	}
-	if out, err := providertest.Step(context.Background(), p, d); err != nil || out.Status != publish.StatusPublished {
+	if out, err := providertest.Step(context.Background(), p, d); err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("send: %+v %v", out, err)
 	}
 	d.State = armed
 	_, err = p.Step(context.Background(), d)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "retry this post")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "retry this post")
 	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
 		t.Fatalf("introspection %+v", in)
 	}
@@ -375,9 +376,9 @@ func TestAnswerLost(t *testing.T) {
 		env, p := newEnv(t, setup{wrap: loseFirstAnswer})
 		d := env.Destination(account, hookCreds(env), providertest.ShortVideo(), "")
 		_, err := env.RunRetrying(p, d, 10)
-		providertest.WantError(t, err, publish.CategoryInternal, false, "not known whether the video was posted")
+		providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether the video was posted")
 		_, err = p.Step(context.Background(), d)
-		providertest.WantError(t, err, publish.CategoryInternal, false, "not known")
+		providertest.WantError(t, err, provider.CategoryInternal, false, "not known")
 		if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
 			t.Fatalf("introspection %+v", in)
 		}
@@ -391,7 +392,7 @@ func TestAnswerLost(t *testing.T) {
 		}
 		armed := d.State
 		_, err := providertest.Step(context.Background(), p, d)
-		providertest.WantError(t, err, publish.CategoryInternal, false, "not known")
+		providertest.WantError(t, err, provider.CategoryInternal, false, "not known")
 		// The publisher, or a new process, steps the armed State again: the bot reads the
 		// channel and finds its message.
 		d.State = armed
@@ -402,7 +403,7 @@ func TestAnswerLost(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := env.Introspect()
-		if out.Status != publish.StatusPublished || out.ExternalID != in.Published[0].ID || !strings.Contains(out.Message, "not sent again") {
+		if out.Status != provider.StatusPublished || out.ExternalID != in.Published[0].ID || !strings.Contains(out.Message, "not sent again") {
 			t.Fatalf("outcome %+v", out)
 		}
 		if len(in.Uploads) != 1 || len(in.Published) != 1 {
@@ -428,7 +429,7 @@ func TestBotCrashBeforeSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[0].Status != publish.StatusPublished || outs[0].Message != "" {
+	if outs[0].Status != provider.StatusPublished || outs[0].Message != "" {
 		t.Fatalf("outcome %+v", outs[0])
 	}
 	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
@@ -461,7 +462,7 @@ func TestVideoReadFailsMidUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[len(outs)-1].Status != publish.StatusPublished {
+	if outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Fatalf("outcomes %+v", outs)
 	}
 	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 || in.Uploads[0].SHA256 != v.SHA256() {
@@ -482,14 +483,14 @@ func TestBadOptions(t *testing.T) {
 		text     string
 		requests bool
 	}{
-		{name: "content too long", options: `{"content":"` + strings.Repeat("😀", 1001) + `"}`, category: publish.CategoryInvalidOptions, text: "2002 UTF-16 units"},
-		{name: "options not an object", options: `"x"`, category: publish.CategoryInvalidOptions, text: "discord options"},
-		{name: "not a webhook URL", creds: map[string]string{"webhook_url": "https://discord.com/api/channels/1"}, category: publish.CategoryInvalidOptions, text: "/webhooks/{id}/{token}"},
-		{name: "bot without channel", creds: map[string]string{"bot_token": botToken}, category: publish.CategoryInvalidOptions, text: "no channel_id"},
-		{name: "other channel", creds: map[string]string{"bot_token": botToken, "channel_id": "123456789012345678"}, category: publish.CategoryAuthExpired, text: "Unknown Channel", requests: true},
-		{name: "nothing", creds: map[string]string{}, category: publish.CategoryAuthExpired, text: "neither a webhook URL nor a bot token"},
-		{name: "video over 10 MiB", video: big, category: publish.CategoryMediaRejected, text: "at most 10485760"},
-		{name: "refused by the server", video: big, cfg: discord.Config{MaxVideoBytes: 50 << 20}, category: publish.CategoryMediaRejected, text: "Request entity too large", requests: true},
+		{name: "content too long", options: `{"content":"` + strings.Repeat("😀", 1001) + `"}`, category: provider.CategoryInvalidOptions, text: "2002 UTF-16 units"},
+		{name: "options not an object", options: `"x"`, category: provider.CategoryInvalidOptions, text: "discord options"},
+		{name: "not a webhook URL", creds: map[string]string{"webhook_url": "https://discord.com/api/channels/1"}, category: provider.CategoryInvalidOptions, text: "/webhooks/{id}/{token}"},
+		{name: "bot without channel", creds: map[string]string{"bot_token": botToken}, category: provider.CategoryInvalidOptions, text: "no channel_id"},
+		{name: "other channel", creds: map[string]string{"bot_token": botToken, "channel_id": "123456789012345678"}, category: provider.CategoryAuthExpired, text: "Unknown Channel", requests: true},
+		{name: "nothing", creds: map[string]string{}, category: provider.CategoryAuthExpired, text: "neither a webhook URL nor a bot token"},
+		{name: "video over 10 MiB", video: big, category: provider.CategoryMediaRejected, text: "at most 10485760"},
+		{name: "refused by the server", video: big, cfg: discord.Config{MaxVideoBytes: 50 << 20}, category: provider.CategoryMediaRejected, text: "Request entity too large", requests: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -521,21 +522,21 @@ func TestIdentify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (publish.Identity{ExternalID: "webhook:" + account, Name: "Reelay hook", Username: "webhook " + account}); id != want {
+	if want := (provider.Identity{ExternalID: "webhook:" + account, Name: "Reelay hook", Username: "webhook " + account}); id != want {
 		t.Fatalf("identity %+v; want %+v", id, want)
 	}
 	id, err = p.Identify(context.Background(), env.BaseURL, botCreds())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (publish.Identity{ExternalID: "channel:" + sim.DiscordChannelID(account), Name: "#sandbox-videos", Username: "reelay-sandbox"}); id != want {
+	if want := (provider.Identity{ExternalID: "channel:" + sim.DiscordChannelID(account), Name: "#sandbox-videos", Username: "reelay-sandbox"}); id != want {
 		t.Fatalf("bot identity %+v; want %+v", id, want)
 	}
 	bad := map[string]string{"webhook_url": env.BaseURL + "/api/webhooks/" + account + "/not-the-token"}
 	_, err = p.Identify(context.Background(), env.BaseURL, bad)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid Webhook Token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid Webhook Token")
 	_, err = p.Identify(context.Background(), env.BaseURL, map[string]string{"bot_token": "nope", "channel_id": "1"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "401: Unauthorized")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "401: Unauthorized")
 }
 
 func TestOptions(t *testing.T) {

@@ -23,15 +23,13 @@ import (
 	"encoding/json"
 	"net/url"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // insightMetrics are the Reels metrics Metrics reads.
@@ -45,22 +43,22 @@ const maxCommentPages = 5
 const commentFields = "id,message,from{id,name},created_time,like_count,parent{id}"
 
 // channelGraph is a Graph client with the channel's Page token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
 
-// Metrics implements analytics.Source. A reel Graph does not show (deleted, or another
+// Metrics implements provider.MetricsSource. A reel Graph does not show (deleted, or another
 // Page's) or has no figures for yet (not published) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]analytics.Metrics, len(itemIDs))
+	out := make(map[string]provider.Metrics, len(itemIDs))
 	for _, id := range itemIDs {
 		vals, err := p.insights(ctx, g, id)
 		if metagraph.NotFound(err) {
@@ -72,25 +70,25 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 		if len(vals) == 0 {
 			continue
 		}
-		m := analytics.Metrics{}
+		m := provider.Metrics{}
 		if n, ok := metagraph.Count(vals["blue_reels_play_count"]); ok {
-			m.Views = analytics.N(n)
+			m.Views = provider.N(n)
 		}
 		if n, ok := metagraph.Count(vals["post_impressions_unique"]); ok {
-			m.Reach = analytics.N(n)
+			m.Reach = provider.N(n)
 		}
 		if ms, ok := metagraph.Count(vals["post_video_view_time"]); ok {
-			m.WatchTimeSeconds = analytics.N((ms + 500) / 1000)
+			m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
 		}
 		if reactions, ok := metagraph.Breakdown(vals["post_video_likes_by_reaction_type"]); ok {
 			var sum int64
 			for _, n := range reactions {
 				sum += n
 			}
-			m.Likes = analytics.N(sum)
+			m.Likes = provider.N(sum)
 		}
 		if actions, ok := metagraph.Breakdown(vals["post_video_social_actions"]); ok {
-			m.Comments, m.Shares = analytics.N(actions["COMMENT"]), analytics.N(actions["SHARE"])
+			m.Comments, m.Shares = provider.N(actions["COMMENT"]), provider.N(actions["SHARE"])
 		}
 		out[id] = m
 	}
@@ -119,8 +117,8 @@ type fbComment struct {
 	} `json:"parent"`
 }
 
-func (c fbComment) comment(page string) inbox.Comment {
-	out := inbox.Comment{ID: c.ID, Text: c.Message, LikeCount: c.LikeCount}
+func (c fbComment) comment(page string) provider.Comment {
+	out := provider.Comment{ID: c.ID, Text: c.Message, LikeCount: c.LikeCount}
 	if c.From != nil {
 		out.Author, out.Own = c.From.Name, c.From.ID == page
 	}
@@ -133,8 +131,8 @@ func (c fbComment) comment(page string) inbox.Comment {
 	return out
 }
 
-// Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+// Comments implements provider.CommentSource.
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -146,19 +144,19 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	if err != nil {
 		return nil, classify(err)
 	}
-	out := make([]inbox.Comment, 0, len(rows))
+	out := make([]provider.Comment, 0, len(rows))
 	for _, c := range rows {
 		out = append(out, c.comment(ch.Account))
 	}
 	return out, nil
 }
 
-// Reply implements inbox.Source. The reply is read back for the author and time Facebook
+// Reply implements provider.CommentSource. The reply is read back for the author and time Facebook
 // stored; when that read fails the reply is still posted, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	ctx, cancel := p.apiContext(ctx)
 	defer cancel()
@@ -170,12 +168,12 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		ID string `json:"id"`
 	}
 	if err := g.Post(ctx, "/"+url.PathEscape(target)+"/comments", url.Values{"message": {text}}, &created); err != nil {
-		return inbox.Comment{}, classify(err)
+		return provider.Comment{}, classify(err)
 	}
 	if created.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the reply was posted but Facebook answered no id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the reply was posted but Facebook answered no id")
 	}
-	sent := inbox.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
+	sent := provider.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored fbComment
 	if g.Get(ctx, "/"+url.PathEscape(created.ID), url.Values{"fields": {commentFields}}, &stored) != nil {
 		return sent, nil

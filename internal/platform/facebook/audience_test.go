@@ -9,16 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the test Page's channel on f's simulator.
-func (f fixture) channel() publish.Channel {
-	return publish.Channel{Account: page, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + facebook.APIVersion}
+func (f fixture) channel() provider.Channel {
+	return provider.Channel{Account: page, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + facebook.APIVersion}
 }
 
 // publishReel publishes a reel and answers its video id and when the simulator published it
@@ -179,7 +178,7 @@ func TestCommentsAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -239,17 +238,17 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown comment", inbox.Comment{ID: id + "_1000000000000001"}, "hi", "does not exist"},
-		{"another object", inbox.Comment{ID: "1200000000099999_1"}, "hi", "does not exist"},
+		{"unknown comment", provider.Comment{ID: id + "_1000000000000001"}, "hi", "does not exist"},
+		{"another object", provider.Comment{ID: "1200000000099999_1"}, "hi", "does not exist"},
 		{"too long", got[0], strings.Repeat("a", 8001), "at most 8000"},
 		{"empty", got[0], "", "Missing message"},
 	} {
 		_, err := f.p.Reply(ctx, ch, id, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(f.e.Introspect().Replies); n != 0 {
 		t.Fatalf("%d replies recorded", n)
@@ -258,17 +257,17 @@ func TestReplyRefusals(t *testing.T) {
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(p *facebook.Provider, ch publish.Channel) error{
-		"metrics": func(p *facebook.Provider, ch publish.Channel) error {
+	calls := map[string]func(p *facebook.Provider, ch provider.Channel) error{
+		"metrics": func(p *facebook.Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{"1200000000000001"})
 			return err
 		},
-		"comments": func(p *facebook.Provider, ch publish.Channel) error {
+		"comments": func(p *facebook.Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, "1200000000000001")
 			return err
 		},
-		"reply": func(p *facebook.Provider, ch publish.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "1200000000000001", inbox.Comment{ID: "1200000000000001_1"}, "hi")
+		"reply": func(p *facebook.Provider, ch provider.Channel) error {
+			_, err := p.Reply(context.Background(), ch, "1200000000000001", provider.Comment{ID: "1200000000000001_1"}, "hi")
 			return err
 		},
 	}
@@ -278,9 +277,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient bool
 		retry     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Minute},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Minute},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

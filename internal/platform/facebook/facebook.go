@@ -45,7 +45,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // APIVersion is the Graph API version the provider speaks (the one the Instagram provider
@@ -78,19 +78,26 @@ type Config struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// PollInterval is the first wait before reading the status after finishing (2 s when 0);
-	// the waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0).
+	// the waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0).
 	PollInterval, MaxPollInterval time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider publishes Reels to Facebook Pages. It implements publish.Provider.
+// Provider publishes Reels to Facebook Pages. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a provider.
 func New(cfg Config) *Provider {
@@ -98,7 +105,7 @@ func New(cfg Config) *Provider {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -115,7 +122,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps. It holds the platform's references only,
@@ -145,19 +152,19 @@ type Options struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
 	}
 	var st State
 	var opts Options
 	if err := metagraph.Decode("Facebook", d, &st, &opts); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if d.Account == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the channel has no Page id")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the channel has no Page id")
 	}
 	g := p.graph(d.BaseURL, token)
 	switch {
@@ -184,7 +191,7 @@ func (p *Provider) apiContext(ctx context.Context) (context.Context, context.Can
 }
 
 // start opens an upload session.
-func (p *Provider) start(ctx context.Context, g metagraph.Client, d *publish.Destination, restarts int) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, g metagraph.Client, d *provider.Destination, restarts int) (provider.Outcome, error) {
 	ctx, cancel := p.apiContext(ctx)
 	defer cancel()
 	var res struct {
@@ -198,15 +205,15 @@ func (p *Provider) start(ctx context.Context, g metagraph.Client, d *publish.Des
 		return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/video_reels", url.Values{"upload_phase": {"start"}}, &res)
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	if res.VideoID == "" || res.UploadURL == "" {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: the start phase answered no video id or upload URL")
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: the start phase answered no video id or upload URL")
 	}
 	if err := checkUploadURL(res.UploadURL, g.BaseURL); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
-	return p.outcome(publish.StatusUploading, State{VideoID: res.VideoID, UploadURL: res.UploadURL, Restarts: restarts}, 0)
+	return p.outcome(provider.StatusUploading, State{VideoID: res.VideoID, UploadURL: res.UploadURL, Restarts: restarts}, 0)
 }
 
 // checkUploadURL refuses an upload URL on a host the Page token must not go to.
@@ -221,7 +228,7 @@ func checkUploadURL(raw, base string) error {
 			return nil
 		}
 	}
-	return publish.Permanent(publish.CategoryInternal, 0, "Facebook: the upload URL %q is not on %s; the Page token is not sent there", raw, UploadHost)
+	return provider.Permanent(provider.CategoryInternal, 0, "Facebook: the upload URL %q is not on %s; the Page token is not sent there", raw, UploadHost)
 }
 
 // phase is one phase of a video's status.
@@ -288,51 +295,51 @@ func refusal(s videoStatus) error {
 			if msg == "" {
 				msg = "Facebook could not process the video (status " + s.VideoStatus + ")"
 			}
-			return publish.Permanent(publish.CategoryMediaRejected, 0, "Facebook: %s", msg)
+			return provider.Permanent(provider.CategoryMediaRejected, 0, "Facebook: %s", msg)
 		}
 	}
 	if s.VideoStatus == "error" || s.VideoStatus == "upload_failed" {
-		return publish.Permanent(publish.CategoryMediaRejected, 0, "Facebook: the video failed (video_status %s)", s.VideoStatus)
+		return provider.Permanent(provider.CategoryMediaRejected, 0, "Facebook: the video failed (video_status %s)", s.VideoStatus)
 	}
 	return nil
 }
 
 // restart drops an expired upload session for a new one.
-func (p *Provider) restart(st State) (publish.Outcome, error) {
+func (p *Provider) restart(st State) (provider.Outcome, error) {
 	if st.Restarts >= maxRestarts {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"Facebook: upload session %s expired, after %d new sessions", st.VideoID, st.Restarts)
 	}
-	return p.outcome(publish.StatusUploading, State{Restarts: st.Restarts + 1}, 0)
+	return p.outcome(provider.StatusUploading, State{Restarts: st.Restarts + 1}, 0)
 }
 
 // upload sends the bytes the platform does not hold yet.
-func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *provider.Destination, st State) (provider.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if s.VideoStatus == "expired" {
 		return p.restart(st)
 	}
 	if err := refusal(s); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if s.Uploading.Status == "complete" {
 		// Every byte arrived (the answer to the last upload was lost): nothing is sent again.
 		st.Uploaded = true
-		return p.outcome(publish.StatusProcessing, st, 0)
+		return p.outcome(provider.StatusProcessing, st, 0)
 	}
 	size := d.Video.Size
 	offset := s.Uploading.bytes()
 	if size <= 0 || d.Video.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the video has no bytes to upload")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the video has no bytes to upload")
 	}
 	if offset < 0 || offset > size {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Facebook: the platform holds %d bytes of a %d-byte video", offset, size)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the platform holds %d bytes of a %d-byte video", offset, size)
 	}
 	if err := checkUploadURL(st.UploadURL, g.BaseURL); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	// An upload that failed may have delivered some or all of its bytes. Before it is made
 	// again the status tells how many the platform holds, and the bytes go again from there
@@ -357,27 +364,27 @@ func (p *Provider) upload(ctx context.Context, g metagraph.Client, d *publish.De
 	})
 	switch {
 	case err != nil:
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	case moved:
-		return p.outcome(publish.StatusUploading, st, 0)
+		return p.outcome(provider.StatusUploading, st, 0)
 	}
 	st.Uploaded = true
-	return p.outcome(publish.StatusProcessing, st, 0)
+	return p.outcome(provider.StatusProcessing, st, 0)
 }
 
 // send posts the video's bytes from offset to the end to the upload URL, streamed from storage.
-func (p *Provider) send(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, offset int64) error {
+func (p *Provider) send(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, offset int64) error {
 	size := d.Video.Size
 	body, err := d.Video.Open(ctx, offset)
 	if err != nil {
-		return publish.Transient(publish.CategoryInternal, 0, 0, "Facebook: opening the video at byte %d: %v", offset, err)
+		return provider.Transient(provider.CategoryInternal, 0, 0, "Facebook: opening the video at byte %d: %v", offset, err)
 	}
 	// The transport closes the body once done with it, which may be after Do returned (an
 	// answer before the whole body was read): closing it here too would race its reads.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.UploadURL, body)
 	if err != nil {
 		body.Close()
-		return publish.Permanent(publish.CategoryInternal, 0, "Facebook: building the upload: %v", err)
+		return provider.Permanent(provider.CategoryInternal, 0, "Facebook: building the upload: %v", err)
 	}
 	req.ContentLength = size - offset
 	req.Header.Set("Authorization", "OAuth "+g.Token)
@@ -391,7 +398,7 @@ func (p *Provider) send(ctx context.Context, g metagraph.Client, d *publish.Dest
 			err = ue.Err
 		}
 		// The next try asks the platform how many bytes arrived and goes on from there.
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -415,31 +422,31 @@ func (p *Provider) send(ctx context.Context, g metagraph.Client, d *publish.Dest
 		msg := fmt.Sprintf("Facebook: upload from byte %d: %s: %s", offset, di.Type, di.Message)
 		switch di.Type {
 		case "OffsetInvalidError", "PartialRequestError":
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
 		case "ProcessingFailedError":
-			return publish.Permanent(publish.CategoryMediaRejected, resp.StatusCode, "%s", msg)
+			return provider.Permanent(provider.CategoryMediaRejected, resp.StatusCode, "%s", msg)
 		}
 		if di.Retriable || resp.StatusCode >= 500 {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s", msg)
 		}
-		return publish.Permanent(publish.CategoryInternal, resp.StatusCode, "%s", msg)
+		return provider.Permanent(provider.CategoryInternal, resp.StatusCode, "%s", msg)
 	}
 	return classify(&metagraph.APIError{Status: resp.StatusCode, Header: resp.Header, Raw: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
 }
 
 // finish publishes the uploaded reel, unless a finish already went through.
-func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if err := refusal(s); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if finished(s) {
 		// A finish went through before the process died: it is not sent twice.
 		st.Finished = true
-		return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+		return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
 	}
 	form := url.Values{"upload_phase": {"finish"}, "video_id": {st.VideoID}, "video_state": {"PUBLISHED"}}
 	desc := o.Description
@@ -475,13 +482,13 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *publish.De
 		return res.Success, nil
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	if !res.Success {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: the finish phase did not answer success")
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: the finish phase did not answer success")
 	}
 	st.Finished = true
-	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
 }
 
 // finished reports whether a finish went through: its publishing phase is under way or done.
@@ -491,40 +498,40 @@ func finished(s videoStatus) bool {
 }
 
 // poll waits for the reel to be published.
-func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (provider.Outcome, error) {
 	s, err := p.status(ctx, g, st.VideoID)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if err := refusal(s); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if s.Publishing.Status == "complete" || s.Publishing.PublishStatus == "published" {
-		out, err := p.outcome(publish.StatusPublished, st, 0)
+		out, err := p.outcome(provider.StatusPublished, st, 0)
 		out.ExternalID, out.URL = st.VideoID, ReelURL(st.VideoID)
 		return out, err
 	}
 	st.Polls++
-	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
+	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
-func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
+func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {
 	return metagraph.Outcome("Facebook", status, st, after)
 }
 
 // Identify tells whose the credentials are: GET /me?fields=id,name,username,category,picture
 // with the Page access token answers the Page (its id is the channel's external account id).
 // A user access token is refused (Reels publish as the Page), as is a rejected token: both
-// are auth_expired *publish.Error values. baseURL "" means the configured one.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+// are auth_expired *provider.Error values. baseURL "" means the configured one.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	token := credentials["access_token"]
 	if token == "" {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
 	}
 	g := p.graph(baseURL, token)
 	ctx, cancel := p.apiContext(ctx)
@@ -544,14 +551,14 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 	err := g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
 	if ae := (*metagraph.APIError)(nil); errors.As(err, &ae) && (ae.Body.Code == metagraph.CodeInvalidParameter || ae.Body.Code == 12) &&
 		strings.Contains(ae.Body.Message, "(User)") {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, ae.Status,
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, ae.Status,
 			"Facebook: the access token is a user token; Reels are published with the Page's access token (from /me/accounts)")
 	}
 	if err != nil {
-		return publish.Identity{}, classify(err)
+		return provider.Identity{}, classify(err)
 	}
 	if page.ID == "" {
-		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Facebook: /me answered no id")
+		return provider.Identity{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: /me answered no id")
 	}
-	return publish.Identity{ExternalID: page.ID, Name: page.Name, Username: page.Username, AvatarURL: page.Picture.Data.URL}, nil
+	return provider.Identity{ExternalID: page.ID, Name: page.Name, Username: page.Username, AvatarURL: page.Picture.Data.URL}, nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -37,7 +37,7 @@ func newFixture(t *testing.T, b sim.Behavior, o providertest.Options) fixture {
 }
 
 // dest is a destination of the test Page, with the sandbox base URL as the app builds it.
-func (f fixture) dest(v *providertest.Video, options string) *publish.Destination {
+func (f fixture) dest(v *providertest.Video, options string) *provider.Destination {
 	if v == nil {
 		v = providertest.ShortVideo()
 	}
@@ -108,7 +108,7 @@ func TestPublish(t *testing.T) {
 				t.Fatalf("published %+v", got.Published)
 			}
 			st := state(t, last.State)
-			if last.Status != publish.StatusPublished || last.ExternalID != st.VideoID || last.ExternalID != got.Published[0].ID ||
+			if last.Status != provider.StatusPublished || last.ExternalID != st.VideoID || last.ExternalID != got.Published[0].ID ||
 				last.URL != "https://www.facebook.com/reel/"+st.VideoID || last.URL != got.Published[0].URL {
 				t.Fatalf("last outcome %+v, state %+v, published %+v", last, st, got.Published[0])
 			}
@@ -172,10 +172,10 @@ func TestFaults(t *testing.T) {
 		text           string
 		retry          time.Duration
 	}{
-		{sim.FailReject, publish.CategoryMediaRejected, false, "Request processing failed", 0},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, "unexpected error", 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, "Session has expired", 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, "Page request limit reached", time.Minute},
+		{sim.FailReject, provider.CategoryMediaRejected, false, "Request processing failed", 0},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, "unexpected error", 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, "Session has expired", 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, "Page request limit reached", time.Minute},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -291,7 +291,7 @@ func TestBrokenUploadResumesAtThePlatformsOffset(t *testing.T) {
 }
 
 // stepsUntil steps d until cond holds on the State and answers the State before that step.
-func stepsUntil(t *testing.T, f fixture, d *publish.Destination, cond func(facebook.State) bool) json.RawMessage {
+func stepsUntil(t *testing.T, f fixture, d *provider.Destination, cond func(facebook.State) bool) json.RawMessage {
 	t.Helper()
 	for range 50 {
 		prev := d.State
@@ -337,7 +337,7 @@ func TestCrashAfterFinishDoesNotFinishTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := outs[len(outs)-1]; last.Status != publish.StatusPublished {
+	if last := outs[len(outs)-1]; last.Status != provider.StatusPublished {
 		t.Fatalf("last %+v", last)
 	}
 	if got := f.e.Introspect(); len(got.Uploads) != 1 || len(got.Published) != 1 {
@@ -365,7 +365,7 @@ func TestVideoRefused(t *testing.T) {
 			for _, ms := range []int{0, 60_000} { // refused before the finish, and after it
 				f := newFixture(t, sim.Behavior{ProcessingMS: ms}, providertest.Options{})
 				_, err := f.e.Run(f.p, f.dest(c.v, ""), 50)
-				providertest.WantError(t, err, publish.CategoryMediaRejected, false, c.text)
+				providertest.WantError(t, err, provider.CategoryMediaRejected, false, c.text)
 				if got := f.e.Introspect(); len(got.Published) != 0 {
 					t.Fatalf("published %+v", got.Published)
 				}
@@ -378,10 +378,10 @@ func TestBadOptions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, sim.Behavior{ProcessingMS: -1}, providertest.Options{})
 	_, err := f.e.Run(f.p, f.dest(nil, `{"title":`), 5)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "options")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "options")
 	long, _ := json.Marshal(map[string]string{"title": strings.Repeat("t", 201)})
 	_, err = f.e.Run(f.p, f.dest(nil, string(long)), 20)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "title")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "title")
 	if got := f.e.Introspect(); len(got.Published) != 0 {
 		t.Fatalf("published %+v", got.Published)
 	}
@@ -398,7 +398,7 @@ func TestDailyLimit(t *testing.T) {
 		}
 	}
 	_, err := f.e.Run(f.p, f.dest(v, ""), 20)
-	providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "30 reels")
+	providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "30 reels")
 	f.e.Clock.Advance(24 * time.Hour)
 	if _, err := f.e.Run(f.p, f.dest(v, ""), 20); err != nil {
 		t.Fatalf("a day later: %v", err)
@@ -422,7 +422,7 @@ func TestIdentify(t *testing.T) {
 	}
 	resp.Body.Close()
 	_, err = f.p.Identify(context.Background(), base, map[string]string{"access_token": "nope"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid OAuth access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid OAuth access token")
 	_, err = f.p.Identify(context.Background(), base, nil)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no Page access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no Page access token")
 }

@@ -20,15 +20,13 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // insightMetrics are the Reels insights Metrics reads.
@@ -41,10 +39,10 @@ const maxCommentPages = 5
 const commentFields = "id,text,username,timestamp,like_count,from{id,username}"
 
 // channelGraph is a Graph client with the channel's token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	base := p.cfg.BaseURL
 	if ch.BaseURL != "" {
@@ -53,14 +51,14 @@ func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
 	return graph(base, token, p.cfg.HTTPClient), nil
 }
 
-// Metrics implements analytics.Source. A Reel Graph does not show (deleted, or not the
+// Metrics implements provider.MetricsSource. A Reel Graph does not show (deleted, or not the
 // channel's) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]analytics.Metrics, len(itemIDs))
+	out := make(map[string]provider.Metrics, len(itemIDs))
 	for _, id := range itemIDs {
 		vals, err := g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
 		if metagraph.NotFound(err) {
@@ -72,16 +70,16 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 		if len(vals) == 0 {
 			continue // no figures yet
 		}
-		m := analytics.Metrics{}
+		m := provider.Metrics{}
 		for name, field := range map[string]**int64{
 			"views": &m.Views, "reach": &m.Reach, "likes": &m.Likes, "comments": &m.Comments, "shares": &m.Shares, "saved": &m.Saves,
 		} {
 			if n, ok := metagraph.Count(vals[name]); ok {
-				*field = analytics.N(n)
+				*field = provider.N(n)
 			}
 		}
 		if ms, ok := metagraph.Count(vals["ig_reels_video_view_total_time"]); ok {
-			m.WatchTimeSeconds = analytics.N((ms + 500) / 1000)
+			m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
 		}
 		out[id] = m
 	}
@@ -105,8 +103,8 @@ type igComment struct {
 	} `json:"replies"`
 }
 
-func (c igComment) comment(account, parent string) inbox.Comment {
-	out := inbox.Comment{ID: c.ID, ParentID: parent, Author: c.Username, Text: c.Text, LikeCount: c.LikeCount}
+func (c igComment) comment(account, parent string) provider.Comment {
+	out := provider.Comment{ID: c.ID, ParentID: parent, Author: c.Username, Text: c.Text, LikeCount: c.LikeCount}
 	if c.From != nil {
 		out.Own = c.From.ID == account
 		if out.Author == "" {
@@ -119,8 +117,8 @@ func (c igComment) comment(account, parent string) inbox.Comment {
 	return out
 }
 
-// Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+// Comments implements provider.CommentSource.
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -130,7 +128,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	if err != nil {
 		return nil, classify(err)
 	}
-	var out []inbox.Comment
+	var out []provider.Comment
 	for _, c := range rows {
 		out = append(out, c.comment(ch.Account, ""))
 		if c.Replies != nil {
@@ -142,12 +140,12 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	return out, nil
 }
 
-// Reply implements inbox.Source. The reply is read back for the author and time Instagram
+// Reply implements provider.CommentSource. The reply is read back for the author and time Instagram
 // stored; when that read fails the reply is still posted, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	target := to.ID
 	if to.ParentID != "" {
@@ -157,12 +155,12 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		ID string `json:"id"`
 	}
 	if err := g.Post(ctx, "/"+url.PathEscape(target)+"/replies", url.Values{"message": {text}}, &created); err != nil {
-		return inbox.Comment{}, classify(err)
+		return provider.Comment{}, classify(err)
 	}
 	if created.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the reply was posted but Instagram answered no id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the reply was posted but Instagram answered no id")
 	}
-	reply := inbox.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
+	reply := provider.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored igComment
 	if g.Get(ctx, "/"+url.PathEscape(created.ID), url.Values{"fields": {commentFields + ",parent_id"}}, &stored) == nil {
 		parent := stored.ParentID

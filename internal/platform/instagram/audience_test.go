@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -28,7 +27,7 @@ const (
 type audience struct {
 	e  *providertest.Env
 	p  *instagram.Provider
-	ch publish.Channel
+	ch provider.Channel
 }
 
 func newAudience(t *testing.T, b sim.Behavior) audience {
@@ -38,7 +37,7 @@ func newAudience(t *testing.T, b sim.Behavior) audience {
 	return audience{
 		e:  e,
 		p:  instagram.New(instagram.Config{HTTPClient: e.Client, Now: e.Clock.Now}),
-		ch: publish.Channel{Account: audAccount, Credentials: map[string]string{"access_token": audToken}, BaseURL: e.BaseURL + "/" + instagram.APIVersion},
+		ch: provider.Channel{Account: audAccount, Credentials: map[string]string{"access_token": audToken}, BaseURL: e.BaseURL + "/" + instagram.APIVersion},
 	}
 }
 
@@ -224,7 +223,7 @@ func TestCommentsAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -256,17 +255,17 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown comment", inbox.Comment{ID: "17850000000000001"}, "hi", "does not exist"},
+		{"unknown comment", provider.Comment{ID: "17850000000000001"}, "hi", "does not exist"},
 		{"too long", comments[0], strings.Repeat("a", 2201), "too long"},
 		{"hidden comment", comments[1], "hi", "hidden"},
 		{"empty", comments[0], "", "message is required"},
 	} {
 		_, err := a.p.Reply(ctx, a.ch, id, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(a.e.Introspect().Replies); n != 0 {
 		t.Fatalf("%d replies recorded", n)
@@ -285,37 +284,37 @@ func TestOtherAccountsItems(t *testing.T) {
 	other := a.ch
 	other.Credentials = map[string]string{"access_token": "someone-else"}
 	_, err := a.p.Comments(context.Background(), other, id)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "code 190")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "code 190")
 
 	// A second account of the simulator sees neither figures nor comments of the first's.
 	accts := sim.StaticAccounts{audToken: {ID: audAccount, Username: audUser}, "second": {ID: "17841400000000078", Username: "second"}}
 	e := providertest.NewEnv(t, "instagram", accts, sim.NewInstagram, providertest.Options{})
 	b := audience{e: e, p: instagram.New(instagram.Config{HTTPClient: e.Client, Now: e.Clock.Now}),
-		ch: publish.Channel{Account: audAccount, Credentials: map[string]string{"access_token": audToken}, BaseURL: e.BaseURL + "/" + instagram.APIVersion}}
+		ch: provider.Channel{Account: audAccount, Credentials: map[string]string{"access_token": audToken}, BaseURL: e.BaseURL + "/" + instagram.APIVersion}}
 	mine, at := b.publish(t)
 	b.setClock(at.Add(time.Hour))
-	second := publish.Channel{Account: "17841400000000078", Credentials: map[string]string{"access_token": "second"}, BaseURL: b.ch.BaseURL}
+	second := provider.Channel{Account: "17841400000000078", Credentials: map[string]string{"access_token": "second"}, BaseURL: b.ch.BaseURL}
 	got, err := b.p.Metrics(context.Background(), second, []string{mine})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("another account's metrics: %v, %v", got, err)
 	}
 	_, err = b.p.Comments(context.Background(), second, mine)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "does not exist")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "does not exist")
 }
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(p *instagram.Provider, ch publish.Channel) error{
-		"metrics": func(p *instagram.Provider, ch publish.Channel) error {
+	calls := map[string]func(p *instagram.Provider, ch provider.Channel) error{
+		"metrics": func(p *instagram.Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{"17920000000000001"})
 			return err
 		},
-		"comments": func(p *instagram.Provider, ch publish.Channel) error {
+		"comments": func(p *instagram.Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, "17920000000000001")
 			return err
 		},
-		"reply": func(p *instagram.Provider, ch publish.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "17920000000000001", inbox.Comment{ID: "17850000000000001"}, "hi")
+		"reply": func(p *instagram.Provider, ch provider.Channel) error {
+			_, err := p.Reply(context.Background(), ch, "17920000000000001", provider.Comment{ID: "17850000000000001"}, "hi")
 			return err
 		},
 	}
@@ -325,9 +324,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient bool
 		retry     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Minute},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Minute},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // graph is a Graph API client for baseURL with one access token.
@@ -48,7 +48,7 @@ var subcodeText = map[int]string{
 	2207053: "unknown upload error",
 }
 
-// classify turns a failed call into a *publish.Error: metagraph's table with Instagram's
+// classify turns a failed call into a *provider.Error: metagraph's table with Instagram's
 // differences. A 403 without Graph's JSON is internal, not auth_expired; 4 with 2207051
 // (suspected spam) is permanent media_rejected; 80002 is rate_limited; 2207020 (an expired
 // container) is media_rejected even from a 5xx; 2207008 is transient; 36004 (caption) is
@@ -57,11 +57,11 @@ var classify = metagraph.Classifier{
 	Platform:                 "Instagram",
 	PlainForbiddenIsInternal: true,
 	BeforeRateLimit: []metagraph.Rule{
-		{Code: metagraph.CodeTooManyCalls, Subcode: subSpam, Category: publish.CategoryMediaRejected},
+		{Code: metagraph.CodeTooManyCalls, Subcode: subSpam, Category: provider.CategoryMediaRejected},
 	},
 	RateLimitedCodes: []int{codeIGRateLimited},
 	BeforeUpstream: []metagraph.Rule{
-		{Subcode: subMediaExpired, Category: publish.CategoryMediaRejected},
+		{Subcode: subMediaExpired, Category: provider.CategoryMediaRejected},
 	},
 	UpstreamSubcodes:    []int{subBuilderExpired},
 	InvalidOptionsCodes: []int{codeCaptionTooLong},

@@ -51,7 +51,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // APIVersion is the Graph API version the provider speaks (the newest in Meta's changelog when
@@ -77,7 +77,7 @@ type Config struct {
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
 	// PollInterval is the first wait before reading a container's status (100 ms when 0); the
-	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
+	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
 	// must download the video before the container can finish, which a small video on a fast
 	// link does in a fraction of a second; the growth keeps a container that takes minutes at
 	// 22 status reads in its first 5 minutes, far inside the 200 calls an hour that Graph
@@ -86,12 +86,12 @@ type Config struct {
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider publishes Reels to Instagram. It implements publish.Provider.
+// Provider publishes Reels to Instagram. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
@@ -102,7 +102,7 @@ func New(cfg Config) *Provider {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(60 * time.Second)
+		cfg.HTTPClient = provider.NewHTTPClient(60 * time.Second)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -119,9 +119,17 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps (Destination.State / Outcome.State).
@@ -154,19 +162,19 @@ type Options struct {
 	ShareToFeed *bool `json:"share_to_feed,omitempty"`
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	var st State
 	var opts Options
 	if err := metagraph.Decode("Instagram", d, &st, &opts); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if d.Account == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the channel has no Instagram account id")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the channel has no Instagram account id")
 	}
 	base := p.cfg.BaseURL
 	if d.BaseURL != "" {
@@ -185,7 +193,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 
 // caption is the text sent: the instagram object's caption, else the post's caption, else its
 // title.
-func caption(d *publish.Destination, o Options) string {
+func caption(d *provider.Destination, o Options) string {
 	switch {
 	case o.Caption != "":
 		return o.Caption
@@ -196,9 +204,9 @@ func caption(d *publish.Destination, o Options) string {
 }
 
 // create checks the publishing limit and creates the Reels container.
-func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, g metagraph.Client, d *provider.Destination, o Options, refetches int) (provider.Outcome, error) {
 	if d.Video.URL == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
 	}
 	acct := url.PathEscape(d.Account)
 	if !p.cfg.SkipPublishingLimitCheck {
@@ -210,10 +218,10 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 			return err
 		})
 		if err != nil {
-			return publish.Outcome{}, classify(err)
+			return provider.Outcome{}, classify(err)
 		}
 		if lim.Total > 0 && lim.Usage >= lim.Total {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryQuotaExceeded, 0,
 				"Instagram: the account has published %d of the %d posts allowed through the API in %s",
 				lim.Usage, lim.Total, lim.Window)
 		}
@@ -242,17 +250,17 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 	// ig-container). Meta then fetches the video once more.
 	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Post(ctx, "/"+acct+"/media", form, &created) })
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: container creation answered no id")
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Instagram: container creation answered no id")
 	}
 	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC(), Refetches: refetches}
-	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
 }
 
 // advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
 	var c struct {
 		StatusCode string `json:"status_code"`
 		Status     string `json:"status"`
@@ -263,7 +271,7 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		return p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c) })
 	}
 	if err := read(); err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	switch c.StatusCode {
 	case "FINISHED":
@@ -296,13 +304,13 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		if err != nil {
 			// When the call's fate is unknown (timeout), the next Step reads the status
 			// first: PUBLISHED leads to the lookup, FINISHED to another media_publish.
-			return publish.Outcome{}, classify(err)
+			return provider.Outcome{}, classify(err)
 		}
 		if pub.ID == "" {
-			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Instagram: media_publish answered no id")
+			return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Instagram: media_publish answered no id")
 		}
 		st.MediaID = pub.ID
-		out, err := p.outcome(publish.StatusProcessing, st, 0)
+		out, err := p.outcome(provider.StatusProcessing, st, 0)
 		out.ExternalID = pub.ID
 		return out, err
 	case "PUBLISHED":
@@ -313,11 +321,11 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 			// side (down or restarting), not a verdict on the video. A container in ERROR
 			// can never be published, so a new one cannot publish twice.
 			next := State{Refetches: st.Refetches + 1}
-			return p.outcome(publish.StatusProcessing, next, p.cfg.PollInterval)
+			return p.outcome(provider.StatusProcessing, next, p.cfg.PollInterval)
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "Instagram: %s", containerError(c.Status))
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "Instagram: %s", containerError(c.Status))
 	case "EXPIRED":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"Instagram: container %s expired: it was not published within 24 hours of its creation", st.ContainerID)
 	default: // IN_PROGRESS, or a value this provider does not know: wait.
 		return p.wait(st)
@@ -325,18 +333,18 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 }
 
 // wait counts a poll and asks to come back after the back-off.
-func (p *Provider) wait(st State) (publish.Outcome, error) {
+func (p *Provider) wait(st State) (provider.Outcome, error) {
 	st.Polls++
-	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
+	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 // recover finds the media of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
 	want := caption(d, o)
 	from := st.CreatedAt.Add(-5 * time.Minute)
 	q := url.Values{
@@ -350,7 +358,7 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	// A GET: asking again changes nothing.
 	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list) })
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	var found []mediaNode
 	for _, m := range list.Data {
@@ -367,16 +375,16 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	}
 	if len(found) == 1 {
 		st.MediaID = found[0].ID
-		out, err := p.outcome(publish.StatusPublished, st, 0)
+		out, err := p.outcome(provider.StatusPublished, st, 0)
 		out.ExternalID, out.URL = found[0].ID, found[0].link()
 		out.Message = "Instagram had already published this Reel; reelay found it and did not publish it again"
 		return out, err
 	}
 	st.Searches++
 	if st.Searches < p.cfg.FindAttempts {
-		return p.outcome(publish.StatusProcessing, st, p.backoff(st.Searches))
+		return p.outcome(provider.StatusProcessing, st, p.backoff(st.Searches))
 	}
-	out, err := p.outcome(publish.StatusPublished, st, 0)
+	out, err := p.outcome(provider.StatusPublished, st, 0)
 	how := "none of the account's recent Reels matches it"
 	if len(found) > 1 {
 		how = fmt.Sprintf("%d recent Reels have the same caption", len(found))
@@ -407,28 +415,28 @@ func (m mediaNode) link() string {
 }
 
 // finish reads the published media's permalink.
-func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (provider.Outcome, error) {
 	var m mediaNode
 	q := url.Values{"fields": {"permalink,shortcode"}}
 	// A GET: asking again changes nothing.
 	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.MediaID), q, &m) })
 	if err != nil {
 		pe := classify(err)
-		if pe.Transient || pe.Category == publish.CategoryAuthExpired {
-			return publish.Outcome{}, pe
+		if pe.Transient || pe.Category == provider.CategoryAuthExpired {
+			return provider.Outcome{}, pe
 		}
 		// The Reel is published; only its link is missing.
-		out, oerr := p.outcome(publish.StatusPublished, st, 0)
+		out, oerr := p.outcome(provider.StatusPublished, st, 0)
 		out.ExternalID = st.MediaID
 		out.Message = "published; reading the permalink failed: " + pe.Message
 		return out, oerr
 	}
-	out, err := p.outcome(publish.StatusPublished, st, 0)
+	out, err := p.outcome(provider.StatusPublished, st, 0)
 	out.ExternalID, out.URL = st.MediaID, m.link()
 	return out, err
 }
 
-func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
+func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {
 	return metagraph.Outcome("Instagram", status, st, after)
 }
 
@@ -461,12 +469,12 @@ func containerError(status string) string {
 // (share_to_feed), plus account, the account's identity and its publishing quota, read live
 // with AccountInfo. The signature is the other providers' so that callers treat them alike:
 // the Instagram user id, which Graph paths need, comes in credentials["ig_user_id"] next to
-// access_token. baseURL "" means the configured one. Errors are *publish.Error values,
+// access_token. baseURL "" means the configured one. Errors are *provider.Error values,
 // classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	igUserID := strings.TrimSpace(credentials["ig_user_id"])
 	if igUserID == "" {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, 0, "Instagram: options need the channel's Instagram user id (ig_user_id)")
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, 0, "Instagram: options need the channel's Instagram user id (ig_user_id)")
 	}
 	info, err := p.AccountInfo(ctx, baseURL, credentials["access_token"], igUserID)
 	if err != nil {
@@ -508,14 +516,14 @@ type AccountInfo struct {
 
 // AccountInfo reads the account's identity (GET /{ig-user-id}?fields=id,username,name,
 // profile_picture_url) and its publishing quota (GET /{ig-user-id}/content_publishing_limit).
-// baseURL may be empty (the provider's). Errors are *publish.Error values, classified as for
+// baseURL may be empty (the provider's). Errors are *provider.Error values, classified as for
 // Step.
 func (p *Provider) AccountInfo(ctx context.Context, baseURL, accessToken, igUserID string) (AccountInfo, error) {
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL
 	}
 	if accessToken == "" {
-		return AccountInfo{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+		return AccountInfo{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	g := graph(baseURL, accessToken, p.cfg.HTTPClient)
 	acct := "/" + url.PathEscape(igUserID)
@@ -544,10 +552,10 @@ const maxPageReads = 10
 // refuses is a permanent auth_expired error; a user none of whose Pages has a linked account
 // is a permanent invalid_options error. The token needs pages_show_list and instagram_basic.
 // (Instagram Login's tokens have no Pages: their account is GET /me.)
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	token := credentials["access_token"]
 	if token == "" {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
 	}
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL
@@ -572,7 +580,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 			} `json:"paging"`
 		}
 		if err := g.Get(ctx, "/me/accounts", q, &pages); err != nil {
-			return publish.Identity{}, classify(err)
+			return provider.Identity{}, classify(err)
 		}
 		for _, pg := range pages.Data {
 			if pg.IG == nil || pg.IG.ID == "" {
@@ -582,14 +590,14 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 			if name == "" {
 				name = pg.IG.Username
 			}
-			return publish.Identity{ExternalID: pg.IG.ID, Name: name, Username: pg.IG.Username, AvatarURL: pg.IG.ProfilePictureURL}, nil
+			return provider.Identity{ExternalID: pg.IG.ID, Name: name, Username: pg.IG.Username, AvatarURL: pg.IG.ProfilePictureURL}, nil
 		}
 		if pages.Paging.Next == "" || pages.Paging.Cursors.After == "" {
 			break
 		}
 		q.Set("after", pages.Paging.Cursors.After)
 	}
-	return publish.Identity{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+	return provider.Identity{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 		"Instagram: no Instagram professional account is linked to a Facebook Page of this user: "+
 			"switch the Instagram account to a professional (business or creator) account, link it to a Facebook Page the user manages, then connect again")
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -95,27 +95,27 @@ func (e *env) serve(name string, b []byte) string {
 	return e.media.URL + "/media/" + name
 }
 
-func (e *env) dest(videoURL string) *publish.Destination {
-	return &publish.Destination{
+func (e *env) dest(videoURL string) *provider.Destination {
+	return &provider.Destination{
 		ID:          "dst-1",
 		Account:     account,
 		Credentials: map[string]string{"access_token": token},
 		BaseURL:     e.api,
 		Title:       "A title",
 		Caption:     "A caption #reelay",
-		Video:       publish.Media{URL: videoURL, ContentType: "video/mp4"},
+		Video:       provider.Media{URL: videoURL, ContentType: "video/mp4"},
 	}
 }
 
 // run steps d until it settles, as the publisher would (storing each State, waiting the
 // asked time on the shared clock). Transient errors are retried when retry is set.
-func (e *env) run(d *publish.Destination, retry bool) (publish.Outcome, []publish.Outcome, error) {
+func (e *env) run(d *provider.Destination, retry bool) (provider.Outcome, []provider.Outcome, error) {
 	e.t.Helper()
-	var outs []publish.Outcome
+	var outs []provider.Outcome
 	for range 1000 {
 		out, err := e.p.Step(context.Background(), d)
 		if err != nil {
-			if retry && publish.AsError(err).Transient {
+			if retry && provider.AsError(err).Transient {
 				e.clock.Advance(time.Second)
 				continue
 			}
@@ -130,7 +130,7 @@ func (e *env) run(d *publish.Destination, retry bool) (publish.Outcome, []publis
 		time.Sleep(200 * time.Microsecond) // lets the simulator's download finish
 	}
 	e.t.Fatal("the destination did not settle")
-	return publish.Outcome{}, nil, nil
+	return provider.Outcome{}, nil, nil
 }
 
 // reel is a valid Reel by default: mediatest's H.264 MP4, 5 seconds, 1080×1920.
@@ -175,7 +175,7 @@ func (e *env) graphGet(path string) map[string]any {
 
 func wantErr(t *testing.T, err error, category string, transient bool, contains string) {
 	t.Helper()
-	var pe *publish.Error
+	var pe *provider.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a *publish.Error", err)
 	}
@@ -214,14 +214,14 @@ func TestPublishHappyPath(t *testing.T) {
 			d := e.dest(e.serve("v.mp4", video))
 			d.Caption, d.Title = c.caption, c.title
 			d.Options, _ = json.Marshal(c.opts)
-			d.Thumbnail = &publish.Media{URL: e.media.URL + "/media/cover.jpg", ContentType: "image/jpeg"}
+			d.Thumbnail = &provider.Media{URL: e.media.URL + "/media/cover.jpg", ContentType: "image/jpeg"}
 
 			out, _, err := e.run(d, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := state(t, out.State)
-			if out.Status != publish.StatusPublished || out.ExternalID == "" || out.ExternalID != st.MediaID {
+			if out.Status != provider.StatusPublished || out.ExternalID == "" || out.ExternalID != st.MediaID {
 				t.Fatalf("outcome = %+v, state %+v", out, st)
 			}
 			if !strings.HasPrefix(out.URL, "https://www.instagram.com/reel/") || !strings.HasSuffix(out.URL, "/") {
@@ -259,7 +259,7 @@ func TestProcessingDelayPollsWithBoundedBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != publish.StatusPublished {
+	if out.Status != provider.StatusPublished {
 		t.Fatalf("outcome = %+v", out)
 	}
 	polls := state(t, out.State).Polls
@@ -268,7 +268,7 @@ func TestProcessingDelayPollsWithBoundedBackoff(t *testing.T) {
 	}
 	var prev time.Duration
 	for i, o := range outs {
-		if o.Status != publish.StatusProcessing {
+		if o.Status != provider.StatusProcessing {
 			continue
 		}
 		if o.After > 40*time.Second {
@@ -294,7 +294,7 @@ func TestDefaultPollSchedule(t *testing.T) {
 	e := newEnv(t, sim.Behavior{ProcessingMS: 300_000})
 	d := e.dest(e.serve("v.mp4", reel(t, mediatest.Options{})))
 	out, outs, err := e.run(d, false)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("outcome %+v, %v", out, err)
 	}
 	ms := time.Millisecond
@@ -316,10 +316,10 @@ func TestCallFaults(t *testing.T) {
 		transient bool
 		contains  string
 	}{
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, token, publish.CategoryUpstreamUnavailable, true, "code 2"},
-		{"auth", sim.Behavior{Fail: sim.FailAuth}, token, publish.CategoryAuthExpired, false, "code 190, subcode 463"},
-		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, token, publish.CategoryRateLimited, true, "(#4) Application request limit reached"},
-		{"unknown token", sim.Behavior{}, "not-a-token", publish.CategoryAuthExpired, false, "code 190"},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, token, provider.CategoryUpstreamUnavailable, true, "code 2"},
+		{"auth", sim.Behavior{Fail: sim.FailAuth}, token, provider.CategoryAuthExpired, false, "code 190, subcode 463"},
+		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, token, provider.CategoryRateLimited, true, "(#4) Application request limit reached"},
+		{"unknown token", sim.Behavior{}, "not-a-token", provider.CategoryAuthExpired, false, "code 190"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -349,7 +349,7 @@ func TestFlakyPlatformPublishesOnceAfterRetries(t *testing.T) {
 	video := reel(t, mediatest.Options{})
 	d := e.dest(e.serve("v.mp4", video))
 	out, _, err := e.run(d, true)
-	if err != nil || out.Status != publish.StatusPublished || out.URL == "" {
+	if err != nil || out.Status != provider.StatusPublished || out.URL == "" {
 		t.Fatalf("outcome %+v, err %v", out, err)
 	}
 	if snap := e.rec.Snapshot(nil); len(snap.Uploads) != 1 || len(snap.Published) != 1 {
@@ -390,7 +390,7 @@ func TestRejectedVideos(t *testing.T) {
 				url = e.serve("v.mp4", v)
 			}
 			_, _, err := e.run(e.dest(url), false)
-			wantErr(t, err, publish.CategoryMediaRejected, false, c.contains)
+			wantErr(t, err, provider.CategoryMediaRejected, false, c.contains)
 			if snap := e.rec.Snapshot(nil); len(snap.Published) != 0 {
 				t.Fatalf("published = %+v", snap.Published)
 			}
@@ -409,7 +409,7 @@ func TestExpiredContainer(t *testing.T) {
 	d.State = out.State
 	e.clock.Advance(24*time.Hour + time.Minute) // the publisher was down for a day
 	_, err = e.p.Step(context.Background(), d)
-	wantErr(t, err, publish.CategoryMediaRejected, false, "expired")
+	wantErr(t, err, provider.CategoryMediaRejected, false, "expired")
 	if snap := e.rec.Snapshot(nil); len(snap.Published) != 0 {
 		t.Fatalf("published = %+v", snap.Published)
 	}
@@ -417,7 +417,7 @@ func TestExpiredContainer(t *testing.T) {
 
 // stepUntilPublish runs d until the step whose outcome carries the media id (media_publish
 // answered) and returns that outcome and the State stored before it.
-func (e *env) stepUntilPublish(d *publish.Destination) (publish.Outcome, json.RawMessage) {
+func (e *env) stepUntilPublish(d *provider.Destination) (provider.Outcome, json.RawMessage) {
 	e.t.Helper()
 	for range 200 {
 		before := d.State
@@ -433,7 +433,7 @@ func (e *env) stepUntilPublish(d *publish.Destination) (publish.Outcome, json.Ra
 		time.Sleep(200 * time.Microsecond)
 	}
 	e.t.Fatal("media_publish never happened")
-	return publish.Outcome{}, nil
+	return provider.Outcome{}, nil
 }
 
 func TestCrashAfterMediaPublishDoesNotPublishTwice(t *testing.T) {
@@ -449,7 +449,7 @@ func TestCrashAfterMediaPublishDoesNotPublishTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != publish.StatusPublished || out.ExternalID != lost.ExternalID || out.URL == "" {
+	if out.Status != provider.StatusPublished || out.ExternalID != lost.ExternalID || out.URL == "" {
 		t.Fatalf("recovered %+v, lost outcome had media %s", out, lost.ExternalID)
 	}
 	if snap := e.rec.Snapshot(nil); len(snap.Published) != 1 || len(snap.Uploads) != 1 {
@@ -473,7 +473,7 @@ func TestCrashRecoveryWithAmbiguousCaptionDoesNotGuess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != publish.StatusPublished || out.ExternalID != "" || out.URL != "" || !strings.Contains(out.Message, "could not be identified") {
+	if out.Status != provider.StatusPublished || out.ExternalID != "" || out.URL != "" || !strings.Contains(out.Message, "could not be identified") {
 		t.Fatalf("outcome %+v (first %s, lost %s)", out, first.ExternalID, lost.ExternalID)
 	}
 	if snap := e.rec.Snapshot(nil); len(snap.Published) != 2 {
@@ -510,12 +510,12 @@ func TestCaptionLimits(t *testing.T) {
 			d.Caption = c.caption
 			out, _, err := e.run(d, false)
 			if c.ok {
-				if err != nil || out.Status != publish.StatusPublished {
+				if err != nil || out.Status != provider.StatusPublished {
 					t.Fatalf("outcome %+v, err %v", out, err)
 				}
 				return
 			}
-			wantErr(t, err, publish.CategoryInvalidOptions, false, "code 36004, subcode 2207010")
+			wantErr(t, err, provider.CategoryInvalidOptions, false, "code 36004, subcode 2207010")
 			if snap := e.rec.Snapshot(nil); len(snap.Uploads) != 0 {
 				t.Fatalf("uploads = %+v", snap.Uploads)
 			}
@@ -544,7 +544,7 @@ func TestPublishingLimit(t *testing.T) {
 			}
 			uploads := len(e.rec.Snapshot(nil).Uploads)
 			_, _, err := e.run(e.dest(url), false)
-			wantErr(t, err, publish.CategoryQuotaExceeded, false, "")
+			wantErr(t, err, provider.CategoryQuotaExceeded, false, "")
 			snap := e.rec.Snapshot(nil)
 			if len(snap.Published) != 100 {
 				t.Fatalf("published %d", len(snap.Published))
@@ -553,7 +553,7 @@ func TestPublishingLimit(t *testing.T) {
 				t.Fatalf("the limit check still created a container: %d uploads, had %d", len(snap.Uploads), uploads)
 			}
 			e.clock.Advance(24 * time.Hour) // the rolling window moves on
-			if out, _, err := e.run(e.dest(url), false); err != nil || out.Status != publish.StatusPublished {
+			if out, _, err := e.run(e.dest(url), false); err != nil || out.Status != provider.StatusPublished {
 				t.Fatalf("after a day: %+v, %v", out, err)
 			}
 		})
@@ -565,14 +565,14 @@ func TestStepInputErrors(t *testing.T) {
 	e := newEnv(t, sim.Behavior{})
 	for _, c := range []struct {
 		name     string
-		mod      func(d *publish.Destination)
+		mod      func(d *provider.Destination)
 		category string
 	}{
-		{"no token", func(d *publish.Destination) { d.Credentials = nil }, publish.CategoryAuthExpired},
-		{"bad options", func(d *publish.Destination) { d.Options = json.RawMessage(`{"share_to_feed":"yes"}`) }, publish.CategoryInvalidOptions},
-		{"bad state", func(d *publish.Destination) { d.State = json.RawMessage(`[1]`) }, publish.CategoryInternal},
-		{"no media link", func(d *publish.Destination) { d.Video.URL = "" }, publish.CategoryInternal},
-		{"other account", func(d *publish.Destination) { d.Account = "17841499999999999" }, publish.CategoryInvalidOptions},
+		{"no token", func(d *provider.Destination) { d.Credentials = nil }, provider.CategoryAuthExpired},
+		{"bad options", func(d *provider.Destination) { d.Options = json.RawMessage(`{"share_to_feed":"yes"}`) }, provider.CategoryInvalidOptions},
+		{"bad state", func(d *provider.Destination) { d.State = json.RawMessage(`[1]`) }, provider.CategoryInternal},
+		{"no media link", func(d *provider.Destination) { d.Video.URL = "" }, provider.CategoryInternal},
+		{"other account", func(d *provider.Destination) { d.Account = "17841499999999999" }, provider.CategoryInvalidOptions},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := e.dest(e.serve("v.mp4", reel(t, mediatest.Options{})))
@@ -593,10 +593,10 @@ func TestRetryAfterFromUsageHeaders(t *testing.T) {
 		want   time.Duration
 		cat    string
 	}{
-		{"business use case", map[string]string{"X-Business-Use-Case-Usage": `{"17841400000000001":[{"type":"instagram","call_count":100,"total_cputime":3,"total_time":4,"estimated_time_to_regain_access":7}]}`}, 80002, 400, 7 * time.Minute, publish.CategoryRateLimited},
-		{"retry-after", map[string]string{"Retry-After": "30"}, 17, 400, 30 * time.Second, publish.CategoryRateLimited},
-		{"app usage only", map[string]string{"X-App-Usage": `{"call_count":100}`}, 4, 403, 0, publish.CategoryRateLimited},
-		{"server error", nil, 1, 500, 0, publish.CategoryUpstreamUnavailable},
+		{"business use case", map[string]string{"X-Business-Use-Case-Usage": `{"17841400000000001":[{"type":"instagram","call_count":100,"total_cputime":3,"total_time":4,"estimated_time_to_regain_access":7}]}`}, 80002, 400, 7 * time.Minute, provider.CategoryRateLimited},
+		{"retry-after", map[string]string{"Retry-After": "30"}, 17, 400, 30 * time.Second, provider.CategoryRateLimited},
+		{"app usage only", map[string]string{"X-App-Usage": `{"call_count":100}`}, 4, 403, 0, provider.CategoryRateLimited},
+		{"server error", nil, 1, 500, 0, provider.CategoryUpstreamUnavailable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -609,9 +609,9 @@ func TestRetryAfterFromUsageHeaders(t *testing.T) {
 			}))
 			defer srv.Close()
 			p := instagram.New(instagram.Config{BaseURL: srv.URL})
-			d := &publish.Destination{Account: account, Credentials: map[string]string{"access_token": token}, Video: publish.Media{URL: "https://example.com/v.mp4"}}
+			d := &provider.Destination{Account: account, Credentials: map[string]string{"access_token": token}, Video: provider.Media{URL: "https://example.com/v.mp4"}}
 			_, err := p.Step(context.Background(), d)
-			var pe *publish.Error
+			var pe *provider.Error
 			if !errors.As(err, &pe) || !pe.Transient || pe.Category != c.cat || pe.RetryAfter != c.want {
 				t.Fatalf("err = %#v, want transient %s with RetryAfter %s", err, c.cat, c.want)
 			}
@@ -633,7 +633,7 @@ func TestAccountInfo(t *testing.T) {
 		t.Fatalf("info = %+v", info)
 	}
 	_, err = e.p.AccountInfo(context.Background(), e.api, "wrong", account)
-	wantErr(t, err, publish.CategoryAuthExpired, false, "code 190")
+	wantErr(t, err, provider.CategoryAuthExpired, false, "code 190")
 }
 
 func TestOptions(t *testing.T) {
@@ -668,11 +668,11 @@ func TestOptions(t *testing.T) {
 	}
 
 	_, err = e.p.Options(context.Background(), e.api, map[string]string{"access_token": "wrong", "ig_user_id": account})
-	wantErr(t, err, publish.CategoryAuthExpired, false, "code 190")
+	wantErr(t, err, provider.CategoryAuthExpired, false, "code 190")
 	_, err = e.p.Options(context.Background(), e.api, map[string]string{"ig_user_id": account})
-	wantErr(t, err, publish.CategoryAuthExpired, false, "no access token")
+	wantErr(t, err, provider.CategoryAuthExpired, false, "no access token")
 	_, err = e.p.Options(context.Background(), e.api, map[string]string{"access_token": token})
-	wantErr(t, err, publish.CategoryInvalidOptions, false, "ig_user_id")
+	wantErr(t, err, provider.CategoryInvalidOptions, false, "ig_user_id")
 }
 
 // A download that fails because reelay's link was down (a restart) is not the video's fault:
@@ -736,7 +736,7 @@ func TestIdentify(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := publish.Identity{ExternalID: account, Name: "reelay.test", Username: "reelay.test"}
+			want := provider.Identity{ExternalID: account, Name: "reelay.test", Username: "reelay.test"}
 			if id != want {
 				t.Fatalf("identity = %+v, want %+v", id, want)
 			}
@@ -767,15 +767,15 @@ func TestIdentify(t *testing.T) {
 		transient bool
 		contains  string
 	}{
-		{"rejected token", sim.Behavior{}, sim.InstagramOptions{}, "wrong", publish.CategoryAuthExpired, false, "code 190"},
-		{"expired session", sim.Behavior{Fail: sim.FailAuth}, sim.InstagramOptions{}, token, publish.CategoryAuthExpired, false, "code 190, subcode 463"},
-		{"no token", sim.Behavior{}, sim.InstagramOptions{}, "", publish.CategoryAuthExpired, false, "no access token"},
+		{"rejected token", sim.Behavior{}, sim.InstagramOptions{}, "wrong", provider.CategoryAuthExpired, false, "code 190"},
+		{"expired session", sim.Behavior{Fail: sim.FailAuth}, sim.InstagramOptions{}, token, provider.CategoryAuthExpired, false, "code 190, subcode 463"},
+		{"no token", sim.Behavior{}, sim.InstagramOptions{}, "", provider.CategoryAuthExpired, false, "no access token"},
 		{"unlinked page", sim.Behavior{}, withPages(sim.InstagramPage{Name: "Shop"}), token,
-			publish.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
+			provider.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
 		{"no page", sim.Behavior{}, withPages(), token,
-			publish.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, sim.InstagramOptions{}, token, publish.CategoryUpstreamUnavailable, true, "code 2"},
-		{"throttled", sim.Behavior{Fail: sim.FailRateLimit}, sim.InstagramOptions{}, token, publish.CategoryRateLimited, true, "code 4"},
+			provider.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, sim.InstagramOptions{}, token, provider.CategoryUpstreamUnavailable, true, "code 2"},
+		{"throttled", sim.Behavior{Fail: sim.FailRateLimit}, sim.InstagramOptions{}, token, provider.CategoryRateLimited, true, "code 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

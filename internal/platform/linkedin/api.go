@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // API paths below the base URL (https://api.linkedin.com).
@@ -81,11 +81,11 @@ func (e *apiError) duplicateOf() string {
 
 var duplicateURN = regexp.MustCompile(`urn:li:(?:share|ugcPost):[0-9]+`)
 
-// classify turns a failed call into a *publish.Error.
-func (p *Provider) classify(err error) *publish.Error {
+// classify turns a failed call into a *provider.Error.
+func (p *Provider) classify(err error) *provider.Error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		var pe *publish.Error
+		var pe *provider.Error
 		if errors.As(err, &pe) {
 			return pe
 		}
@@ -93,36 +93,36 @@ func (p *Provider) classify(err error) *publish.Error {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL may be a signed upload URL: keep it out of messages
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "LinkedIn: %v", err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "LinkedIn: %v", err)
 	}
 	msg := ae.Error()
 	switch {
 	case ae.HTTP == http.StatusUnauthorized:
 		// INVALID_ACCESS_TOKEN (65600), REVOKED_ACCESS_TOKEN (65601), EXPIRED_ACCESS_TOKEN (65602).
-		return publish.Permanent(publish.CategoryAuthExpired, ae.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, ae.HTTP, "%s", msg)
 	case ae.HTTP == http.StatusForbidden:
 		// ACCESS_DENIED: the token lacks w_member_social, or the member may not act for the
 		// author. Connecting the channel again with the right scopes is the way out.
-		return publish.Permanent(publish.CategoryAuthExpired, ae.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, ae.HTTP, "%s", msg)
 	case ae.HTTP == http.StatusUpgradeRequired || ae.Code == "NONEXISTENT_VERSION" || ae.Code == "VERSION_MISSING":
-		return publish.Permanent(publish.CategoryInternal, ae.HTTP,
+		return provider.Permanent(provider.CategoryInternal, ae.HTTP,
 			"%s; reelay's LinkedIn-Version must be one LinkedIn still serves (set linkedin.Config.Version)", msg)
 	case ae.HTTP == http.StatusTooManyRequests:
 		if strings.Contains(ae.Message, "DAY limit") {
 			// A daily budget (the member's posts per day, or the application's calls per day)
 			// is spent; LinkedIn resets it at midnight UTC.
-			return publish.Permanent(publish.CategoryQuotaExceeded, ae.HTTP,
+			return provider.Permanent(provider.CategoryQuotaExceeded, ae.HTTP,
 				"%s; LinkedIn's daily limits reset at midnight UTC", msg)
 		}
 		ra := ae.RetryAfter
 		if ra <= 0 {
 			ra = p.cfg.ThrottleWait
 		}
-		return publish.Transient(publish.CategoryRateLimited, ae.HTTP, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, ae.HTTP, ra, "%s", msg)
 	case ae.HTTP >= 500 || ae.HTTP == http.StatusRequestTimeout:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, ae.HTTP, ae.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, ae.HTTP, ae.RetryAfter, "%s", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, ae.HTTP, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, ae.HTTP, "%s", msg)
 }
 
 // client calls LinkedIn with one access token.
@@ -148,7 +148,7 @@ func (c client) do(ctx context.Context, method, path string, body, out any, vers
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return nil, publish.Permanent(publish.CategoryInternal, 0, "LinkedIn: building %s %s: %v", method, path, err)
+		return nil, provider.Permanent(provider.CategoryInternal, 0, "LinkedIn: building %s %s: %v", method, path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/json")

@@ -25,14 +25,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // API paths of the audience side.
@@ -53,18 +51,18 @@ const (
 type statistic struct {
 	path      string
 	queryType string
-	set       func(m *analytics.Metrics, count int64)
+	set       func(m *provider.Metrics, count int64)
 }
 
 // statistics are the metrics read for each post. VIDEO_WATCH_TIME is in milliseconds.
 var statistics = []statistic{
-	{pathPostStatistics, "IMPRESSION", func(m *analytics.Metrics, n int64) { m.Impressions = analytics.N(n) }},
-	{pathPostStatistics, "MEMBERS_REACHED", func(m *analytics.Metrics, n int64) { m.Reach = analytics.N(n) }},
-	{pathPostStatistics, "RESHARE", func(m *analytics.Metrics, n int64) { m.Shares = analytics.N(n) }},
-	{pathPostStatistics, "REACTION", func(m *analytics.Metrics, n int64) { m.Likes = analytics.N(n) }},
-	{pathPostStatistics, "COMMENT", func(m *analytics.Metrics, n int64) { m.Comments = analytics.N(n) }},
-	{pathVideoStatistics, "VIDEO_PLAY", func(m *analytics.Metrics, n int64) { m.Views = analytics.N(n) }},
-	{pathVideoStatistics, "VIDEO_WATCH_TIME", func(m *analytics.Metrics, n int64) { m.WatchTimeSeconds = analytics.N(n / 1000) }},
+	{pathPostStatistics, "IMPRESSION", func(m *provider.Metrics, n int64) { m.Impressions = provider.N(n) }},
+	{pathPostStatistics, "MEMBERS_REACHED", func(m *provider.Metrics, n int64) { m.Reach = provider.N(n) }},
+	{pathPostStatistics, "RESHARE", func(m *provider.Metrics, n int64) { m.Shares = provider.N(n) }},
+	{pathPostStatistics, "REACTION", func(m *provider.Metrics, n int64) { m.Likes = provider.N(n) }},
+	{pathPostStatistics, "COMMENT", func(m *provider.Metrics, n int64) { m.Comments = provider.N(n) }},
+	{pathVideoStatistics, "VIDEO_PLAY", func(m *provider.Metrics, n int64) { m.Views = provider.N(n) }},
+	{pathVideoStatistics, "VIDEO_WATCH_TIME", func(m *provider.Metrics, n int64) { m.WatchTimeSeconds = provider.N(n / 1000) }},
 }
 
 // statisticsAnswer is a statistics finder's answer. metricType is an object with one string
@@ -113,15 +111,15 @@ func statisticsEntity(urn string) (string, bool) {
 	return "", false
 }
 
-// Metrics implements analytics.Source. itemIDs are post URNs (what Step returns as
+// Metrics implements provider.MetricsSource. itemIDs are post URNs (what Step returns as
 // ExternalID). A post LinkedIn does not know (404) has no figures; a metric LinkedIn answers no
 // element for (video metrics a year after the post) stays nil.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	for _, id := range itemIDs {
 		entity, ok := statisticsEntity(id)
 		if !ok {
@@ -139,16 +137,16 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 }
 
 // postMetrics reads every statistic of one post; found is false when LinkedIn does not know it.
-func (p *Provider) postMetrics(ctx context.Context, c client, entity string) (m analytics.Metrics, found bool, err error) {
+func (p *Provider) postMetrics(ctx context.Context, c client, entity string) (m provider.Metrics, found bool, err error) {
 	for _, s := range statistics {
 		var a statisticsAnswer
 		path := s.path + "?q=entity&entity=" + entity + "&queryType=" + s.queryType + "&aggregation=TOTAL"
 		if _, err := c.do(ctx, http.MethodGet, path, nil, &a, true); err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) && ae.HTTP == http.StatusNotFound {
-				return analytics.Metrics{}, false, nil
+				return provider.Metrics{}, false, nil
 			}
-			return analytics.Metrics{}, false, p.audienceError(err, "reading post statistics needs the r_member_postAnalytics permission")
+			return provider.Metrics{}, false, p.audienceError(err, "reading post statistics needs the r_member_postAnalytics permission")
 		}
 		if n, ok := a.count(s.queryType); ok {
 			s.set(&m, n)
@@ -159,7 +157,7 @@ func (p *Provider) postMetrics(ctx context.Context, c client, entity string) (m 
 
 // audienceError classifies a failed audience call; a refusal (403) names the permission the
 // call needs, which is what reconnecting the channel has to grant.
-func (p *Provider) audienceError(err error, permission string) *publish.Error {
+func (p *Provider) audienceError(err error, permission string) *provider.Error {
 	pe := p.classify(err)
 	if pe.Status == http.StatusForbidden {
 		pe.Message += "; " + permission
@@ -202,16 +200,16 @@ func (x comment) urn() string {
 	return ""
 }
 
-func (x comment) inbox(parent, self string) inbox.Comment {
+func (x comment) inbox(parent, self string) provider.Comment {
 	if x.ParentComment != "" {
 		parent = x.ParentComment
 	}
-	out := inbox.Comment{
+	out := provider.Comment{
 		ID: x.urn(), ParentID: parent, Author: x.Actor, Text: x.Message.Text,
 		CreatedAt: time.UnixMilli(x.Created.Time).UTC(), Own: x.Actor == self,
 	}
 	if x.LikesSummary != nil && x.LikesSummary.TotalLikes != nil {
-		out.LikeCount = analytics.N(*x.LikesSummary.TotalLikes)
+		out.LikeCount = provider.N(*x.LikesSummary.TotalLikes)
 	}
 	return out
 }
@@ -223,9 +221,9 @@ type commentsPage struct {
 	Elements []comment `json:"elements"`
 }
 
-// Comments implements inbox.Source. The author of a comment is its actor, a member URN: the
+// Comments implements provider.CommentSource. The author of a comment is its actor, a member URN: the
 // Comments API names commenters no other way. A post LinkedIn does not know has no comments.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -248,7 +246,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 			break
 		}
 	}
-	out := make([]inbox.Comment, 0, len(top))
+	out := make([]provider.Comment, 0, len(top))
 	for _, x := range top {
 		out = append(out, x.inbox("", self))
 	}
@@ -299,16 +297,16 @@ type commentMessage struct {
 	Text string `json:"text"`
 }
 
-// Reply implements inbox.Source: a comment by the member below the comment answered. LinkedIn
+// Reply implements provider.CommentSource: a comment by the member below the comment answered. LinkedIn
 // nests comments one level deep, so a reply to a reply is posted below its first-level comment.
 // Comment text is plain (little text is for commentary), so it is sent as it is.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	if ch.Account == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "the LinkedIn channel has no member id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "the LinkedIn channel has no member id")
 	}
 	parent := to.ID
 	if to.ParentID != "" {
@@ -320,9 +318,9 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && (ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusNotFound || ae.HTTP == http.StatusUnprocessableEntity) {
-			return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
+			return provider.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
 		}
-		return inbox.Comment{}, p.audienceError(err, "commenting needs the w_member_social permission")
+		return provider.Comment{}, p.audienceError(err, "commenting needs the w_member_social permission")
 	}
 	if created.ID == "" {
 		created.ID = h.Get("X-RestLi-Id")
@@ -332,7 +330,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	reply := created.inbox(parent, req.Actor)
 	if reply.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated,
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusCreated,
 			"LinkedIn created the comment but named it neither in its answer nor in x-restli-id; it is not posted again")
 	}
 	if reply.Text == "" {

@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // audienceEnv is a simulator where the member publishes with "tok" and reads with tokens of
@@ -34,7 +32,7 @@ func audienceEnv(t *testing.T) (*providertest.Env, *sim.LinkedIn, *Provider) {
 		s = sim.NewLinkedInSim(c, sim.LinkedInOptions{})
 		return s
 	}, providertest.Options{})
-	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
+	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 }
 
 // publishPost publishes a post as the member and returns it as the simulator knows it.
@@ -55,19 +53,19 @@ func publishPost(t *testing.T, e *providertest.Env, s *sim.LinkedIn, p *Provider
 	return sim.LinkedInPost{}
 }
 
-func channel(e *providertest.Env, token string) publish.Channel {
-	return publish.Channel{Account: member, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func channel(e *providertest.Env, token string) provider.Channel {
+	return provider.Channel{Account: member, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // wantMetrics is what LinkedIn reports for a post with the audience a and comments comments.
-func wantMetrics(a sim.Audience, comments int64) analytics.Metrics {
-	return analytics.Metrics{
-		Views: analytics.N(a.Views), Likes: analytics.N(a.Likes), Comments: analytics.N(comments), Shares: analytics.N(a.Shares),
-		Impressions: analytics.N(a.Impressions), Reach: analytics.N(a.Reach), WatchTimeSeconds: analytics.N(a.WatchSeconds),
+func wantMetrics(a sim.Audience, comments int64) provider.Metrics {
+	return provider.Metrics{
+		Views: provider.N(a.Views), Likes: provider.N(a.Likes), Comments: provider.N(comments), Shares: provider.N(a.Shares),
+		Impressions: provider.N(a.Impressions), Reach: provider.N(a.Reach), WatchTimeSeconds: provider.N(a.WatchSeconds),
 	}
 }
 
-func sameMetrics(t *testing.T, got, want analytics.Metrics) {
+func sameMetrics(t *testing.T, got, want provider.Metrics) {
 	t.Helper()
 	for name, pair := range map[string][2]*int64{
 		"views": {got.Views, want.Views}, "likes": {got.Likes, want.Likes}, "comments": {got.Comments, want.Comments},
@@ -189,7 +187,7 @@ func TestCommentsAndReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []inbox.Comment{r1, r2} {
+	for _, r := range []provider.Comment{r1, r2} {
 		if r.ParentID != second.ID || !r.Own || r.Author != "urn:li:person:"+member ||
 			!strings.HasPrefix(r.ID, "urn:li:comment:("+post.Activity+",") || r.CreatedAt.IsZero() {
 			t.Errorf("reply = %+v; want an own comment below %s", r, second.ID)
@@ -203,7 +201,7 @@ func TestCommentsAndReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range got {
 		if c.Own {
 			own = append(own, c)
@@ -283,11 +281,11 @@ func TestReplyRefusals(t *testing.T) {
 		t.Fatalf("a reply of 1,250 units: %v", err)
 	}
 	_, err = p.Reply(ctx, ch, post.URN, comments[0], strings.Repeat("a", 1249)+"🎬")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "exceeded the maximum allowed (1250 characters)")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "exceeded the maximum allowed (1250 characters)")
 
-	unknown := inbox.Comment{ID: "urn:li:comment:(" + post.Activity + ",7999999999999999999)"}
+	unknown := provider.Comment{ID: "urn:li:comment:(" + post.Activity + ",7999999999999999999)"}
 	_, err = p.Reply(ctx, ch, post.URN, unknown, "hello?")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "does not exist")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "does not exist")
 	if n := len(e.Introspect().Replies); n != 1 {
 		t.Errorf("%d replies recorded, want the one accepted", n)
 	}
@@ -309,16 +307,16 @@ func TestAudienceFaults(t *testing.T) {
 	if err != nil || len(comments) == 0 {
 		t.Fatalf("comments %v, %v", comments, err)
 	}
-	calls := map[string]func(publish.Channel) error{
-		"metrics": func(ch publish.Channel) error {
+	calls := map[string]func(provider.Channel) error{
+		"metrics": func(ch provider.Channel) error {
 			_, err := p.Metrics(ctx, ch, []string{post.URN})
 			return err
 		},
-		"comments": func(ch publish.Channel) error {
+		"comments": func(ch provider.Channel) error {
 			_, err := p.Comments(ctx, ch, post.URN)
 			return err
 		},
-		"reply": func(ch publish.Channel) error {
+		"reply": func(ch provider.Channel) error {
 			_, err := p.Reply(ctx, ch, post.URN, comments[0], "hi")
 			return err
 		},
@@ -330,10 +328,10 @@ func TestAudienceFaults(t *testing.T) {
 		text      string
 		wait      time.Duration
 	}{
-		{"tok-auth", publish.CategoryAuthExpired, false, "EXPIRED_ACCESS_TOKEN", 0},
-		{"tok-ratelimit", publish.CategoryRateLimited, true, "throttle", time.Minute},
-		{"tok-unavailable", publish.CategoryUpstreamUnavailable, true, "Service Unavailable", 0},
-		{"nope", publish.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN", 0},
+		{"tok-auth", provider.CategoryAuthExpired, false, "EXPIRED_ACCESS_TOKEN", 0},
+		{"tok-ratelimit", provider.CategoryRateLimited, true, "throttle", time.Minute},
+		{"tok-unavailable", provider.CategoryUpstreamUnavailable, true, "Service Unavailable", 0},
+		{"nope", provider.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN", 0},
 	} {
 		for name, call := range calls {
 			pe := providertest.WantError(t, call(channel(e, c.token)), c.category, c.transient, c.text)
@@ -344,9 +342,9 @@ func TestAudienceFaults(t *testing.T) {
 	}
 	// Another member cannot read the member's statistics or comments: LinkedIn refuses (403),
 	// and the error names the permission.
-	other := publish.Channel{Account: "someoneElse", Credentials: map[string]string{"access_token": "tok-other"}, BaseURL: e.BaseURL}
-	providertest.WantError(t, calls["metrics"](other), publish.CategoryAuthExpired, false, "r_member_postAnalytics")
-	providertest.WantError(t, calls["comments"](other), publish.CategoryAuthExpired, false, "r_member_social")
+	other := provider.Channel{Account: "someoneElse", Credentials: map[string]string{"access_token": "tok-other"}, BaseURL: e.BaseURL}
+	providertest.WantError(t, calls["metrics"](other), provider.CategoryAuthExpired, false, "r_member_postAnalytics")
+	providertest.WantError(t, calls["comments"](other), provider.CategoryAuthExpired, false, "r_member_social")
 	if n := len(e.Introspect().Replies); n != 0 {
 		t.Errorf("%d replies recorded despite the faults", n)
 	}

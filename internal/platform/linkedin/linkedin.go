@@ -48,7 +48,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is LinkedIn's API host; the paths (/rest/..., /v2/userinfo) are below it.
@@ -77,9 +77,9 @@ type Config struct {
 	Version string
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one part).
 	StepBytes int64
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 	// APITimeout bounds each API call (30 s).
 	APITimeout time.Duration
 	// PollInitial and PollMax bound the wait between video status reads (500 ms doubling, at
@@ -90,12 +90,20 @@ type Config struct {
 	ThrottleWait time.Duration
 }
 
-// Provider is LinkedIn's publish.Provider.
+// Provider is LinkedIn's provider.Provider.
 type Provider struct {
 	cfg Config
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a LinkedIn provider.
 func New(cfg Config) *Provider {
@@ -104,7 +112,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -124,7 +132,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.LinkedIn }
 
 // version is the LinkedIn-Version header.
@@ -185,7 +193,7 @@ type Options struct {
 }
 
 // texts returns the commentary (plain text, before little escaping) and the video title.
-func texts(d *publish.Destination) (commentary, title string, err error) {
+func texts(d *provider.Destination) (commentary, title string, err error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
@@ -213,12 +221,12 @@ func texts(d *publish.Destination) (commentary, title string, err error) {
 	return commentary, title, nil
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored LinkedIn state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored LinkedIn state is unreadable: %v", err)
 		}
 	}
 	if st.Phase == phaseDone {
@@ -226,10 +234,10 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if d.Account == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "the LinkedIn channel has no member id")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "the LinkedIn channel has no member id")
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -243,14 +251,14 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phasePosting:
 		return p.post(ctx, c, d, st)
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored LinkedIn state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored LinkedIn state has unknown phase %q", st.Phase)
 }
 
 // client resolves the API base and the access token of a channel.
 func (p *Provider) client(baseURL string, credentials map[string]string) (client, error) {
 	token := credentials["access_token"]
 	if token == "" {
-		return client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the LinkedIn channel has no access token")
+		return client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "the LinkedIn channel has no access token")
 	}
 	base := strings.TrimRight(baseURL, "/")
 	if base == "" {
@@ -263,7 +271,7 @@ func authorURN(account string) string { return "urn:li:person:" + account }
 
 // thumbnailType returns the thumbnail's content type when it can go to LinkedIn ("" when there
 // is none or LinkedIn would not take it).
-func thumbnailType(t *publish.Media) string {
+func thumbnailType(t *provider.Media) string {
 	if t == nil || t.Open == nil || t.Size <= 0 {
 		return ""
 	}
@@ -275,26 +283,26 @@ func thumbnailType(t *publish.Media) string {
 }
 
 // start checks what can be checked before LinkedIn is asked and initializes the upload.
-func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	if _, _, err := texts(d); err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
 	if v.Size < caps.MinVideoBytes || (caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; LinkedIn takes %d to %d", v.Size, caps.MinVideoBytes, caps.MaxVideoBytes)
 	}
 	if mt, _, _ := mime.ParseMediaType(v.ContentType); v.ContentType != "" && mt != "video/mp4" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "LinkedIn takes MP4 video, not %s", v.ContentType)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "LinkedIn takes MP4 video, not %s", v.ContentType)
 	}
 	minDur := time.Duration(caps.MinDurationSeconds * float64(time.Second))
 	maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second))
 	if v.Duration > 0 && (v.Duration < minDur || v.Duration > maxDur) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video lasts %s; LinkedIn takes %s to %s", v.Duration, minDur, maxDur)
 	}
 	notes := st.Notes
@@ -315,7 +323,7 @@ func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, 
 		return err
 	})
 	if err != nil {
-		return publish.Outcome{}, p.classify(err)
+		return provider.Outcome{}, p.classify(err)
 	}
 	val := res.Value
 	parts, err := checkInstructions(val.UploadInstructions, v.Size)
@@ -323,7 +331,7 @@ func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, 
 		if err == nil {
 			err = errors.New("no video URN or thumbnail URL")
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"LinkedIn's initializeUpload answered unusable upload instructions: %v", err)
 	}
 	st = State{
@@ -342,7 +350,7 @@ func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, 
 	if val.UploadURLsExpireAt > 0 {
 		st.UploadURLsExpireAt = time.UnixMilli(val.UploadURLsExpireAt).UTC()
 	}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // checkInstructions verifies that the parts cover the file once, in order.
@@ -370,7 +378,7 @@ func checkInstructions(ins []uploadInstruction, size int64) ([]Part, error) {
 }
 
 // upload sends the next part (or StepBytes worth of parts), then the thumbnail.
-func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	if !st.UploadURLsExpireAt.IsZero() && !p.cfg.Now().Before(st.UploadURLsExpireAt.Add(-time.Minute)) {
 		return p.restart(st, "the upload URLs expired")
 	}
@@ -380,7 +388,7 @@ func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination,
 			continue
 		}
 		if sent > 0 && sent >= p.cfg.StepBytes {
-			return st.next(publish.StatusUploading, 0), nil
+			return st.next(provider.StatusUploading, 0), nil
 		}
 		part := st.Parts[i]
 		n := part.Last - part.First + 1
@@ -389,31 +397,31 @@ func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination,
 		}, fmt.Sprintf("part %d of %d", i+1, len(st.Parts)))
 		if err != nil {
 			if sent > 0 {
-				return st.next(publish.StatusUploading, 0), nil // keep the progress; the next Step retries
+				return st.next(provider.StatusUploading, 0), nil // keep the progress; the next Step retries
 			}
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 		switch {
 		case status/100 == 2 && etag != "":
 			st.Parts[i].ETag = etag
 			sent += n
 		case status/100 == 2:
-			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, status, 0,
+			return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, status, 0,
 				"LinkedIn accepted part %d of %d without an ETag", i+1, len(st.Parts))
 		case status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusGone:
 			return p.restart(st, fmt.Sprintf("the upload URL of part %d answered HTTP %d: %s", i+1, status, body))
 		case status == http.StatusUnauthorized:
-			return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, status, "LinkedIn refused part %d: %s", i+1, body)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, status, "LinkedIn refused part %d: %s", i+1, body)
 		case status == http.StatusTooManyRequests:
-			return publish.Outcome{}, publish.Transient(publish.CategoryRateLimited, status, p.cfg.ThrottleWait, "LinkedIn throttled part %d: %s", i+1, body)
+			return provider.Outcome{}, provider.Transient(provider.CategoryRateLimited, status, p.cfg.ThrottleWait, "LinkedIn throttled part %d: %s", i+1, body)
 		default:
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, status,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, status,
 				"LinkedIn refused part %d of %d (bytes %d-%d, HTTP %d): %s", i+1, len(st.Parts), part.First, part.Last, status, body)
 		}
 	}
 	if sent > 0 {
 		// Store the last part's ETag before anything else happens.
-		return st.next(publish.StatusUploading, 0), nil
+		return st.next(provider.StatusUploading, 0), nil
 	}
 	if st.ThumbnailURL != "" && !st.ThumbnailDone {
 		t := d.Thumbnail
@@ -422,7 +430,7 @@ func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination,
 				return t.Open(ctx, 0)
 			}, "the thumbnail")
 			if err != nil {
-				return publish.Outcome{}, err
+				return provider.Outcome{}, err
 			}
 			if status/100 != 2 {
 				st.Notes = append(st.Notes, fmt.Sprintf("LinkedIn refused the thumbnail (HTTP %d: %s); it chooses one itself", status, body))
@@ -431,10 +439,10 @@ func (p *Provider) upload(ctx context.Context, c client, d *publish.Destination,
 			st.Notes = append(st.Notes, "the thumbnail was no longer available; LinkedIn chooses one itself")
 		}
 		st.ThumbnailDone = true
-		return st.next(publish.StatusUploading, 0), nil
+		return st.next(provider.StatusUploading, 0), nil
 	}
 	st.Phase = phaseFinalizing
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // putRetrying PUTs n bytes from open to an upload URL, again after a broken connection or a 5xx.
@@ -449,7 +457,7 @@ func (p *Provider) putRetrying(ctx context.Context, c client, target, ctype stri
 		var err error
 		status, etag, body, err = p.put(ctx, c, target, ctype, n, open)
 		if err == nil && status >= 500 {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, status, 0, "HTTP %d: %s", status, body)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, status, 0, "HTTP %d: %s", status, body)
 		}
 		return err
 	})
@@ -457,7 +465,7 @@ func (p *Provider) putRetrying(ctx context.Context, c client, target, ctype stri
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr
 		}
-		return 0, "", "", publish.Transient(publish.CategoryUpstreamUnavailable, publish.AsError(err).Status, 0, "uploading %s to LinkedIn: %v", what, err)
+		return 0, "", "", provider.Transient(provider.CategoryUpstreamUnavailable, provider.AsError(err).Status, 0, "uploading %s to LinkedIn: %v", what, err)
 	}
 	return status, etag, body, nil
 }
@@ -493,25 +501,25 @@ func (p *Provider) put(ctx context.Context, c client, target, ctype string, n in
 }
 
 // finalize asks where the video stands and finalizes it only when LinkedIn still waits for it.
-func (p *Provider) finalize(ctx context.Context, c client, st State) (publish.Outcome, error) {
+func (p *Provider) finalize(ctx context.Context, c client, st State) (provider.Outcome, error) {
 	v, err := c.getVideo(ctx, st.Video)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.HTTP == http.StatusNotFound {
 			return p.restart(st, "LinkedIn no longer knows video "+st.Video)
 		}
-		return publish.Outcome{}, p.classify(err)
+		return provider.Outcome{}, p.classify(err)
 	}
 	switch v.Status {
 	case videoProcessing, videoAvailable:
 		// Finalized already (a Step that died after finalizing).
 		st.Phase = phaseProcessing
-		return st.next(publish.StatusProcessing, 0), nil
+		return st.next(provider.StatusProcessing, 0), nil
 	case videoProcessingFailed:
-		return publish.Outcome{}, rejected(st, v)
+		return provider.Outcome{}, rejected(st, v)
 	}
 	if st.Finalizes >= maxFinalizes {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"LinkedIn still reports video %s as %s after %d finalizeUpload calls", st.Video, v.Status, st.Finalizes)
 	}
 	etags := make([]string, len(st.Parts))
@@ -537,55 +545,55 @@ func (p *Provider) finalize(ctx context.Context, c client, st State) (publish.Ou
 			// dropped); the video was never finalized, so a new upload cannot post twice.
 			return p.restart(st, "finalizeUpload was refused: "+ae.Error())
 		}
-		return publish.Outcome{}, p.classify(err)
+		return provider.Outcome{}, p.classify(err)
 	}
 	if !finalized {
 		st.Finalizes++
 	}
 	st.Phase = phaseProcessing
-	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(0)), nil
 }
 
 // poll reads the video's status until it is AVAILABLE.
-func (p *Provider) poll(ctx context.Context, c client, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, c client, st State) (provider.Outcome, error) {
 	v, err := c.getVideo(ctx, st.Video)
 	if err != nil {
-		return publish.Outcome{}, p.classify(err)
+		return provider.Outcome{}, p.classify(err)
 	}
 	switch v.Status {
 	case videoAvailable:
 		st.Phase = phasePosting
-		return st.next(publish.StatusProcessing, 0), nil
+		return st.next(provider.StatusProcessing, 0), nil
 	case videoProcessingFailed:
-		return publish.Outcome{}, rejected(st, v)
+		return provider.Outcome{}, rejected(st, v)
 	case videoWaitingUpload:
 		st.Phase = phaseFinalizing
-		return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+		return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 	}
 	st.Polls++
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
-func rejected(st State, v video) *publish.Error {
+func rejected(st State, v video) *provider.Error {
 	msg := fmt.Sprintf("LinkedIn could not process video %s (PROCESSING_FAILED)", st.Video)
 	if v.ProcessingFailureReason != "" {
 		msg += ": " + v.ProcessingFailureReason
 	} else {
 		msg += "; LinkedIn takes MP4 video of 3 seconds to 30 minutes with an aspect ratio between 1:2.4 and 2.4:1"
 	}
-	return publish.Permanent(publish.CategoryMediaRejected, 0, "%s", msg)
+	return provider.Permanent(provider.CategoryMediaRejected, 0, "%s", msg)
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.DoublingDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.DoublingDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // post creates the post. A call whose answer was lost is made again; LinkedIn then answers
 // DUPLICATE_POST naming the post it made (see the package comment).
-func (p *Provider) post(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) post(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	commentary, title, err := texts(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	req := postRequest{
 		Author:     authorURN(d.Account),
@@ -615,22 +623,22 @@ func (p *Provider) post(ctx context.Context, c client, d *publish.Destination, s
 			if ae.HTTP == http.StatusBadRequest || ae.HTTP == http.StatusUnprocessableEntity {
 				lower := strings.ToLower(ae.Message)
 				if strings.Contains(lower, "commentary") || strings.Contains(lower, "title") {
-					return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
+					return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, ae.HTTP, "%s", ae.Error())
 				}
 			}
 		}
-		return publish.Outcome{}, p.classify(err)
+		return provider.Outcome{}, p.classify(err)
 	}
 	urn := h.Get("X-RestLi-Id")
 	if urn == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusCreated,
 			"LinkedIn created the post but answered no x-restli-id; it is not posted again")
 	}
 	return st.finish(urn), nil
 }
 
 // finish records the published post.
-func (st State) finish(urn string) publish.Outcome {
+func (st State) finish(urn string) provider.Outcome {
 	st.Phase = phaseDone
 	st.PostURN = urn
 	st.URL = PostURL(urn)
@@ -644,43 +652,43 @@ func (st State) finish(urn string) publish.Outcome {
 
 // restart begins the upload again with a new initializeUpload; only used while the video was
 // never finalized, so it cannot be posted twice.
-func (p *Provider) restart(st State, why string) (publish.Outcome, error) {
+func (p *Provider) restart(st State, why string) (provider.Outcome, error) {
 	if st.Restarts >= maxRestarts {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"LinkedIn upload failed after %d new starts: %s", st.Restarts, why)
 	}
 	ns := State{Restarts: st.Restarts + 1, Notes: st.Notes}
-	return ns.next(publish.StatusUploading, 0), nil
+	return ns.next(provider.StatusUploading, 0), nil
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.PostURN, URL: st.URL, Message: st.Message}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.PostURN, URL: st.URL, Message: st.Message}
 }
 
 // Identify returns who the access token belongs to: GET /v2/userinfo (OpenID Connect), whose
 // sub is the member id the author URN urn:li:person:{sub} is built from. baseURL "" means the
-// configured one. A rejected token is an auth_expired *publish.Error.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+// configured one. A rejected token is an auth_expired *provider.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, credentials)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	var ui userinfo
 	if _, err := c.do(ctx, http.MethodGet, pathUserinfo, nil, &ui, false); err != nil {
-		return publish.Identity{}, p.classify(err)
+		return provider.Identity{}, p.classify(err)
 	}
 	if ui.Sub == "" {
-		return publish.Identity{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "LinkedIn's userinfo answered no sub")
+		return provider.Identity{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "LinkedIn's userinfo answered no sub")
 	}
-	return publish.Identity{ExternalID: ui.Sub, Name: ui.Name, AvatarURL: ui.Picture}, nil
+	return provider.Identity{ExternalID: ui.Sub, Name: ui.Name, AvatarURL: ui.Picture}, nil
 }
 
 // Options returns the publish options of a LinkedIn channel: the static registry's, plus the

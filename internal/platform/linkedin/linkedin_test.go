@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const member = "mAbC123xyz"
@@ -23,7 +24,7 @@ func accounts(b sim.Behavior) sim.StaticAccounts {
 	return sim.StaticAccounts{"tok": {ID: member, Username: "Ada Lovelace", Behavior: b}}
 }
 
-func creds() map[string]string { return sim.SandboxCredentials("linkedin", "", member, "tok") }
+func creds() map[string]string { return sandboxtoken.Credentials("linkedin", "", member, "tok") }
 
 // env starts the simulator (with opts) for one account of behavior b, and a provider on the
 // test clock.
@@ -37,7 +38,7 @@ func env(t *testing.T, b sim.Behavior, opts sim.LinkedInOptions) (*providertest.
 		s = sim.NewLinkedInSim(c, opts)
 		return s
 	}, providertest.Options{})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 	return e, s, p
 }
 
@@ -52,8 +53,8 @@ func state(t *testing.T, raw json.RawMessage) State {
 
 var jpeg = append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0}, bytes.Repeat([]byte{7}, 500)...)
 
-func thumbnail() *publish.Media {
-	return &publish.Media{Size: int64(len(jpeg)), ContentType: "image/jpeg",
+func thumbnail() *provider.Media {
+	return &provider.Media{Size: int64(len(jpeg)), ContentType: "image/jpeg",
 		Open: func(context.Context, int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(jpeg)), nil }}
 }
 
@@ -102,7 +103,7 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := outs[len(outs)-1]
-	if last.Status != publish.StatusPublished || !strings.HasPrefix(last.ExternalID, "urn:li:share:") ||
+	if last.Status != provider.StatusPublished || !strings.HasPrefix(last.ExternalID, "urn:li:share:") ||
 		last.URL != "https://www.linkedin.com/feed/update/"+last.ExternalID+"/" {
 		t.Fatalf("outcome = %+v", last)
 	}
@@ -148,7 +149,7 @@ func TestProcessingIsPolledWithBackoff(t *testing.T) {
 	}
 	var waits []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			waits = append(waits, o.After)
 		}
 	}
@@ -187,10 +188,10 @@ func TestFaults(t *testing.T) {
 		text      string
 		wait      time.Duration
 	}{
-		{"reject", sim.Behavior{Fail: sim.FailReject}, publish.CategoryMediaRejected, false, "format is not supported", 0},
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, publish.CategoryUpstreamUnavailable, true, "Service Unavailable", 0},
-		{"auth", sim.Behavior{Fail: sim.FailAuth}, publish.CategoryAuthExpired, false, "EXPIRED_ACCESS_TOKEN", 0},
-		{"rate_limit", sim.Behavior{Fail: sim.FailRateLimit}, publish.CategoryRateLimited, true, "throttle", time.Minute},
+		{"reject", sim.Behavior{Fail: sim.FailReject}, provider.CategoryMediaRejected, false, "format is not supported", 0},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, provider.CategoryUpstreamUnavailable, true, "Service Unavailable", 0},
+		{"auth", sim.Behavior{Fail: sim.FailAuth}, provider.CategoryAuthExpired, false, "EXPIRED_ACCESS_TOKEN", 0},
+		{"rate_limit", sim.Behavior{Fail: sim.FailRateLimit}, provider.CategoryRateLimited, true, "throttle", time.Minute},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,7 +212,7 @@ func TestFaults(t *testing.T) {
 		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
 		d := e.Destination(member, map[string]string{"access_token": "nope"}, providertest.ShortVideo(), "")
 		_, err := e.Run(p, d, 5)
-		providertest.WantError(t, err, publish.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN")
+		providertest.WantError(t, err, provider.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN")
 	})
 	t.Run("daily post cap", func(t *testing.T) {
 		t.Parallel()
@@ -222,14 +223,14 @@ func TestFaults(t *testing.T) {
 		d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 		d.Caption = "another one"
 		_, err := e.Run(p, d, 40)
-		providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "DAY limit")
+		providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "DAY limit")
 	})
 	t.Run("inactive version", func(t *testing.T) {
 		t.Parallel()
 		e, _, _ := env(t, sim.Behavior{}, sim.LinkedInOptions{})
 		p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202301"})
 		_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 5)
-		providertest.WantError(t, err, publish.CategoryInternal, false, "Requested version 20230101 is not active")
+		providertest.WantError(t, err, provider.CategoryInternal, false, "Requested version 20230101 is not active")
 	})
 }
 
@@ -239,7 +240,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	rnd := func() float64 { return float64(n.Add(1)*7919%100) / 100 } // about 40% of calls fail
 	e := providertest.NewEnv(t, "linkedin", accounts(sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.4, ProcessingMS: 3000}),
 		sim.NewLinkedIn, providertest.Options{Rand: rnd})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Tries: 1}})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Tries: 1}})
 	v := providertest.NewVideo(9<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
 	outs, err := e.RunRetrying(p, d, 200)
@@ -270,7 +271,7 @@ func okRequests(e *providertest.Env) []providertest.Request {
 
 // failingOpen returns an Open that breaks the first read stream starting at offset at after
 // some bytes, as a storage outage mid-part would.
-func failingOpen(m publish.Media, at int64) (func(context.Context, int64) (io.ReadCloser, error), *atomic.Bool) {
+func failingOpen(m provider.Media, at int64) (func(context.Context, int64) (io.ReadCloser, error), *atomic.Bool) {
 	var failed atomic.Bool
 	return func(ctx context.Context, off int64) (io.ReadCloser, error) {
 		rc, err := m.Open(ctx, off)
@@ -337,7 +338,7 @@ func TestResumeMidPart(t *testing.T) {
 }
 
 // runTo steps d until its State reaches phase, and returns that State (not yet stepped).
-func runTo(t *testing.T, e *providertest.Env, p *Provider, d *publish.Destination, phase string) json.RawMessage {
+func runTo(t *testing.T, e *providertest.Env, p *Provider, d *provider.Destination, phase string) json.RawMessage {
 	t.Helper()
 	for range 60 {
 		if len(d.State) > 0 && state(t, d.State).Phase == phase {
@@ -439,7 +440,7 @@ func TestBadOptions(t *testing.T) {
 			t.Parallel()
 			e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
 			_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), c.options), 3)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.text)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.text)
 			if n := len(e.Requests("", "")); n != 0 {
 				t.Errorf("%d requests reached LinkedIn", n)
 			}
@@ -450,7 +451,7 @@ func TestBadOptions(t *testing.T) {
 		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
 		v := providertest.NewVideo(2<<20, 2*time.Second, 1080, 1920)
 		_, err := e.Run(p, e.Destination(member, creds(), v, ""), 3)
-		providertest.WantError(t, err, publish.CategoryMediaRejected, false, "LinkedIn takes 3s")
+		providertest.WantError(t, err, provider.CategoryMediaRejected, false, "LinkedIn takes 3s")
 	})
 }
 
@@ -465,9 +466,9 @@ func TestIdentifyAndOptions(t *testing.T) {
 		t.Fatalf("identity %+v", id)
 	}
 	_, err = p.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": "nope"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid access token")
 	_, err = p.Identify(context.Background(), e.BaseURL, map[string]string{})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no access token")
 
 	opts, err := p.Options(context.Background(), e.BaseURL, creds())
 	if err != nil {

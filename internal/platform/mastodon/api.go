@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // API paths (docs.joinmastodon.org/methods/...).
@@ -43,9 +43,9 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("Mastodon (%s): %s (HTTP %d)", e.Host, e.Message, e.Status)
 }
 
-// classify turns a call's failure into a *publish.Error. rejected is the category of a 422
+// classify turns a call's failure into a *provider.Error. rejected is the category of a 422
 // for the call at hand: media_rejected for media, invalid_options for statuses.
-func classify(err error, rejected string) *publish.Error {
+func classify(err error, rejected string) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		msg := ae.Error()
@@ -53,23 +53,23 @@ func classify(err error, rejected string) *publish.Error {
 		case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
 			// 401: the token is invalid, revoked or expired; 403: outside its scopes, or the
 			// account's login is disabled. Both need the channel connected again.
-			return publish.Permanent(publish.CategoryAuthExpired, ae.Status, "%s", msg)
+			return provider.Permanent(provider.CategoryAuthExpired, ae.Status, "%s", msg)
 		case ae.Status == http.StatusTooManyRequests:
-			return publish.Transient(publish.CategoryRateLimited, ae.Status, ae.RetryAfter, "%s", msg)
+			return provider.Transient(provider.CategoryRateLimited, ae.Status, ae.RetryAfter, "%s", msg)
 		case ae.Status >= 500 || ae.Status == http.StatusRequestTimeout:
-			return publish.Transient(publish.CategoryUpstreamUnavailable, ae.Status, ae.RetryAfter, "%s", msg)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, ae.Status, ae.RetryAfter, "%s", msg)
 		case ae.Status == http.StatusRequestEntityTooLarge:
-			return publish.Permanent(publish.CategoryMediaRejected, ae.Status, "%s: the instance refused a request this large", msg)
+			return provider.Permanent(provider.CategoryMediaRejected, ae.Status, "%s: the instance refused a request this large", msg)
 		case ae.Status == http.StatusUnprocessableEntity && rejected != "":
-			return publish.Permanent(rejected, ae.Status, "%s", msg)
+			return provider.Permanent(rejected, ae.Status, "%s", msg)
 		}
-		return publish.Permanent(publish.CategoryInternal, ae.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryInternal, ae.Status, "%s", msg)
 	}
-	var pe *publish.Error
+	var pe *provider.Error
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Mastodon: %v", err)
+	return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Mastodon: %v", err)
 }
 
 // client is one instance and token.
@@ -142,7 +142,7 @@ func (c *client) callJSON(ctx context.Context, method, path string, hdr http.Hea
 // nothing.
 func (c *client) get(ctx context.Context, path string, out any) (int, error) {
 	var code int
-	err := c.p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, "") }, func() error {
+	err := c.p.cfg.Repeat.Do(ctx, func(err error) *provider.Error { return classify(err, "") }, func() error {
 		var err error
 		code, err = c.callJSON(ctx, http.MethodGet, path, nil, nil, out)
 		return err
@@ -352,7 +352,7 @@ func (b *uploadBody) Close() error {
 }
 
 // newUploadBody opens the video (and thumbnail) and lays out the form around them.
-func newUploadBody(ctx context.Context, video publish.Media, videoType string, thumb *publish.Media, thumbType, description string) (*uploadBody, error) {
+func newUploadBody(ctx context.Context, video provider.Media, videoType string, thumb *provider.Media, thumbType, description string) (*uploadBody, error) {
 	var cur bytes.Buffer
 	mw := multipart.NewWriter(&cur)
 	take := func() []byte { b := bytes.Clone(cur.Bytes()); cur.Reset(); return b }

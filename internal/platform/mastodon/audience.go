@@ -39,15 +39,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // statusesBatch is how many ids GET /api/v1/statuses takes (DEFAULT_STATUSES_LIMIT).
@@ -67,8 +65,8 @@ type statusView struct {
 	QuotesCount     *int64  `json:"quotes_count"`
 }
 
-func (s statusView) metrics() analytics.Metrics {
-	m := analytics.Metrics{Likes: s.FavouritesCount, Comments: s.RepliesCount, Shares: s.ReblogsCount}
+func (s statusView) metrics() provider.Metrics {
+	m := provider.Metrics{Likes: s.FavouritesCount, Comments: s.RepliesCount, Shares: s.ReblogsCount}
 	if s.QuotesCount != nil {
 		shares := *s.QuotesCount
 		if s.ReblogsCount != nil {
@@ -80,8 +78,8 @@ func (s statusView) metrics() analytics.Metrics {
 }
 
 // comment converts a status of the item's conversation.
-func (s statusView) comment(itemID, ownID string) inbox.Comment {
-	c := inbox.Comment{ID: s.ID, Author: s.Account.Acct, Text: plainText(s.Content), LikeCount: s.FavouritesCount,
+func (s statusView) comment(itemID, ownID string) provider.Comment {
+	c := provider.Comment{ID: s.ID, Author: s.Account.Acct, Text: plainText(s.Content), LikeCount: s.FavouritesCount,
 		Own: ownID != "" && s.Account.ID == ownID}
 	if s.SpoilerText != "" {
 		c.Text = strings.TrimSpace(s.SpoilerText + "\n\n" + c.Text)
@@ -95,9 +93,9 @@ func (s statusView) comment(itemID, ownID string) inbox.Comment {
 	return c
 }
 
-// Metrics implements analytics.Source.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
-	out := map[string]analytics.Metrics{}
+// Metrics implements provider.MetricsSource.
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
+	out := map[string]provider.Metrics{}
 	var ids []string
 	seen := map[string]bool{}
 	for _, id := range itemIDs {
@@ -187,16 +185,16 @@ func (c *client) ownAccountID(ctx context.Context, external string) (string, err
 
 // refusedRead turns a 404 about a status into a permanent invalid_options error (deleted,
 // or not visible to the channel's account), and classifies any other failure.
-func refusedRead(err error, what string) *publish.Error {
+func refusedRead(err error, what string) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return publish.Permanent(publish.CategoryInvalidOptions, ae.Status, "%s: %s is not there, or not visible to this account", ae.Error(), what)
+		return provider.Permanent(provider.CategoryInvalidOptions, ae.Status, "%s: %s is not there, or not visible to this account", ae.Error(), what)
 	}
-	return classify(err, publish.CategoryInvalidOptions)
+	return classify(err, provider.CategoryInvalidOptions)
 }
 
-// Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+// Comments implements provider.CommentSource.
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -211,29 +209,29 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	if _, err := c.callJSON(ctx, http.MethodGet, pathStatuses+"/"+url.PathEscape(itemID)+"/context", nil, nil, &conv); err != nil {
 		return nil, refusedRead(err, "status "+itemID)
 	}
-	comments := make([]inbox.Comment, 0, len(conv.Descendants))
+	comments := make([]provider.Comment, 0, len(conv.Descendants))
 	for _, s := range conv.Descendants {
 		comments = append(comments, s.comment(itemID, own))
 	}
 	return comments, nil
 }
 
-// Reply implements inbox.Source.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+// Reply implements provider.CommentSource.
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	if strings.TrimSpace(text) == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "the reply is empty")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "the reply is empty")
 	}
 	inst, err := c.instance(ctx)
 	if err != nil {
-		return inbox.Comment{}, classify(err, "")
+		return provider.Comment{}, classify(err, "")
 	}
 	status := withMention(to, text)
 	if n := platform.MastodonLength(status, "", inst.CharactersReservedPerURL); n > inst.MaxCharacters {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the reply is %d characters as %s counts them (with the mention of its author, each link as %d); %s allows at most %d",
 			n, c.host, inst.CharactersReservedPerURL, c.host, inst.MaxCharacters)
 	}
@@ -242,10 +240,10 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	var s statusView
 	req := map[string]string{"status": status, "in_reply_to_id": to.ID}
 	if _, err := c.callJSON(ctx, http.MethodPost, pathStatuses, hdr, req, &s); err != nil {
-		return inbox.Comment{}, refusedRead(err, "status "+to.ID)
+		return provider.Comment{}, refusedRead(err, "status "+to.ID)
 	}
 	if s.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "%s answered the reply without a status id", c.host)
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "%s answered the reply without a status id", c.host)
 	}
 	reply := s.comment(itemID, "")
 	reply.Own = true // posted with the channel's token
@@ -254,7 +252,7 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 
 // withMention begins a reply with a mention of the comment's author, as Mastodon's clients
 // do, unless it is the channel's own comment or the text mentions them already.
-func withMention(to inbox.Comment, text string) string {
+func withMention(to provider.Comment, text string) string {
 	acct := strings.TrimPrefix(to.Author, "@")
 	if to.Own || acct == "" {
 		return text

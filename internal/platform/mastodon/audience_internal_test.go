@@ -3,7 +3,7 @@ package mastodon
 import (
 	"testing"
 
-	"github.com/reelay/reelay/internal/inbox"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 func TestPlainText(t *testing.T) {
@@ -39,9 +39,9 @@ func TestAtLeast(t *testing.T) {
 }
 
 func TestWithMention(t *testing.T) {
-	remote := inbox.Comment{Author: "ada_films@audience.example"}
+	remote := provider.Comment{Author: "ada_films@audience.example"}
 	for _, c := range []struct {
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
@@ -49,10 +49,10 @@ func TestWithMention(t *testing.T) {
 		{remote, "Thanks @ADA_films@audience.example.", "Thanks @ADA_films@audience.example."},
 		{remote, "Thanks @ada_films", "@ada_films@audience.example Thanks @ada_films"},
 		{remote, "see me@ada_films@audience.example", "@ada_films@audience.example see me@ada_films@audience.example"},
-		{inbox.Comment{Author: "bob"}, "hi @bob!", "hi @bob!"},
-		{inbox.Comment{Author: "bob"}, "hi @bobby", "@bob hi @bobby"},
-		{inbox.Comment{Author: "reelay", Own: true}, "more", "more"},
-		{inbox.Comment{}, "hi", "hi"},
+		{provider.Comment{Author: "bob"}, "hi @bob!", "hi @bob!"},
+		{provider.Comment{Author: "bob"}, "hi @bobby", "@bob hi @bobby"},
+		{provider.Comment{Author: "reelay", Own: true}, "more", "more"},
+		{provider.Comment{}, "hi", "hi"},
 	} {
 		if got := withMention(c.to, c.text); got != c.want {
 			t.Errorf("withMention(%q, %q) = %q, want %q", c.to.Author, c.text, got, c.want)

@@ -9,15 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the channel as connecting it stores it: external id "{host}:{account id}".
-func (e *env) channel() publish.Channel {
-	return publish.Channel{Account: e.host() + ":" + accountID, Credentials: e.creds(), BaseURL: e.BaseURL}
+func (e *env) channel() provider.Channel {
+	return provider.Channel{Account: e.host() + ":" + accountID, Credentials: e.creds(), BaseURL: e.BaseURL}
 }
 
 // published publishes a short video, as a destination of its own, and returns the
@@ -166,7 +165,7 @@ func TestReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen *inbox.Comment
+	var seen *provider.Comment
 	for i, c := range after {
 		if c.ID == reply.ID {
 			seen = &after[i]
@@ -219,22 +218,22 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
 		{"over the instance's limit", to, strings.Repeat("é", room+1), "allows at most 100"},
-		{"unknown comment", inbox.Comment{ID: "123456", Author: "x@y.example"}, "hi", "does not appear to exist"},
+		{"unknown comment", provider.Comment{ID: "123456", Author: "x@y.example"}, "hi", "does not appear to exist"},
 		{"empty", to, " ", "empty"},
 	} {
 		_, err := e.p.Reply(context.Background(), e.channel(), item.ID, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(e.Requests(http.MethodPost, "/api/v1/statuses")); n != 3 {
 		t.Errorf("%d statuses posted; the over-long and empty replies must not be sent", n)
 	}
 	_, err = e.p.Comments(context.Background(), e.channel(), "999999")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "Record not found")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "Record not found")
 }
 
 func TestAudienceFaults(t *testing.T) {
@@ -248,7 +247,7 @@ func TestAudienceFaults(t *testing.T) {
 			return err
 		},
 		"reply": func(e *env) error {
-			_, err := e.p.Reply(context.Background(), e.channel(), "1234", inbox.Comment{ID: "1234"}, "hi")
+			_, err := e.p.Reply(context.Background(), e.channel(), "1234", provider.Comment{ID: "1234"}, "hi")
 			return err
 		},
 	}
@@ -257,9 +256,9 @@ func TestAudienceFaults(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{sim.FailAuth, publish.CategoryAuthExpired, false},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true},
+		{sim.FailAuth, provider.CategoryAuthExpired, false},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

@@ -55,7 +55,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Config configures the provider. Zero fields take the defaults in their comments. There is no
@@ -81,23 +81,31 @@ type Config struct {
 	// MaxUploads bounds the uploads of one destination when the instance lost the media
 	// before it was posted (3).
 	MaxUploads int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider is Mastodon's publish.Provider.
+// Provider is Mastodon's provider.Provider.
 type Provider struct {
 	cfg       Config
 	instances instanceCache
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a Mastodon provider.
 func New(cfg Config) *Provider {
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -123,7 +131,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Mastodon }
 
 // Phases of State.
@@ -166,7 +174,7 @@ type Options struct {
 	Sensitive   bool    `json:"sensitive"`
 	SpoilerText string  `json:"spoiler_text"`
 	Language    string  `json:"language"`
-	// Description is the video's alt text (at most publish.MastodonAltTextMax characters).
+	// Description is the video's alt text (at most platform.MastodonAltTextMax characters).
 	Description string `json:"description"`
 }
 
@@ -180,20 +188,20 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.Visibility == "" {
 		o.Visibility = "public"
 	}
-	if !slices.Contains(publish.MastodonVisibilities, o.Visibility) {
+	if !slices.Contains(platform.MastodonVisibilities, o.Visibility) {
 		return o, fmt.Errorf("mastodon.visibility %q is not one of public, unlisted, private, direct", o.Visibility)
 	}
-	if o.Language != "" && !publish.ValidLanguageCode(o.Language) {
+	if o.Language != "" && !platform.ValidLanguageCode(o.Language) {
 		return o, fmt.Errorf("mastodon.language %q is not an ISO 639-1 language code", o.Language)
 	}
-	if n := utf8.RuneCountInString(o.Description); n > publish.MastodonAltTextMax {
-		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, publish.MastodonAltTextMax)
+	if n := utf8.RuneCountInString(o.Description); n > platform.MastodonAltTextMax {
+		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, platform.MastodonAltTextMax)
 	}
 	return o, nil
 }
 
 // text is the status text: the options' own, else the caption, else the title.
-func (o Options) text(d *publish.Destination) string {
+func (o Options) text(d *provider.Destination) string {
 	if o.Text != nil {
 		return *o.Text
 	}
@@ -203,21 +211,21 @@ func (o Options) text(d *publish.Destination) string {
 	return d.Title
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Mastodon state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Mastodon state is unreadable: %v", err)
 		}
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	opts, err := parseOptions(d.Options)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -231,7 +239,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phaseDone:
 		return st.outcome(), nil
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Mastodon state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Mastodon state has unknown phase %q", st.Phase)
 }
 
 // client resolves a channel's instance and token: baseURL (a Destination's, the simulator's
@@ -239,7 +247,7 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 func (p *Provider) client(baseURL string, creds map[string]string) (*client, error) {
 	token := strings.TrimSpace(creds["access_token"])
 	if token == "" {
-		return nil, publish.Permanent(publish.CategoryAuthExpired, 0, "the Mastodon channel has no access token")
+		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "the Mastodon channel has no access token")
 	}
 	raw := strings.TrimSpace(baseURL)
 	if raw == "" {
@@ -247,7 +255,7 @@ func (p *Provider) client(baseURL string, creds map[string]string) (*client, err
 	}
 	base, host, err := instanceBase(raw)
 	if err != nil {
-		return nil, publish.Permanent(publish.CategoryAuthExpired, 0, "the Mastodon channel's instance: %v", err)
+		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "the Mastodon channel's instance: %v", err)
 	}
 	if _, h, err := instanceBase(creds["instance_url"]); err == nil {
 		host = h // the instance's own name, also when a sandbox base stands in for it
@@ -256,48 +264,48 @@ func (p *Provider) client(baseURL string, creds map[string]string) (*client, err
 }
 
 // start checks the post against the instance's limits; nothing is uploaded in this step.
-func (p *Provider) start(ctx context.Context, c *client, d *publish.Destination, opts Options) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, c *client, d *provider.Destination, opts Options) (provider.Outcome, error) {
 	inst, err := c.instance(ctx)
 	if err != nil {
-		return publish.Outcome{}, classify(err, "")
+		return provider.Outcome{}, classify(err, "")
 	}
 	if err := checkPost(inst, c.host, d, opts); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	st := State{Phase: phaseUpload, Instance: c.host, UploadStartedAt: p.cfg.Now()}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // checkPost refuses what the instance would refuse, naming the instance and its limit.
-func checkPost(inst Instance, host string, d *publish.Destination, opts Options) error {
+func checkPost(inst Instance, host string, d *provider.Destination, opts Options) error {
 	text := opts.text(d)
 	if n := platform.MastodonLength(text, opts.SpoilerText, inst.CharactersReservedPerURL); n > inst.MaxCharacters {
 		what := "text"
 		if opts.SpoilerText != "" {
 			what = "text with its content warning"
 		}
-		return publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Mastodon %s is %d characters as %s counts them (each link as %d); %s allows at most %d",
 			what, n, host, inst.CharactersReservedPerURL, host, inst.MaxCharacters)
 	}
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	vt, err := mediaType(v.ContentType, "video/mp4")
 	if err != nil || !strings.HasPrefix(vt, "video/") {
-		return publish.Permanent(publish.CategoryMediaRejected, 0, "the video's type %q is not a video type", v.ContentType)
+		return provider.Permanent(provider.CategoryMediaRejected, 0, "the video's type %q is not a video type", v.ContentType)
 	}
 	if len(inst.SupportedMimeTypes) > 0 && !slices.Contains(inst.SupportedMimeTypes, vt) {
-		return publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Permanent(provider.CategoryMediaRejected, 0,
 			"%s does not accept %s media (it accepts %s)", host, vt, strings.Join(videoTypes(inst.SupportedMimeTypes), ", "))
 	}
 	if inst.VideoSizeLimit > 0 && v.Size > inst.VideoSizeLimit {
-		return publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; %s accepts videos up to %d bytes (video_size_limit)", v.Size, host, inst.VideoSizeLimit)
 	}
 	if px := int64(v.Width) * int64(v.Height); inst.VideoMatrixLimit > 0 && px > inst.VideoMatrixLimit {
-		return publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %dx%d (%d pixels); %s accepts at most %d pixels per frame (video_matrix_limit)",
 			v.Width, v.Height, px, host, inst.VideoMatrixLimit)
 	}
@@ -305,13 +313,13 @@ func checkPost(inst Instance, host string, d *publish.Destination, opts Options)
 		tt, err := mediaType(t.ContentType, "")
 		if err != nil || !strings.HasPrefix(tt, "image/") ||
 			(len(inst.SupportedMimeTypes) > 0 && !slices.Contains(inst.SupportedMimeTypes, tt)) {
-			return publish.Permanent(publish.CategoryMediaRejected, 0, "%s does not accept a thumbnail of type %q", host, t.ContentType)
+			return provider.Permanent(provider.CategoryMediaRejected, 0, "%s does not accept a thumbnail of type %q", host, t.ContentType)
 		}
 		if t.Open == nil || t.Size <= 0 {
-			return publish.Permanent(publish.CategoryMediaRejected, 0, "the thumbnail is empty")
+			return provider.Permanent(provider.CategoryMediaRejected, 0, "the thumbnail is empty")
 		}
 		if inst.ImageSizeLimit > 0 && t.Size > inst.ImageSizeLimit {
-			return publish.Permanent(publish.CategoryMediaRejected, 0,
+			return provider.Permanent(provider.CategoryMediaRejected, 0,
 				"the thumbnail is %d bytes; %s accepts images up to %d bytes (image_size_limit)", t.Size, host, inst.ImageSizeLimit)
 		}
 	}
@@ -343,9 +351,9 @@ func videoTypes(types []string) []string {
 }
 
 // upload sends the video as a new media attachment.
-func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination, opts Options, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, c *client, d *provider.Destination, opts Options, st State) (provider.Outcome, error) {
 	if st.Uploads >= p.cfg.MaxUploads {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"%s lost the uploaded video %d times before it could be posted", c.host, st.Uploads)
 	}
 	vt, _ := mediaType(d.Video.ContentType, "video/mp4")
@@ -359,10 +367,10 @@ func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination
 	// status uses: it is never shown, and Mastodon deletes unattached media after a day (see the
 	// package comment). The instance takes no Idempotency-Key here, and has no way to list
 	// unattached media, so this is the one upload that can be sent twice.
-	err := p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, publish.CategoryMediaRejected) }, func() error {
+	err := p.cfg.Repeat.Do(ctx, func(err error) *provider.Error { return classify(err, provider.CategoryMediaRejected) }, func() error {
 		body, err := newUploadBody(ctx, d.Video, vt, d.Thumbnail, tt, opts.Description)
 		if err != nil {
-			return publish.Transient(publish.CategoryInternal, 0, 0, "Mastodon upload: %v", err)
+			return provider.Transient(provider.CategoryInternal, 0, 0, "Mastodon upload: %v", err)
 		}
 		// call hands body to the transport, which closes it once done with it (possibly after
 		// the answer): closing it here too would race its reads.
@@ -371,10 +379,10 @@ func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination
 		return err
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err, publish.CategoryMediaRejected)
+		return provider.Outcome{}, classify(err, provider.CategoryMediaRejected)
 	}
 	if a.ID == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, code, "%s answered the upload without a media id", c.host)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, code, "%s answered the upload without a media id", c.host)
 	}
 	st.Uploads++
 	st.MediaID, st.Polls = a.ID, 0
@@ -382,28 +390,28 @@ func (p *Provider) upload(ctx context.Context, c *client, d *publish.Destination
 		return p.toPost(st), nil // processed synchronously
 	}
 	st.Phase = phaseProcessing
-	return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(0)), nil
 }
 
 // toPost moves to the post phase, which runs at once.
-func (p *Provider) toPost(st State) publish.Outcome {
+func (p *Provider) toPost(st State) provider.Outcome {
 	st.Phase, st.PostStartedAt, st.Lookups = phasePost, p.cfg.Now(), 0
-	return st.next(publish.StatusProcessing, 0)
+	return st.next(provider.StatusProcessing, 0)
 }
 
 // reupload starts the upload over after the instance lost the media before it was posted.
-func (p *Provider) reupload(st State, why string) (publish.Outcome, error) {
+func (p *Provider) reupload(st State, why string) (provider.Outcome, error) {
 	if st.Uploads >= p.cfg.MaxUploads {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"%s; the video was uploaded %d times and is not sent again", why, st.Uploads)
 	}
 	ns := State{Phase: phaseUpload, Instance: st.Instance, UploadStartedAt: p.cfg.Now(), Uploads: st.Uploads,
 		Message: why + "; the video was uploaded again"}
-	return ns.next(publish.StatusUploading, 0), nil
+	return ns.next(provider.StatusUploading, 0), nil
 }
 
 // poll asks whether the instance has processed the media.
-func (p *Provider) poll(ctx context.Context, c *client, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, c *client, st State) (provider.Outcome, error) {
 	var a attachment
 	code, err := c.get(ctx, pathMedia+url.PathEscape(st.MediaID), &a)
 	if err != nil {
@@ -411,24 +419,24 @@ func (p *Provider) poll(ctx context.Context, c *client, st State) (publish.Outco
 		if errors.As(err, &ae) {
 			switch ae.Status {
 			case http.StatusUnprocessableEntity:
-				return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, ae.Status,
+				return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, ae.Status,
 					"%s could not process the video: %s", c.host, ae.Message)
 			case http.StatusNotFound:
 				// Only a post attaches the media, and none was made: the media is gone.
 				return p.reupload(st, fmt.Sprintf("%s no longer has media %s", c.host, st.MediaID))
 			}
 		}
-		return publish.Outcome{}, classify(err, publish.CategoryMediaRejected)
+		return provider.Outcome{}, classify(err, provider.CategoryMediaRejected)
 	}
 	if code == http.StatusOK && a.URL != nil {
 		return p.toPost(st), nil
 	}
 	st.Polls++
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 type statusRequest struct {
@@ -441,7 +449,7 @@ type statusRequest struct {
 }
 
 // post creates the status, with the destination's id as Idempotency-Key.
-func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, opts Options, st State) (publish.Outcome, error) {
+func (p *Provider) post(ctx context.Context, c *client, d *provider.Destination, opts Options, st State) (provider.Outcome, error) {
 	if p.cfg.Now().Sub(st.PostStartedAt) >= p.cfg.IdempotencyWindow {
 		// An earlier attempt's key may have expired: ask whether the media is attached.
 		var a attachment
@@ -451,13 +459,13 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 			return p.find(ctx, c, st)
 		case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
-			return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, ae.Status,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, ae.Status,
 				"%s could not process the video: %s", c.host, ae.Message)
 		case err != nil:
-			return publish.Outcome{}, classify(err, publish.CategoryMediaRejected)
+			return provider.Outcome{}, classify(err, provider.CategoryMediaRejected)
 		case code != http.StatusOK || a.URL == nil:
 			st.Phase = phaseProcessing
-			return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+			return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 		}
 		st.PostStartedAt = p.cfg.Now() // unattached: no earlier attempt went through
 	}
@@ -471,7 +479,7 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 	// created instead of posting twice ("Idempotency keys are stored for up to 1 hour",
 	// docs.joinmastodon.org/methods/statuses/#create); the window check above keeps every
 	// attempt inside that hour.
-	err := p.cfg.Repeat.Do(ctx, func(err error) *publish.Error { return classify(err, publish.CategoryInvalidOptions) }, func() error {
+	err := p.cfg.Repeat.Do(ctx, func(err error) *provider.Error { return classify(err, provider.CategoryInvalidOptions) }, func() error {
 		_, err := c.callJSON(ctx, http.MethodPost, pathStatuses, hdr, req, &s)
 		return err
 	})
@@ -481,15 +489,15 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 			switch {
 			case strings.Contains(ae.Message, "not finished processing"):
 				st.Phase = phaseProcessing
-				return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+				return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 			case strings.Contains(ae.Message, "not found or already attached"):
 				return p.find(ctx, c, st)
 			}
 		}
-		return publish.Outcome{}, classify(err, publish.CategoryInvalidOptions)
+		return provider.Outcome{}, classify(err, provider.CategoryInvalidOptions)
 	}
 	if s.ID == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "%s answered the post without a status id", c.host)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "%s answered the post without a status id", c.host)
 	}
 	return st.done(s, ""), nil
 }
@@ -497,15 +505,15 @@ func (p *Provider) post(ctx context.Context, c *client, d *publish.Destination, 
 // find looks for the status that carries the media among the account's newest media
 // statuses: the media is attached, or gone. Gone without a status carrying it, it is uploaded
 // again.
-func (p *Provider) find(ctx context.Context, c *client, st State) (publish.Outcome, error) {
+func (p *Provider) find(ctx context.Context, c *client, st State) (provider.Outcome, error) {
 	acct, err := c.verifyCredentials(ctx)
 	if err != nil {
-		return publish.Outcome{}, classify(err, "")
+		return provider.Outcome{}, classify(err, "")
 	}
 	var list []status
 	path := pathAccountsBase + url.PathEscape(acct.ID) + "/statuses?only_media=true&limit=40"
 	if _, err := c.get(ctx, path, &list); err != nil {
-		return publish.Outcome{}, classify(err, "")
+		return provider.Outcome{}, classify(err, "")
 	}
 	for _, s := range list {
 		for _, m := range s.Media {
@@ -518,7 +526,7 @@ func (p *Provider) find(ctx context.Context, c *client, st State) (publish.Outco
 }
 
 // done stores a posted status as the final outcome.
-func (st State) done(s status, msg string) publish.Outcome {
+func (st State) done(s status, msg string) provider.Outcome {
 	st.Phase, st.StatusID, st.URL = phaseDone, s.ID, s.link()
 	if msg != "" {
 		st.Message = strings.TrimSpace(st.Message + ". " + msg)
@@ -528,31 +536,31 @@ func (st State) done(s status, msg string) publish.Outcome {
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.StatusID, URL: st.URL, Message: st.Message}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.StatusID, URL: st.URL, Message: st.Message}
 }
 
 // Identify verifies a channel's credentials (GET /api/v1/accounts/verify_credentials) and
 // names the account: ExternalID is "{host}:{account id}" (account ids are only unique within
 // their instance), Username "{username}@{host}", Name the display name. baseURL, when set,
-// wins over the credentials' instance_url. A rejected token is an auth_expired *publish.Error.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+// wins over the credentials' instance_url. A rejected token is an auth_expired *provider.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	a, err := c.verifyCredentials(ctx)
 	if err != nil {
-		return publish.Identity{}, classify(err, "")
+		return provider.Identity{}, classify(err, "")
 	}
-	return publish.Identity{ExternalID: c.host + ":" + a.ID, Name: cmpOr(a.DisplayName, a.Username),
+	return provider.Identity{ExternalID: c.host + ":" + a.ID, Name: cmpOr(a.DisplayName, a.Username),
 		Username: a.Username + "@" + c.host, AvatarURL: a.Avatar}, nil
 }
 
@@ -567,7 +575,7 @@ func cmpOr(vs ...string) string {
 
 // Options returns the publish options of a Mastodon channel, read live from its instance:
 // text (its limit as the instance counts it), instance (the limits a post must meet) and
-// account (who posts, verifying the token). Errors are *publish.Error values, as for Step.
+// account (who posts, verifying the token). Errors are *provider.Error values, as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -49,10 +50,10 @@ func newEnvRand(t *testing.T, b sim.Behavior, opts sim.MastodonOptions, rnd func
 }
 
 func (e *env) creds() map[string]string {
-	return sim.SandboxCredentials("mastodon", e.BaseURL, accountID, token)
+	return sandboxtoken.Credentials("mastodon", e.BaseURL, accountID, token)
 }
 
-func (e *env) dest(v *providertest.Video, options string) *publish.Destination {
+func (e *env) dest(v *providertest.Video, options string) *provider.Destination {
 	return e.Destination(accountID, e.creds(), v, options)
 }
 
@@ -70,7 +71,7 @@ func stateOf(t testing.TB, raw json.RawMessage) mastodon.State {
 	return st
 }
 
-func (e *env) wantPublishedOnce(v *providertest.Video, out publish.Outcome, text string) sim.MastodonStatus {
+func (e *env) wantPublishedOnce(v *providertest.Video, out provider.Outcome, text string) sim.MastodonStatus {
 	e.T.Helper()
 	rec := e.Introspect()
 	if len(rec.Published) != 1 {
@@ -96,7 +97,7 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := outs[len(outs)-1]
-	if out.Status != publish.StatusPublished || outs[0].Status != publish.StatusUploading {
+	if out.Status != provider.StatusPublished || outs[0].Status != provider.StatusUploading {
 		t.Fatalf("outcomes %+v", outs)
 	}
 	st := e.wantPublishedOnce(v, out, "A caption #reelay")
@@ -143,7 +144,7 @@ func TestPublishFields(t *testing.T) {
 	d := e.dest(v, `{"text":"Custom text https://example.com/a/very/long/link","visibility":"unlisted","spoiler_text":"cw","language":"de","description":"A cat"}`)
 	d.BaseURL = "" // a real channel: the instance comes from the credentials
 	thumb := mediatest.JPEG(t, 108, 192)
-	d.Thumbnail = &publish.Media{Size: int64(len(thumb)), ContentType: "image/jpeg",
+	d.Thumbnail = &provider.Media{Size: int64(len(thumb)), ContentType: "image/jpeg",
 		Open: func(context.Context, int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(thumb)), nil }}
 	outs, err := e.Run(e.p, d, 20)
 	if err != nil {
@@ -169,7 +170,7 @@ func TestProcessingBackoff(t *testing.T) {
 	}
 	var afters []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			afters = append(afters, o.After)
 		}
 	}
@@ -201,10 +202,10 @@ func TestFaults(t *testing.T) {
 		text      string
 		uploads   int
 	}{
-		{sim.FailReject, publish.CategoryMediaRejected, false, "Error processing thumbnail for uploaded media", 1},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, "Bad Gateway (HTTP 502)", 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, "The access token is invalid (HTTP 401)", 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, "Too many requests (HTTP 429)", 0},
+		{sim.FailReject, provider.CategoryMediaRejected, false, "Error processing thumbnail for uploaded media", 1},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, "Bad Gateway (HTTP 502)", 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, "The access token is invalid (HTTP 401)", 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, "Too many requests (HTTP 429)", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.fail, func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 }
 
 // brokenVideo fails after n bytes, as a stored video whose reader breaks mid-upload.
-func brokenVideo(v *providertest.Video, n int64) publish.Media {
+func brokenVideo(v *providertest.Video, n int64) provider.Media {
 	m := v.Media()
 	open := m.Open
 	m.Open = func(ctx context.Context, off int64) (io.ReadCloser, error) {
@@ -291,7 +292,7 @@ func TestCrashDuringUpload(t *testing.T) {
 	good := d.Video
 	d.Video = brokenVideo(v, 1<<20)
 	_, err := providertest.Step(context.Background(), e.p, d)
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "")
 	if string(d.State) != string(before) {
 		t.Fatal("a failed step changed the state")
 	}
@@ -320,7 +321,7 @@ func TestCrashDuringUpload(t *testing.T) {
 }
 
 // runUntil steps d until its state reaches phase.
-func (e *env) runUntil(d *publish.Destination, phase string) {
+func (e *env) runUntil(d *provider.Destination, phase string) {
 	e.T.Helper()
 	for range 30 {
 		if d.State != nil && stateOf(e.T, d.State).Phase == phase {
@@ -354,7 +355,7 @@ func TestCrashAfterPost(t *testing.T) {
 			e.runUntil(d, "post")
 			// The status is created but the process dies before the outcome is stored.
 			first, err := e.p.Step(context.Background(), d)
-			if err != nil || first.Status != publish.StatusPublished {
+			if err != nil || first.Status != provider.StatusPublished {
 				t.Fatalf("post = %+v, %v", first, err)
 			}
 			e.Clock.Advance(c.delay)
@@ -362,7 +363,7 @@ func TestCrashAfterPost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Status != publish.StatusPublished || again.ExternalID != first.ExternalID || again.URL != first.URL {
+			if again.Status != provider.StatusPublished || again.ExternalID != first.ExternalID || again.URL != first.URL {
 				t.Fatalf("resumed post %+v; want the first status %+v", again, first)
 			}
 			e.wantPublishedOnce(v, again, "A caption #reelay")
@@ -407,7 +408,7 @@ func TestPostBeforeProcessingEnds(t *testing.T) {
 	st.Phase, st.PostStartedAt = "post", e.Clock.Now()
 	d.State, _ = json.Marshal(st)
 	out, err := providertest.Step(context.Background(), e.p, d)
-	if err != nil || out.Status != publish.StatusProcessing || stateOf(t, out.State).Phase != "processing" || out.After <= 0 {
+	if err != nil || out.Status != provider.StatusProcessing || stateOf(t, out.State).Phase != "processing" || out.After <= 0 {
 		t.Fatalf("outcome %+v, %v", out, err)
 	}
 	outs, err := e.Run(e.p, d, 40)
@@ -431,21 +432,21 @@ func TestInstanceLimits(t *testing.T) {
 		text     string
 	}{
 		{"text over the instance's limit", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "", `{"text":"` + strings.Repeat("é", 101) + `"}`, 0,
-			publish.CategoryInvalidOptions, "text is 101 characters as HOST counts them (each link as 23); HOST allows at most 100"},
+			provider.CategoryInvalidOptions, "text is 101 characters as HOST counts them (each link as 23); HOST allows at most 100"},
 		{"warning counts", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "", `{"text":"` + strings.Repeat("a", 90) + `","spoiler_text":"` + strings.Repeat("b", 11) + `"}`, 0,
-			publish.CategoryInvalidOptions, "text with its content warning is 101 characters"},
+			provider.CategoryInvalidOptions, "text with its content warning is 101 characters"},
 		{"video over video_size_limit", providertest.NewVideo(2<<20, 5*time.Second, 720, 1280), "", "", 0,
-			publish.CategoryMediaRejected, "HOST accepts videos up to 1048576 bytes (video_size_limit)"},
+			provider.CategoryMediaRejected, "HOST accepts videos up to 1048576 bytes (video_size_limit)"},
 		{"type not supported", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "video/webm", "", 0,
-			publish.CategoryMediaRejected, "HOST does not accept video/webm media (it accepts video/mp4)"},
+			provider.CategoryMediaRejected, "HOST does not accept video/webm media (it accepts video/mp4)"},
 		{"frame over video_matrix_limit", providertest.NewVideo(512<<10, 5*time.Second, 1080, 1920), "", "", 0,
-			publish.CategoryMediaRejected, "1080x1920 (2073600 pixels); HOST accepts at most 921600 pixels"},
+			provider.CategoryMediaRejected, "1080x1920 (2073600 pixels); HOST accepts at most 921600 pixels"},
 		{"thumbnail over image_size_limit", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "", "", 2000,
-			publish.CategoryMediaRejected, "HOST accepts images up to 1000 bytes (image_size_limit)"},
+			provider.CategoryMediaRejected, "HOST accepts images up to 1000 bytes (image_size_limit)"},
 		{"bad visibility", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "", `{"visibility":"friends"}`, 0,
-			publish.CategoryInvalidOptions, `mastodon.visibility "friends"`},
+			provider.CategoryInvalidOptions, `mastodon.visibility "friends"`},
 		{"bad language", providertest.NewVideo(512<<10, 5*time.Second, 720, 1280), "", `{"language":"english"}`, 0,
-			publish.CategoryInvalidOptions, `mastodon.language "english"`},
+			provider.CategoryInvalidOptions, `mastodon.language "english"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -455,7 +456,7 @@ func TestInstanceLimits(t *testing.T) {
 				d.Video.ContentType = c.ctype
 			}
 			if c.thumb > 0 {
-				d.Thumbnail = &publish.Media{Size: int64(c.thumb), ContentType: "image/jpeg",
+				d.Thumbnail = &provider.Media{Size: int64(c.thumb), ContentType: "image/jpeg",
 					Open: func(context.Context, int64) (io.ReadCloser, error) { return nil, errors.New("not to be read") }}
 			}
 			_, err := e.Run(e.p, d, 10)
@@ -508,7 +509,7 @@ func TestUploadRateLimitRetries(t *testing.T) {
 	d := e.dest(v2, "")
 	d.ID = "dst_second"
 	_, err := e.Run(e.p, d, 20)
-	pe := providertest.WantError(t, err, publish.CategoryRateLimited, true, "Too many requests")
+	pe := providertest.WantError(t, err, provider.CategoryRateLimited, true, "Too many requests")
 	if pe.RetryAfter < 29*time.Minute || pe.RetryAfter > 31*time.Minute {
 		t.Errorf("RetryAfter = %s; want the rest of the 30-minute window", pe.RetryAfter)
 	}
@@ -532,11 +533,11 @@ func TestIdentify(t *testing.T) {
 	bad := e.creds()
 	bad["access_token"] = "revoked"
 	_, err = e.p.Identify(context.Background(), e.BaseURL, bad)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "The access token is invalid")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "The access token is invalid")
 	_, err = e.p.Identify(context.Background(), "", map[string]string{"instance_url": "ftp://x", "access_token": "t"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "not an http(s) URL")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "not an http(s) URL")
 	_, err = e.p.Identify(context.Background(), "", map[string]string{"instance_url": "mastodon.social"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no access token")
 }
 
 func TestOptions(t *testing.T) {
@@ -564,5 +565,5 @@ func TestOptions(t *testing.T) {
 	bad := e.creds()
 	bad["access_token"] = "revoked"
 	_, err = e.p.Options(context.Background(), e.BaseURL, bad)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "The access token is invalid")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "The access token is invalid")
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Graph API error codes every Meta platform answers with
@@ -47,7 +47,7 @@ func (r Rule) matches(b ErrorBody) bool {
 	return (r.Code == 0 || r.Code == b.Code) && (r.Subcode == 0 || r.Subcode == b.Subcode)
 }
 
-// Classifier turns failed Graph calls into *publish.Error values. The zero value, with
+// Classifier turns failed Graph calls into *provider.Error values. The zero value, with
 // Platform set, is the table every Meta platform shares, in this order:
 //
 //   - not Graph's JSON (a proxy, an outage page): HTTP 429 → transient rate_limited; 401 and
@@ -85,20 +85,20 @@ type Classifier struct {
 	SubcodeText map[int]string
 }
 
-// Classify turns a failed call into a *publish.Error: an *APIError by the table above,
-// anything else with publish.AsError.
-func (c Classifier) Classify(err error) *publish.Error {
+// Classify turns a failed call into a *provider.Error: an *APIError by the table above,
+// anything else with provider.AsError.
+func (c Classifier) Classify(err error) *provider.Error {
 	var ae *APIError
 	if !errors.As(err, &ae) {
-		return publish.AsError(err)
+		return provider.AsError(err)
 	}
 	ge := ae.Body
 	msg := c.Platform + ": " + c.Describe(ae)
-	transient := func(cat string) *publish.Error {
-		return publish.Transient(cat, ae.Status, RetryAfter(ae.Header), "%s", msg)
+	transient := func(cat string) *provider.Error {
+		return provider.Transient(cat, ae.Status, RetryAfter(ae.Header), "%s", msg)
 	}
-	permanent := func(cat string) *publish.Error { return publish.Permanent(cat, ae.Status, "%s", msg) }
-	rule := func(rules []Rule) *publish.Error {
+	permanent := func(cat string) *provider.Error { return provider.Permanent(cat, ae.Status, "%s", msg) }
+	rule := func(rules []Rule) *provider.Error {
 		for _, r := range rules {
 			if r.matches(ge) {
 				if r.Transient {
@@ -114,16 +114,16 @@ func (c Classifier) Classify(err error) *publish.Error {
 	case ae.notGraph():
 		switch {
 		case ae.Status == http.StatusTooManyRequests:
-			return transient(publish.CategoryRateLimited)
+			return transient(provider.CategoryRateLimited)
 		case ae.Status == http.StatusUnauthorized || (ae.Status == http.StatusForbidden && !c.PlainForbiddenIsInternal):
-			return permanent(publish.CategoryAuthExpired)
+			return permanent(provider.CategoryAuthExpired)
 		case ae.Status >= 500:
-			return transient(publish.CategoryUpstreamUnavailable)
+			return transient(provider.CategoryUpstreamUnavailable)
 		}
-		return permanent(publish.CategoryInternal)
+		return permanent(provider.CategoryInternal)
 	case ge.Code == CodeTokenInvalid || ge.Code == CodeSessionKey || ge.Code == CodeNoToken ||
 		ge.Code == CodePermission || (ge.Code >= 200 && ge.Code <= 299) || ge.Code == CodeAccountRestrict:
-		return permanent(publish.CategoryAuthExpired)
+		return permanent(provider.CategoryAuthExpired)
 	}
 	if pe := rule(c.BeforeRateLimit); pe != nil {
 		return pe
@@ -132,9 +132,9 @@ func (c Classifier) Classify(err error) *publish.Error {
 	case ge.Code == CodeTooManyCalls || ge.Code == CodeUserTooManyCalls || ge.Code == CodePageTooManyCalls ||
 		ge.Code == CodeCustomRate || ge.Code == CodeAppLimit || ge.Code == CodePolicyBlock ||
 		slices.Contains(c.RateLimitedCodes, ge.Code):
-		return transient(publish.CategoryRateLimited)
+		return transient(provider.CategoryRateLimited)
 	case ge.Code == CodeUserLimit:
-		return permanent(publish.CategoryQuotaExceeded)
+		return permanent(provider.CategoryQuotaExceeded)
 	}
 	if pe := rule(c.BeforeUpstream); pe != nil {
 		return pe
@@ -142,15 +142,15 @@ func (c Classifier) Classify(err error) *publish.Error {
 	switch {
 	case ge.Code == CodeUnknown || ge.Code == CodeService || ge.Code == -1 || ge.Code == -2 ||
 		slices.Contains(c.UpstreamSubcodes, ge.Subcode) || ae.Status >= 500:
-		return transient(publish.CategoryUpstreamUnavailable)
+		return transient(provider.CategoryUpstreamUnavailable)
 	case ge.Code == CodeInvalidParameter || slices.Contains(c.InvalidOptionsCodes, ge.Code):
-		return permanent(publish.CategoryInvalidOptions)
+		return permanent(provider.CategoryInvalidOptions)
 	case ge.Code == CodeFormat || ge.Code == CodeMediaNotFound || slices.Contains(c.MediaRejectedCodes, ge.Code):
-		return permanent(publish.CategoryMediaRejected)
+		return permanent(provider.CategoryMediaRejected)
 	case ge.IsTransient:
-		return transient(publish.CategoryUpstreamUnavailable)
+		return transient(provider.CategoryUpstreamUnavailable)
 	}
-	return permanent(publish.CategoryInternal)
+	return permanent(provider.CategoryInternal)
 }
 
 // Describe renders a Graph error readably: the user-facing title and text when Graph gave

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 func TestClassify(t *testing.T) {
@@ -15,9 +15,9 @@ func TestClassify(t *testing.T) {
 	ig := Classifier{
 		Platform:                 "Instagram",
 		PlainForbiddenIsInternal: true,
-		BeforeRateLimit:          []Rule{{Code: CodeTooManyCalls, Subcode: 2207051, Category: publish.CategoryMediaRejected}},
+		BeforeRateLimit:          []Rule{{Code: CodeTooManyCalls, Subcode: 2207051, Category: provider.CategoryMediaRejected}},
 		RateLimitedCodes:         []int{80002},
-		BeforeUpstream:           []Rule{{Subcode: 2207020, Category: publish.CategoryMediaRejected}},
+		BeforeUpstream:           []Rule{{Subcode: 2207020, Category: provider.CategoryMediaRejected}},
 		UpstreamSubcodes:         []int{2207008},
 		InvalidOptionsCodes:      []int{36004},
 		MediaRejectedCodes:       []int{9004},
@@ -34,36 +34,36 @@ func TestClassify(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{"not an API error", common, errors.New("dial tcp: refused"), publish.CategoryUpstreamUnavailable, true},
-		{"plain 429", common, plain(429), publish.CategoryRateLimited, true},
-		{"plain 401", common, plain(401), publish.CategoryAuthExpired, false},
-		{"plain 403", common, plain(403), publish.CategoryAuthExpired, false},
-		{"plain 403, Instagram", ig, plain(403), publish.CategoryInternal, false},
-		{"plain 502", common, plain(502), publish.CategoryUpstreamUnavailable, true},
-		{"plain 404", common, plain(404), publish.CategoryInternal, false},
-		{"190 token", common, graph(400, 190, 0), publish.CategoryAuthExpired, false},
-		{"200-299 permission", common, graph(403, 230, 0), publish.CategoryAuthExpired, false},
-		{"25 restricted", ig, graph(400, 25, 0), publish.CategoryAuthExpired, false},
-		{"4 too many calls", common, graph(400, 4, 0), publish.CategoryRateLimited, true},
-		{"4 spam, common", common, graph(400, 4, 2207051), publish.CategoryRateLimited, true},
-		{"4 spam, Instagram", ig, graph(400, 4, 2207051), publish.CategoryMediaRejected, false},
-		{"80002, common", common, graph(400, 80002, 0), publish.CategoryInternal, false},
-		{"80002, Instagram", ig, graph(400, 80002, 0), publish.CategoryRateLimited, true},
-		{"9 quota", common, graph(400, 9, 2207042), publish.CategoryQuotaExceeded, false},
-		{"9 with an expired container stays quota", ig, graph(400, 9, 2207020), publish.CategoryQuotaExceeded, false},
-		{"expired container, Instagram, even from a 5xx", ig, graph(500, 1, 2207020), publish.CategoryMediaRejected, false},
-		{"expired container subcode, common", common, graph(500, 1, 2207020), publish.CategoryUpstreamUnavailable, true},
-		{"1 unknown", common, graph(400, 1, 0), publish.CategoryUpstreamUnavailable, true},
-		{"-2", common, graph(400, -2, 0), publish.CategoryUpstreamUnavailable, true},
-		{"2207008, Instagram", ig, graph(400, 12345, 2207008), publish.CategoryUpstreamUnavailable, true},
-		{"2207008, common", common, graph(400, 12345, 2207008), publish.CategoryInternal, false},
-		{"5xx with an unknown code", common, graph(503, 12345, 0), publish.CategoryUpstreamUnavailable, true},
-		{"100 invalid parameter", common, graph(400, 100, 0), publish.CategoryInvalidOptions, false},
-		{"36004, Instagram", ig, graph(400, 36004, 0), publish.CategoryInvalidOptions, false},
-		{"352 format", common, graph(400, 352, 0), publish.CategoryMediaRejected, false},
-		{"9004, Instagram", ig, graph(400, 9004, 0), publish.CategoryMediaRejected, false},
-		{"9004, common", common, graph(400, 9004, 0), publish.CategoryInternal, false},
-		{"is_transient", common, &APIError{Status: 400, Body: ErrorBody{Message: "m", Code: 12345, IsTransient: true}}, publish.CategoryUpstreamUnavailable, true},
+		{"not an API error", common, errors.New("dial tcp: refused"), provider.CategoryUpstreamUnavailable, true},
+		{"plain 429", common, plain(429), provider.CategoryRateLimited, true},
+		{"plain 401", common, plain(401), provider.CategoryAuthExpired, false},
+		{"plain 403", common, plain(403), provider.CategoryAuthExpired, false},
+		{"plain 403, Instagram", ig, plain(403), provider.CategoryInternal, false},
+		{"plain 502", common, plain(502), provider.CategoryUpstreamUnavailable, true},
+		{"plain 404", common, plain(404), provider.CategoryInternal, false},
+		{"190 token", common, graph(400, 190, 0), provider.CategoryAuthExpired, false},
+		{"200-299 permission", common, graph(403, 230, 0), provider.CategoryAuthExpired, false},
+		{"25 restricted", ig, graph(400, 25, 0), provider.CategoryAuthExpired, false},
+		{"4 too many calls", common, graph(400, 4, 0), provider.CategoryRateLimited, true},
+		{"4 spam, common", common, graph(400, 4, 2207051), provider.CategoryRateLimited, true},
+		{"4 spam, Instagram", ig, graph(400, 4, 2207051), provider.CategoryMediaRejected, false},
+		{"80002, common", common, graph(400, 80002, 0), provider.CategoryInternal, false},
+		{"80002, Instagram", ig, graph(400, 80002, 0), provider.CategoryRateLimited, true},
+		{"9 quota", common, graph(400, 9, 2207042), provider.CategoryQuotaExceeded, false},
+		{"9 with an expired container stays quota", ig, graph(400, 9, 2207020), provider.CategoryQuotaExceeded, false},
+		{"expired container, Instagram, even from a 5xx", ig, graph(500, 1, 2207020), provider.CategoryMediaRejected, false},
+		{"expired container subcode, common", common, graph(500, 1, 2207020), provider.CategoryUpstreamUnavailable, true},
+		{"1 unknown", common, graph(400, 1, 0), provider.CategoryUpstreamUnavailable, true},
+		{"-2", common, graph(400, -2, 0), provider.CategoryUpstreamUnavailable, true},
+		{"2207008, Instagram", ig, graph(400, 12345, 2207008), provider.CategoryUpstreamUnavailable, true},
+		{"2207008, common", common, graph(400, 12345, 2207008), provider.CategoryInternal, false},
+		{"5xx with an unknown code", common, graph(503, 12345, 0), provider.CategoryUpstreamUnavailable, true},
+		{"100 invalid parameter", common, graph(400, 100, 0), provider.CategoryInvalidOptions, false},
+		{"36004, Instagram", ig, graph(400, 36004, 0), provider.CategoryInvalidOptions, false},
+		{"352 format", common, graph(400, 352, 0), provider.CategoryMediaRejected, false},
+		{"9004, Instagram", ig, graph(400, 9004, 0), provider.CategoryMediaRejected, false},
+		{"9004, common", common, graph(400, 9004, 0), provider.CategoryInternal, false},
+		{"is_transient", common, &APIError{Status: 400, Body: ErrorBody{Message: "m", Code: 12345, IsTransient: true}}, provider.CategoryUpstreamUnavailable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pe := tc.c.Classify(tc.err)

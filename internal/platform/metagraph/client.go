@@ -1,6 +1,6 @@
 // Package metagraph is what the Meta providers (facebook, instagram, threads) share of the
 // Graph API: the authenticated call (Client), Graph's error envelope (APIError), the
-// classification of Graph error codes into *publish.Error categories (Classifier, with each
+// classification of Graph error codes into *provider.Error categories (Classifier, with each
 // platform's own codes as overrides), the wait read from Retry-After and
 // X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit),
 // the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime), and the reads
@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Client calls a Graph API (graph.facebook.com, graph.instagram.com, graph.threads.net) with
@@ -91,7 +91,7 @@ func (c Client) Get(ctx context.Context, path string, q url.Values, out any) err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "%s: building GET %s: %v", c.Platform, path, err)
+		return provider.Permanent(provider.CategoryInternal, 0, "%s: building GET %s: %v", c.Platform, path, err)
 	}
 	return c.do(req, path, out)
 }
@@ -100,14 +100,14 @@ func (c Client) Get(ctx context.Context, path string, q url.Values, out any) err
 func (c Client) Post(ctx context.Context, path string, form url.Values, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, strings.NewReader(form.Encode()))
 	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "%s: building POST %s: %v", c.Platform, path, err)
+		return provider.Permanent(provider.CategoryInternal, 0, "%s: building POST %s: %v", c.Platform, path, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return c.do(req, path, out)
 }
 
 // do sends req and decodes a 2xx answer into out. Failures come back as *APIError (Graph
-// answered with an error) or as a transient *publish.Error (the call did not complete).
+// answered with an error) or as a transient *provider.Error (the call did not complete).
 func (c Client) do(req *http.Request, path string, out any) error {
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
@@ -118,12 +118,12 @@ func (c Client) do(req *http.Request, path string, out any) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: reading the answer: %v", c.Platform, req.Method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: reading the answer: %v", c.Platform, req.Method, path, err)
 	}
 	var env struct {
 		Error *ErrorBody `json:"error"`
@@ -140,7 +140,7 @@ func (c Client) do(req *http.Request, path string, out any) error {
 	}
 	if out != nil {
 		if err := json.Unmarshal(body, out); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: unexpected answer: %v", c.Platform, req.Method, path, err)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: unexpected answer: %v", c.Platform, req.Method, path, err)
 		}
 	}
 	return nil

@@ -4,32 +4,32 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Decode reads a destination's stored state into st and its platform object into opts
 // (both pointers); an empty or null one leaves its target as it is.
-func Decode(platform string, d *publish.Destination, st, opts any) error {
+func Decode(platform string, d *provider.Destination, st, opts any) error {
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, st); err != nil {
-			return publish.Permanent(publish.CategoryInternal, 0, "%s: stored state is unreadable: %v", platform, err)
+			return provider.Permanent(provider.CategoryInternal, 0, "%s: stored state is unreadable: %v", platform, err)
 		}
 	}
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, opts); err != nil {
-			return publish.Permanent(publish.CategoryInvalidOptions, 0, "%s: options: %v", platform, err)
+			return provider.Permanent(provider.CategoryInvalidOptions, 0, "%s: options: %v", platform, err)
 		}
 	}
 	return nil
 }
 
 // Outcome is an outcome with st encoded as its State.
-func Outcome(platform, status string, st any, after time.Duration) (publish.Outcome, error) {
+func Outcome(platform, status string, st any, after time.Duration) (provider.Outcome, error) {
 	b, err := json.Marshal(st)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "%s: encoding state: %v", platform, err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "%s: encoding state: %v", platform, err)
 	}
-	return publish.Outcome{Status: status, State: b, After: after}, nil
+	return provider.Outcome{Status: status, State: b, After: after}, nil
 }
 
 // ParseTime reads a Graph timestamp ("2006-01-02T15:04:05-0700", or RFC 3339).

@@ -8,7 +8,7 @@ package pinterest
 // available to all apps": when Pinterest refuses it (403), the rest of the read goes one Pin a
 // call, GET /v5/pins/{pin_id}/analytics; when it answers 404, that batch does.
 //
-// Pinterest v5 has no way to read comments, so the provider is no inbox.Source; it reports
+// Pinterest v5 has no way to read comments, so the provider is no provider.CommentSource; it reports
 // comment and reaction counts (TOTAL_COMMENTS, TOTAL_REACTIONS) as figures.
 
 import (
@@ -20,11 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
-
-var _ analytics.Source = (*Provider)(nil)
 
 // pathPinAnalytics is multi-Pin analytics; a Pin's own is pathPins/{pin_id}/analytics.
 const pathPinAnalytics = "/v5/pins/analytics"
@@ -37,14 +34,14 @@ const maxAnalyticsPins = 100
 // milliseconds.
 var pinMetrics = []struct {
 	name string
-	set  func(m *analytics.Metrics, v int64)
+	set  func(m *provider.Metrics, v int64)
 }{
-	{"IMPRESSION", func(m *analytics.Metrics, v int64) { m.Impressions = analytics.N(v) }},
-	{"SAVE", func(m *analytics.Metrics, v int64) { m.Saves = analytics.N(v) }},
-	{"VIDEO_MRC_VIEW", func(m *analytics.Metrics, v int64) { m.Views = analytics.N(v) }},
-	{"VIDEO_V50_WATCH_TIME", func(m *analytics.Metrics, v int64) { m.WatchTimeSeconds = analytics.N(v / 1000) }},
-	{"TOTAL_REACTIONS", func(m *analytics.Metrics, v int64) { m.Likes = analytics.N(v) }},
-	{"TOTAL_COMMENTS", func(m *analytics.Metrics, v int64) { m.Comments = analytics.N(v) }},
+	{"IMPRESSION", func(m *provider.Metrics, v int64) { m.Impressions = provider.N(v) }},
+	{"SAVE", func(m *provider.Metrics, v int64) { m.Saves = provider.N(v) }},
+	{"VIDEO_MRC_VIEW", func(m *provider.Metrics, v int64) { m.Views = provider.N(v) }},
+	{"VIDEO_V50_WATCH_TIME", func(m *provider.Metrics, v int64) { m.WatchTimeSeconds = provider.N(v / 1000) }},
+	{"TOTAL_REACTIONS", func(m *provider.Metrics, v int64) { m.Likes = provider.N(v) }},
+	{"TOTAL_COMMENTS", func(m *provider.Metrics, v int64) { m.Comments = provider.N(v) }},
 }
 
 // pinAnalytics is a Pin's answer: figures by app type ("all" without app_types).
@@ -53,8 +50,8 @@ type pinAnalytics map[string]struct {
 }
 
 // metrics are the Pin's lifetime figures; a metric Pinterest did not give stays nil.
-func (a pinAnalytics) metrics() analytics.Metrics {
-	var m analytics.Metrics
+func (a pinAnalytics) metrics() provider.Metrics {
+	var m provider.Metrics
 	all := a["all"].LifetimeMetrics
 	for _, pm := range pinMetrics {
 		if v, ok := all[pm.name]; ok {
@@ -76,9 +73,9 @@ func (p *Provider) analyticsQuery() url.Values {
 	return url.Values{"start_date": {day}, "end_date": {day}, "metric_types": {strings.Join(names, ",")}, "app_types": {"ALL"}}
 }
 
-// Metrics implements analytics.Source. itemIDs are Pin ids (what Step returns as ExternalID);
+// Metrics implements provider.MetricsSource. itemIDs are Pin ids (what Step returns as ExternalID);
 // an id that is not one, or a Pin Pinterest does not know, has no figures.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -89,7 +86,7 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 			ids = append(ids, id)
 		}
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	batches := true
 	for len(ids) > 0 {
 		n := 1
@@ -107,12 +104,12 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 			case errors.As(err, &ae) && ae.HTTP == http.StatusForbidden:
 				batches = false // not available to this app: one Pin a call from here on
 			case !errors.As(err, &ae) || ae.HTTP != http.StatusNotFound:
-				return out, classify(err, publish.CategoryInternal)
+				return out, classify(err, provider.CategoryInternal)
 			}
 		}
 		for _, id := range batch {
 			if err := p.pinMetrics(ctx, base, token, id, out); err != nil {
-				return out, classify(err, publish.CategoryInternal)
+				return out, classify(err, provider.CategoryInternal)
 			}
 		}
 	}
@@ -121,7 +118,7 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 
 // batchMetrics reads the Pins of one multi-Pin analytics call into out. A Pin the answer leaves
 // out has no figures.
-func (p *Provider) batchMetrics(ctx context.Context, base, token string, ids []string, out map[string]analytics.Metrics) error {
+func (p *Provider) batchMetrics(ctx context.Context, base, token string, ids []string, out map[string]provider.Metrics) error {
 	q := p.analyticsQuery()
 	q.Set("pin_ids", strings.Join(ids, ","))
 	var answer map[string]pinAnalytics
@@ -137,7 +134,7 @@ func (p *Provider) batchMetrics(ctx context.Context, base, token string, ids []s
 }
 
 // pinMetrics reads one Pin into out; a Pin Pinterest does not know (404) has no figures.
-func (p *Provider) pinMetrics(ctx context.Context, base, token, id string, out map[string]analytics.Metrics) error {
+func (p *Provider) pinMetrics(ctx context.Context, base, token, id string, out map[string]provider.Metrics) error {
 	var answer pinAnalytics
 	err := p.call(ctx, http.MethodGet, base, token, pathPins+"/"+id+"/analytics", p.analyticsQuery(), nil, &answer)
 	var ae *apiError

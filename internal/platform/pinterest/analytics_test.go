@@ -10,12 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishPin publishes a Pin with "tok" and returns it as the simulator knows it.
@@ -36,19 +34,19 @@ func (e *env) publishPin(t *testing.T, title string) sim.PinterestPin {
 	return sim.PinterestPin{}
 }
 
-func (e *env) channel(token string) publish.Channel {
-	return publish.Channel{Account: acct, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *env) channel(token string) provider.Channel {
+	return provider.Channel{Account: acct, Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // wantPinMetrics is what Pinterest reports for a Pin with the audience a: no reach or shares.
-func wantPinMetrics(a sim.Audience) analytics.Metrics {
-	return analytics.Metrics{
-		Views: analytics.N(a.Views), Likes: analytics.N(a.Likes), Comments: analytics.N(a.Comments),
-		Impressions: analytics.N(a.Impressions), Saves: analytics.N(a.Saves), WatchTimeSeconds: analytics.N(a.WatchSeconds),
+func wantPinMetrics(a sim.Audience) provider.Metrics {
+	return provider.Metrics{
+		Views: provider.N(a.Views), Likes: provider.N(a.Likes), Comments: provider.N(a.Comments),
+		Impressions: provider.N(a.Impressions), Saves: provider.N(a.Saves), WatchTimeSeconds: provider.N(a.WatchSeconds),
 	}
 }
 
-func checkMetrics(t *testing.T, what string, got, want analytics.Metrics) {
+func checkMetrics(t *testing.T, what string, got, want provider.Metrics) {
 	t.Helper()
 	for name, pair := range map[string][2]*int64{
 		"views": {got.Views, want.Views}, "likes": {got.Likes, want.Likes}, "comments": {got.Comments, want.Comments},
@@ -196,10 +194,10 @@ func TestMetricsFaults(t *testing.T) {
 			transient             bool
 			retryAfter            time.Duration
 		}{
-			{"tok-unavailable", publish.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
-			{"tok-auth", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
-			{"tok-ratelimit", publish.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
-			{"nobody", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
+			{"tok-unavailable", provider.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
+			{"tok-auth", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
+			{"tok-ratelimit", provider.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
+			{"nobody", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
 		} {
 			got, err := e.prov.Metrics(context.Background(), e.channel(c.token), []string{pin.ID})
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
@@ -213,7 +211,7 @@ func TestMetricsFaults(t *testing.T) {
 func TestNoCommentInbox(t *testing.T) {
 	t.Parallel()
 	// Pinterest v5 cannot read comments: the provider must not claim to.
-	if _, ok := any(pinterest.New(pinterest.Config{})).(inbox.Source); ok {
+	if _, ok := any(pinterest.New(pinterest.Config{})).(provider.CommentSource); ok {
 		t.Error("the Pinterest provider implements inbox.Source")
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // API paths (Pinterest API v5 reference), below the base URL.
@@ -57,37 +57,37 @@ func (e *apiError) Error() string {
 // publishError classifies an API error. other is the category of a 4xx that is none of the
 // known kinds (what the request was about: invalid_options for a Pin, internal for a call
 // whose input reelay builds alone).
-func (e *apiError) publishError(other string) *publish.Error {
+func (e *apiError) publishError(other string) *provider.Error {
 	msg := e.Error()
 	switch {
 	case e.HTTP == http.StatusUnauthorized || e.Code == codeAuthenticationFailed:
-		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, e.HTTP, "%s", msg)
 	case e.HTTP == http.StatusTooManyRequests || e.Code == codeRateLimited:
 		ra := e.RetryAfter
 		if ra <= 0 {
 			// Standard access limits are per minute: a minute frees the window.
 			ra = time.Minute
 		}
-		return publish.Transient(publish.CategoryRateLimited, e.HTTP, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, e.HTTP, ra, "%s", msg)
 	case e.HTTP >= 500 || e.HTTP == http.StatusRequestTimeout:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
 	case e.HTTP == http.StatusForbidden && e.Code == codeNotPermitted:
 		// A token without pins:write/boards:write (or a Trial app's token against production):
 		// connecting the channel again with the scopes is the cure.
-		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP,
+		return provider.Permanent(provider.CategoryAuthExpired, e.HTTP,
 			"%s; the token lacks a scope Pinterest needs for this (boards:read, boards:write, pins:read, pins:write)", msg)
 	}
-	return publish.Permanent(other, e.HTTP, "%s", msg)
+	return provider.Permanent(other, e.HTTP, "%s", msg)
 }
 
 // call sends a JSON request to a Pinterest API path and decodes a 2xx answer into out.
-// Failures are *apiError (Pinterest answered) or a transient *publish.Error (no answer).
+// Failures are *apiError (Pinterest answered) or a transient *provider.Error (no answer).
 func (p *Provider) call(ctx context.Context, method, base, token, path string, q url.Values, body, out any) error {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return publish.Permanent(publish.CategoryInternal, 0, "Pinterest: encoding %s %s: %v", method, path, err)
+			return provider.Permanent(provider.CategoryInternal, 0, "Pinterest: encoding %s %s: %v", method, path, err)
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -99,7 +99,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "Pinterest: building %s %s: %v", method, path, err)
+		return provider.Permanent(provider.CategoryInternal, 0, "Pinterest: building %s %s: %v", method, path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
@@ -112,12 +112,12 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: reading the answer: %v", method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: reading the answer: %v", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{HTTP: resp.StatusCode, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
@@ -134,25 +134,25 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: unexpected answer: %v", method, path, err)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: unexpected answer: %v", method, path, err)
 		}
 	}
 	return nil
 }
 
-// classify turns a call's error into a *publish.Error; other is the category of an
+// classify turns a call's error into a *provider.Error; other is the category of an
 // unrecognised 4xx (see publishError).
-func classify(err error, other string) *publish.Error {
+func classify(err error, other string) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError(other)
 	}
-	return publish.AsError(err)
+	return provider.AsError(err)
 }
 
-// readAs is classify for publish.Repeat, an unrecognised 4xx being other.
-func readAs(other string) func(error) *publish.Error {
-	return func(err error) *publish.Error { return classify(err, other) }
+// readAs is classify for provider.Repeat, an unrecognised 4xx being other.
+func readAs(other string) func(error) *provider.Error {
+	return func(err error) *provider.Error { return classify(err, other) }
 }
 
 // retryAfter reads how long Pinterest asks to wait: Retry-After when present, else

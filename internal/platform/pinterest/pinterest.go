@@ -32,7 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is Pinterest's API host; paths start with /v5.
@@ -77,12 +77,12 @@ type Config struct {
 	DedupSkew  time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider is Pinterest's publish.Provider.
+// Provider is Pinterest's provider.Provider.
 type Provider struct {
 	cfg Config
 
@@ -90,7 +90,14 @@ type Provider struct {
 	tickets map[string]*ticket // by media_id
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+)
 
 // New returns a Pinterest provider.
 func New(cfg Config) *Provider {
@@ -99,7 +106,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -134,7 +141,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, tickets: map[string]*ticket{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Pinterest }
 
 // Phases of State.
@@ -174,11 +181,11 @@ type Options struct {
 	BoardID     string `json:"board_id"`
 }
 
-func parseOptions(d *publish.Destination) (Options, error) {
+func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return o, publish.Permanent(publish.CategoryInvalidOptions, 0, "pinterest options: %v", err)
+			return o, provider.Permanent(provider.CategoryInvalidOptions, 0, "pinterest options: %v", err)
 		}
 	}
 	if o.Title == "" {
@@ -189,7 +196,7 @@ func parseOptions(d *publish.Destination) (Options, error) {
 	}
 	o.BoardID = strings.TrimSpace(o.BoardID)
 	bad := func(format string, args ...any) error {
-		return publish.Permanent(publish.CategoryInvalidOptions, 0, format, args...)
+		return provider.Permanent(provider.CategoryInvalidOptions, 0, format, args...)
 	}
 	switch {
 	case o.BoardID == "":
@@ -211,12 +218,12 @@ func parseOptions(d *publish.Destination) (Options, error) {
 	return o, nil
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Pinterest state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Pinterest state is unreadable: %v", err)
 		}
 	}
 	if st.Phase == phaseDone {
@@ -224,11 +231,11 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	}
 	base, token, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	opts, err := parseOptions(d)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseRegister:
@@ -240,14 +247,14 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phaseCreating:
 		return p.create(ctx, d, base, token, st, opts)
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Pinterest state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Pinterest state has unknown phase %q", st.Phase)
 }
 
 // target resolves the API base and the access token of a channel.
 func (p *Provider) target(baseURL string, credentials map[string]string) (base, token string, err error) {
 	token = strings.TrimSpace(credentials["access_token"])
 	if token == "" {
-		return "", "", publish.Permanent(publish.CategoryAuthExpired, 0, "the Pinterest channel has no access token")
+		return "", "", provider.Permanent(provider.CategoryAuthExpired, 0, "the Pinterest channel has no access token")
 	}
 	base = strings.TrimRight(baseURL, "/")
 	if base == "" {
@@ -258,21 +265,21 @@ func (p *Provider) target(baseURL string, credentials map[string]string) (base, 
 
 // videoType checks the video against Pinterest's specifications and returns the Content-Type
 // of the file part.
-func videoType(v publish.Media) (string, error) {
+func videoType(v provider.Media) (string, error) {
 	if v.Size <= 0 || v.Open == nil {
-		return "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if caps, _ := platform.CapabilitiesOf(platform.Pinterest); caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
-		return "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video is %d bytes; Pinterest accepts at most %d", v.Size, caps.MaxVideoBytes)
+		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is %d bytes; Pinterest accepts at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	if v.Duration > 0 && (v.Duration < minDuration || v.Duration > maxDuration) {
-		return "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video lasts %s; Pinterest takes videos of %s to %s", v.Duration, minDuration, maxDuration)
+		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video lasts %s; Pinterest takes videos of %s to %s", v.Duration, minDuration, maxDuration)
 	}
 	ct := "video/mp4"
 	if v.ContentType != "" {
 		mt, _, err := mime.ParseMediaType(v.ContentType)
 		if err != nil || (mt != "video/mp4" && mt != "video/quicktime") {
-			return "", publish.Permanent(publish.CategoryMediaRejected, 0, "Pinterest takes MP4 or MOV video, not %s", v.ContentType)
+			return "", provider.Permanent(provider.CategoryMediaRejected, 0, "Pinterest takes MP4 or MOV video, not %s", v.ContentType)
 		}
 		ct = mt
 	}
@@ -281,51 +288,51 @@ func videoType(v publish.Media) (string, error) {
 
 // register checks the board and registers a media upload. Nothing is uploaded in this step:
 // media_id is stored first.
-func (p *Provider) register(ctx context.Context, d *publish.Destination, base, token string, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) register(ctx context.Context, d *provider.Destination, base, token string, st State, o Options) (provider.Outcome, error) {
 	if _, err := videoType(d.Video); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if st.Registrations == 0 {
 		// An unknown board fails the destination before gigabytes are uploaded for nothing.
 		var b board
 		// A GET: asking again changes nothing.
-		err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInvalidOptions), func() error {
+		err := p.cfg.Repeat.Do(ctx, readAs(provider.CategoryInvalidOptions), func() error {
 			return p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID), nil, nil, &b)
 		})
 		if err != nil {
-			return publish.Outcome{}, p.pinError(err, o)
+			return provider.Outcome{}, p.pinError(err, o)
 		}
 	}
 	if st.Registrations >= p.cfg.MaxRegistrations {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"Pinterest did not receive the video after %d media registrations", st.Registrations)
 	}
 	var mu mediaUpload
 	// A media registered twice is harmless: a Pin is made of the media_id it names
 	// (developers.pinterest.com/docs/api/v5/pins-create, media_source video_id), and the other
 	// one never gets its file.
-	err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInternal), func() error {
+	err := p.cfg.Repeat.Do(ctx, readAs(provider.CategoryInternal), func() error {
 		return p.call(ctx, http.MethodPost, base, token, pathMedia, nil, map[string]string{"media_type": "video"}, &mu)
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err, publish.CategoryInternal)
+		return provider.Outcome{}, classify(err, provider.CategoryInternal)
 	}
 	if u, err := url.Parse(mu.UploadURL); mu.MediaID == "" || strings.Trim(mu.MediaID, "0123456789") != "" ||
 		err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(mu.UploadParameters) == 0 {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusCreated,
 			"Pinterest registered the media without a usable media_id, upload_url and upload_parameters")
 	}
 	p.putTicket(mu.MediaID, &ticket{url: mu.UploadURL, fields: mu.UploadParameters, issued: p.cfg.Now()})
 	st = State{Phase: phaseUploading, MediaID: mu.MediaID, Registrations: st.Registrations + 1}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // upload sends the video to the registered media's upload URL, after asking Pinterest
 // whether it already has it when that is not known.
-func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, d *provider.Destination, base, token string, st State) (provider.Outcome, error) {
 	ct, err := videoType(d.Video)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	t, have := p.peekTicket(st.MediaID)
 	if !have || t.attempted {
@@ -335,7 +342,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 				p.dropTicket(st.MediaID)
 				return p.reregister(st), nil
 			}
-			return publish.Outcome{}, classify(err, publish.CategoryInternal)
+			return provider.Outcome{}, classify(err, provider.CategoryInternal)
 		}
 		switch md.Status {
 		case mediaProcessing, mediaSucceeded:
@@ -344,7 +351,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 			return p.uploaded(st), nil
 		case mediaFailed:
 			p.dropTicket(st.MediaID)
-			return publish.Outcome{}, rejected(st.MediaID)
+			return provider.Outcome{}, rejected(st.MediaID)
 		}
 		if !have {
 			// Registered, and the upload parameters are gone with the process that had them.
@@ -363,16 +370,16 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 	err = p.cfg.Repeat.DoChecked(ctx, nil, func() error {
 		var err error
 		if res, err = p.postFile(ctx, d, t, ct); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading the video to Pinterest: %v", err)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "uploading the video to Pinterest: %v", err)
 		}
 		if res.status >= 500 {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, res.status, 0, "uploading the video to Pinterest: %s", res)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, res.status, 0, "uploading the video to Pinterest: %s", res)
 		}
 		return nil
 	}, func() (bool, error) {
 		md, err := p.media(ctx, base, token, st.MediaID)
 		if err != nil {
-			return false, classify(err, publish.CategoryInternal)
+			return false, classify(err, provider.CategoryInternal)
 		}
 		have = md.Status == mediaProcessing || md.Status == mediaSucceeded
 		return have, nil
@@ -383,39 +390,39 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 	}
 	switch {
 	case err != nil:
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	case res.ok():
 		p.dropTicket(st.MediaID)
 		return p.uploaded(st), nil
 	case res.code == "EntityTooLarge" || res.code == "EntityTooSmall":
 		p.dropTicket(st.MediaID)
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, res.status, "Pinterest's upload refused the video: %s", res)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, res.status, "Pinterest's upload refused the video: %s", res)
 	case res.status == http.StatusForbidden:
 		// The upload parameters expired or no longer hold: ask for new ones (the next Step
 		// finds no ticket, checks the media and registers again).
 		p.dropTicket(st.MediaID)
-		return st.next(publish.StatusUploading, 0), nil
+		return st.next(provider.StatusUploading, 0), nil
 	}
 	p.dropTicket(st.MediaID)
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, res.status, "Pinterest's upload refused the request: %s", res)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, res.status, "Pinterest's upload refused the request: %s", res)
 }
 
 // reregister starts over with a new media registration. It is only used when Pinterest does
 // not have the file under the old media_id, which therefore can never become a Pin.
-func (p *Provider) reregister(st State) publish.Outcome {
+func (p *Provider) reregister(st State) provider.Outcome {
 	ns := State{Registrations: st.Registrations}
-	return ns.next(publish.StatusUploading, 0)
+	return ns.next(provider.StatusUploading, 0)
 }
 
-func (p *Provider) uploaded(st State) publish.Outcome {
+func (p *Provider) uploaded(st State) provider.Outcome {
 	st.Phase = phaseProcessing
 	st.UploadedAt = p.cfg.Now()
 	st.Polls = 0
-	return st.next(publish.StatusProcessing, p.pollDelay(0))
+	return st.next(provider.StatusProcessing, p.pollDelay(0))
 }
 
 func rejected(mediaID string) error {
-	return publish.Permanent(publish.CategoryMediaRejected, 0,
+	return provider.Permanent(provider.CategoryMediaRejected, 0,
 		"Pinterest could not process the video (media %s: status failed). Pinterest takes MP4 or MOV video (H.264 or H.265) of %s to %s and at most 2 GB",
 		mediaID, minDuration, maxDuration)
 }
@@ -423,30 +430,30 @@ func rejected(mediaID string) error {
 func (p *Provider) media(ctx context.Context, base, token, id string) (mediaDetails, error) {
 	var md mediaDetails
 	// A GET: asking again changes nothing.
-	err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInternal), func() error {
+	err := p.cfg.Repeat.Do(ctx, readAs(provider.CategoryInternal), func() error {
 		return p.call(ctx, http.MethodGet, base, token, pathMedia+"/"+url.PathEscape(id), nil, nil, &md)
 	})
 	return md, err
 }
 
 // poll asks how processing stands.
-func (p *Provider) poll(ctx context.Context, base, token string, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, base, token string, st State) (provider.Outcome, error) {
 	md, err := p.media(ctx, base, token, st.MediaID)
 	if err != nil {
 		if ae := (*apiError)(nil); errors.As(err, &ae) && ae.HTTP == http.StatusNotFound {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, ae.HTTP,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, ae.HTTP,
 				"Pinterest no longer knows media %s after its upload: %v", st.MediaID, ae)
 		}
-		return publish.Outcome{}, classify(err, publish.CategoryInternal)
+		return provider.Outcome{}, classify(err, provider.CategoryInternal)
 	}
 	now := p.cfg.Now()
 	switch md.Status {
 	case mediaSucceeded:
 		st.Phase = phaseCreating
 		st.CreateSince = now
-		return st.next(publish.StatusProcessing, 0), nil
+		return st.next(provider.StatusProcessing, 0), nil
 	case mediaFailed:
-		return publish.Outcome{}, rejected(st.MediaID)
+		return provider.Outcome{}, rejected(st.MediaID)
 	case mediaRegistered:
 		if now.Sub(st.UploadedAt) > p.cfg.LostUploadAfter {
 			// The upload was accepted but Pinterest never saw it: the media cannot become a
@@ -455,22 +462,22 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (publ
 		}
 	default:
 		if now.Sub(st.UploadedAt) > p.cfg.ProcessingTimeout {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 				"Pinterest was still processing media %s %s after the upload", st.MediaID, p.cfg.ProcessingTimeout)
 		}
 	}
 	st.Polls++
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // create makes the Pin, unless an earlier, interrupted Step already did.
-func (p *Provider) create(ctx context.Context, d *publish.Destination, base, token string, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, d *provider.Destination, base, token string, st State, o Options) (provider.Outcome, error) {
 	if id, err := p.findPin(ctx, base, token, o, st.CreateSince.Add(-p.cfg.DedupSkew)); err != nil {
-		return publish.Outcome{}, p.pinError(err, o)
+		return provider.Outcome{}, p.pinError(err, o)
 	} else if id != "" {
 		st.Found = true
 		return st.done(id), nil
@@ -490,7 +497,7 @@ func (p *Provider) create(ctx context.Context, d *publish.Destination, base, tok
 	body := pinCreate{BoardID: o.BoardID, Title: o.Title, Description: o.Description, Link: o.Link, MediaSource: src}
 	// A create that failed may have made the Pin. It is made again only after the board, read
 	// again as above, shows no Pin of this destination's.
-	err := p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error { return publish.AsError(p.pinError(err, o)) }, func() error {
+	err := p.cfg.Repeat.DoChecked(ctx, func(err error) *provider.Error { return provider.AsError(p.pinError(err, o)) }, func() error {
 		return p.call(ctx, http.MethodPost, base, token, pathPins, nil, body, &out)
 	}, func() (bool, error) {
 		id, err := p.findPin(ctx, base, token, o, st.CreateSince.Add(-p.cfg.DedupSkew))
@@ -498,10 +505,10 @@ func (p *Provider) create(ctx context.Context, d *publish.Destination, base, tok
 		return st.Found, err
 	})
 	if err != nil {
-		return publish.Outcome{}, p.pinError(err, o)
+		return provider.Outcome{}, p.pinError(err, o)
 	}
 	if out.ID == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusCreated, "Pinterest created the Pin without an id")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusCreated, "Pinterest created the Pin without an id")
 	}
 	return st.done(out.ID), nil
 }
@@ -510,19 +517,19 @@ func (p *Provider) create(ctx context.Context, d *publish.Destination, base, tok
 func (p *Provider) pinError(err error, o Options) error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		return classify(err, publish.CategoryInvalidOptions)
+		return classify(err, provider.CategoryInvalidOptions)
 	}
 	switch {
 	case ae.HTTP == http.StatusNotFound && ae.Code == codeBoardNotFound:
-		return publish.Permanent(publish.CategoryInvalidOptions, ae.HTTP,
+		return provider.Permanent(provider.CategoryInvalidOptions, ae.HTTP,
 			"Pinterest board %s is not one of this account's boards (the channel's options list them): %s", o.BoardID, ae.Message)
 	case ae.Code == codeImageBroken:
-		return publish.Permanent(publish.CategoryMediaRejected, ae.HTTP, "Pinterest refused the Pin's cover image: %s", ae.Message)
+		return provider.Permanent(provider.CategoryMediaRejected, ae.HTTP, "Pinterest refused the Pin's cover image: %s", ae.Message)
 	case ae.HTTP == http.StatusNotFound:
 		// The media (or the board) vanished: the video would have to be sent again.
-		return publish.Permanent(publish.CategoryInternal, ae.HTTP, "%s", ae.Error())
+		return provider.Permanent(provider.CategoryInternal, ae.HTTP, "%s", ae.Error())
 	}
-	return ae.publishError(publish.CategoryInvalidOptions)
+	return ae.publishError(provider.CategoryInvalidOptions)
 }
 
 // findPin looks for a video Pin on the board with the destination's texts created at or after
@@ -532,7 +539,7 @@ func (p *Provider) findPin(ctx context.Context, base, token string, o Options, s
 	for range p.cfg.DedupPages {
 		var pg page[pin]
 		// A GET: asking again changes nothing.
-		err := p.cfg.Repeat.Do(ctx, readAs(publish.CategoryInvalidOptions), func() error {
+		err := p.cfg.Repeat.Do(ctx, readAs(provider.CategoryInvalidOptions), func() error {
 			return p.call(ctx, http.MethodGet, base, token, pathBoards+"/"+url.PathEscape(o.BoardID)+"/pins", q, nil, &pg)
 		})
 		if err != nil {
@@ -561,7 +568,7 @@ func (p *Provider) findPin(ctx context.Context, base, token string, o Options, s
 // PinURL is the public URL of a Pin.
 func PinURL(id string) string { return "https://www.pinterest.com/pin/" + url.PathEscape(id) + "/" }
 
-func (st State) done(id string) publish.Outcome {
+func (st State) done(id string) provider.Outcome {
 	st.Phase = phaseDone
 	st.PinID = id
 	st.URL = PinURL(id)
@@ -569,32 +576,32 @@ func (st State) done(id string) publish.Outcome {
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.PinID, URL: st.URL}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.PinID, URL: st.URL}
 }
 
 // Identify returns who the credentials belong to (GET /v5/user_account): the account id,
 // the business name (or the username) as name, the username and the profile image. baseURL ""
 // means the configured one; credentials carry access_token. A rejected token is an
-// auth_expired *publish.Error.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+// auth_expired *provider.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	base, token, err := p.target(baseURL, credentials)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	var u user
 	if err := p.call(ctx, http.MethodGet, base, token, pathUserAccount, nil, nil, &u); err != nil {
-		return publish.Identity{}, classify(err, publish.CategoryInternal)
+		return provider.Identity{}, classify(err, provider.CategoryInternal)
 	}
 	if u.ID == "" && u.Username == "" {
-		return publish.Identity{}, publish.Permanent(publish.CategoryInternal, http.StatusOK, "Pinterest answered the user account without an id")
+		return provider.Identity{}, provider.Permanent(provider.CategoryInternal, http.StatusOK, "Pinterest answered the user account without an id")
 	}
 	id := u.ID
 	if id == "" {
@@ -604,7 +611,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 	if name == "" {
 		name = u.Username
 	}
-	return publish.Identity{ExternalID: id, Name: name, Username: u.Username, AvatarURL: u.ProfileImage}, nil
+	return provider.Identity{ExternalID: id, Name: name, Username: u.Username, AvatarURL: u.ProfileImage}, nil
 }
 
 // maxBoardPages bounds the board listing of Options (100 boards a page).
@@ -613,7 +620,7 @@ const maxBoardPages = 20
 // Options returns the publish options of a Pinterest channel: the static registry's, with
 // board_id's choices replaced by the account's boards (GET /v5/boards, every page), and
 // "boards" listing each board's id, name and privacy. baseURL "" means the configured one;
-// credentials carry access_token. Errors are *publish.Error values, classified as for Step.
+// credentials carry access_token. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	base, token, err := p.target(baseURL, credentials)
 	if err != nil {
@@ -624,7 +631,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	for range maxBoardPages {
 		var pg page[board]
 		if err := p.call(ctx, http.MethodGet, base, token, pathBoards, q, nil, &pg); err != nil {
-			return nil, classify(err, publish.CategoryInternal)
+			return nil, classify(err, provider.CategoryInternal)
 		}
 		boards = append(boards, pg.Items...)
 		if pg.Bookmark == nil || *pg.Bookmark == "" {

@@ -17,8 +17,9 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const acct = "pin_acct1"
@@ -54,12 +55,12 @@ func newEnv(t *testing.T, opts sim.PinterestOptions, o providertest.Options) *en
 
 // newProvider is a provider as a restarted process has it: nothing in memory.
 func (e *env) newProvider() *pinterest.Provider {
-	return pinterest.New(pinterest.Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
+	return pinterest.New(pinterest.Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 }
 
 func board() string { return sim.PinterestDefaultBoards(acct)[0].ID }
 
-func (e *env) dest(token string, v *providertest.Video, options string) *publish.Destination {
+func (e *env) dest(token string, v *providertest.Video, options string) *provider.Destination {
 	if options == "" {
 		options = fmt.Sprintf(`{"board_id":%q,"title":"Pin title","description":"Pin description #reelay","link":"https://example.com/recipe"}`, board())
 	}
@@ -75,7 +76,7 @@ func stateOf(t *testing.T, raw json.RawMessage) pinterest.State {
 	return st
 }
 
-func step(t *testing.T, p publish.Provider, d *publish.Destination) (publish.Outcome, error) {
+func step(t *testing.T, p provider.Provider, d *provider.Destination) (provider.Outcome, error) {
 	t.Helper()
 	return providertest.Step(context.Background(), p, d)
 }
@@ -93,7 +94,7 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := stateOf(t, out.State)
-	if out.Status != publish.StatusUploading || st.MediaID == "" || st.Phase != "uploading" {
+	if out.Status != provider.StatusUploading || st.MediaID == "" || st.Phase != "uploading" {
 		t.Fatalf("after register: %s %+v", out.Status, st)
 	}
 	for _, secret := range []string{"x-amz", "policy", "signature", "security", "upload_url", "tok"} {
@@ -115,7 +116,7 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("pins %+v", pins)
 	}
 	pin := pins[0]
-	if last.Status != publish.StatusPublished || last.ExternalID != pin.ID || last.URL != "https://www.pinterest.com/pin/"+pin.ID+"/" {
+	if last.Status != provider.StatusPublished || last.ExternalID != pin.ID || last.URL != "https://www.pinterest.com/pin/"+pin.ID+"/" {
 		t.Errorf("outcome %+v, pin %s", last, pin.ID)
 	}
 	if pin.BoardID != board() || pin.Title != "Pin title" || pin.Description != "Pin description #reelay" ||
@@ -197,7 +198,7 @@ func TestProcessingDelay(t *testing.T) {
 	}
 	var waits []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			waits = append(waits, o.After)
 		}
 	}
@@ -224,11 +225,11 @@ func TestFaults(t *testing.T) {
 		transient             bool
 		retryAfter            time.Duration
 	}{
-		{"tok-reject", publish.CategoryMediaRejected, "could not process the video", false, 0},
-		{"tok-unavailable", publish.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
-		{"tok-auth", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
-		{"tok-ratelimit", publish.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
-		{"nobody", publish.CategoryAuthExpired, "Authentication failed.", false, 0},
+		{"tok-reject", provider.CategoryMediaRejected, "could not process the video", false, 0},
+		{"tok-unavailable", provider.CategoryUpstreamUnavailable, "HTTP 503", true, 0},
+		{"tok-auth", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
+		{"tok-ratelimit", provider.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
+		{"nobody", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			t.Parallel()
@@ -282,7 +283,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 }
 
 // failingVideo fails its first read after failAfter bytes.
-func failingVideo(v *providertest.Video, failAfter int64) publish.Media {
+func failingVideo(v *providertest.Video, failAfter int64) provider.Media {
 	m := v.Media()
 	open := m.Open
 	var failed atomic.Bool
@@ -326,14 +327,14 @@ func TestCrashResume(t *testing.T) {
 	type run struct {
 		e *env
 		v *providertest.Video
-		d *publish.Destination
+		d *provider.Destination
 	}
 	setup := func(t *testing.T) run {
 		e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
 		v := providertest.ShortVideo()
 		return run{e, v, e.dest("tok", v, "")}
 	}
-	finish := func(t *testing.T, r run, p publish.Provider, uploads, registrations, pins int) {
+	finish := func(t *testing.T, r run, p provider.Provider, uploads, registrations, pins int) {
 		t.Helper()
 		if _, err := r.e.Run(p, r.d, 30); err != nil {
 			t.Fatal(err)
@@ -368,13 +369,13 @@ func TestCrashResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		registered := r.d.State
-		if out, err := step(t, r.e.prov, r.d); err != nil || out.Status != publish.StatusProcessing {
+		if out, err := step(t, r.e.prov, r.d); err != nil || out.Status != provider.StatusProcessing {
 			t.Fatalf("upload step: %+v %v", out, err)
 		}
 		r.d.State = registered // the upload's State was lost
 		for _, p := range []*pinterest.Provider{r.e.prov, r.e.newProvider()} {
 			out, err := step(t, p, r.d)
-			if err != nil || out.Status != publish.StatusProcessing {
+			if err != nil || out.Status != provider.StatusProcessing {
 				t.Fatalf("resumed upload step: %+v %v", out, err)
 			}
 			r.d.State = registered
@@ -394,7 +395,7 @@ func TestCrashResume(t *testing.T) {
 		}
 		// The upload step asks the media (registered: the cut body was not stored) and sends
 		// the file again with the same upload parameters.
-		if out, err := step(t, r.e.prov, r.d); err != nil || out.Status != publish.StatusProcessing {
+		if out, err := step(t, r.e.prov, r.d); err != nil || out.Status != provider.StatusProcessing {
 			t.Fatalf("upload step: %+v %v", out, err)
 		}
 		finish(t, r, r.e.prov, 1, 1, 1)
@@ -422,12 +423,12 @@ func TestCrashResume(t *testing.T) {
 		t.Parallel()
 		r := setup(t)
 		lossy := &lossyTransport{next: r.e.Client.Transport, path: "/_upload/"}
-		p := pinterest.New(pinterest.Config{HTTPClient: &http.Client{Transport: lossy}, Now: r.e.Clock.Now, Repeat: publish.Repeat{Tries: 1}})
+		p := pinterest.New(pinterest.Config{HTTPClient: &http.Client{Transport: lossy}, Now: r.e.Clock.Now, Repeat: provider.Repeat{Tries: 1}})
 		if _, err := step(t, p, r.d); err != nil {
 			t.Fatal(err)
 		}
 		_, err := step(t, p, r.d)
-		providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "connection reset")
+		providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "connection reset")
 		// Pinterest has the file: the next step asks and goes on without sending it again.
 		finish(t, r, p, 1, 1, 1)
 		if n := len(r.e.Requests(http.MethodPost, "/_upload/")); n != 1 {
@@ -439,12 +440,12 @@ func TestCrashResume(t *testing.T) {
 		t.Parallel()
 		r := setup(t)
 		lossy := &lossyTransport{next: r.e.Client.Transport, path: "/_upload/"}
-		p := pinterest.New(pinterest.Config{HTTPClient: &http.Client{Transport: lossy}, Now: r.e.Clock.Now, Repeat: publish.Repeat{Delay: time.Millisecond}})
+		p := pinterest.New(pinterest.Config{HTTPClient: &http.Client{Transport: lossy}, Now: r.e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 		if _, err := step(t, p, r.d); err != nil {
 			t.Fatal(err)
 		}
 		// Before the file is sent again, the media is asked: Pinterest has it.
-		if out, err := step(t, p, r.d); err != nil || out.Status != publish.StatusProcessing {
+		if out, err := step(t, p, r.d); err != nil || out.Status != provider.StatusProcessing {
 			t.Fatalf("upload step: %+v %v", out, err)
 		}
 		finish(t, r, p, 1, 1, 1)
@@ -537,7 +538,7 @@ func TestBadOptions(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
 			_, err := e.Run(e.prov, e.dest("tok", providertest.ShortVideo(), c.options), 30)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.text)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.text)
 			if n := len(e.Requests(http.MethodPost, "")); n != 0 {
 				t.Errorf("%d POSTs for a refused destination", n)
 			}
@@ -550,11 +551,11 @@ func TestVideoRefusedBeforeUpload(t *testing.T) {
 	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
 	short := providertest.NewVideo(1<<20, 3*time.Second, 1080, 1920)
 	_, err := e.Run(e.prov, e.dest("tok", short, ""), 10)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "Pinterest takes videos of 4s to 15m0s")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "Pinterest takes videos of 4s to 15m0s")
 	webm := e.dest("tok", providertest.ShortVideo(), "")
 	webm.Video.ContentType = "video/webm"
 	_, err = e.Run(e.prov, webm, 10)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "MP4 or MOV")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "MP4 or MOV")
 	if n := len(e.Requests(http.MethodPost, "")); n != 0 {
 		t.Errorf("%d POSTs", n)
 	}
@@ -568,7 +569,7 @@ func TestSimulatorRefusesTooShortVideo(t *testing.T) {
 	d := e.dest("tok", providertest.NewVideo(1<<20, 3*time.Second, 1080, 1920), "")
 	d.Video.Duration = 0
 	_, err := e.Run(e.prov, d, 30)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "status failed")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "status failed")
 	if got := e.Introspect(); len(got.Uploads) != 1 || len(got.Published) != 0 {
 		t.Errorf("record %+v", got)
 	}
@@ -589,7 +590,7 @@ func TestThumbnailCover(t *testing.T) {
 
 	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
 	d := e.dest("tok", providertest.ShortVideo(), "")
-	d.Thumbnail = &publish.Media{ContentType: "image/png", URL: srv.URL + "/cover.png"}
+	d.Thumbnail = &provider.Media{ContentType: "image/png", URL: srv.URL + "/cover.png"}
 	if _, err := e.Run(e.prov, d, 30); err != nil {
 		t.Fatal(err)
 	}
@@ -600,15 +601,15 @@ func TestThumbnailCover(t *testing.T) {
 
 	e = newEnv(t, sim.PinterestOptions{}, providertest.Options{})
 	d = e.dest("tok", providertest.ShortVideo(), "")
-	d.Thumbnail = &publish.Media{ContentType: "image/png", URL: srv.URL + "/broken.png"}
+	d.Thumbnail = &provider.Media{ContentType: "image/png", URL: srv.URL + "/broken.png"}
 	_, err := e.Run(e.prov, d, 30)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "this image is broken")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "this image is broken")
 }
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
-	id, err := e.prov.Identify(context.Background(), e.BaseURL, sim.SandboxCredentials("pinterest", e.BaseURL, acct, "tok"))
+	id, err := e.prov.Identify(context.Background(), e.BaseURL, sandboxtoken.Credentials("pinterest", e.BaseURL, acct, "tok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,9 +617,9 @@ func TestIdentify(t *testing.T) {
 		t.Errorf("identity %+v", id)
 	}
 	_, err = e.prov.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": "wrong"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Authentication failed.")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Authentication failed.")
 	_, err = e.prov.Identify(context.Background(), e.BaseURL, map[string]string{})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no access token")
 }
 
 func TestOptions(t *testing.T) {
@@ -655,5 +656,5 @@ func TestOptions(t *testing.T) {
 	}
 
 	_, err = e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "tok-ratelimit"})
-	providertest.WantError(t, err, publish.CategoryRateLimited, true, "rate limit")
+	providertest.WantError(t, err, provider.CategoryRateLimited, true, "rate limit")
 }

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // ticket is what registering a media answered: the upload URL and the form fields of an S3
@@ -96,7 +96,7 @@ func (r s3Result) String() string {
 // multipart/form-data body with every upload parameter first (key first, as S3's examples
 // do) and the file last, streamed from the media, with an exact Content-Length (S3 refuses
 // chunked bodies). No Authorization header goes to it: the form carries its own credentials.
-func (p *Provider) postFile(ctx context.Context, d *publish.Destination, t ticket, contentType string) (s3Result, error) {
+func (p *Provider) postFile(ctx context.Context, d *provider.Destination, t ticket, contentType string) (s3Result, error) {
 	size := d.Video.Size
 	var head bytes.Buffer
 	mw := multipart.NewWriter(&head)

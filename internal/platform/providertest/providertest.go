@@ -24,7 +24,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Request is one request the simulator received.
@@ -116,7 +116,7 @@ func (e *Env) Requests(method, suffix string) []Request {
 func (e *Env) Introspect() sim.Introspection { return e.Recorder.Snapshot(nil) }
 
 // Step runs one Step and stores its State in d, as the publisher does.
-func Step(ctx context.Context, p publish.Provider, d *publish.Destination) (publish.Outcome, error) {
+func Step(ctx context.Context, p provider.Provider, d *provider.Destination) (provider.Outcome, error) {
 	out, err := p.Step(ctx, d)
 	if err == nil {
 		d.State = out.State
@@ -126,9 +126,9 @@ func Step(ctx context.Context, p publish.Provider, d *publish.Destination) (publ
 
 // Run steps d until it is done or fails, moving the clock by each outcome's After, and returns
 // every outcome. It fails the test after maxSteps.
-func (e *Env) Run(p publish.Provider, d *publish.Destination, maxSteps int) ([]publish.Outcome, error) {
+func (e *Env) Run(p provider.Provider, d *provider.Destination, maxSteps int) ([]provider.Outcome, error) {
 	e.T.Helper()
-	var outs []publish.Outcome
+	var outs []provider.Outcome
 	for range maxSteps {
 		out, err := Step(context.Background(), p, d)
 		if err != nil {
@@ -147,13 +147,13 @@ func (e *Env) Run(p publish.Provider, d *publish.Destination, maxSteps int) ([]p
 // RunRetrying is Run that also retries transient errors, as the publisher does (moving the
 // clock by the error's Retry-After, or a second), so flaky platforms can be driven to the end.
 // A permanent error ends it.
-func (e *Env) RunRetrying(p publish.Provider, d *publish.Destination, maxSteps int) ([]publish.Outcome, error) {
+func (e *Env) RunRetrying(p provider.Provider, d *provider.Destination, maxSteps int) ([]provider.Outcome, error) {
 	e.T.Helper()
-	var outs []publish.Outcome
+	var outs []provider.Outcome
 	for range maxSteps {
 		out, err := Step(context.Background(), p, d)
 		if err != nil {
-			pe := publish.AsError(err)
+			pe := provider.AsError(err)
 			if !pe.Transient {
 				return outs, err
 			}
@@ -170,19 +170,19 @@ func (e *Env) RunRetrying(p publish.Provider, d *publish.Destination, maxSteps i
 	return outs, nil
 }
 
-// AsError asserts err is a *publish.Error and returns it.
-func AsError(t testing.TB, err error) *publish.Error {
+// AsError asserts err is a *provider.Error and returns it.
+func AsError(t testing.TB, err error) *provider.Error {
 	t.Helper()
-	var pe *publish.Error
+	var pe *provider.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v (%T) is not a *publish.Error", err, err)
 	}
 	return pe
 }
 
-// WantError asserts err is a *publish.Error of category, transient or not, whose message
+// WantError asserts err is a *provider.Error of category, transient or not, whose message
 // contains text.
-func WantError(t testing.TB, err error, category string, transient bool, text string) *publish.Error {
+func WantError(t testing.TB, err error, category string, transient bool, text string) *provider.Error {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error; want %s", category)
@@ -298,8 +298,8 @@ func (v *Video) Bytes() []byte {
 func (v *Video) WithURL(u string) *Video { v.url = u; return v }
 
 // Media is the video as a provider receives it.
-func (v *Video) Media() publish.Media {
-	return publish.Media{
+func (v *Video) Media() provider.Media {
+	return provider.Media{
 		Size: v.size, SHA256: v.checksum, ContentType: v.contentType, Width: v.width, Height: v.height,
 		Duration: v.duration, URL: v.url,
 		Open: func(_ context.Context, off int64) (io.ReadCloser, error) {
@@ -326,11 +326,11 @@ func (v *Video) Serve(t testing.TB) string {
 
 // Destination is a destination of account on the simulator, with credentials creds, the
 // common texts and per-platform options (a JSON object, "" for none).
-func (e *Env) Destination(account string, creds map[string]string, v *Video, options string) *publish.Destination {
+func (e *Env) Destination(account string, creds map[string]string, v *Video, options string) *provider.Destination {
 	if options == "" {
 		options = "{}"
 	}
-	return &publish.Destination{
+	return &provider.Destination{
 		ID: "dst_" + account, Account: account, Credentials: creds, BaseURL: e.BaseURL,
 		Title: "A title", Caption: "A caption #reelay", Options: json.RawMessage(options), Video: v.Media(),
 	}

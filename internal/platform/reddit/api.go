@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // client calls Reddit's OAuth API with one access token. The token travels in the
@@ -86,7 +86,7 @@ func (c client) post(ctx context.Context, path string, form url.Values, out any)
 }
 
 // do sends one API request and decodes a 2xx answer into out. Failures are *apiError
-// (Reddit answered) or a transient *publish.Error (the call did not complete).
+// (Reddit answered) or a transient *provider.Error (the call did not complete).
 func (c client) do(ctx context.Context, method, pathQuery string, form url.Values, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.APITimeout)
 	defer cancel()
@@ -96,7 +96,7 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+pathQuery, body)
 	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "Reddit: building %s %s: %v", method, pathQuery, err)
+		return provider.Permanent(provider.CategoryInternal, 0, "Reddit: building %s %s: %v", method, pathQuery, err)
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -111,12 +111,12 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Reddit: %s %s: %v", method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Reddit: %s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: reading the answer: %v", method, path, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: reading the answer: %v", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{status: resp.StatusCode, header: resp.Header}
@@ -133,49 +133,49 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: unexpected answer: %v", method, path, err)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: unexpected answer: %v", method, path, err)
 		}
 	}
 	return nil
 }
 
-// classify turns a failed call into a *publish.Error; what names the call for the message.
-func classify(err error, what string) *publish.Error {
+// classify turns a failed call into a *provider.Error; what names the call for the message.
+func classify(err error, what string) *provider.Error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		var se submitErrors
 		if errors.As(err, &se) {
 			return classifySubmit(se, "")
 		}
-		return publish.AsError(err)
+		return provider.AsError(err)
 	}
 	msg := "Reddit " + what + ": " + ae.Error()
 	switch {
 	case ae.status == http.StatusUnauthorized:
-		return publish.Permanent(publish.CategoryAuthExpired, ae.status, "%s; the channel must be reconnected", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, ae.status, "%s; the channel must be reconnected", msg)
 	case ae.status == http.StatusForbidden:
 		// The token lacks a scope (identity, submit, read, mysubreddits) or the account is
 		// suspended: connecting again is what fixes it.
-		return publish.Permanent(publish.CategoryAuthExpired, ae.status, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, ae.status, "%s", msg)
 	case ae.status == http.StatusNotFound:
 		// The post or community named is not there (deleted, removed, mistyped).
-		return publish.Permanent(publish.CategoryInvalidOptions, ae.status, "%s", msg)
+		return provider.Permanent(provider.CategoryInvalidOptions, ae.status, "%s", msg)
 	case ae.status == http.StatusTooManyRequests:
-		return publish.Transient(publish.CategoryRateLimited, ae.status, retryAfter(ae.header), "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, ae.status, retryAfter(ae.header), "%s", msg)
 	case ae.status >= 500 || ae.status == http.StatusRequestTimeout:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, ae.status, 0, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, ae.status, 0, "%s", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, ae.status, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, ae.status, "%s", msg)
 }
 
-// readAs is classify for publish.Repeat, what naming the call.
-func readAs(what string) func(error) *publish.Error {
-	return func(err error) *publish.Error { return classify(err, what) }
+// readAs is classify for provider.Repeat, what naming the call.
+func readAs(what string) func(error) *provider.Error {
+	return func(err error) *provider.Error { return classify(err, what) }
 }
 
 // classifySubmit classifies json.errors of /api/submit: everything about the community, the
 // title or the flair is a bad option naming the subreddit.
-func classifySubmit(errs submitErrors, subreddit string) *publish.Error {
+func classifySubmit(errs submitErrors, subreddit string) *provider.Error {
 	where := ""
 	if subreddit != "" {
 		where = " to r/" + subreddit
@@ -184,18 +184,18 @@ func classifySubmit(errs submitErrors, subreddit string) *publish.Error {
 	for _, e := range errs {
 		switch {
 		case e.Code == "USER_REQUIRED" || e.Code == "NOT_AUTHORIZED":
-			return publish.Permanent(publish.CategoryAuthExpired, http.StatusOK, "%s", msg)
+			return provider.Permanent(provider.CategoryAuthExpired, http.StatusOK, "%s", msg)
 		case e.Code == "RATELIMIT":
 			// "you are doing that too much. try again in 5 minutes."
-			return publish.Transient(publish.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
+			return provider.Transient(provider.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
 		}
 	}
 	for _, e := range errs {
 		if e.Field == "url" || e.Field == "video_poster_url" {
-			return publish.Permanent(publish.CategoryInternal, http.StatusOK, "%s", msg)
+			return provider.Permanent(provider.CategoryInternal, http.StatusOK, "%s", msg)
 		}
 	}
-	return publish.Permanent(publish.CategoryInvalidOptions, http.StatusOK, "%s", msg)
+	return provider.Permanent(provider.CategoryInvalidOptions, http.StatusOK, "%s", msg)
 }
 
 // cooldown reads the wait of a RATELIMIT message ("try again in 5 minutes", "... 30
@@ -246,7 +246,7 @@ func (c client) me(ctx context.Context) (me, error) {
 		return me{}, err
 	}
 	if m.Name == "" || m.ID == "" {
-		return me{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "Reddit: /api/v1/me answered without a name and id")
+		return me{}, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "Reddit: /api/v1/me answered without a name and id")
 	}
 	return m, nil
 }

@@ -27,9 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -41,8 +39,8 @@ const (
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // postFigures is the part of a t3 Metrics reads; a figure Reddit sends as null stays nil.
@@ -61,9 +59,9 @@ func fullname(id string) string {
 	return "t3_" + id
 }
 
-// Metrics implements analytics.Source with /api/info. A post Reddit does not list (deleted,
+// Metrics implements provider.MetricsSource with /api/info. A post Reddit does not list (deleted,
 // removed) has no entry.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -82,7 +80,7 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 			asked[fn] = append(asked[fn], id)
 		}
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	for batch := range slices.Chunk(names, maxInfoIDs) {
 		var l listing[postFigures]
 		if err := c.get(ctx, "/api/info", url.Values{"id": {strings.Join(batch, ",")}}, &l); err != nil {
@@ -92,7 +90,7 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 			if t.Kind != "t3" {
 				continue
 			}
-			m := analytics.Metrics{Likes: t.Data.Ups, Comments: t.Data.NumComments, Views: t.Data.ViewCount}
+			m := provider.Metrics{Likes: t.Data.Ups, Comments: t.Data.NumComments, Views: t.Data.ViewCount}
 			for _, id := range asked[t.Data.Name] {
 				out[id] = m
 			}
@@ -120,9 +118,9 @@ type commentData struct {
 	Replies json.RawMessage `json:"replies"`
 }
 
-// inboxComment turns a t1 into an inbox.Comment; poster is the post author's fullname.
-func (d commentData) inboxComment(poster string) inbox.Comment {
-	c := inbox.Comment{
+// inboxComment turns a t1 into an provider.Comment; poster is the post author's fullname.
+func (d commentData) inboxComment(poster string) provider.Comment {
+	c := provider.Comment{
 		ID: d.Name, Author: d.Author, Text: d.Body, LikeCount: d.Ups,
 		CreatedAt: time.Unix(int64(d.CreatedUTC), 0).UTC(),
 		Own:       d.AuthorFullname != "" && d.AuthorFullname == poster,
@@ -133,9 +131,9 @@ func (d commentData) inboxComment(poster string) inbox.Comment {
 	return c
 }
 
-// Comments implements inbox.Source with one GET /comments/{article}, newest first within
+// Comments implements provider.CommentSource with one GET /comments/{article}, newest first within
 // each level, each comment followed by its replies.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
@@ -151,16 +149,16 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	}]
 	var tree listing[commentData]
 	if len(page) != 2 || json.Unmarshal(page[0], &post) != nil || json.Unmarshal(page[1], &tree) != nil || len(post.Data.Children) != 1 {
-		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0,
+		return nil, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0,
 			"Reddit: GET /comments/%s answered no post and comment listing", article)
 	}
-	var out []inbox.Comment
+	var out []provider.Comment
 	flatten(tree, post.Data.Children[0].Data.AuthorFullname, &out)
 	return out, nil
 }
 
 // flatten appends the t1 things of l and of their replies, depth first.
-func flatten(l listing[commentData], poster string, out *[]inbox.Comment) {
+func flatten(l listing[commentData], poster string, out *[]provider.Comment) {
 	for _, t := range l.Data.Children {
 		if t.Kind != "t1" {
 			continue
@@ -173,15 +171,15 @@ func flatten(l listing[commentData], poster string, out *[]inbox.Comment) {
 	}
 }
 
-// Reply implements inbox.Source with POST /api/comment on the comment's fullname.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+// Reply implements provider.CommentSource with POST /api/comment on the comment's fullname.
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.client(ch.BaseURL, ch.Credentials)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	target := to.ID
 	if target == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "Reddit: the comment to answer has no id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "Reddit: the comment to answer has no id")
 	}
 	if !strings.HasPrefix(target, "t1_") {
 		target = "t1_" + target
@@ -196,14 +194,14 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	form := url.Values{"thing_id": {target}, "text": {text}, "api_type": {"json"}}
 	if err := c.post(ctx, "/api/comment", form, &out); err != nil {
-		return inbox.Comment{}, classify(err, "POST /api/comment")
+		return provider.Comment{}, classify(err, "POST /api/comment")
 	}
 	if len(out.JSON.Errors) > 0 {
-		return inbox.Comment{}, classifyReply(jsonErrors(out.JSON.Errors))
+		return provider.Comment{}, classifyReply(jsonErrors(out.JSON.Errors))
 	}
 	if len(out.JSON.Data.Things) == 0 || out.JSON.Data.Things[0].Data.Name == "" {
 		// Permanent: the comment is probably posted, and posting it again would double it.
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"Reddit answered POST /api/comment without the comment; it may have been posted")
 	}
 	reply := out.JSON.Data.Things[0].Data.inboxComment("")
@@ -217,15 +215,15 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 // classifyReply classifies json.errors of /api/comment: the login and the cooldown as for a
 // submit, anything else (NO_THING_ID, TOO_LONG, TOO_OLD, THREAD_LOCKED, ...) a refusal of
 // this reply.
-func classifyReply(errs submitErrors) *publish.Error {
+func classifyReply(errs submitErrors) *provider.Error {
 	msg := "Reddit refused the reply: " + errs.Error()
 	for _, e := range errs {
 		switch e.Code {
 		case "USER_REQUIRED", "NOT_AUTHORIZED":
-			return publish.Permanent(publish.CategoryAuthExpired, http.StatusOK, "%s", msg)
+			return provider.Permanent(provider.CategoryAuthExpired, http.StatusOK, "%s", msg)
 		case "RATELIMIT":
-			return publish.Transient(publish.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
+			return provider.Transient(provider.CategoryRateLimited, http.StatusOK, cooldown(e.Message), "%s", msg)
 		}
 	}
-	return publish.Permanent(publish.CategoryInvalidOptions, http.StatusOK, "%s", msg)
+	return provider.Permanent(provider.CategoryInvalidOptions, http.StatusOK, "%s", msg)
 }

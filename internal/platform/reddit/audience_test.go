@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishPost publishes a video to r/reelay_sandbox and returns the post's fullname and when
@@ -34,11 +32,11 @@ func (e *env) publishPost(t *testing.T) (string, time.Time) {
 	return "", time.Time{}
 }
 
-func (e *env) channel() publish.Channel {
-	return publish.Channel{Account: "t2_abc123", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *env) channel() provider.Channel {
+	return provider.Channel{Account: "t2_abc123", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
-func (e *env) comments(t *testing.T, id string) []inbox.Comment {
+func (e *env) comments(t *testing.T, id string) []provider.Comment {
 	t.Helper()
 	cs, err := e.prov.Comments(context.Background(), e.channel(), id)
 	if err != nil {
@@ -50,7 +48,7 @@ func (e *env) comments(t *testing.T, id string) []inbox.Comment {
 // wantFigures checks m against the post's audience as Reddit shows it: ups are the author's
 // own upvote and the audience's likes, num_comments the audience's comments and extra
 // replies; views (null on Reddit) and everything Reddit does not have stay nil.
-func wantFigures(t *testing.T, m analytics.Metrics, id string, at, now time.Time, replies int64) {
+func wantFigures(t *testing.T, m provider.Metrics, id string, at, now time.Time, replies int64) {
 	t.Helper()
 	a := sim.AudienceOf(id, at, now)
 	eq := func(p *int64, n int64) bool { return p != nil && *p == n }
@@ -154,7 +152,7 @@ func TestReplyRoundTrip(t *testing.T) {
 		t.Errorf("second reply's parent %q, want the first reply %q", second.ParentID, first.ID)
 	}
 
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range e.comments(t, id) {
 		if c.Own {
 			own = append(own, c)
@@ -184,15 +182,15 @@ func TestReplyRefused(t *testing.T) {
 	limit := func() int { c, _ := platform.CapabilitiesOf(platform.Reddit); return c.ReplyText.Max }()
 	for _, c := range []struct {
 		name, text, why string
-		to              inbox.Comment
+		to              provider.Comment
 	}{
-		{"unknown comment", "hello", "NO_THING_ID", inbox.Comment{ID: "t1_zzzzzzz"}},
+		{"unknown comment", "hello", "NO_THING_ID", provider.Comment{ID: "t1_zzzzzzz"}},
 		{"too long", strings.Repeat("é", limit+1), "TOO_LONG", top},
 		{"empty", " ", "NO_TEXT", top},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := e.prov.Reply(context.Background(), e.channel(), id, c.to, c.text)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.why)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.why)
 		})
 	}
 	if _, err := e.prov.Reply(context.Background(), e.channel(), id, top, strings.Repeat("é", limit)); err != nil {
@@ -208,7 +206,7 @@ func TestCommentsUnknownPost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
 	_, err := e.prov.Comments(context.Background(), e.channel(), "t3_zzzzzzz")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "404")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "404")
 }
 
 // TestAudienceFaults: the account's faults reach every call as classified errors; a rate
@@ -220,9 +218,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient      bool
 		retryAfter     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Second},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Second},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -234,7 +232,7 @@ func TestAudienceFaults(t *testing.T) {
 			}
 			_, err = e.prov.Comments(context.Background(), e.channel(), "t3_abcdefg")
 			providertest.WantError(t, err, c.category, c.transient, "")
-			_, err = e.prov.Reply(context.Background(), e.channel(), "t3_abcdefg", inbox.Comment{ID: "t1_abcdefg"}, "hi")
+			_, err = e.prov.Reply(context.Background(), e.channel(), "t3_abcdefg", provider.Comment{ID: "t1_abcdefg"}, "hi")
 			providertest.WantError(t, err, c.category, c.transient, "")
 		})
 	}

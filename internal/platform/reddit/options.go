@@ -7,26 +7,26 @@ import (
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Identify returns who the credentials (access_token) belong to: GET /api/v1/me. ExternalID
 // is the account's fullname (t2_ and its id), Username and Name its Reddit name. A rejected
-// token is an auth_expired *publish.Error. baseURL "" means the configured one.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+// token is an auth_expired *provider.Error. baseURL "" means the configured one.
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	m, err := c.me(ctx)
 	if err != nil {
-		return publish.Identity{}, classify(err, "GET /api/v1/me")
+		return provider.Identity{}, classify(err, "GET /api/v1/me")
 	}
 	avatar := m.Snoo
 	if avatar == "" {
 		avatar = m.IconImg
 	}
-	return publish.Identity{ExternalID: "t2_" + m.ID, Name: m.Name, Username: m.Name, AvatarURL: avatar}, nil
+	return provider.Identity{ExternalID: "t2_" + m.ID, Name: m.Name, Username: m.Name, AvatarURL: avatar}, nil
 }
 
 // maxSubredditPages bounds the subscription pages Options reads (100 each).
@@ -34,7 +34,7 @@ const maxSubredditPages = 10
 
 // Options returns the channel's publish options: the registry's, with the subreddits the
 // account is subscribed to (GET /subreddits/mine/subscriber, every page up to 1000) as the
-// choices of subreddit. Errors are *publish.Error values, classified as for Step.
+// choices of subreddit. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
@@ -72,7 +72,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 // video (GET /r/{subreddit}/about), its post requirements (GET
 // /api/v1/{subreddit}/post_requirements: flair required, title lengths and words) and its
 // link flair templates (GET /r/{subreddit}/api/link_flair_v2) as the choices of flair_id. A
-// subreddit that does not exist or cannot be seen is an invalid_options *publish.Error.
+// subreddit that does not exist or cannot be seen is an invalid_options *provider.Error.
 func (p *Provider) SubredditOptions(ctx context.Context, baseURL string, creds map[string]string, name string) (map[string]any, error) {
 	c, err := p.client(baseURL, creds)
 	if err != nil {
@@ -80,13 +80,13 @@ func (p *Provider) SubredditOptions(ctx context.Context, baseURL string, creds m
 	}
 	name = cleanSubreddit(name)
 	if name == "" {
-		return nil, publish.Permanent(publish.CategoryInvalidOptions, 0, "a subreddit name is required")
+		return nil, provider.Permanent(provider.CategoryInvalidOptions, 0, "a subreddit name is required")
 	}
 	sub, err := c.about(ctx, name)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && (ae.status == http.StatusNotFound || ae.status == http.StatusForbidden) {
-			return nil, publish.Permanent(publish.CategoryInvalidOptions, ae.status, "r/%s does not exist or cannot be seen by this account (%s)", name, ae.Error())
+			return nil, provider.Permanent(provider.CategoryInvalidOptions, ae.status, "r/%s does not exist or cannot be seen by this account (%s)", name, ae.Error())
 		}
 		return nil, classify(err, "GET /r/"+name+"/about")
 	}

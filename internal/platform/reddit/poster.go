@@ -9,7 +9,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // defaultPosterPNG is reelay's own poster for videos without a usable thumbnail (Reddit
@@ -45,10 +45,10 @@ func abs(n int) int {
 	return n
 }
 
-// defaultPoster is the default poster as a publish.Media.
-func defaultPoster() publish.Media {
+// defaultPoster is the default poster as a provider.Media.
+func defaultPoster() provider.Media {
 	b := defaultPosterPNG()
-	return publish.Media{
+	return provider.Media{
 		Size: int64(len(b)), ContentType: "image/png", Width: 90, Height: 160,
 		Open: func(_ context.Context, off int64) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(b[min(off, int64(len(b))):])), nil

@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is Reddit's OAuth API host.
@@ -75,12 +75,12 @@ type Config struct {
 	PollInitial, PollMax time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider is Reddit's publish.Provider. It holds, in memory, the upload leases and the
+// Provider is Reddit's provider.Provider. It holds, in memory, the upload leases and the
 // websocket connections of destinations in progress; Close releases them.
 type Provider struct {
 	cfg Config
@@ -90,7 +90,17 @@ type Provider struct {
 	watches map[string]*watch
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider               = (*Provider)(nil)
+	_ provider.Identifier             = (*Provider)(nil)
+	_ provider.OptionsReader          = (*Provider)(nil)
+	_ provider.SubredditOptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource          = (*Provider)(nil)
+	_ provider.CommentSource          = (*Provider)(nil)
+	_ provider.Closer                 = (*Provider)(nil)
+)
 
 // New returns a Reddit provider.
 func New(cfg Config) *Provider {
@@ -99,7 +109,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
@@ -131,7 +141,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, leases: map[string]*lease{}, watches: map[string]*watch{}}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Reddit }
 
 // Phases of State.
@@ -190,7 +200,7 @@ type Options struct {
 	FlairText string `json:"flair_text"`
 }
 
-func parseOptions(d *publish.Destination) (Options, error) {
+func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
@@ -223,17 +233,17 @@ func cleanSubreddit(s string) string {
 	return strings.TrimRight(s, "/")
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Reddit state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Reddit state is unreadable: %v", err)
 		}
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -247,14 +257,14 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phaseDone:
 		return st.outcome(), nil
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Reddit state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Reddit state has unknown phase %q", st.Phase)
 }
 
 // client resolves the API base and access token of a channel.
 func (p *Provider) client(baseURL string, creds map[string]string) (client, error) {
 	token := strings.TrimSpace(creds["access_token"])
 	if token == "" {
-		return client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "the Reddit channel has no access token")
+		return client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "the Reddit channel has no access token")
 	}
 	base := strings.TrimRight(baseURL, "/")
 	if base == "" {
@@ -273,24 +283,24 @@ func (c client) scheme() string {
 
 // start checks what can be checked before anything is uploaded: the options, the video, the
 // account, and that the subreddit exists, takes video and gets the flair it requires.
-func (p *Provider) start(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	o, err := parseOptions(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	if _, _, err := videoType(d.Video); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	m, err := c.me(ctx)
 	if err != nil {
-		return publish.Outcome{}, classify(err, "GET /api/v1/me")
+		return provider.Outcome{}, classify(err, "GET /api/v1/me")
 	}
 	sr, err := p.checkSubreddit(ctx, c, o)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	st = State{Phase: phaseVideo, Subreddit: sr, Username: m.Name}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // checkSubreddit returns the subreddit's name as Reddit spells it, or an invalid_options
@@ -301,9 +311,9 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 		if ae, ok := err.(*apiError); ok {
 			switch ae.status {
 			case http.StatusNotFound:
-				return "", publish.Permanent(publish.CategoryInvalidOptions, ae.status, "r/%s does not exist on Reddit", o.Subreddit)
+				return "", provider.Permanent(provider.CategoryInvalidOptions, ae.status, "r/%s does not exist on Reddit", o.Subreddit)
 			case http.StatusForbidden:
-				return "", publish.Permanent(publish.CategoryInvalidOptions, ae.status,
+				return "", provider.Permanent(provider.CategoryInvalidOptions, ae.status,
 					"r/%s is private, quarantined or banned, or this account may not see it (%s)", o.Subreddit, ae.Error())
 			}
 		}
@@ -311,7 +321,7 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 	}
 	name := sub.DisplayName
 	if !sub.AllowVideos || sub.SubmissionType == "self" {
-		return "", publish.Permanent(publish.CategoryInvalidOptions, 0, "r/%s does not allow video posts", name)
+		return "", provider.Permanent(provider.CategoryInvalidOptions, 0, "r/%s does not allow video posts", name)
 	}
 	req, err := c.requirements(ctx, name)
 	if err != nil {
@@ -322,10 +332,10 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 	lim := platform.TextLimit{Unit: platform.UnitUTF16}
 	n := lim.Count(o.Title)
 	if req.TitleMax != nil && *req.TitleMax > 0 && n > *req.TitleMax {
-		return "", publish.Permanent(publish.CategoryInvalidOptions, 0, "r/%s takes titles of at most %d characters; this one has %d", name, *req.TitleMax, n)
+		return "", provider.Permanent(provider.CategoryInvalidOptions, 0, "r/%s takes titles of at most %d characters; this one has %d", name, *req.TitleMax, n)
 	}
 	if req.TitleMin != nil && n < *req.TitleMin {
-		return "", publish.Permanent(publish.CategoryInvalidOptions, 0, "r/%s takes titles of at least %d characters; this one has %d", name, *req.TitleMin, n)
+		return "", provider.Permanent(provider.CategoryInvalidOptions, 0, "r/%s takes titles of at least %d characters; this one has %d", name, *req.TitleMin, n)
 	}
 	if !req.IsFlairRequired && o.FlairID == "" {
 		return name, nil
@@ -348,19 +358,19 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 		if len(choices) > 0 {
 			msg += " to one of " + strings.Join(choices, ", ")
 		}
-		return "", publish.Permanent(publish.CategoryInvalidOptions, 0, "%s", msg)
+		return "", provider.Permanent(provider.CategoryInvalidOptions, 0, "%s", msg)
 	}
 	if ferr == nil {
 		for _, f := range flairs {
 			if f.ID == o.FlairID && !f.ModOnly {
 				if o.FlairText != "" && !f.TextEditable {
-					return "", publish.Permanent(publish.CategoryInvalidOptions, 0,
+					return "", provider.Permanent(provider.CategoryInvalidOptions, 0,
 						"the flair %s (%s) of r/%s does not take custom text: leave reddit.flair_text out", f.ID, f.Text, name)
 				}
 				return name, nil
 			}
 		}
-		return "", publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return "", provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"reddit.flair_id %s is not a flair template of r/%s that posters may use; choices: %s", o.FlairID, name, strings.Join(choices, ", "))
 	}
 	return name, nil
@@ -368,16 +378,16 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 
 // videoType returns the video's media type and file name for the lease, or why Reddit would
 // not take it.
-func videoType(v publish.Media) (mimetype, filename string, err error) {
+func videoType(v provider.Media) (mimetype, filename string, err error) {
 	caps, _ := platform.CapabilitiesOf(platform.Reddit)
 	if v.Size <= 0 || v.Open == nil {
-		return "", "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
-		return "", "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video is %d bytes; Reddit takes at most %d", v.Size, caps.MaxVideoBytes)
+		return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is %d bytes; Reddit takes at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	if max := time.Duration(caps.MaxDurationSeconds * float64(time.Second)); max > 0 && v.Duration > max {
-		return "", "", publish.Permanent(publish.CategoryMediaRejected, 0, "the video lasts %s; Reddit takes at most %s", v.Duration, max)
+		return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video lasts %s; Reddit takes at most %s", v.Duration, max)
 	}
 	mt := "video/mp4"
 	if v.ContentType != "" {
@@ -391,12 +401,12 @@ func videoType(v publish.Media) (mimetype, filename string, err error) {
 	case "video/quicktime":
 		return mt, "video.mov", nil
 	}
-	return "", "", publish.Permanent(publish.CategoryMediaRejected, 0, "Reddit takes MP4 or MOV video, not %s", v.ContentType)
+	return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "Reddit takes MP4 or MOV video, not %s", v.ContentType)
 }
 
 // posterFor returns the poster image to upload: the destination's thumbnail when Reddit takes
 // its type, else reelay's own.
-func posterFor(d *publish.Destination) (m publish.Media, mimetype, filename string, own bool) {
+func posterFor(d *provider.Destination) (m provider.Media, mimetype, filename string, own bool) {
 	if t := d.Thumbnail; t != nil && t.Size > 0 && t.Open != nil {
 		mt, _, _ := mime.ParseMediaType(t.ContentType)
 		switch mt {
@@ -411,16 +421,16 @@ func posterFor(d *publish.Destination) (m publish.Media, mimetype, filename stri
 
 // uploadStep leases or uploads the video or the poster: one request to Reddit or S3 per
 // Step, apart from the HEAD that checks an earlier upload after a restart.
-func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) uploadStep(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	a, what := &st.Video, "the video"
 	var (
-		m                  publish.Media
+		m                  provider.Media
 		mimetype, filename string
 	)
 	if st.Phase == phaseVideo {
 		var err error
 		if mimetype, filename, err = videoType(d.Video); err != nil {
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 		m = d.Video
 	} else {
@@ -434,7 +444,7 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 			// The lease is gone (a restart) or expired: S3 has the whole object or nothing.
 			ok, err := p.exists(ctx, a.URL)
 			if err != nil {
-				return publish.Outcome{}, err
+				return provider.Outcome{}, err
 			}
 			if ok {
 				a.Uploaded = true
@@ -445,11 +455,11 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 			// An S3 POST stores the whole object under the lease's key or nothing (see the
 			// package comment): before the file is sent again, HEAD tells whether the last
 			// POST stored it after all, and a stored object is not sent twice.
-			err := p.cfg.Repeat.DoChecked(ctx, func(err error) *publish.Error {
+			err := p.cfg.Repeat.DoChecked(ctx, func(err error) *provider.Error {
 				if se, ok := err.(*s3Error); ok {
 					return classifyS3(se, what)
 				}
-				return publish.AsError(err)
+				return provider.AsError(err)
 			}, func() error {
 				return p.upload(ctx, l, m, filename, mimetype)
 			}, func() (bool, error) {
@@ -464,16 +474,16 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 				if se.expired() {
 					p.dropLease(d.ID, a.AssetID)
 					*a = Asset{Leases: a.Leases}
-					return st.next(publish.StatusUploading, 0), nil
+					return st.next(provider.StatusUploading, 0), nil
 				}
-				return publish.Outcome{}, classifyS3(se, what)
+				return provider.Outcome{}, classifyS3(se, what)
 			}
-			return publish.Outcome{}, err // transient: the lease is kept for the next try
+			return provider.Outcome{}, err // transient: the lease is kept for the next try
 		}
 	}
 
 	if a.Leases >= maxLeases {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"Reddit: %s could not be uploaded after %d upload leases", what, a.Leases)
 	}
 	// A lease asked for again leaves an asset that never gets its file: a post is made of the
@@ -485,32 +495,32 @@ func (p *Provider) uploadStep(ctx context.Context, c client, d *publish.Destinat
 		return err
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err, "POST /api/media/asset.json")
+		return provider.Outcome{}, classify(err, "POST /api/media/asset.json")
 	}
 	p.putLease(d.ID, l)
 	*a = Asset{AssetID: l.assetID, URL: l.objectURL(), Leases: a.Leases + 1}
 	if st.Phase == phaseVideo {
 		a.WebsocketURL = l.ws
 	}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // advance moves past a finished upload.
-func (p *Provider) advance(st State) publish.Outcome {
+func (p *Provider) advance(st State) provider.Outcome {
 	if st.Phase == phaseVideo {
 		st.Phase = phasePoster
 	} else {
 		st.Phase = phaseSubmit
 	}
-	return st.next(publish.StatusUploading, 0)
+	return st.next(provider.StatusUploading, 0)
 }
 
 // submit opens the video's websocket and then submits the post. It returns as soon as
 // Reddit has answered, so that the State saying "submitted" is stored before anything else.
-func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) submit(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	o, err := parseOptions(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	// Connecting to the websocket only listens: connecting again changes nothing.
 	var w *watch
@@ -521,7 +531,7 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 	})
 	if err != nil {
 		// Without the websocket the result would be missed (PRAW does not submit either).
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0,
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0,
 			"Reddit: connecting to the media websocket: %v", err)
 	}
 	form := url.Values{
@@ -542,7 +552,7 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 	// that went through and was processed meanwhile). One that got no answer is never made
 	// again (below).
 	var data submitData
-	var found publish.Outcome
+	var found provider.Outcome
 	var lost error // a submit that got no answer
 	err = p.cfg.Repeat.DoChecked(ctx, readAs("POST /api/submit"), func() error {
 		var err error
@@ -568,11 +578,11 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 	if err != nil {
 		if se, ok := err.(submitErrors); ok {
 			w.close()
-			return publish.Outcome{}, classifySubmit(se, st.Subreddit)
+			return provider.Outcome{}, classifySubmit(se, st.Subreddit)
 		}
 		if _, answered := err.(*apiError); answered {
 			w.close()
-			return publish.Outcome{}, classify(err, "POST /api/submit")
+			return provider.Outcome{}, classify(err, "POST /api/submit")
 		}
 		// The answer was lost: Reddit may have the post. It is never submitted again; the
 		// websocket (opened before) or the account's submissions will tell.
@@ -580,12 +590,12 @@ func (p *Provider) submit(ctx context.Context, c client, d *publish.Destination,
 	}
 	p.putWatch(d.ID, st.Video.AssetID, w)
 	st.Phase, st.SubmittedAt, st.ResultURL = phaseProcessing, now, data.WebsocketURL
-	return st.next(publish.StatusProcessing, 0), nil
+	return st.next(provider.StatusProcessing, 0), nil
 }
 
 // await waits for the processing result: on the websocket held since the submit, or, when it
 // is gone, on a new connection and in the account's newest submissions.
-func (p *Provider) await(ctx context.Context, c client, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) await(ctx context.Context, c client, d *provider.Destination, st State) (provider.Outcome, error) {
 	looked := false
 	w := p.getWatch(d.ID, st.Video.AssetID)
 	if w != nil {
@@ -640,23 +650,23 @@ func (p *Provider) await(ctx context.Context, c client, d *publish.Destination, 
 		if st.Uncertain {
 			why = "Reddit's answer to the submit was lost"
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 			"%s, and no post with it appeared in u/%s's submissions within %s; it is not submitted again",
 			why, st.Username, p.cfg.ResultTimeout)
 	}
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
 // look searches the account's newest submissions for the post of the video.
-func (p *Provider) look(ctx context.Context, c client, destID string, st State) (publish.Outcome, bool, error) {
+func (p *Provider) look(ctx context.Context, c client, destID string, st State) (provider.Outcome, bool, error) {
 	posts, err := c.submitted(ctx, st.Username)
 	if err != nil {
-		return publish.Outcome{}, false, classify(err, "GET /user/"+st.Username+"/submitted")
+		return provider.Outcome{}, false, classify(err, "GET /user/"+st.Username+"/submitted")
 	}
 	for _, ps := range posts {
 		if ps.URL == "https://v.redd.it/"+st.Video.AssetID || ps.URL == st.Video.URL {
 			p.dropWatch(destID, st.Video.AssetID)
-			st.Phase, st.Status = phaseDone, publish.StatusPublished
+			st.Phase, st.Status = phaseDone, provider.StatusPublished
 			st.ExternalID = ps.Name
 			if st.ExternalID == "" && ps.ID != "" {
 				st.ExternalID = "t3_" + ps.ID
@@ -666,19 +676,19 @@ func (p *Provider) look(ctx context.Context, c client, destID string, st State) 
 			return st.outcome(), true, nil
 		}
 	}
-	return publish.Outcome{}, false, nil
+	return provider.Outcome{}, false, nil
 }
 
 // result turns the websocket's message into the outcome.
-func (p *Provider) result(st State, m wsMessage) (publish.Outcome, error) {
+func (p *Provider) result(st State, m wsMessage) (provider.Outcome, error) {
 	if m.Type != "success" || m.Payload.Redirect == "" {
 		msg := "Reddit could not process the video (websocket: " + m.Type + ")"
 		if m.Payload.Message != "" {
 			msg += ": " + m.Payload.Message
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%s", msg)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%s", msg)
 	}
-	st.Phase, st.Status, st.URL = phaseDone, publish.StatusPublished, m.Payload.Redirect
+	st.Phase, st.Status, st.URL = phaseDone, provider.StatusPublished, m.Payload.Redirect
 	st.ExternalID = postID(m.Payload.Redirect)
 	st.Message = st.note()
 	return st.outcome(), nil
@@ -707,17 +717,17 @@ func (st State) note() string {
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
+	return provider.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const token = "tok-reddit"
@@ -52,17 +52,17 @@ func newEnvRand(t *testing.T, b sim.Behavior, opts sim.RedditOptions, cfg Config
 	if cfg.ResultWait == 0 {
 		cfg.ResultWait = 150 * time.Millisecond
 	}
-	if cfg.Repeat == (publish.Repeat{}) {
+	if cfg.Repeat == (provider.Repeat{}) {
 		// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as
 		// longer ones would, instead of being waited out in every test.
-		cfg.Repeat = publish.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}
+		cfg.Repeat = provider.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}
 	}
 	e.prov = New(cfg)
 	t.Cleanup(e.prov.Close)
 	return e
 }
 
-func (e *env) dest(v *providertest.Video, options string) *publish.Destination {
+func (e *env) dest(v *providertest.Video, options string) *provider.Destination {
 	return e.Destination("t2_abc123", map[string]string{"access_token": token}, v, options)
 }
 
@@ -103,7 +103,7 @@ func TestPublish(t *testing.T) {
 					t.Fatal(err)
 				}
 				thumb = b.Bytes()
-				d.Thumbnail = &publish.Media{Size: int64(len(thumb)), ContentType: "image/jpeg",
+				d.Thumbnail = &provider.Media{Size: int64(len(thumb)), ContentType: "image/jpeg",
 					Open: func(context.Context, int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(thumb)), nil }}
 			}
 			outs, err := e.Run(e.prov, d, 30)
@@ -119,7 +119,7 @@ func TestPublish(t *testing.T) {
 				rec.Published[0].Text != c.title || rec.Published[0].SHA256 != v.SHA256() {
 				t.Fatalf("published %+v, outcome %+v", rec.Published, out)
 			}
-			if out.Status != publish.StatusPublished || !strings.HasPrefix(out.ExternalID, "t3_") ||
+			if out.Status != provider.StatusPublished || !strings.HasPrefix(out.ExternalID, "t3_") ||
 				!strings.HasPrefix(out.URL, "https://www.reddit.com/r/"+c.sub+"/comments/"+strings.TrimPrefix(out.ExternalID, "t3_")+"/") {
 				t.Fatalf("outcome %+v", out)
 			}
@@ -176,7 +176,7 @@ func TestProcessingDelay(t *testing.T) {
 	}
 	var waits []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			waits = append(waits, o.After)
 		}
 	}
@@ -188,7 +188,7 @@ func TestProcessingDelay(t *testing.T) {
 			t.Errorf("waits %v are not a bounded back-off", waits)
 		}
 	}
-	if e.Clock.Now().Sub(start) < 2*time.Minute || outs[len(outs)-1].Status != publish.StatusPublished {
+	if e.Clock.Now().Sub(start) < 2*time.Minute || outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Errorf("published after %s: %+v", e.Clock.Now().Sub(start), outs[len(outs)-1])
 	}
 	if rec := e.Introspect(); len(rec.Published) != 1 || len(rec.Uploads) != 1 {
@@ -206,10 +206,10 @@ func TestFaults(t *testing.T) {
 		text      string
 		retry     time.Duration
 	}{
-		{sim.FailReject, publish.CategoryMediaRejected, false, "could not process the video", 0},
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, "HTTP 503", 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, "HTTP 401", 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, "HTTP 429", time.Second},
+		{sim.FailReject, provider.CategoryMediaRejected, false, "could not process the video", 0},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, "HTTP 503", 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, "HTTP 401", 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, "HTTP 429", time.Second},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -266,7 +266,7 @@ func TestFlaky(t *testing.T) {
 }
 
 // stepUntil steps d until its State is in phase (and, when asset is true, has a video asset).
-func (e *env) stepUntil(t *testing.T, p *Provider, d *publish.Destination, phase string) State {
+func (e *env) stepUntil(t *testing.T, p *Provider, d *provider.Destination, phase string) State {
 	t.Helper()
 	for range 20 {
 		if len(d.State) > 0 && stateOf(t, d.State).Phase == phase {
@@ -494,7 +494,7 @@ func TestResultTimeout(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.Behavior{ProcessingMS: int((3 * time.Hour).Milliseconds())}, sim.RedditOptions{}, Config{ResultTimeout: 10 * time.Minute})
 	_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`), 60)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "it is not submitted again")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "it is not submitted again")
 	if n := len(e.Requests(http.MethodPost, "/api/submit")); n != 1 {
 		t.Errorf("%d submits", n)
 	}
@@ -508,16 +508,16 @@ func TestBadOptions(t *testing.T) {
 		category             string
 		text                 string
 	}{
-		{"no subreddit", `{}`, "", publish.CategoryInvalidOptions, "reddit.subreddit is required"},
-		{"unknown subreddit", `{"subreddit":"nope_nope"}`, "", publish.CategoryInvalidOptions, "r/nope_nope does not exist"},
-		{"no videos", `{"subreddit":"reelay_textonly"}`, "", publish.CategoryInvalidOptions, "r/reelay_textonly does not allow video"},
-		{"flair required", `{"subreddit":"reelay_flair"}`, "", publish.CategoryInvalidOptions, "r/reelay_flair requires post flair: set reddit.flair_id to one of 7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01 (Original content)"},
-		{"unknown flair", `{"subreddit":"reelay_flair","flair_id":"x"}`, "", publish.CategoryInvalidOptions, "reddit.flair_id x is not a flair template of r/reelay_flair"},
-		{"mod-only flair", `{"subreddit":"reelay_flair","flair_id":"7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b03"}`, "", publish.CategoryInvalidOptions, "is not a flair template of r/reelay_flair that posters may use"},
-		{"flair text not editable", `{"subreddit":"reelay_flair","flair_id":"7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01","flair_text":"x"}`, "", publish.CategoryInvalidOptions, "does not take custom text"},
-		{"title too long", `{"subreddit":"reelay_sandbox","title":"` + strings.Repeat("é", 301) + `"}`, "", publish.CategoryInvalidOptions, "at most 300"},
-		{"short title for the community", `{"subreddit":"reelay_strict","title":"Hi"}`, "", publish.CategoryInvalidOptions, "r/reelay_strict takes titles of at least 10"},
-		{"webm", `{"subreddit":"reelay_sandbox"}`, "video/webm", publish.CategoryMediaRejected, "MP4 or MOV"},
+		{"no subreddit", `{}`, "", provider.CategoryInvalidOptions, "reddit.subreddit is required"},
+		{"unknown subreddit", `{"subreddit":"nope_nope"}`, "", provider.CategoryInvalidOptions, "r/nope_nope does not exist"},
+		{"no videos", `{"subreddit":"reelay_textonly"}`, "", provider.CategoryInvalidOptions, "r/reelay_textonly does not allow video"},
+		{"flair required", `{"subreddit":"reelay_flair"}`, "", provider.CategoryInvalidOptions, "r/reelay_flair requires post flair: set reddit.flair_id to one of 7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01 (Original content)"},
+		{"unknown flair", `{"subreddit":"reelay_flair","flair_id":"x"}`, "", provider.CategoryInvalidOptions, "reddit.flair_id x is not a flair template of r/reelay_flair"},
+		{"mod-only flair", `{"subreddit":"reelay_flair","flair_id":"7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b03"}`, "", provider.CategoryInvalidOptions, "is not a flair template of r/reelay_flair that posters may use"},
+		{"flair text not editable", `{"subreddit":"reelay_flair","flair_id":"7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01","flair_text":"x"}`, "", provider.CategoryInvalidOptions, "does not take custom text"},
+		{"title too long", `{"subreddit":"reelay_sandbox","title":"` + strings.Repeat("é", 301) + `"}`, "", provider.CategoryInvalidOptions, "at most 300"},
+		{"short title for the community", `{"subreddit":"reelay_strict","title":"Hi"}`, "", provider.CategoryInvalidOptions, "r/reelay_strict takes titles of at least 10"},
+		{"webm", `{"subreddit":"reelay_sandbox"}`, "video/webm", provider.CategoryMediaRejected, "MP4 or MOV"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -544,12 +544,12 @@ func TestSubmitRefusals(t *testing.T) {
 		category string
 		retry    time.Duration
 	}{
-		{submitErrors{{"SUBREDDIT_NOEXIST", "that community doesn't exist", "sr"}}, publish.CategoryInvalidOptions, 0},
-		{submitErrors{{"NO_VIDEOS", "This community doesn't allow videos", "sr"}}, publish.CategoryInvalidOptions, 0},
-		{submitErrors{{"SUBMIT_VALIDATION_FLAIR_REQUIRED", "Your post must contain post flair.", "flair"}}, publish.CategoryInvalidOptions, 0},
-		{submitErrors{{"RATELIMIT", "you are doing that too much. try again in 7 minutes.", "ratelimit"}}, publish.CategoryRateLimited, 7 * time.Minute},
-		{submitErrors{{"USER_REQUIRED", "Please log in to do that.", ""}}, publish.CategoryAuthExpired, 0},
-		{submitErrors{{"BAD_URL", "you should check that url", "url"}}, publish.CategoryInternal, 0},
+		{submitErrors{{"SUBREDDIT_NOEXIST", "that community doesn't exist", "sr"}}, provider.CategoryInvalidOptions, 0},
+		{submitErrors{{"NO_VIDEOS", "This community doesn't allow videos", "sr"}}, provider.CategoryInvalidOptions, 0},
+		{submitErrors{{"SUBMIT_VALIDATION_FLAIR_REQUIRED", "Your post must contain post flair.", "flair"}}, provider.CategoryInvalidOptions, 0},
+		{submitErrors{{"RATELIMIT", "you are doing that too much. try again in 7 minutes.", "ratelimit"}}, provider.CategoryRateLimited, 7 * time.Minute},
+		{submitErrors{{"USER_REQUIRED", "Please log in to do that.", ""}}, provider.CategoryAuthExpired, 0},
+		{submitErrors{{"BAD_URL", "you should check that url", "url"}}, provider.CategoryInternal, 0},
 	} {
 		pe := classifySubmit(c.errs, "pics")
 		if pe.Category != c.category || pe.RetryAfter != c.retry || !strings.Contains(pe.Message, "r/pics") || !strings.Contains(pe.Message, c.errs[0].Code) {
@@ -569,7 +569,7 @@ func TestSubmitRefusedBySubreddit(t *testing.T) {
 	st.Subreddit = "reelay_textonly"
 	d.State, _ = json.Marshal(st)
 	_, err := providertest.Step(context.Background(), e.prov, d)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "Reddit refused the post to r/reelay_textonly: NO_VIDEOS")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "Reddit refused the post to r/reelay_textonly: NO_VIDEOS")
 }
 
 func TestIdentify(t *testing.T) {
@@ -583,9 +583,9 @@ func TestIdentify(t *testing.T) {
 		t.Errorf("identity %+v", id)
 	}
 	_, err = e.prov.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": "wrong"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "HTTP 401")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "HTTP 401")
 	_, err = e.prov.Identify(context.Background(), e.BaseURL, map[string]string{})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no access token")
 }
 
 func TestOptions(t *testing.T) {
@@ -615,7 +615,7 @@ func TestOptions(t *testing.T) {
 		t.Errorf("%d pages", n)
 	}
 	_, err = e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "wrong"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "HTTP 401")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "HTTP 401")
 }
 
 func TestSubredditOptions(t *testing.T) {
@@ -649,7 +649,7 @@ func TestSubredditOptions(t *testing.T) {
 		t.Errorf("flair %v", f)
 	}
 	_, err = e.prov.SubredditOptions(context.Background(), e.BaseURL, creds, "nope_nope")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "r/nope_nope does not exist")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "r/nope_nope does not exist")
 }
 
 func TestDefaultPoster(t *testing.T) {

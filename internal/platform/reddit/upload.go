@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // lease is what POST /api/media/asset.json hands out: an S3 POST policy for one object. Its
@@ -74,7 +74,7 @@ func (c client) requestLease(ctx context.Context, filepath, mimetype, scheme str
 		l.expires = exp
 	}
 	if u, err := url.Parse(l.action); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || l.key == "" || l.assetID == "" {
-		return nil, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return nil, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"Reddit's media lease has no usable upload action, key or asset id (action %q)", out.Args.Action)
 	}
 	return l, nil
@@ -120,7 +120,7 @@ func (e *s3Error) expired() bool {
 // upload POSTs the file to the lease's action as S3's POST-policy form: every field of the
 // lease in order, then the file as the last part. The body is streamed from m with an exact
 // Content-Length (S3 takes no chunked POST), so the video is never held in memory.
-func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filename, ctype string) error {
+func (p *Provider) upload(ctx context.Context, l *lease, m provider.Media, filename, ctype string) error {
 	var pre bytes.Buffer
 	mw := multipart.NewWriter(&pre)
 	for _, f := range l.fields {
@@ -143,7 +143,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filena
 
 	rc, err := m.Open(ctx, 0)
 	if err != nil {
-		return publish.Transient(publish.CategoryInternal, 0, 0, "opening %s: %v", filename, err)
+		return provider.Transient(provider.CategoryInternal, 0, 0, "opening %s: %v", filename, err)
 	}
 	// The transport closes the body (and rc with it) once done with it, which may be after Do
 	// returned (an answer before the whole body was read): closing rc here too would race its
@@ -155,7 +155,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filena
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.action, body)
 	if err != nil {
 		rc.Close()
-		return publish.Permanent(publish.CategoryInternal, 0, "Reddit upload: %v", err)
+		return provider.Permanent(provider.CategoryInternal, 0, "Reddit upload: %v", err)
 	}
 	req.ContentLength = int64(len(head)) + m.Size + int64(len(tail))
 	req.Header.Set("Content-Type", mw.FormDataContentType())
@@ -166,7 +166,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filena
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "uploading %s to Reddit's storage: %v", filename, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "uploading %s to Reddit's storage: %v", filename, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -181,16 +181,16 @@ func (p *Provider) upload(ctx context.Context, l *lease, m publish.Media, filena
 	return e
 }
 
-// classifyS3 turns a refused upload into a *publish.Error.
-func classifyS3(e *s3Error, what string) *publish.Error {
+// classifyS3 turns a refused upload into a *provider.Error.
+func classifyS3(e *s3Error, what string) *provider.Error {
 	msg := "Reddit's storage refused " + what + ": " + e.Error()
 	switch {
 	case e.Code == "EntityTooLarge" || e.Code == "EntityTooSmall":
-		return publish.Permanent(publish.CategoryMediaRejected, e.status, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, e.status, "%s", msg)
 	case e.status >= 500 || e.Code == "SlowDown" || e.Code == "RequestTimeout":
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.status, 0, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.status, 0, "%s", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, e.status, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, e.status, "%s", msg)
 }
 
 // exists reports whether an uploaded object is there (HEAD; Reddit's uploads are
@@ -200,7 +200,7 @@ func (p *Provider) exists(ctx context.Context, objectURL string) (bool, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, objectURL, nil)
 	if err != nil {
-		return false, publish.Permanent(publish.CategoryInternal, 0, "Reddit upload check: %v", err)
+		return false, provider.Permanent(provider.CategoryInternal, 0, "Reddit upload check: %v", err)
 	}
 	req.Header.Set("User-Agent", p.cfg.UserAgent)
 	resp, err := p.cfg.HTTPClient.Do(req)
@@ -209,7 +209,7 @@ func (p *Provider) exists(ctx context.Context, objectURL string) (bool, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return false, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "checking an earlier upload on Reddit's storage: %v", err)
+		return false, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "checking an earlier upload on Reddit's storage: %v", err)
 	}
 	resp.Body.Close()
 	switch {
@@ -218,7 +218,7 @@ func (p *Provider) exists(ctx context.Context, objectURL string) (bool, error) {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusForbidden:
 		return false, nil
 	}
-	return false, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0,
+	return false, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0,
 		"checking an earlier upload on Reddit's storage: HTTP %d", resp.StatusCode)
 }
 

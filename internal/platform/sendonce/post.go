@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Part is one part of a multipart/form-data body: a field (Value, with ContentType when it is
@@ -145,7 +145,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // It returns the answer, once the body is no longer written (a platform may answer before it
 // has read the whole body), for the caller to decode and close. Or it fails with a
 // *SourceError (the media failed mid-body: nothing was posted), a transient
-// upstream_unavailable *publish.Error (no connection was made: nothing was posted), or an
+// upstream_unavailable *provider.Error (no connection was made: nothing was posted), or an
 // *UnknownError (a connection was made and no answer came).
 func Post(ctx context.Context, hc *http.Client, name string, f Form, newRequest func(ctx context.Context, body io.Reader) (*http.Request, error)) (*http.Response, error) {
 	length := f.ContentLength()
@@ -179,7 +179,7 @@ func Post(ctx context.Context, hc *http.Client, name string, f Form, newRequest 
 		case srcErr != nil:
 			return nil, srcErr
 		case !connected.Load():
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, stripURL(err))
+			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, stripURL(err))
 		}
 		return nil, &UnknownError{fmt.Errorf("%s: %v", name, stripURL(err))}
 	}

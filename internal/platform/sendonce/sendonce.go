@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // ticketLife is how long an unused ticket stays armed: one that old belongs to a destination
@@ -99,14 +99,14 @@ func (a *Attempt) Arm(t *Tickets, now time.Time) {
 
 // Fail keeps e, the error of a send that did not post, with a fresh ticket for its report.
 // The provider moves its State back to the phase that arms a send.
-func (a *Attempt) Fail(t *Tickets, now time.Time, e *publish.Error) {
+func (a *Attempt) Fail(t *Tickets, now time.Time, e *provider.Error) {
 	a.Pending, a.Ticket = Save(e), t.Issue(now)
 }
 
 // Report returns the pending error when this is the Step that reports it (its ticket is armed
 // in this process); a transient one becomes permanent once maxSends sends were made. Otherwise
 // it clears Pending and returns nil: the error was reported, and the caller arms a new send.
-func (a *Attempt) Report(t *Tickets, maxSends int) *publish.Error {
+func (a *Attempt) Report(t *Tickets, maxSends int) *provider.Error {
 	if a.Pending != nil && t.Take(a.Ticket) {
 		e := a.Pending.Err()
 		if e.Transient && a.Sends >= maxSends {
@@ -124,7 +124,7 @@ const sendRounds = 6
 
 // DefaultMaxSends is the bound on a destination's sends that providers take when none is
 // configured: six Steps of sends repeated with r (Send).
-func DefaultMaxSends(r publish.Repeat) int { return sendRounds * r.MaxCalls() }
+func DefaultMaxSends(r provider.Repeat) int { return sendRounds * r.MaxCalls() }
 
 // Send makes the armed send with r, counting each request in a.Sends. A failure known not to
 // have posted (NotPosted: the platform's own error answer, no connection made, the media cut
@@ -132,10 +132,10 @@ func DefaultMaxSends(r publish.Repeat) int { return sendRounds * r.MaxCalls() }
 // was posted, so a second request cannot post twice, and this Step holds the send's ticket. A
 // failure whose outcome is unknown (Unknown) is never sent again. It returns send's last error
 // as send returned it; the caller reads it with Unknown and NotPosted as before.
-func (a *Attempt) Send(ctx context.Context, r publish.Repeat, maxSends int, platform string, classify func(error) *publish.Error, send func() error) error {
-	return r.Do(ctx, func(err error) *publish.Error {
+func (a *Attempt) Send(ctx context.Context, r provider.Repeat, maxSends int, platform string, classify func(error) *provider.Error, send func() error) error {
+	return r.Do(ctx, func(err error) *provider.Error {
 		if Unknown(ctx, err) || a.Sends >= maxSends {
-			return publish.Permanent(publish.CategoryInternal, 0, "%v", err) // ends the tries
+			return provider.Permanent(provider.CategoryInternal, 0, "%v", err) // ends the tries
 		}
 		return NotPosted(err, platform, classify)
 	}, func() error {
@@ -144,7 +144,7 @@ func (a *Attempt) Send(ctx context.Context, r publish.Repeat, maxSends int, plat
 	})
 }
 
-// SavedError is a *publish.Error kept in State until it is reported.
+// SavedError is a *provider.Error kept in State until it is reported.
 type SavedError struct {
 	Category     string `json:"category"`
 	Transient    bool   `json:"transient"`
@@ -154,13 +154,13 @@ type SavedError struct {
 }
 
 // Save keeps e for State.
-func Save(e *publish.Error) *SavedError {
+func Save(e *provider.Error) *SavedError {
 	return &SavedError{Category: e.Category, Transient: e.Transient, RetryAfterMS: e.RetryAfter.Milliseconds(), Message: e.Message, Status: e.Status}
 }
 
 // Err is the kept error (RetryAfter to the millisecond).
-func (s *SavedError) Err() *publish.Error {
-	return &publish.Error{Category: s.Category, Transient: s.Transient, RetryAfter: time.Duration(s.RetryAfterMS) * time.Millisecond, Message: s.Message, Status: s.Status}
+func (s *SavedError) Err() *provider.Error {
+	return &provider.Error{Category: s.Category, Transient: s.Transient, RetryAfter: time.Duration(s.RetryAfterMS) * time.Millisecond, Message: s.Message, Status: s.Status}
 }
 
 // Unknown reports whether a failed send may have posted: no answer came after a connection
@@ -173,10 +173,10 @@ func Unknown(ctx context.Context, err error) bool {
 // NotPosted is the error to keep for a send that failed without posting: for media that
 // failed mid-body (a *SourceError) a transient upstream_unavailable error that names the
 // platform, else classify(err).
-func NotPosted(err error, platform string, classify func(error) *publish.Error) *publish.Error {
+func NotPosted(err error, platform string, classify func(error) *provider.Error) *provider.Error {
 	var se *SourceError
 	if errors.As(err, &se) {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "reading the video for %s failed mid-upload: %v", platform, se.Err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "reading the video for %s failed mid-upload: %v", platform, se.Err)
 	}
 	return classify(err)
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -59,18 +59,18 @@ func TestTickets(t *testing.T) {
 }
 
 func TestAttemptReport(t *testing.T) {
-	transient := publish.Transient(publish.CategoryRateLimited, 429, 1500*time.Millisecond, "slow down")
-	permanent := publish.Permanent(publish.CategoryInvalidOptions, 400, "bad caption")
+	transient := provider.Transient(provider.CategoryRateLimited, 429, 1500*time.Millisecond, "slow down")
+	permanent := provider.Permanent(provider.CategoryInvalidOptions, 400, "bad caption")
 	tests := []struct {
 		name    string
-		pending *publish.Error
+		pending *provider.Error
 		sends   int
 		armed   bool // the pending error's ticket is armed in this process
-		want    *publish.Error
+		want    *provider.Error
 	}{
 		{"transient reported", transient, 5, true, transient},
 		{"transient gives up after max sends", transient, 6, true,
-			&publish.Error{Category: publish.CategoryRateLimited, Status: 429, RetryAfter: 1500 * time.Millisecond, Message: "slow down (gave up after 6 attempts)"}},
+			&provider.Error{Category: provider.CategoryRateLimited, Status: 429, RetryAfter: 1500 * time.Millisecond, Message: "slow down (gave up after 6 attempts)"}},
 		{"permanent reported as it is", permanent, 6, true, permanent},
 		{"ticket not in this process: not reported, cleared", transient, 1, false, nil},
 		{"nothing pending", nil, 1, true, nil},
@@ -109,8 +109,8 @@ func TestAttemptReport(t *testing.T) {
 }
 
 func TestNotPostedAndUnknown(t *testing.T) {
-	classify := func(err error) *publish.Error {
-		return publish.Permanent(publish.CategoryInternal, 0, "classified: %v", err)
+	classify := func(err error) *provider.Error {
+		return provider.Permanent(provider.CategoryInternal, 0, "classified: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -213,7 +213,7 @@ func TestPost(t *testing.T) {
 			var got string
 			var se *SourceError
 			var ue *UnknownError
-			var pe *publish.Error
+			var pe *provider.Error
 			switch {
 			case err == nil:
 				b, _ := io.ReadAll(resp.Body)
@@ -223,7 +223,7 @@ func TestPost(t *testing.T) {
 				got = "source"
 			case errors.As(err, &ue):
 				got = "unknown"
-			case errors.As(err, &pe) && pe.Transient && pe.Category == publish.CategoryUpstreamUnavailable:
+			case errors.As(err, &pe) && pe.Transient && pe.Category == provider.CategoryUpstreamUnavailable:
 				got = "not sent"
 			default:
 				got = fmt.Sprintf("%T %v", err, err)

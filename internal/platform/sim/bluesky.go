@@ -108,6 +108,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/secret"
 )
 
@@ -565,7 +566,7 @@ func saveAccount(tx Tx, acc Account) error {
 	if err := save(tx, Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
 		return err
 	}
-	return save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(BlueskySandboxHandle(acc.ID))), Account: acc.ID}, did)
+	return save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID))), Account: acc.ID}, did)
 }
 
 // knownAccount finds the account that signed in with a DID or handle.
@@ -592,7 +593,7 @@ func (b *Bluesky) profile(acc Account) BlueskyProfile {
 }
 
 func (b *Bluesky) sessionAnswer(acc Account, access, refresh string) map[string]any {
-	did, handle := BlueskyDID(acc.ID), BlueskySandboxHandle(acc.ID)
+	did, handle := BlueskyDID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
 	return map[string]any{
 		"accessJwt": access, "refreshJwt": refresh, "handle": handle, "did": did,
 		"didDoc": map[string]any{
@@ -673,7 +674,7 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 	if authed {
 		acc, authed = b.cfg.Accounts.Resolve(ctx, *in.Password)
 	}
-	authed = authed && (ident == strings.ToLower(BlueskySandboxHandle(acc.ID)) || ident == BlueskyDID(acc.ID))
+	authed = authed && (ident == strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID)) || ident == BlueskyDID(acc.ID))
 	fault := ""
 	var keys *bskyKeys
 	if authed {
@@ -1502,7 +1503,7 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", msg)
 		return
 	}
-	did, handle := BlueskyDID(acc.ID), BlueskySandboxHandle(acc.ID)
+	did, handle := BlueskyDID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
 	switch {
 	case in.Repo == "" || in.Collection == "" || len(in.Record) == 0:
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Input must have the properties "repo", "collection" and "record"`)
@@ -1668,7 +1669,7 @@ func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	prof := b.profile(acc)
 	bskyJSON(w, http.StatusOK, map[string]any{
-		"did": did, "handle": BlueskySandboxHandle(acc.ID), "displayName": prof.DisplayName, "avatar": prof.Avatar,
+		"did": did, "handle": sandboxtoken.BlueskyHandle(acc.ID), "displayName": prof.DisplayName, "avatar": prof.Avatar,
 		"followersCount": 0, "followsCount": 0, "postsCount": posts,
 		"indexedAt": b.cfg.Now().UTC().Format(time.RFC3339), "createdAt": "2024-01-01T00:00:00.000Z",
 	})

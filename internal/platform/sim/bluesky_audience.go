@@ -37,6 +37,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"hash/fnv"
 	"net/http"
 	"net/url"
@@ -94,7 +95,7 @@ type bskyNode struct {
 }
 
 func (b *Bluesky) recordNode(p *bskyPost) bskyNode {
-	n := bskyNode{uri: p.URI, cid: p.CID, did: BlueskyDID(p.Account), handle: BlueskySandboxHandle(p.Account),
+	n := bskyNode{uri: p.URI, cid: p.CID, did: BlueskyDID(p.Account), handle: sandboxtoken.BlueskyHandle(p.Account),
 		displayName: b.profile(p.author()).DisplayName, record: p.Record, at: p.At, parent: p.ReplyParent, root: p.ReplyRoot}
 	if p.ReplyParent == "" {
 		n.item = p

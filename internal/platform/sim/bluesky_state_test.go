@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 )
 
 // swappable serves with the handler set last: the process at an address, replaced by a restart.
@@ -126,7 +127,7 @@ func TestBlueskyAcrossProcesses(t *testing.T) {
 			// Three sign-ins a day, the first above: two more, at either process, and no more.
 			h.login()
 			h.login()
-			ident := map[string]string{"identifier": BlueskySandboxHandle("sbx_aa"), "password": "pw"}
+			ident := map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "pw"}
 			h.post("com.atproto.server.createSession", "", ident).want(t, http.StatusTooManyRequests, "RateLimitExceeded", "")
 
 			sw.set(process()) // a restart
@@ -136,7 +137,7 @@ func TestBlueskyAcrossProcesses(t *testing.T) {
 			if thread.status != http.StatusOK || len(below) != 1 || below[0].(map[string]any)["post"].(map[string]any)["uri"] != reply.body["uri"] {
 				t.Fatalf("after a restart, the comment's thread = %d %s", thread.status, thread.raw)
 			}
-			got := h.call(http.MethodGet, "com.atproto.repo.getRecord", "", url.Values{"repo": {BlueskySandboxHandle("sbx_aa")},
+			got := h.call(http.MethodGet, "com.atproto.repo.getRecord", "", url.Values{"repo": {sandboxtoken.BlueskyHandle("sbx_aa")},
 				"collection": {"app.bsky.feed.post"}, "rkey": {rkey}}, "", nil)
 			if got.status != http.StatusOK || got.body["cid"] != cid {
 				t.Fatalf("after a restart, getRecord = %d %s", got.status, got.raw)
@@ -176,11 +177,11 @@ func TestBlueskySignInsOfUnknownIdentifiers(t *testing.T) {
 		t.Fatalf("%d identifiers counted in the State for calls of no account", n)
 	}
 	h.login()
-	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskySandboxHandle("sbx_aa"), "password": "wrong"}).
+	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "wrong"}).
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskyDID("sbx_aa"), "password": "wrong"}).
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
-	calls, _, _, err := load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(BlueskySandboxHandle("sbx_aa"))))
+	calls, _, _, err := load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(sandboxtoken.BlueskyHandle("sbx_aa"))))
 	if err != nil || len(calls) != 2 || logins() != 2 {
 		t.Fatalf("the account's handle has %d calls counted (%v), %d identifiers in all; want 2 and 2", len(calls), err, logins())
 	}

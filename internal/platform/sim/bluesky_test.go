@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 )
 
 type bskyHarness struct {
@@ -89,7 +90,7 @@ func (a bskyAnswer) want(t *testing.T, status int, name, text string) {
 
 func (h *bskyHarness) login() (access, refresh string) {
 	h.t.Helper()
-	a := h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskySandboxHandle("sbx_aa"), "password": "pw"})
+	a := h.post("com.atproto.server.createSession", "", map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "pw"})
 	if a.status != 200 {
 		h.t.Fatalf("createSession: %d %s", a.status, a.raw)
 	}
@@ -136,7 +137,7 @@ func (h *bskyHarness) upload(access string, video []byte) map[string]any {
 func TestBlueskySessions(t *testing.T) {
 	t.Parallel()
 	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{SessionsPer5Min: 3})
-	handle := BlueskySandboxHandle("sbx_aa")
+	handle := sandboxtoken.BlueskyHandle("sbx_aa")
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": handle, "password": "wrong"}).
 		want(t, 401, "AuthenticationRequired", "Invalid identifier or password")
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": "other.bsky.test", "password": "pw"}).
@@ -340,7 +341,7 @@ func TestBlueskyCreateRecord(t *testing.T) {
 	create(rkey, rec(nil)).want(t, 500, "InternalServerError", "")
 	pub := h.rec.Snapshot(nil).Published
 	if len(pub) != 1 || pub[0].ID != uri || pub[0].Text != "hi #x" ||
-		pub[0].URL != "https://bsky.app/profile/"+BlueskySandboxHandle("sbx_aa")+"/post/"+rkey {
+		pub[0].URL != "https://bsky.app/profile/"+sandboxtoken.BlueskyHandle("sbx_aa")+"/post/"+rkey {
 		t.Errorf("published = %+v", pub)
 	}
 	get := func(rk string) bskyAnswer {
@@ -367,7 +368,7 @@ func TestBlueskyFaultShapes(t *testing.T) {
 		{FailAuth, 401, "AuthenticationRequired"},
 	} {
 		h := newBskyHarness(t, Behavior{Fail: c.fail}, BlueskyOptions{})
-		a := h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskySandboxHandle("sbx_aa"), "password": "pw"})
+		a := h.post("com.atproto.server.createSession", "", map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "pw"})
 		a.want(t, c.status, c.name, "")
 		if c.fail == FailRateLimit && a.header.Get("RateLimit-Reset") == "" {
 			t.Errorf("429 without RateLimit-Reset: %v", a.header)

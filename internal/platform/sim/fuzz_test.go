@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 )
 
 // The simulators face every test and every sandbox user, so each is fuzzed through its
@@ -350,7 +351,7 @@ func FuzzBlueskySim(f *testing.F) {
 		},
 		prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/xrpc/com.atproto.server.createSession", "Content-Type: application/json",
-				`{"identifier":"`+BlueskySandboxHandle(account)+`","password":"tok"}`)
+				`{"identifier":"`+sandboxtoken.BlueskyHandle(account)+`","password":"tok"}`)
 			var out struct {
 				AccessJwt  string `json:"accessJwt"`
 				RefreshJwt string `json:"refreshJwt"`

@@ -16,105 +16,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
-
-// TokenMint mints and verifies the OAuth tokens of one platform's simulator. Tokens carry their
-// account and expiry under a MAC, so any process holding the key verifies them: the API that
-// serves the simulator and the worker that publishes need no shared table.
-type TokenMint struct {
-	Key      []byte
-	Platform string
-}
-
-const (
-	expiringPrefix = "sbx2."
-	refreshPrefix  = "sbr1."
-)
-
-// Access mints an access token for account that expires at exp.
-func (m TokenMint) Access(account string, exp time.Time) string {
-	// A nonce after the expiry, so that two tokens minted in the same second differ, as a
-	// platform's do.
-	n := make([]byte, 6)
-	_, _ = rand.Read(n)
-	e := strconv.FormatInt(exp.Unix(), 10) + "-" + hex.EncodeToString(n)
-	return expiringPrefix + m.Platform + "." + account + "." + e + "." + m.mac("access", account, e)
-}
-
-// Refresh mints a refresh token for account; each is different (a nonce), so a rotated one is
-// visibly new.
-func (m TokenMint) Refresh(account string) string {
-	n := make([]byte, 8)
-	_, _ = rand.Read(n)
-	nonce := hex.EncodeToString(n)
-	return refreshPrefix + m.Platform + "." + account + "." + nonce + "." + m.mac("refresh", account, nonce)
-}
-
-// RefreshAccount verifies a refresh token and returns its account.
-func (m TokenMint) RefreshAccount(token string) (string, bool) {
-	p, account, extra, ok := m.split(token, refreshPrefix, "refresh")
-	return account, ok && p == m.Platform && extra != ""
-}
-
-// ClientSecret is the secret of the sandbox OAuth client of this platform (client id
-// SandboxClientID): what reelay presents to the simulator's token endpoint.
-func (m TokenMint) ClientSecret() string {
-	return m.mac("client-secret", SandboxClientID, "")
-}
-
-// SandboxClientID is the client id of reelay's OAuth app on every simulator.
-const SandboxClientID = "reelay-sandbox"
-
-func (m TokenMint) mac(kind, account, extra string) string {
-	h := hmac.New(sha256.New, m.Key)
-	h.Write([]byte("reelay-sandbox-oauth|" + kind + "|" + m.Platform + "|" + account + "|" + extra))
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
-}
-
-// split parses prefix + platform "." account "." extra "." mac, verifying the MAC.
-func (m TokenMint) split(token, prefix, kind string) (platform, account, extra string, ok bool) {
-	rest, found := strings.CutPrefix(token, prefix)
-	if !found {
-		return "", "", "", false
-	}
-	parts := strings.Split(rest, ".")
-	if len(parts) != 4 {
-		return "", "", "", false
-	}
-	platform, account, extra = parts[0], parts[1], parts[2]
-	if platform != m.Platform || !hmac.Equal([]byte(parts[3]), []byte(m.mac(kind, account, extra))) {
-		return "", "", "", false
-	}
-	return platform, account, extra, true
-}
-
-// ParseAccessToken verifies a sandbox access token of either kind (a sandbox channel's, which
-// never expires, or one the token endpoint issued) and returns its account and expiry (zero:
-// never).
-func (m TokenMint) ParseAccessToken(token string) (account string, exp time.Time, ok bool) {
-	if strings.HasPrefix(token, tokenPrefix) {
-		p, a, ok := ParseSandboxToken(m.Key, token)
-		return a, time.Time{}, ok && p == m.Platform
-	}
-	_, account, e, ok := m.split(token, expiringPrefix, "access")
-	if !ok {
-		return "", time.Time{}, false
-	}
-	e, _, _ = strings.Cut(e, "-")
-	unix, err := strconv.ParseInt(e, 10, 64)
-	if err != nil {
-		return "", time.Time{}, false
-	}
-	return account, time.Unix(unix, 0), true
-}
 
 // oauthDialect is how one platform's authorization server speaks.
 type oauthDialect struct {
@@ -180,7 +90,7 @@ func OAuthPlatforms() []string {
 
 // OAuthConfig is the sandbox OAuth app of a simulator.
 type OAuthConfig struct {
-	Mint TokenMint
+	Mint sandboxtoken.Mint
 	// RedirectURIs are the registered redirect URIs of the sandbox client: a consent request
 	// naming another is refused, as every platform refuses an unregistered redirect.
 	RedirectURIs []string
@@ -315,7 +225,7 @@ func (s *oauthServer) consent(w http.ResponseWriter, r *http.Request) {
 	clientID := q.Get(d.clientParam)
 	redirect := q.Get("redirect_uri")
 	// Before a redirect URI is trusted, errors are shown on the page, never redirected.
-	if clientID != SandboxClientID {
+	if clientID != sandboxtoken.ClientID {
 		http.Error(w, fmt.Sprintf("invalid %s: unknown app", d.clientParam), http.StatusBadRequest)
 		return
 	}
@@ -442,7 +352,7 @@ func (s *oauthServer) client(r *http.Request) bool {
 			id, secret = r.FormValue("client_id"), r.FormValue("client_secret")
 		}
 	}
-	return id == SandboxClientID && hmac.Equal([]byte(secret), []byte(s.cfg.Mint.ClientSecret()))
+	return id == sandboxtoken.ClientID && hmac.Equal([]byte(secret), []byte(s.cfg.Mint.ClientSecret()))
 }
 
 func (s *oauthServer) exchange(w http.ResponseWriter, r *http.Request) {
@@ -542,7 +452,7 @@ func (s *oauthServer) metaLongLived(w http.ResponseWriter, r *http.Request, refr
 			s.oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type must be "+d.metaRefreshGrant)
 			return
 		}
-	} else if id := r.FormValue("client_id"); (id != "" && id != SandboxClientID) ||
+	} else if id := r.FormValue("client_id"); (id != "" && id != sandboxtoken.ClientID) ||
 		!hmac.Equal([]byte(r.FormValue("client_secret")), []byte(s.cfg.Mint.ClientSecret())) {
 		// Threads' exchange takes the secret alone; Facebook's the id and the secret.
 		s.oauthError(w, http.StatusBadRequest, "invalid_client", "client_secret is invalid")

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 )
 
 const testRedirect = "https://reelay.test/api/v1/oauth/linkedin/callback"
 
 // testOAuth is the LinkedIn authorization server on st, as one API process serves it.
 func testOAuth(st State, clock *clocktest.Clock) http.Handler {
-	return WithOAuth("linkedin", OAuthConfig{Mint: TokenMint{Key: []byte("0123456789abcdef0123456789abcdef"), Platform: "linkedin"},
+	return WithOAuth("linkedin", OAuthConfig{Mint: sandboxtoken.Mint{Key: []byte("0123456789abcdef0123456789abcdef"), Platform: "linkedin"},
 		RedirectURIs: []string{testRedirect}, Now: clock.Now, State: st}, http.NotFoundHandler())
 }
 
@@ -36,14 +37,14 @@ func consentFrom(h http.Handler, address string, query url.Values) (*httptest.Re
 }
 
 func consentQuery(scope string) url.Values {
-	return url.Values{"response_type": {"code"}, "client_id": {SandboxClientID}, "redirect_uri": {testRedirect},
+	return url.Values{"response_type": {"code"}, "client_id": {sandboxtoken.ClientID}, "redirect_uri": {testRedirect},
 		"scope": {scope}, "state": {"st"}}
 }
 
 func exchange(h http.Handler, code string) (int, map[string]any) {
-	mint := TokenMint{Key: []byte("0123456789abcdef0123456789abcdef"), Platform: "linkedin"}
+	mint := sandboxtoken.Mint{Key: []byte("0123456789abcdef0123456789abcdef"), Platform: "linkedin"}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {testRedirect},
-		"client_id": {SandboxClientID}, "client_secret": {mint.ClientSecret()}}
+		"client_id": {sandboxtoken.ClientID}, "client_secret": {mint.ClientSecret()}}
 	r := httptest.NewRequest(http.MethodPost, "/oauth/v2/accessToken", strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	w := httptest.NewRecorder()

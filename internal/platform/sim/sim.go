@@ -10,10 +10,7 @@ package sim
 
 import (
 	"context"
-	"crypto/hmac"
 	cryptorand "crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -28,7 +25,6 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/reelay/reelay/internal/platform/sim/simstate"
-	"github.com/reelay/reelay/internal/secret"
 )
 
 // Behavior is how a sandbox account's platform misbehaves (docs/CONTRACT.md, Sandbox channels).
@@ -270,75 +266,6 @@ func (c *Config) Normalize() {
 		// A pool of its own: http.DefaultTransport's idle connections are anyone's to close.
 		c.PullClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-}
-
-// Sandbox tokens are what sandbox channels present to the simulators as their platform access
-// token: "sbx1." + platform + "." + account + "." + MAC. They verify themselves, so the
-// simulator needs no token table, and a token for one account cannot be forged into another.
-
-const tokenPrefix = "sbx1."
-
-// SandboxTokenKey is the key sandbox tokens are signed with, derived from a server's secret key:
-// the server that mints them and any simulator host that checks them derive it the same way.
-func SandboxTokenKey(secretKey []byte) []byte { return secret.Derive(secretKey, "sandbox tokens") }
-
-// SandboxToken mints the access token of a sandbox account.
-func SandboxToken(key []byte, platform, account string) string {
-	return tokenPrefix + platform + "." + account + "." + tokenMAC(key, platform, account)
-}
-
-// ParseSandboxToken verifies a sandbox token and returns the platform and account it is for.
-func ParseSandboxToken(key []byte, token string) (platform, account string, ok bool) {
-	rest, found := strings.CutPrefix(token, tokenPrefix)
-	if !found {
-		return "", "", false
-	}
-	platform, rest, found = strings.Cut(rest, ".")
-	if !found {
-		return "", "", false
-	}
-	i := strings.LastIndexByte(rest, '.')
-	if i < 0 {
-		return "", "", false
-	}
-	account, mac := rest[:i], rest[i+1:]
-	if !hmac.Equal([]byte(mac), []byte(tokenMAC(key, platform, account))) {
-		return "", "", false
-	}
-	return platform, account, true
-}
-
-func tokenMAC(key []byte, platform, account string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("reelay-sandbox-token|" + platform + "|" + account))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
-}
-
-// SandboxCredentials are the credentials a sandbox channel presents to its simulator, in the
-// form the platform's provider reads for a real channel: most platforms take an OAuth access
-// token; the token-based ones take what their users paste (a Telegram bot token and chat, a
-// Discord webhook URL, a Bluesky handle and app password, a Mastodon instance and token).
-// baseURL is the simulator's (what the provider gets as Destination.BaseURL) and token the
-// account's sandbox token.
-func SandboxCredentials(platform, baseURL, account, token string) map[string]string {
-	switch platform {
-	case "bluesky":
-		return map[string]string{"handle": BlueskySandboxHandle(account), "app_password": token, "pds_url": baseURL}
-	case "telegram":
-		return map[string]string{"bot_token": token, "chat_id": "@" + account}
-	case "discord":
-		return map[string]string{"webhook_url": baseURL + "/api/webhooks/" + account + "/" + token}
-	case "mastodon":
-		return map[string]string{"instance_url": baseURL, "access_token": token}
-	default:
-		return map[string]string{"access_token": token}
-	}
-}
-
-// BlueskySandboxHandle is the handle of a sandbox Bluesky account: account ids ("sbx_…") are
-// not valid handles, so the underscore becomes a hyphen under a reserved-looking domain.
-func BlueskySandboxHandle(account string) string {
-	return strings.ToLower(strings.ReplaceAll(account, "_", "-")) + ".sandbox.bsky.test"
 }
 
 // What follows is shared by the simulators.

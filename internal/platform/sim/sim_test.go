@@ -1,25 +1,28 @@
 package sim
 
-import "testing"
+import (
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"testing"
+)
 
 func TestSandboxToken(t *testing.T) {
 	t.Parallel()
 	key := []byte("0123456789abcdef0123456789abcdef")
-	tok := SandboxToken(key, "youtube", "sbx_ab12")
-	p, a, ok := ParseSandboxToken(key, tok)
+	tok := sandboxtoken.Token(key, "youtube", "sbx_ab12")
+	p, a, ok := sandboxtoken.Parse(key, tok)
 	if !ok || p != "youtube" || a != "sbx_ab12" {
 		t.Fatalf("parse = %q %q %v", p, a, ok)
 	}
-	other := SandboxToken(key, "youtube", "sbx_other")
+	other := sandboxtoken.Token(key, "youtube", "sbx_other")
 	for name, bad := range map[string]string{
-		"other key":      SandboxToken([]byte("another key of thirty-two bytes!!"), "youtube", "sbx_ab12"),
+		"other key":      sandboxtoken.Token([]byte("another key of thirty-two bytes!!"), "youtube", "sbx_ab12"),
 		"swapped mac":    tok[:len(tok)-24] + other[len(other)-24:],
 		"other platform": "sbx1.tiktok" + tok[len("sbx1.youtube"):],
 		"no prefix":      tok[5:],
 		"empty":          "",
 		"truncated":      tok[:len(tok)-1],
 	} {
-		if _, _, ok := ParseSandboxToken(key, bad); ok {
+		if _, _, ok := sandboxtoken.Parse(key, bad); ok {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/sendonce"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // Bot API objects that the provider reads (core.telegram.org/bots/api#available-types).
@@ -86,7 +86,7 @@ func (e *apiError) Error() string {
 // publishError classifies a Bot API error. Telegram's descriptions are stable strings
 // ("Bad Request: chat not found", "Forbidden: bot is not a member of the channel chat", ...),
 // and the HTTP status equals error_code.
-func (e *apiError) publishError() *publish.Error {
+func (e *apiError) publishError() *provider.Error {
 	msg := e.Error()
 	d := strings.ToLower(e.Description)
 	code := e.Code
@@ -99,35 +99,35 @@ func (e *apiError) publishError() *publish.Error {
 		if ra <= 0 {
 			ra = 5 * time.Second
 		}
-		return publish.Transient(publish.CategoryRateLimited, e.Status, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, e.Status, ra, "%s", msg)
 	case code == http.StatusUnauthorized || code == http.StatusNotFound:
 		// 401 is a revoked or unknown token; 404 "Not Found" is a token of the wrong shape.
-		return publish.Permanent(publish.CategoryAuthExpired, e.Status,
+		return provider.Permanent(provider.CategoryAuthExpired, e.Status,
 			"%s: the bot token was refused; create a new one with @BotFather and reconnect the channel", msg)
 	case code == http.StatusForbidden:
 		// The bot was removed from the channel, blocked, or lost the right to post: the
 		// channel's connection no longer works until someone fixes it on Telegram, which is
 		// what reauth_required asks for (invalid_options would point at the post instead).
-		return publish.Permanent(publish.CategoryAuthExpired, e.Status,
+		return provider.Permanent(provider.CategoryAuthExpired, e.Status,
 			"%s: add the bot to the chat as an administrator allowed to post messages", msg)
 	case code == http.StatusRequestEntityTooLarge:
-		return publish.Permanent(publish.CategoryMediaRejected, e.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, e.Status, "%s", msg)
 	case code >= 500:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.Status, e.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.Status, e.RetryAfter, "%s", msg)
 	case code == http.StatusBadRequest:
 		switch {
 		case strings.Contains(d, "chat not found"), strings.Contains(d, "caption"),
 			strings.Contains(d, "parse"), strings.Contains(d, "entit"), strings.Contains(d, "chat_id"),
 			strings.Contains(d, "not enough rights"), strings.Contains(d, "upgraded to a supergroup"):
-			return publish.Permanent(publish.CategoryInvalidOptions, e.Status, "%s", msg)
+			return provider.Permanent(provider.CategoryInvalidOptions, e.Status, "%s", msg)
 		case strings.Contains(d, "video"), strings.Contains(d, "file"), strings.Contains(d, "thumb"),
 			strings.Contains(d, "photo"), strings.Contains(d, "too big"), strings.Contains(d, "dimension"),
 			strings.Contains(d, "media"):
-			return publish.Permanent(publish.CategoryMediaRejected, e.Status, "%s", msg)
+			return provider.Permanent(provider.CategoryMediaRejected, e.Status, "%s", msg)
 		}
-		return publish.Permanent(publish.CategoryInvalidOptions, e.Status, "%s", msg)
+		return provider.Permanent(provider.CategoryInvalidOptions, e.Status, "%s", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, e.Status, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, e.Status, "%s", msg)
 }
 
 // client calls the Bot API with one bot token. The token is part of every URL
@@ -150,23 +150,23 @@ func (c client) call(ctx context.Context, method string, params url.Values, out 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(method), strings.NewReader(params.Encode()))
 	if err != nil {
-		return publish.Permanent(publish.CategoryInternal, 0, "Telegram %s: building the request failed", method)
+		return provider.Permanent(provider.CategoryInternal, 0, "Telegram %s: building the request failed", method)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Telegram %s: %v", method, stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Telegram %s: %v", method, stripURL(err))
 	}
 	defer resp.Body.Close()
 	return c.decode(resp, method, out)
 }
 
 // decode reads a Bot API answer: its result into out, or an *apiError. An answer that is not
-// the Bot API's JSON is a transient *publish.Error.
+// the Bot API's JSON is a transient *provider.Error.
 func (c client) decode(resp *http.Response, method string, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: reading the answer: %v", method, stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: reading the answer: %v", method, stripURL(err))
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil || (!env.OK && env.ErrorCode == 0 && env.Description == "") {
@@ -175,7 +175,7 @@ func (c client) decode(resp *http.Response, method string, out any) error {
 			// The front proxy refuses an oversized body before the Bot API sees it.
 			return &apiError{Method: method, Status: resp.StatusCode, Code: resp.StatusCode, Description: "Request Entity Too Large"}
 		}
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, retryAfterHeader(resp.Header),
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, retryAfterHeader(resp.Header),
 			"Telegram %s: unexpected answer (HTTP %d): %s", method, resp.StatusCode, body)
 	}
 	if !env.OK {
@@ -192,7 +192,7 @@ func (c client) decode(resp *http.Response, method string, out any) error {
 	}
 	if out != nil {
 		if err := json.Unmarshal(env.Result, out); err != nil {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: unexpected result: %v", method, err)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: unexpected result: %v", method, err)
 		}
 	}
 	return nil
@@ -218,13 +218,13 @@ func (c client) getChatMember(ctx context.Context, chatID string, userID int64) 
 
 // upload POSTs f to method through sendonce.Post. A failure is an *apiError (Telegram
 // answered: nothing was posted), a *sendonce.SourceError (the media could not be read: the
-// body was cut short), a *sendonce.UnknownError, or a *publish.Error for a request that never
+// body was cut short), a *sendonce.UnknownError, or a *provider.Error for a request that never
 // left.
 func (c client) upload(ctx context.Context, method string, f sendonce.Form) (message, error) {
 	resp, err := sendonce.Post(ctx, c.hc, "Telegram "+method, f, func(ctx context.Context, body io.Reader) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint(method), body)
 		if err != nil {
-			return nil, publish.Permanent(publish.CategoryInternal, 0, "Telegram %s: building the request failed", method)
+			return nil, provider.Permanent(provider.CategoryInternal, 0, "Telegram %s: building the request failed", method)
 		}
 		return req, nil
 	})

@@ -40,7 +40,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sendonce"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is the Bot API's host.
@@ -71,14 +71,14 @@ type Config struct {
 	LocalServer bool
 	// MaxVideoBytes overrides the upload limit (0: by LocalServer).
 	MaxVideoBytes int64
-	// HTTPClient makes every request (publish.NewHTTPClient(0): uploads are bounded by their
+	// HTTPClient makes every request (provider.NewHTTPClient(0): uploads are bounded by their
 	// context).
 	HTTPClient *http.Client
 	// APITimeout bounds each call other than the upload (30 s).
 	APITimeout time.Duration
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 	// MaxSends is how many sendVideo requests one destination may make after failures that
 	// did not post before a transient failure becomes permanent (sendonce.DefaultMaxSends).
 	MaxSends int
@@ -86,14 +86,20 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is Telegram's publish.Provider.
+// Provider is Telegram's provider.Provider.
 type Provider struct {
 	cfg Config
 
 	tickets sendonce.Tickets // armed sends of this process
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+)
 
 // New returns a Telegram provider.
 func New(cfg Config) *Provider {
@@ -108,7 +114,7 @@ func New(cfg Config) *Provider {
 		}
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.APITimeout <= 0 {
 		cfg.APITimeout = 30 * time.Second
@@ -122,7 +128,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.Telegram }
 
 // Phases of State.
@@ -158,17 +164,17 @@ type Options struct {
 	Caption *string `json:"caption"`
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Telegram state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Telegram state is unreadable: %v", err)
 		}
 	}
 	c, chatID, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -180,17 +186,17 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 			return st.outcome(), nil
 		}
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored Telegram state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Telegram state has unknown phase %q", st.Phase)
 }
 
 // client resolves the API base and the channel's credentials.
 func (p *Provider) client(baseURL string, creds map[string]string) (client, string, error) {
 	token, chatID := strings.TrimSpace(creds["bot_token"]), strings.TrimSpace(creds["chat_id"])
 	if token == "" {
-		return client{}, "", publish.Permanent(publish.CategoryAuthExpired, 0, "the Telegram channel has no bot token")
+		return client{}, "", provider.Permanent(provider.CategoryAuthExpired, 0, "the Telegram channel has no bot token")
 	}
 	if chatID == "" {
-		return client{}, "", publish.Permanent(publish.CategoryInvalidOptions, 0, "the Telegram channel has no chat_id")
+		return client{}, "", provider.Permanent(provider.CategoryInvalidOptions, 0, "the Telegram channel has no chat_id")
 	}
 	base := strings.TrimRight(baseURL, "/")
 	if base == "" {
@@ -201,7 +207,7 @@ func (p *Provider) client(baseURL string, creds map[string]string) (client, stri
 
 // caption is the text sent: the telegram object's caption, else the post's caption, else its
 // title.
-func caption(d *publish.Destination) (string, error) {
+func caption(d *provider.Destination) (string, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
@@ -218,32 +224,32 @@ func caption(d *publish.Destination) (string, error) {
 }
 
 // start reports a pending error once, checks the post, and arms the send.
-func (p *Provider) start(ctx context.Context, c client, chatID string, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, c client, chatID string, d *provider.Destination, st State) (provider.Outcome, error) {
 	if e := st.Report(&p.tickets, p.cfg.MaxSends); e != nil {
-		return publish.Outcome{}, e
+		return provider.Outcome{}, e
 	}
 	text, err := caption(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	caps, _ := platform.CapabilitiesOf(platform.Telegram)
 	if lim := caps.Text["caption"]; !lim.Check(text) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Telegram caption is %d UTF-16 units long; Telegram accepts at most %d", lim.Count(text), lim.Max)
 	}
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if v.Size > p.cfg.MaxVideoBytes {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; the Telegram Bot API accepts at most %d (a self-hosted Bot API server allows %d)",
 			v.Size, p.cfg.MaxVideoBytes, int64(LocalMaxVideoBytes))
 	}
 	if !st.Checked {
 		bot, err := p.rights(ctx, c, chatID)
 		if err != nil {
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 		st.Checked, st.BotID = true, bot.ID
 	}
@@ -282,13 +288,13 @@ func (p *Provider) rights(ctx context.Context, c client, chatID string) (User, e
 
 // canPost turns a ChatMember into a clear error when it cannot post. A channel's members other
 // than administrators cannot post at all; there Telegram reports can_post_messages.
-func canPost(m ChatMember, chatID string) *publish.Error {
+func canPost(m ChatMember, chatID string) *provider.Error {
 	switch m.Status {
 	case "creator":
 		return nil
 	case "administrator":
 		if m.CanPostMessages != nil && !*m.CanPostMessages {
-			return publish.Permanent(publish.CategoryAuthExpired, http.StatusForbidden,
+			return provider.Permanent(provider.CategoryAuthExpired, http.StatusForbidden,
 				"the bot is an administrator of Telegram chat %s without the right to post messages: turn on \"Post messages\" in its administrator rights", chatID)
 		}
 		return nil
@@ -296,26 +302,26 @@ func canPost(m ChatMember, chatID string) *publish.Error {
 		if m.CanPostMessages == nil {
 			return nil // a group member; a channel reports administrators only
 		}
-		return publish.Permanent(publish.CategoryAuthExpired, http.StatusForbidden,
+		return provider.Permanent(provider.CategoryAuthExpired, http.StatusForbidden,
 			"the bot is not an administrator of Telegram channel %s: add it as an administrator allowed to post messages", chatID)
 	case "restricted":
 		if (m.IsMember == nil || *m.IsMember) && (m.CanSendVideos == nil || *m.CanSendVideos) {
 			return nil
 		}
-		return publish.Permanent(publish.CategoryAuthExpired, http.StatusForbidden,
+		return provider.Permanent(provider.CategoryAuthExpired, http.StatusForbidden,
 			"the bot is restricted in Telegram chat %s and cannot send videos", chatID)
 	case "left", "kicked":
-		return publish.Permanent(publish.CategoryAuthExpired, http.StatusForbidden,
+		return provider.Permanent(provider.CategoryAuthExpired, http.StatusForbidden,
 			"the bot is not in Telegram chat %s (status %s): add it as an administrator allowed to post messages", chatID, m.Status)
 	}
-	return publish.Permanent(publish.CategoryAuthExpired, http.StatusForbidden,
+	return provider.Permanent(provider.CategoryAuthExpired, http.StatusForbidden,
 		"the bot's status in Telegram chat %s is %q; it must be an administrator allowed to post messages", chatID, m.Status)
 }
 
 // send makes the one sendVideo request of an armed State.
-func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) send(ctx context.Context, c client, chatID string, d *provider.Destination, st State) (provider.Outcome, error) {
 	if !p.tickets.Take(st.Ticket) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 			"the Telegram upload started at %s was interrupted before Telegram answered, so it is not known whether the video was posted "+
 				"(sendVideo cannot be repeated safely and a bot cannot read the channel's history). "+
 				"Check the channel %s: if the video is not there, retry this post; reelay does not send it again by itself",
@@ -323,7 +329,7 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 	}
 	text, err := caption(d)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	f, note := p.sendForm(chatID, text, d)
 	// A sendVideo Telegram refused ("If 'ok' equals False, the request was unsuccessful",
@@ -337,7 +343,7 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 	})
 	if err != nil {
 		if sendonce.Unknown(ctx, err) {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
 				"the Telegram upload ended without an answer (%v), so it is not known whether the video was posted; "+
 					"check the channel %s and retry this post only if the video is not there", err, chatID)
 		}
@@ -365,7 +371,7 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *publish
 }
 
 // sendForm builds the sendVideo body, and a note when the thumbnail is left out.
-func (p *Provider) sendForm(chatID, text string, d *publish.Destination) (sendonce.Form, string) {
+func (p *Provider) sendForm(chatID, text string, d *provider.Destination) (sendonce.Form, string) {
 	v := d.Video
 	ctype := v.ContentType
 	if ctype == "" {
@@ -399,7 +405,7 @@ func (p *Provider) sendForm(chatID, text string, d *publish.Destination) (sendon
 }
 
 // thumbnailProblem says why a thumbnail does not meet sendVideo's rule ("" when it does).
-func thumbnailProblem(t *publish.Media) string {
+func thumbnailProblem(t *provider.Media) string {
 	switch {
 	case t.Open == nil || t.Size <= 0:
 		return "it is empty"
@@ -432,17 +438,17 @@ func postURL(ch Chat, msgID int64) string {
 // Identify returns the chat that the credentials post to, after checking that the bot may
 // post there: ExternalID is the chat's numeric id, Name its title, Username its @username.
 // baseURL "" means the configured one. A refused token or a bot without the right to post is
-// an auth_expired *publish.Error.
-func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (publish.Identity, error) {
+// an auth_expired *provider.Error.
+func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[string]string) (provider.Identity, error) {
 	c, chatID, err := p.client(baseURL, creds)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	ch, _, _, err := p.target(ctx, c, chatID)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
-	id := publish.Identity{ExternalID: strconv.FormatInt(ch.ID, 10), Name: ch.Title}
+	id := provider.Identity{ExternalID: strconv.FormatInt(ch.ID, 10), Name: ch.Title}
 	if ch.Username != "" {
 		id.Username = "@" + ch.Username
 	}
@@ -474,7 +480,7 @@ func (p *Provider) target(ctx context.Context, c client, chatID string) (Chat, U
 
 // Options returns what a post to the channel can choose and where it goes: the caption (plain
 // text, at most 1024 UTF-16 units), the target chat, the bot and its rights there, and the
-// upload limit. Errors are *publish.Error values, classified as for Step.
+// upload limit. Errors are *provider.Error values, classified as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string]string) (map[string]any, error) {
 	c, chatID, err := p.client(baseURL, creds)
 	if err != nil {
@@ -502,23 +508,23 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	return opts, nil
 }
 
-func (st State) next() publish.Outcome {
+func (st State) next() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusUploading, State: raw}
+	return provider.Outcome{Status: provider.StatusUploading, State: raw}
 }
 
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: publish.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
 }
 
-// classify turns a call's error into a *publish.Error.
-func classify(err error) *publish.Error {
+// classify turns a call's error into a *provider.Error.
+func classify(err error) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError()
 	}
-	return publish.AsError(err)
+	return provider.AsError(err)
 }
 
 func extension(ctype string) string {

@@ -19,9 +19,10 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -58,10 +59,10 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *telegram.Provider) {
 }
 
 func creds(env *providertest.Env) map[string]string {
-	return sim.SandboxCredentials("telegram", env.BaseURL, account, token)
+	return sandboxtoken.Credentials("telegram", env.BaseURL, account, token)
 }
 
-func dest(env *providertest.Env, v *providertest.Video, options string) *publish.Destination {
+func dest(env *providertest.Env, v *providertest.Video, options string) *provider.Destination {
 	return env.Destination(account, creds(env), v, options)
 }
 
@@ -87,12 +88,12 @@ func TestPublish(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(outs) != 2 || outs[0].Status != publish.StatusUploading {
+			if len(outs) != 2 || outs[0].Status != provider.StatusUploading {
 				t.Fatalf("outcomes %+v: want arm then publish", outs)
 			}
 			out := outs[len(outs)-1]
 			wantID := fmt.Sprintf("%d:1", chatID())
-			if out.Status != publish.StatusPublished || out.ExternalID != wantID || out.URL != "https://t.me/"+account+"/1" {
+			if out.Status != provider.StatusPublished || out.ExternalID != wantID || out.URL != "https://t.me/"+account+"/1" {
 				t.Fatalf("outcome %+v; want published %s at t.me/%s/1", out, wantID, account)
 			}
 			if out.Message != "" {
@@ -210,8 +211,8 @@ func jpegOf(t *testing.T, w, h int) []byte {
 	return b.Bytes()
 }
 
-func thumbMedia(b []byte, ctype string, w, h int) *publish.Media {
-	return &publish.Media{Size: int64(len(b)), ContentType: ctype, Width: w, Height: h,
+func thumbMedia(b []byte, ctype string, w, h int) *provider.Media {
+	return &provider.Media{Size: int64(len(b)), ContentType: ctype, Width: w, Height: h,
 		Open: func(context.Context, int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}
 }
 
@@ -221,7 +222,7 @@ func TestThumbnail(t *testing.T) {
 	big := jpegOf(t, 640, 360)
 	for _, c := range []struct {
 		name      string
-		thumb     *publish.Media
+		thumb     *provider.Media
 		sent      bool
 		wantInMsg string
 	}{
@@ -269,10 +270,10 @@ func TestFaults(t *testing.T) {
 		retry     time.Duration
 		uploads   int
 	}{
-		{fail: sim.FailReject, category: publish.CategoryMediaRejected, text: "VIDEO_FILE_INVALID"},
-		{fail: sim.FailUnavailable, category: publish.CategoryUpstreamUnavailable, transient: true, text: "Internal Server Error"},
-		{fail: sim.FailAuth, category: publish.CategoryAuthExpired, text: "Unauthorized"},
-		{fail: sim.FailRateLimit, category: publish.CategoryRateLimited, transient: true, text: "retry after 7", retry: 7 * time.Second},
+		{fail: sim.FailReject, category: provider.CategoryMediaRejected, text: "VIDEO_FILE_INVALID"},
+		{fail: sim.FailUnavailable, category: provider.CategoryUpstreamUnavailable, transient: true, text: "Internal Server Error"},
+		{fail: sim.FailAuth, category: provider.CategoryAuthExpired, text: "Unauthorized"},
+		{fail: sim.FailRateLimit, category: provider.CategoryRateLimited, transient: true, text: "retry after 7", retry: 7 * time.Second},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -329,7 +330,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if outs[len(outs)-1].Status != publish.StatusPublished {
+			if outs[len(outs)-1].Status != provider.StatusPublished {
 				t.Fatalf("last outcome %+v", outs[len(outs)-1])
 			}
 			in := env.Introspect()
@@ -350,7 +351,7 @@ func TestSendFailureSentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := providertest.Step(context.Background(), p, d)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("send: %+v, %v; want published after the error answers", out, err)
 	}
 	if n := len(env.Requests(http.MethodPost, "/sendVideo")); n != 3 {
@@ -366,24 +367,24 @@ func TestSendFailureSentAgain(t *testing.T) {
 func TestSendFailureReportedOnce(t *testing.T) {
 	t.Parallel()
 	env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}, rand: sequence(0.99, 0.99, 0.1),
-		cfg: telegram.Config{Repeat: publish.Repeat{Tries: 1}}})
+		cfg: telegram.Config{Repeat: provider.Repeat{Tries: 1}}})
 	d := dest(env, providertest.ShortVideo(), "")
 	arm, err := providertest.Step(context.Background(), p, d)
-	if err != nil || arm.Status != publish.StatusUploading {
+	if err != nil || arm.Status != provider.StatusUploading {
 		t.Fatalf("arm: %+v, %v", arm, err)
 	}
 	failed, err := providertest.Step(context.Background(), p, d)
-	if err != nil || failed.Status != publish.StatusUploading {
+	if err != nil || failed.Status != provider.StatusUploading {
 		t.Fatalf("failed send: %+v, %v; want the failure stored, not returned", failed, err)
 	}
 	_, err = providertest.Step(context.Background(), p, d)
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "Internal Server Error")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "Internal Server Error")
 	// The publisher retries from the same stored State: this time it sends.
 	outs, err := env.Run(p, d, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[len(outs)-1].Status != publish.StatusPublished {
+	if outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Fatalf("outcomes %+v", outs)
 	}
 	if n := len(env.Requests(http.MethodPost, "/getChatMember")); n != 1 {
@@ -402,7 +403,7 @@ func TestGivesUpAfterMaxSends(t *testing.T) {
 	}
 	env, p := newEnv(t, setup{behavior: sim.Behavior{Fail: sim.FailFlaky}, rand: sequence(draws...), cfg: telegram.Config{MaxSends: 3}})
 	_, err := env.RunRetrying(p, dest(env, providertest.ShortVideo(), ""), 50)
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, false, "gave up after 3 attempts")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, false, "gave up after 3 attempts")
 	if n := len(env.Requests(http.MethodPost, "/sendVideo")); n != 3 {
 		t.Fatalf("%d sendVideo requests; want 3", n)
 	}
@@ -422,7 +423,7 @@ func TestCrashWhileArmed(t *testing.T) {
 	// A new process (a fresh provider) finds the stored, armed State.
 	restarted := telegram.New(telegram.Config{HTTPClient: env.Client, Now: env.Clock.Now})
 	_, err := restarted.Step(context.Background(), d)
-	pe := providertest.WantError(t, err, publish.CategoryInternal, false, "not known whether the video was posted")
+	pe := providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether the video was posted")
 	if !strings.Contains(pe.Message, "@"+account) {
 		t.Fatalf("message %q does not name the channel", pe.Message)
 	}
@@ -432,12 +433,12 @@ func TestCrashWhileArmed(t *testing.T) {
 
 	// In the same process, the armed State sends once; a second Step with it does not.
 	out, err := providertest.Step(context.Background(), p, d)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("send: %+v, %v", out, err)
 	}
 	d.State = armed
 	_, err = p.Step(context.Background(), d)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "retry this post")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "retry this post")
 	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
 		t.Fatalf("introspection %+v; want one upload and one post", in)
 	}
@@ -464,16 +465,16 @@ func TestAnswerLost(t *testing.T) {
 	env, p := newEnv(t, setup{wrap: wrap})
 	d := dest(env, providertest.ShortVideo(), "")
 	_, err := env.RunRetrying(p, d, 10)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "not known whether the video was posted")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether the video was posted")
 	_, err = p.Step(context.Background(), d)
-	providertest.WantError(t, err, publish.CategoryInternal, false, "not known whether")
+	providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether")
 	if in := env.Introspect(); len(in.Uploads) != 1 || len(in.Published) != 1 {
 		t.Fatalf("introspection %+v; want one upload and one post", in)
 	}
 }
 
 // failingVideo fails its first read session after n bytes.
-func failingVideo(v *providertest.Video, n int64) publish.Media {
+func failingVideo(v *providertest.Video, n int64) provider.Media {
 	m := v.Media()
 	open := m.Open
 	var failed atomic.Bool
@@ -504,7 +505,7 @@ func TestVideoReadFailsMidUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[len(outs)-1].Status != publish.StatusPublished {
+	if outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Fatalf("outcomes %+v", outs)
 	}
 	in := env.Introspect()
@@ -525,16 +526,16 @@ func TestBadOptions(t *testing.T) {
 		text     string
 		requests bool
 	}{
-		{name: "caption too long", options: `{"caption":"` + strings.Repeat("😀", 513) + `"}`, category: publish.CategoryInvalidOptions, text: "1026 UTF-16 units"},
-		{name: "options not an object", options: `[1]`, category: publish.CategoryInvalidOptions, text: "telegram options"},
-		{name: "unknown chat", creds: func(c map[string]string) { c["chat_id"] = "@someone_else" }, category: publish.CategoryInvalidOptions, text: "chat not found", requests: true},
-		{name: "no chat", creds: func(c map[string]string) { delete(c, "chat_id") }, category: publish.CategoryInvalidOptions, text: "no chat_id"},
-		{name: "no token", creds: func(c map[string]string) { delete(c, "bot_token") }, category: publish.CategoryAuthExpired, text: "no bot token"},
-		{name: "revoked token", creds: func(c map[string]string) { c["bot_token"] = "123:revoked" }, category: publish.CategoryAuthExpired, text: "Unauthorized", requests: true},
-		{name: "video over 50 MB", video: providertest.NewVideo(50_000_001, 10*time.Second, 1080, 1920), category: publish.CategoryMediaRejected, text: "at most 50000000"},
+		{name: "caption too long", options: `{"caption":"` + strings.Repeat("😀", 513) + `"}`, category: provider.CategoryInvalidOptions, text: "1026 UTF-16 units"},
+		{name: "options not an object", options: `[1]`, category: provider.CategoryInvalidOptions, text: "telegram options"},
+		{name: "unknown chat", creds: func(c map[string]string) { c["chat_id"] = "@someone_else" }, category: provider.CategoryInvalidOptions, text: "chat not found", requests: true},
+		{name: "no chat", creds: func(c map[string]string) { delete(c, "chat_id") }, category: provider.CategoryInvalidOptions, text: "no chat_id"},
+		{name: "no token", creds: func(c map[string]string) { delete(c, "bot_token") }, category: provider.CategoryAuthExpired, text: "no bot token"},
+		{name: "revoked token", creds: func(c map[string]string) { c["bot_token"] = "123:revoked" }, category: provider.CategoryAuthExpired, text: "Unauthorized", requests: true},
+		{name: "video over 50 MB", video: providertest.NewVideo(50_000_001, 10*time.Second, 1080, 1920), category: provider.CategoryMediaRejected, text: "at most 50000000"},
 		// A provider configured for a local Bot API server sends it; the cloud refuses it.
 		{name: "refused by the server", video: providertest.NewVideo(50_000_001, 10*time.Second, 1080, 1920), cfg: telegram.Config{LocalServer: true},
-			category: publish.CategoryMediaRejected, text: "Request Entity Too Large", requests: true},
+			category: provider.CategoryMediaRejected, text: "Request Entity Too Large", requests: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -566,7 +567,7 @@ func TestIdentify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := publish.Identity{ExternalID: strconv.FormatInt(chatID(), 10), Name: "Reelay sandbox channel", Username: "@" + account}
+	want := provider.Identity{ExternalID: strconv.FormatInt(chatID(), 10), Name: "Reelay sandbox channel", Username: "@" + account}
 	if id != want {
 		t.Fatalf("identity %+v; want %+v", id, want)
 	}
@@ -579,7 +580,7 @@ func TestIdentify(t *testing.T) {
 
 	c["bot_token"] = "999:unknown"
 	_, err = p.Identify(context.Background(), env.BaseURL, c)
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Unauthorized")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Unauthorized")
 }
 
 func TestOptions(t *testing.T) {
@@ -625,7 +626,7 @@ func TestOptions(t *testing.T) {
 	c := creds(env)
 	c["chat_id"] = "@nobody_here"
 	_, err = p.Options(context.Background(), env.BaseURL, c)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "chat not found")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "chat not found")
 }
 
 // TestBotRights: a bot that is not allowed to post fails before the upload, clearly.
@@ -652,12 +653,12 @@ func TestBotRights(t *testing.T) {
 			}
 			env, p := newEnv(t, setup{wrap: wrap})
 			_, err := env.Run(p, dest(env, providertest.ShortVideo(), ""), 5)
-			providertest.WantError(t, err, publish.CategoryAuthExpired, false, c.text)
+			providertest.WantError(t, err, provider.CategoryAuthExpired, false, c.text)
 			if n := len(env.Requests(http.MethodPost, "/sendVideo")); n != 0 {
 				t.Fatalf("%d sendVideo requests; want none", n)
 			}
 			_, err = p.Identify(context.Background(), env.BaseURL, creds(env))
-			providertest.WantError(t, err, publish.CategoryAuthExpired, false, c.text)
+			providertest.WantError(t, err, provider.CategoryAuthExpired, false, c.text)
 		})
 	}
 }

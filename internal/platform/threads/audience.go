@@ -22,15 +22,13 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // insightMetrics are the media insights Metrics reads.
@@ -43,22 +41,22 @@ const maxReplyPages = 5
 const replyFields = "id,text,username,timestamp,replied_to,is_reply_owned_by_me"
 
 // channelGraph is a Graph client with the channel's token.
-func (p *Provider) channelGraph(ch publish.Channel) (metagraph.Client, error) {
+func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
 	token := ch.Credentials["access_token"]
 	if token == "" {
-		return metagraph.Client{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
 
-// Metrics implements analytics.Source. A post Threads does not show (deleted, or not the
+// Metrics implements provider.MetricsSource. A post Threads does not show (deleted, or not the
 // channel's) is left out.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]analytics.Metrics, len(itemIDs))
+	out := make(map[string]provider.Metrics, len(itemIDs))
 	for _, id := range itemIDs {
 		vals, err := g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
 		if metagraph.NotFound(err) {
@@ -70,16 +68,16 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 		if len(vals) == 0 {
 			continue
 		}
-		m := analytics.Metrics{}
+		m := provider.Metrics{}
 		for name, field := range map[string]**int64{"views": &m.Views, "likes": &m.Likes, "replies": &m.Comments} {
 			if n, ok := metagraph.Count(vals[name]); ok {
-				*field = analytics.N(n)
+				*field = provider.N(n)
 			}
 		}
 		for _, name := range []string{"reposts", "quotes", "shares"} {
 			if n, ok := metagraph.Count(vals[name]); ok {
 				if m.Shares == nil {
-					m.Shares = analytics.N(0)
+					m.Shares = provider.N(0)
 				}
 				*m.Shares += n
 			}
@@ -102,8 +100,8 @@ type reply struct {
 }
 
 // comment is the reply as an inbox comment on the post itemID.
-func (r reply) comment(itemID string) inbox.Comment {
-	c := inbox.Comment{ID: r.ID, Author: r.Username, Text: r.Text, Own: r.Own}
+func (r reply) comment(itemID string) provider.Comment {
+	c := provider.Comment{ID: r.ID, Author: r.Username, Text: r.Text, Own: r.Own}
 	if r.RepliedTo != nil && r.RepliedTo.ID != itemID {
 		c.ParentID = r.RepliedTo.ID
 	}
@@ -113,8 +111,8 @@ func (r reply) comment(itemID string) inbox.Comment {
 	return c
 }
 
-// Comments implements inbox.Source.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+// Comments implements provider.CommentSource.
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
 		return nil, err
@@ -124,22 +122,22 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 	if err != nil {
 		return nil, classify(err)
 	}
-	out := make([]inbox.Comment, 0, len(rows))
+	out := make([]provider.Comment, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.comment(itemID))
 	}
 	return out, nil
 }
 
-// Reply implements inbox.Source. The published reply is read back for the author and time
+// Reply implements provider.CommentSource. The published reply is read back for the author and time
 // Threads stored; when that read fails the reply is still published, and is answered as sent.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	g, err := p.channelGraph(ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	if ch.Account == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the channel has no Threads user id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the channel has no Threads user id")
 	}
 	user := "/" + url.PathEscape(ch.Account)
 	var container, published struct {
@@ -147,21 +145,21 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 	}
 	form := url.Values{"media_type": {"TEXT"}, "text": {text}, "reply_to_id": {to.ID}}
 	if err := g.Post(ctx, user+"/threads", form, &container); err != nil {
-		return inbox.Comment{}, classify(err)
+		return provider.Comment{}, classify(err)
 	}
 	if container.ID == "" {
-		return inbox.Comment{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: reply container creation answered no id")
+		return provider.Comment{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: reply container creation answered no id")
 	}
 	if err := g.Post(ctx, user+"/threads_publish", url.Values{"creation_id": {container.ID}}, &published); err != nil {
 		if notReady(err) {
-			return inbox.Comment{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: the reply container is not ready to publish yet")
+			return provider.Comment{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: the reply container is not ready to publish yet")
 		}
-		return inbox.Comment{}, classify(err)
+		return provider.Comment{}, classify(err)
 	}
 	if published.ID == "" {
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the reply was published but Threads answered no id")
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the reply was published but Threads answered no id")
 	}
-	sent := inbox.Comment{ID: published.ID, ParentID: to.ID, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
+	sent := provider.Comment{ID: published.ID, ParentID: to.ID, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
 	var stored reply
 	if g.Get(ctx, "/"+url.PathEscape(published.ID), url.Values{"fields": {replyFields}}, &stored) != nil {
 		return sent, nil

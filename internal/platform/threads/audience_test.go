@@ -9,16 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // channel is the test profile's channel on f's simulator.
-func (f fixture) channel() publish.Channel {
-	return publish.Channel{Account: user, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + threads.APIVersion}
+func (f fixture) channel() provider.Channel {
+	return provider.Channel{Account: user, Credentials: map[string]string{"access_token": tok}, BaseURL: f.e.BaseURL + "/" + threads.APIVersion}
 }
 
 // publishPost publishes a video post and answers its id and when the simulator published it.
@@ -187,7 +186,7 @@ func TestRepliesAndReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range after {
 		if c.Own {
 			own = append(own, c)
@@ -223,16 +222,16 @@ func TestReplyRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		to   inbox.Comment
+		to   provider.Comment
 		text string
 		want string
 	}{
-		{"unknown reply", inbox.Comment{ID: "17950000000000001"}, "hi", "reply_to_id"},
+		{"unknown reply", provider.Comment{ID: "17950000000000001"}, "hi", "reply_to_id"},
 		{"too long", got[0], strings.Repeat("a", 499) + "é", "too long"},
 		{"empty", got[0], "", "text is required"},
 	} {
 		_, err := f.p.Reply(ctx, ch, id, c.to, c.text)
-		providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.want)
+		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.want)
 	}
 	if n := len(f.e.Introspect().Replies); n != 0 {
 		t.Fatalf("%d replies recorded", n)
@@ -250,34 +249,34 @@ func TestOtherProfilesPosts(t *testing.T) {
 	f := fixture{e: e, p: threads.New(threads.Config{HTTPClient: e.Client, Now: e.Clock.Now})}
 	id, at := f.publishPost(t)
 	f.setClock(at.Add(time.Hour))
-	other := publish.Channel{Account: "27000000000000002", Credentials: map[string]string{"access_token": "other-token"}, BaseURL: f.channel().BaseURL}
+	other := provider.Channel{Account: "27000000000000002", Credentials: map[string]string{"access_token": "other-token"}, BaseURL: f.channel().BaseURL}
 	got, err := f.p.Metrics(context.Background(), other, []string{id})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("another profile's metrics: %v, %v", got, err)
 	}
 	_, err = f.p.Comments(context.Background(), other, id)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "does not exist")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "does not exist")
 	mine, err := f.p.Comments(context.Background(), f.channel(), id)
 	if err != nil || len(mine) == 0 {
 		t.Fatalf("comments %v, %v", mine, err)
 	}
 	_, err = f.p.Reply(context.Background(), other, id, mine[0], "hi")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "reply_to_id")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "reply_to_id")
 }
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(p *threads.Provider, ch publish.Channel) error{
-		"metrics": func(p *threads.Provider, ch publish.Channel) error {
+	calls := map[string]func(p *threads.Provider, ch provider.Channel) error{
+		"metrics": func(p *threads.Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{"18000000000000001"})
 			return err
 		},
-		"comments": func(p *threads.Provider, ch publish.Channel) error {
+		"comments": func(p *threads.Provider, ch provider.Channel) error {
 			_, err := p.Comments(context.Background(), ch, "18000000000000001")
 			return err
 		},
-		"reply": func(p *threads.Provider, ch publish.Channel) error {
-			_, err := p.Reply(context.Background(), ch, "18000000000000001", inbox.Comment{ID: "17950000000000001"}, "hi")
+		"reply": func(p *threads.Provider, ch provider.Channel) error {
+			_, err := p.Reply(context.Background(), ch, "18000000000000001", provider.Comment{ID: "17950000000000001"}, "hi")
 			return err
 		},
 	}
@@ -287,9 +286,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient bool
 		retry     time.Duration
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true, 0},
-		{sim.FailAuth, publish.CategoryAuthExpired, false, 0},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true, time.Minute},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true, 0},
+		{sim.FailAuth, provider.CategoryAuthExpired, false, 0},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true, time.Minute},
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {

@@ -12,7 +12,7 @@ func publishingLimit(ctx context.Context, g metagraph.Client, userID string) (me
 	return g.PublishingLimit(ctx, "/"+url.PathEscape(userID)+"/threads_publishing_limit")
 }
 
-// classify turns a failed call into a *publish.Error: metagraph's table as it is (Threads
+// classify turns a failed call into a *provider.Error: metagraph's table as it is (Threads
 // answers with no codes of its own).
 var classify = metagraph.Classifier{Platform: "Threads"}.Classify
 

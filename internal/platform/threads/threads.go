@@ -43,7 +43,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // APIVersion is the Threads API version the provider speaks.
@@ -68,23 +68,31 @@ type Config struct {
 	// is created; threads_publish still fails with quota_exceeded when the quota is spent.
 	SkipPublishingLimitCheck bool
 	// PollInterval is the first wait before reading a container's status (1 s when 0); the
-	// waits grow from it as publish.PollDelay says, up to MaxPollInterval (1 min when 0, the
+	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0, the
 	// once-a-minute pace Meta recommends).
 	PollInterval, MaxPollInterval time.Duration
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
-// Provider publishes video posts to Threads. It implements publish.Provider.
+// Provider publishes video posts to Threads. It implements provider.Provider.
 type Provider struct {
 	cfg Config
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a provider.
 func New(cfg Config) *Provider {
@@ -92,7 +100,7 @@ func New(cfg Config) *Provider {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(60 * time.Second)
+		cfg.HTTPClient = provider.NewHTTPClient(60 * time.Second)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -109,7 +117,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
 // State is what the provider stores between steps (Destination.State / Outcome.State). It
@@ -140,19 +148,19 @@ type Options struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]
 	if token == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	var st State
 	var opts Options
 	if err := metagraph.Decode("Threads", d, &st, &opts); err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if d.Account == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the channel has no Threads user id")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the channel has no Threads user id")
 	}
 	g := p.graph(d.BaseURL, token)
 	switch {
@@ -173,7 +181,7 @@ func (p *Provider) graph(baseURL, token string) metagraph.Client {
 }
 
 // text is the text sent: the threads object's, else the post's caption, else its title.
-func text(d *publish.Destination, o Options) string {
+func text(d *provider.Destination, o Options) string {
 	switch {
 	case o.Text != "":
 		return o.Text
@@ -184,9 +192,9 @@ func text(d *publish.Destination, o Options) string {
 }
 
 // create checks the publishing quota and creates the video container.
-func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.Destination, o Options, refetches int) (publish.Outcome, error) {
+func (p *Provider) create(ctx context.Context, g metagraph.Client, d *provider.Destination, o Options, refetches int) (provider.Outcome, error) {
 	if d.Video.URL == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "Threads: the video has no public link for Threads to fetch")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the video has no public link for Threads to fetch")
 	}
 	if !p.cfg.SkipPublishingLimitCheck {
 		var lim metagraph.Quota
@@ -197,10 +205,10 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 			return err
 		})
 		if err != nil {
-			return publish.Outcome{}, classify(err)
+			return provider.Outcome{}, classify(err)
 		}
 		if lim.Total > 0 && lim.Usage >= lim.Total {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryQuotaExceeded, 0,
 				"Threads: the profile has published %d of the %d posts allowed through the API in %s",
 				lim.Usage, lim.Total, lim.Window)
 		}
@@ -220,17 +228,17 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *publish.De
 		return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created)
 	})
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	if created.ID == "" {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: container creation answered no id")
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: container creation answered no id")
 	}
 	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC(), Refetches: refetches}
-	return p.outcome(publish.StatusProcessing, st, p.cfg.PollInterval)
+	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
 }
 
 // advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
 	var c struct {
 		Status       string `json:"status"`
 		ErrorMessage string `json:"error_message"`
@@ -242,7 +250,7 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		})
 	}
 	if err := read(); err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	switch c.Status {
 	case "FINISHED":
@@ -275,13 +283,13 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 		if err != nil {
 			// When the call's fate is unknown (timeout), the next Step reads the status
 			// first: PUBLISHED leads to the lookup, FINISHED to another threads_publish.
-			return publish.Outcome{}, classify(err)
+			return provider.Outcome{}, classify(err)
 		}
 		if pub.ID == "" {
-			return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: threads_publish answered no id")
+			return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: threads_publish answered no id")
 		}
 		st.MediaID = pub.ID
-		out, err := p.outcome(publish.StatusProcessing, st, 0)
+		out, err := p.outcome(provider.StatusProcessing, st, 0)
 		out.ExternalID = pub.ID
 		return out, err
 	case "PUBLISHED":
@@ -291,11 +299,11 @@ func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *publish.D
 			// Threads could not download the video from reelay's link, which is reelay's side
 			// (down or restarting), not a verdict on the video. A container in ERROR can never
 			// be published, so a new one cannot publish twice.
-			return p.outcome(publish.StatusProcessing, State{Refetches: st.Refetches + 1}, p.cfg.PollInterval)
+			return p.outcome(provider.StatusProcessing, State{Refetches: st.Refetches + 1}, p.cfg.PollInterval)
 		}
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "Threads: %s", containerError(c.ErrorMessage))
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "Threads: %s", containerError(c.ErrorMessage))
 	case "EXPIRED":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"Threads: container %s expired: it was not published within 24 hours of its creation", st.ContainerID)
 	default: // IN_PROGRESS, or a value this provider does not know: wait.
 		return p.wait(st)
@@ -325,14 +333,14 @@ func containerError(msg string) string {
 }
 
 // wait counts a poll and asks to come back after the back-off.
-func (p *Provider) wait(st State) (publish.Outcome, error) {
+func (p *Provider) wait(st State) (provider.Outcome, error) {
 	st.Polls++
-	return p.outcome(publish.StatusProcessing, st, p.backoff(st.Polls))
+	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
 }
 
-// backoff is the wait before status read number n+1 (publish.PollDelay).
+// backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
 }
 
 type mediaNode struct {
@@ -344,7 +352,7 @@ type mediaNode struct {
 }
 
 // recover finds the post of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.Destination, st State, o Options) (publish.Outcome, error) {
+func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
 	want := text(d, o)
 	q := url.Values{
 		"fields": {"id,text,media_type,timestamp,permalink"},
@@ -357,7 +365,7 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	// A GET: asking again changes nothing.
 	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list) })
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	var found []mediaNode
 	for _, m := range list.Data {
@@ -374,16 +382,16 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 	}
 	if len(found) == 1 {
 		st.MediaID = found[0].ID
-		out, err := p.outcome(publish.StatusPublished, st, 0)
+		out, err := p.outcome(provider.StatusPublished, st, 0)
 		out.ExternalID, out.URL = found[0].ID, found[0].Permalink
 		out.Message = "Threads had already published this post; reelay found it and did not publish it again"
 		return out, err
 	}
 	st.Searches++
 	if st.Searches < p.cfg.FindAttempts {
-		return p.outcome(publish.StatusProcessing, st, p.backoff(st.Searches))
+		return p.outcome(provider.StatusProcessing, st, p.backoff(st.Searches))
 	}
-	out, err := p.outcome(publish.StatusPublished, st, 0)
+	out, err := p.outcome(provider.StatusPublished, st, 0)
 	how := "none of the profile's recent posts matches it"
 	if len(found) > 1 {
 		how = fmt.Sprintf("%d recent posts have the same text", len(found))
@@ -393,7 +401,7 @@ func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *publish.D
 }
 
 // finish reads the published post's permalink.
-func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (publish.Outcome, error) {
+func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (provider.Outcome, error) {
 	var m mediaNode
 	// A GET: asking again changes nothing.
 	err := p.cfg.Repeat.Do(ctx, classify, func() error {
@@ -401,16 +409,16 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (pu
 	})
 	if err != nil {
 		pe := classify(err)
-		if pe.Transient || pe.Category == publish.CategoryAuthExpired {
-			return publish.Outcome{}, pe
+		if pe.Transient || pe.Category == provider.CategoryAuthExpired {
+			return provider.Outcome{}, pe
 		}
 		// The post is published; only its link is missing.
-		out, oerr := p.outcome(publish.StatusPublished, st, 0)
+		out, oerr := p.outcome(provider.StatusPublished, st, 0)
 		out.ExternalID = st.MediaID
 		out.Message = "published; reading the permalink failed: " + pe.Message
 		return out, oerr
 	}
-	out, err := p.outcome(publish.StatusPublished, st, 0)
+	out, err := p.outcome(provider.StatusPublished, st, 0)
 	out.ExternalID, out.URL = st.MediaID, m.Permalink
 	if m.Permalink == "" {
 		// Threads omits the permalink of posts flagged for copyrighted material.
@@ -419,7 +427,7 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (pu
 	return out, err
 }
 
-func (p *Provider) outcome(status string, st State, after time.Duration) (publish.Outcome, error) {
+func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {
 	return metagraph.Outcome("Threads", status, st, after)
 }
 
@@ -437,35 +445,35 @@ func (p *Provider) me(ctx context.Context, g metagraph.Client) (profile, error) 
 		return profile{}, classify(err)
 	}
 	if pr.ID == "" {
-		return profile{}, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "Threads: /me answered no id")
+		return profile{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: /me answered no id")
 	}
 	return pr, nil
 }
 
 // Identify tells whose the credentials are (GET /me with the access token): the Threads user
 // id (the channel's external account id), name, username and profile picture. A rejected token
-// is an auth_expired *publish.Error. baseURL "" means the configured one.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+// is an auth_expired *provider.Error. baseURL "" means the configured one.
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	token := credentials["access_token"]
 	if token == "" {
-		return publish.Identity{}, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	pr, err := p.me(ctx, p.graph(baseURL, token))
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
-	return publish.Identity{ExternalID: pr.ID, Name: pr.Name, Username: pr.Username, AvatarURL: pr.PictureURL}, nil
+	return provider.Identity{ExternalID: pr.ID, Name: pr.Name, Username: pr.Username, AvatarURL: pr.PictureURL}, nil
 }
 
 // Options returns the publish options of a Threads channel, read live: "text" (the one field
 // of the threads object, at most 500 characters, emoji counted as their UTF-8 bytes) and
 // "account", the profile with its publishing quota (threads_publishing_limit: posts published
-// through the API in the rolling window, the limit and the window). Errors are *publish.Error
+// through the API in the rolling window, the limit and the window). Errors are *provider.Error
 // values, classified as for Step. baseURL "" means the configured one.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	token := credentials["access_token"]
 	if token == "" {
-		return nil, publish.Permanent(publish.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
 	}
 	g := p.graph(baseURL, token)
 	pr, err := p.me(ctx, g)

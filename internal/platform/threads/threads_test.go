@@ -14,7 +14,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -37,7 +37,7 @@ func newFixture(t *testing.T, b sim.Behavior, o providertest.Options) fixture {
 
 // dest is a destination of the test profile with a served video and the sandbox base URL as
 // the app builds it (the simulator's mount point and the API version).
-func (f fixture) dest(t *testing.T, v *providertest.Video, options string) *publish.Destination {
+func (f fixture) dest(t *testing.T, v *providertest.Video, options string) *provider.Destination {
 	t.Helper()
 	if v == nil {
 		v = providertest.ShortVideo()
@@ -101,7 +101,7 @@ func TestPublish(t *testing.T) {
 			if pub.Text != c.want || pub.SHA256 != v.SHA256() {
 				t.Fatalf("published %+v; want text %q", pub, c.want)
 			}
-			if last.Status != publish.StatusPublished || last.ExternalID != pub.ID || last.URL != pub.URL ||
+			if last.Status != provider.StatusPublished || last.ExternalID != pub.ID || last.URL != pub.URL ||
 				!strings.HasPrefix(last.URL, "https://www.threads.net/@reelay.test/post/") {
 				t.Fatalf("last outcome %+v; published %+v", last, pub)
 			}
@@ -130,7 +130,7 @@ func TestProcessingIsPolledWithBackoff(t *testing.T) {
 	}
 	var waits []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing && o.After > 0 {
+		if o.Status == provider.StatusProcessing && o.After > 0 {
 			waits = append(waits, o.After)
 		}
 	}
@@ -159,10 +159,10 @@ func TestFaults(t *testing.T) {
 		text      string
 		retry     time.Duration
 	}{
-		{fail: sim.FailReject, category: publish.CategoryMediaRejected, text: "FAILED_PROCESSING_VIDEO"},
-		{fail: sim.FailUnavailable, category: publish.CategoryUpstreamUnavailable, transient: true, text: "unexpected error"},
-		{fail: sim.FailAuth, category: publish.CategoryAuthExpired, text: "Session has expired"},
-		{fail: sim.FailRateLimit, category: publish.CategoryRateLimited, transient: true, text: "User request limit reached", retry: time.Minute},
+		{fail: sim.FailReject, category: provider.CategoryMediaRejected, text: "FAILED_PROCESSING_VIDEO"},
+		{fail: sim.FailUnavailable, category: provider.CategoryUpstreamUnavailable, transient: true, text: "unexpected error"},
+		{fail: sim.FailAuth, category: provider.CategoryAuthExpired, text: "Session has expired"},
+		{fail: sim.FailRateLimit, category: provider.CategoryRateLimited, transient: true, text: "User request limit reached", retry: time.Minute},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -300,7 +300,7 @@ func TestExpiredContainer(t *testing.T) {
 	}
 	f.e.Clock.Advance(25 * time.Hour)
 	_, err := f.e.Run(f.p, d, 10)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "expired")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "expired")
 }
 
 // Threads failing to download reelay's link is reelay's problem, not the video's: a new
@@ -311,7 +311,7 @@ func TestDownloadFailureMakesNewContainers(t *testing.T) {
 	d := f.dest(t, nil, "")
 	d.Video.URL = f.e.BaseURL + "/missing.mp4" // answers an error, not a video
 	_, err := f.e.Run(f.p, d, 50)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "FAILED_DOWNLOADING_VIDEO")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "FAILED_DOWNLOADING_VIDEO")
 	if n := len(f.e.Requests("POST", "/"+user+"/threads")); n != 3 {
 		t.Fatalf("%d containers; want 3 (one and two refetches)", n)
 	}
@@ -322,7 +322,7 @@ func TestVideoRefused(t *testing.T) {
 	f := newFixture(t, sim.Behavior{ProcessingMS: -1}, providertest.Options{})
 	v := providertest.NewVideo(1<<20, 6*time.Minute, 1080, 1920) // over 5 minutes
 	_, err := f.e.Run(f.p, f.dest(t, v, ""), 50)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "INVALID_DURATION")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "INVALID_DURATION")
 }
 
 func TestBadOptions(t *testing.T) {
@@ -330,12 +330,12 @@ func TestBadOptions(t *testing.T) {
 	f := newFixture(t, sim.Behavior{ProcessingMS: -1}, providertest.Options{})
 	d := f.dest(t, nil, `{"text":`)
 	_, err := f.e.Run(f.p, d, 5)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "options")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "options")
 
 	long, _ := json.Marshal(map[string]string{"text": strings.Repeat("é", 251)}) // 502 UTF-8 bytes
 	d = f.dest(t, nil, string(long))
 	_, err = f.e.Run(f.p, d, 5)
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "too long")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "too long")
 	if got := f.e.Introspect(); len(got.Uploads) != 0 {
 		t.Fatalf("uploads %+v", got.Uploads)
 	}
@@ -356,12 +356,12 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 	d := f.dest(t, v, "")
 	_, err := f.e.Run(f.p, d, 5)
-	providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "250 of the 250")
+	providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "250 of the 250")
 
 	skip := threads.New(threads.Config{HTTPClient: f.e.Client, Now: f.e.Clock.Now, SkipPublishingLimitCheck: true})
 	d = f.dest(t, v, "")
 	_, err = f.e.Run(skip, d, 20)
-	providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "Maximum number of posts")
+	providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "Maximum number of posts")
 }
 
 // graphPost calls the simulator directly and answers the id of the result.
@@ -396,9 +396,9 @@ func TestIdentify(t *testing.T) {
 		t.Fatalf("identity %+v", id)
 	}
 	_, err = f.p.Identify(context.Background(), base, map[string]string{"access_token": "not-a-token"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid OAuth access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid OAuth access token")
 	_, err = f.p.Identify(context.Background(), base, map[string]string{})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "no access token")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "no access token")
 }
 
 func TestOptions(t *testing.T) {
@@ -421,5 +421,5 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("options %+v lack text", opts)
 	}
 	_, err = f.p.Options(context.Background(), base, map[string]string{"access_token": "nope"})
-	providertest.WantError(t, err, publish.CategoryAuthExpired, false, "Invalid OAuth")
+	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid OAuth")
 }

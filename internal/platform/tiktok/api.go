@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // API paths (developers.tiktok.com Content Posting API reference).
@@ -49,11 +49,11 @@ func (e *apiError) Error() string {
 
 // publishError classifies a TikTok error code (TikTok API v2 error handling page and the
 // per-endpoint error tables).
-func (e *apiError) publishError() *publish.Error {
+func (e *apiError) publishError() *provider.Error {
 	msg := e.Error()
 	switch e.Code {
 	case "access_token_invalid", "scope_not_authorized", "scope_permission_missed":
-		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, e.HTTP, "%s", msg)
 	case "rate_limit_exceeded":
 		ra := e.RetryAfter
 		if ra <= 0 {
@@ -61,26 +61,26 @@ func (e *apiError) publishError() *publish.Error {
 			// always empties the window.
 			ra = time.Minute
 		}
-		return publish.Transient(publish.CategoryRateLimited, e.HTTP, ra, "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, e.HTTP, ra, "%s", msg)
 	case "spam_risk_too_many_posts", "spam_risk_too_many_pending_share", "reached_active_user_cap":
-		return publish.Permanent(publish.CategoryQuotaExceeded, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryQuotaExceeded, e.HTTP, "%s", msg)
 	case "privacy_level_option_mismatch", "unaudited_client_can_only_post_to_private_accounts",
 		"url_ownership_unverified", "invalid_params", "invalid_param", "spam_risk_user_banned_from_posting":
-		return publish.Permanent(publish.CategoryInvalidOptions, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryInvalidOptions, e.HTTP, "%s", msg)
 	case "invalid_file_upload":
-		return publish.Permanent(publish.CategoryMediaRejected, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryMediaRejected, e.HTTP, "%s", msg)
 	case "internal_error":
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
 	}
 	switch {
 	case e.HTTP == http.StatusTooManyRequests:
-		return publish.Transient(publish.CategoryRateLimited, e.HTTP, max(e.RetryAfter, time.Minute), "%s", msg)
+		return provider.Transient(provider.CategoryRateLimited, e.HTTP, max(e.RetryAfter, time.Minute), "%s", msg)
 	case e.HTTP >= 500 || e.HTTP == http.StatusRequestTimeout:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
 	case e.HTTP == http.StatusUnauthorized:
-		return publish.Permanent(publish.CategoryAuthExpired, e.HTTP, "%s", msg)
+		return provider.Permanent(provider.CategoryAuthExpired, e.HTTP, "%s", msg)
 	}
-	return publish.Permanent(publish.CategoryInternal, e.HTTP, "%s", msg)
+	return provider.Permanent(provider.CategoryInternal, e.HTTP, "%s", msg)
 }
 
 type envelope struct {
@@ -231,7 +231,7 @@ type chunkResult struct {
 
 // putChunk sends one chunk, streaming it from the media. The upload URL carries its own
 // token: no Authorization header goes to it.
-func (p *Provider) putChunk(ctx context.Context, d *publish.Destination, st *State, i int) (chunkResult, error) {
+func (p *Provider) putChunk(ctx context.Context, d *provider.Destination, st *State, i int) (chunkResult, error) {
 	first, n := st.plan().Range(i)
 	rc, err := d.Video.Open(ctx, first)
 	if err != nil {

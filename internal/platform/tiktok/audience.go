@@ -4,7 +4,7 @@ package tiktok
 // up to 20 ids a call (scope video.list, 600 requests a minute): view_count, like_count,
 // comment_count and share_count. TikTok gives no impressions, reach, saves or watch time
 // here, and no comments at all (only the Research and Business APIs have them), so the
-// provider is an analytics.Source and not an inbox.Source.
+// provider is an provider.MetricsSource and not an provider.CommentSource.
 //
 // Which id: the query takes the public video id. The stored external id is that id when the
 // status fetch gave one by the end of publishing (publicaly_available_post_id), and the
@@ -23,8 +23,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -35,8 +34,6 @@ const (
 	maxQueryIDs = 20
 )
 
-var _ analytics.Source = (*Provider)(nil)
-
 // video is the part of a Video Object Metrics reads; a count TikTok leaves out stays nil.
 type video struct {
 	ID           string `json:"id"`
@@ -46,13 +43,13 @@ type video struct {
 	ShareCount   *int64 `json:"share_count"`
 }
 
-// Metrics implements analytics.Source.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+// Metrics implements provider.MetricsSource.
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	base, token, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	var postIDs, publishIDs []string
 	for _, id := range itemIDs {
 		id = strings.TrimSpace(id)
@@ -120,7 +117,7 @@ func (p *Provider) publicPostID(ctx context.Context, base, token, publishID stri
 
 // query reads the figures of post ids, 20 a call, into out: under the post id itself, or
 // under the publish ids asked names for it.
-func (p *Provider) query(ctx context.Context, base, token string, postIDs []string, asked map[string][]string, out map[string]analytics.Metrics) error {
+func (p *Provider) query(ctx context.Context, base, token string, postIDs []string, asked map[string][]string, out map[string]provider.Metrics) error {
 	for batch := range slices.Chunk(postIDs, maxQueryIDs) {
 		var data struct {
 			Videos []video `json:"videos"`
@@ -133,7 +130,7 @@ func (p *Provider) query(ctx context.Context, base, token string, postIDs []stri
 			if !slices.Contains(batch, v.ID) {
 				continue
 			}
-			m := analytics.Metrics{Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, Shares: v.ShareCount}
+			m := provider.Metrics{Views: v.ViewCount, Likes: v.LikeCount, Comments: v.CommentCount, Shares: v.ShareCount}
 			keys := asked[v.ID]
 			if asked == nil {
 				keys = []string{v.ID}

@@ -7,15 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishNow publishes a 5-second video of open_1 (token "tok") with options, without moving
 // the clock: the account processes at once, so the post is complete at the returned moment.
-func (e *env) publishNow(t *testing.T, options string) (publish.Outcome, time.Time) {
+func (e *env) publishNow(t *testing.T, options string) (provider.Outcome, time.Time) {
 	t.Helper()
 	at := e.Clock.Now()
 	d := e.dest("tok", providertest.NewVideo(mb, 5*time.Second, 1080, 1920).Media(), options)
@@ -29,10 +28,10 @@ func (e *env) publishNow(t *testing.T, options string) (publish.Outcome, time.Ti
 		}
 	}
 	t.Fatal("not done in 20 steps")
-	return publish.Outcome{}, time.Time{}
+	return provider.Outcome{}, time.Time{}
 }
 
-func (e *env) metrics(t *testing.T, ids ...string) map[string]analytics.Metrics {
+func (e *env) metrics(t *testing.T, ids ...string) map[string]provider.Metrics {
 	t.Helper()
 	m, err := e.prov.Metrics(context.Background(), e.channel("tok"), ids)
 	if err != nil {
@@ -41,13 +40,13 @@ func (e *env) metrics(t *testing.T, ids ...string) map[string]analytics.Metrics 
 	return m
 }
 
-func (e *env) channel(token string) publish.Channel {
-	return publish.Channel{Account: "open_1", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *env) channel(token string) provider.Channel {
+	return provider.Channel{Account: "open_1", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // wantAudience checks m against the audience of post published at at, as TikTok maps it:
 // views, likes, comments and shares; nothing else.
-func wantAudience(t *testing.T, m analytics.Metrics, post string, at, now time.Time) {
+func wantAudience(t *testing.T, m provider.Metrics, post string, at, now time.Time) {
 	t.Helper()
 	a := sim.AudienceOf(post, at, now)
 	eq := func(p *int64, n int64) bool { return p != nil && *p == n }
@@ -57,7 +56,7 @@ func wantAudience(t *testing.T, m analytics.Metrics, post string, at, now time.T
 	}
 }
 
-func show(m analytics.Metrics) string {
+func show(m provider.Metrics) string {
 	s := ""
 	for _, f := range []struct {
 		name string
@@ -174,7 +173,7 @@ func TestMetricsStatusRateLimit(t *testing.T) {
 	e.Clock.Advance(10 * time.Second)
 	got, err := e.prov.Metrics(context.Background(), e.channel("tok"),
 		[]string{out.ExternalID, publishID, "v_pub_file~v2-1.1", "v_pub_file~v2-1.2"})
-	pe := providertest.WantError(t, err, publish.CategoryRateLimited, true, "rate_limit_exceeded")
+	pe := providertest.WantError(t, err, provider.CategoryRateLimited, true, "rate_limit_exceeded")
 	if pe.RetryAfter <= 0 {
 		t.Errorf("RetryAfter = %v", pe.RetryAfter)
 	}
@@ -197,10 +196,10 @@ func TestMetricsFaults(t *testing.T) {
 		transient  bool
 		retryAfter time.Duration
 	}{
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, nil, publish.CategoryUpstreamUnavailable, true, 0},
-		{"auth", sim.Behavior{Fail: sim.FailAuth}, nil, publish.CategoryAuthExpired, false, 0},
-		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, nil, publish.CategoryRateLimited, true, time.Second},
-		{"no video.list", sim.Behavior{}, []string{"video.publish", "user.info.basic"}, publish.CategoryAuthExpired, false, 0},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, nil, provider.CategoryUpstreamUnavailable, true, 0},
+		{"auth", sim.Behavior{Fail: sim.FailAuth}, nil, provider.CategoryAuthExpired, false, 0},
+		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, nil, provider.CategoryRateLimited, true, time.Second},
+		{"no video.list", sim.Behavior{}, []string{"video.publish", "user.info.basic"}, provider.CategoryAuthExpired, false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

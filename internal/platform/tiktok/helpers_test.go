@@ -10,7 +10,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // env is providertest's Env with the TikTok simulator (mounted below /sandbox/tiktok) and a
@@ -43,8 +43,8 @@ func newEnvRand(t *testing.T, accounts sim.StaticAccounts, opts sim.TikTokOption
 	return e
 }
 
-func (e *env) dest(token string, v publish.Media, options string) *publish.Destination {
-	return &publish.Destination{
+func (e *env) dest(token string, v provider.Media, options string) *provider.Destination {
+	return &provider.Destination{
 		ID:          "dst_1",
 		Account:     "acct",
 		Credentials: map[string]string{"access_token": token},
@@ -57,16 +57,16 @@ func (e *env) dest(token string, v publish.Media, options string) *publish.Desti
 }
 
 // step runs one Step of e's provider and stores its State in d, as the publisher does.
-func (e *env) step(d *publish.Destination) (publish.Outcome, error) {
+func (e *env) step(d *provider.Destination) (provider.Outcome, error) {
 	return providertest.Step(context.Background(), e.prov, d)
 }
 
 // run is providertest's Run with e's provider; it returns the last outcome.
-func (e *env) run(d *publish.Destination, maxSteps int) (publish.Outcome, error) {
+func (e *env) run(d *provider.Destination, maxSteps int) (provider.Outcome, error) {
 	e.T.Helper()
 	outs, err := e.Run(e.prov, d, maxSteps)
 	if err != nil || len(outs) == 0 {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	return outs[len(outs)-1], nil
 }

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is TikTok's API host.
@@ -73,9 +73,9 @@ type Config struct {
 	ChunkSize int64
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one chunk).
 	StepBytes int64
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 	// APITimeout bounds each JSON API call (30 s).
 	APITimeout time.Duration
 	// PollInitial and PollMax bound the wait between status fetches (500 ms doubling every second
@@ -87,12 +87,19 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is TikTok's publish.Provider.
+// Provider is TikTok's provider.Provider.
 type Provider struct {
 	cfg Config
 }
 
-var _ publish.Provider = (*Provider)(nil)
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+)
 
 // New returns a TikTok provider.
 func New(cfg Config) *Provider {
@@ -101,7 +108,7 @@ func New(cfg Config) *Provider {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = publish.NewHTTPClient(0)
+		cfg.HTTPClient = provider.NewHTTPClient(0)
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = defaultChunk
@@ -121,7 +128,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.TikTok }
 
 // Phases of State.
@@ -198,17 +205,17 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 
 func allowed(b *bool) bool { return b == nil || *b }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored TikTok state is unreadable: %v", err)
 		}
 	}
 	base, token, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch st.Phase {
 	case phaseStart:
@@ -220,14 +227,14 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 	case phaseDone:
 		return st.outcome(), nil
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored TikTok state has unknown phase %q", st.Phase)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored TikTok state has unknown phase %q", st.Phase)
 }
 
 // target resolves the API base and the access token of a channel.
 func (p *Provider) target(baseURL string, credentials map[string]string) (base, token string, err error) {
 	token = credentials["access_token"]
 	if token == "" {
-		return "", "", publish.Permanent(publish.CategoryAuthExpired, 0, "the TikTok channel has no access token")
+		return "", "", provider.Permanent(provider.CategoryAuthExpired, 0, "the TikTok channel has no access token")
 	}
 	base = strings.TrimRight(baseURL, "/")
 	if base == "" {
@@ -240,7 +247,7 @@ func (p *Provider) target(baseURL string, credentials map[string]string) (base, 
 // creator's own privacy levels, interaction settings and maximum duration from creator_info
 // put in key by key, so the answer has the same keys whether it is live or not. account is
 // the creator's identity, for showing which account a post goes to. baseURL "" means the
-// configured one; credentials carry access_token. Errors are *publish.Error values, classified
+// configured one; credentials carry access_token. Errors are *provider.Error values, classified
 // as for Step.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
 	base, token, err := p.target(baseURL, credentials)
@@ -320,10 +327,10 @@ type userInfo struct {
 // is taken from creator_info when the token has video.publish. A token TikTok refuses
 // (access_token_invalid, or no user.info.basic) is a permanent auth_expired error; other
 // failures are classified as for Step.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
 	base, token, err := p.target(baseURL, credentials)
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	u, err := p.userInfo(ctx, base, token, userFieldsAll)
 	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Code == "scope_not_authorized" {
@@ -334,16 +341,16 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 		}
 	}
 	if err != nil {
-		return publish.Identity{}, classify(err)
+		return provider.Identity{}, classify(err)
 	}
 	if u.OpenID == "" {
-		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "TikTok answered a user without an open_id")
+		return provider.Identity{}, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "TikTok answered a user without an open_id")
 	}
 	name := u.DisplayName
 	if name == "" {
 		name = u.Username
 	}
-	return publish.Identity{ExternalID: u.OpenID, Name: name, Username: u.Username, AvatarURL: u.AvatarURL}, nil
+	return provider.Identity{ExternalID: u.OpenID, Name: name, Username: u.Username, AvatarURL: u.AvatarURL}, nil
 }
 
 // userInfo reads GET /v2/user/info/?fields=... (data.user).
@@ -360,10 +367,10 @@ func (p *Provider) userInfo(ctx context.Context, base, token, fields string) (us
 
 // start checks everything that can be checked before TikTok is asked, queries creator_info,
 // and initializes the post. Nothing is uploaded in this step.
-func (p *Provider) start(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {
+func (p *Provider) start(ctx context.Context, d *provider.Destination, base, token string, st State) (provider.Outcome, error) {
 	opts, err := parseOptions(d.Options)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
 	caps, _ := platform.CapabilitiesOf(platform.TikTok)
 
@@ -376,35 +383,35 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 	}
 	if opts.Mode == ModeDirect {
 		if lim := caps.Text["title"]; !lim.Check(title) {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 				"the TikTok title is %d UTF-16 units long; TikTok accepts at most %d", lim.Count(title), lim.Max)
 		}
 	}
 
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	if caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; TikTok accepts at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	ctype, err := contentType(v.ContentType)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
 	if v.Width > 0 && v.Height > 0 && (min(v.Width, v.Height) < 360 || max(v.Width, v.Height) > caps.MaxWidth) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %dx%d; TikTok needs 360 to %d pixels on each side", v.Width, v.Height, caps.MaxWidth)
 	}
 	maxDur := time.Duration(caps.MaxDurationSeconds * float64(time.Second))
 	if v.Duration > 0 && v.Duration < time.Duration(caps.MinDurationSeconds*float64(time.Second)) {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video lasts %s; TikTok needs at least %gs", v.Duration, caps.MinDurationSeconds)
 	}
 	plan, err := PlanChunks(v.Size, p.cfg.ChunkSize)
 	if err != nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%v", err)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
 
 	haveCreator := true
@@ -417,7 +424,7 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 			(ae.Code == "scope_not_authorized" || ae.Code == "scope_permission_missed" || ae.Code == "spam_risk_too_many_posts") {
 			haveCreator = false
 		} else {
-			return publish.Outcome{}, classify(err)
+			return provider.Outcome{}, classify(err)
 		}
 	}
 
@@ -425,7 +432,7 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 	var pi *postInfo
 	if opts.Mode == ModeDirect {
 		if !slices.Contains(ci.PrivacyOptions, opts.PrivacyLevel) {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 				"tiktok.privacy_level %s is not available to this TikTok account; it allows %s",
 				opts.PrivacyLevel, strings.Join(ci.PrivacyOptions, ", "))
 		}
@@ -456,7 +463,7 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 		notes = append(notes, "creator info was not available to this token (video.upload scope only)")
 	}
 	if v.Duration > maxDur {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video lasts %s; this TikTok account can post at most %s", v.Duration, maxDur)
 	}
 
@@ -475,10 +482,10 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 	// content-posting-api-reference-direct-post). It costs one of the 6 inits a minute.
 	err = p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, path, req, &data) })
 	if err != nil {
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	if u, err := url.Parse(data.UploadURL); data.PublishID == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, http.StatusOK,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, http.StatusOK,
 			"TikTok's init answered without a usable publish_id and upload_url")
 	}
 	st = State{
@@ -499,11 +506,11 @@ func (p *Provider) start(ctx context.Context, d *publish.Destination, base, toke
 	if opts.Mode == ModeInbox {
 		st.PrivacyLevel = ""
 	}
-	return st.next(publish.StatusUploading, 0), nil
+	return st.next(provider.StatusUploading, 0), nil
 }
 
 // upload sends the next chunk (or StepBytes worth of chunks).
-func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, token string, st State) (publish.Outcome, error) {
+func (p *Provider) upload(ctx context.Context, d *provider.Destination, base, token string, st State) (provider.Outcome, error) {
 	// A margin keeps a chunk from starting just before the URL expires.
 	if !p.cfg.Now().Before(st.UploadURLExpiresAt.Add(-time.Minute)) {
 		return p.recover(ctx, base, token, st, false, "the upload URL expired")
@@ -515,15 +522,15 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 		res, err := p.putChunkRetrying(ctx, d, &st, i)
 		if err != nil {
 			if sent > 0 {
-				return st.next(publish.StatusUploading, 0), nil // keep the progress; the next Step retries
+				return st.next(provider.StatusUploading, 0), nil // keep the progress; the next Step retries
 			}
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 		switch {
 		case res.status == http.StatusCreated:
 			st.NextChunk = st.TotalChunks
 			st.Phase = phaseProcessing
-			return st.next(publish.StatusProcessing, 0), nil // the first status fetch at once
+			return st.next(provider.StatusProcessing, 0), nil // the first status fetch at once
 		case res.status == http.StatusPartialContent:
 			_, n := plan.Range(i)
 			sent += n
@@ -533,14 +540,14 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 				return p.recover(ctx, base, token, st, true, "TikTok accepted the last chunk with 206")
 			}
 			if sent >= p.cfg.StepBytes {
-				return st.next(publish.StatusUploading, 0), nil
+				return st.next(provider.StatusUploading, 0), nil
 			}
 		case res.status == http.StatusRequestedRangeNotSatisfiable:
 			// TikTok already has other bytes than the ones sent: a chunk sent again after a
 			// crash. Go on from what it holds.
 			st.Resyncs++
 			if st.Resyncs > st.TotalChunks+3 {
-				return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, res.status,
+				return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, res.status,
 					"TikTok keeps refusing the chunk ranges of publish %s: %s", st.PublishID, res.body)
 			}
 			next := -1
@@ -558,7 +565,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 			st.NextChunk = next
 			if next == st.TotalChunks {
 				st.Phase = phaseProcessing
-				return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+				return st.next(provider.StatusProcessing, p.pollDelay(0)), nil
 			}
 		case res.status == http.StatusForbidden:
 			return p.recover(ctx, base, token, st, false, "the upload URL expired")
@@ -566,7 +573,7 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 			return p.recover(ctx, base, token, st, false, "TikTok no longer knows the upload URL")
 		default:
 			first, n := plan.Range(i)
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, res.status,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, res.status,
 				"TikTok refused chunk %d of %d (bytes %d-%d/%d, HTTP %d): %s",
 				i+1, st.TotalChunks, first, first+n-1, st.VideoSize, res.status, res.body)
 		}
@@ -578,13 +585,13 @@ func (p *Provider) upload(ctx context.Context, d *publish.Destination, base, tok
 // submitting this chunk", developers.tiktok.com/doc/content-posting-api-media-transfer-guide).
 // A chunk is a byte range of the upload URL: sent again it is the same bytes at the same
 // place, and one TikTok already took is answered 416 with what it holds (see upload).
-func (p *Provider) putChunkRetrying(ctx context.Context, d *publish.Destination, st *State, i int) (chunkResult, error) {
+func (p *Provider) putChunkRetrying(ctx context.Context, d *provider.Destination, st *State, i int) (chunkResult, error) {
 	var res chunkResult
 	err := p.cfg.Repeat.Do(ctx, nil, func() error {
 		var err error
 		res, err = p.putChunk(ctx, d, st, i)
 		if err == nil && res.status >= 500 {
-			return publish.Transient(publish.CategoryUpstreamUnavailable, res.status, 0, "HTTP %d: %s", res.status, res.body)
+			return provider.Transient(provider.CategoryUpstreamUnavailable, res.status, 0, "HTTP %d: %s", res.status, res.body)
 		}
 		return err
 	})
@@ -592,7 +599,7 @@ func (p *Provider) putChunkRetrying(ctx context.Context, d *publish.Destination,
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr
 		}
-		return chunkResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, publish.AsError(err).Status, 0,
+		return chunkResult{}, provider.Transient(provider.CategoryUpstreamUnavailable, provider.AsError(err).Status, 0,
 			"uploading chunk %d of %d to TikTok: %v", i+1, st.TotalChunks, err)
 	}
 	return res, nil
@@ -600,14 +607,14 @@ func (p *Provider) putChunkRetrying(ctx context.Context, d *publish.Destination,
 
 // recover asks the status fetch where the upload stands when the upload URL cannot tell.
 // urlUsable says whether the upload URL still takes chunks.
-func (p *Provider) recover(ctx context.Context, base, token string, st State, urlUsable bool, why string) (publish.Outcome, error) {
+func (p *Provider) recover(ctx context.Context, base, token string, st State, urlUsable bool, why string) (provider.Outcome, error) {
 	s, err := p.fetchStatus(ctx, base, token, st.PublishID)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Code == "invalid_publish_id" {
 			return p.restart(st, why+"; TikTok no longer knows publish_id "+st.PublishID)
 		}
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	switch s.Status {
 	case statusFailed:
@@ -617,14 +624,14 @@ func (p *Provider) recover(ctx context.Context, base, token string, st State, ur
 	}
 	if s.UploadedBytes >= st.VideoSize {
 		st.NextChunk, st.Phase = st.TotalChunks, phaseProcessing
-		return st.next(publish.StatusProcessing, p.pollDelay(0)), nil
+		return st.next(provider.StatusProcessing, p.pollDelay(0)), nil
 	}
 	if urlUsable {
 		if k := st.plan().chunkAt(s.UploadedBytes); k >= 0 {
 			st.NextChunk = k
 			st.Resyncs++
 			if st.Resyncs <= st.TotalChunks+3 {
-				return st.next(publish.StatusUploading, 0), nil
+				return st.next(provider.StatusUploading, 0), nil
 			}
 		}
 	}
@@ -633,28 +640,28 @@ func (p *Provider) recover(ctx context.Context, base, token string, st State, ur
 
 // restart begins the publish again with a new init. It is only used when TikTok does not have
 // the whole video under the old publish_id, so the old one cannot be published.
-func (p *Provider) restart(st State, why string) (publish.Outcome, error) {
+func (p *Provider) restart(st State, why string) (provider.Outcome, error) {
 	if st.Restarts >= maxRestarts {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryUpstreamUnavailable, 0,
+		return provider.Outcome{}, provider.Permanent(provider.CategoryUpstreamUnavailable, 0,
 			"TikTok upload failed after %d new starts: %s", st.Restarts, why)
 	}
 	ns := State{Restarts: st.Restarts + 1}
-	return ns.next(publish.StatusUploading, 0), nil
+	return ns.next(provider.StatusUploading, 0), nil
 }
 
 // poll fetches the status of an uploaded video.
-func (p *Provider) poll(ctx context.Context, base, token string, st State) (publish.Outcome, error) {
+func (p *Provider) poll(ctx context.Context, base, token string, st State) (provider.Outcome, error) {
 	s, err := p.fetchStatus(ctx, base, token, st.PublishID)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Code == "invalid_publish_id" {
 			// The whole video was uploaded under this publish_id: sending it again could
 			// publish it twice, so the outcome stays unknown (docs/CONTRACT.md, Publishing, rule 3).
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, ae.HTTP,
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, ae.HTTP,
 				"TikTok no longer knows publish_id %s after the upload completed; the video is not sent again: %v",
 				st.PublishID, ae)
 		}
-		return publish.Outcome{}, classify(err)
+		return provider.Outcome{}, classify(err)
 	}
 	switch s.Status {
 	case statusFailed:
@@ -663,23 +670,23 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (publ
 		return p.finish(st, s), nil
 	}
 	st.Polls++
-	return st.next(publish.StatusProcessing, p.pollDelay(st.Polls)), nil
+	return st.next(provider.StatusProcessing, p.pollDelay(st.Polls)), nil
 }
 
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // finish turns a final status into the destination's outcome.
-func (p *Provider) finish(st State, s statusData) publish.Outcome {
+func (p *Provider) finish(st State, s statusData) provider.Outcome {
 	st.Phase = phaseDone
 	st.ExternalID = st.PublishID
 	var msg []string
 	if s.Status == statusSendToUserInbox {
-		st.Status = publish.StatusSentToInbox
+		st.Status = provider.StatusSentToInbox
 		msg = append(msg, "Sent to the creator's TikTok inbox: it is not published until the creator opens the notification in the TikTok app and finishes the post there (caption and privacy are chosen in the app).")
 	} else {
-		st.Status = publish.StatusPublished
+		st.Status = provider.StatusPublished
 		if len(s.PostIDs) > 0 && s.PostIDs[0].String() != "" {
 			id := s.PostIDs[0].String()
 			st.ExternalID = id
@@ -700,7 +707,7 @@ func (p *Provider) finish(st State, s statusData) publish.Outcome {
 }
 
 // failed turns a FAILED status into an error, or a new start for TikTok's retryable reason.
-func (p *Provider) failed(st State, reason string) (publish.Outcome, error) {
+func (p *Provider) failed(st State, reason string) (provider.Outcome, error) {
 	msg := "TikTok failed the post: " + reason
 	if g := failGuidance[reason]; g != "" {
 		msg += " (" + g + ")"
@@ -711,13 +718,13 @@ func (p *Provider) failed(st State, reason string) (publish.Outcome, error) {
 		// start cannot publish twice.
 		return p.restart(st, msg)
 	case "spam_risk_too_many_posts":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryQuotaExceeded, 0, "%s", msg)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryQuotaExceeded, 0, "%s", msg)
 	case "auth_removed":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryAuthExpired, 0, "%s", msg)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "%s", msg)
 	case "spam_risk_user_banned_from_posting", "publish_cancelled":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "%s", msg)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%s", msg)
 	}
-	return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "%s", msg)
+	return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%s", msg)
 }
 
 // failGuidance is the fail_reason table of the status reference.
@@ -736,28 +743,28 @@ var failGuidance = map[string]string{
 }
 
 // next returns the outcome of a step that is not final.
-func (st State) next(status string, after time.Duration) publish.Outcome {
+func (st State) next(status string, after time.Duration) provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: status, State: raw, After: after}
+	return provider.Outcome{Status: status, State: raw, After: after}
 }
 
 // outcome returns the final outcome stored in a done State.
-func (st State) outcome() publish.Outcome {
+func (st State) outcome() provider.Outcome {
 	raw, _ := json.Marshal(st)
-	return publish.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
+	return provider.Outcome{Status: st.Status, State: raw, ExternalID: st.ExternalID, URL: st.URL, Message: st.Message}
 }
 
-// classify turns a call's error into a *publish.Error.
-func classify(err error) *publish.Error {
+// classify turns a call's error into a *provider.Error.
+func classify(err error) *provider.Error {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.publishError()
 	}
-	var pe *publish.Error
+	var pe *provider.Error
 	if errors.As(err, &pe) {
 		return pe
 	}
-	return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "TikTok: %v", err)
+	return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "TikTok: %v", err)
 }
 
 // contentType checks the video's type against the upload URL's accepted Content-Types.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -132,7 +132,7 @@ func TestDirectPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := stateOf(t, out.State)
-			if out.Status != publish.StatusUploading || st.PublishID == "" || !strings.HasPrefix(st.UploadURL, e.BaseURL+"/video/") ||
+			if out.Status != provider.StatusUploading || st.PublishID == "" || !strings.HasPrefix(st.UploadURL, e.BaseURL+"/video/") ||
 				st.NextChunk != 0 || st.TotalChunks != len(c.ranges) {
 				t.Fatalf("after init: %s %+v", out.Status, st)
 			}
@@ -144,7 +144,7 @@ func TestDirectPublish(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Status != publish.StatusPublished {
+			if out.Status != provider.StatusPublished {
 				t.Fatalf("status %s", out.Status)
 			}
 			post, _ := e.sim.Post(st.PublishID)
@@ -182,7 +182,7 @@ func TestInboxMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != publish.StatusSentToInbox || !out.Done() || out.URL != "" ||
+	if out.Status != provider.StatusSentToInbox || !out.Done() || out.URL != "" ||
 		!strings.Contains(out.Message, "not published until the creator") || !strings.Contains(out.Message, "TikTok app") {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -214,13 +214,13 @@ func TestRefusedBeforeUpload(t *testing.T) {
 			name:     "privacy level not offered to an unaudited creator",
 			creator:  &sim.TikTokCreator{PrivacyLevelOptions: []string{"SELF_ONLY"}},
 			options:  `{"mode":"direct","privacy_level":"PUBLIC_TO_EVERYONE"}`,
-			category: publish.CategoryInvalidOptions,
+			category: provider.CategoryInvalidOptions,
 			message:  "it allows SELF_ONLY",
 		},
 		{
 			name:     "title over 2200 UTF-16 units",
 			options:  `{"mode":"direct","title":"` + strings.Repeat("😀", 1101) + `"}`,
-			category: publish.CategoryInvalidOptions,
+			category: provider.CategoryInvalidOptions,
 			message:  "2202 UTF-16 units",
 		},
 		{
@@ -228,20 +228,20 @@ func TestRefusedBeforeUpload(t *testing.T) {
 			creator:  &sim.TikTokCreator{MaxVideoPostDurationSec: 60},
 			options:  `{"mode":"direct"}`,
 			dur:      90 * time.Second,
-			category: publish.CategoryMediaRejected,
+			category: provider.CategoryMediaRejected,
 			message:  "at most 1m0s",
 		},
 		{
 			name:     "longer than any upload",
 			options:  `{"mode":"inbox"}`,
 			dur:      11 * time.Minute,
-			category: publish.CategoryMediaRejected,
+			category: provider.CategoryMediaRejected,
 			message:  "at most 10m0s",
 		},
 		{
 			name:     "unknown mode",
 			options:  `{"mode":"draft"}`,
-			category: publish.CategoryInvalidOptions,
+			category: provider.CategoryInvalidOptions,
 			message:  "not inbox or direct",
 		},
 	} {
@@ -274,7 +274,7 @@ func TestTitleAtLimitAccepted(t *testing.T) {
 	title := strings.Repeat("😀", 1100) // 2200 UTF-16 units
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct","title":"`+title+`"}`), 20)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Published) != 1 || rec.Published[0].Text != title {
@@ -291,7 +291,7 @@ func TestCreatorSettingsWin(t *testing.T) {
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
 	out, err := e.run(d, 20)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
 	st := stateOf(t, out.State)
@@ -311,7 +311,7 @@ func TestModerationPending(t *testing.T) {
 	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
 	if out.URL != "" || !strings.Contains(out.Message, "moderation") {
@@ -326,9 +326,9 @@ func TestFaults(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{sim.FailUnavailable, publish.CategoryUpstreamUnavailable, true},
-		{sim.FailAuth, publish.CategoryAuthExpired, false},
-		{sim.FailRateLimit, publish.CategoryRateLimited, true},
+		{sim.FailUnavailable, provider.CategoryUpstreamUnavailable, true},
+		{sim.FailAuth, provider.CategoryAuthExpired, false},
+		{sim.FailRateLimit, provider.CategoryRateLimited, true},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
@@ -349,7 +349,7 @@ func TestUnknownToken(t *testing.T) {
 	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	_, err := e.step(e.dest("expired", v.Media(), `{}`))
-	if pe := providertest.WantError(t, err, publish.CategoryAuthExpired, false, "access_token_invalid"); pe.Status != http.StatusUnauthorized {
+	if pe := providertest.WantError(t, err, provider.CategoryAuthExpired, false, "access_token_invalid"); pe.Status != http.StatusUnauthorized {
 		t.Fatalf("error %v", pe)
 	}
 }
@@ -366,10 +366,10 @@ func TestFlaky(t *testing.T) {
 		}
 		return 0.9
 	}
-	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: publish.Repeat{Tries: 1}}, rnd)
+	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}}, rnd)
 	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
-	var out publish.Outcome
+	var out provider.Outcome
 	var err error
 	transient := 0
 	for range 60 {
@@ -386,7 +386,7 @@ func TestFlaky(t *testing.T) {
 		}
 		e.Clock.Advance(out.After)
 	}
-	if out.Status != publish.StatusPublished || transient == 0 {
+	if out.Status != provider.StatusPublished || transient == 0 {
 		t.Fatalf("outcome %+v after %d transient errors (last %v)", out, transient, err)
 	}
 	rec := e.sim.Recorder().Snapshot(nil)
@@ -404,7 +404,7 @@ func TestReject(t *testing.T) {
 	e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	_, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
-	providertest.WantError(t, err, publish.CategoryMediaRejected, false, "file_format_check_failed")
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "file_format_check_failed")
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Uploads) != 1 || len(rec.Published) != 0 {
 		t.Errorf("record %+v", rec)
 	}
@@ -419,7 +419,7 @@ func TestVideoCheckedByTikTok(t *testing.T) {
 	m := v.Media()
 	m.Duration, m.Width, m.Height = 0, 0, 0 // not probed
 	_, err := e.run(e.dest("tok", m, `{"mode":"direct"}`), 20)
-	if pe := providertest.AsError(t, err); pe.Category != publish.CategoryMediaRejected || !strings.Contains(pe.Message, "duration_check_failed") {
+	if pe := providertest.AsError(t, err); pe.Category != provider.CategoryMediaRejected || !strings.Contains(pe.Message, "duration_check_failed") {
 		t.Fatalf("error %v", pe)
 	}
 }
@@ -465,7 +465,7 @@ func TestCrashResume(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: publish.Repeat{Tries: 1}})
+			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}})
 			v := providertest.NewVideo(size, 30*time.Second, 1080, 1920)
 			fm := &failingMedia{v: v, failAt: 10 * mb, failAfter: 3 * mb, done: !c.midChunk}
 			m := v.Media()
@@ -488,7 +488,7 @@ func TestCrashResume(t *testing.T) {
 			// The worker restarts from an older State.
 			d.State = states[c.resumeFrom]
 			out, err := e.run(d, 30)
-			if err != nil || out.Status != publish.StatusPublished {
+			if err != nil || out.Status != provider.StatusPublished {
 				t.Fatalf("after resume: %+v %v", out, err)
 			}
 			rec := e.sim.Recorder().Snapshot(nil)
@@ -525,7 +525,7 @@ func TestUploadURLExpired(t *testing.T) {
 	first := stateOf(t, d.State).PublishID
 	e.Clock.Advance(2 * time.Hour)
 	out, err := e.run(d, 30)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
 	st := stateOf(t, out.State)
@@ -549,13 +549,13 @@ func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	afterInit := out.State
-	if out, err = e.step(d); err != nil || out.Status != publish.StatusProcessing {
+	if out, err = e.step(d); err != nil || out.Status != provider.StatusProcessing {
 		t.Fatalf("%+v %v", out, err)
 	}
 	d.State = afterInit
 	e.Clock.Advance(3 * time.Hour)
 	out, err = e.run(d, 10)
-	if err != nil || out.Status != publish.StatusPublished {
+	if err != nil || out.Status != provider.StatusPublished {
 		t.Fatalf("%+v %v", out, err)
 	}
 	if n := len(e.Requests(http.MethodPut, "/video/")); n != 1 {
@@ -578,7 +578,7 @@ func TestDailyCap(t *testing.T) {
 			}
 			continue
 		}
-		providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "spam_risk_too_many_posts")
+		providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "spam_risk_too_many_posts")
 	}
 }
 
@@ -596,7 +596,7 @@ func TestInitRateLimit(t *testing.T) {
 			continue
 		}
 		pe := providertest.AsError(t, err)
-		if pe.Category != publish.CategoryRateLimited || !pe.Transient || pe.Status != http.StatusTooManyRequests ||
+		if pe.Category != provider.CategoryRateLimited || !pe.Transient || pe.Status != http.StatusTooManyRequests ||
 			pe.RetryAfter != 54*time.Second { // the first of the six left the window 54 s later
 			t.Fatalf("error %v (retry after %s)", pe, pe.RetryAfter)
 		}
@@ -700,7 +700,7 @@ func TestOptions(t *testing.T) {
 
 	for _, creds := range []map[string]string{{"access_token": "expired"}, {}} {
 		_, err = e.prov.Options(context.Background(), e.BaseURL, creds)
-		if pe := providertest.AsError(t, err); pe.Category != publish.CategoryAuthExpired || pe.Transient {
+		if pe := providertest.AsError(t, err); pe.Category != provider.CategoryAuthExpired || pe.Transient {
 			t.Errorf("credentials %v: error %v", creds, pe)
 		}
 	}
@@ -725,12 +725,12 @@ func TestIdentify(t *testing.T) {
 			"open_4": {"video.publish", "video.upload"},                    // no user.info.basic
 		},
 	}, Config{})
-	identify := func(token string) (publish.Identity, error) {
+	identify := func(token string) (provider.Identity, error) {
 		return e.prov.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": token})
 	}
 
 	id, err := identify("tok")
-	want := publish.Identity{ExternalID: "open_1", Name: "Reelay Demo", Username: "reelaydemo", AvatarURL: e.BaseURL + "/avatar/open_1.jpeg"}
+	want := provider.Identity{ExternalID: "open_1", Name: "Reelay Demo", Username: "reelaydemo", AvatarURL: e.BaseURL + "/avatar/open_1.jpeg"}
 	if err != nil || id != want {
 		t.Fatalf("identity %+v, %v; want %+v", id, err, want)
 	}
@@ -762,12 +762,12 @@ func TestIdentify(t *testing.T) {
 		transient       bool
 		contains        string
 	}{
-		{"nobody", publish.CategoryAuthExpired, false, "access_token_invalid"},
-		{"revoked", publish.CategoryAuthExpired, false, "access_token_invalid"},
-		{"noinfo", publish.CategoryAuthExpired, false, "scope_not_authorized"},
-		{"", publish.CategoryAuthExpired, false, "no access token"},
-		{"down", publish.CategoryUpstreamUnavailable, true, "internal_error"},
-		{"busy", publish.CategoryRateLimited, true, "rate_limit_exceeded"},
+		{"nobody", provider.CategoryAuthExpired, false, "access_token_invalid"},
+		{"revoked", provider.CategoryAuthExpired, false, "access_token_invalid"},
+		{"noinfo", provider.CategoryAuthExpired, false, "scope_not_authorized"},
+		{"", provider.CategoryAuthExpired, false, "no access token"},
+		{"down", provider.CategoryUpstreamUnavailable, true, "internal_error"},
+		{"busy", provider.CategoryRateLimited, true, "rate_limit_exceeded"},
 	} {
 		_, err := identify(c.token)
 		pe := providertest.AsError(t, err)
@@ -784,12 +784,12 @@ func TestInboxWithUploadScopeOnly(t *testing.T) {
 	e := newEnv(t, accounts(), sim.TikTokOptions{Scopes: map[string][]string{"open_1": {"video.upload"}}}, Config{})
 	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
 	out, err := e.run(e.dest("tok", v.Media(), `{}`), 20)
-	if err != nil || out.Status != publish.StatusSentToInbox || !strings.Contains(out.Message, "video.upload scope only") {
+	if err != nil || out.Status != provider.StatusSentToInbox || !strings.Contains(out.Message, "video.upload scope only") {
 		t.Fatalf("inbox: %+v, %v", out, err)
 	}
 	// A direct post needs video.publish.
 	_, err = e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
-	if pe := providertest.AsError(t, err); pe.Category != publish.CategoryAuthExpired || !strings.Contains(pe.Message, "scope_not_authorized") {
+	if pe := providertest.AsError(t, err); pe.Category != provider.CategoryAuthExpired || !strings.Contains(pe.Message, "scope_not_authorized") {
 		t.Fatalf("direct: %+v", pe)
 	}
 }
@@ -819,11 +819,11 @@ func TestStatusFetchSchedule(t *testing.T) {
 				if len(e.Requests(http.MethodPost, pathStatus)) > before {
 					fetches = append(fetches, now.Sub(start))
 				}
-				if uploaded.IsZero() && out.Status == publish.StatusProcessing {
+				if uploaded.IsZero() && out.Status == provider.StatusProcessing {
 					uploaded = now
 				}
 				if out.Done() {
-					if out.Status != publish.StatusPublished {
+					if out.Status != provider.StatusPublished {
 						t.Fatalf("outcome %+v", out)
 					}
 					break

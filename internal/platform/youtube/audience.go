@@ -28,9 +28,7 @@ import (
 
 	ytapi "google.golang.org/api/youtube/v3"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 const (
@@ -43,13 +41,13 @@ const (
 )
 
 var (
-	_ analytics.Source = (*Provider)(nil)
-	_ inbox.Source     = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
 )
 
 // channelCall is a call with a channel's credentials.
-func (p *Provider) channelCall(ctx context.Context, ch publish.Channel) (*call, error) {
-	return p.newCall(ctx, &publish.Destination{BaseURL: ch.BaseURL, Credentials: ch.Credentials})
+func (p *Provider) channelCall(ctx context.Context, ch provider.Channel) (*call, error) {
+	return p.newCall(ctx, &provider.Destination{BaseURL: ch.BaseURL, Credentials: ch.Credentials})
 }
 
 // statistics is the statistics part of a video resource; a missing count is one YouTube
@@ -60,14 +58,14 @@ type statistics struct {
 	CommentCount *string `json:"commentCount"`
 }
 
-// Metrics implements analytics.Source with videos.list's statistics. A video YouTube does
+// Metrics implements provider.MetricsSource with videos.list's statistics. A video YouTube does
 // not list (deleted, private to another channel) has no entry.
-func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []string) (map[string]analytics.Metrics, error) {
+func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []string) (map[string]provider.Metrics, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]analytics.Metrics{}
+	out := map[string]provider.Metrics{}
 	for batch := range slices.Chunk(uniqueIDs(itemIDs), maxVideoIDs) {
 		var list struct {
 			Items []struct {
@@ -80,7 +78,7 @@ func (p *Provider) Metrics(ctx context.Context, ch publish.Channel, itemIDs []st
 		}
 		for _, it := range list.Items {
 			if it.Statistics != nil && slices.Contains(batch, it.ID) {
-				out[it.ID] = analytics.Metrics{
+				out[it.ID] = provider.Metrics{
 					Views:    count(it.Statistics.ViewCount),
 					Likes:    count(it.Statistics.LikeCount),
 					Comments: count(it.Statistics.CommentCount),
@@ -111,20 +109,20 @@ func count(s *string) *int64 {
 	if err != nil || n < 0 {
 		return nil
 	}
-	return analytics.N(n)
+	return provider.N(n)
 }
 
-// inboxComment turns a comment resource into an inbox.Comment. The comment is the channel's
+// inboxComment turns a comment resource into an provider.Comment. The comment is the channel's
 // own when its author is the channel of the video (snippet.channelId), which holds for real
 // and sandbox channels alike: the video is the channel's. A comment always has a like count:
 // the library cannot tell 0 from none, and YouTube shows it for every comment.
-func inboxComment(r *ytapi.Comment) (inbox.Comment, error) {
-	c := inbox.Comment{ID: r.Id}
+func inboxComment(r *ytapi.Comment) (provider.Comment, error) {
+	c := provider.Comment{ID: r.Id}
 	sn := r.Snippet
 	if sn == nil {
 		return c, nil
 	}
-	c.ParentID, c.Author, c.Text, c.LikeCount = sn.ParentId, sn.AuthorDisplayName, sn.TextOriginal, analytics.N(sn.LikeCount)
+	c.ParentID, c.Author, c.Text, c.LikeCount = sn.ParentId, sn.AuthorDisplayName, sn.TextOriginal, provider.N(sn.LikeCount)
 	if c.Text == "" {
 		c.Text = sn.TextDisplay
 	}
@@ -139,9 +137,9 @@ func inboxComment(r *ytapi.Comment) (inbox.Comment, error) {
 	return c, nil
 }
 
-// Comments implements inbox.Source: the video's threads, newest first, each top-level comment
+// Comments implements provider.CommentSource: the video's threads, newest first, each top-level comment
 // followed by its replies.
-func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID string) ([]inbox.Comment, error) {
+func (p *Provider) Comments(ctx context.Context, ch provider.Channel, itemID string) ([]provider.Comment, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -193,11 +191,11 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 			}
 		}
 	}
-	var out []inbox.Comment
+	var out []provider.Comment
 	for _, t := range threads {
 		top, err := inboxComment(t.top)
 		if err != nil {
-			return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable commentThreads.list answer: %v", err)
+			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "unreadable commentThreads.list answer: %v", err)
 		}
 		out = append(out, top)
 		for _, r := range t.replies {
@@ -206,7 +204,7 @@ func (p *Provider) Comments(ctx context.Context, ch publish.Channel, itemID stri
 			}
 			rc, err := inboxComment(r)
 			if err != nil {
-				return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable comments.list answer: %v", err)
+				return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "unreadable comments.list answer: %v", err)
 			}
 			if rc.ParentID == "" {
 				rc.ParentID = top.ID
@@ -227,16 +225,16 @@ func replies(ctx context.Context, api *ytapi.Service, parentID string) ([]*ytapi
 	return list.Items, nil
 }
 
-// Reply implements inbox.Source with comments.insert. The reply goes to the thread's
+// Reply implements provider.CommentSource with comments.insert. The reply goes to the thread's
 // top-level comment: to itself, or its parent when to is a reply.
-func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string, to inbox.Comment, text string) (inbox.Comment, error) {
+func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string, to provider.Comment, text string) (provider.Comment, error) {
 	c, err := p.channelCall(ctx, ch)
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	api, err := c.api()
 	if err != nil {
-		return inbox.Comment{}, err
+		return provider.Comment{}, err
 	}
 	parent := to.ID
 	if to.ParentID != "" {
@@ -246,15 +244,15 @@ func (p *Provider) Reply(ctx context.Context, ch publish.Channel, itemID string,
 		Snippet: &ytapi.CommentSnippet{ParentId: parent, TextOriginal: text},
 	}).Context(ctx).Do()
 	if err != nil && !unreadableAnswer(ctx, err) {
-		return inbox.Comment{}, libraryError(ctx, "comments.insert", err)
+		return provider.Comment{}, libraryError(ctx, "comments.insert", err)
 	}
-	var reply inbox.Comment
+	var reply provider.Comment
 	if err == nil && res.Id != "" {
 		reply, err = inboxComment(res)
 	}
 	if err != nil || res.Id == "" {
 		// Permanent: the reply is probably stored, and posting it again would double it.
-		return inbox.Comment{}, publish.Permanent(publish.CategoryInternal, 0,
+		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0,
 			"YouTube answered the reply without a readable comment resource; it may have been posted")
 	}
 	if reply.ParentID == "" {

@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/analytics"
-	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // audienceEnv is the YouTube simulator with an account "acct" (token "tok") whose videos are
@@ -38,8 +36,8 @@ func newAudienceEnv(t *testing.T, opt sim.YouTubeOptions) *audienceEnv {
 	return &audienceEnv{Env: e, p: New(Config{HTTPClient: e.Client})}
 }
 
-func (e *audienceEnv) channel(token string) publish.Channel {
-	return publish.Channel{Account: "acct", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
+func (e *audienceEnv) channel(token string) provider.Channel {
+	return provider.Channel{Account: "acct", Credentials: map[string]string{"access_token": token}, BaseURL: e.BaseURL}
 }
 
 // publish publishes a video of acct without moving the clock and returns its id and the
@@ -61,7 +59,7 @@ func (e *audienceEnv) publish(t *testing.T) (string, time.Time) {
 	return "", time.Time{}
 }
 
-func (e *audienceEnv) comments(t *testing.T, id string) []inbox.Comment {
+func (e *audienceEnv) comments(t *testing.T, id string) []provider.Comment {
 	t.Helper()
 	cs, err := e.p.Comments(context.Background(), e.channel("tok"), id)
 	if err != nil {
@@ -90,7 +88,7 @@ func TestMetrics(t *testing.T) {
 	for id, at := range map[string]time.Time{id1: at1, id2: at2} {
 		a := sim.AudienceOf(id, at, e.Clock.Now())
 		m := got[id]
-		want := analytics.Metrics{Views: analytics.N(a.Views), Likes: analytics.N(a.Likes), Comments: analytics.N(a.Comments)}
+		want := provider.Metrics{Views: provider.N(a.Views), Likes: provider.N(a.Likes), Comments: provider.N(a.Comments)}
 		if !sameMetrics(m, want) {
 			t.Errorf("%s: %s, want %s", id, show(m), show(want))
 		}
@@ -179,7 +177,7 @@ func TestReplyRoundTrip(t *testing.T) {
 		t.Errorf("reply to a reply has parent %q, want the top-level %q", second.ParentID, top.ID)
 	}
 
-	var own []inbox.Comment
+	var own []provider.Comment
 	for _, c := range e.comments(t, id) {
 		if c.Own {
 			own = append(own, c)
@@ -258,15 +256,15 @@ func TestReplyRefused(t *testing.T) {
 	limit := func() int { c, _ := platform.CapabilitiesOf(platform.YouTube); return c.ReplyText.Max }()
 	for _, c := range []struct {
 		name, text, why string
-		to              inbox.Comment
+		to              provider.Comment
 	}{
-		{"unknown comment", "hello", "commentNotFound", inbox.Comment{ID: "UgzNoSuchComment00004AaABAg"}},
+		{"unknown comment", "hello", "commentNotFound", provider.Comment{ID: "UgzNoSuchComment00004AaABAg"}},
 		{"too long", strings.Repeat("é", limit+1), "commentTextTooLong", top},
 		{"empty", " ", "commentTextRequired", top},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := e.p.Reply(context.Background(), e.channel("tok"), id, c.to, c.text)
-			providertest.WantError(t, err, publish.CategoryInvalidOptions, false, c.why)
+			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.why)
 		})
 	}
 	if _, err := e.p.Reply(context.Background(), e.channel("tok"), id, top, strings.Repeat("é", limit)); err != nil {
@@ -281,7 +279,7 @@ func TestReplyRefused(t *testing.T) {
 func TestCommentsUnknownVideo(t *testing.T) {
 	e := newAudienceEnv(t, sim.YouTubeOptions{})
 	_, err := e.p.Comments(context.Background(), e.channel("tok"), "unknownVid0")
-	providertest.WantError(t, err, publish.CategoryInvalidOptions, false, "videoNotFound")
+	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "videoNotFound")
 }
 
 // TestReplyQuota: a reply costs 50 units of the project's daily quota; when they are not
@@ -295,7 +293,7 @@ func TestReplyQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.p.Reply(context.Background(), e.channel("tok"), id, top, "hello")
-	providertest.WantError(t, err, publish.CategoryQuotaExceeded, false, "quota")
+	providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "quota")
 }
 
 // TestAudienceFaults: the account's faults reach every call as classified errors.
@@ -306,9 +304,9 @@ func TestAudienceFaults(t *testing.T) {
 		transient       bool
 		retryAfter      time.Duration
 	}{
-		{"tok-down", publish.CategoryUpstreamUnavailable, true, 0},
-		{"tok-auth", publish.CategoryAuthExpired, false, 0},
-		{"tok-slow", publish.CategoryRateLimited, true, 10 * time.Second},
+		{"tok-down", provider.CategoryUpstreamUnavailable, true, 0},
+		{"tok-auth", provider.CategoryAuthExpired, false, 0},
+		{"tok-slow", provider.CategoryRateLimited, true, 10 * time.Second},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			ch := e.channel(c.token)
@@ -319,19 +317,19 @@ func TestAudienceFaults(t *testing.T) {
 			}
 			_, err = e.p.Comments(context.Background(), ch, "someVideo01")
 			providertest.WantError(t, err, c.category, c.transient, "")
-			_, err = e.p.Reply(context.Background(), ch, "someVideo01", inbox.Comment{ID: "UgzSome"}, "hi")
+			_, err = e.p.Reply(context.Background(), ch, "someVideo01", provider.Comment{ID: "UgzSome"}, "hi")
 			providertest.WantError(t, err, c.category, c.transient, "")
 		})
 	}
 }
 
-func sameMetrics(a, b analytics.Metrics) bool {
+func sameMetrics(a, b provider.Metrics) bool {
 	eq := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return eq(a.Views, b.Views) && eq(a.Likes, b.Likes) && eq(a.Comments, b.Comments) && eq(a.Shares, b.Shares) &&
 		eq(a.Impressions, b.Impressions) && eq(a.Reach, b.Reach) && eq(a.Saves, b.Saves) && eq(a.WatchTimeSeconds, b.WatchTimeSeconds)
 }
 
-func show(m analytics.Metrics) string {
+func show(m provider.Metrics) string {
 	f := func(name string, p *int64) string {
 		if p == nil {
 			return name + "=nil"

@@ -12,13 +12,13 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/reelay/reelay/internal/httpx"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // errorFrom classifies a non-success answer to a hand-written call. It reads (a bounded part
 // of) the body and parses it as the client library does, so that both kinds of call are
 // classified by googleError alike.
-func errorFrom(resp *http.Response) *publish.Error {
+func errorFrom(resp *http.Response) *provider.Error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	ge, ok := errors.AsType[*googleapi.Error](googleapi.CheckResponseWithBody(resp, raw))
 	if !ok { // a 2xx the call did not expect
@@ -31,17 +31,17 @@ func errorFrom(resp *http.Response) *publish.Error {
 // libraryError classifies an error of a client library call: Google's error answer as
 // googleError does; no answer at all as a transient upstream_unavailable error; and an answer
 // that did not decode (a 2xx, or one over maxAnswerBytes) as one too, naming the method.
-func libraryError(ctx context.Context, method string, err error) *publish.Error {
+func libraryError(ctx context.Context, method string, err error) *provider.Error {
 	if ge, ok := errors.AsType[*googleapi.Error](err); ok {
 		return googleError(ge)
 	}
 	if unreadableAnswer(ctx, err) {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "unreadable %s answer: %v", method, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "unreadable %s answer: %v", method, err)
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		err = cerr
 	}
-	return publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
+	return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
 }
 
 // unreadableAnswer reports whether a client library call failed after YouTube accepted it: a
@@ -57,7 +57,7 @@ func unreadableAnswer(ctx context.Context, err error) bool {
 // "reason","message"}],"status"}}: its status, the first reason, the message (the top-level
 // one, else the first item's, else a short non-HTML body, else the status text) and
 // Retry-After.
-func googleError(ge *googleapi.Error) *publish.Error {
+func googleError(ge *googleapi.Error) *provider.Error {
 	reason, msg := "", ge.Message
 	if len(ge.Errors) > 0 {
 		reason = ge.Errors[0].Reason
@@ -87,7 +87,7 @@ func googleError(ge *googleapi.Error) *publish.Error {
 // insufficientPermissions, a closed or suspended account or channel) also need the channel's
 // owner, and are reported as auth_expired so that the channel is marked reauth_required;
 // 403s about a setting (forbiddenPrivacySetting, ...) are invalid_options.
-func classify(status int, reason, msg string, ra time.Duration) *publish.Error {
+func classify(status int, reason, msg string, ra time.Duration) *provider.Error {
 	text := msg
 	if reason != "" && !strings.Contains(msg, reason) {
 		text = msg + " (" + reason + ")"
@@ -95,32 +95,32 @@ func classify(status int, reason, msg string, ra time.Duration) *publish.Error {
 	switch reason {
 	case "quotaExceeded", "dailyLimitExceeded", "uploadLimitExceeded", "quotaExceeded402", "dailyLimitExceeded402",
 		"variableTermExpiredDailyExceeded":
-		return publish.Permanent(publish.CategoryQuotaExceeded, status, "%s", text)
+		return provider.Permanent(provider.CategoryQuotaExceeded, status, "%s", text)
 	case "rateLimitExceeded", "userRateLimitExceeded", "uploadRateLimitExceeded", "concurrentLimitExceeded",
 		"servingLimitExceeded", "limitExceeded", "variableTermLimitExceeded":
-		return publish.Transient(publish.CategoryRateLimited, status, ra, "%s", text)
+		return provider.Transient(provider.CategoryRateLimited, status, ra, "%s", text)
 	case "forbiddenPrivacySetting", "forbiddenLicenseSetting", "forbiddenEmbedSetting":
-		return publish.Permanent(publish.CategoryInvalidOptions, status, "%s", text)
+		return provider.Permanent(provider.CategoryInvalidOptions, status, "%s", text)
 	case "commentsDisabled", "videoNotFound", "commentNotFound", "parentCommentIsPrivate":
 		// About the video or comment, not the channel's access: a 403 or 404 that
 		// reconnecting does not fix.
-		return publish.Permanent(publish.CategoryInvalidOptions, status, "%s", text)
+		return provider.Permanent(provider.CategoryInvalidOptions, status, "%s", text)
 	}
 	switch {
 	case status == http.StatusUnauthorized:
-		return publish.Permanent(publish.CategoryAuthExpired, status, "%s", text)
+		return provider.Permanent(provider.CategoryAuthExpired, status, "%s", text)
 	case status == http.StatusTooManyRequests:
-		return publish.Transient(publish.CategoryRateLimited, status, ra, "%s", text)
+		return provider.Transient(provider.CategoryRateLimited, status, ra, "%s", text)
 	case status == http.StatusForbidden:
-		return publish.Permanent(publish.CategoryAuthExpired, status, "%s", text)
+		return provider.Permanent(provider.CategoryAuthExpired, status, "%s", text)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
-		return publish.Permanent(publish.CategoryInvalidOptions, status, "%s", text)
+		return provider.Permanent(provider.CategoryInvalidOptions, status, "%s", text)
 	case status == http.StatusRequestEntityTooLarge:
-		return publish.Permanent(publish.CategoryMediaRejected, status, "%s", text)
+		return provider.Permanent(provider.CategoryMediaRejected, status, "%s", text)
 	case status == http.StatusRequestTimeout || status >= 500:
-		return publish.Transient(publish.CategoryUpstreamUnavailable, status, ra, "%s", text)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, status, ra, "%s", text)
 	}
-	return publish.Permanent(publish.CategoryInternal, status, "%s", text)
+	return provider.Permanent(provider.CategoryInternal, status, "%s", text)
 }
 
 // retryAfter reads Retry-After as seconds or an HTTP date.

@@ -17,13 +17,13 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // libraryCall is a call of the provider for a token of e's simulator.
 func (e *audienceEnv) libraryCall(t *testing.T, token string) *call {
 	t.Helper()
-	c, err := e.p.newCall(context.Background(), &publish.Destination{BaseURL: e.BaseURL, Credentials: map[string]string{"access_token": token}})
+	c, err := e.p.newCall(context.Background(), &provider.Destination{BaseURL: e.BaseURL, Credentials: map[string]string{"access_token": token}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestLibraryRequests(t *testing.T) {
 }
 
 // TestLibraryErrorsAsHandWritten makes the same failing call by hand and through the library
-// (videos.list): both give the same publish.Error, for every fault the simulator has, for
+// (videos.list): both give the same provider.Error, for every fault the simulator has, for
 // the daily quota and for a request YouTube refuses.
 func TestLibraryErrorsAsHandWritten(t *testing.T) {
 	e := newAudienceEnv(t, sim.YouTubeOptions{DailyQuota: 2})
@@ -78,15 +78,15 @@ func TestLibraryErrorsAsHandWritten(t *testing.T) {
 		status      int
 		retryAfter  time.Duration
 	}{
-		{"unavailable", "tok-down", []string{"someVideo01"}, publish.CategoryUpstreamUnavailable, true, 503, 0},
-		{"token revoked", "tok-auth", []string{"someVideo01"}, publish.CategoryAuthExpired, false, 401, 0},
-		{"unknown token", "tok-nobody", []string{"someVideo01"}, publish.CategoryAuthExpired, false, 401, 0},
-		{"rate limited", "tok-slow", []string{"someVideo01"}, publish.CategoryRateLimited, true, 429, 10 * time.Second},
-		{"51 ids", "tok", tooMany, publish.CategoryInvalidOptions, false, 400, 0},
+		{"unavailable", "tok-down", []string{"someVideo01"}, provider.CategoryUpstreamUnavailable, true, 503, 0},
+		{"token revoked", "tok-auth", []string{"someVideo01"}, provider.CategoryAuthExpired, false, 401, 0},
+		{"unknown token", "tok-nobody", []string{"someVideo01"}, provider.CategoryAuthExpired, false, 401, 0},
+		{"rate limited", "tok-slow", []string{"someVideo01"}, provider.CategoryRateLimited, true, 429, 10 * time.Second},
+		{"51 ids", "tok", tooMany, provider.CategoryInvalidOptions, false, 400, 0},
 		// acct's quota is 2 units: the calls with 51 ids are refused before any charge, the
 		// next two spend both units, and the last two are over quota.
 		{"within quota", "tok", []string{"someVideo01"}, "", false, 0, 0},
-		{"over quota", "tok", []string{"someVideo01"}, publish.CategoryQuotaExceeded, false, 403, 0},
+		{"over quota", "tok", []string{"someVideo01"}, provider.CategoryQuotaExceeded, false, 403, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var byHand struct{ Items []json.RawMessage }
@@ -128,11 +128,11 @@ func TestLibraryNoAnswer(t *testing.T) {
 	l.Close()
 	p := New(Config{})
 	_, err = p.Identify(context.Background(), base, map[string]string{"access_token": "tok"})
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "YouTube did not answer")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "YouTube did not answer")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = p.Options(ctx, base, map[string]string{"access_token": "tok"})
-	providertest.WantError(t, err, publish.CategoryUpstreamUnavailable, true, "context canceled")
+	providertest.WantError(t, err, provider.CategoryUpstreamUnavailable, true, "context canceled")
 }
 
 // TestUnreadableAnswer sorts the library's errors: only a failure after an answer was
@@ -158,7 +158,7 @@ func TestUnreadableAnswer(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	if pe := libraryError(live, "comments.list", errAnswerTooLarge); pe.Category != publish.CategoryUpstreamUnavailable || !pe.Transient ||
+	if pe := libraryError(live, "comments.list", errAnswerTooLarge); pe.Category != provider.CategoryUpstreamUnavailable || !pe.Transient ||
 		!strings.Contains(pe.Message, "unreadable comments.list answer") {
 		t.Errorf("unreadable: %+v", pe)
 	}

@@ -75,7 +75,7 @@ import (
 	ytapi "google.golang.org/api/youtube/v3"
 
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // DefaultBaseURL is the Google API host that Destination.BaseURL overrides.
@@ -119,9 +119,9 @@ type Config struct {
 	MaxPollInterval time.Duration
 	// Region is the region whose video categories Options lists; default "US".
 	Region string
-	// Repeat is how a call that failed transiently is made again within a Step (publish.Repeat's
+	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
-	Repeat publish.Repeat
+	Repeat provider.Repeat
 }
 
 // Provider publishes to YouTube. It is safe for concurrent use.
@@ -129,6 +129,16 @@ type Provider struct {
 	cfg    Config
 	client *http.Client
 }
+
+// The contract the Provider keeps (internal/provider), checked by the compiler: app.New
+// finds these abilities by asking.
+var (
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Identifier    = (*Provider)(nil)
+	_ provider.OptionsReader = (*Provider)(nil)
+	_ provider.MetricsSource = (*Provider)(nil)
+	_ provider.CommentSource = (*Provider)(nil)
+)
 
 // New returns a YouTube provider.
 func New(cfg Config) *Provider {
@@ -148,7 +158,7 @@ func New(cfg Config) *Provider {
 	if cfg.Region == "" {
 		cfg.Region = "US"
 	}
-	client := publish.NewHTTPClient(0)
+	client := provider.NewHTTPClient(0)
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
 		client = &c
@@ -157,7 +167,7 @@ func New(cfg Config) *Provider {
 	return &Provider{cfg: cfg, client: client}
 }
 
-// Platform implements publish.Provider.
+// Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.YouTube }
 
 // State is what the provider stores between steps.
@@ -209,11 +219,11 @@ type metadata struct {
 // resolve applies the defaults and fallbacks (title → post title → first line of the
 // description; description → caption) and checks YouTube's rules, so that a video YouTube
 // would refuse spends no quota.
-func resolve(d *publish.Destination) (metadata, error) {
+func resolve(d *provider.Destination) (metadata, error) {
 	var o PostOptions
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return metadata{}, publish.Permanent(publish.CategoryInvalidOptions, 0, "youtube options: %v", err)
+			return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
 		}
 	}
 	m := metadata{
@@ -238,20 +248,20 @@ func resolve(d *publish.Destination) (metadata, error) {
 	}
 	switch {
 	case m.title == "":
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube requires a title: set title or youtube.title")
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "YouTube requires a title: set title or youtube.title")
 	case !titleLimit.Check(m.title):
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube titles are at most %d %s; this one has %d", titleLimit.Max, titleLimit.Unit, titleLimit.Count(m.title))
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "YouTube titles are at most %d %s; this one has %d", titleLimit.Max, titleLimit.Unit, titleLimit.Count(m.title))
 	case strings.ContainsAny(m.title, "<>"):
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube titles must not contain < or >")
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "YouTube titles must not contain < or >")
 	case !descLimit.Check(m.description):
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube descriptions are at most %d %s; this one has %d", descLimit.Max, descLimit.Unit, descLimit.Count(m.description))
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "YouTube descriptions are at most %d %s; this one has %d", descLimit.Max, descLimit.Unit, descLimit.Count(m.description))
 	case strings.ContainsAny(m.description, "<>"):
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "YouTube descriptions must not contain < or >")
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "YouTube descriptions must not contain < or >")
 	}
 	switch m.privacy {
 	case "public", "unlisted", "private":
 	default:
-		return m, publish.Permanent(publish.CategoryInvalidOptions, 0, "youtube.privacy_status must be public, unlisted or private, not %q", m.privacy)
+		return m, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube.privacy_status must be public, unlisted or private, not %q", m.privacy)
 	}
 	return m, nil
 }
@@ -267,17 +277,17 @@ func truncateRunes(s string, n int) string {
 	return s
 }
 
-// Step implements publish.Provider.
-func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Outcome, error) {
+// Step implements provider.Provider.
+func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
 	if len(d.State) > 0 && string(d.State) != "null" {
 		if err := json.Unmarshal(d.State, &st); err != nil {
-			return publish.Outcome{}, publish.Permanent(publish.CategoryInternal, 0, "stored youtube state is unreadable: %v", err)
+			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored youtube state is unreadable: %v", err)
 		}
 	}
 	c, err := p.newCall(ctx, d)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	switch {
 	case st.VideoID != "":
@@ -290,13 +300,13 @@ func (p *Provider) Step(ctx context.Context, d *publish.Destination) (publish.Ou
 }
 
 // start opens a resumable session (step 1).
-func (p *Provider) start(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) start(c *call, d *provider.Destination, st State) (provider.Outcome, error) {
 	m, err := resolve(d)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if d.Video.Size <= 0 || d.Video.Open == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video is empty")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
 	body, _ := json.Marshal(map[string]any{
 		"snippet": map[string]any{"title": m.title, "description": m.description, "categoryId": m.category},
@@ -324,16 +334,16 @@ func (p *Provider) start(c *call, d *publish.Destination, st State) (publish.Out
 		return nil
 	})
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	defer drain(resp)
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	if err != nil || resp.Header.Get("Location") == "" || (loc.Scheme != "http" && loc.Scheme != "https") {
-		return publish.Outcome{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0,
+		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0,
 			"YouTube started no upload session (no usable Location header)")
 	}
 	next := State{SessionURI: loc.String(), Restarts: st.Restarts}
-	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(next)}, nil
+	return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(next)}, nil
 }
 
 func videoType(ct string) string {
@@ -344,7 +354,7 @@ func videoType(ct string) string {
 }
 
 // upload sends what the session does not hold yet (step 2).
-func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) upload(c *call, d *provider.Destination, st State) (provider.Outcome, error) {
 	size := d.Video.Size
 	var (
 		off int64
@@ -355,7 +365,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 	// be a round trip to learn 0. Anywhere else it may hold bytes nobody recorded.
 	if !d.Continued || st.Offset != 0 {
 		if off, res, err = c.sessionStatus(st.SessionURI, size); err != nil {
-			return publish.Outcome{}, err
+			return provider.Outcome{}, err
 		}
 	}
 	switch {
@@ -365,7 +375,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 		return p.uploaded(d, st, res.video)
 	case res.retryAfter > 0:
 		st.Offset = off
-		return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st), After: res.retryAfter}, nil
+		return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(st), After: res.retryAfter}, nil
 	}
 
 	began, startOff, requeries := time.Now(), off, 0
@@ -379,21 +389,21 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 	defer drop()
 	// interrupted reports a transient failure: as an error when this step confirmed nothing,
 	// else as progress, so that an upload that advances never runs out of retries.
-	interrupted := func(perr *publish.Error) (publish.Outcome, error) {
+	interrupted := func(perr *provider.Error) (provider.Outcome, error) {
 		if !perr.Transient || off == startOff {
-			return publish.Outcome{}, perr
+			return provider.Outcome{}, perr
 		}
 		st.Offset = off
-		return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st), After: max(perr.RetryAfter, time.Second),
+		return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(st), After: max(perr.RetryAfter, time.Second),
 			Message: "upload interrupted, resuming: " + perr.Message}, nil
 	}
 	for off < size {
 		if err := c.ctx.Err(); err != nil {
-			return interrupted(publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "upload stopped: %v", err))
+			return interrupted(provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "upload stopped: %v", err))
 		}
 		if p.cfg.UploadStepDuration > 0 && off > startOff && time.Since(began) >= p.cfg.UploadStepDuration {
 			st.Offset = off
-			return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
+			return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(st)}, nil
 		}
 		// A chunk that failed may have landed in part or whole. Before it is sent again the
 		// session says how much it holds ("Resume an interrupted upload": a PUT with
@@ -425,7 +435,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 		})
 		switch {
 		case err != nil:
-			return interrupted(publish.AsError(err))
+			return interrupted(provider.AsError(err))
 		case moved.expired:
 			return restart(st), nil
 		case moved.video != "":
@@ -439,7 +449,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			next, ok := parseRange(resp.Header.Get("Range"))
 			drain(resp)
 			if !ok {
-				return interrupted(publish.Transient(publish.CategoryUpstreamUnavailable, code, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range")))
+				return interrupted(provider.Transient(provider.CategoryUpstreamUnavailable, code, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range")))
 			}
 			if next != off+n {
 				// YouTube kept a different amount than was sent: continue from what it holds.
@@ -449,7 +459,7 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 		case code == http.StatusOK || code == http.StatusCreated:
 			id, err := videoID(resp)
 			if err != nil {
-				return publish.Outcome{}, err
+				return provider.Outcome{}, err
 			}
 			return p.uploaded(d, st, id)
 		case code == http.StatusNotFound || code == http.StatusGone:
@@ -459,13 +469,13 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			// A chunk the session did not expect: its offset moved under us (the last bytes of
 			// a dead request arriving late). Ask it where it stands and go on from there.
 			perr := errorFrom(resp)
-			perr.Transient, perr.Category = true, publish.CategoryUpstreamUnavailable
+			perr.Transient, perr.Category = true, provider.CategoryUpstreamUnavailable
 			drain(resp)
 			requeries++
 			next, res, err := c.sessionStatus(st.SessionURI, size)
 			switch {
 			case err != nil:
-				return interrupted(publish.AsError(err))
+				return interrupted(provider.AsError(err))
 			case res.expired:
 				return restart(st), nil
 			case res.video != "":
@@ -479,24 +489,24 @@ func (p *Provider) upload(c *call, d *publish.Destination, st State) (publish.Ou
 			perr := errorFrom(resp)
 			drain(resp)
 			if code == http.StatusBadRequest { // chunks refused again and again: retried, then given up
-				perr.Transient, perr.Category = true, publish.CategoryUpstreamUnavailable
+				perr.Transient, perr.Category = true, provider.CategoryUpstreamUnavailable
 			}
 			return interrupted(perr)
 		}
 	}
 	// Every byte was confirmed without a final answer: the next step's status query gets it.
 	st.Offset = off
-	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(st)}, nil
+	return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(st)}, nil
 }
 
 // putChunk sends the chunk of the video at off (ChunkSize bytes, or what is left of size) to
 // the session, reading on from *src, which it opens at off when nil and drops after a failure
 // (the next chunk is read anew from wherever the session stands).
-func (p *Provider) putChunk(c *call, d *publish.Destination, st State, src *io.ReadCloser, off, size int64) (*http.Response, *publish.Error) {
+func (p *Provider) putChunk(c *call, d *provider.Destination, st State, src *io.ReadCloser, off, size int64) (*http.Response, *provider.Error) {
 	if *src == nil {
 		r, err := d.Video.Open(c.ctx, off)
 		if err != nil {
-			return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off, err)
+			return nil, provider.Transient(provider.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off, err)
 		}
 		*src = r
 	}
@@ -519,63 +529,63 @@ func (p *Provider) putChunk(c *call, d *publish.Destination, st State, src *io.R
 		drain(resp)
 	}
 	if rerr != nil {
-		return nil, publish.Transient(publish.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+read, rerr)
+		return nil, provider.Transient(provider.CategoryInternal, 0, 0, "reading the video at byte %d: %v", off+read, rerr)
 	}
 	return nil, perr
 }
 
 // restart forgets an expired session; the next step starts a new one.
-func restart(st State) publish.Outcome {
+func restart(st State) provider.Outcome {
 	next := State{Restarts: st.Restarts + 1}
-	return publish.Outcome{Status: publish.StatusUploading, State: mustJSON(next),
+	return provider.Outcome{Status: provider.StatusUploading, State: mustJSON(next),
 		Message: "the YouTube upload session expired; starting a new one"}
 }
 
 // uploaded records the video YouTube created.
-func (p *Provider) uploaded(d *publish.Destination, st State, id string) (publish.Outcome, error) {
+func (p *Provider) uploaded(d *provider.Destination, st State, id string) (provider.Outcome, error) {
 	next := State{VideoID: id, Restarts: st.Restarts}
 	if d.Thumbnail != nil {
 		next.Thumbnail = thumbPending
 	}
-	return publish.Outcome{Status: publish.StatusProcessing, State: mustJSON(next), ExternalID: id}, nil
+	return provider.Outcome{Status: provider.StatusProcessing, State: mustJSON(next), ExternalID: id}, nil
 }
 
 // process sets the thumbnail and polls processing (step 3).
-func (p *Provider) process(c *call, d *publish.Destination, st State) (publish.Outcome, error) {
+func (p *Provider) process(c *call, d *provider.Destination, st State) (provider.Outcome, error) {
 	if st.Thumbnail == thumbPending {
 		p.setThumbnail(c, d, &st)
 	}
 	v, err := c.video(st.VideoID)
 	if err != nil {
-		return publish.Outcome{}, err
+		return provider.Outcome{}, err
 	}
 	if v == nil {
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube no longer has video %s (it was deleted or removed)", st.VideoID)
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "YouTube no longer has video %s (it was deleted or removed)", st.VideoID)
 	}
-	out := publish.Outcome{ExternalID: st.VideoID, Message: st.Message}
+	out := provider.Outcome{ExternalID: st.VideoID, Message: st.Message}
 	switch v.Status.UploadStatus {
 	case "processed":
 		if st.Thumbnail == thumbPending { // its retries are cut short by the video being ready
 			st.Thumbnail, st.Message = thumbFailed, "thumbnail not set: "+st.ThumbnailError
 			out.Message = st.Message
 		}
-		out.Status = publish.StatusPublished
+		out.Status = provider.StatusPublished
 		out.URL = videoURL(st.VideoID, d.Video)
 		out.State = mustJSON(st)
 		return out, nil
 	case "failed":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube could not process the video: %s", describe(failureReasons, v.Status.FailureReason, v.ProcessingDetails.ProcessingFailureReason))
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "YouTube could not process the video: %s", describe(failureReasons, v.Status.FailureReason, v.ProcessingDetails.ProcessingFailureReason))
 	case "rejected":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube rejected the video: %s", describe(rejectionReasons, v.Status.RejectionReason, ""))
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "YouTube rejected the video: %s", describe(rejectionReasons, v.Status.RejectionReason, ""))
 	case "deleted":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "the video was deleted on YouTube")
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video was deleted on YouTube")
 	}
 	switch v.ProcessingDetails.ProcessingStatus {
 	case "failed", "terminated":
-		return publish.Outcome{}, publish.Permanent(publish.CategoryMediaRejected, 0, "YouTube could not process the video: processing %s (%s)",
+		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "YouTube could not process the video: processing %s (%s)",
 			v.ProcessingDetails.ProcessingStatus, orUnknown(v.ProcessingDetails.ProcessingFailureReason))
 	}
-	out.Status = publish.StatusProcessing
+	out.Status = provider.StatusProcessing
 	out.After = p.pollDelay(st.Polls)
 	st.Polls++
 	out.State = mustJSON(st)
@@ -585,12 +595,12 @@ func (p *Provider) process(c *call, d *publish.Destination, st State) (publish.O
 // pollDelay is the wait before poll n+1: none before the first, then PollInterval doubling up
 // to MaxPollInterval.
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return publish.DoublingDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, polls)
+	return provider.DoublingDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, polls)
 }
 
 // videoURL is the Shorts URL for a vertical or square video of at most 3 minutes (YouTube
 // classifies those as Shorts; the API has no flag), the watch URL otherwise.
-func videoURL(id string, m publish.Media) string {
+func videoURL(id string, m provider.Media) string {
 	if m.Width > 0 && m.Height >= m.Width && m.Duration > 0 && m.Duration <= maxShort {
 		return "https://www.youtube.com/shorts/" + id
 	}
@@ -634,7 +644,7 @@ func orUnknown(s string) string {
 }
 
 // setThumbnail tries thumbnails.set; a failure becomes the outcome's message.
-func (p *Provider) setThumbnail(c *call, d *publish.Destination, st *State) {
+func (p *Provider) setThumbnail(c *call, d *provider.Destination, st *State) {
 	fail := func(format string, args ...any) {
 		st.Thumbnail = thumbFailed
 		st.Message = "thumbnail not set: " + fmt.Sprintf(format, args...)
@@ -701,7 +711,7 @@ func videoID(resp *http.Response) (string, error) {
 	defer drain(resp)
 	var v videoResource
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil || v.ID == "" {
-		return "", publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube completed the upload without a readable video resource")
+		return "", provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube completed the upload without a readable video resource")
 	}
 	return v.ID, nil
 }
@@ -710,7 +720,7 @@ func videoID(resp *http.Response) (string, error) {
 // the static registry, and the video categories assignable in Config.Region, live from
 // videoCategories.list (1 quota unit).
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
-	c, err := p.newCall(ctx, &publish.Destination{BaseURL: baseURL, Credentials: credentials})
+	c, err := p.newCall(ctx, &provider.Destination{BaseURL: baseURL, Credentials: credentials})
 	if err != nil {
 		return nil, err
 	}
@@ -742,28 +752,28 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 // refuses is a permanent auth_expired error; a Google account without a channel is a
 // permanent invalid_options error, since connecting it again changes nothing until the user
 // creates a channel. Other failures are classified as for Step.
-func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (publish.Identity, error) {
-	c, err := p.newCall(ctx, &publish.Destination{BaseURL: baseURL, Credentials: credentials})
+func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
+	c, err := p.newCall(ctx, &provider.Destination{BaseURL: baseURL, Credentials: credentials})
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	api, err := c.api()
 	if err != nil {
-		return publish.Identity{}, err
+		return provider.Identity{}, err
 	}
 	list, err := api.Channels.List([]string{"snippet"}).Mine(true).Context(ctx).Do()
 	if err != nil {
-		return publish.Identity{}, libraryError(ctx, "channels.list", err)
+		return provider.Identity{}, libraryError(ctx, "channels.list", err)
 	}
 	if len(list.Items) == 0 {
-		return publish.Identity{}, publish.Permanent(publish.CategoryInvalidOptions, 0,
+		return provider.Identity{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"this Google account has no YouTube channel: create one on youtube.com, then connect the channel again")
 	}
 	ch := list.Items[0]
 	if ch.Id == "" {
-		return publish.Identity{}, publish.Transient(publish.CategoryUpstreamUnavailable, http.StatusOK, 0, "YouTube answered a channel without an id")
+		return provider.Identity{}, provider.Transient(provider.CategoryUpstreamUnavailable, http.StatusOK, 0, "YouTube answered a channel without an id")
 	}
-	id := publish.Identity{ExternalID: ch.Id}
+	id := provider.Identity{ExternalID: ch.Id}
 	if sn := ch.Snippet; sn != nil {
 		id.Name, id.Username = sn.Title, sn.CustomUrl
 		if th := sn.Thumbnails; th != nil {
@@ -808,7 +818,7 @@ func (c *call) api() (*ytapi.Service, error) {
 		option.WithLogger(slog.New(slog.DiscardHandler)),
 	)
 	if err != nil {
-		return nil, publish.Permanent(publish.CategoryInternal, 0, "youtube client: %v", err)
+		return nil, provider.Permanent(provider.CategoryInternal, 0, "youtube client: %v", err)
 	}
 	c.svc = svc
 	return svc, nil
@@ -858,10 +868,10 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 
 func (b *boundedBody) Close() error { return b.rc.Close() }
 
-func (p *Provider) newCall(ctx context.Context, d *publish.Destination) (*call, error) {
+func (p *Provider) newCall(ctx context.Context, d *provider.Destination) (*call, error) {
 	token := strings.TrimSpace(d.Credentials["access_token"])
 	if token == "" {
-		return nil, publish.Permanent(publish.CategoryAuthExpired, 0, "the channel has no YouTube access token: reconnect it")
+		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "the channel has no YouTube access token: reconnect it")
 	}
 	base := strings.TrimRight(d.BaseURL, "/")
 	if base == "" {
@@ -871,13 +881,13 @@ func (p *Provider) newCall(ctx context.Context, d *publish.Destination) (*call, 
 }
 
 // do sends one request; a failure to get an answer is a transient error.
-func (c *call) do(method, u string, body io.Reader, length int64, h http.Header) (*http.Response, *publish.Error) {
+func (c *call) do(method, u string, body io.Reader, length int64, h http.Header) (*http.Response, *provider.Error) {
 	if body == nil {
 		body = http.NoBody
 	}
 	req, err := http.NewRequestWithContext(c.ctx, method, u, body)
 	if err != nil {
-		return nil, publish.Permanent(publish.CategoryInternal, 0, "youtube request: %v", err)
+		return nil, provider.Permanent(provider.CategoryInternal, 0, "youtube request: %v", err)
 	}
 	req.ContentLength = length
 	if length == 0 {
@@ -892,7 +902,7 @@ func (c *call) do(method, u string, body io.Reader, length int64, h http.Header)
 		if cerr := c.ctx.Err(); cerr != nil {
 			err = cerr
 		}
-		return nil, publish.Transient(publish.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
+		return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "YouTube did not answer: %v", err)
 	}
 	return resp, nil
 }
@@ -929,7 +939,7 @@ func (c *call) sessionStatusOnce(session string, size int64) (int64, statusResul
 		drain(resp)
 		off, ok := parseRange(resp.Header.Get("Range"))
 		if !ok {
-			return 0, statusResult{}, publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range"))
+			return 0, statusResult{}, provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "YouTube answered an unreadable Range %q", resp.Header.Get("Range"))
 		}
 		return off, statusResult{retryAfter: retryAfter(resp.Header)}, nil
 	case http.StatusOK, http.StatusCreated:
@@ -956,7 +966,7 @@ func (c *call) list(resource, query string, out any) error {
 		return errorFrom(resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(out); err != nil {
-		return publish.Transient(publish.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable %s.list answer: %v", resource, err)
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "unreadable %s.list answer: %v", resource, err)
 	}
 	return nil
 }

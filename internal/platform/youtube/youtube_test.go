@@ -22,7 +22,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
-	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // countingTransport counts the requests the provider sends, and lets a test act before one.
@@ -108,8 +108,8 @@ func hexSHA(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func media(b []byte, ct string, w, h int, d time.Duration) publish.Media {
-	return publish.Media{
+func media(b []byte, ct string, w, h int, d time.Duration) provider.Media {
+	return provider.Media{
 		Size: int64(len(b)), SHA256: hexSHA(b), ContentType: ct, Width: w, Height: h, Duration: d,
 		Open: func(_ context.Context, off int64) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(b[off:])), nil
@@ -117,8 +117,8 @@ func media(b []byte, ct string, w, h int, d time.Duration) publish.Media {
 	}
 }
 
-func (h *harness) dest(video []byte, opts string) *publish.Destination {
-	return &publish.Destination{
+func (h *harness) dest(video []byte, opts string) *provider.Destination {
+	return &provider.Destination{
 		ID: "dest-1", Account: "acct", Credentials: map[string]string{"access_token": "tok"}, BaseURL: h.base,
 		Title: "Post title", Caption: "Post caption #shorts", Options: json.RawMessage(opts),
 		Video: media(video, "video/mp4", 1080, 1920, 2*time.Second),
@@ -127,9 +127,9 @@ func (h *harness) dest(video []byte, opts string) *publish.Destination {
 
 // drive steps d as the publisher does, storing each State and moving the simulator's clock by
 // each Outcome.After, until the destination is done, a step fails, or max steps ran.
-func (h *harness) drive(d *publish.Destination, max int) ([]publish.Outcome, error) {
+func (h *harness) drive(d *provider.Destination, max int) ([]provider.Outcome, error) {
 	h.t.Helper()
-	var outs []publish.Outcome
+	var outs []provider.Outcome
 	for range max {
 		out, err := h.p.Step(context.Background(), d)
 		if err != nil {
@@ -147,9 +147,9 @@ func (h *harness) drive(d *publish.Destination, max int) ([]publish.Outcome, err
 }
 
 // driveRetrying is drive, stepping again after transient errors as the publisher's retries do.
-func (h *harness) driveRetrying(d *publish.Destination, max int) ([]publish.Outcome, error) {
+func (h *harness) driveRetrying(d *provider.Destination, max int) ([]provider.Outcome, error) {
 	h.t.Helper()
-	var outs []publish.Outcome
+	var outs []provider.Outcome
 	for range max {
 		out, err := h.p.Step(context.Background(), d)
 		d.Continued = err == nil
@@ -187,9 +187,9 @@ func (h *harness) snippet(id string) map[string]any {
 	return l.Items[0]
 }
 
-func asError(t *testing.T, err error) *publish.Error {
+func asError(t *testing.T, err error) *provider.Error {
 	t.Helper()
-	var pe *publish.Error
+	var pe *provider.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("not a *publish.Error: %v", err)
 	}
@@ -256,7 +256,7 @@ func TestPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := outs[len(outs)-1]
-			if last.Status != publish.StatusPublished || len(last.ExternalID) != 11 || last.URL != c.wantURL+last.ExternalID || last.Message != "" {
+			if last.Status != provider.StatusPublished || len(last.ExternalID) != 11 || last.URL != c.wantURL+last.ExternalID || last.Message != "" {
 				t.Fatalf("last outcome = %+v", last)
 			}
 			for i, s := range c.wantStatusesHead {
@@ -294,7 +294,7 @@ func TestProcessingIsPolledWithBoundedBackoff(t *testing.T) {
 	}
 	var afters []time.Duration
 	for _, o := range outs {
-		if o.Status == publish.StatusProcessing {
+		if o.Status == provider.StatusProcessing {
 			afters = append(afters, o.After)
 		}
 	}
@@ -303,7 +303,7 @@ func TestProcessingIsPolledWithBoundedBackoff(t *testing.T) {
 	if fmt.Sprint(afters) != fmt.Sprint(want) {
 		t.Fatalf("waits = %v, want %v", afters, want)
 	}
-	if outs[len(outs)-1].Status != publish.StatusPublished {
+	if outs[len(outs)-1].Status != provider.StatusPublished {
 		t.Fatalf("last = %+v", outs[len(outs)-1])
 	}
 }
@@ -320,12 +320,12 @@ func TestFaults(t *testing.T) {
 		retryAfter time.Duration
 		message    string
 	}{
-		{"reject", sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}, nil, publish.CategoryMediaRejected, false, 0, 0, "termsOfUse"},
-		{"not a video", sim.Behavior{ProcessingMS: 500}, bytes.Repeat([]byte("text, not video. "), 1000), publish.CategoryMediaRejected, false, 0, 0, "invalidFile"},
-		{"over 15 minutes", sim.Behavior{ProcessingMS: 500}, sizedMP4(t, mediatest.Options{Duration: 16 * time.Minute}), publish.CategoryMediaRejected, false, 0, 0, "length (the video is too long)"},
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, nil, publish.CategoryUpstreamUnavailable, true, 503, 0, "Backend Error"},
-		{"auth", sim.Behavior{Fail: sim.FailAuth}, nil, publish.CategoryAuthExpired, false, 401, 0, "invalid authentication credentials"},
-		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, nil, publish.CategoryRateLimited, true, 429, 10 * time.Second, "rateLimitExceeded"},
+		{"reject", sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}, nil, provider.CategoryMediaRejected, false, 0, 0, "termsOfUse"},
+		{"not a video", sim.Behavior{ProcessingMS: 500}, bytes.Repeat([]byte("text, not video. "), 1000), provider.CategoryMediaRejected, false, 0, 0, "invalidFile"},
+		{"over 15 minutes", sim.Behavior{ProcessingMS: 500}, sizedMP4(t, mediatest.Options{Duration: 16 * time.Minute}), provider.CategoryMediaRejected, false, 0, 0, "length (the video is too long)"},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, nil, provider.CategoryUpstreamUnavailable, true, 503, 0, "Backend Error"},
+		{"auth", sim.Behavior{Fail: sim.FailAuth}, nil, provider.CategoryAuthExpired, false, 401, 0, "invalid authentication credentials"},
+		{"rate limit", sim.Behavior{Fail: sim.FailRateLimit}, nil, provider.CategoryRateLimited, true, 429, 10 * time.Second, "rateLimitExceeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -363,7 +363,7 @@ func TestFlakyEventuallyPublishes(t *testing.T) {
 	})
 	video := testVideo(t, 1_300_000)
 	d := h.dest(video, `{}`)
-	var last publish.Outcome
+	var last provider.Outcome
 	failures := 0
 	for i := 0; i < 200 && !last.Done(); i++ {
 		out, err := h.p.Step(context.Background(), d)
@@ -377,7 +377,7 @@ func TestFlakyEventuallyPublishes(t *testing.T) {
 		last, d.State = out, out.State
 		h.clock.Advance(out.After)
 	}
-	if last.Status != publish.StatusPublished {
+	if last.Status != provider.StatusPublished {
 		t.Fatalf("not published: %+v", last)
 	}
 	if h.requests.failed.Load() == 0 {
@@ -409,7 +409,7 @@ func TestQuota(t *testing.T) {
 			}
 			_, err := h.drive(h.dest(testVideo(t, 10_000), `{}`), 10)
 			pe := asError(t, err)
-			if pe.Category != publish.CategoryQuotaExceeded || pe.Transient || pe.Status != c.status || !strings.HasSuffix(pe.Message, c.message) {
+			if pe.Category != provider.CategoryQuotaExceeded || pe.Transient || pe.Status != c.status || !strings.HasSuffix(pe.Message, c.message) {
 				t.Fatalf("error = %+v", pe)
 			}
 			// The next day (Pacific Time) the quota is back.
@@ -487,14 +487,14 @@ func TestCrashResume(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			// A process that dies repeats nothing: the failing read stands for the crash.
-			h := newHarness(t, setup{behavior: sim.Behavior{ProcessingMS: 0}, cfg: Config{ChunkSize: chunk, Repeat: publish.Repeat{Tries: 1}}})
+			h := newHarness(t, setup{behavior: sim.Behavior{ProcessingMS: 0}, cfg: Config{ChunkSize: chunk, Repeat: provider.Repeat{Tries: 1}}})
 			video := testVideo(t, 4*chunk+1000)
 			f := &failingOpen{video: video, limit: c.failAt}
 			d := h.dest(video, `{}`)
 			d.Video.Open = f.Open
 
 			out, err := h.p.Step(context.Background(), d) // start the session
-			if err != nil || out.Status != publish.StatusUploading {
+			if err != nil || out.Status != provider.StatusUploading {
 				t.Fatalf("start: %+v %v", out, err)
 			}
 			d.State = out.State
@@ -505,7 +505,7 @@ func TestCrashResume(t *testing.T) {
 				}
 				// The publisher keeps the State it had: the session URI.
 			} else {
-				if err != nil || out.Status != publish.StatusUploading || !strings.Contains(out.Message, "process died") {
+				if err != nil || out.Status != provider.StatusUploading || !strings.Contains(out.Message, "process died") {
 					t.Fatalf("crashed step: %+v %v", out, err)
 				}
 				d.State = out.State
@@ -519,7 +519,7 @@ func TestCrashResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last := outs[len(outs)-1]; last.Status != publish.StatusPublished {
+			if last := outs[len(outs)-1]; last.Status != provider.StatusPublished {
 				t.Fatalf("last = %+v", last)
 			}
 			if len(f.offsets) < 2 || f.offsets[0] != 0 {
@@ -574,7 +574,7 @@ func TestOffsetMovedUnderTheUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[1].Status != publish.StatusProcessing {
+	if outs[1].Status != provider.StatusProcessing {
 		t.Fatalf("the upload step did not complete: %+v", outs[1])
 	}
 	if up := h.rec.Snapshot(nil).Uploads; len(up) != 1 || up[0].SHA256 != hexSHA(video) {
@@ -607,12 +607,12 @@ func TestSessionQueriedUnlessJustOpened(t *testing.T) {
 			video := testVideo(t, 600_000)
 			d := h.dest(video, `{}`)
 			out, err := h.p.Step(context.Background(), d)
-			if err != nil || out.Status != publish.StatusUploading {
+			if err != nil || out.Status != provider.StatusUploading {
 				t.Fatalf("start: %+v %v", out, err)
 			}
 			d.State, d.Continued = out.State, c.continued
 			out, err = h.p.Step(context.Background(), d)
-			if err != nil || out.Status != publish.StatusProcessing {
+			if err != nil || out.Status != provider.StatusProcessing {
 				t.Fatalf("upload: %+v %v", out, err)
 			}
 			if n := queries.Load(); n != c.wantQueries {
@@ -638,11 +638,11 @@ func TestResumeAfterCompletion(t *testing.T) {
 	}
 	d.State = out.State
 	first, err := h.p.Step(context.Background(), d)
-	if err != nil || first.Status != publish.StatusProcessing {
+	if err != nil || first.Status != provider.StatusProcessing {
 		t.Fatalf("upload: %+v %v", first, err)
 	}
 	again, err := h.p.Step(context.Background(), d) // same State: the session URI
-	if err != nil || again.Status != publish.StatusProcessing || again.ExternalID != first.ExternalID {
+	if err != nil || again.Status != provider.StatusProcessing || again.ExternalID != first.ExternalID {
 		t.Fatalf("replayed upload: %+v %v", again, err)
 	}
 	if n := len(h.rec.Snapshot(nil).Uploads); n != 1 {
@@ -655,7 +655,7 @@ func TestExpiredSessionRestarts(t *testing.T) {
 	for _, midUpload := range []bool{false, true} {
 		t.Run(fmt.Sprintf("mid-upload=%v", midUpload), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, setup{behavior: sim.Behavior{ProcessingMS: 0}, cfg: Config{ChunkSize: 256 << 10, Repeat: publish.Repeat{Tries: 1}}})
+			h := newHarness(t, setup{behavior: sim.Behavior{ProcessingMS: 0}, cfg: Config{ChunkSize: 256 << 10, Repeat: provider.Repeat{Tries: 1}}})
 			video := testVideo(t, 1_000_000)
 			f := &failingOpen{video: video, limit: 300 << 10}
 			d := h.dest(video, `{}`)
@@ -669,7 +669,7 @@ func TestExpiredSessionRestarts(t *testing.T) {
 			d.State = out.State
 			if midUpload {
 				out, err := h.p.Step(context.Background(), d)
-				if err != nil || out.Status != publish.StatusUploading {
+				if err != nil || out.Status != provider.StatusUploading {
 					t.Fatalf("crashed step: %+v %v", out, err)
 				}
 				d.State = out.State
@@ -679,12 +679,12 @@ func TestExpiredSessionRestarts(t *testing.T) {
 			out, err = h.p.Step(context.Background(), d)
 			var st State
 			json.Unmarshal(out.State, &st)
-			if err != nil || out.Status != publish.StatusUploading || st.SessionURI != "" || st.Restarts != 1 || !strings.Contains(out.Message, "expired") {
+			if err != nil || out.Status != provider.StatusUploading || st.SessionURI != "" || st.Restarts != 1 || !strings.Contains(out.Message, "expired") {
 				t.Fatalf("expired session: %+v %v", out, err)
 			}
 			d.State = out.State
 			outs, err := h.drive(d, 10)
-			if err != nil || outs[len(outs)-1].Status != publish.StatusPublished {
+			if err != nil || outs[len(outs)-1].Status != provider.StatusPublished {
 				t.Fatalf("after restart: %+v %v", outs, err)
 			}
 			snap := h.rec.Snapshot(nil)
@@ -720,7 +720,7 @@ func TestThumbnail(t *testing.T) {
 			last := outs[len(outs)-1]
 			var st State
 			json.Unmarshal(last.State, &st)
-			if last.Status != publish.StatusPublished || st.Thumbnail != c.wantState || last.Message != c.wantMessage {
+			if last.Status != provider.StatusPublished || st.Thumbnail != c.wantState || last.Message != c.wantMessage {
 				t.Fatalf("last = %+v, state %+v", last, st)
 			}
 		})
@@ -735,13 +735,13 @@ func TestRefusedBeforeAnyRequest(t *testing.T) {
 		category          string
 		message           string
 	}{
-		{"title too long", `{"title":"` + strings.Repeat("x", 101) + `"}`, "t", nil, publish.CategoryInvalidOptions, "at most 100 characters"},
-		{"title with <", `{}`, "a <b>", nil, publish.CategoryInvalidOptions, "must not contain < or >"},
-		{"description too long", `{"description":"` + strings.Repeat("é", 2501) + `"}`, "t", nil, publish.CategoryInvalidOptions, "at most 5000 bytes"},
-		{"unknown privacy", `{"privacy_status":"friends"}`, "t", nil, publish.CategoryInvalidOptions, "public, unlisted or private"},
-		{"options not an object", `[1]`, "t", nil, publish.CategoryInvalidOptions, "youtube options"},
-		{"no title at all", `{}`, "", nil, publish.CategoryInvalidOptions, "requires a title"},
-		{"no token", `{}`, "t", map[string]string{}, publish.CategoryAuthExpired, "reconnect"},
+		{"title too long", `{"title":"` + strings.Repeat("x", 101) + `"}`, "t", nil, provider.CategoryInvalidOptions, "at most 100 characters"},
+		{"title with <", `{}`, "a <b>", nil, provider.CategoryInvalidOptions, "must not contain < or >"},
+		{"description too long", `{"description":"` + strings.Repeat("é", 2501) + `"}`, "t", nil, provider.CategoryInvalidOptions, "at most 5000 bytes"},
+		{"unknown privacy", `{"privacy_status":"friends"}`, "t", nil, provider.CategoryInvalidOptions, "public, unlisted or private"},
+		{"options not an object", `[1]`, "t", nil, provider.CategoryInvalidOptions, "youtube options"},
+		{"no title at all", `{}`, "", nil, provider.CategoryInvalidOptions, "requires a title"},
+		{"no token", `{}`, "t", map[string]string{}, provider.CategoryAuthExpired, "reconnect"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -779,7 +779,7 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("options = %+v", opts)
 	}
 	_, err = h.p.Options(context.Background(), h.base, map[string]string{"access_token": "wrong"})
-	if pe := asError(t, err); pe.Category != publish.CategoryAuthExpired {
+	if pe := asError(t, err); pe.Category != provider.CategoryAuthExpired {
 		t.Fatalf("wrong token: %+v", pe)
 	}
 }
@@ -792,25 +792,25 @@ func TestClassify(t *testing.T) {
 		category  string
 		transient bool
 	}{
-		{401, "authError", publish.CategoryAuthExpired, false},
-		{403, "quotaExceeded", publish.CategoryQuotaExceeded, false},
-		{403, "dailyLimitExceeded", publish.CategoryQuotaExceeded, false},
-		{400, "uploadLimitExceeded", publish.CategoryQuotaExceeded, false},
-		{403, "rateLimitExceeded", publish.CategoryRateLimited, true},
-		{403, "userRateLimitExceeded", publish.CategoryRateLimited, true},
-		{429, "rateLimitExceeded", publish.CategoryRateLimited, true},
-		{429, "uploadRateLimitExceeded", publish.CategoryRateLimited, true},
-		{429, "", publish.CategoryRateLimited, true},
-		{403, "forbidden", publish.CategoryAuthExpired, false},
-		{403, "insufficientPermissions", publish.CategoryAuthExpired, false},
-		{403, "forbiddenPrivacySetting", publish.CategoryInvalidOptions, false},
-		{400, "invalidTitle", publish.CategoryInvalidOptions, false},
-		{400, "invalidCategoryId", publish.CategoryInvalidOptions, false},
-		{413, "uploadTooLarge", publish.CategoryMediaRejected, false},
-		{500, "internalError", publish.CategoryUpstreamUnavailable, true},
-		{503, "backendError", publish.CategoryUpstreamUnavailable, true},
-		{408, "", publish.CategoryUpstreamUnavailable, true},
-		{404, "notFound", publish.CategoryInternal, false},
+		{401, "authError", provider.CategoryAuthExpired, false},
+		{403, "quotaExceeded", provider.CategoryQuotaExceeded, false},
+		{403, "dailyLimitExceeded", provider.CategoryQuotaExceeded, false},
+		{400, "uploadLimitExceeded", provider.CategoryQuotaExceeded, false},
+		{403, "rateLimitExceeded", provider.CategoryRateLimited, true},
+		{403, "userRateLimitExceeded", provider.CategoryRateLimited, true},
+		{429, "rateLimitExceeded", provider.CategoryRateLimited, true},
+		{429, "uploadRateLimitExceeded", provider.CategoryRateLimited, true},
+		{429, "", provider.CategoryRateLimited, true},
+		{403, "forbidden", provider.CategoryAuthExpired, false},
+		{403, "insufficientPermissions", provider.CategoryAuthExpired, false},
+		{403, "forbiddenPrivacySetting", provider.CategoryInvalidOptions, false},
+		{400, "invalidTitle", provider.CategoryInvalidOptions, false},
+		{400, "invalidCategoryId", provider.CategoryInvalidOptions, false},
+		{413, "uploadTooLarge", provider.CategoryMediaRejected, false},
+		{500, "internalError", provider.CategoryUpstreamUnavailable, true},
+		{503, "backendError", provider.CategoryUpstreamUnavailable, true},
+		{408, "", provider.CategoryUpstreamUnavailable, true},
+		{404, "notFound", provider.CategoryInternal, false},
 	} {
 		e := classify(c.status, c.reason, "message", 3*time.Second)
 		if e.Category != c.category || e.Transient != c.transient || e.Status != c.status {
@@ -861,11 +861,11 @@ func TestIdentify(t *testing.T) {
 		category string
 		message  string
 	}{
-		{"rejected token", setup{}, "wrong", publish.CategoryAuthExpired, "invalid authentication credentials"},
-		{"token revoked", setup{behavior: sim.Behavior{Fail: sim.FailAuth}}, "tok", publish.CategoryAuthExpired, "authError"},
-		{"no token", setup{}, "", publish.CategoryAuthExpired, "no YouTube access token"},
+		{"rejected token", setup{}, "wrong", provider.CategoryAuthExpired, "invalid authentication credentials"},
+		{"token revoked", setup{behavior: sim.Behavior{Fail: sim.FailAuth}}, "tok", provider.CategoryAuthExpired, "authError"},
+		{"no token", setup{}, "", provider.CategoryAuthExpired, "no YouTube access token"},
 		{"no channel", setup{sim: sim.YouTubeOptions{NoChannel: map[string]bool{"acct": true}}}, "tok",
-			publish.CategoryInvalidOptions, "this Google account has no YouTube channel"},
+			provider.CategoryInvalidOptions, "this Google account has no YouTube channel"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -880,7 +880,7 @@ func TestIdentify(t *testing.T) {
 	// An outage is transient.
 	h = newHarness(t, setup{behavior: sim.Behavior{Fail: sim.FailUnavailable}})
 	_, err = h.p.Identify(context.Background(), h.base, map[string]string{"access_token": "tok"})
-	if pe := asError(t, err); pe.Category != publish.CategoryUpstreamUnavailable || !pe.Transient {
+	if pe := asError(t, err); pe.Category != provider.CategoryUpstreamUnavailable || !pe.Transient {
 		t.Fatalf("unavailable: %+v", pe)
 	}
 }
@@ -902,7 +902,7 @@ func TestChunkResumedWithinStep(t *testing.T) {
 	}
 	d.State = out.State
 	out, err = h.p.Step(context.Background(), d)
-	if err != nil || out.Status != publish.StatusProcessing {
+	if err != nil || out.Status != provider.StatusProcessing {
 		t.Fatalf("upload step: %+v %v; want the upload complete", out, err)
 	}
 	// YouTube keeps what arrived of the cut chunk rounded down to 256 KiB; the client may not

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/connect"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -69,7 +70,7 @@ func New(cfg Config) (*Host, error) {
 		}
 		slices.Sort(platforms)
 	}
-	key := sim.SandboxTokenKey(cfg.SecretKey)
+	key := sandboxtoken.Key(cfg.SecretKey)
 	h := &Host{mux: http.NewServeMux(), recorders: map[string]*sim.Recorder{}}
 	for _, name := range platforms {
 		factory, ok := cfg.Simulators[name]
@@ -82,7 +83,7 @@ func New(cfg Config) (*Host, error) {
 		state := sim.NewMemoryState(nil)
 		rec := sim.NewRecorder(state, name)
 		h.recorders[name] = rec
-		mint := sim.TokenMint{Key: key, Platform: name}
+		mint := sandboxtoken.Mint{Key: key, Platform: name}
 		sc := sim.Config{BaseURL: cfg.URL + prefix, Accounts: accounts{mint: mint, behavior: cfg.Behavior},
 			Recorder: rec, State: state}
 		if cfg.PullClient != nil {
@@ -133,7 +134,7 @@ func introspection(rec *sim.Recorder, key string) http.Handler {
 // channels, and those the simulated OAuth issued until they expire) to the account they name,
 // which behaves as every account of the host does.
 type accounts struct {
-	mint     sim.TokenMint
+	mint     sandboxtoken.Mint
 	behavior sim.Behavior
 }
 

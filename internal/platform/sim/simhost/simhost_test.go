@@ -14,9 +14,11 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
 	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
 )
 
@@ -64,31 +66,31 @@ func TestHostResolvesTheServersTokens(t *testing.T) {
 		token func(platform string) string
 		ok    bool
 	}{
-		{"a sandbox channel's token", func(p string) string { return sim.SandboxToken(ours, p, account) }, true},
-		{"another server's token", func(p string) string { return sim.SandboxToken(theirs, p, account) }, false},
+		{"a sandbox channel's token", func(p string) string { return sandboxtoken.Token(ours, p, account) }, true},
+		{"another server's token", func(p string) string { return sandboxtoken.Token(theirs, p, account) }, false},
 		{"another platform's token", func(p string) string {
 			other := platform.YouTube
 			if p == other {
 				other = platform.TikTok
 			}
-			return sim.SandboxToken(ours, other, account)
+			return sandboxtoken.Token(ours, other, account)
 		}, false},
 		{"a token the simulated OAuth issued", func(p string) string {
-			return sim.TokenMint{Key: ours, Platform: p}.Access(account, time.Now().Add(time.Hour))
+			return sandboxtoken.Mint{Key: ours, Platform: p}.Access(account, time.Now().Add(time.Hour))
 		}, true},
 		{"an expired one", func(p string) string {
-			return sim.TokenMint{Key: ours, Platform: p}.Access(account, time.Now().Add(-time.Minute))
+			return sandboxtoken.Mint{Key: ours, Platform: p}.Access(account, time.Now().Add(-time.Minute))
 		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range platform.All {
-				idf, ok := providers[p].(connect.Identifier)
+				idf, ok := providers[p].(provider.Identifier)
 				if !ok {
 					t.Fatalf("%s's provider names no account", p)
 				}
 				base := srv.URL + "/sandbox/" + p + apiPaths[p]
-				id, err := idf.Identify(context.Background(), base, sim.SandboxCredentials(p, base, account, tc.token(p)))
+				id, err := idf.Identify(context.Background(), base, sandboxtoken.Credentials(p, base, account, tc.token(p)))
 				switch {
 				case tc.ok && err != nil:
 					t.Errorf("%s: %v", p, err)

@@ -1,4 +1,12 @@
-package publish
+// Package provider is the contract between reelay and the providers of the platforms it
+// publishes to: what a provider is handed (a destination, its media, a channel), what it
+// answers (an outcome, a classified error), the abilities it may have beyond publishing
+// (identifying an account, reading options, figures and comments, replying, closing), and
+// the helpers every provider shares (repeating a call, pacing polls, its HTTP client).
+//
+// It imports nothing of reelay but leaf packages, so that a provider, an HTTP client of one
+// platform, does not bring the publisher, the store or the simulators along.
+package provider
 
 import (
 	"context"
@@ -9,7 +17,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/httpx"
 )
 
 // Provider delivers a video to one platform. The publisher drives each destination through
@@ -33,12 +41,12 @@ type Provider interface {
 // of its own, so that one platform's connections are not another's, and nothing that closes
 // http.DefaultTransport's idle connections (every httptest.Server.Close does) breaks a
 // provider's request in flight. timeout 0 means none (uploads are bounded by their context).
-// Its errors name hosts, never the addresses they resolved to (media.HideAddresses): they end
+// Its errors name hosts, never the addresses they resolved to (httpx.HideAddresses): they end
 // up in destinations' messages.
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	KeepConnections(t)
-	media.HideAddresses(t)
+	httpx.HideAddresses(t)
 	return &http.Client{Timeout: timeout, Transport: t}
 }
 
