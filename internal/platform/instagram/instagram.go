@@ -75,13 +75,13 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the content_publishing_limit call before a container
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (100 ms when 0); the
-	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
+	// PollInitial is the first wait before reading a container's status (100 ms when 0); the
+	// waits grow from it as provider.PollDelay says, up to PollMax (1 min when 0). Meta
 	// must download the video before the container can finish, which a small video on a fast
 	// link does in a fraction of a second; the growth keeps a container that takes minutes at
 	// 22 status reads in its first 5 minutes, far inside the 200 calls an hour that Graph
 	// allows per user.
-	PollInterval, MaxPollInterval time.Duration
+	PollInitial, PollMax time.Duration
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
@@ -108,11 +108,11 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 100 * time.Millisecond
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 100 * time.Millisecond
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
 	if cfg.FindAttempts <= 0 {
 		cfg.FindAttempts = 5
@@ -122,8 +122,8 @@ func New(cfg Config) *Provider {
 		BaseURL:                  cfg.BaseURL,
 		HTTPClient:               cfg.HTTPClient,
 		Now:                      cfg.Now,
-		PollInterval:             cfg.PollInterval,
-		MaxPollInterval:          cfg.MaxPollInterval,
+		PollInitial:              cfg.PollInitial,
+		PollMax:                  cfg.PollMax,
 		FindAttempts:             cfg.FindAttempts,
 		MaxRefetches:             maxRefetches,
 		SkipPublishingLimitCheck: cfg.SkipPublishingLimitCheck,

@@ -63,9 +63,9 @@ type Container[O any, M Media] struct {
 	HTTPClient *http.Client
 	// Now is the clock.
 	Now func() time.Time
-	// PollInterval is the first wait before reading a container's status; the waits grow from
-	// it as provider.PollDelay says, up to MaxPollInterval.
-	PollInterval, MaxPollInterval time.Duration
+	// PollInitial is the first wait before reading a container's status; the waits grow from
+	// it as provider.PollDelay says, up to PollMax.
+	PollInitial, PollMax time.Duration
 	// FindAttempts is how many times the item of a container found PUBLISHED is looked for.
 	FindAttempts int
 	// MaxRefetches bounds the new containers made after failed downloads.
@@ -173,7 +173,7 @@ func (f *Container[O, M]) create(ctx context.Context, g Client, d *provider.Dest
 		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: container creation answered no id", f.Platform)
 	}
 	st := ContainerState{ContainerID: created.ID, CreatedAt: f.Now().UTC(), Refetches: refetches}
-	return f.outcome(provider.StatusProcessing, st, f.PollInterval)
+	return f.outcome(provider.StatusProcessing, st, f.PollInitial)
 }
 
 // containerStatus reads a container's two status fields, whatever the platform names them.
@@ -256,7 +256,7 @@ func (f *Container[O, M]) advance(ctx context.Context, g Client, d *provider.Des
 			// Meta could not download the video from reelay's link, which is reelay's side
 			// (down or restarting), not a verdict on the video. A container in ERROR can never
 			// be published, so a new one cannot publish twice.
-			return f.outcome(provider.StatusProcessing, ContainerState{Refetches: st.Refetches + 1}, f.PollInterval)
+			return f.outcome(provider.StatusProcessing, ContainerState{Refetches: st.Refetches + 1}, f.PollInitial)
 		}
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%s: %s", f.Platform, f.Rejected(c.detail))
 	case "EXPIRED":
@@ -275,7 +275,7 @@ func (f *Container[O, M]) wait(st ContainerState) (provider.Outcome, error) {
 
 // backoff is the wait before status read number n+1 (provider.PollDelay).
 func (f *Container[O, M]) backoff(n int) time.Duration {
-	return provider.PollDelay(f.PollInterval, f.MaxPollInterval, n)
+	return provider.PollDelay(f.PollInitial, f.PollMax, n)
 }
 
 // recover finds the item of a container that is already PUBLISHED, among the owner's own

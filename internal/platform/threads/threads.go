@@ -65,10 +65,10 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the threads_publishing_limit call before a container
 	// is created; threads_publish still fails with quota_exceeded when the quota is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (1 s when 0); the
-	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0, the
+	// PollInitial is the first wait before reading a container's status (1 s when 0); the
+	// waits grow from it as provider.PollDelay says, up to PollMax (1 min when 0, the
 	// once-a-minute pace Meta recommends).
-	PollInterval, MaxPollInterval time.Duration
+	PollInitial, PollMax time.Duration
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
@@ -105,11 +105,11 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = time.Second
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
 	if cfg.FindAttempts <= 0 {
 		cfg.FindAttempts = 5
@@ -119,8 +119,8 @@ func New(cfg Config) *Provider {
 		BaseURL:                  cfg.BaseURL,
 		HTTPClient:               cfg.HTTPClient,
 		Now:                      cfg.Now,
-		PollInterval:             cfg.PollInterval,
-		MaxPollInterval:          cfg.MaxPollInterval,
+		PollInitial:              cfg.PollInitial,
+		PollMax:                  cfg.PollMax,
 		FindAttempts:             cfg.FindAttempts,
 		MaxRefetches:             maxRefetches,
 		SkipPublishingLimitCheck: cfg.SkipPublishingLimitCheck,
