@@ -107,8 +107,8 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
 	return map[string]provider.Provider{
-		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInterval: poll}),
-		platform.Instagram: instagram.New(instagram.Config{PollInterval: poll}),
+		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInitial: poll}),
+		platform.Instagram: instagram.New(instagram.Config{PollInitial: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{PollInitial: poll}),
 		platform.Pinterest: pinterest.New(pinterest.Config{PollInitial: poll}),
@@ -117,8 +117,8 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 		platform.Discord:   discord.New(discord.Config{}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
-		platform.Threads:   threads.New(threads.Config{PollInterval: poll}),
-		platform.Facebook:  facebook.New(facebook.Config{PollInterval: poll}),
+		platform.Threads:   threads.New(threads.Config{PollInitial: poll}),
+		platform.Facebook:  facebook.New(facebook.Config{PollInitial: poll}),
 	}
 }
 

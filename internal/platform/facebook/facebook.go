@@ -77,9 +77,9 @@ type Config struct {
 	APITimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// PollInterval is the first wait before reading the status after finishing (2 s when 0);
-	// the waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0).
-	PollInterval, MaxPollInterval time.Duration
+	// PollInitial is the first wait before reading the status after finishing (2 s when 0);
+	// the waits grow from it as provider.PollDelay says, up to PollMax (1 min when 0).
+	PollInitial, PollMax time.Duration
 	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
 	// defaults); each call says why repeating it is safe.
 	Repeat provider.Repeat
@@ -113,11 +113,11 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 2 * time.Second
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 2 * time.Second
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
 	return &Provider{cfg: cfg}
 }
@@ -446,7 +446,7 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *provider.D
 	if finished(s) {
 		// A finish went through before the process died: it is not sent twice.
 		st.Finished = true
-		return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
+		return p.outcome(provider.StatusProcessing, st, p.cfg.PollInitial)
 	}
 	form := url.Values{"upload_phase": {"finish"}, "video_id": {st.VideoID}, "video_state": {"PUBLISHED"}}
 	desc := o.Description
@@ -488,7 +488,7 @@ func (p *Provider) finish(ctx context.Context, g metagraph.Client, d *provider.D
 		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: the finish phase did not answer success")
 	}
 	st.Finished = true
-	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
+	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInitial)
 }
 
 // finished reports whether a finish went through: its publishing phase is under way or done.
@@ -517,7 +517,7 @@ func (p *Provider) poll(ctx context.Context, g metagraph.Client, st State) (prov
 
 // backoff is the wait before status read number n+1 (provider.PollDelay).
 func (p *Provider) backoff(n int) time.Duration {
-	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
+	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, n)
 }
 
 func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {

@@ -42,7 +42,6 @@ package instagram
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,13 +75,13 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the content_publishing_limit call before a container
 	// is created; media_publish still fails with quota_exceeded when the limit is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (100 ms when 0); the
-	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0). Meta
+	// PollInitial is the first wait before reading a container's status (100 ms when 0); the
+	// waits grow from it as provider.PollDelay says, up to PollMax (1 min when 0). Meta
 	// must download the video before the container can finish, which a small video on a fast
 	// link does in a fraction of a second; the growth keeps a container that takes minutes at
 	// 22 status reads in its first 5 minutes, far inside the 200 calls an hour that Graph
 	// allows per user.
-	PollInterval, MaxPollInterval time.Duration
+	PollInitial, PollMax time.Duration
 	// FindAttempts is how many times the media of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
@@ -94,6 +93,8 @@ type Config struct {
 // Provider publishes Reels to Instagram. It implements provider.Provider.
 type Provider struct {
 	cfg Config
+	// flow is the container flow with Instagram's edges, fields and words.
+	flow *metagraph.Container[Options, mediaNode]
 }
 
 // New returns a provider.
@@ -107,16 +108,47 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 100 * time.Millisecond
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 100 * time.Millisecond
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
 	if cfg.FindAttempts <= 0 {
 		cfg.FindAttempts = 5
 	}
-	return &Provider{cfg: cfg}
+	return &Provider{cfg: cfg, flow: &metagraph.Container[Options, mediaNode]{
+		Platform:                 "Instagram",
+		BaseURL:                  cfg.BaseURL,
+		HTTPClient:               cfg.HTTPClient,
+		Now:                      cfg.Now,
+		PollInitial:              cfg.PollInitial,
+		PollMax:                  cfg.PollMax,
+		FindAttempts:             cfg.FindAttempts,
+		MaxRefetches:             maxRefetches,
+		SkipPublishingLimitCheck: cfg.SkipPublishingLimitCheck,
+		Repeat:                   cfg.Repeat,
+		Classify:                 classify,
+		NotReady:                 notReady,
+		NoAccount:                "the channel has no Instagram account id",
+		QuotaEdge:                "content_publishing_limit",
+		CreateEdge:               "media",
+		PublishEdge:              "media_publish",
+		ListEdge:                 "media",
+		Form:                     reelsForm,
+		Text:                     caption,
+		StatusField:              "status_code",
+		DetailField:              "status",
+		FetchFailed:              fetchFailed,
+		Rejected:                 containerError,
+		ListFields:               "id,caption,media_product_type,timestamp,permalink,shortcode",
+		Kind:                     "REELS",
+		LinkFields:               "permalink,shortcode",
+		Owner:                    "account",
+		Item:                     "Reel",
+		Items:                    "Reels",
+		TextName:                 "caption",
+	}}
 }
 
 // The contract the Provider keeps (internal/provider), checked by the compiler: app.New
@@ -132,23 +164,9 @@ var (
 // Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
-// State is what the provider stores between steps (Destination.State / Outcome.State).
-type State struct {
-	// ContainerID is the IG container created for the Reel.
-	ContainerID string `json:"container_id,omitempty"`
-	// CreatedAt is when the container was created (reelay's clock): it bounds the search for
-	// the media of a container found PUBLISHED.
-	CreatedAt time.Time `json:"created_at,omitzero"`
-	// Polls counts the status reads that found the container not ready (the back-off).
-	Polls int `json:"polls,omitempty"`
-	// MediaID is the published IG media; once set, nothing is published again.
-	MediaID string `json:"media_id,omitempty"`
-	// Searches counts the lookups for the media of a container found PUBLISHED.
-	Searches int `json:"searches,omitempty"`
-	// Refetches counts the containers dropped because Instagram could not download the
-	// video (the media link was down, e.g. reelay restarting) and created anew.
-	Refetches int `json:"refetches,omitempty"`
-}
+// State is what the provider stores between steps (Destination.State / Outcome.State): the
+// IG container created for the Reel, then the published IG media.
+type State = metagraph.ContainerState
 
 // maxRefetches bounds the new containers made after failed downloads: a link that fails
 // three times is not coming back soon.
@@ -162,33 +180,9 @@ type Options struct {
 	ShareToFeed *bool `json:"share_to_feed,omitempty"`
 }
 
-// Step implements provider.Provider.
+// Step implements provider.Provider: one move of the container flow (see the package comment).
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
-	}
-	var st State
-	var opts Options
-	if err := metagraph.Decode("Instagram", d, &st, &opts); err != nil {
-		return provider.Outcome{}, err
-	}
-	if d.Account == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the channel has no Instagram account id")
-	}
-	base := p.cfg.BaseURL
-	if d.BaseURL != "" {
-		base = d.BaseURL
-	}
-	g := graph(base, token, p.cfg.HTTPClient)
-	switch {
-	case st.MediaID != "":
-		return p.finish(ctx, g, st)
-	case st.ContainerID != "":
-		return p.advance(ctx, g, d, st, opts)
-	default:
-		return p.create(ctx, g, d, opts, st.Refetches)
-	}
+	return p.flow.Step(ctx, d)
 }
 
 // caption is the text sent: the instagram object's caption, else the post's caption, else its
@@ -203,29 +197,11 @@ func caption(d *provider.Destination, o Options) string {
 	return d.Title
 }
 
-// create checks the publishing limit and creates the Reels container.
-func (p *Provider) create(ctx context.Context, g metagraph.Client, d *provider.Destination, o Options, refetches int) (provider.Outcome, error) {
-	if d.Video.URL == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the video has no public link for Instagram to fetch")
-	}
-	acct := url.PathEscape(d.Account)
-	if !p.cfg.SkipPublishingLimitCheck {
-		var lim metagraph.Quota
-		// A GET: asking again changes nothing.
-		err := p.cfg.Repeat.Do(ctx, classify, func() error {
-			var err error
-			lim, err = publishingLimit(ctx, g, d.Account)
-			return err
-		})
-		if err != nil {
-			return provider.Outcome{}, classify(err)
-		}
-		if lim.Total > 0 && lim.Usage >= lim.Total {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryQuotaExceeded, 0,
-				"Instagram: the account has published %d of the %d posts allowed through the API in %s",
-				lim.Usage, lim.Total, lim.Window)
-		}
-	}
+// reelsForm is the Reels container's creation form (POST /{ig-user-id}/media). A container
+// created twice is harmless: only media_publish makes a Reel of one, and the other expires
+// unpublished after 24 hours (status_code EXPIRED, "not published within 24 hours",
+// developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-container).
+func reelsForm(d *provider.Destination, o Options) url.Values {
 	share := true
 	if o.ShareToFeed != nil {
 		share = *o.ShareToFeed
@@ -241,156 +217,7 @@ func (p *Provider) create(ctx context.Context, g metagraph.Client, d *provider.D
 	if d.Thumbnail != nil && d.Thumbnail.URL != "" {
 		form.Set("cover_url", d.Thumbnail.URL)
 	}
-	var created struct {
-		ID string `json:"id"`
-	}
-	// A container created twice is harmless: only media_publish makes a Reel of one, and the
-	// other expires unpublished after 24 hours (status_code EXPIRED, "not published within 24
-	// hours", developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/
-	// ig-container). Meta then fetches the video once more.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Post(ctx, "/"+acct+"/media", form, &created) })
-	if err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	if created.ID == "" {
-		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Instagram: container creation answered no id")
-	}
-	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC(), Refetches: refetches}
-	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
-}
-
-// advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
-	var c struct {
-		StatusCode string `json:"status_code"`
-		Status     string `json:"status"`
-	}
-	q := url.Values{"fields": {"status_code,status"}}
-	// A GET: asking again changes nothing.
-	read := func() error {
-		return p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.ContainerID), q, &c) })
-	}
-	if err := read(); err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	switch c.StatusCode {
-	case "FINISHED":
-		var pub struct {
-			ID string `json:"id"`
-		}
-		form := url.Values{"creation_id": {st.ContainerID}}
-		// A media_publish that failed may have gone through. It is made again only after the
-		// container's status, read again, is still FINISHED: Graph reports PUBLISHED for a
-		// container whose media_publish went through (status_code, IG Container reference).
-		err := p.cfg.Repeat.DoChecked(ctx, classify, func() error {
-			return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/media_publish", form, &pub)
-		}, func() (bool, error) {
-			if err := read(); err != nil {
-				return false, err
-			}
-			return c.StatusCode != "FINISHED", nil
-		})
-		if err == nil && c.StatusCode != "FINISHED" {
-			// The status moved on under a failed media_publish: PUBLISHED is found as a
-			// crash's would be; anything else is read again at the next poll.
-			if c.StatusCode == "PUBLISHED" {
-				return p.recover(ctx, g, d, st, o)
-			}
-			return p.wait(st)
-		}
-		if notReady(err) {
-			return p.wait(st)
-		}
-		if err != nil {
-			// When the call's fate is unknown (timeout), the next Step reads the status
-			// first: PUBLISHED leads to the lookup, FINISHED to another media_publish.
-			return provider.Outcome{}, classify(err)
-		}
-		if pub.ID == "" {
-			return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Instagram: media_publish answered no id")
-		}
-		st.MediaID = pub.ID
-		out, err := p.outcome(provider.StatusProcessing, st, 0)
-		out.ExternalID = pub.ID
-		return out, err
-	case "PUBLISHED":
-		return p.recover(ctx, g, d, st, o)
-	case "ERROR":
-		if fetchFailed(c.Status) && st.Refetches < maxRefetches {
-			// Instagram could not download the video from reelay's link, which is reelay's
-			// side (down or restarting), not a verdict on the video. A container in ERROR
-			// can never be published, so a new one cannot publish twice.
-			next := State{Refetches: st.Refetches + 1}
-			return p.outcome(provider.StatusProcessing, next, p.cfg.PollInterval)
-		}
-		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "Instagram: %s", containerError(c.Status))
-	case "EXPIRED":
-		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
-			"Instagram: container %s expired: it was not published within 24 hours of its creation", st.ContainerID)
-	default: // IN_PROGRESS, or a value this provider does not know: wait.
-		return p.wait(st)
-	}
-}
-
-// wait counts a poll and asks to come back after the back-off.
-func (p *Provider) wait(st State) (provider.Outcome, error) {
-	st.Polls++
-	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
-}
-
-// backoff is the wait before status read number n+1 (provider.PollDelay).
-func (p *Provider) backoff(n int) time.Duration {
-	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
-}
-
-// recover finds the media of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
-	want := caption(d, o)
-	from := st.CreatedAt.Add(-5 * time.Minute)
-	q := url.Values{
-		"fields": {"id,caption,media_product_type,timestamp,permalink,shortcode"},
-		"since":  {strconv.FormatInt(from.Unix(), 10)},
-		"limit":  {"50"},
-	}
-	var list struct {
-		Data []mediaNode `json:"data"`
-	}
-	// A GET: asking again changes nothing.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/media", q, &list) })
-	if err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	var found []mediaNode
-	for _, m := range list.Data {
-		ts, err := metagraph.ParseTime(m.Timestamp)
-		if err != nil || ts.Before(st.CreatedAt.Add(-time.Minute)) {
-			continue // published before our container existed (one minute of clock skew allowed)
-		}
-		if m.ProductType != "" && m.ProductType != "REELS" {
-			continue
-		}
-		if m.Caption == want {
-			found = append(found, m)
-		}
-	}
-	if len(found) == 1 {
-		st.MediaID = found[0].ID
-		out, err := p.outcome(provider.StatusPublished, st, 0)
-		out.ExternalID, out.URL = found[0].ID, found[0].link()
-		out.Message = "Instagram had already published this Reel; reelay found it and did not publish it again"
-		return out, err
-	}
-	st.Searches++
-	if st.Searches < p.cfg.FindAttempts {
-		return p.outcome(provider.StatusProcessing, st, p.backoff(st.Searches))
-	}
-	out, err := p.outcome(provider.StatusPublished, st, 0)
-	how := "none of the account's recent Reels matches it"
-	if len(found) > 1 {
-		how = fmt.Sprintf("%d recent Reels have the same caption", len(found))
-	}
-	out.Message = fmt.Sprintf("Instagram reports container %s as published, but its Reel could not be identified (%s); it was not published again", st.ContainerID, how)
-	return out, err
+	return form
 }
 
 type mediaNode struct {
@@ -414,40 +241,19 @@ func (m mediaNode) link() string {
 	return ""
 }
 
-// finish reads the published media's permalink.
-func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (provider.Outcome, error) {
-	var m mediaNode
-	q := url.Values{"fields": {"permalink,shortcode"}}
-	// A GET: asking again changes nothing.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(st.MediaID), q, &m) })
-	if err != nil {
-		pe := classify(err)
-		if pe.Transient || pe.Category == provider.CategoryAuthExpired {
-			return provider.Outcome{}, pe
-		}
-		// The Reel is published; only its link is missing.
-		out, oerr := p.outcome(provider.StatusPublished, st, 0)
-		out.ExternalID = st.MediaID
-		out.Message = "published; reading the permalink failed: " + pe.Message
-		return out, oerr
-	}
-	out, err := p.outcome(provider.StatusPublished, st, 0)
-	out.ExternalID, out.URL = st.MediaID, m.link()
-	return out, err
+// Published implements metagraph.Media.
+func (m mediaNode) Published() metagraph.Published {
+	return metagraph.Published{ID: m.ID, Text: m.Caption, Kind: m.ProductType, Timestamp: m.Timestamp, Link: m.link()}
 }
 
-func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {
-	return metagraph.Outcome("Instagram", status, st, after)
-}
-
-// containerError explains a container's ERROR status ("Error: Media upload has failed with
-// error code 2207026") with the meaning of its subcode.
 // fetchFailed reports whether a container's ERROR status is a failed download of the video
 // (2207052) or a download that took too long (2207003).
 func fetchFailed(status string) bool {
 	return strings.Contains(status, "error code 2207052") || strings.Contains(status, "error code 2207003")
 }
 
+// containerError explains a container's ERROR status ("Error: Media upload has failed with
+// error code 2207026") with the meaning of its subcode.
 func containerError(status string) string {
 	msg := "Instagram could not process the video"
 	if status == "" {

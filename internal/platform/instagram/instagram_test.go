@@ -252,7 +252,7 @@ func TestPublishHappyPath(t *testing.T) {
 func TestProcessingDelayPollsWithBoundedBackoff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.Behavior{ProcessingMS: 200_000}, func(_ *sim.Config, p *instagram.Config) {
-		p.PollInterval, p.MaxPollInterval = 3*time.Second, 40*time.Second
+		p.PollInitial, p.PollMax = 3*time.Second, 40*time.Second
 	})
 	d := e.dest(e.serve("v.mp4", reel(t, mediatest.Options{})))
 	out, outs, err := e.run(d, false)

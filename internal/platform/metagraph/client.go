@@ -3,10 +3,12 @@
 // classification of Graph error codes into *provider.Error categories (Classifier, with each
 // platform's own codes as overrides), the wait read from Retry-After and
 // X-Business-Use-Case-Usage (RetryAfter), the publishing-limit read (Client.PublishingLimit),
-// the small helpers of their Step loops (Decode, Outcome, Backoff, ParseTime), and the reads
-// of figures and comments (Client.Insights with Count and Breakdown, List, NotFound).
+// the small helpers of their Step loops (Decode, Outcome, ParseTime), the container flow
+// Instagram and Threads publish through (Container), and the reads of figures and comments
+// (Client.Insights with Count and Breakdown, List, NotFound).
 //
-// The providers keep their endpoints, their state machines and the codes only they answer with.
+// The providers keep their endpoints, fields, limits and the codes only they answer with;
+// Facebook keeps its own upload state machine.
 package metagraph
 
 import (

@@ -36,10 +36,8 @@ package threads
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
@@ -67,10 +65,10 @@ type Config struct {
 	// SkipPublishingLimitCheck leaves out the threads_publishing_limit call before a container
 	// is created; threads_publish still fails with quota_exceeded when the quota is spent.
 	SkipPublishingLimitCheck bool
-	// PollInterval is the first wait before reading a container's status (1 s when 0); the
-	// waits grow from it as provider.PollDelay says, up to MaxPollInterval (1 min when 0, the
+	// PollInitial is the first wait before reading a container's status (1 s when 0); the
+	// waits grow from it as provider.PollDelay says, up to PollMax (1 min when 0, the
 	// once-a-minute pace Meta recommends).
-	PollInterval, MaxPollInterval time.Duration
+	PollInitial, PollMax time.Duration
 	// FindAttempts is how many times the post of a container found PUBLISHED is looked for
 	// before the destination is reported published without its id (5 when 0).
 	FindAttempts int
@@ -82,6 +80,8 @@ type Config struct {
 // Provider publishes video posts to Threads. It implements provider.Provider.
 type Provider struct {
 	cfg Config
+	// flow is the container flow with Threads' edges, fields and words.
+	flow *metagraph.Container[Options, mediaNode]
 }
 
 // The contract the Provider keeps (internal/provider), checked by the compiler: app.New
@@ -105,39 +105,57 @@ func New(cfg Config) *Provider {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = time.Second
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
 	if cfg.FindAttempts <= 0 {
 		cfg.FindAttempts = 5
 	}
-	return &Provider{cfg: cfg}
+	return &Provider{cfg: cfg, flow: &metagraph.Container[Options, mediaNode]{
+		Platform:                 "Threads",
+		BaseURL:                  cfg.BaseURL,
+		HTTPClient:               cfg.HTTPClient,
+		Now:                      cfg.Now,
+		PollInitial:              cfg.PollInitial,
+		PollMax:                  cfg.PollMax,
+		FindAttempts:             cfg.FindAttempts,
+		MaxRefetches:             maxRefetches,
+		SkipPublishingLimitCheck: cfg.SkipPublishingLimitCheck,
+		Repeat:                   cfg.Repeat,
+		Classify:                 classify,
+		NotReady:                 notReady,
+		NoAccount:                "the channel has no Threads user id",
+		QuotaEdge:                "threads_publishing_limit",
+		CreateEdge:               "threads",
+		PublishEdge:              "threads_publish",
+		ListEdge:                 "threads",
+		Form:                     videoForm,
+		Text:                     text,
+		StatusField:              "status",
+		DetailField:              "error_message",
+		FetchFailed:              fetchFailed,
+		Rejected:                 containerError,
+		ListFields:               "id,text,media_type,timestamp,permalink",
+		Kind:                     "VIDEO",
+		LinkFields:               "permalink",
+		// Threads omits the permalink of posts flagged for copyrighted material.
+		NoLink:   "published; Threads gave no permalink (posts flagged for copyrighted material have none)",
+		Owner:    "profile",
+		Item:     "post",
+		Items:    "posts",
+		TextName: "text",
+	}}
 }
 
 // Platform implements provider.Provider.
 func (p *Provider) Platform() string { return Platform }
 
-// State is what the provider stores between steps (Destination.State / Outcome.State). It
-// holds the platform's references only, never a token.
-type State struct {
-	// ContainerID is the Threads media container created for the post.
-	ContainerID string `json:"container_id,omitempty"`
-	// CreatedAt is when the container was created (reelay's clock): it bounds the search for
-	// the post of a container found PUBLISHED.
-	CreatedAt time.Time `json:"created_at,omitzero"`
-	// Polls counts the status reads that found the container not ready (the back-off).
-	Polls int `json:"polls,omitempty"`
-	// MediaID is the published Threads media; once set, nothing is published again.
-	MediaID string `json:"media_id,omitempty"`
-	// Searches counts the lookups for the post of a container found PUBLISHED.
-	Searches int `json:"searches,omitempty"`
-	// Refetches counts the containers dropped because Threads could not download the video
-	// (the media link was down, e.g. reelay restarting) and created anew.
-	Refetches int `json:"refetches,omitempty"`
-}
+// State is what the provider stores between steps (Destination.State / Outcome.State): the
+// Threads media container created for the post, then the published Threads media.
+type State = metagraph.ContainerState
 
 // maxRefetches bounds the new containers made after failed downloads.
 const maxRefetches = 2
@@ -148,29 +166,9 @@ type Options struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Step implements provider.Provider.
+// Step implements provider.Provider: one move of the container flow (see the package comment).
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
-	}
-	var st State
-	var opts Options
-	if err := metagraph.Decode("Threads", d, &st, &opts); err != nil {
-		return provider.Outcome{}, err
-	}
-	if d.Account == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the channel has no Threads user id")
-	}
-	g := p.graph(d.BaseURL, token)
-	switch {
-	case st.MediaID != "":
-		return p.finish(ctx, g, st)
-	case st.ContainerID != "":
-		return p.advance(ctx, g, d, st, opts)
-	default:
-		return p.create(ctx, g, d, opts, st.Refetches)
-	}
+	return p.flow.Step(ctx, d)
 }
 
 func (p *Provider) graph(baseURL, token string) metagraph.Client {
@@ -191,124 +189,20 @@ func text(d *provider.Destination, o Options) string {
 	return d.Title
 }
 
-// create checks the publishing quota and creates the video container.
-func (p *Provider) create(ctx context.Context, g metagraph.Client, d *provider.Destination, o Options, refetches int) (provider.Outcome, error) {
-	if d.Video.URL == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the video has no public link for Threads to fetch")
-	}
-	if !p.cfg.SkipPublishingLimitCheck {
-		var lim metagraph.Quota
-		// A GET: asking again changes nothing.
-		err := p.cfg.Repeat.Do(ctx, classify, func() error {
-			var err error
-			lim, err = publishingLimit(ctx, g, d.Account)
-			return err
-		})
-		if err != nil {
-			return provider.Outcome{}, classify(err)
-		}
-		if lim.Total > 0 && lim.Usage >= lim.Total {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryQuotaExceeded, 0,
-				"Threads: the profile has published %d of the %d posts allowed through the API in %s",
-				lim.Usage, lim.Total, lim.Window)
-		}
-	}
+// videoForm is the video container's creation form (POST /{threads-user-id}/threads). A
+// container created twice is harmless: only threads_publish makes a post of one, and the other
+// expires unpublished after 24 hours (status EXPIRED, "not published within 24 hours",
+// developers.facebook.com/docs/threads/troubleshooting).
+func videoForm(d *provider.Destination, o Options) url.Values {
 	form := url.Values{"media_type": {"VIDEO"}, "video_url": {d.Video.URL}}
 	if t := text(d, o); t != "" {
 		form.Set("text", t)
 	}
-	var created struct {
-		ID string `json:"id"`
-	}
-	// A container created twice is harmless: only threads_publish makes a post of one, and the
-	// other expires unpublished after 24 hours (status EXPIRED, "not published within 24
-	// hours", developers.facebook.com/docs/threads/troubleshooting). Meta then fetches the
-	// video once more.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error {
-		return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads", form, &created)
-	})
-	if err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	if created.ID == "" {
-		return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: container creation answered no id")
-	}
-	st := State{ContainerID: created.ID, CreatedAt: p.cfg.Now().UTC(), Refetches: refetches}
-	return p.outcome(provider.StatusProcessing, st, p.cfg.PollInterval)
+	return form
 }
 
-// advance reads the container's status and publishes it when it is ready.
-func (p *Provider) advance(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
-	var c struct {
-		Status       string `json:"status"`
-		ErrorMessage string `json:"error_message"`
-	}
-	// A GET: asking again changes nothing.
-	read := func() error {
-		return p.cfg.Repeat.Do(ctx, classify, func() error {
-			return g.Get(ctx, "/"+url.PathEscape(st.ContainerID), url.Values{"fields": {"status,error_message"}}, &c)
-		})
-	}
-	if err := read(); err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	switch c.Status {
-	case "FINISHED":
-		var pub struct {
-			ID string `json:"id"`
-		}
-		// A threads_publish that failed may have gone through. It is made again only after the
-		// container's status, read again, is still FINISHED: Threads reports PUBLISHED for a
-		// container whose threads_publish went through ("Publishing Does Not Return a Media
-		// ID", developers.facebook.com/docs/threads/troubleshooting).
-		err := p.cfg.Repeat.DoChecked(ctx, classify, func() error {
-			return g.Post(ctx, "/"+url.PathEscape(d.Account)+"/threads_publish", url.Values{"creation_id": {st.ContainerID}}, &pub)
-		}, func() (bool, error) {
-			if err := read(); err != nil {
-				return false, err
-			}
-			return c.Status != "FINISHED", nil
-		})
-		if err == nil && c.Status != "FINISHED" {
-			// The status moved on under a failed threads_publish: PUBLISHED is found as a
-			// crash's would be; anything else is read again at the next poll.
-			if c.Status == "PUBLISHED" {
-				return p.recover(ctx, g, d, st, o)
-			}
-			return p.wait(st)
-		}
-		if notReady(err) {
-			return p.wait(st)
-		}
-		if err != nil {
-			// When the call's fate is unknown (timeout), the next Step reads the status
-			// first: PUBLISHED leads to the lookup, FINISHED to another threads_publish.
-			return provider.Outcome{}, classify(err)
-		}
-		if pub.ID == "" {
-			return provider.Outcome{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Threads: threads_publish answered no id")
-		}
-		st.MediaID = pub.ID
-		out, err := p.outcome(provider.StatusProcessing, st, 0)
-		out.ExternalID = pub.ID
-		return out, err
-	case "PUBLISHED":
-		return p.recover(ctx, g, d, st, o)
-	case "ERROR":
-		if c.ErrorMessage == "FAILED_DOWNLOADING_VIDEO" && st.Refetches < maxRefetches {
-			// Threads could not download the video from reelay's link, which is reelay's side
-			// (down or restarting), not a verdict on the video. A container in ERROR can never
-			// be published, so a new one cannot publish twice.
-			return p.outcome(provider.StatusProcessing, State{Refetches: st.Refetches + 1}, p.cfg.PollInterval)
-		}
-		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "Threads: %s", containerError(c.ErrorMessage))
-	case "EXPIRED":
-		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
-			"Threads: container %s expired: it was not published within 24 hours of its creation", st.ContainerID)
-	default: // IN_PROGRESS, or a value this provider does not know: wait.
-		return p.wait(st)
-	}
-}
+// fetchFailed reports whether a container's ERROR message is a failed download of the video.
+func fetchFailed(msg string) bool { return msg == "FAILED_DOWNLOADING_VIDEO" }
 
 // containerError explains a container's ERROR message.
 func containerError(msg string) string {
@@ -332,17 +226,6 @@ func containerError(msg string) string {
 	return "Threads could not process the video: " + msg
 }
 
-// wait counts a poll and asks to come back after the back-off.
-func (p *Provider) wait(st State) (provider.Outcome, error) {
-	st.Polls++
-	return p.outcome(provider.StatusProcessing, st, p.backoff(st.Polls))
-}
-
-// backoff is the wait before status read number n+1 (provider.PollDelay).
-func (p *Provider) backoff(n int) time.Duration {
-	return provider.PollDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, n)
-}
-
 type mediaNode struct {
 	ID        string `json:"id"`
 	Text      string `json:"text"`
@@ -351,84 +234,9 @@ type mediaNode struct {
 	Permalink string `json:"permalink"`
 }
 
-// recover finds the post of a container that is already PUBLISHED (see the package comment).
-func (p *Provider) recover(ctx context.Context, g metagraph.Client, d *provider.Destination, st State, o Options) (provider.Outcome, error) {
-	want := text(d, o)
-	q := url.Values{
-		"fields": {"id,text,media_type,timestamp,permalink"},
-		"since":  {strconv.FormatInt(st.CreatedAt.Add(-5*time.Minute).Unix(), 10)},
-		"limit":  {"50"},
-	}
-	var list struct {
-		Data []mediaNode `json:"data"`
-	}
-	// A GET: asking again changes nothing.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error { return g.Get(ctx, "/"+url.PathEscape(d.Account)+"/threads", q, &list) })
-	if err != nil {
-		return provider.Outcome{}, classify(err)
-	}
-	var found []mediaNode
-	for _, m := range list.Data {
-		ts, err := metagraph.ParseTime(m.Timestamp)
-		if err != nil || ts.Before(st.CreatedAt.Add(-time.Minute)) {
-			continue // posted before our container existed (one minute of clock skew allowed)
-		}
-		if m.MediaType != "" && m.MediaType != "VIDEO" {
-			continue
-		}
-		if m.Text == want {
-			found = append(found, m)
-		}
-	}
-	if len(found) == 1 {
-		st.MediaID = found[0].ID
-		out, err := p.outcome(provider.StatusPublished, st, 0)
-		out.ExternalID, out.URL = found[0].ID, found[0].Permalink
-		out.Message = "Threads had already published this post; reelay found it and did not publish it again"
-		return out, err
-	}
-	st.Searches++
-	if st.Searches < p.cfg.FindAttempts {
-		return p.outcome(provider.StatusProcessing, st, p.backoff(st.Searches))
-	}
-	out, err := p.outcome(provider.StatusPublished, st, 0)
-	how := "none of the profile's recent posts matches it"
-	if len(found) > 1 {
-		how = fmt.Sprintf("%d recent posts have the same text", len(found))
-	}
-	out.Message = fmt.Sprintf("Threads reports container %s as published, but its post could not be identified (%s); it was not published again", st.ContainerID, how)
-	return out, err
-}
-
-// finish reads the published post's permalink.
-func (p *Provider) finish(ctx context.Context, g metagraph.Client, st State) (provider.Outcome, error) {
-	var m mediaNode
-	// A GET: asking again changes nothing.
-	err := p.cfg.Repeat.Do(ctx, classify, func() error {
-		return g.Get(ctx, "/"+url.PathEscape(st.MediaID), url.Values{"fields": {"permalink"}}, &m)
-	})
-	if err != nil {
-		pe := classify(err)
-		if pe.Transient || pe.Category == provider.CategoryAuthExpired {
-			return provider.Outcome{}, pe
-		}
-		// The post is published; only its link is missing.
-		out, oerr := p.outcome(provider.StatusPublished, st, 0)
-		out.ExternalID = st.MediaID
-		out.Message = "published; reading the permalink failed: " + pe.Message
-		return out, oerr
-	}
-	out, err := p.outcome(provider.StatusPublished, st, 0)
-	out.ExternalID, out.URL = st.MediaID, m.Permalink
-	if m.Permalink == "" {
-		// Threads omits the permalink of posts flagged for copyrighted material.
-		out.Message = "published; Threads gave no permalink (posts flagged for copyrighted material have none)"
-	}
-	return out, err
-}
-
-func (p *Provider) outcome(status string, st State, after time.Duration) (provider.Outcome, error) {
-	return metagraph.Outcome("Threads", status, st, after)
+// Published implements metagraph.Media.
+func (m mediaNode) Published() metagraph.Published {
+	return metagraph.Published{ID: m.ID, Text: m.Text, Kind: m.MediaType, Timestamp: m.Timestamp, Link: m.Permalink}
 }
 
 // profile is GET /me?fields=id,username,name,threads_profile_picture_url.

@@ -23,7 +23,7 @@
 //     until status.uploadStatus is processed → published, with a /shorts/ URL for a vertical
 //     or square video of at most 3 minutes and /watch?v= otherwise; failed, rejected or deleted
 //     → a permanent media_rejected error with YouTube's reason. Polls back off through
-//     Outcome.After, from Config.PollInterval doubling up to Config.MaxPollInterval.
+//     Outcome.After, from Config.PollInitial doubling up to Config.PollMax.
 //
 // The metadata calls go through the official client, google.golang.org/api/youtube/v3: a
 // youtube.Service per call (see call.api) on reelay's HTTP client and transport, with the
@@ -112,11 +112,11 @@ type Config struct {
 	// past this duration, returning the progress as its own outcome; 0 uploads everything in
 	// one step.
 	UploadStepDuration time.Duration
-	// PollInterval is the wait before the second processing poll; it doubles per poll up to
-	// MaxPollInterval. Defaults 500 ms and 1 min: a short video is often ready at once, and
+	// PollInitial is the wait before the second processing poll; it doubles per poll up to
+	// PollMax. Defaults 500 ms and 1 min: a short video is often ready at once, and
 	// the doubling keeps a long wait to a handful of calls.
-	PollInterval    time.Duration
-	MaxPollInterval time.Duration
+	PollInitial time.Duration
+	PollMax     time.Duration
 	// Region is the region whose video categories Options lists; default "US".
 	Region string
 	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
@@ -146,14 +146,14 @@ func New(cfg Config) *Provider {
 		cfg.ChunkSize = 8 << 20
 	}
 	cfg.ChunkSize = (cfg.ChunkSize + chunkQuantum - 1) / chunkQuantum * chunkQuantum
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 500 * time.Millisecond
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 500 * time.Millisecond
 	}
-	if cfg.MaxPollInterval <= 0 {
-		cfg.MaxPollInterval = time.Minute
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Minute
 	}
-	if cfg.MaxPollInterval < cfg.PollInterval {
-		cfg.MaxPollInterval = cfg.PollInterval
+	if cfg.PollMax < cfg.PollInitial {
+		cfg.PollMax = cfg.PollInitial
 	}
 	if cfg.Region == "" {
 		cfg.Region = "US"
@@ -592,10 +592,10 @@ func (p *Provider) process(c *call, d *provider.Destination, st State) (provider
 	return out, nil
 }
 
-// pollDelay is the wait before poll n+1: none before the first, then PollInterval doubling up
-// to MaxPollInterval.
+// pollDelay is the wait before poll n+1: none before the first, then PollInitial doubling up
+// to PollMax.
 func (p *Provider) pollDelay(polls int) time.Duration {
-	return provider.DoublingDelay(p.cfg.PollInterval, p.cfg.MaxPollInterval, polls)
+	return provider.DoublingDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
 }
 
 // videoURL is the Shorts URL for a vertical or square video of at most 3 minutes (YouTube

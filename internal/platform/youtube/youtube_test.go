@@ -286,7 +286,7 @@ func TestProcessingIsPolledWithBoundedBackoff(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, setup{
 		behavior: sim.Behavior{ProcessingMS: 20_000},
-		cfg:      Config{PollInterval: time.Second, MaxPollInterval: 5 * time.Second},
+		cfg:      Config{PollInitial: time.Second, PollMax: 5 * time.Second},
 	})
 	outs, err := h.drive(h.dest(testVideo(t, 10_000), `{}`), 30)
 	if err != nil {
