@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -43,7 +44,7 @@ func CredentialChannel(ctx context.Context, c *Connector, access publish.Channel
 		ch.ExternalAccountID, ch.Username = identityFromCredentials(platformName, creds)
 	}
 	if ch.Name == "" {
-		ch.Name = platform.DisplayName(platformName) + " " + ch.Username
+		ch.Name = registry.DisplayName(platformName) + " " + ch.Username
 	}
 	ch.Credentials = access.Seal(ch, creds)
 	return ch, nil
@@ -60,24 +61,24 @@ var (
 // CheckCredentials adds to f what is wrong with the shape of token-based credentials; whether the platform
 // accepts them is checked by the platform's provider.
 func CheckCredentials(f *apierr.Fields, name string, creds map[string]string) {
-	caps, _ := platform.CapabilitiesOf(name)
+	caps, _ := registry.CapabilitiesOf(name)
 	if creds == nil {
 		f.Addf("credentials", "is required for a %s channel: %s (or set \"sandbox\": true)",
-			platform.DisplayName(name), platform.CredentialsHint(name))
+			registry.DisplayName(name), registry.CredentialsHint(name))
 		return
 	}
 	for k, v := range creds {
 		field := "credentials." + k
 		switch {
 		case !slices.Contains(caps.CredentialFields, k):
-			f.Addf(field, "unknown credential for %s; expected %s", platform.DisplayName(name), strings.Join(caps.CredentialFields, ", "))
+			f.Addf(field, "unknown credential for %s; expected %s", registry.DisplayName(name), strings.Join(caps.CredentialFields, ", "))
 		case strings.TrimSpace(v) == "":
 			f.Add(field, "must not be blank")
 		case len(v) > 4096:
 			f.Add(field, "must be at most 4096 bytes")
 		}
 	}
-	for _, k := range platform.RequiredCredentials(name) {
+	for _, k := range registry.RequiredCredentials(name) {
 		if _, ok := creds[k]; !ok {
 			f.Add("credentials."+k, "is required")
 		}

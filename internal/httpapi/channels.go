@@ -13,6 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -33,7 +34,7 @@ type channelJSON struct {
 }
 
 func toChannelJSON(c store.Channel) channelJSON {
-	caps, _ := platform.CapabilitiesOf(c.Platform)
+	caps, _ := registry.CapabilitiesOf(c.Platform)
 	return channelJSON{ID: c.ID, ProjectID: c.ProjectID, Platform: c.Platform, Name: c.Name, Username: c.Username,
 		AvatarURL: c.AvatarURL, ExternalAccountID: c.ExternalAccountID, Capabilities: caps, Sandbox: c.Sandbox,
 		Status: c.Status, CreatedAt: c.CreatedAt}
@@ -217,7 +218,7 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	options, source := platform.StaticOptions(c.Platform), "registry"
+	options, source := registry.StaticOptions(c.Platform), "registry"
 	if read, ok := s.optionSources[c.Platform]; ok {
 		// The caller renews a token that is due (or refused) first, and marks a channel whose
 		// token the platform still refuses reauth_required.
@@ -235,7 +236,7 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 				return apierr.Field("subreddit", pe.Message)
 			}
 			return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s",
-				platform.DisplayName(c.Platform), pe.Message).Wrap(err)
+				registry.DisplayName(c.Platform), pe.Message).Wrap(err)
 		}
 		source = "platform"
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -171,7 +172,7 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		s.log.Warn("channel connection failed", "platform", name, "error", err)
 		return s.connectResult(w, r, returnTo, http.StatusBadGateway, name, nil,
-			platform.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
+			registry.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
 	}
 	return s.connectResult(w, r, returnTo, http.StatusOK, name, done.Channels, "")
 }
@@ -204,12 +205,12 @@ func (s *Server) connectResult(w http.ResponseWriter, r *http.Request, returnURL
 		Failed   bool
 		Channels []connectedChannel
 		Message  string
-	}{Title: platform.DisplayName(name) + " connected", Message: message}
+	}{Title: registry.DisplayName(name) + " connected", Message: message}
 	if status != http.StatusOK {
-		data.Title, data.Failed = "Could not connect "+platform.DisplayName(name), true
+		data.Title, data.Failed = "Could not connect "+registry.DisplayName(name), true
 	}
 	for _, c := range channels {
-		data.Channels = append(data.Channels, connectedChannel{platform.DisplayName(c.Platform), c.Name, c.Username, c.ID})
+		data.Channels = append(data.Channels, connectedChannel{registry.DisplayName(c.Platform), c.Name, c.Username, c.ID})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

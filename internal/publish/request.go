@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -500,7 +501,7 @@ func checkMastodon(f *apierr.Fields, o MastodonOptions) {
 // @user@domain as @user, the content warning included) against the registry's limit, which
 // is that of an instance that sets none of its own; the provider checks the instance's own.
 func mastodonOver(text, spoiler string) (n, max int, over bool) {
-	caps, _ := platform.CapabilitiesOf(platform.Mastodon)
+	caps, _ := registry.CapabilitiesOf(platform.Mastodon)
 	max = caps.Text["text"].Max
 	n = platform.MastodonLength(text, spoiler, platform.MastodonURLLength)
 	return n, max, n > max
@@ -512,7 +513,7 @@ func checkText(f *apierr.Fields, name, key, field, v string) {
 		return
 	}
 	if does, allows, _ := textExcess(name, key, v); does != "" {
-		f.Addf(field, "%s; %s allows %s", does, platform.DisplayName(name), allows)
+		f.Addf(field, "%s; %s allows %s", does, registry.DisplayName(name), allows)
 	}
 }
 
@@ -520,7 +521,7 @@ func checkText(f *apierr.Fields, name, key, field, v string) {
 // characters (graphemes) long", `contains "<"`), what the platform allows ("300", "no < or
 // >"), and whether it is the length; does is "" when v keeps every rule.
 func textExcess(name, key, v string) (does, allows string, length bool) {
-	caps, _ := platform.CapabilitiesOf(name)
+	caps, _ := registry.CapabilitiesOf(name)
 	lim := caps.Text[key]
 	if lim.Max > 0 {
 		if n := lim.Count(v); n > lim.Max {
@@ -582,7 +583,7 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) (options json.
 	}
 	// check checks a text that came from title or caption rather than the platform object.
 	check := func(key, field, v, from string) {
-		p := platform.DisplayName(name)
+		p := registry.DisplayName(name)
 		switch does, allows, length := textExcess(name, key, v); {
 		case does == "":
 		case length:

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -37,7 +38,7 @@ const (
 // something once made fit for YouTube (fitText). from is one of FromCaptionFirstLine,
 // FromVideoFileName and FromVideoURL; title is "" when none of them gives one.
 func (r *Request) derivedTitle() (title, from string) {
-	caps, _ := platform.CapabilitiesOf(platform.YouTube)
+	caps, _ := registry.CapabilitiesOf(platform.YouTube)
 	lim := caps.Text["title"]
 	for _, c := range []struct{ text, from string }{
 		{firstLine(r.Caption), FromCaptionFirstLine},

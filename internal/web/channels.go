@@ -11,6 +11,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -46,9 +47,9 @@ func (h *Handler) channelsPage(w http.ResponseWriter, r *http.Request, s *sessio
 	d := channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"}}
 	switch {
 	case q.Get("status") == "connected":
-		d.Notice = platform.DisplayName(q.Get("platform")) + " channel connected."
+		d.Notice = registry.DisplayName(q.Get("platform")) + " channel connected."
 	case q.Get("status") == "error":
-		d.Error = "Could not connect " + platform.DisplayName(q.Get("platform")) + ": " + q.Get("message")
+		d.Error = "Could not connect " + registry.DisplayName(q.Get("platform")) + ": " + q.Get("message")
 	default:
 		d.Notice = notices[q.Get("done")]
 	}
@@ -224,9 +225,9 @@ func isSecretField(key string) bool {
 func credentialForms(chosen string, form map[string]string, errs map[string]string) []credentialPlatform {
 	var out []credentialPlatform
 	for _, name := range platform.All {
-		caps, _ := platform.CapabilitiesOf(name)
-		cp := credentialPlatform{Platform: name, Name: platform.DisplayName(name)}
-		required := platform.RequiredCredentials(name)
+		caps, _ := registry.CapabilitiesOf(name)
+		cp := credentialPlatform{Platform: name, Name: registry.DisplayName(name)}
+		required := registry.RequiredCredentials(name)
 		for _, k := range caps.CredentialFields {
 			f := credentialField{Key: k, Label: labelOf(k), Required: slices.Contains(required, k), Secret: isSecretField(k)}
 			if name == chosen {
@@ -250,7 +251,7 @@ func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request,
 	label := strings.TrimSpace(r.PostFormValue("name"))
 	creds := map[string]string{}
 	if platform.Valid(name) {
-		caps, _ := platform.CapabilitiesOf(name)
+		caps, _ := registry.CapabilitiesOf(name)
 		for _, k := range caps.CredentialFields {
 			if v := strings.TrimSpace(r.PostFormValue("cred." + name + "." + k)); v != "" {
 				creds[k] = v

@@ -297,7 +297,7 @@ func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.
 
 // checkText applies the post record's limits: 300 graphemes and 3000 UTF-8 bytes.
 func checkText(text string) error {
-	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	caps := Description.Capabilities
 	lim := caps.Text["text"]
 	if n := lim.Count(text); n > lim.Max {
 		return provider.Permanent(provider.CategoryInvalidOptions, 0,
@@ -331,7 +331,7 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, c channel
 	if err := checkText(text); err != nil {
 		return provider.Outcome{}, err
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	caps := Description.Capabilities
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
@@ -877,7 +877,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, err
 	}
-	opts := platform.StaticOptions(platform.Bluesky)
+	opts := map[string]any{}
 	did, handle := s.identity()
 	opts["account"] = map[string]any{"did": did, "handle": handle}
 	if p.cfg.Upload != UploadVideoService {

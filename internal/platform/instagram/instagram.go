@@ -48,7 +48,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -302,7 +301,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 		}
 		account["publishing_limit"] = lim
 	}
-	opts := platform.StaticOptions(platform.Instagram)
+	opts := staticOptions()
 	opts["account"] = account
 	return opts, nil
 }

@@ -589,10 +589,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, classify(err, "")
 	}
-	opts := platform.StaticOptions(platform.Mastodon)
-	if opts == nil {
-		opts = map[string]any{}
-	}
+	opts := map[string]any{}
 	opts["text"] = map[string]any{"type": "string", "max_length": inst.MaxCharacters, "unit": platform.UnitGraphemes,
 		"note": fmt.Sprintf("%s allows %d characters; each link counts as %d and a mention @user@domain as @user",
 			c.host, inst.MaxCharacters, inst.CharactersReservedPerURL)}

@@ -269,7 +269,7 @@ func videoType(v provider.Media) (string, error) {
 	if v.Size <= 0 || v.Open == nil {
 		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
-	if caps, _ := platform.CapabilitiesOf(platform.Pinterest); caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
+	if caps := Description.Capabilities; caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
 		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is %d bytes; Pinterest accepts at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	if v.Duration > 0 && (v.Duration < minDuration || v.Duration > maxDuration) {
@@ -652,7 +652,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	} else if len(boards) == 1 {
 		opt["default"] = boards[0].ID
 	}
-	opts := platform.StaticOptions(platform.Pinterest)
+	opts := staticOptions()
 	opts["board_id"] = opt
 	opts["boards"] = list
 	return opts, nil

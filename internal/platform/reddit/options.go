@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -61,7 +60,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 		}
 		after = *l.Data.After
 	}
-	opts := platform.StaticOptions(platform.Reddit)
+	opts := staticOptions()
 	sub := map[string]any{"type": "string", "required": true, "choices": choices,
 		"note": "the subreddits this account is subscribed to (any other subreddit name works too); GET /channels/{id}/options?subreddit={name} tells its flair and rules"}
 	opts["subreddit"] = sub

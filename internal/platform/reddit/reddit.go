@@ -211,7 +211,7 @@ func parseOptions(d *provider.Destination) (Options, error) {
 		o.Title = d.Title
 	}
 	o.Subreddit = cleanSubreddit(o.Subreddit)
-	caps, _ := platform.CapabilitiesOf(platform.Reddit)
+	caps := Description.Capabilities
 	switch lim := caps.Text["title"]; {
 	case strings.TrimSpace(o.Title) == "":
 		return o, fmt.Errorf("reddit.title is required (or set the post's title)")
@@ -379,7 +379,7 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 // videoType returns the video's media type and file name for the lease, or why Reddit would
 // not take it.
 func videoType(v provider.Media) (mimetype, filename string, err error) {
-	caps, _ := platform.CapabilitiesOf(platform.Reddit)
+	caps := Description.Capabilities
 	if v.Size <= 0 || v.Open == nil {
 		return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}

@@ -258,7 +258,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, classify(err)
 	}
-	opts := platform.StaticOptions(platform.TikTok)
+	opts := staticOptions()
 
 	choices := make([]any, 0, len(ci.PrivacyOptions))
 	for _, l := range ci.PrivacyOptions {
@@ -294,7 +294,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	}
 
 	if ci.MaxDurationSec > 0 {
-		caps, _ := platform.CapabilitiesOf(platform.TikTok)
+		caps := Description.Capabilities
 		opts["max_video_post_duration_sec"] = map[string]any{"type": "integer", "default": ci.MaxDurationSec,
 			"note": fmt.Sprintf("this creator's maximum for direct posts; inbox uploads may last up to %g s", caps.MaxDurationSeconds)}
 	}
@@ -372,7 +372,7 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
-	caps, _ := platform.CapabilitiesOf(platform.TikTok)
+	caps := Description.Capabilities
 
 	title := d.Caption
 	if title == "" {

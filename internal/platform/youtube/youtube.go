@@ -95,7 +95,7 @@ const (
 )
 
 var titleLimit, descLimit = func() (platform.TextLimit, platform.TextLimit) {
-	caps, _ := platform.CapabilitiesOf(platform.YouTube)
+	caps := Description.Capabilities
 	return caps.Text["title"], caps.Text["description"]
 }()
 
@@ -738,7 +738,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 			choices = append(choices, map[string]any{"id": it.Id, "title": it.Snippet.Title})
 		}
 	}
-	opts := platform.StaticOptions(platform.YouTube)
+	opts := staticOptions()
 	opts["category_id"] = map[string]any{
 		"type": "string", "choices": choices, "default": defaultCategory,
 		"note": "YouTube videoCategories assignable in region " + p.cfg.Region + "; the default is People & Blogs",
