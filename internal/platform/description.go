@@ -18,4 +18,15 @@ type Description struct {
 	// GET /channels/{id}/options shows them before the provider reads the account's own (nil:
 	// the platform has none). Each call builds new maps, so callers may change the result.
 	StaticOptions func() map[string]any
+	// NewOptions returns a new, empty object of the platform's publish options: a pointer to
+	// the struct type its package declares, which the request decodes into and the provider
+	// reads back (see CheckOptions).
+	NewOptions func() any
+	// TextFallbacks says, for each text of the platform's object (a key of Capabilities.Text),
+	// what stands in for it when the request leaves it out: FromTitle, FromCaption,
+	// FromCaptionOrTitle or FromTitleOrDerived. A text without one stays empty.
+	TextFallbacks map[string]string
+	// OwnTexts are the texts the options type checks and fills itself, because the platform
+	// counts them in a way a TextLimit cannot say (Mastodon's text, with its content warning).
+	OwnTexts []string
 }

@@ -21,12 +21,12 @@ import (
 
 // Derived names the texts of one platform's payload that reelay filled in, each with where it
 // came from: {"title": "caption_first_line", "description": "caption"}.
-type Derived map[string]string
+type Derived = platform.Derived
 
 // Where a text reelay filled in came from: the values of Derived.
 const (
-	FromTitle            = "title"              // the post's title
-	FromCaption          = "caption"            // the post's caption
+	FromTitle            = platform.FromTitle   // the post's title
+	FromCaption          = platform.FromCaption // the post's caption
 	FromCaptionFirstLine = "caption_first_line" // the caption's first line, cut to the platform's limit
 	FromVideoFileName    = "video_file_name"    // the uploaded video's file name, without its extension
 	FromVideoURL         = "video_url"          // the last segment of video_url's path, without its extension

@@ -234,17 +234,10 @@ type State struct {
 	URL string `json:"url,omitempty"`
 }
 
-// Options is the bluesky object of a publish request.
-type Options struct {
-	Text *string `json:"text"`
-}
-
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
 	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
+		if err := json.Unmarshal(raw, &o); err != nil {
 			return o, fmt.Errorf("bluesky options: %w", err)
 		}
 	}
@@ -254,8 +247,8 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 // postText is the post's text: bluesky.text, else the caption, else the title.
 func postText(d *provider.Destination, o Options) string {
 	switch {
-	case o.Text != nil:
-		return *o.Text
+	case o.Text != "":
+		return o.Text
 	case d.Caption != "":
 		return d.Caption
 	}

@@ -40,4 +40,6 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"handle", "app_password"},
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"text": platform.FromCaptionOrTitle},
 }

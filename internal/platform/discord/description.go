@@ -36,4 +36,6 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: nil,
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"content": platform.FromCaptionOrTitle},
 }

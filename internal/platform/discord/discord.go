@@ -146,11 +146,6 @@ type doneState struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the discord object of a publish request.
-type Options struct {
-	Content *string `json:"content"`
-}
-
 var webhookPath = regexp.MustCompile(`/webhooks/([0-9A-Za-z_]+)/[A-Za-z0-9_.-]+$`)
 
 // target is one channel's way in.
@@ -202,8 +197,8 @@ func content(d *provider.Destination) (string, error) {
 			return "", fmt.Errorf("discord options: %v", err)
 		}
 	}
-	if o.Content != nil {
-		return *o.Content, nil
+	if o.Content != "" {
+		return o.Content, nil
 	}
 	if d.Caption != "" {
 		return d.Caption, nil

@@ -44,4 +44,6 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"description": platform.FromCaption, "title": platform.FromTitle},
 }

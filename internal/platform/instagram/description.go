@@ -53,6 +53,8 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"caption": platform.FromCaptionOrTitle},
 	StaticOptions:       staticOptions,
 }
 

@@ -52,4 +52,6 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"commentary": platform.FromCaptionOrTitle, "title": platform.FromTitle},
 }

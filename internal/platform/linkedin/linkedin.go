@@ -186,12 +186,6 @@ type Part struct {
 	ETag  string `json:"etag,omitempty"`
 }
 
-// Options is the linkedin object of a publish request.
-type Options struct {
-	Commentary string `json:"commentary"`
-	Title      string `json:"title"`
-}
-
 // texts returns the commentary (plain text, before little escaping) and the video title.
 func texts(d *provider.Destination) (commentary, title string, err error) {
 	var o Options

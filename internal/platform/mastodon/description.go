@@ -40,4 +40,7 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"instance_url", "access_token"},
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"text": platform.FromCaptionOrTitle},
+	OwnTexts:            []string{"text"},
 }

@@ -38,6 +38,8 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"title": platform.FromTitle, "description": platform.FromCaption},
 	StaticOptions:       staticOptions,
 }
 

@@ -172,15 +172,6 @@ type State struct {
 	Found bool   `json:"found,omitempty"` // the Pin was found on the board, not created by the last Step
 }
 
-// Options is the pinterest object of a publish request (publish.PinterestOptions, after
-// defaults: title from the post's title, description from its caption).
-type Options struct {
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Link        string `json:"link"`
-	BoardID     string `json:"board_id"`
-}
-
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {

@@ -39,6 +39,8 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"title": platform.FromTitle},
 	StaticOptions:       staticOptions,
 }
 

@@ -190,16 +190,6 @@ type State struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the reddit object of a publish request.
-type Options struct {
-	Title     string `json:"title"`
-	Subreddit string `json:"subreddit"`
-	NSFW      bool   `json:"nsfw"`
-	Spoiler   bool   `json:"spoiler"`
-	FlairID   string `json:"flair_id"`
-	FlairText string `json:"flair_text"`
-}
-
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
@@ -537,7 +527,7 @@ func (p *Provider) submit(ctx context.Context, c client, d *provider.Destination
 	form := url.Values{
 		"api_type": {"json"}, "kind": {"video"}, "sr": {st.Subreddit}, "title": {o.Title},
 		"url": {st.Video.URL}, "video_poster_url": {st.Poster.URL},
-		"nsfw": {fmt.Sprint(o.NSFW)}, "spoiler": {fmt.Sprint(o.Spoiler)},
+		"nsfw": {fmt.Sprint(o.NSFW != nil && *o.NSFW)}, "spoiler": {fmt.Sprint(o.Spoiler != nil && *o.Spoiler)},
 		"sendreplies": {"true"}, "resubmit": {"true"},
 	}
 	if o.FlairID != "" {

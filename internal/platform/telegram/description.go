@@ -41,4 +41,6 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"bot_token", "chat_id"},
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"caption": platform.FromCaptionOrTitle},
 }

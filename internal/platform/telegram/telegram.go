@@ -159,11 +159,6 @@ type doneState struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the telegram object of a publish request.
-type Options struct {
-	Caption *string `json:"caption"`
-}
-
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
@@ -214,8 +209,8 @@ func caption(d *provider.Destination) (string, error) {
 			return "", fmt.Errorf("telegram options: %v", err)
 		}
 	}
-	if o.Caption != nil {
-		return *o.Caption, nil
+	if o.Caption != "" {
+		return o.Caption, nil
 	}
 	if d.Caption != "" {
 		return d.Caption, nil

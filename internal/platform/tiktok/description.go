@@ -52,6 +52,8 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"title": platform.FromCaptionOrTitle},
 	StaticOptions:       staticOptions,
 }
 

@@ -170,17 +170,6 @@ func (st *State) plan() Plan {
 	return Plan{VideoSize: st.VideoSize, ChunkSize: st.ChunkSize, ChunkCount: st.TotalChunks}
 }
 
-// Options is the tiktok object of a publish request.
-type Options struct {
-	Mode         string  `json:"mode"`
-	Title        *string `json:"title"`
-	PrivacyLevel string  `json:"privacy_level"`
-	IsAIGC       bool    `json:"is_aigc"`
-	AllowComment *bool   `json:"allow_comment"`
-	AllowDuet    *bool   `json:"allow_duet"`
-	AllowStitch  *bool   `json:"allow_stitch"`
-}
-
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
 	if len(raw) > 0 && string(raw) != "null" {
@@ -378,8 +367,8 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	if title == "" {
 		title = d.Title
 	}
-	if opts.Title != nil {
-		title = *opts.Title
+	if opts.Title != "" {
+		title = opts.Title
 	}
 	if opts.Mode == ModeDirect {
 		if lim := caps.Text["title"]; !lim.Check(title) {
@@ -445,7 +434,7 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 			DisableComment: !allowed(opts.AllowComment) || ci.CommentDisabled,
 			DisableDuet:    !allowed(opts.AllowDuet) || ci.DuetDisabled,
 			DisableStitch:  !allowed(opts.AllowStitch) || ci.StitchDisabled,
-			IsAIGC:         opts.IsAIGC,
+			IsAIGC:         opts.IsAIGC != nil && *opts.IsAIGC,
 		}
 		for _, o := range []struct {
 			asked, off bool

@@ -55,6 +55,8 @@ var Description = platform.Description{
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
 	StaticOptions:       staticOptions,
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"title": platform.FromTitleOrDerived, "description": platform.FromCaption},
 }
 
 // staticOptions are the youtube object's choices, and the video categories of region US
