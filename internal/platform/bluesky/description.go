@@ -1,6 +1,12 @@
 package bluesky
 
-import "github.com/reelay/reelay/internal/platform"
+import (
+	"regexp"
+	"strings"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
 
 // Description is Bluesky as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
@@ -40,6 +46,27 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"handle", "app_password"},
+	CheckCredentials:    checkCredentials,
+	AccountOf:           accountOf,
 	NewOptions:          func() any { return new(Options) },
 	TextFallbacks:       map[string]string{"text": platform.FromCaptionOrTitle},
+}
+
+var handle = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$`)
+
+// checkCredentials: a handle (the app password is checked by signing in), and the PDS's
+// address when one is given.
+func checkCredentials(f *apierr.Fields, creds map[string]string) {
+	if !handle.MatchString(strings.TrimPrefix(creds["handle"], "@")) {
+		f.Add("credentials.handle", "must be a handle such as alice.bsky.social")
+	}
+	if pds, ok := creds["pds_url"]; ok && !platform.IsWebURL(pds) {
+		f.Add("credentials.pds_url", "must be an https URL")
+	}
+}
+
+// accountOf is the handle, in lower case.
+func accountOf(creds map[string]string) (externalID, username string) {
+	h := strings.ToLower(strings.TrimPrefix(creds["handle"], "@"))
+	return h, h
 }

@@ -1,6 +1,12 @@
 package discord
 
-import "github.com/reelay/reelay/internal/platform"
+import (
+	"net/url"
+	"regexp"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
 
 // Description is Discord as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
@@ -36,6 +42,57 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: nil,
+	CheckCredentials:    checkCredentials,
+	AccountOf:           accountOf,
 	NewOptions:          func() any { return new(Options) },
 	TextFallbacks:       map[string]string{"content": platform.FromCaptionOrTitle},
+}
+
+var (
+	channelID      = regexp.MustCompile(`^[0-9]{5,25}$`)
+	webhookURLPath = regexp.MustCompile(`^/api/(v[0-9]+/)?webhooks/([0-9]{5,25})/[A-Za-z0-9_-]{20,}$`)
+)
+
+// checkCredentials: a webhook URL, or a bot token with the channel it posts to, not both.
+func checkCredentials(f *apierr.Fields, creds map[string]string) {
+	_, hasBot := creds["bot_token"]
+	_, hasChannel := creds["channel_id"]
+	switch _, hasHook := creds["webhook_url"]; {
+	case hasHook && (hasBot || hasChannel):
+		f.Add("credentials", "give either a webhook_url or a bot_token with a channel_id, not both")
+	case hasHook:
+		if _, ok := webhookID(creds["webhook_url"]); !ok {
+			f.Add("credentials.webhook_url", "must be a Discord webhook URL: https://discord.com/api/webhooks/{id}/{token}")
+		}
+	case hasBot != hasChannel || !hasBot:
+		f.Add("credentials", "a Discord channel needs a webhook_url, or a bot_token with a channel_id")
+	case !channelID.MatchString(creds["channel_id"]):
+		f.Add("credentials.channel_id", "must be a Discord channel id (digits)")
+	}
+}
+
+// accountOf names the webhook or the channel, never the token.
+func accountOf(creds map[string]string) (externalID, username string) {
+	if id, ok := webhookID(creds["webhook_url"]); ok {
+		return "webhook:" + id, "webhook " + id
+	}
+	return "channel:" + creds["channel_id"], "channel " + creds["channel_id"]
+}
+
+// webhookID is the id in a Discord webhook URL, on one of Discord's hosts.
+func webhookID(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		return "", false
+	}
+	switch u.Host {
+	case "discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com":
+	default:
+		return "", false
+	}
+	m := webhookURLPath.FindStringSubmatch(u.Path)
+	if m == nil {
+		return "", false
+	}
+	return m[2], true
 }

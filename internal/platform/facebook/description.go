@@ -6,8 +6,9 @@ import "github.com/reelay/reelay/internal/platform"
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:   platform.Facebook,
-	Name: "Facebook",
+	ID:         platform.Facebook,
+	Name:       "Facebook",
+	APIVersion: APIVersion,
 	Capabilities: platform.Capabilities{
 		// Reels: 1 GB or 2 GB depending on the source; the stricter is kept.
 		MaxVideoBytes:      1 * platform.GB,

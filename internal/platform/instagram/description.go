@@ -6,8 +6,9 @@ import "github.com/reelay/reelay/internal/platform"
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:   platform.Instagram,
-	Name: "Instagram",
+	ID:         platform.Instagram,
+	Name:       "Instagram",
+	APIVersion: APIVersion,
 	Capabilities: platform.Capabilities{
 		// Reels specs: 300 MB in older documentation, 1 GB in newer
 		// copies; the stricter is kept.

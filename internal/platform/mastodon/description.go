@@ -1,6 +1,11 @@
 package mastodon
 
-import "github.com/reelay/reelay/internal/platform"
+import (
+	"net/url"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
 
 // Description is Mastodon as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
@@ -40,7 +45,22 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"instance_url", "access_token"},
+	CheckCredentials:    checkCredentials,
+	AccountOf:           accountOf,
 	NewOptions:          func() any { return new(Options) },
 	TextFallbacks:       map[string]string{"text": platform.FromCaptionOrTitle},
 	OwnTexts:            []string{"text"},
+}
+
+// checkCredentials: the instance's address beside the token.
+func checkCredentials(f *apierr.Fields, creds map[string]string) {
+	if !platform.IsWebURL(creds["instance_url"]) {
+		f.Add("credentials.instance_url", "must be the instance's https URL, e.g. https://mastodon.social")
+	}
+}
+
+// accountOf names the instance and a fingerprint of the token.
+func accountOf(creds map[string]string) (externalID, username string) {
+	u, _ := url.Parse(creds["instance_url"])
+	return u.Host + ":" + platform.Fingerprint(creds["access_token"]), "@" + u.Host
 }

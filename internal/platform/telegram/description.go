@@ -1,6 +1,11 @@
 package telegram
 
-import "github.com/reelay/reelay/internal/platform"
+import (
+	"regexp"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
 
 // Description is Telegram as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
@@ -41,6 +46,23 @@ var Description = platform.Description{
 		},
 	},
 	RequiredCredentials: []string{"bot_token", "chat_id"},
+	CheckCredentials:    checkCredentials,
+	AccountOf:           func(creds map[string]string) (string, string) { return creds["chat_id"], creds["chat_id"] },
 	NewOptions:          func() any { return new(Options) },
 	TextFallbacks:       map[string]string{"caption": platform.FromCaptionOrTitle},
+}
+
+var (
+	botToken = regexp.MustCompile(`^[0-9]{3,}:[A-Za-z0-9_-]{30,}$`)
+	chatID   = regexp.MustCompile(`^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$`)
+)
+
+// checkCredentials: a bot token as @BotFather gives it, and the chat it posts to.
+func checkCredentials(f *apierr.Fields, creds map[string]string) {
+	if !botToken.MatchString(creds["bot_token"]) {
+		f.Add("credentials.bot_token", "is not a bot token of the form 123456:ABC... (from @BotFather)")
+	}
+	if !chatID.MatchString(creds["chat_id"]) {
+		f.Add("credentials.chat_id", "must be a numeric chat id or a @channelusername")
+	}
 }

@@ -6,8 +6,9 @@ import "github.com/reelay/reelay/internal/platform"
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:   platform.Threads,
-	Name: "Threads",
+	ID:         platform.Threads,
+	Name:       "Threads",
+	APIVersion: APIVersion,
 	Capabilities: platform.Capabilities{
 		MaxVideoBytes:      1 * platform.GB,
 		MaxDurationSeconds: 5 * 60,
