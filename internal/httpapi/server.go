@@ -132,6 +132,9 @@ type Server struct {
 	// pace is how slowly a body may arrive and how long a request may take.
 	pace pace
 
+	// The services this API shares with the dashboard, built on Options.
+	keys auth.Keys
+
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
 
@@ -143,7 +146,7 @@ type Server struct {
 // New builds the API.
 func New(o Options) *Server {
 	s := &Server{
-		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
+		store: o.Store, keys: auth.Keys{Store: o.Store}, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
 		sandbox: o.Sandbox, log: o.Logger, limits: o.Limits,
 		registry: o.Registry, metricsAccess: o.Metrics, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,

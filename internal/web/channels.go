@@ -127,27 +127,12 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
 		if ae := limitReached(err); ae != nil {
-			return h.renderChannels(w, r, s, ae.Status, channelsData{Form: form, Error: capRefusal(ae)})
+			return h.renderChannels(w, r, s, ae.Status, channelsData{Form: form, Error: pageSentence(ae)})
 		}
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)
 	return nil
-}
-
-// limitReached is err when it refuses a create past one of the account's caps (nil
-// otherwise): the page of the form says so (capRefusal), above the list of what could be freed.
-func limitReached(err error) *apierr.Error {
-	var ae *apierr.Error
-	if errors.As(err, &ae) && ae.Code == apierr.CodeLimitReached {
-		return ae
-	}
-	return nil
-}
-
-// capRefusal is a cap's refusal as a sentence on a page.
-func capRefusal(ae *apierr.Error) string {
-	return strings.ToUpper(ae.Message[:1]) + ae.Message[1:] + "."
 }
 
 // connectOAuth starts a platform's OAuth consent for the current project (the same flow as
@@ -292,7 +277,7 @@ func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request,
 		if ae := limitReached(err); ae != nil {
 			return h.renderChannels(w, r, s, ae.Status, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
 				CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, nil),
-				Error: capRefusal(ae)})
+				Error: pageSentence(ae)})
 		}
 		return err
 	}

@@ -97,6 +97,8 @@ const (
 type Handler struct {
 	o   Options
 	mux *http.ServeMux
+	// The services this dashboard shares with the API, built on Options.
+	keys auth.Keys
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -129,7 +131,7 @@ func New(o Options) *Handler {
 			formAction += " http://" + u.Host
 		}
 	}
-	h := &Handler{o: o, mux: http.NewServeMux(),
+	h := &Handler{o: o, mux: http.NewServeMux(), keys: auth.Keys{Store: o.Store},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()

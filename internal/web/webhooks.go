@@ -64,7 +64,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 			d.Error += " " + ae.Message
 		}
 		if ae.Code == apierr.CodeLimitReached {
-			d.Error = capRefusal(ae)
+			d.Error = pageSentence(ae)
 		}
 		return h.renderWebhooks(w, r, s, ae.Status, d)
 	}
