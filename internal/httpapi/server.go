@@ -25,6 +25,7 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // APIPrefix is the base path of the versioned API.
@@ -123,17 +124,16 @@ type Server struct {
 	connectReturnURL string
 	analytics        *analytics.Syncer
 	inbox            *inbox.Service
-	// webhookPolicy is where webhook URLs may point.
-	webhookPolicy media.AddressPolicy
-	ai            AIEngine
-	aiVideo       *aivideo.Service
-	aiWait        time.Duration
-	web           http.Handler
+	ai               AIEngine
+	aiVideo          *aivideo.Service
+	aiWait           time.Duration
+	web              http.Handler
 	// pace is how slowly a body may arrive and how long a request may take.
 	pace pace
 
 	// The services this API shares with the dashboard, built on Options.
-	keys auth.Keys
+	keys     auth.Keys
+	webhooks webhooks.Service
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -152,18 +152,15 @@ func New(o Options) *Server {
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
-		webhookPolicy: o.WebhookPolicy,
-		ai:            o.AI,
-		aiVideo:       o.AIVideo,
-		aiWait:        o.AIWait,
-		web:           o.Web,
-		pace:          newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
+		webhooks: webhooks.Service{Store: o.Store, Box: o.Access.Box, Policy: o.WebhookPolicy},
+		ai:       o.AI,
+		aiVideo:  o.AIVideo,
+		aiWait:   o.AIWait,
+		web:      o.Web,
+		pace:     newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
 	}
 	if s.limits == nil {
 		s.limits = NewLimits(LimitsConfig{RPS: o.RateLimitRPS, Burst: o.RateLimitBurst, Shared: o.RateBuckets, Logger: o.Logger})
-	}
-	if s.webhookPolicy == nil {
-		s.webhookPolicy = media.PublicOnly
 	}
 	if s.ai == nil {
 		s.ai = ai.Builtin{}

@@ -40,6 +40,12 @@ func TestSameMistakeSameWords(t *testing.T) {
 			formPath: "/keys", form: url.Values{"name": {long}}},
 		{name: "key name with a control character", apiPath: "/api/v1/api-keys", apiBody: map[string]any{"name": "ci\x07"},
 			field: "name", formPath: "/keys", form: url.Values{"name": {"ci\x07"}}},
+		{name: "webhook URL not http", apiPath: "/api/v1/webhooks",
+			apiBody: map[string]any{"url": "ftp://example.com/hook", "events": []string{"post.failed"}}, field: "url",
+			formPath: "/webhooks", form: url.Values{"url": {"ftp://example.com/hook"}, "events": {"post.failed"}}},
+		{name: "webhook event unknown", apiPath: "/api/v1/webhooks",
+			apiBody: map[string]any{"url": "http://127.0.0.1:9/reelay", "events": []string{"post.nope"}}, field: "events",
+			formPath: "/webhooks", form: url.Values{"url": {"http://127.0.0.1:9/reelay"}, "events": {"post.nope"}}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)

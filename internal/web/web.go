@@ -34,6 +34,7 @@ import (
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // Options are what the dashboard needs from the process that serves it.
@@ -98,7 +99,8 @@ type Handler struct {
 	o   Options
 	mux *http.ServeMux
 	// The services this dashboard shares with the API, built on Options.
-	keys auth.Keys
+	keys     auth.Keys
+	webhooks webhooks.Service
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -132,6 +134,7 @@ func New(o Options) *Handler {
 		}
 	}
 	h := &Handler{o: o, mux: http.NewServeMux(), keys: auth.Keys{Store: o.Store},
+		webhooks: webhooks.Service{Store: o.Store, Box: o.Box, Policy: o.WebhookPolicy},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()
