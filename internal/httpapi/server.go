@@ -134,6 +134,7 @@ type Server struct {
 	// The services this API shares with the dashboard, built on Options.
 	keys     auth.Keys
 	webhooks webhooks.Service
+	channels connect.Channels
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -153,6 +154,7 @@ func New(o Options) *Server {
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
 		webhooks: webhooks.Service{Store: o.Store, Box: o.Access.Box, Policy: o.WebhookPolicy},
+		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
 		ai:       o.AI,
 		aiVideo:  o.AIVideo,
 		aiWait:   o.AIWait,

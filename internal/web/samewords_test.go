@@ -46,6 +46,21 @@ func TestSameMistakeSameWords(t *testing.T) {
 		{name: "webhook event unknown", apiPath: "/api/v1/webhooks",
 			apiBody: map[string]any{"url": "http://127.0.0.1:9/reelay", "events": []string{"post.nope"}}, field: "events",
 			formPath: "/webhooks", form: url.Values{"url": {"http://127.0.0.1:9/reelay"}, "events": {"post.nope"}}},
+		{name: "channel platform unknown", apiPath: "/api/v1/channels",
+			apiBody: map[string]any{"project_id": e.a.ProjectID, "platform": "myspace", "sandbox": true}, field: "platform",
+			formPath: "/channels/sandbox", form: url.Values{"platform": {"myspace"}, "fail": {"none"}}},
+		{name: "channel name with a control character", apiPath: "/api/v1/channels",
+			apiBody: map[string]any{"project_id": e.a.ProjectID, "platform": "tiktok", "name": "a\x07b", "sandbox": true}, field: "name",
+			formPath: "/channels/sandbox", form: url.Values{"platform": {"tiktok"}, "name": {"a\x07b"}, "fail": {"none"}}},
+		{name: "sandbox fail rate out of range", apiPath: "/api/v1/channels",
+			apiBody: map[string]any{"project_id": e.a.ProjectID, "platform": "tiktok", "sandbox": true,
+				"sandbox_behavior": map[string]any{"fail_rate": 2}}, field: "sandbox_behavior.fail_rate",
+			formPath: "/channels/sandbox", form: url.Values{"platform": {"tiktok"}, "fail": {"none"}, "fail_rate": {"2"}}},
+		{name: "telegram bot token malformed", apiPath: "/api/v1/channels",
+			apiBody: map[string]any{"project_id": e.a.ProjectID, "platform": "telegram",
+				"credentials": map[string]string{"bot_token": "not-a-bot-token", "chat_id": "@reelaychannel"}}, field: "credentials.bot_token",
+			formPath: "/channels/credentials", form: url.Values{"platform": {"telegram"},
+				"cred.telegram.bot_token": {"not-a-bot-token"}, "cred.telegram.chat_id": {"@reelaychannel"}}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)
