@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/reelay/reelay/internal/apierr"
@@ -50,12 +51,7 @@ func (s Channels) Check(f *apierr.Fields, req NewChannel) {
 	case !store.ValidID(req.ProjectID):
 		f.Add("project_id", "must be a UUID")
 	}
-	switch {
-	case req.Platform == "":
-		f.Add("platform", "is required")
-	case !platform.Valid(req.Platform):
-		f.Addf("platform", "unknown platform %q; one of %s", req.Platform, strings.Join(platform.All, ", "))
-	}
+	checkPlatform(f, req.Platform)
 	f.Label("name", req.Name, MaxChannelNameLen)
 	if !req.Sandbox {
 		if req.SandboxBehavior != nil {
@@ -66,15 +62,54 @@ func (s Channels) Check(f *apierr.Fields, req NewChannel) {
 		}
 		return
 	}
-	if !s.Sandbox {
-		f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
-	}
+	s.checkSandbox(f)
 	if req.Credentials != nil {
 		f.Add("credentials", "a sandbox channel takes no credentials")
 	}
 	if req.SandboxBehavior != nil {
 		req.SandboxBehavior.Check(req.Platform, f)
 	}
+}
+
+func checkPlatform(f *apierr.Fields, name string) {
+	switch {
+	case name == "":
+		f.Add("platform", "is required")
+	case !platform.Valid(name):
+		f.Addf("platform", "unknown platform %q; one of %s", name, strings.Join(platform.All, ", "))
+	}
+}
+
+// checkSandbox refuses a channel on the simulators where this server offers none.
+func (s Channels) checkSandbox(f *apierr.Fields) {
+	if !s.Sandbox {
+		f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
+	}
+}
+
+// CheckConsent adds to f what is wrong with starting a consent for a channel of
+// platformName, on its simulator when sandbox.
+func (s Channels) CheckConsent(f *apierr.Fields, platformName string, sandbox bool) {
+	checkPlatform(f, platformName)
+	if sandbox {
+		s.checkSandbox(f)
+	}
+}
+
+// BeginConsent checks a consent (CheckConsent) and starts it for a channel of project, which
+// must be the caller's (the caller found it): it answers the link to open in a browser
+// (Connector.BeginReturning; returnTo is where the browser goes afterwards, "" for the API's
+// result page).
+func (s Channels) BeginConsent(ctx context.Context, project store.Project, platformName string, sandbox bool, returnTo string) (string, error) {
+	var f apierr.Fields
+	s.CheckConsent(&f, platformName, sandbox)
+	if err := f.Err(); err != nil {
+		return "", err
+	}
+	if s.Connector == nil {
+		return "", apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this process")
+	}
+	return s.Connector.BeginReturning(ctx, project.AccountID, project.ID, platformName, sandbox, returnTo)
 }
 
 // Connect checks req and stores its channel in the account's project: on the simulator, or

@@ -139,17 +139,7 @@ const notConnectedFields = "The channel was not connected: see the messages besi
 // sends it back to the API's callback, which stores the channel and returns here.
 // Reconnecting a channel is the same consent: the account connected again replaces its tokens.
 func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *session) error {
-	name := r.PostFormValue("platform")
-	if !connect.OAuthPlatform(name) {
-		return apierr.Field("platform", "does not connect by OAuth; choose another platform")
-	}
-	sandbox := r.PostFormValue("sandbox") == "true"
-	if sandbox && !h.o.Sandbox {
-		return apierr.Field("sandbox", "sandbox channels are disabled on this server")
-	}
-	if h.o.Connector == nil {
-		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this server")
-	}
+	name, sandbox := r.PostFormValue("platform"), r.PostFormValue("sandbox") == "true"
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
 		return err
@@ -157,7 +147,7 @@ func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *sessio
 	if p.Project.ID == "" {
 		return apierr.Field("project_id", "this account has no project")
 	}
-	link, err := h.o.Connector.BeginReturning(r.Context(), s.AccountID, p.Project.ID, name, sandbox, "/channels")
+	link, err := h.channels.BeginConsent(r.Context(), p.Project, name, sandbox, "/channels")
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,8 @@ import (
 // and the dashboard's form.
 type sameMistake struct {
 	name string
-	// apiPath and apiBody are the API request; field is the field it refuses.
+	// apiPath and apiBody are the API request (a GET without a body); field is the field it
+	// refuses.
 	apiPath string
 	apiBody map[string]any
 	field   string
@@ -61,6 +62,8 @@ func TestSameMistakeSameWords(t *testing.T) {
 				"credentials": map[string]string{"bot_token": "not-a-bot-token", "chat_id": "@reelaychannel"}}, field: "credentials.bot_token",
 			formPath: "/channels/credentials", form: url.Values{"platform": {"telegram"},
 				"cred.telegram.bot_token": {"not-a-bot-token"}, "cred.telegram.chat_id": {"@reelaychannel"}}},
+		{name: "consent for an unknown platform", apiPath: "/api/v1/channels/connect/myspace", field: "platform",
+			formPath: "/channels/connect", form: url.Values{"platform": {"myspace"}}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)
@@ -75,8 +78,11 @@ func TestSameMistakeSameWords(t *testing.T) {
 // apiFieldMessage sends m to the API and answers what it says of m.field.
 func apiFieldMessage(t *testing.T, e *env, m sameMistake) string {
 	t.Helper()
-	raw, _ := json.Marshal(m.apiBody)
-	req, _ := http.NewRequest(http.MethodPost, e.url+m.apiPath, bytes.NewReader(raw))
+	req, _ := http.NewRequest(http.MethodGet, e.url+m.apiPath, nil)
+	if m.apiBody != nil {
+		raw, _ := json.Marshal(m.apiBody)
+		req, _ = http.NewRequest(http.MethodPost, e.url+m.apiPath, bytes.NewReader(raw))
+	}
 	req.Header.Set("Authorization", "Bearer "+e.a.Key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
