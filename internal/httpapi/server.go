@@ -135,6 +135,7 @@ type Server struct {
 	keys     auth.Keys
 	webhooks webhooks.Service
 	channels connect.Channels
+	posts    publish.Posts
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -155,6 +156,7 @@ func New(o Options) *Server {
 		analytics: o.Analytics, inbox: o.Inbox,
 		webhooks: webhooks.Service{Store: o.Store, Box: o.Access.Box, Policy: o.WebhookPolicy},
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
+		posts:    publish.Posts{Store: o.Store},
 		ai:       o.AI,
 		aiVideo:  o.AIVideo,
 		aiWait:   o.AIWait,

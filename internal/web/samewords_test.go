@@ -21,7 +21,7 @@ type sameMistake struct {
 	apiPath string
 	apiBody map[string]any
 	field   string
-	// formPath and form are the dashboard's.
+	// formPath and form are the dashboard's (a GET of formPath when form is nil).
 	formPath string
 	form     url.Values
 }
@@ -64,10 +64,19 @@ func TestSameMistakeSameWords(t *testing.T) {
 				"cred.telegram.bot_token": {"not-a-bot-token"}, "cred.telegram.chat_id": {"@reelaychannel"}}},
 		{name: "consent for an unknown platform", apiPath: "/api/v1/channels/connect/myspace", field: "platform",
 			formPath: "/channels/connect", form: url.Values{"platform": {"myspace"}}},
+		{name: "post list platform unknown", apiPath: "/api/v1/posts?platform=myspace", field: "platform",
+			formPath: "/posts?platform=myspace"},
+		{name: "post list status unknown", apiPath: "/api/v1/posts?status=lost", field: "status",
+			formPath: "/posts?status=lost"},
+		{name: "post list cursor not handed out", apiPath: "/api/v1/posts?cursor=nope", field: "cursor",
+			formPath: "/posts?cursor=nope"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)
-			page := b.post(m.formPath, m.form, nil)
+			page := b.get(m.formPath)
+			if m.form != nil {
+				page = b.post(m.formPath, m.form, nil)
+			}
 			if page.Code != http.StatusBadRequest || !strings.Contains(html.UnescapeString(page.Body), words) {
 				t.Errorf("the dashboard answered %d without the API's words %q:\n%s", page.Code, words, page.Body)
 			}

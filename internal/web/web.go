@@ -102,6 +102,7 @@ type Handler struct {
 	keys     auth.Keys
 	webhooks webhooks.Service
 	channels connect.Channels
+	posts    publish.Posts
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -137,6 +138,7 @@ func New(o Options) *Handler {
 	h := &Handler{o: o, mux: http.NewServeMux(), keys: auth.Keys{Store: o.Store},
 		webhooks: webhooks.Service{Store: o.Store, Box: o.Box, Policy: o.WebhookPolicy},
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
+		posts:    publish.Posts{Store: o.Store},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()
