@@ -1,6 +1,6 @@
 // Package httpapi is reelay's HTTP API: plain net/http handlers, one file per resource, each
-// reading as decode → validate → store → respond. Errors become the contract's error body in
-// one place (writeError).
+// reading as decode → service (which validates and stores) → respond. Errors become the
+// contract's error body in one place (writeError).
 package httpapi
 
 import (

@@ -1,8 +1,9 @@
 // Package web is reelay's web dashboard: server-rendered pages (html/template) with a little
 // plain JavaScript, all embedded in the binary, served by `reelay serve` at / beside the API.
 // A user signs in with an API key into a server-side session (cookie); every form carries a
-// CSRF token. Handlers call the same services and store methods as the HTTP API, scoped by the
-// session's account, so validation and tenant isolation are the API's own.
+// CSRF token. Handlers call the same services as the HTTP API (and the store only for reads
+// the API has no service for), scoped by the session's account, so validation, its words and
+// tenant isolation are the API's own.
 //
 // Layout: one file per page (signin.go and oidc.go, posts.go, calendar.go, publish.go,
 // analytics.go with charts.go, inbox.go, ai.go, channels.go, webhooks.go, keys.go), the session and
