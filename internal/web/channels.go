@@ -108,6 +108,7 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 	if err != nil {
 		return err
 	}
+	noProject(&f, p.Project)
 	req := connect.NewChannel{ProjectID: p.Project.ID, Platform: form.Platform, Name: form.Name, Sandbox: true, SandboxBehavior: &b}
 	refuse := func(status int, fields map[string]string, message string) error {
 		return h.renderChannels(w, r, s, status, channelsData{Form: form, Errors: fields, Error: message})
@@ -130,6 +131,14 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 	return nil
 }
 
+// noProject says so when the session has no project to connect a channel to: the dashboard's
+// own state, which the API's request names instead (project_id).
+func noProject(f *apierr.Fields, p store.Project) {
+	if p.ID == "" {
+		f.Add("project_id", "this account has no project")
+	}
+}
+
 // notConnectedFields heads a connect form refused for its fields.
 const notConnectedFields = "The channel was not connected: see the messages beside the fields."
 
@@ -144,8 +153,9 @@ func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
-	if p.Project.ID == "" {
-		return apierr.Field("project_id", "this account has no project")
+	var f apierr.Fields
+	if noProject(&f, p.Project); len(f) > 0 {
+		return f.Err()
 	}
 	link, err := h.channels.BeginConsent(r.Context(), p.Project, name, sandbox, "/channels")
 	if err != nil {
@@ -239,6 +249,7 @@ func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request,
 	// The shape first, then the platform (Connect checks the shape again, at no cost): a refusal
 	// of the fields sends the user to them, the platform's refusal is told as the platform said it.
 	var f apierr.Fields
+	noProject(&f, p.Project)
 	if h.channels.Check(&f, req); len(f) > 0 {
 		return refuse(http.StatusBadRequest, f, "The channel was not connected: see the messages beside the fields (secrets are not shown again: enter them once more).")
 	}
