@@ -5,12 +5,10 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -34,9 +32,6 @@ func (s *Server) channelSubresource(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name string) error {
 	q := r.URL.Query()
 	var f apierr.Fields
-	if !platform.Valid(name) {
-		f.Addf("platform", "unknown platform %q; one of %s", name, strings.Join(platform.All, ", "))
-	}
 	projectID := q.Get("project_id")
 	if projectID == "" {
 		projectID = q.Get("projectId")
@@ -49,12 +44,10 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	case "", "false":
 	case "true":
 		sandbox = true
-		if !s.sandbox {
-			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
-		}
 	default:
 		f.Add("sandbox", "must be true or false")
 	}
+	s.channels.CheckConsent(&f, name, sandbox)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -62,10 +55,7 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	if err != nil {
 		return err
 	}
-	if s.connector == nil {
-		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this process")
-	}
-	link, err := s.connector.Begin(r.Context(), project.AccountID, project.ID, name, sandbox)
+	link, err := s.channels.BeginConsent(r.Context(), project, name, sandbox, "")
 	if err != nil {
 		return err
 	}

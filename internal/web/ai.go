@@ -92,7 +92,7 @@ func (h *Handler) aiForms(r *http.Request, s *session) (aiData, error) {
 	if err != nil {
 		return d, err
 	}
-	channels, err := h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID)
+	channels, err := h.channels.List(r.Context(), s.AccountID, p.Project.ID)
 	if err != nil {
 		return d, err
 	}

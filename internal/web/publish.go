@@ -75,7 +75,7 @@ func (h *Handler) publishPage(w http.ResponseWriter, r *http.Request, s *session
 		d.VideoURL = v
 	}
 	if p.Project.ID != "" {
-		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
+		if d.Channels, err = h.channels.List(r.Context(), s.AccountID, p.Project.ID); err != nil {
 			return err
 		}
 	}
