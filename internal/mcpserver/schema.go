@@ -2,10 +2,13 @@ package mcpserver
 
 import (
 	"fmt"
+	"sync"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reelay/reelay/api"
 	"github.com/reelay/reelay/client"
 )
 
@@ -50,8 +53,10 @@ The figures are the stored ones (refreshed by a periodic sync); sync: true reads
 A figure that no platform counted gives is null ("n/a"): unavailable, not zero (Bluesky gives no views, YouTube no impressions, Telegram nothing).
 Filters: projectId, startDate and endDate (YYYY-MM-DD, UTC, both included, by publication date), platform.`
 
-// platformDocs are the descriptions of the per-platform objects of a publish and of their
-// fields, and the enums of the fields that have one; the names are the contract's.
+// platformDocs are the descriptions of the per-platform objects of a publish and of some of
+// their fields; the names are the contract's. Enums, and the descriptions of fields not
+// listed, come from the contract (contractObject), so that a field added to a platform's
+// object needs no line here.
 var platformDocs = map[string]struct {
 	desc   string
 	fields map[string]fieldDoc
@@ -59,7 +64,7 @@ var platformDocs = map[string]struct {
 	"youtube": {"YouTube Shorts settings.", map[string]fieldDoc{
 		"title":          {desc: "Video title, at most 100 characters, without < or >. Default: title, else the caption's first line, else the video's file name."},
 		"description":    {desc: "Video description, at most 5000 bytes, without < or >. Default: caption."},
-		"privacy_status": {desc: "Default: public.", enum: []any{"public", "unlisted", "private"}},
+		"privacy_status": {desc: "Default: public."},
 		"made_for_kids":  {desc: "Default: false."},
 		"category_id":    {desc: "Video category id, one of those the channel's options list. Default: 22 (People & Blogs)."},
 	}},
@@ -68,11 +73,9 @@ var platformDocs = map[string]struct {
 		"share_to_feed": {desc: "Also show the Reel in the profile's feed. Default: true."},
 	}},
 	"tiktok": {"TikTok settings.", map[string]fieldDoc{
-		"mode": {desc: `Default: "inbox": sent to the creator's TikTok app, where the creator must finish the post; the destination ends sent_to_inbox, not published. "direct": published at once.`,
-			enum: []any{"inbox", "direct"}},
-		"title": {desc: "Post text, at most 2200 UTF-16 units. Default: caption."},
-		"privacy_level": {desc: "Must be one the creator allows (TikTok's creator settings). Default: PUBLIC_TO_EVERYONE.",
-			enum: []any{"PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"}},
+		"mode":          {desc: `Default: "inbox": sent to the creator's TikTok app, where the creator must finish the post; the destination ends sent_to_inbox, not published. "direct": published at once.`},
+		"title":         {desc: "Post text, at most 2200 UTF-16 units. Default: caption."},
+		"privacy_level": {desc: "Must be one the creator allows (TikTok's creator settings). Default: PUBLIC_TO_EVERYONE."},
 		"is_aigc":       {desc: "Must be true when the video was made with AI tools. Default: false."},
 		"allow_comment": {desc: "Default: true."},
 		"allow_duet":    {desc: "Default: true."},
@@ -106,7 +109,7 @@ var platformDocs = map[string]struct {
 	}},
 	"mastodon": {"Mastodon settings.", map[string]fieldDoc{
 		"text":         {desc: "Status text, at most 500 characters with spoiler_text (the instance may allow another number). Default: caption."},
-		"visibility":   {desc: "Who sees the status. Default: public.", enum: []any{"public", "unlisted", "private", "direct"}},
+		"visibility":   {desc: "Who sees the status. Default: public."},
 		"sensitive":    {desc: "Hide the video behind a warning. Default: false (true with a spoiler_text)."},
 		"spoiler_text": {desc: "Content warning shown before the status."},
 		"language":     {desc: "ISO 639-1 code of the status's language, such as en."},
@@ -122,9 +125,28 @@ var platformDocs = map[string]struct {
 	}},
 }
 
+// fieldDoc is a field's description as the tool says it to a model, where it says more (or
+// more briefly) than the contract; a field without one takes the contract's description.
 type fieldDoc struct {
 	desc string
-	enum []any
+}
+
+// contract is the API's contract, read once.
+var contract = sync.OnceValue(func() *openapi3.T {
+	doc, err := api.Load()
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: %v", err))
+	}
+	return doc
+})
+
+// contractObject is the contract's schema of a platform's object (youtube: YouTubeOptions).
+func contractObject(platform string) *openapi3.Schema {
+	ref := contract().Components.Schemas["PublishRequest"].Value.Properties[platform]
+	if ref == nil || ref.Value == nil {
+		panic(fmt.Sprintf("mcpserver: the contract has no %s object", platform))
+	}
+	return ref.Value
 }
 
 // platformEnum is the platforms as a schema enum.
@@ -155,12 +177,21 @@ func toolDefinitions(localFiles bool) map[string]*mcp.Tool {
 	for name, doc := range platformDocs {
 		obj := property(publishIn, name)
 		obj.Description = doc.desc
-		if len(obj.Properties) != len(doc.fields) {
-			panic(fmt.Sprintf("mcpserver: %s has %d fields, documented %d", name, len(obj.Properties), len(doc.fields)))
+		contract := contractObject(name)
+		for field, p := range obj.Properties {
+			c, ok := contract.Properties[field]
+			if !ok {
+				panic(fmt.Sprintf("mcpserver: %s.%s is not in the contract", name, field))
+			}
+			p.Description, p.Enum = c.Value.Description, c.Value.Enum
+			if fd, ok := doc.fields[field]; ok {
+				p.Description = fd.desc
+			}
 		}
-		for field, fd := range doc.fields {
-			p := property(obj, field)
-			p.Description, p.Enum = fd.desc, fd.enum
+		for field := range doc.fields {
+			if _, ok := obj.Properties[field]; !ok {
+				panic(fmt.Sprintf("mcpserver: %s.%s is documented but not a field", name, field))
+			}
 		}
 	}
 
