@@ -331,3 +331,35 @@ func TestCapabilitiesJSON(t *testing.T) {
 		t.Errorf("text limit JSON shape: %s", b)
 	}
 }
+
+// TestTextsAreFieldsOfTheOptions: each text a description limits is a string field of its
+// options type, each fallback is of such a text, and each text the type handles itself is
+// one, so that no limit or fallback names a field the request cannot give.
+func TestTextsAreFieldsOfTheOptions(t *testing.T) {
+	for _, d := range descriptions {
+		typ := reflect.TypeOf(d.NewOptions()).Elem()
+		fields := map[string]reflect.Kind{}
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			fields[name] = typ.Field(i).Type.Kind()
+		}
+		for key := range d.Capabilities.Text {
+			if fields[key] != reflect.String {
+				t.Errorf("%s limits the text %q, which is no string field of %s", d.ID, key, typ)
+			}
+		}
+		for key, from := range d.TextFallbacks {
+			if _, ok := d.Capabilities.Text[key]; !ok {
+				t.Errorf("%s has a fallback for %q, which is not one of its texts", d.ID, key)
+			}
+			if !slices.Contains([]string{platform.FromTitle, platform.FromCaption, platform.FromCaptionOrTitle, platform.FromTitleOrDerived}, from) {
+				t.Errorf("%s.%s falls back on %q", d.ID, key, from)
+			}
+		}
+		for _, key := range d.OwnTexts {
+			if _, ok := d.Capabilities.Text[key]; !ok {
+				t.Errorf("%s handles the text %q itself, which is not one of its texts", d.ID, key)
+			}
+		}
+	}
+}
