@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
@@ -135,8 +134,8 @@ func (r *Request) CheckStatic(now time.Time, hasUpload, hasThumbUpload bool) (sc
 		}
 	}
 	r.checkControlChars(&f)
-	checkChars(&f, "title", r.Title, MaxTitle)
-	checkChars(&f, "caption", r.Caption, MaxCaption)
+	platform.CheckChars(&f, "title", r.Title, MaxTitle)
+	platform.CheckChars(&f, "caption", r.Caption, MaxCaption)
 	seenPlatform := map[string]bool{}
 	for i, p := range r.Platforms {
 		field := fmt.Sprintf("platforms[%d]", i)
@@ -236,16 +235,6 @@ func (r *Request) eachText(fn func(field string, v *string)) {
 func jsonName(sf reflect.StructField) string {
 	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 	return name
-}
-
-func checkChars(f *apierr.Fields, field, v string, max int) {
-	if !utf8.ValidString(v) {
-		f.Add(field, "must be valid UTF-8")
-		return
-	}
-	if n := utf8.RuneCountInString(v); n > max {
-		f.Addf(field, "must be at most %d characters, got %d", max, n)
-	}
 }
 
 // checkOptions validates the per-platform objects that were given, each by its own rules.
