@@ -144,18 +144,59 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
 // workers, or both.
 func New(ctx context.Context, p Params) (*App, error) {
-	cfg, st, log := p.Config, p.Store, p.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
 	}
 	if p.Registry == nil {
 		p.Registry = prometheus.NewRegistry()
 	}
+	a := &App{role: p.Config.Role, log: p.Logger}
+	w, err := a.wire(ctx, p)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.queue(w); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if p.Config.Role == config.RoleWorker {
+		a.Handler = httpapi.NewOperational(w.st, p.Registry, w.log, metricsAccess(w.cfg, w.log))
+		return a, nil
+	}
+	if a.Handler, err = a.api(w); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// wiring is what New builds once and the roles' parts share: the platforms' providers and
+// what reaches them, and the services on top.
+type wiring struct {
+	p         Params
+	cfg       *config.Config
+	st        *store.Store
+	log       *slog.Logger
+	box       *secret.Box
+	access    publish.ChannelAccess
+	guard     media.AddressPolicy // where connections to hosts users name may go
+	providers map[string]provider.Provider
+	connector *connect.Connector
+	worker    *publish.Worker
+	syncer    *analytics.Syncer
+	comments  *inbox.Service
+	videos    *aivideo.Service
+}
+
+// wire opens the media store and builds the providers and the services every role needs.
+func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
+	cfg, st, log := p.Config, p.Store, p.Logger
 	box, err := secret.NewBox(p.SecretKey)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{role: cfg.Role, log: log}
+	w := &wiring{p: p, cfg: cfg, st: st, log: log, box: box}
 	st.SetCaps(store.Caps{APIKeys: cfg.MaxKeysPerAccount, Projects: cfg.MaxProjectsPerAccount,
 		Channels: cfg.MaxChannelsPerAccount, Webhooks: cfg.MaxWebhooksPerAccount})
 	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL),
@@ -169,80 +210,81 @@ func New(ctx context.Context, p Params) (*App, error) {
 	if simulators == "" {
 		simulators = cfg.PublicURL
 	}
-	access := publish.ChannelAccess{
+	w.access = publish.ChannelAccess{
 		Box: box, SandboxKey: sandboxtoken.Key(p.SecretKey), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{},
 	}
 	for _, name := range platform.All {
 		if d, _ := registry.Describe(name); d.APIVersion != "" {
-			access.SandboxAPIPaths[name] = "/" + d.APIVersion
+			w.access.SandboxAPIPaths[name] = "/" + d.APIVersion
 		}
 	}
 	allowHosts, err := media.ParseAllowList(cfg.AllowHosts)
 	if err != nil {
-		a.Close()
 		return nil, fmt.Errorf("%s: %w", config.EnvName("allow-hosts"), err)
 	}
-	// guard is where connections to hosts users name may go (video and thumbnail URLs,
-	// webhooks, self-hosted platforms).
-	guard := media.Guard(cfg.AllowPrivateURLs, allowHosts)
-	policy := guard
+	w.guard = media.Guard(cfg.AllowPrivateURLs, allowHosts)
+	policy := w.guard
 	if !cfg.AllowPrivateURLs {
-		if policy, err = userHostPolicy(guard, simulators); err != nil {
-			a.Close()
+		if policy, err = userHostPolicy(w.guard, simulators); err != nil {
 			return nil, err
 		}
 	}
 	providerTransport := media.SafeTransport(policy)
 	provider.KeepConnections(providerTransport)
-	providers := Providers(p.PollInterval, &http.Client{Transport: providerTransport})
+	w.providers = Providers(p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
-		for _, prov := range providers {
+		for _, prov := range w.providers {
 			if c, ok := prov.(provider.Closer); ok {
 				c.Close()
 			}
 		}
 	})
-	connector := &connect.Connector{
-		Store: st, Access: access, Identifiers: map[string]provider.Identifier{}, Clients: map[string]connect.Client{},
+	w.connector = &connect.Connector{
+		Store: st, Access: w.access, Identifiers: abilities[provider.Identifier](w.providers), Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
 		HTTPClient: provider.NewHTTPClient(30 * time.Second),
 	}
-	for name, prov := range providers {
-		if idf, ok := prov.(provider.Identifier); ok {
-			connector.Identifiers[name] = idf
-		}
-	}
 	for name, cl := range cfg.OAuthClients {
 		if cl != nil && cl.ID != "" {
-			connector.Clients[name] = connect.Client{ID: cl.ID, Secret: cl.Secret}
+			w.connector.Clients[name] = connect.Client{ID: cl.ID, Secret: cl.Secret}
 		}
 	}
 	hub := publish.NewHub()
-	worker := &publish.Worker{
-		Store: st, Media: a.Media, Access: access, Hub: hub, Log: log.With("component", "publish"),
-		Providers: providers, RetryAttempts: cfg.RetryAttempts, RetryBaseDelay: cfg.RetryBaseDelay,
-		Tokens: connector,
+	w.worker = &publish.Worker{
+		Store: st, Media: a.Media, Access: w.access, Hub: hub, Log: log.With("component", "publish"),
+		Providers: w.providers, RetryAttempts: cfg.RetryAttempts, RetryBaseDelay: cfg.RetryBaseDelay,
+		Tokens: w.connector,
 	}
-	caller := publish.ChannelCaller{Access: access, Tokens: connector, Store: st}
-	syncer := &analytics.Syncer{Store: st, Caller: caller, Sources: map[string]provider.MetricsSource{}, Log: log.With("component", "analytics")}
-	comments := &inbox.Service{Store: st, Caller: caller, Sources: map[string]provider.CommentSource{}, Log: log.With("component", "inbox")}
-	for name, prov := range providers {
-		if src, ok := prov.(provider.MetricsSource); ok {
-			syncer.Sources[name] = src
-		}
-		if src, ok := prov.(provider.CommentSource); ok {
-			comments.Sources[name] = src
-		}
-	}
-	fetcher := media.NewFetcher(media.FetcherConfig{Policy: guard, UserAgent: "reelay/" + p.Version})
+	caller := publish.ChannelCaller{Access: w.access, Tokens: w.connector, Store: st}
+	w.syncer = &analytics.Syncer{Store: st, Caller: caller, Sources: abilities[provider.MetricsSource](w.providers),
+		Log: log.With("component", "analytics")}
+	w.comments = &inbox.Service{Store: st, Caller: caller, Sources: abilities[provider.CommentSource](w.providers),
+		Log: log.With("component", "inbox")}
+	fetcher := media.NewFetcher(media.FetcherConfig{Policy: w.guard, UserAgent: "reelay/" + p.Version})
 	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish"),
 		ListeningPoll: p.ListeningPoll}
-	videos, err := aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log)
-	if err != nil {
-		a.Close()
+	if w.videos, err = aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log); err != nil {
 		return nil, err
 	}
+	return w, nil
+}
+
+// abilities are the providers that have the optional ability A, by platform.
+func abilities[A any](providers map[string]provider.Provider) map[string]A {
+	out := map[string]A{}
+	for name, prov := range providers {
+		if ab, ok := prov.(A); ok {
+			out[name] = ab
+		}
+	}
+	return out
+}
+
+// queue opens the job queue; a process that works jobs (every role but the API alone) also
+// gets the workers and their periodic jobs.
+func (a *App) queue(w *wiring) error {
+	cfg, st, log := w.cfg, w.st, w.log
 	// Each queue's jobs have their own time limit, at which River cancels a run:
 	//
 	//   publish   the worker's run budget plus one step, a step being as long as one request
@@ -255,20 +297,19 @@ func New(ctx context.Context, p Params) (*App, error) {
 	// None of them decides how soon a dead worker's jobs move on: on PostgreSQL a running job
 	// holds a lease its process renews, and another worker takes the job over within a minute
 	// of the renewals stopping (jobs.DefaultLease).
-	aiTimeout := max(worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
+	aiTimeout := max(w.worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
 	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: maintenanceTimeout,
-		LongestTimeout: max(worker.Timeout(nil), aiTimeout, (&webhooks.Worker{}).Timeout(nil))}
+		LongestTimeout: max(w.worker.Timeout(nil), aiTimeout, (&webhooks.Worker{}).Timeout(nil))}
 	if cfg.Role != config.RoleAPI {
-		worker.Metrics = publish.NewMetrics(p.Registry)
+		w.worker.Metrics = publish.NewMetrics(w.p.Registry)
 		queueCfg.Workers = river.NewWorkers()
-		if err := river.AddWorkerSafely(queueCfg.Workers, worker); err != nil {
-			a.Close()
-			return nil, err
+		if err := river.AddWorkerSafely(queueCfg.Workers, w.worker); err != nil {
+			return err
 		}
 		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, MediaRetention: cfg.MediaRetention,
 			Log: log.With("component", "housekeeping")})
-		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: connector, Log: log.With("component", "connect")})
-		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncs: map[string]analytics.DueSync{"figures": syncer, "comments": comments},
+		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: w.connector, Log: log.With("component", "connect")})
+		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncs: map[string]analytics.DueSync{"figures": w.syncer, "comments": w.comments},
 			Log: log.With("component", "analytics")})
 		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
@@ -276,34 +317,35 @@ func New(ctx context.Context, p Params) (*App, error) {
 			publish.QueueName:  {MaxWorkers: cfg.PublishWorkers},
 		}
 		river.AddWorker(queueCfg.Workers, &webhooks.Worker{
-			Store: st, Box: box, Client: webhooks.NewClient(guard),
-			UserAgent: "reelay-webhooks/" + p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
-			Metrics: webhooks.NewMetrics(p.Registry),
+			Store: st, Box: w.box, Client: webhooks.NewClient(w.guard),
+			UserAgent: "reelay-webhooks/" + w.p.Version, RetryBase: cfg.WebhookRetryBase, Log: log.With("component", "webhooks"),
+			Metrics: webhooks.NewMetrics(w.p.Registry),
 		})
 		queueCfg.Queues[webhooks.QueueName] = river.QueueConfig{MaxWorkers: 50}
-		river.AddWorker(queueCfg.Workers, &aivideo.Worker{Service: videos, JobTimeout: aiTimeout})
+		river.AddWorker(queueCfg.Workers, &aivideo.Worker{Service: w.videos, JobTimeout: aiTimeout})
 		river.AddWorker(queueCfg.Workers, &aivideo.Sweeper{Store: st, StaleAfter: aivideo.MaxAttempts*(aiTimeout+2*time.Minute) + time.Hour})
 		queueCfg.PeriodicJobs = append(queueCfg.PeriodicJobs, aivideo.SweepJob())
 		queueCfg.Queues[aivideo.QueueName] = river.QueueConfig{MaxWorkers: aivideo.Concurrency}
-		queueCfg.RescueRunningOnStart = p.SoleWorker
+		queueCfg.RescueRunningOnStart = w.p.SoleWorker
 	}
+	var err error
 	if a.Queue, err = jobs.New(st, queueCfg); err != nil {
-		a.Close()
-		return nil, err
+		return err
 	}
 	// Every role records events (the API creates scheduled posts), so every role queues their
 	// deliveries; workers send them.
 	st.SetWebhookEnqueuer(webhooks.Enqueuer(a.Queue))
-	a.Service.Queue, videos.Queue = a.Queue, a.Queue
-	metrics := metricsAccess(cfg, log)
+	a.Service.Queue, w.videos.Queue = a.Queue, a.Queue
 	if cfg.MetricsAddr != "" {
-		a.MetricsHandler = httpapi.NewMetricsHandler(p.Registry, cfg.MetricsToken)
+		a.MetricsHandler = httpapi.NewMetricsHandler(w.p.Registry, cfg.MetricsToken)
 	}
-	if cfg.Role == config.RoleWorker {
-		a.Handler = httpapi.NewOperational(st, p.Registry, log, metrics)
-		return a, nil
-	}
+	return nil
+}
 
+// api builds the API process's handler: the JSON API, the dashboard, the agent tools and, in
+// sandbox, the simulators.
+func (a *App) api(w *wiring) (http.Handler, error) {
+	cfg, st, log := w.cfg, w.st, w.log
 	a.usage = auth.NewUsageTracker(st.TouchAPIKeys, log.With("component", "auth"))
 	var oidc *auth.OIDCVerifier
 	if cfg.OIDCIssuer != "" {
@@ -311,16 +353,11 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	spec, err := api.JSON()
 	if err != nil {
-		a.Close()
 		return nil, err
 	}
 	options := map[string]httpapi.OptionsSource{}
-	for name, prov := range providers {
-		r, ok := prov.(provider.OptionsReader)
-		if !ok {
-			continue
-		}
-		sr, scoped := prov.(provider.SubredditOptionsReader)
+	for name, r := range abilities[provider.OptionsReader](w.providers) {
+		sr, scoped := w.providers[name].(provider.SubredditOptionsReader)
 		options[name] = func(ctx context.Context, base string, creds map[string]string, q url.Values) (map[string]any, error) {
 			if sub := q.Get("subreddit"); scoped && sub != "" {
 				return sr.SubredditOptions(ctx, base, creds, sub)
@@ -330,7 +367,6 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	engine, err := aiEngine(cfg, log)
 	if err != nil {
-		a.Close()
 		return nil, err
 	}
 	// Any number of API processes may share a PostgreSQL database: they share the rate
@@ -341,16 +377,15 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	proxies, err := config.ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
-		a.Close()
 		return nil, err
 	}
 	limits := httpapi.NewLimits(httpapi.LimitsConfig{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst,
 		AccountRPS: cfg.RateLimitAccountRPS, AccountBurst: cfg.RateLimitAccountBurst,
 		AddressRPS: cfg.RateLimitAddressRPS, AddressBurst: cfg.RateLimitAddressBurst, TrustedProxies: proxies,
 		Shared: rateBuckets, Logger: log})
-	webOpts := web.Options{Limits: limits, Store: st, Publisher: a.Service, Queue: a.Queue, Connector: connector, Access: access,
-		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: p.WebClock, Logger: log.With("component", "web"),
-		Box: box, WebhookPolicy: guard, Inbox: comments, Analytics: syncer, AI: engine, AIVideo: videos}
+	webOpts := web.Options{Limits: limits, Store: st, Publisher: a.Service, Queue: a.Queue, Connector: w.connector, Access: w.access,
+		Sandbox: cfg.Sandbox, PublicURL: cfg.PublicURL, Now: w.p.WebClock, Logger: log.With("component", "web"),
+		Box: w.box, WebhookPolicy: w.guard, Inbox: w.comments, Analytics: w.syncer, AI: engine, AIVideo: w.videos}
 	if cfg.OIDCIssuer != "" && cfg.OIDCClientID != "" {
 		// The dashboard's sign-in at the issuer: ID tokens are for its own client id.
 		webOpts.OIDC = auth.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCClientID, &http.Client{Timeout: 10 * time.Second})
@@ -360,30 +395,23 @@ func New(ctx context.Context, p Params) (*App, error) {
 			webOpts.OIDCName = u.Host
 		}
 	}
-	dashboard := web.New(webOpts)
-	a.Handler = httpapi.New(httpapi.Options{
+	return httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,
-		Sandbox: cfg.Sandbox, Registry: p.Registry, Metrics: metrics, OpenAPIJSON: spec,
-		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
+		Sandbox: cfg.Sandbox, Registry: w.p.Registry, Metrics: metricsAccess(cfg, log), OpenAPIJSON: spec,
+		SandboxKey: w.access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
-		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
-		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,
-		WebhookPolicy: guard,
+		Access: w.access, ChannelOptions: options, Connector: w.connector, ConnectReturnURL: cfg.ConnectReturnURL,
+		Analytics: w.syncer, Inbox: w.comments, SimulatorClock: w.p.SimulatorClock,
+		WebhookPolicy: w.guard,
 		AI:            engine,
-		AIVideo:       videos,
+		AIVideo:       w.videos,
 		AIWait:        cfg.AIWait,
-		Web:           dashboard,
+		Web:           web.New(webOpts),
 		MinBodyRate:   cfg.MinBodyRate, BodyRateWindow: cfg.BodyRateWindow, RequestTimeout: cfg.RequestTimeout,
-	})
-	return a, nil
+	}), nil
 }
 
-// metricsAccess is how the main listener serves /metrics. It is usually the one the internet
-// reaches (platforms fetch media from REELAY_PUBLIC_URL), and behind a reverse proxy every
-// request comes from a local address, so no address check could tell a scraper from anyone:
-// /metrics is served there only behind a token, and not at all when it has a listener of its
-// own or nothing protects it.
 func metricsAccess(cfg *config.Config, log *slog.Logger) httpapi.MetricsAccess {
 	switch {
 	case cfg.MetricsAddr != "":
