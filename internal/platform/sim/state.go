@@ -37,12 +37,9 @@ package sim
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -200,28 +197,12 @@ func stateErr(err error) error {
 	return fmt.Errorf("%w: %w", errNoState, err)
 }
 
-// BlobPrefix is where the blobs of the record under key are stored: below "sandbox/", apart
-// from the media reelay keeps, and named by a hash, so that any id makes a valid key.
-func BlobPrefix(key Key) string {
-	sum := sha256.Sum256([]byte(key.Platform + "\x00" + key.Kind + "\x00" + key.ID))
-	return "sandbox/" + key.Platform + "/" + hex.EncodeToString(sum[:16]) + "/"
-}
+// BlobPrefix is where the blobs of the record under key are stored (simstate.BlobPrefix).
+func BlobPrefix(key Key) string { return simstate.BlobPrefix(key) }
 
-// DeleteBlobs deletes the blobs of the record under key (housekeeping, once it expired).
+// DeleteBlobs deletes the blobs of the record under key (simstate.DeleteBlobs).
 func DeleteBlobs(ctx context.Context, bucket *blob.Bucket, key Key) error {
-	it := bucket.List(&blob.ListOptions{Prefix: BlobPrefix(key)})
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("sim: list blobs: %w", err)
-		}
-		if err := bucket.Delete(ctx, obj.Key); err != nil {
-			return fmt.Errorf("sim: delete blob: %w", err)
-		}
-	}
+	return simstate.DeleteBlobs(ctx, bucket, key)
 }
 
 // NewMemoryState returns a State in memory, whose records expire by now: what the simulators
