@@ -310,7 +310,7 @@ func (b *Bluesky) ServiceDID() string { return b.did }
 // Posts lists the records of an account, oldest first. It is for tests: an error of the State
 // panics.
 func (b *Bluesky) Posts(accountID string) []BlueskyPost {
-	all, err := listJSON[bskyPost](context.Background(), b.cfg.State, bskyKey(bskyPostKind, ""), accountID)
+	all, err := ListJSON[bskyPost](context.Background(), b.cfg.State, bskyKey(bskyPostKind, ""), accountID)
 	if err != nil {
 		panic(err)
 	}
@@ -442,22 +442,22 @@ func (b *Bluesky) tokenKeys(ctx context.Context) (*bskyKeys, error) {
 	}
 	key := bskyKey(bskyKeyKind, "tokens")
 	now := b.cfg.Now()
-	stored, _, found, err := load[bskyKeyRecord](ctx, b.cfg.State, key)
+	stored, _, found, err := Load[bskyKeyRecord](ctx, b.cfg.State, key)
 	if err != nil {
 		return nil, err
 	}
 	if !found || now.Sub(stored.Written) > bskyKeyRewrite {
 		err := b.cfg.State.Update(ctx, func(tx Tx) error {
-			cur, rec, found, err := loadTx[bskyKeyRecord](tx, key)
+			cur, rec, found, err := LoadTx[bskyKeyRecord](tx, key)
 			if err != nil {
 				return err
 			}
 			if !found {
-				cur.Key = randomBytes(secret.KeySize)
+				cur.Key = RandomBytes(secret.KeySize)
 			}
 			cur.Written = now
 			stored = cur
-			return save(tx, rec, cur)
+			return Save(tx, rec, cur)
 		})
 		if err != nil {
 			return nil, err
@@ -554,30 +554,30 @@ func (b *Bluesky) issue(k *bskyKeys, password string, acc Account) (access, refr
 	did := BlueskyDID(acc.ID)
 	pwd := k.seal(password, did)
 	access = k.mint(map[string]any{"scope": "com.atproto.appPass", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": randomHex(12), "pwd": pwd})
+		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": RandomHex(12), "pwd": pwd})
 	refresh = k.mint(map[string]any{"scope": "com.atproto.refresh", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": randomHex(12), "pwd": pwd})
+		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": RandomHex(12), "pwd": pwd})
 	return access, refresh
 }
 
 // saveAccount keeps acc as an account that signed in, by DID and by handle.
 func saveAccount(tx Tx, acc Account) error {
 	did := BlueskyDID(acc.ID)
-	if err := save(tx, Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
+	if err := Save(tx, Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
 		return err
 	}
-	return save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID))), Account: acc.ID}, did)
+	return Save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID))), Account: acc.ID}, did)
 }
 
 // knownAccount finds the account that signed in with a DID or handle.
 func (b *Bluesky) knownAccount(ctx context.Context, actor string) (acc Account, did string, found bool, err error) {
 	did = actor
 	if !strings.HasPrefix(actor, "did:") {
-		if did, _, found, err = load[string](ctx, b.cfg.State, bskyKey(bskyHandleKind, strings.ToLower(actor))); err != nil || !found {
+		if did, _, found, err = Load[string](ctx, b.cfg.State, bskyKey(bskyHandleKind, strings.ToLower(actor))); err != nil || !found {
 			return Account{}, "", false, err
 		}
 	}
-	acc, _, found, err = load[Account](ctx, b.cfg.State, bskyKey(bskyAccountKind, did))
+	acc, _, found, err = Load[Account](ctx, b.cfg.State, bskyKey(bskyAccountKind, did))
 	return acc, did, found, err
 }
 
@@ -618,7 +618,7 @@ func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time,
 	defer b.mu.Unlock()
 	if len(b.recent) > 10_000 {
 		for id, calls := range b.recent {
-			if len(pruneBefore(calls, cutoff)) == 0 {
+			if len(PruneBefore(calls, cutoff)) == 0 {
 				delete(b.recent, id)
 			}
 		}
@@ -626,7 +626,7 @@ func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time,
 			clear(b.recent)
 		}
 	}
-	calls := pruneBefore(b.recent[ident], cutoff)
+	calls := PruneBefore(b.recent[ident], cutoff)
 	if len(calls) >= b.opts.SessionsPer5Min {
 		b.recent[ident] = calls
 		return calls[0].Add(5 * time.Minute), true
@@ -700,23 +700,23 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(ident, "did:") {
 				kind = bskyAccountKind
 			}
-			_, rec, found, err := loadTx[json.RawMessage](tx, bskyKey(kind, ident))
+			_, rec, found, err := LoadTx[json.RawMessage](tx, bskyKey(kind, ident))
 			if err != nil || !found {
 				return err
 			}
 			owner = rec.Account
 		}
 		key := bskyKey(bskyLoginsKind, ident)
-		calls, _, _, err := loadTx[[]time.Time](tx, key)
+		calls, _, _, err := LoadTx[[]time.Time](tx, key)
 		if err != nil {
 			return err
 		}
-		ok, err := takeInWindow(tx, key, owner, now, 24*time.Hour, b.opts.SessionsPerDay)
+		ok, err := TakeInWindow(tx, key, owner, now, 24*time.Hour, b.opts.SessionsPerDay)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			dayLimited, dayReset = true, pruneBefore(calls, now.Add(-24*time.Hour))[0].Add(24*time.Hour)
+			dayLimited, dayReset = true, PruneBefore(calls, now.Add(-24*time.Hour))[0].Add(24*time.Hour)
 			return nil
 		}
 		if authed && fault == "" {
@@ -766,7 +766,7 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	used := bskyKey(bskyRefreshedKind, c.Jti)
-	if _, _, found, err := load[bool](ctx, b.cfg.State, used); err != nil {
+	if _, _, found, err := Load[bool](ctx, b.cfg.State, used); err != nil {
 		bskyInternal(w)
 		return
 	} else if found {
@@ -784,12 +784,12 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 	// A refresh token is good once: it is kept as used until it would have expired.
 	again := false
 	err = b.cfg.State.Update(ctx, func(tx Tx) error {
-		_, rec, found, err := loadTx[bool](tx, used)
+		_, rec, found, err := LoadTx[bool](tx, used)
 		if again = found; err != nil || found {
 			return err
 		}
 		rec.Account, rec.Expires = acc.ID, time.Unix(c.Exp, 0)
-		if err := save(tx, rec, true); err != nil {
+		if err := Save(tx, rec, true); err != nil {
 			return err
 		}
 		return saveAccount(tx, acc)
@@ -862,7 +862,7 @@ func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 	now := b.cfg.Now()
 	exp := now.Add(time.Minute)
 	if v := q.Get("exp"); v != "" {
-		n, err := parseDigits(v)
+		n, err := ParseDigits(v)
 		if err != nil {
 			bskyError(w, http.StatusBadRequest, "InvalidRequest", "Input/exp must be an integer")
 			return
@@ -883,7 +883,7 @@ func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 	// The service token carries the app password as the session's do: the video service
 	// resolves the account with it.
 	token := keys.mint(map[string]any{"iss": BlueskyDID(acc.ID), "aud": aud, "lxm": lxm,
-		"iat": now.Unix(), "exp": exp.Unix(), "jti": randomHex(12), "pwd": claims.Pwd})
+		"iat": now.Unix(), "exp": exp.Unix(), "jti": RandomHex(12), "pwd": claims.Pwd})
 	bskyJSON(w, http.StatusOK, map[string]string{"token": token})
 }
 
@@ -928,7 +928,7 @@ func (b *Bluesky) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) 
 
 // remaining reports the daily allowance left to the account did at now.
 func (b *Bluesky) remaining(ctx context.Context, did string, now time.Time) (videos int, bytes int64, err error) {
-	uploads, _, _, err := load[[]bskyUploaded](ctx, b.cfg.State, bskyKey(bskyUploadsKind, did))
+	uploads, _, _, err := Load[[]bskyUploaded](ctx, b.cfg.State, bskyKey(bskyUploadsKind, did))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -994,7 +994,7 @@ func removeTemp(f *os.File) {
 var bskyVideoTypes = []string{"video/mp4", "video/quicktime", "video/webm", "video/mpeg"}
 
 func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
-	defer drain(r.Body)
+	defer Drain(r.Body)
 	acc, did, ok := b.videoAuth(w, r, "com.atproto.repo.uploadBlob")
 	if !ok {
 		return
@@ -1078,10 +1078,10 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 	err = b.cfg.State.Update(ctx, func(tx Tx) error {
 		prior = nil
 		// The same video, sent meanwhile by another request.
-		if id, _, found, err := loadTx[string](tx, videoKey); err != nil {
+		if id, _, found, err := LoadTx[string](tx, videoKey); err != nil {
 			return err
 		} else if found {
-			p, _, found, err := loadTx[bskyJob](tx, bskyKey(bskyJobKind, id))
+			p, _, found, err := LoadTx[bskyJob](tx, bskyKey(bskyJobKind, id))
 			if err != nil {
 				return err
 			}
@@ -1090,20 +1090,20 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 		}
-		if err := save(tx, Record{Key: bskyKey(bskyJobKind, j.ID), Account: acc.ID}, j); err != nil {
+		if err := Save(tx, Record{Key: bskyKey(bskyJobKind, j.ID), Account: acc.ID}, j); err != nil {
 			return err
 		}
-		if err := save(tx, Record{Key: videoKey, Account: acc.ID}, j.ID); err != nil {
+		if err := Save(tx, Record{Key: videoKey, Account: acc.ID}, j.ID); err != nil {
 			return err
 		}
 		uploadsKey := bskyKey(bskyUploadsKind, did)
-		uploads, _, _, err := loadTx[[]bskyUploaded](tx, uploadsKey)
+		uploads, _, _, err := LoadTx[[]bskyUploaded](tx, uploadsKey)
 		if err != nil {
 			return err
 		}
 		uploads = append(slices.DeleteFunc(uploads, func(u bskyUploaded) bool { return !u.At.After(now.Add(-24 * time.Hour)) }),
 			bskyUploaded{At: now, Size: size})
-		if err := save(tx, Record{Key: uploadsKey, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, uploads); err != nil {
+		if err := Save(tx, Record{Key: uploadsKey, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, uploads); err != nil {
 			return err
 		}
 		if verdict == "" {
@@ -1112,7 +1112,7 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		}
-		return recordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+		return RecordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
 	})
 	switch {
 	case err != nil:
@@ -1126,11 +1126,11 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 
 // videoJob reads the job of an account's video (videoKey: bskyVideoKind).
 func (b *Bluesky) videoJob(ctx context.Context, videoKey Key) (bskyJob, bool, error) {
-	id, _, found, err := load[string](ctx, b.cfg.State, videoKey)
+	id, _, found, err := Load[string](ctx, b.cfg.State, videoKey)
 	if err != nil || !found {
 		return bskyJob{}, false, err
 	}
-	j, _, found, err := load[bskyJob](ctx, b.cfg.State, bskyKey(bskyJobKind, id))
+	j, _, found, err := Load[bskyJob](ctx, b.cfg.State, bskyKey(bskyJobKind, id))
 	return j, found, err
 }
 
@@ -1139,7 +1139,7 @@ func (b *Bluesky) videoJob(ctx context.Context, videoKey Key) (bskyJob, bool, er
 func putBlob(tx Tx, account, did string, bl bskyBlob) error {
 	bl.CID = bskyCID(0x55, bl.SHA)
 	key := bskyKey(bskyBlobKind, did+"|"+bl.CID)
-	cur, rec, found, err := loadTx[bskyBlob](tx, key)
+	cur, rec, found, err := LoadTx[bskyBlob](tx, key)
 	if err != nil {
 		return err
 	}
@@ -1147,12 +1147,12 @@ func putBlob(tx Tx, account, did string, bl bskyBlob) error {
 		bl.Ready = cur.Ready
 	}
 	rec.Account = account
-	return save(tx, rec, bl)
+	return Save(tx, rec, bl)
 }
 
 // bskyJobID looks like the video service's job ids (20 lower-case base32hex characters).
 func bskyJobID() string {
-	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(randomBytes(12)))[:20]
+	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(RandomBytes(12)))[:20]
 }
 
 // bskyJobState is the state of a job at now: encoding for its processing time, then
@@ -1173,7 +1173,7 @@ func (b *Bluesky) getJobStatus(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Params must have the property "jobId"`)
 		return
 	}
-	j, _, found, err := load[bskyJob](r.Context(), b.cfg.State, bskyKey(bskyJobKind, id))
+	j, _, found, err := Load[bskyJob](r.Context(), b.cfg.State, bskyKey(bskyJobKind, id))
 	if err != nil {
 		bskyInternal(w)
 		return
@@ -1217,7 +1217,7 @@ func bskyCID(codec byte, shaHex string) string {
 }
 
 func (b *Bluesky) uploadBlob(w http.ResponseWriter, r *http.Request) {
-	defer drain(r.Body)
+	defer Drain(r.Body)
 	acc, ok := b.auth(w, r)
 	if !ok {
 		return
@@ -1249,7 +1249,7 @@ func (b *Bluesky) uploadBlob(w http.ResponseWriter, r *http.Request) {
 		if err := putBlob(tx, acc.ID, did, bskyBlob{Mime: mt, Size: size, SHA: sha, Ready: now}); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+		return RecordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
 	})
 	if err != nil {
 		bskyInternal(w)
@@ -1472,7 +1472,7 @@ func (v *bskyView) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, 
 	if e.Alt != nil && (!bskyAltLimit.Check(*e.Alt) || len(*e.Alt) > 10000) {
 		return invalid("Record/embed/alt must not be longer than 1000 graphemes")
 	}
-	bl, _, found, err := load[bskyBlob](v.ctx, b.cfg.State, bskyKey(bskyBlobKind, did+"|"+vid.Ref.Link))
+	bl, _, found, err := Load[bskyBlob](v.ctx, b.cfg.State, bskyKey(bskyBlobKind, did+"|"+vid.Ref.Link))
 	if err != nil {
 		v.fail(err)
 		return nil, http.StatusInternalServerError, "InternalServerError", "Internal Server Error"
@@ -1574,27 +1574,27 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	exists := false
 	err := b.cfg.State.Update(ctx, func(tx Tx) error {
-		_, rec, found, err := loadTx[bskyPost](tx, bskyKey(bskyPostKind, uri))
+		_, rec, found, err := LoadTx[bskyPost](tx, bskyKey(bskyPostKind, uri))
 		if exists = found; err != nil || found {
 			return err
 		}
 		rec.Account = acc.ID
-		if err := save(tx, rec, p); err != nil {
+		if err := Save(tx, rec, p); err != nil {
 			return err
 		}
 		if p.ReplyParent == "" {
-			return recordTx(tx, platform.Bluesky, Published{Account: acc.ID, ID: uri,
+			return RecordTx(tx, platform.Bluesky, Published{Account: acc.ID, ID: uri,
 				URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: p.SHA256, Text: p.Text})
 		}
 		repliesKey := bskyKey(bskyRepliesKind, p.ReplyParent)
-		replies, rrec, _, err := loadTx[[]string](tx, repliesKey)
+		replies, rrec, _, err := LoadTx[[]string](tx, repliesKey)
 		if err != nil {
 			return err
 		}
-		if err := save(tx, rrec, append(replies, uri)); err != nil {
+		if err := Save(tx, rrec, append(replies, uri)); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Bluesky, Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
+		return RecordTx(tx, platform.Bluesky, Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
 	})
 	switch {
 	case err != nil:
@@ -1632,7 +1632,7 @@ func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri := "at://" + did + "/" + coll + "/" + rkey
-	p, _, found, err := load[bskyPost](ctx, b.cfg.State, bskyKey(bskyPostKind, uri))
+	p, _, found, err := Load[bskyPost](ctx, b.cfg.State, bskyKey(bskyPostKind, uri))
 	if err != nil {
 		bskyInternal(w)
 		return
@@ -1676,7 +1676,7 @@ func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
 }
 
 // bskyNewTID returns a TID for the time now.
-func bskyNewTID(now time.Time) string { return bskyTIDAt(now, uint64(randomBytes(1)[0])) }
+func bskyNewTID(now time.Time) string { return bskyTIDAt(now, uint64(RandomBytes(1)[0])) }
 
 // bskyTIDAt returns the TID of time t with the clock identifier clock (its low 10 bits).
 func bskyTIDAt(t time.Time, clock uint64) string {

@@ -74,7 +74,7 @@ func BlueskyAudienceURI(itemURI string, c AudienceComment) string {
 // bskyAudienceDIDs are the DIDs of the audience's accounts, whose posts are drawn, not stored.
 var bskyAudienceDIDs = func() map[string]bool {
 	out := map[string]bool{}
-	for _, a := range audienceAuthors {
+	for _, a := range AudienceAuthors {
 		out[bskyAudienceDID(a)] = true
 	}
 	return out
@@ -150,7 +150,7 @@ func (v *bskyView) node(uri string) (bskyNode, bool) {
 	}
 	p, ok := v.posts[uri]
 	if !ok {
-		rec, _, found, err := load[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, uri))
+		rec, _, found, err := Load[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, uri))
 		if err != nil {
 			v.fail(err)
 		} else if found {
@@ -169,7 +169,7 @@ func (v *bskyView) node(uri string) (bskyNode, bool) {
 func (v *bskyView) audienceComment(uri string) (bskyNode, bool) {
 	if !v.itemsRead {
 		v.itemsRead = true
-		all, err := listJSON[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, ""), "")
+		all, err := ListJSON[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, ""), "")
 		if err != nil {
 			v.fail(err)
 			return bskyNode{}, false
@@ -201,7 +201,7 @@ func (v *bskyView) children(n bskyNode) []bskyNode {
 	replies, ok := v.replies[n.uri]
 	if !ok {
 		var err error
-		if replies, _, _, err = load[[]string](v.ctx, v.b.cfg.State, bskyKey(bskyRepliesKind, n.uri)); err != nil {
+		if replies, _, _, err = Load[[]string](v.ctx, v.b.cfg.State, bskyKey(bskyRepliesKind, n.uri)); err != nil {
 			v.fail(err)
 		}
 		v.replies[n.uri] = replies

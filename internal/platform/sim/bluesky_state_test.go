@@ -181,7 +181,7 @@ func TestBlueskySignInsOfUnknownIdentifiers(t *testing.T) {
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskyDID("sbx_aa"), "password": "wrong"}).
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
-	calls, _, _, err := load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(sandboxtoken.BlueskyHandle("sbx_aa"))))
+	calls, _, _, err := Load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(sandboxtoken.BlueskyHandle("sbx_aa"))))
 	if err != nil || len(calls) != 2 || logins() != 2 {
 		t.Fatalf("the account's handle has %d calls counted (%v), %d identifiers in all; want 2 and 2", len(calls), err, logins())
 	}

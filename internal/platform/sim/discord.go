@@ -528,7 +528,7 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
 		// What Discord received counts whether or not the nonce answers an earlier message.
 		for _, f := range files {
-			if err := recordTx(tx, platform.Discord, Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha}); err != nil {
+			if err := RecordTx(tx, platform.Discord, Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha}); err != nil {
 				return err
 			}
 		}
@@ -536,19 +536,19 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 		nonceRec := Record{Key: dcKey(dcNonceKind, dcNonceID(channel, authorID, nonce)), Account: a.ID}
 		if nonce != "" {
 			var err error
-			if uses, _, _, err = loadTx[[]dcNonceUse](tx, nonceRec.Key); err != nil {
+			if uses, _, _, err = LoadTx[[]dcNonceUse](tx, nonceRec.Key); err != nil {
 				return err
 			}
 			uses = slices.DeleteFunc(uses, func(u dcNonceUse) bool { return !now.Before(u.At.Add(s.opts.NonceWindow)) })
 			if p.EnforceNonce && len(uses) > 0 {
-				first, _, found, err := loadTx[dcMessage](tx, dcKey(dcMessageKind, dcMessageID(channel, uses[0].Message)))
+				first, _, found, err := LoadTx[dcMessage](tx, dcKey(dcMessageKind, dcMessageID(channel, uses[0].Message)))
 				if err != nil || found {
 					msg = first
 					return err
 				}
 			}
 		}
-		c, crec, _, err := loadTx[dcChannel](tx, dcKey(dcChannelKind, a.ID))
+		c, crec, _, err := LoadTx[dcChannel](tx, dcKey(dcChannelKind, a.ID))
 		if err != nil {
 			return err
 		}
@@ -568,16 +568,16 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 			msg.Attachments = append(msg.Attachments, dcAttachment{ID: id, Filename: name, Size: f.size, URL: u, ProxyURL: u, ContentType: f.ctype})
 		}
 		crec.Account = a.ID
-		if err := save(tx, crec, c); err != nil {
+		if err := Save(tx, crec, c); err != nil {
 			return err
 		}
-		if err := save(tx, Record{Key: dcKey(dcMessageKind, dcMessageID(channel, msg.ID)), Account: a.ID}, msg); err != nil {
+		if err := Save(tx, Record{Key: dcKey(dcMessageKind, dcMessageID(channel, msg.ID)), Account: a.ID}, msg); err != nil {
 			return err
 		}
 		if nonce != "" {
 			uses = append(uses, dcNonceUse{Message: msg.ID, At: now})
 			nonceRec.Expires = now.Add(s.opts.NonceWindow)
-			if err := save(tx, nonceRec, uses); err != nil {
+			if err := Save(tx, nonceRec, uses); err != nil {
 				return err
 			}
 		}
@@ -585,7 +585,7 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 		if len(files) > 0 {
 			sha = files[0].sha
 		}
-		return recordTx(tx, platform.Discord, Published{Account: a.ID, ID: msg.ID,
+		return RecordTx(tx, platform.Discord, Published{Account: a.ID, ID: msg.ID,
 			URL: fmt.Sprintf("https://discord.com/channels/%s/%s/%s", DiscordGuildID(a.ID), channel, msg.ID), SHA256: sha, Text: text})
 	})
 	if err != nil {
@@ -621,7 +621,7 @@ func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
 			*dst = n
 		}
 	}
-	msgs, err := listJSON[dcMessage](r.Context(), s.cfg.State, dcKey(dcMessageKind, ""), a.ID)
+	msgs, err := ListJSON[dcMessage](r.Context(), s.cfg.State, dcKey(dcMessageKind, ""), a.ID)
 	if err != nil {
 		dcFail(w, dcInternal)
 		return

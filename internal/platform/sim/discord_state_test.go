@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // TestDiscordAcrossProcesses: two processes serve the simulator from one State, each request
@@ -21,7 +22,7 @@ import (
 // nonce window ends, then makes a new one. Each message is published once, and every file
 // received is recorded.
 func TestDiscordAcrossProcesses(t *testing.T) {
-	for name, open := range sim.States(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -30,7 +31,7 @@ func TestDiscordAcrossProcesses(t *testing.T) {
 				return sim.NewDiscordSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: a, dcBotToken: a},
 					Recorder: sim.NewRecorder(st, platform.Discord), State: st, Now: clock.Now}, sim.DiscordOptions{})
 			}
-			both, restarted := processes(t, process)
+			both, restarted := simtest.Processes(t, process)
 
 			if status, _, w := dcDo(t, both, http.MethodGet, hookPath, "", "", nil); status != http.StatusOK || w["id"] != dcAccount {
 				t.Fatalf("GET webhook: %d %v", status, w)
@@ -118,17 +119,17 @@ func dcFirstAttachment(m map[string]any) any {
 // answer to every send.
 func TestDiscordConcurrentNonce(t *testing.T) {
 	const sends = 4
-	for name, open := range sim.States(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t, nil)
 			accounts := sim.StaticAccounts{dcBotToken: {ID: dcAccount}}
-			both, _ := processes(t, func() http.Handler {
+			both, _ := simtest.Processes(t, func() http.Handler {
 				return sim.NewDiscordSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Discord), State: st},
 					sim.DiscordOptions{})
 			})
 			ct, body := dcBody(dcPart{name: "payload_json", value: `{"content":"once","nonce":"n-2","enforce_nonce":true}`})
 			var ids []any
-			for _, answer := range postAtOnce(t, both, sends, "/api/v10/channels/"+sim.DiscordChannelID(dcAccount)+"/messages", "Bot "+dcBotToken, ct, body) {
+			for _, answer := range simtest.PostAtOnce(t, both, sends, "/api/v10/channels/"+sim.DiscordChannelID(dcAccount)+"/messages", "Bot "+dcBotToken, ct, body) {
 				var m map[string]any
 				_ = json.Unmarshal(answer, &m)
 				ids = append(ids, m["id"])
@@ -149,7 +150,7 @@ func TestDiscordStateDown(t *testing.T) {
 	st := sim.NewMemoryState(nil)
 	rec := sim.NewRecorder(st, platform.Discord)
 	srv := httptest.NewServer(sim.NewDiscordSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: {ID: dcAccount}},
-		Recorder: rec, State: downState{st}}, sim.DiscordOptions{}))
+		Recorder: rec, State: simtest.DownState{State: st}}, sim.DiscordOptions{}))
 	t.Cleanup(srv.Close)
 	ct, body := dcBody(dcPart{name: "files[0]", filename: "v.mp4", data: []byte("video")})
 	if status, _, m := dcDo(t, srv, http.MethodPost, hookPath+"?wait=true", "", ct, body); status != http.StatusInternalServerError ||

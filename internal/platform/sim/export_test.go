@@ -1,7 +1,6 @@
 package sim
 
-// The helpers of package sim's tests that the tests of package sim_test use too.
-var (
-	States      = states
-	Alternating = alternating
-)
+// What the fuzz tests (package sim_test, with simtest's harness) name of the tests' own.
+var YTMeta1 = ytMeta1
+
+type RedditTestLease = redditTestLease

@@ -144,7 +144,7 @@ func (v fbVideo) uploading() bool { return v.UploadAttempt != "" && time.Now().B
 // fbUpload is what arrived of a reel's bytes: the spool's state (its blobs) and the SHA-256
 // state of all of them.
 type fbUpload struct {
-	Spool spoolState `json:"spool"`
+	Spool SpoolState `json:"spool"`
 	Hash  []byte     `json:"hash,omitempty"`
 }
 
@@ -242,10 +242,10 @@ func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *
 		if v.ID, err = metaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
 			return err
 		}
-		if err := save(tx, Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
+		if err := Save(tx, Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: fbKey(fbUploadKind, v.ID), Account: acct.ID,
+		return Save(tx, Record{Key: fbKey(fbUploadKind, v.ID), Account: acct.ID,
 			Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true}, fbUpload{})
 	})
 	if err != nil {
@@ -312,7 +312,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	ctx := r.Context()
 	now := s.cfg.Now()
 	key := fbKey(fbVideoKind, rest[0])
-	attempt := randomHex(8)
+	attempt := RandomHex(8)
 	var answer func()
 	var v fbVideo
 	err = s.cfg.State.Update(ctx, func(tx Tx) error {
@@ -320,7 +320,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 		var found bool
 		var err error
 		answer = nil
-		v, rec, found, err = loadTx[fbVideo](tx, key)
+		v, rec, found, err = LoadTx[fbVideo](tx, key)
 		switch {
 		case err != nil:
 			return err
@@ -348,7 +348,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 			}
 		default:
 			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(pullLease)
-			return save(tx, rec, v)
+			return Save(tx, rec, v)
 		}
 		return nil
 	})
@@ -372,7 +372,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 	fail := func() {
 		fbUploadError(w, http.StatusInternalServerError, "ProcessingFailedError", "Request processing failed", true)
 	}
-	up, _, _, err := load[fbUpload](ctx, s.cfg.State, upKey)
+	up, _, _, err := Load[fbUpload](ctx, s.cfg.State, upKey)
 	if err != nil {
 		fail()
 		return
@@ -381,7 +381,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 	// context): on a context of its own.
 	keep, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	sp := resumeSpool(keep, s.cfg.Blobs, up.Spool, "reelay-sim-facebook-*")
+	sp := ResumeSpool(keep, s.cfg.Blobs, up.Spool, "reelay-sim-facebook-*")
 	defer sp.Close()
 	h := sha256.New()
 	if len(up.Hash) > 0 {
@@ -393,19 +393,19 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 	stop := keepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
 	n, err := media.CopyHashed(io.NewOffsetWriter(sp, v.Received), io.LimitReader(r.Body, v.Size-v.Received), h)
 	stop()
-	if errors.Is(err, errSpoolFile) {
+	if errors.Is(err, ErrSpoolFile) {
 		fail()
 		return
 	}
 	received := v.Received + n
 	complete := received == v.Size
-	var st spoolState
+	var st SpoolState
 	var sha string
 	var check fbCheck
 	if complete {
 		sha = hex.EncodeToString(h.Sum(nil))
 		check = s.check(sp, v.Size)
-	} else if st, err = sp.save(keep, BlobPrefix(upKey)); err != nil {
+	} else if st, err = sp.Save(keep, BlobPrefix(upKey)); err != nil {
 		fail()
 		return
 	}
@@ -413,24 +413,24 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 	ours := false
 	err = s.cfg.State.Update(keep, func(tx Tx) error {
 		ours = false
-		v, rec, found, err := loadTx[fbVideo](tx, key)
+		v, rec, found, err := LoadTx[fbVideo](tx, key)
 		if err != nil || !found || v.UploadAttempt != attempt {
 			return err // the lease ran out, and another request took the upload over
 		}
 		ours = true
 		v.Received, v.UploadAttempt, v.UploadLease = received, "", time.Time{}
 		if !complete {
-			if err := save(tx, rec, v); err != nil {
+			if err := Save(tx, rec, v); err != nil {
 				return err
 			}
-			return save(tx, Record{Key: upKey, Account: v.Page, Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true},
+			return Save(tx, Record{Key: upKey, Account: v.Page, Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true},
 				fbUpload{Spool: st, Hash: hashState})
 		}
 		s.complete(&v, acct, sha, check)
-		if err := recordTx(tx, platform.Facebook, Upload{Account: v.Page, Bytes: v.Size, SHA256: sha}); err != nil {
+		if err := RecordTx(tx, platform.Facebook, Upload{Account: v.Page, Bytes: v.Size, SHA256: sha}); err != nil {
 			return err
 		}
-		if err := save(tx, rec, v); err != nil {
+		if err := Save(tx, rec, v); err != nil {
 			return err
 		}
 		return tx.Delete(upKey)
@@ -454,12 +454,12 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 func (s *fbSim) renewUpload(ctx context.Context, key Key, attempt string) bool {
 	ours := false
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		v, rec, found, err := loadTx[fbVideo](tx, key)
+		v, rec, found, err := LoadTx[fbVideo](tx, key)
 		if ours = found && v.UploadAttempt == attempt; err != nil || !ours {
 			return err
 		}
 		v.UploadLease = time.Now().Add(pullLease)
-		return save(tx, rec, v)
+		return Save(tx, rec, v)
 	})
 	return ours || err != nil
 }
@@ -515,14 +515,14 @@ func (s *fbSim) settle(tx Tx, v *fbVideo, now time.Time) error {
 		return nil
 	}
 	v.Done = true
-	return recordTx(tx, platform.Facebook, Published{Account: v.Page, ID: v.ID, URL: fbReelURL(v.ID), SHA256: v.SHA, Text: v.Desc})
+	return RecordTx(tx, platform.Facebook, Published{Account: v.Page, ID: v.ID, URL: fbReelURL(v.ID), SHA256: v.SHA, Text: v.Desc})
 }
 
 // video reads one of the Page's reels. One due to be published is, by whichever request sees
 // it first.
 func (s *fbSim) video(ctx context.Context, acct Account, id string) (fbVideo, bool, error) {
 	now := s.cfg.Now()
-	v, found, err := loadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
+	v, found, err := LoadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
 		func(v fbVideo) bool { return v.Page == acct.ID && s.due(v, now) },
 		func(tx Tx, v *fbVideo) error { return s.settle(tx, v, now) })
 	return v, found && v.Page == acct.ID, err
@@ -622,7 +622,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 	var gerr *igError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		gerr = nil
-		v, rec, found, err := loadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
+		v, rec, found, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
 		switch {
 		case err != nil:
 			return err
@@ -641,7 +641,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 			return nil
 		}
 		if state != "DRAFT" {
-			ok, err := takeInWindow(tx, fbKey(fbPublishedKind, acct.ID), acct.ID, now, fbWindow, s.caps.PostsPerDay)
+			ok, err := TakeInWindow(tx, fbKey(fbPublishedKind, acct.ID), acct.ID, now, fbWindow, s.caps.PostsPerDay)
 			if err != nil {
 				return err
 			}
@@ -655,7 +655,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 		if err := s.settle(tx, &v, now); err != nil {
 			return err
 		}
-		return save(tx, rec, v)
+		return Save(tx, rec, v)
 	})
 	if err != nil {
 		return nil, metaInternal()
@@ -719,7 +719,7 @@ func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Value
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, page))
 	}
 	now := s.cfg.Now()
-	videos, err := listJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
+	videos, err := ListJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
 	if err != nil {
 		return nil, metaInternal()
 	}

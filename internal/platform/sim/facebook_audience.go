@@ -288,17 +288,17 @@ func (s *fbSim) comment(ctx context.Context, acct Account, id string, p url.Valu
 	}
 	c.ID = c.Video + "_" + metaRandomID(2_000_000_000_000_000)
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		v, rec, found, err := loadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
+		v, rec, found, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
 		if err != nil || !found {
 			return err
 		}
 		v.Comments = append(v.Comments, c)
 		if reply {
-			if err := recordTx(tx, platform.Facebook, Reply{Account: acct.ID, CommentID: id, Text: msg}); err != nil {
+			if err := RecordTx(tx, platform.Facebook, Reply{Account: acct.ID, CommentID: id, Text: msg}); err != nil {
 				return err
 			}
 		}
-		return save(tx, rec, v)
+		return Save(tx, rec, v)
 	})
 	if err != nil {
 		return nil, metaInternal()

@@ -160,12 +160,12 @@ func TestFacebookUploadLeaseLapses(t *testing.T) {
 	id, up := start["video_id"].(string), start["upload_url"].(string)
 	hold := func(lease time.Time) {
 		err := st.Update(context.Background(), func(tx Tx) error {
-			v, rec, _, err := loadTx[fbVideo](tx, fbKey(fbVideoKind, id))
+			v, rec, _, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, id))
 			if err != nil {
 				return err
 			}
 			v.Size, v.UploadAttempt, v.UploadLease = size, "dead", lease
-			return save(tx, rec, v)
+			return Save(tx, rec, v)
 		})
 		if err != nil {
 			t.Fatal(err)

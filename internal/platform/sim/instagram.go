@@ -360,14 +360,14 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 	}
 	capped := false
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		ok, err := takeInWindow(tx, igKey(igCreatedKind, acct.ID), acct.ID, now, igWindow, igMaxContainers)
+		ok, err := TakeInWindow(tx, igKey(igCreatedKind, acct.ID), acct.ID, now, igWindow, igMaxContainers)
 		if capped = !ok; err != nil || capped {
 			return err
 		}
 		if c.ID, err = metaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
+		return Save(tx, Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
 	})
 	switch {
 	case err != nil:
@@ -422,7 +422,7 @@ func (s *igSim) download(ctx context.Context, videoURL string, thumbOffset int64
 	if resp.StatusCode/100 != 2 {
 		return igFetched{sub: igSubFetchFailed, atOnce: true}
 	}
-	f := newSpool("", "reelay-sim-instagram-*")
+	f := NewSpool("", "reelay-sim-instagram-*")
 	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
@@ -488,7 +488,7 @@ func (s *igSim) status(c igContainer, now time.Time) (code, text string) {
 // again.
 func (s *igSim) container(ctx context.Context, acct Account, id string) (igContainer, bool, error) {
 	key := igKey(igContainerKind, id)
-	c, _, found, err := load[igContainer](ctx, s.cfg.State, key)
+	c, _, found, err := Load[igContainer](ctx, s.cfg.State, key)
 	if err != nil || !found || c.Account != acct.ID {
 		return c, false, err
 	}
@@ -512,7 +512,7 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 	var gerr *igError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		res, gerr = nil, nil
-		c, crec, found, err := loadTx[igContainer](tx, igKey(igContainerKind, cid))
+		c, crec, found, err := LoadTx[igContainer](tx, igKey(igContainerKind, cid))
 		if err != nil {
 			return err
 		}
@@ -537,7 +537,7 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
-		ok, err := takeInWindow(tx, igKey(igPublishedKind, acct.ID), acct.ID, now, igWindow, s.caps.PostsPerDay)
+		ok, err := TakeInWindow(tx, igKey(igPublishedKind, acct.ID), acct.ID, now, igWindow, s.caps.PostsPerDay)
 		if err != nil {
 			return err
 		}
@@ -553,14 +553,14 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 		}
 		m.Shortcode = igShortcode(m.ID)
 		c.MediaID = m.ID
-		if err := save(tx, crec, c); err != nil {
+		if err := Save(tx, crec, c); err != nil {
 			return err
 		}
-		if err := save(tx, Record{Key: igKey(igMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+		if err := Save(tx, Record{Key: igKey(igMediaKind, m.ID), Account: acct.ID}, m); err != nil {
 			return err
 		}
 		res = map[string]string{"id": m.ID}
-		return recordTx(tx, platform.Instagram, Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
+		return RecordTx(tx, platform.Instagram, Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
 	})
 	if err != nil {
 		return nil, metaInternal()
@@ -585,7 +585,7 @@ func (s *igSim) node(ctx context.Context, acct Account, id string, p url.Values)
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
 		all = map[string]any{"id": c.ID, "status_code": code, "status": text}
-	} else if m, _, ok, err := load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
+	} else if m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
 		return nil, metaInternal()
 	} else if ok && m.Account == acct.ID {
 		typ = "IGMedia"
@@ -786,7 +786,7 @@ func (m igMedia) fields() map[string]any {
 
 // accountMedia reads the account's Reels, oldest first.
 func (s *igSim) accountMedia(ctx context.Context, account string) ([]igMedia, error) {
-	return listJSON[igMedia](ctx, s.cfg.State, igKey(igMediaKind, ""), account)
+	return ListJSON[igMedia](ctx, s.cfg.State, igKey(igMediaKind, ""), account)
 }
 
 // listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
@@ -842,7 +842,7 @@ func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string
 		}
 		since = time.Unix(sec, 0)
 	}
-	published, _, _, err := load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
+	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
 	if err != nil {
 		return nil, metaInternal()
 	}

@@ -89,7 +89,7 @@ func (s *igSim) replies(m igMedia, parent string) []igComment {
 
 // ownedMedia is the account's media id, or Graph's answer for an object the token cannot see.
 func (s *igSim) ownedMedia(ctx context.Context, acct Account, id, method string) (igMedia, *igError) {
-	m, _, ok, err := load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
+	m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
 	if err != nil {
 		return igMedia{}, metaInternal()
 	}
@@ -221,14 +221,14 @@ func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p ur
 func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *igMedia) *igError) *igError {
 	var gerr *igError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		m, rec, found, err := loadTx[igMedia](tx, igKey(igMediaKind, id))
+		m, rec, found, err := LoadTx[igMedia](tx, igKey(igMediaKind, id))
 		if err != nil || !found {
 			return err
 		}
 		if gerr = fn(tx, &m); gerr != nil {
 			return nil
 		}
-		return save(tx, rec, m)
+		return Save(tx, rec, m)
 	})
 	if err != nil {
 		return metaInternal()
@@ -263,7 +263,7 @@ func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url
 			return igErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
 		}
 		m.Replies = append(m.Replies, r)
-		if err := recordTx(tx, platform.Instagram, Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
+		if err := RecordTx(tx, platform.Instagram, Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
 			return metaInternal()
 		}
 		return nil

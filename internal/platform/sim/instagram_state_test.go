@@ -106,7 +106,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 	dead := igContainer{ID: key.ID, Account: igTestAccount, Created: clock.Now(), Ready: clock.Now(), ThumbOffset: -1,
 		Pull: metaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
 	if err := st.Update(ctx, func(tx Tx) error {
-		return save(tx, Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
+		return Save(tx, Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 	if code, _ := e.statusCode(key.ID); code != "FINISHED" {
 		t.Fatalf("status after the fetch was taken over: %s", code)
 	}
-	c, _, _, _ := load[igContainer](ctx, st, key)
+	c, _, _, _ := Load[igContainer](ctx, st, key)
 	if c.Pull.URL != "" || c.SHA == "" {
 		t.Errorf("after the fetch: %+v, want the hash and no URL kept", c)
 	}

@@ -360,7 +360,7 @@ func TestInstagramLifecycle(t *testing.T) {
 }
 
 func (s *igSim) containerFetched(id string) bool {
-	c, _, _, err := load[igContainer](context.Background(), s.cfg.State, igKey(igContainerKind, id))
+	c, _, _, err := Load[igContainer](context.Background(), s.cfg.State, igKey(igContainerKind, id))
 	if err != nil {
 		panic(err)
 	}

@@ -307,7 +307,7 @@ func (l *LinkedIn) video(ctx context.Context, urn string) (linkedinVideo, bool, 
 	if !ok {
 		return linkedinVideo{}, false, nil
 	}
-	v, _, found, err := load[linkedinVideo](ctx, l.cfg.State, linkedinKey(linkedinVideoKind, id))
+	v, _, found, err := Load[linkedinVideo](ctx, l.cfg.State, linkedinKey(linkedinVideoKind, id))
 	return v, found, err
 }
 
@@ -318,7 +318,7 @@ func (l *LinkedIn) reportVideo(v linkedinVideo) LinkedInVideo {
 
 // Videos lists the videos of an account, in creation order (an error of its State panics).
 func (l *LinkedIn) Videos(account string) []LinkedInVideo {
-	videos, err := listJSON[linkedinVideo](context.Background(), l.cfg.State, linkedinKey(linkedinVideoKind, ""), account)
+	videos, err := ListJSON[linkedinVideo](context.Background(), l.cfg.State, linkedinKey(linkedinVideoKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
@@ -331,7 +331,7 @@ func (l *LinkedIn) Videos(account string) []LinkedInVideo {
 
 // Posts lists the posts created, oldest first (an error of its State panics).
 func (l *LinkedIn) Posts() []LinkedInPost {
-	posts, err := listJSON[linkedinPost](context.Background(), l.cfg.State, linkedinKey(linkedinPostKind, ""), "")
+	posts, err := ListJSON[linkedinPost](context.Background(), l.cfg.State, linkedinKey(linkedinPostKind, ""), "")
 	if err != nil {
 		panic(err)
 	}
@@ -563,20 +563,20 @@ func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc 
 		return
 	}
 	now := l.cfg.Now()
-	sig, token := randomHex(16), randomHex(12)
+	sig, token := RandomHex(16), RandomHex(12)
 	sigSHA, tokenSHA := sha256.Sum256([]byte(sig)), sha256.Sum256([]byte(token))
 	v := linkedinVideo{
-		ID: "C4E05AQ" + strings.ToUpper(randomHex(6)) + "-" + randomHex(4), Account: acc, Created: now, Size: size,
+		ID: "C4E05AQ" + strings.ToUpper(RandomHex(6)) + "-" + RandomHex(4), Account: acc, Created: now, Size: size,
 		SigSHA: sigSHA[:], TokenSHA: tokenSHA[:], Expires: now.Add(l.opts.UploadURLTTL), Thumbnail: in.UploadThumbnail,
 	}
 	for first := int64(0); first < size; first += l.opts.PartSize {
 		v.Parts = append(v.Parts, [2]int64{first, min(first+l.opts.PartSize, size) - 1})
 	}
 	err := l.cfg.State.Update(r.Context(), func(tx Tx) error {
-		if err := save(tx, Record{Key: linkedinKey(linkedinVideoKind, v.ID), Account: acc.ID}, v); err != nil {
+		if err := Save(tx, Record{Key: linkedinKey(linkedinVideoKind, v.ID), Account: acc.ID}, v); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: linkedinKey(linkedinUploadKind, v.ID), Account: acc.ID, Expires: v.Expires, Blobs: true},
+		return Save(tx, Record{Key: linkedinKey(linkedinUploadKind, v.ID), Account: acc.ID, Expires: v.Expires, Blobs: true},
 			linkedinUpload{Parts: make([]linkedinPart, len(v.Parts))})
 	})
 	if err != nil {
@@ -606,33 +606,33 @@ func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc 
 
 // upload serves PUT on the upload URLs: video parts and thumbnails.
 func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
-	defer drain(r.Body)
+	defer Drain(r.Body)
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPut)
-		uploadError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		UploadError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
 	id, kind, ok := strings.Cut(strings.TrimPrefix(rest, "sp/v2/"), "/")
 	var v linkedinVideo
 	if ok {
 		var err error
-		v, _, ok, err = load[linkedinVideo](r.Context(), l.cfg.State, linkedinKey(linkedinVideoKind, id))
+		v, _, ok, err = Load[linkedinVideo](r.Context(), l.cfg.State, linkedinKey(linkedinVideoKind, id))
 		if err != nil {
-			uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+			UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
 	}
 	sig := sha256.Sum256([]byte(r.URL.Query().Get("sau")))
 	if !ok || subtle.ConstantTimeCompare(sig[:], v.SigSHA) != 1 {
-		uploadError(w, http.StatusForbidden, "Signature verification failed")
+		UploadError(w, http.StatusForbidden, "Signature verification failed")
 		return
 	}
 	if fault := CallFault(v.Account.Behavior, l.cfg.Rand); fault == FailUnavailable {
-		uploadError(w, http.StatusServiceUnavailable, "Service Unavailable")
+		UploadError(w, http.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
 	if !l.cfg.Now().Before(v.Expires) {
-		uploadError(w, http.StatusForbidden, "The upload URL has expired")
+		UploadError(w, http.StatusForbidden, "The upload URL has expired")
 		return
 	}
 	switch kind {
@@ -641,7 +641,7 @@ func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
 	case "uploadedThumbnail":
 		l.uploadThumbnail(w, r, v)
 	default:
-		uploadError(w, http.StatusNotFound, "Unknown upload")
+		UploadError(w, http.StatusNotFound, "Unknown upload")
 	}
 }
 
@@ -660,17 +660,17 @@ var (
 func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
 	i, err := strconv.Atoi(r.URL.Query().Get("part"))
 	if err != nil || i < 0 || i >= len(v.Parts) {
-		uploadError(w, http.StatusNotFound, "Unknown upload part")
+		UploadError(w, http.StatusNotFound, "Unknown upload part")
 		return
 	}
 	first, last := v.Parts[i][0], v.Parts[i][1]
 	n := last - first + 1
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/octet-stream" {
-		uploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
+		UploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
 		return
 	}
 	if r.ContentLength != n {
-		uploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, first, last))
+		UploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, first, last))
 		return
 	}
 	// The part is received whole before it touches the upload, as a storage service commits
@@ -681,33 +681,33 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 	// PartSize, so memory stays bounded by the parts in flight.
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r.Body, body); err != nil {
-		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
+		UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
 		return
 	}
 	sum := sha256.Sum256(body)
 	etag := "/" + hex.EncodeToString(sum[:18]) + "/"
 	if v.Finalizes > 0 {
-		uploadError(w, http.StatusBadRequest, "The upload was already finalized")
+		UploadError(w, http.StatusBadRequest, "The upload was already finalized")
 		return
 	}
 
 	ctx := r.Context()
 	upKey := linkedinKey(linkedinUploadKind, v.ID)
-	blobKey := fmt.Sprintf("%spart-%05d-%s", BlobPrefix(upKey), i, randomHex(6))
+	blobKey := fmt.Sprintf("%spart-%05d-%s", BlobPrefix(upKey), i, RandomHex(6))
 	if err := l.cfg.Blobs.WriteAll(ctx, blobKey, body, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: fileperm.BeforeWrite}); err != nil {
-		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	var replaced string
 	err = l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, _, _, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		cur, _, _, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
 		if cur.Finalizes > 0 {
 			return errLinkedInFinalized
 		}
-		up, rec, found, err := loadTx[linkedinUpload](tx, upKey)
+		up, rec, found, err := LoadTx[linkedinUpload](tx, upKey)
 		if err != nil {
 			return err
 		}
@@ -716,7 +716,7 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 		}
 		replaced = up.Parts[i].Blob
 		up.Parts[i] = linkedinPart{ETag: etag, Blob: blobKey}
-		return save(tx, rec, up)
+		return Save(tx, rec, up)
 	})
 	// What is left behind should a delete fail is deleted by housekeeping with the upload's
 	// record.
@@ -725,11 +725,11 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 		_ = l.cfg.Blobs.Delete(keep, blobKey)
 		switch {
 		case errors.Is(err, errLinkedInFinalized):
-			uploadError(w, http.StatusBadRequest, "The upload was already finalized")
+			UploadError(w, http.StatusBadRequest, "The upload was already finalized")
 		case errors.Is(err, errLinkedInPartsGone):
-			uploadError(w, http.StatusForbidden, "The upload URL has expired")
+			UploadError(w, http.StatusForbidden, "The upload URL has expired")
 		default:
-			uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+			UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		}
 		return
 	}
@@ -742,12 +742,12 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 
 func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
 	if !v.Thumbnail {
-		uploadError(w, http.StatusNotFound, "No thumbnail upload was requested for this video")
+		UploadError(w, http.StatusNotFound, "No thumbnail upload was requested for this video")
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "image/jpeg" && mt != "image/png" && mt != "application/octet-stream") {
-		uploadError(w, http.StatusBadRequest, "Content-Type must be image/jpeg, image/png or application/octet-stream")
+		UploadError(w, http.StatusBadRequest, "Content-Type must be image/jpeg, image/png or application/octet-stream")
 		return
 	}
 	head := make([]byte, 8)
@@ -755,17 +755,17 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v lin
 	head = head[:k]
 	rest, err := io.Copy(io.Discard, io.LimitReader(r.Body, linkedinMaxThumbBytes))
 	if err != nil {
-		uploadError(w, http.StatusBadRequest, "The request body could not be read")
+		UploadError(w, http.StatusBadRequest, "The request body could not be read")
 		return
 	}
 	isJPEG := bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF})
 	isPNG := bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n"))
 	if !isJPEG && !isPNG || int64(k)+rest > linkedinMaxThumbBytes {
-		uploadError(w, http.StatusBadRequest, "The thumbnail must be a JPEG or PNG image of at most 10 MB")
+		UploadError(w, http.StatusBadRequest, "The thumbnail must be a JPEG or PNG image of at most 10 MB")
 		return
 	}
 	err = l.cfg.State.Update(r.Context(), func(tx Tx) error {
-		cur, rec, found, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		cur, rec, found, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
@@ -773,10 +773,10 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v lin
 			return fmt.Errorf("sim: linkedin video %s is gone", v.ID)
 		}
 		cur.ThumbDone = true
-		return save(tx, rec, cur)
+		return Save(tx, rec, cur)
 	})
 	if err != nil {
-		uploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -824,7 +824,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		return
 	}
 	upKey := linkedinKey(linkedinUploadKind, v.ID)
-	up, _, found, err := load[linkedinUpload](ctx, l.cfg.State, upKey)
+	up, _, found, err := Load[linkedinUpload](ctx, l.cfg.State, upKey)
 	if err != nil {
 		linkedinInternal(w)
 		return
@@ -852,11 +852,11 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 
 	// The parts' blobs, in order, are the video.
-	parts := spoolState{Size: v.Size, Whole: new(int64)}
+	parts := SpoolState{Size: v.Size, Whole: new(int64)}
 	for i, p := range up.Parts {
-		parts.Chunks = append(parts.Chunks, spoolChunk{Key: p.Blob, Len: v.Parts[i][1] - v.Parts[i][0] + 1})
+		parts.Chunks = append(parts.Chunks, SpoolChunk{Key: p.Blob, Len: v.Parts[i][1] - v.Parts[i][0] + 1})
 	}
-	sp := resumeSpool(ctx, l.cfg.Blobs, parts, "reelay-linkedin-sim-*.upload")
+	sp := ResumeSpool(ctx, l.cfg.Blobs, parts, "reelay-linkedin-sim-*.upload")
 	defer sp.Close()
 	h := sha256.New()
 	if _, err := io.CopyBuffer(h, io.NewSectionReader(sp, 0, v.Size), make([]byte, 1<<20)); err != nil {
@@ -874,7 +874,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 	now := l.cfg.Now()
 	err = l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := loadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+		cur, rec, found, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
@@ -884,7 +884,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		if cur.Finalizes > 0 {
 			return errLinkedInFinalized
 		}
-		got, _, found, err := loadTx[linkedinUpload](tx, upKey)
+		got, _, found, err := LoadTx[linkedinUpload](tx, upKey)
 		if err != nil {
 			return err
 		}
@@ -894,13 +894,13 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		cur.Finalizes++
 		cur.FinalizedAt, cur.Processing = now, processing
 		cur.SHA, cur.Verdict, cur.Duration, cur.Width, cur.Height = sha, verdict, dur, width, height
-		if err := recordTx(tx, platform.LinkedIn, Upload{Account: acc.ID, Bytes: v.Size, SHA256: sha}); err != nil {
+		if err := RecordTx(tx, platform.LinkedIn, Upload{Account: acc.ID, Bytes: v.Size, SHA256: sha}); err != nil {
 			return err
 		}
 		if err := tx.Delete(upKey); err != nil {
 			return err
 		}
-		return save(tx, rec, cur)
+		return Save(tx, rec, cur)
 	})
 	switch {
 	case errors.Is(err, errLinkedInFinalized):
@@ -1068,9 +1068,9 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 		return
 	}
 	post := linkedinPost{
-		URN: "urn:li:share:" + randomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
+		URN: "urn:li:share:" + RandomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
 		Title: m.Title, Video: m.ID, Visibility: *req.Visibility, Lifecycle: *req.LifecycleState,
-		Activity: "urn:li:activity:" + randomDigits(19), Created: now,
+		Activity: "urn:li:activity:" + RandomDigits(19), Created: now,
 	}
 	content := sha256.Sum256([]byte(acc.ID + "\x00" + m.ID + "\x00" + commentary))
 	contentKey := linkedinKey(linkedinContentKind, hex.EncodeToString(content[:]))
@@ -1080,10 +1080,10 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 		var found bool
 		var err error
 		capped = false
-		if duplicate, _, found, err = loadTx[string](tx, contentKey); err != nil || found {
+		if duplicate, _, found, err = LoadTx[string](tx, contentKey); err != nil || found {
 			return err
 		}
-		ok, err := takeInWindow(tx, linkedinKey(linkedinDailyKind, acc.ID), acc.ID, now, 24*time.Hour, l.opts.PostsPerDay)
+		ok, err := TakeInWindow(tx, linkedinKey(linkedinDailyKind, acc.ID), acc.ID, now, 24*time.Hour, l.opts.PostsPerDay)
 		if capped = !ok; err != nil || capped {
 			return err
 		}
@@ -1091,14 +1091,14 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 			key Key
 			v   any
 		}{{linkedinKey(linkedinPostKind, post.URN), post}, {linkedinKey(linkedinActivityKind, post.Activity), post.URN}, {contentKey, post.URN}} {
-			if err := save(tx, Record{Key: rec.key, Account: acc.ID}, rec.v); err != nil {
+			if err := Save(tx, Record{Key: rec.key, Account: acc.ID}, rec.v); err != nil {
 				return err
 			}
 		}
 		if post.Lifecycle != "PUBLISHED" {
 			return nil
 		}
-		return recordTx(tx, platform.LinkedIn, Published{
+		return RecordTx(tx, platform.LinkedIn, Published{
 			Account: acc.ID, ID: post.URN, URL: "https://www.linkedin.com/feed/update/" + post.URN + "/", SHA256: v.SHA, Text: text,
 		})
 	})

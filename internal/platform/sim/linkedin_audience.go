@@ -155,11 +155,11 @@ func (l *LinkedIn) publishedPost(ctx context.Context, w http.ResponseWriter, acc
 	share, found := urn, true
 	var err error
 	if strings.HasPrefix(urn, "urn:li:activity:") {
-		share, _, found, err = load[string](ctx, l.cfg.State, linkedinKey(linkedinActivityKind, urn))
+		share, _, found, err = Load[string](ctx, l.cfg.State, linkedinKey(linkedinActivityKind, urn))
 	}
 	var p linkedinPost
 	if err == nil && found {
-		p, _, found, err = load[linkedinPost](ctx, l.cfg.State, linkedinKey(linkedinPostKind, share))
+		p, _, found, err = Load[linkedinPost](ctx, l.cfg.State, linkedinKey(linkedinPostKind, share))
 	}
 	switch {
 	case err != nil:
@@ -431,7 +431,7 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 		linkedinError(w, http.StatusBadRequest, 0, "", "Comments nest one level deep: "+target.URN+" is itself a reply to "+target.Parent)
 		return
 	}
-	id := randomDigits(19)
+	id := RandomDigits(19)
 	c := linkedinComment{
 		ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: req.Actor, Account: acc.ID,
 		Parent: req.ParentComment, Text: req.Message.Text, At: now,
@@ -443,7 +443,7 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 	// The comment joins the post's record: what was validated above against the post read
 	// outside the transaction holds still, as comments are only ever added.
 	err := l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := loadTx[linkedinPost](tx, linkedinKey(linkedinPostKind, p.URN))
+		cur, rec, found, err := LoadTx[linkedinPost](tx, linkedinKey(linkedinPostKind, p.URN))
 		if err != nil {
 			return err
 		}
@@ -451,10 +451,10 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 			return fmt.Errorf("sim: linkedin post %s is gone", p.URN)
 		}
 		cur.Comments = append(cur.Comments, c)
-		if err := save(tx, rec, cur); err != nil {
+		if err := Save(tx, rec, cur); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.LinkedIn, Reply{Account: acc.ID, CommentID: answered, Text: c.Text})
+		return RecordTx(tx, platform.LinkedIn, Reply{Account: acc.ID, CommentID: answered, Text: c.Text})
 	})
 	if err != nil {
 		linkedinInternal(w)

@@ -327,7 +327,7 @@ func (m *Mastodon) Options() MastodonOptions { return m.opts }
 // Media reports what the simulator knows of a media attachment (until Mastodon's cleanup
 // removes it unattached). It is for tests: an error of the State panics.
 func (m *Mastodon) Media(id string) (MastodonMedia, bool) {
-	md, _, found, err := load[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, id))
+	md, _, found, err := Load[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, id))
 	if err != nil {
 		panic(err)
 	}
@@ -337,7 +337,7 @@ func (m *Mastodon) Media(id string) (MastodonMedia, bool) {
 // MediaOf lists the media an account uploaded, oldest first. It is for tests: an error of the
 // State panics.
 func (m *Mastodon) MediaOf(account string) []MastodonMedia {
-	all, err := listJSON[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, ""), account)
+	all, err := ListJSON[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
@@ -351,7 +351,7 @@ func (m *Mastodon) MediaOf(account string) []MastodonMedia {
 // Statuses lists the statuses of an account, oldest first. It is for tests: an error of the
 // State panics.
 func (m *Mastodon) Statuses(account string) []MastodonStatus {
-	all, err := listJSON[mastodonStatus](context.Background(), m.cfg.State, mdKey(mdStatusKind, ""), account)
+	all, err := ListJSON[mastodonStatus](context.Background(), m.cfg.State, mdKey(mdStatusKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
@@ -397,7 +397,7 @@ func (v *mdView) media(id string) *mastodonMedia {
 	if md, ok := v.mediaRead[id]; ok {
 		return md
 	}
-	md, _, found, err := load[mastodonMedia](v.ctx, v.m.cfg.State, mdKey(mdMediaKind, id))
+	md, _, found, err := Load[mastodonMedia](v.ctx, v.m.cfg.State, mdKey(mdMediaKind, id))
 	if err != nil {
 		v.fail(err)
 		return nil
@@ -520,19 +520,19 @@ func (m *Mastodon) refused(w http.ResponseWriter, r *http.Request, tok string, a
 func (m *Mastodon) noteAccount(ctx context.Context, acc Account) error {
 	want := mastodonAccount{ID: acc.ID, Username: m.username(acc)}
 	key := mdKey(mdAccountKind, acc.ID)
-	known, _, found, err := load[mastodonAccount](ctx, m.cfg.State, key)
+	known, _, found, err := Load[mastodonAccount](ctx, m.cfg.State, key)
 	if err != nil || (found && known == want) {
 		return err
 	}
 	return m.cfg.State.Update(ctx, func(tx Tx) error {
-		old, rec, found, err := loadTx[mastodonAccount](tx, key)
+		old, rec, found, err := LoadTx[mastodonAccount](tx, key)
 		if err != nil {
 			return err
 		}
 		if found && !strings.EqualFold(old.Username, want.Username) {
 			// The old name no longer mentions the account.
 			byName := mdKey(mdUsernameKind, strings.ToLower(old.Username))
-			if other, _, found, err := loadTx[mastodonAccount](tx, byName); err != nil {
+			if other, _, found, err := LoadTx[mastodonAccount](tx, byName); err != nil {
 				return err
 			} else if found && other.ID == acc.ID {
 				if err := tx.Delete(byName); err != nil {
@@ -541,10 +541,10 @@ func (m *Mastodon) noteAccount(ctx context.Context, acc Account) error {
 			}
 		}
 		rec.Account = acc.ID
-		if err := save(tx, rec, want); err != nil {
+		if err := Save(tx, rec, want); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: mdKey(mdUsernameKind, strings.ToLower(want.Username)), Account: acc.ID}, want)
+		return Save(tx, Record{Key: mdKey(mdUsernameKind, strings.ToLower(want.Username)), Account: acc.ID}, want)
 	})
 }
 
@@ -700,7 +700,7 @@ func (m *Mastodon) verifyCredentials(w http.ResponseWriter, r *http.Request, acc
 // process, or the one before a restart, must not hand out the same.
 func mastodonNewID(tx Tx, kind string, now time.Time) (string, error) {
 	for {
-		low := int64(binary.BigEndian.Uint16(randomBytes(2)) & 0x7fff)
+		low := int64(binary.BigEndian.Uint16(RandomBytes(2)) & 0x7fff)
 		id := strconv.FormatInt(now.UnixMilli()<<16|low, 10)
 		_, found, err := tx.Get(mdKey(kind, id))
 		if err != nil || !found {
@@ -812,10 +812,10 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 		md.ID = id
 		md.FileURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/original/" + md.SHA256[:16] + ext
 		md.PreviewURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/small/" + md.SHA256[:16] + ".png"
-		if err := save(tx, Record{Key: mdKey(mdMediaKind, id), Account: acc.ID, Expires: expires}, md); err != nil {
+		if err := Save(tx, Record{Key: mdKey(mdMediaKind, id), Account: acc.ID, Expires: expires}, md); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Mastodon, Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
+		return RecordTx(tx, platform.Mastodon, Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
 	})
 	if err != nil {
 		mastodonInternal(w)
@@ -936,7 +936,7 @@ func (m *Mastodon) usable(md *mastodonMedia, accountID string, now time.Time) bo
 
 func (m *Mastodon) getMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) {
 	now := m.cfg.Now()
-	md, _, found, err := load[mastodonMedia](r.Context(), m.cfg.State, mdKey(mdMediaKind, id))
+	md, _, found, err := Load[mastodonMedia](r.Context(), m.cfg.State, mdKey(mdMediaKind, id))
 	switch {
 	case err != nil:
 		mastodonInternal(w)
@@ -1089,7 +1089,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	}
 	// PostStatusService answers a known key before anything else is checked.
 	if key != "" {
-		e, _, found, err := load[mastodonIdem](ctx, m.cfg.State, idemKey)
+		e, _, found, err := Load[mastodonIdem](ctx, m.cfg.State, idemKey)
 		if err != nil {
 			mastodonInternal(w)
 			return
@@ -1184,7 +1184,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	err = m.cfg.State.Update(ctx, func(tx Tx) error {
 		created, repeated, missing, limited = "", "", nil, false
 		if key != "" {
-			e, _, found, err := loadTx[mastodonIdem](tx, idemKey)
+			e, _, found, err := LoadTx[mastodonIdem](tx, idemKey)
 			if err != nil {
 				return err
 			}
@@ -1196,7 +1196,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		// The media read above, locked: a request that ran meanwhile may have attached it.
 		mds := make([]mastodonMedia, len(attached))
 		for i, md := range attached {
-			cur, _, found, err := loadTx[mastodonMedia](tx, mdKey(mdMediaKind, md.ID))
+			cur, _, found, err := LoadTx[mastodonMedia](tx, mdKey(mdMediaKind, md.ID))
 			if err != nil {
 				return err
 			}
@@ -1208,7 +1208,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		if len(missing) > 0 {
 			return nil
 		}
-		ok, err := takeInWindow(tx, windowKey, acc.ID, now, 3*time.Hour, m.opts.StatusesPerWindow)
+		ok, err := TakeInWindow(tx, windowKey, acc.ID, now, 3*time.Hour, m.opts.StatusesPerWindow)
 		if limited = !ok; err != nil || limited {
 			return err
 		}
@@ -1226,7 +1226,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		for _, md := range mds {
 			// Attached, the media is no longer the cleanup's: it is kept with its status.
 			md.StatusID = id
-			if err := save(tx, Record{Key: mdKey(mdMediaKind, md.ID), Account: acc.ID}, md); err != nil {
+			if err := Save(tx, Record{Key: mdKey(mdMediaKind, md.ID), Account: acc.ID}, md); err != nil {
 				return err
 			}
 			s.MediaIDs = append(s.MediaIDs, md.ID)
@@ -1234,29 +1234,29 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 				sha = md.SHA256
 			}
 		}
-		if err := save(tx, Record{Key: mdKey(mdStatusKind, id), Account: acc.ID}, s); err != nil {
+		if err := Save(tx, Record{Key: mdKey(mdStatusKind, id), Account: acc.ID}, s); err != nil {
 			return err
 		}
 		if key != "" {
 			// "Stored for up to 1 hour" (docs.joinmastodon.org methods/statuses, Idempotency-Key).
 			rec := Record{Key: idemKey, Account: acc.ID, Expires: now.Add(m.opts.IdempotencyTTL)}
-			if err := save(tx, rec, mastodonIdem{StatusID: id}); err != nil {
+			if err := Save(tx, rec, mastodonIdem{StatusID: id}); err != nil {
 				return err
 			}
 		}
 		created = id
 		if parent == nil {
-			return recordTx(tx, platform.Mastodon, Published{Account: acc.ID, ID: id, URL: s.URL, SHA256: sha, Text: s.Text})
+			return RecordTx(tx, platform.Mastodon, Published{Account: acc.ID, ID: id, URL: s.URL, SHA256: sha, Text: s.Text})
 		}
 		repliesKey := mdKey(mdRepliesKind, parent.ID)
-		replies, rec, _, err := loadTx[[]string](tx, repliesKey)
+		replies, rec, _, err := LoadTx[[]string](tx, repliesKey)
 		if err != nil {
 			return err
 		}
-		if err := save(tx, rec, append(replies, id)); err != nil {
+		if err := Save(tx, rec, append(replies, id)); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Mastodon, Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
+		return RecordTx(tx, platform.Mastodon, Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
 	})
 	switch {
 	case err != nil:
@@ -1375,7 +1375,7 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 	onlyMedia := mastodonBool(q.Get("only_media"))
 	maxID := q.Get("max_id")
 	ctx := r.Context()
-	_, _, known, err := load[mastodonAccount](ctx, m.cfg.State, mdKey(mdAccountKind, id))
+	_, _, known, err := Load[mastodonAccount](ctx, m.cfg.State, mdKey(mdAccountKind, id))
 	if err != nil {
 		mastodonInternal(w)
 		return
@@ -1384,7 +1384,7 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 		mastodonError(w, http.StatusNotFound, mastodonNotFound)
 		return
 	}
-	all, err := listJSON[mastodonStatus](ctx, m.cfg.State, mdKey(mdStatusKind, ""), id)
+	all, err := ListJSON[mastodonStatus](ctx, m.cfg.State, mdKey(mdStatusKind, ""), id)
 	if err != nil {
 		mastodonInternal(w)
 		return

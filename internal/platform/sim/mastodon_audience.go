@@ -117,7 +117,7 @@ func (v *mdView) status(id string) *mastodonStatus {
 	var out *mastodonStatus
 	if mastodonAudienceShaped(id) {
 		out = v.audienceComment(id)
-	} else if s, _, found, err := load[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, id)); err != nil {
+	} else if s, _, found, err := Load[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, id)); err != nil {
 		v.fail(err)
 	} else if found {
 		out = &s
@@ -131,7 +131,7 @@ func (v *mdView) status(id string) *mastodonStatus {
 func (v *mdView) audienceComment(id string) *mastodonStatus {
 	if !v.itemsRead {
 		v.itemsRead = true
-		all, err := listJSON[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, ""), "")
+		all, err := ListJSON[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, ""), "")
 		if err != nil {
 			v.fail(err)
 			return nil
@@ -164,7 +164,7 @@ func (v *mdView) children(s *mastodonStatus) []*mastodonStatus {
 	replies, ok := v.replies[s.ID]
 	if !ok {
 		var err error
-		if replies, _, _, err = load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
+		if replies, _, _, err = Load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
 			v.fail(err)
 		}
 		v.replies[s.ID] = replies
@@ -277,14 +277,14 @@ func (v *mdView) mention(username, domain string) (string, map[string]any) {
 	var id, acct, url string
 	switch {
 	case strings.EqualFold(domain, MastodonAudienceDomain):
-		for _, a := range audienceAuthors {
+		for _, a := range AudienceAuthors {
 			if mastodonAudienceUsername(a) == strings.ToLower(username) {
 				id, acct, url = mastodonAudienceAccountID(a), mastodonAudienceUsername(a)+"@"+MastodonAudienceDomain,
 					"https://"+MastodonAudienceDomain+"/@"+mastodonAudienceUsername(a)
 			}
 		}
 	case domain == "" || strings.EqualFold(domain, m.opts.Domain):
-		a, _, found, err := load[mastodonAccount](v.ctx, m.cfg.State, mdKey(mdUsernameKind, strings.ToLower(username)))
+		a, _, found, err := Load[mastodonAccount](v.ctx, m.cfg.State, mdKey(mdUsernameKind, strings.ToLower(username)))
 		if err != nil {
 			v.fail(err)
 		} else if found {

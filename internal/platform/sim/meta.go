@@ -112,7 +112,7 @@ func metaNewID(tx Tx, kind Key, base uint64) (string, error) {
 // metaRandomID is base plus a random number below 10^13 (see metaNewID), for ids that are not
 // the keys of records.
 func metaRandomID(base uint64) string {
-	return strconv.FormatUint(base+binary.BigEndian.Uint64(randomBytes(8))%(1e13-1)+1, 10)
+	return strconv.FormatUint(base+binary.BigEndian.Uint64(RandomBytes(8))%(1e13-1)+1, 10)
 }
 
 // metaJSON writes a 200 answer.

@@ -33,7 +33,7 @@ type metaPull struct {
 
 // newPull is the fetch of url about to start.
 func newPull(url string) metaPull {
-	return metaPull{URL: url, Attempt: randomHex(8), Lease: time.Now().Add(pullLease)}
+	return metaPull{URL: url, Attempt: RandomHex(8), Lease: time.Now().Add(pullLease)}
 }
 
 // metaFetcher runs the fetches of one simulator's containers, records of type C.
@@ -59,7 +59,7 @@ func (f metaFetcher[C, R]) start(key Key, attempt string) {
 func (f metaFetcher[C, R]) run(key Key, attempt string) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	c, _, found, err := load[C](ctx, f.cfg.State, key)
+	c, _, found, err := Load[C](ctx, f.cfg.State, key)
 	if err != nil || !found || f.pull(&c).Attempt != attempt {
 		return
 	}
@@ -76,7 +76,7 @@ func (f metaFetcher[C, R]) run(key Key, attempt string) {
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
 	_ = f.cfg.State.Update(wctx, func(tx Tx) error {
-		c, rec, found, err := loadTx[C](tx, key)
+		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -87,11 +87,11 @@ func (f metaFetcher[C, R]) run(key Key, attempt string) {
 		f.apply(&c, r)
 		*p = metaPull{Done: true}
 		if upload != nil {
-			if err := recordTx(tx, key.Platform, *upload); err != nil {
+			if err := RecordTx(tx, key.Platform, *upload); err != nil {
 				return err
 			}
 		}
-		return save(tx, rec, c)
+		return Save(tx, rec, c)
 	})
 }
 
@@ -126,7 +126,7 @@ func (f metaFetcher[C, R]) renew(ctx context.Context, key Key, attempt string) b
 	ours := false
 	err := f.cfg.State.Update(ctx, func(tx Tx) error {
 		ours = false
-		c, rec, found, err := loadTx[C](tx, key)
+		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -136,7 +136,7 @@ func (f metaFetcher[C, R]) renew(ctx context.Context, key Key, attempt string) b
 		}
 		ours = true
 		p.Lease = time.Now().Add(pullLease)
-		return save(tx, rec, c)
+		return Save(tx, rec, c)
 	})
 	// A failing database does not end the fetch: its result is checked against the lease.
 	return ours || err != nil
@@ -150,7 +150,7 @@ func (f metaFetcher[C, R]) resume(ctx context.Context, key Key, c C) error {
 	attempt := ""
 	err := f.cfg.State.Update(ctx, func(tx Tx) error {
 		attempt = ""
-		c, rec, found, err := loadTx[C](tx, key)
+		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -160,7 +160,7 @@ func (f metaFetcher[C, R]) resume(ctx context.Context, key Key, c C) error {
 		}
 		*p = newPull(p.URL)
 		attempt = p.Attempt
-		return save(tx, rec, c)
+		return Save(tx, rec, c)
 	})
 	if err == nil && attempt != "" {
 		f.start(key, attempt)

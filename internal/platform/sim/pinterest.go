@@ -280,7 +280,7 @@ func (p *Pinterest) Pins(accountID string) []PinterestPin {
 
 // accountPins reads an account's Pins, oldest first.
 func (p *Pinterest) accountPins(ctx context.Context, accountID string) ([]pinterestPin, error) {
-	pins, err := listJSON[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, ""), accountID)
+	pins, err := ListJSON[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, ""), accountID)
 	slices.SortStableFunc(pins, func(a, b pinterestPin) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return pins, err
 }
@@ -288,7 +288,7 @@ func (p *Pinterest) accountPins(ctx context.Context, accountID string) ([]pinter
 // MediaStatus reports the status of a media upload ("" when unknown; an error of its State
 // panics).
 func (p *Pinterest) MediaStatus(mediaID string) string {
-	m, _, found, err := load[pinterestMedia](context.Background(), p.cfg.State, pinterestKey(pinterestMediaKind, mediaID))
+	m, _, found, err := Load[pinterestMedia](context.Background(), p.cfg.State, pinterestKey(pinterestMediaKind, mediaID))
 	if err != nil {
 		panic(err)
 	}
@@ -382,7 +382,7 @@ func (p *Pinterest) api(w http.ResponseWriter, r *http.Request, category string,
 	now := p.cfg.Now()
 	p.mu.Lock()
 	k := acc.ID + "|" + category
-	times := pruneBefore(p.calls[k], now.Add(-time.Minute))
+	times := PruneBefore(p.calls[k], now.Add(-time.Minute))
 	if len(times) >= limit {
 		p.calls[k] = times
 		wait := times[0].Add(time.Minute).Sub(now)
@@ -614,14 +614,14 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 		return
 	}
 	now := p.cfg.Now()
-	m := pinterestMedia{ID: randomDigits(18), Account: acc, Registered: now}
+	m := pinterestMedia{ID: RandomDigits(18), Account: acc, Registered: now}
 	// The key ends with the media_id: an upload finds its registration by the key its policy
 	// names (pinterestPolicyMedia).
-	m.Key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", randomHex(1), randomHex(1), randomHex(1),
-		binary.BigEndian.Uint16(randomBytes(2))%16, randomDigits(18), m.ID)
+	m.Key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", RandomHex(1), RandomHex(1), RandomHex(1),
+		binary.BigEndian.Uint16(RandomBytes(2))%16, RandomDigits(18), m.ID)
 	date := now.UTC().Format("20060102T150405Z")
-	credential := "ASIA" + strings.ToUpper(randomHex(8)) + "/" + now.UTC().Format("20060102") + "/us-east-1/s3/aws4_request"
-	token := base64.StdEncoding.EncodeToString(randomBytes(48))
+	credential := "ASIA" + strings.ToUpper(RandomHex(8)) + "/" + now.UTC().Format("20060102") + "/us-east-1/s3/aws4_request"
+	token := base64.StdEncoding.EncodeToString(RandomBytes(48))
 	policy := pinterestPolicy{
 		Expiration: now.Add(p.opts.UploadTTL).UTC().Format("2006-01-02T15:04:05.000Z"),
 		Conditions: []any{
@@ -639,12 +639,12 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 	encoded := base64.StdEncoding.EncodeToString(raw)
 	// The policy is signed under a key of its own, thrown away: what the simulator keeps is
 	// the hash of the policy and its signature, which an upload must present together.
-	mac := hmac.New(sha256.New, randomBytes(32))
+	mac := hmac.New(sha256.New, RandomBytes(32))
 	mac.Write([]byte(encoded))
 	signature := hex.EncodeToString(mac.Sum(nil))
 	m.PolicySHA = pinterestPolicySHA(encoded, signature)
 	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		return save(tx, Record{Key: pinterestKey(pinterestMediaKind, m.ID), Account: acc.ID}, m)
+		return Save(tx, Record{Key: pinterestKey(pinterestMediaKind, m.ID), Account: acc.ID}, m)
 	})
 	if err != nil {
 		pinterestInternal(w)
@@ -711,7 +711,7 @@ func pinterestStatus(m pinterestMedia, now time.Time) string {
 // ownMedia reads acc's media registration with the id; it answers 404, or a failure of the
 // State, itself.
 func (p *Pinterest) ownMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) (pinterestMedia, bool) {
-	m, _, found, err := load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id))
+	m, _, found, err := Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id))
 	switch {
 	case err != nil:
 		pinterestInternal(w)
@@ -740,7 +740,7 @@ func s3Error(w http.ResponseWriter, status int, code, msg string) {
 		Code      string   `xml:"Code"`
 		Message   string   `xml:"Message"`
 		RequestID string   `xml:"RequestId"`
-	}{Code: code, Message: msg, RequestID: strings.ToUpper(randomHex(8))})
+	}{Code: code, Message: msg, RequestID: strings.ToUpper(RandomHex(8))})
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
@@ -748,7 +748,7 @@ func s3Error(w http.ResponseWriter, status int, code, msg string) {
 
 // upload serves the S3 browser POST to upload_url.
 func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
-	defer drain(r.Body)
+	defer Drain(r.Body)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		s3Error(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
@@ -826,7 +826,7 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	found := false
 	if raw, err := base64.StdEncoding.DecodeString(policyB64); err == nil && json.Unmarshal(raw, &pol) == nil {
 		if id := pinterestPolicyMedia(pol.Conditions); id != "" {
-			if m, _, found, err = load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id)); err != nil {
+			if m, _, found, err = Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id)); err != nil {
 				s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 				return
 			}
@@ -922,7 +922,7 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	now := p.cfg.Now()
 	err = p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		cur, rec, found, err := loadTx[pinterestMedia](tx, pinterestKey(pinterestMediaKind, m.ID))
+		cur, rec, found, err := LoadTx[pinterestMedia](tx, pinterestKey(pinterestMediaKind, m.ID))
 		if err != nil {
 			return err
 		}
@@ -934,11 +934,11 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 			cur.Uploaded, cur.UploadedAt, cur.Processing = true, now, processing
 			cur.Verdict, cur.SHA, cur.Size = verdict, sha, n
 			cur.Duration, cur.Width, cur.Height = info.Duration, info.Width, info.Height
-			if err := save(tx, rec, cur); err != nil {
+			if err := Save(tx, rec, cur); err != nil {
 				return err
 			}
 		}
-		return recordTx(tx, platform.Pinterest, Upload{Account: m.Account.ID, Bytes: n, SHA256: sha})
+		return RecordTx(tx, platform.Pinterest, Upload{Account: m.Account.ID, Bytes: n, SHA256: sha})
 	})
 	if err != nil {
 		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
@@ -1096,7 +1096,7 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		}
 	}
 	pin := pinterestPin{
-		ID: randomDigits(18), Account: acc.ID, BoardID: board.ID, Title: str(req.Title),
+		ID: RandomDigits(18), Account: acc.ID, BoardID: board.ID, Title: str(req.Title),
 		Description: str(req.Description), Link: str(req.Link), AltText: str(req.AltText), MediaID: m.ID,
 		CoverImageURL: str(src.CoverImageURL), CoverKeyFrame: src.CoverImageKeyFrame, CreatedAt: now, SHA256: m.SHA,
 		Duration: m.Duration, Width: m.Width, Height: m.Height,
@@ -1109,10 +1109,10 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		text += pin.Description
 	}
 	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		if err := save(tx, Record{Key: pinterestKey(pinterestPinKind, pin.ID), Account: acc.ID}, pin); err != nil {
+		if err := Save(tx, Record{Key: pinterestKey(pinterestPinKind, pin.ID), Account: acc.ID}, pin); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Pinterest, Published{Account: acc.ID, ID: pin.ID, URL: PinterestPinURL(pin.ID), SHA256: pin.SHA256, Text: text})
+		return RecordTx(tx, platform.Pinterest, Published{Account: acc.ID, ID: pin.ID, URL: PinterestPinURL(pin.ID), SHA256: pin.SHA256, Text: text})
 	})
 	if err != nil {
 		pinterestInternal(w)

@@ -212,7 +212,7 @@ func (p *Pinterest) pinAnalyticsJSON(pin pinterestPin, win pinterestWindow) map[
 
 // ownPin reads acc's Pin with the id.
 func (p *Pinterest) ownPin(ctx context.Context, acc Account, id string) (pinterestPin, bool, error) {
-	pin, _, found, err := load[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, id))
+	pin, _, found, err := Load[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, id))
 	return pin, found && pin.Account == acc.ID, err
 }
 

@@ -401,7 +401,7 @@ func (rd *Reddit) Recorder() *Recorder { return rd.cfg.Recorder }
 // error of its State panics: it is for tests).
 func (rd *Reddit) Posts(accountID string) []RedditPost {
 	ctx := context.Background()
-	subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), accountID)
+	subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), accountID)
 	if err != nil {
 		panic(err)
 	}
@@ -772,8 +772,8 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	}
 	now := rd.cfg.Now().UTC()
 	date := now.Format("20060102T150405Z")
-	cred := "ASIASIMREDDIT" + strings.ToUpper(randomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
-	token := base64.StdEncoding.EncodeToString(randomBytes(48))
+	cred := "ASIASIMREDDIT" + strings.ToUpper(RandomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
+	token := base64.StdEncoding.EncodeToString(RandomBytes(48))
 	expires := now.Add(redditLeaseTTL)
 	policy := map[string]any{
 		"expiration": expires.Format("2006-01-02T15:04:05Z"),
@@ -790,13 +790,13 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	policyB64 := base64.StdEncoding.EncodeToString(raw)
 	// S3 signs the policy with the bucket's secret; here the signature is drawn at random and
 	// the record keeps the hash of the policy with it, which verifies it just as well.
-	signature := randomHex(32)
-	wsToken := randomHex(20)
+	signature := RandomHex(32)
+	wsToken := RandomHex(20)
 	wsSHA := sha256.Sum256([]byte(wsToken))
 	o := redditObject{AssetID: id, Account: a, Bucket: bucket, Key: key, Mimetype: mt,
 		PolicySHA: redditPolicySHA(policyB64, signature), WSTokenSHA: wsSHA[:]}
 	err := rd.cfg.State.Update(r.Context(), func(tx Tx) error {
-		return save(tx, Record{Key: redditKey(redditObjectKind, key), Account: a.ID, Expires: expires.Add(redditLeaseKeep)}, o)
+		return Save(tx, Record{Key: redditKey(redditObjectKind, key), Account: a.ID, Expires: expires.Add(redditLeaseKeep)}, o)
 	})
 	if err != nil {
 		redditInternal(w)
@@ -862,7 +862,7 @@ func (rd *Reddit) s3(w http.ResponseWriter, r *http.Request, rest string) {
 }
 
 func (rd *Reddit) s3Object(w http.ResponseWriter, r *http.Request, bucket, key string) {
-	o, _, found, err := load[redditObject](r.Context(), rd.cfg.State, redditKey(redditObjectKind, key))
+	o, _, found, err := Load[redditObject](r.Context(), rd.cfg.State, redditKey(redditObjectKind, key))
 	if err != nil {
 		drainReddit(r.Body)
 		redditS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.", nil)
@@ -987,7 +987,7 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 	key := redditKey(redditObjectKind, lease.Key)
 	// The object is stored, and a video's upload recorded, in one transaction: all or nothing.
 	err = rd.cfg.State.Update(r.Context(), func(tx Tx) error {
-		o, rec, found, err := loadTx[redditObject](tx, key)
+		o, rec, found, err := LoadTx[redditObject](tx, key)
 		if err != nil {
 			return err
 		}
@@ -997,11 +997,11 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 		o.Uploaded, o.Size, o.SHA, o.ETag, o.Verdict = true, size, sum, etag, verdict
 		rec.Expires = time.Time{}
 		if bucket == redditVideoBucket {
-			if err := recordTx(tx, platform.Reddit, Upload{Account: o.Account.ID, Bytes: size, SHA256: sum}); err != nil {
+			if err := RecordTx(tx, platform.Reddit, Upload{Account: o.Account.ID, Bytes: size, SHA256: sum}); err != nil {
 				return err
 			}
 		}
-		return save(tx, rec, o)
+		return Save(tx, rec, o)
 	})
 	switch {
 	case errors.Is(err, errRedditLeaseGone):
@@ -1052,7 +1052,7 @@ func (rd *Reddit) checkPolicy(ctx context.Context, bucket string, fields map[str
 	}
 	found := false
 	if conds["key"] != "" {
-		if o, _, found, err = load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, conds["key"])); err != nil {
+		if o, _, found, err = Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, conds["key"])); err != nil {
 			return o, "InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."
 		}
 	}
@@ -1130,7 +1130,7 @@ func redditS3Error(w http.ResponseWriter, status int, code, msg string, extra ma
 	for _, k := range keys {
 		b.WriteString("<" + k + ">" + redditXMLEscape(extra[k]) + "</" + k + ">")
 	}
-	b.WriteString("<RequestId>" + strings.ToUpper(randomHex(8)) + "</RequestId><HostId>" + base64.StdEncoding.EncodeToString(randomBytes(24)) + "</HostId></Error>")
+	b.WriteString("<RequestId>" + strings.ToUpper(RandomHex(8)) + "</RequestId><HostId>" + base64.StdEncoding.EncodeToString(RandomBytes(24)) + "</HostId></Error>")
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -1169,7 +1169,7 @@ func leasedTx(tx Tx, a Account, bucket, key string) (redditObject, Record, bool,
 	if key == "" {
 		return redditObject{}, Record{}, false, nil
 	}
-	o, rec, found, err := loadTx[redditObject](tx, redditKey(redditObjectKind, key))
+	o, rec, found, err := LoadTx[redditObject](tx, redditKey(redditObjectKind, key))
 	if err != nil || !found || o.Bucket != bucket || o.Account.ID != a.ID {
 		return redditObject{}, rec, false, err
 	}
@@ -1251,7 +1251,7 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 	if ms := a.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	sub := redditSubmission{ID: randomHex(8), Account: a, Title: title, Spoiler: redditBool(form.Get("spoiler")),
+	sub := redditSubmission{ID: RandomHex(8), Account: a, Title: title, Spoiler: redditBool(form.Get("spoiler")),
 		SendReplies: true, FlairID: flairID, VideoKey: videoKey, VideoURL: videoURL, PosterURL: posterURL,
 		Submitted: now, ReadyAt: now.Add(processing), Status: "processing"}
 	if s != nil {
@@ -1268,7 +1268,7 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 	if v, ok := form["sendreplies"]; ok {
 		sub.SendReplies = redditBool(v[0])
 	}
-	wsToken := randomHex(20)
+	wsToken := RandomHex(20)
 	wsSHA := sha256.Sum256([]byte(wsToken))
 	var refused [][3]string
 	// The objects are read within the submit's transaction: the submission is added to the
@@ -1296,10 +1296,10 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 		s.AssetID, s.SHA, s.Verdict, s.Listened = video.AssetID, video.SHA, redditVerdict(video, poster), video.listening(time.Now())
 		video.Submissions = append(video.Submissions, redditSubmitted{ID: s.ID, ReadyAt: s.ReadyAt, WSTokenSHA: wsSHA[:]})
 		vrec.Expires = time.Time{}
-		if err := save(tx, vrec, video); err != nil {
+		if err := Save(tx, vrec, video); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: redditKey(redditSubmissionKind, s.ID), Account: a.ID}, s)
+		return Save(tx, Record{Key: redditKey(redditSubmissionKind, s.ID), Account: a.ID}, s)
 	})
 	switch {
 	case err != nil:
@@ -1336,10 +1336,10 @@ func (rd *Reddit) settle(tx Tx, s *redditSubmission, now time.Time) error {
 	}
 	s.Status, s.PostID = "success", id
 	s.Permalink = "/r/" + s.Subreddit + "/comments/" + id + "/" + redditSlug(s.Title) + "/"
-	if err := save(tx, Record{Key: redditKey(redditPostKind, id), Account: s.Account.ID}, redditPostRef{Submission: s.ID}); err != nil {
+	if err := Save(tx, Record{Key: redditKey(redditPostKind, id), Account: s.Account.ID}, redditPostRef{Submission: s.ID}); err != nil {
 		return err
 	}
-	return recordTx(tx, platform.Reddit, Published{Account: s.Account.ID, ID: "t3_" + id,
+	return RecordTx(tx, platform.Reddit, Published{Account: s.Account.ID, ID: "t3_" + id,
 		URL: "https://www.reddit.com" + s.Permalink, SHA256: s.SHA, Text: s.Title})
 }
 
@@ -1358,7 +1358,7 @@ func redditNewPostID(tx Tx) (string, error) {
 // whichever request (at any process) sees it first.
 func (rd *Reddit) submission(ctx context.Context, id string) (redditSubmission, bool, error) {
 	now := rd.cfg.Now()
-	return loadAdvanced(ctx, rd.cfg.State, redditKey(redditSubmissionKind, id),
+	return LoadAdvanced(ctx, rd.cfg.State, redditKey(redditSubmissionKind, id),
 		func(s redditSubmission) bool { return redditDue(s, now) },
 		func(tx Tx, s *redditSubmission) error { return rd.settle(tx, s, now) })
 }
@@ -1390,7 +1390,7 @@ func redditSlug(title string) string {
 
 func redditBase36(n int) string {
 	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := randomBytes(n)
+	b := RandomBytes(n)
 	for i := range b {
 		b[i] = digits[int(b[i])%36]
 	}
@@ -1413,7 +1413,7 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, n
 	if strings.EqualFold(redditName(a), name) {
 		account = a.ID
 	}
-	subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+	subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
 	if err != nil {
 		redditInternal(w)
 		return
@@ -1462,7 +1462,7 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, n
 // connections that were open when it ended, then closes.
 func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key string) {
 	okey := redditKey(redditObjectKind, key)
-	o, _, found, err := load[redditObject](r.Context(), rd.cfg.State, okey)
+	o, _, found, err := Load[redditObject](r.Context(), rd.cfg.State, okey)
 	switch {
 	case err != nil:
 		w.WriteHeader(http.StatusInternalServerError)
@@ -1474,7 +1474,7 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 	connected := rd.cfg.Now()
 	// Marked before the handshake completes, so that a submit right after the client's dial,
 	// at any process, sees the listener.
-	conn := randomHex(8)
+	conn := RandomHex(8)
 	if err := rd.listen(r.Context(), okey, conn, true); err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
@@ -1520,7 +1520,7 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) error {
 	now := time.Now()
 	return rd.cfg.State.Update(ctx, func(tx Tx) error {
-		o, rec, found, err := loadTx[redditObject](tx, key)
+		o, rec, found, err := LoadTx[redditObject](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -1537,7 +1537,7 @@ func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) err
 		} else {
 			delete(o.Listeners, conn)
 		}
-		return save(tx, rec, o)
+		return Save(tx, rec, o)
 	})
 }
 
@@ -1551,7 +1551,7 @@ func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) err
 // processing to end; the submission itself is read once the clock has passed its end, which
 // settles it or finds it settled by whichever process saw it first.
 func (rd *Reddit) result(ctx context.Context, key string, connected time.Time) ([]byte, bool) {
-	o, _, found, err := load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, key))
+	o, _, found, err := Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, key))
 	if err != nil || !found {
 		return nil, false
 	}

@@ -131,11 +131,11 @@ func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now tim
 	kind, id, _ := strings.Cut(fullname, "_")
 	switch kind {
 	case "t3":
-		ref, _, found, err := load[redditPostRef](ctx, rd.cfg.State, redditKey(redditPostKind, id))
+		ref, _, found, err := Load[redditPostRef](ctx, rd.cfg.State, redditKey(redditPostKind, id))
 		if err != nil || !found {
 			return nil, nil, err
 		}
-		s, _, found, err := load[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ref.Submission))
+		s, _, found, err := Load[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ref.Submission))
 		if err != nil || !found || s.Status != "success" {
 			return nil, nil, err
 		}
@@ -145,7 +145,7 @@ func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now tim
 		// first (the comments it answers are mostly on them), then everyone's, as anyone may
 		// comment on any post.
 		for _, account := range []string{a.ID, ""} {
-			subs, err := listJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+			subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -366,7 +366,7 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 	reply := redditReply{ID: redditBase36(7), Parent: thingID, AuthorID: accountFullname(a), Author: redditName(a), Text: text, At: now}
 	// The comment joins its post's submission, and is recorded, in one transaction.
 	err := rd.cfg.State.Update(ctx, func(tx Tx) error {
-		s, rec, found, err := loadTx[redditSubmission](tx, redditKey(redditSubmissionKind, post.ID))
+		s, rec, found, err := LoadTx[redditSubmission](tx, redditKey(redditSubmissionKind, post.ID))
 		if err != nil {
 			return err
 		}
@@ -374,10 +374,10 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 			return fmt.Errorf("sim: reddit comment on a submission gone: %s", post.ID)
 		}
 		s.Replies = append(s.Replies, reply)
-		if err := save(tx, rec, s); err != nil {
+		if err := Save(tx, rec, s); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Reddit, Reply{Account: a.ID, CommentID: thingID, Text: text})
+		return RecordTx(tx, platform.Reddit, Reply{Account: a.ID, CommentID: thingID, Text: text})
 	})
 	if err != nil {
 		redditInternal(w)

@@ -259,12 +259,12 @@ func TestRedditListenerLapses(t *testing.T) {
 			// A process that died with a connection open left its mark behind.
 			key := redditKey(redditObjectKind, e.key(video))
 			err := e.sim.cfg.State.Update(context.Background(), func(tx Tx) error {
-				o, rec, _, err := loadTx[redditObject](tx, key)
+				o, rec, _, err := LoadTx[redditObject](tx, key)
 				if err != nil {
 					return err
 				}
 				o.Listeners = map[string]time.Time{"gone": time.Now().Add(c.lapse)}
-				return save(tx, rec, o)
+				return Save(tx, rec, o)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -15,19 +15,19 @@ package sim
 //     platform names (kinds as constants, with a key helper such as tiktokKey). A record that
 //     expires on the platform has Expires (an upload URL's hour, a container's day), one with
 //     blobs Blobs; the others are kept until housekeeping's retention.
-//   - A request reads with load or listJSON (an account's records, oldest first), outside any
-//     transaction. A change is one State.Update: loadTx (which locks the record), the change,
-//     save; what the platform received is recorded with recordTx in the same transaction, so
+//   - A request reads with Load or ListJSON (an account's records, oldest first), outside any
+//     transaction. A change is one State.Update: LoadTx (which locks the record), the change,
+//     Save; what the platform received is recorded with RecordTx in the same transaction, so
 //     a retried request is not counted twice nor a crash once too few. An Update's function may
 //     run twice: it only computes and uses its Tx, and sets the handler's answer afresh.
 //   - A record time moves on (a processing that ended, a scheduled publish) is read with
-//     loadAdvanced, which writes the move once, by the first request to see it due.
-//   - Daily caps and allowances are takeInWindow records; a minute's rate limit may stay in
+//     LoadAdvanced, which writes the move once, by the first request to see it due.
+//   - Daily caps and allowances are TakeInWindow records; a minute's rate limit may stay in
 //     the process (a documented deviation: each process allows it).
-//   - Ids are random (metaNewID, randomDigits), never counted: another process, or the process
+//   - Ids are random (metaNewID, RandomDigits), never counted: another process, or the process
 //     before a restart, must not hand out the same.
-//   - An upload's bytes: resumeSpool from the session's saved state, write the request's
-//     bytes, then spool.save to a blob below BlobPrefix of the session's key before the
+//   - An upload's bytes: ResumeSpool from the session's saved state, write the request's
+//     bytes, then Spool.Save to a blob below BlobPrefix of the session's key before the
 //     Update that moves the session on; after the last byte, check the spool as it is (its
 //     chunks are read back) and DeleteBlobs once the Update committed.
 //   - Work a platform does in the background runs under a lease any process takes over when it
@@ -77,8 +77,8 @@ type State interface {
 	Entries(ctx context.Context, platform string, accounts []string) ([]Entry, error)
 }
 
-// load reads the record under key and decodes its data into a T.
-func load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found bool, err error) {
+// Load reads the record under key and decodes its data into a T.
+func Load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found bool, err error) {
 	rec, found, err = st.Get(ctx, key)
 	if err != nil || !found {
 		return v, rec, false, err
@@ -89,8 +89,8 @@ func load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found
 	return v, rec, true, nil
 }
 
-// loadTx is load within a transaction: the record stays locked until it ends.
-func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
+// LoadTx is Load within a transaction: the record stays locked until it ends.
+func LoadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
 	rec, found, err = tx.Get(key)
 	if err != nil || !found {
 		return v, Record{Key: key}, false, err
@@ -101,16 +101,16 @@ func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
 	return v, rec, true, nil
 }
 
-// loadAdvanced reads the record under key. When due says time has moved it on (a processing
+// LoadAdvanced reads the record under key. When due says time has moved it on (a processing
 // that ended), advance moves it within a transaction, recording what that publishes: the
 // change is written once, by whichever request sees it first, and the others read it.
-func loadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) bool, advance func(tx Tx, v *T) error) (T, bool, error) {
-	v, _, found, err := load[T](ctx, st, key)
+func LoadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) bool, advance func(tx Tx, v *T) error) (T, bool, error) {
+	v, _, found, err := Load[T](ctx, st, key)
 	if err != nil || !found || !due(v) {
 		return v, found, err
 	}
 	err = st.Update(ctx, func(tx Tx) error {
-		w, rec, found, err := loadTx[T](tx, key)
+		w, rec, found, err := LoadTx[T](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -118,13 +118,13 @@ func loadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) b
 			return err
 		}
 		v = w
-		return save(tx, rec, w)
+		return Save(tx, rec, w)
 	})
 	return v, true, err
 }
 
-// save encodes v as rec's data and writes rec.
-func save(tx Tx, rec Record, v any) error {
+// Save encodes v as rec's data and writes rec.
+func Save(tx Tx, rec Record, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("sim: encode record %s/%s/%s: %w", rec.Platform, rec.Kind, rec.ID, err)
@@ -133,9 +133,9 @@ func save(tx Tx, rec Record, v any) error {
 	return tx.Put(rec)
 }
 
-// listJSON reads the live records of one kind (key's platform and kind) and account, decoded,
+// ListJSON reads the live records of one kind (key's platform and kind) and account, decoded,
 // in the order they were first written.
-func listJSON[T any](ctx context.Context, st State, kind Key, account string) ([]T, error) {
+func ListJSON[T any](ctx context.Context, st State, kind Key, account string) ([]T, error) {
 	recs, err := st.List(ctx, kind.Platform, kind.Kind, account)
 	if err != nil {
 		return nil, err
@@ -149,23 +149,23 @@ func listJSON[T any](ctx context.Context, st State, kind Key, account string) ([
 	return out, nil
 }
 
-// takeInWindow counts an event at now against those of the last window kept under key (a
+// TakeInWindow counts an event at now against those of the last window kept under key (a
 // []time.Time of at most max, the record expiring with its last): it answers false, and
 // writes nothing, when max are already in the window. Daily caps and allowances are kept so.
-func takeInWindow(tx Tx, key Key, account string, now time.Time, window time.Duration, max int) (bool, error) {
-	times, _, _, err := loadTx[[]time.Time](tx, key)
+func TakeInWindow(tx Tx, key Key, account string, now time.Time, window time.Duration, max int) (bool, error) {
+	times, _, _, err := LoadTx[[]time.Time](tx, key)
 	if err != nil {
 		return false, err
 	}
-	if times = pruneBefore(times, now.Add(-window)); len(times) >= max {
+	if times = PruneBefore(times, now.Add(-window)); len(times) >= max {
 		return false, nil
 	}
 	times = append(times, now)
-	return true, save(tx, Record{Key: key, Account: account, Expires: now.Add(window)}, times)
+	return true, Save(tx, Record{Key: key, Account: account, Expires: now.Add(window)}, times)
 }
 
-// recordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
-func recordTx(tx Tx, platform string, v any) error {
+// RecordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
+func RecordTx(tx Tx, platform string, v any) error {
 	var e Entry
 	switch v := v.(type) {
 	case Upload:

@@ -510,20 +510,20 @@ func (s *Telegram) sendVideo(w http.ResponseWriter, r *http.Request, a Account, 
 	chat := s.chat(a)
 	var id int64
 	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
-		c, rec, _, err := loadTx[tgChat](tx, tgKey(tgChatKind, a.ID))
+		c, rec, _, err := LoadTx[tgChat](tx, tgKey(tgChatKind, a.ID))
 		if err != nil {
 			return err
 		}
 		c.LastMessageID++
 		id = c.LastMessageID
 		rec.Account = a.ID
-		if err := save(tx, rec, c); err != nil {
+		if err := Save(tx, rec, c); err != nil {
 			return err
 		}
-		if err := recordTx(tx, platform.Telegram, Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha}); err != nil {
+		if err := RecordTx(tx, platform.Telegram, Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha}); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.Telegram, Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", TelegramChatID(a.ID), id),
+		return RecordTx(tx, platform.Telegram, Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", TelegramChatID(a.ID), id),
 			URL: fmt.Sprintf("https://t.me/%s/%d", a.ID, id), SHA256: video.sha, Text: caption})
 	})
 	if err != nil {

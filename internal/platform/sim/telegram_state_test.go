@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // TestTelegramAcrossProcesses: a publish's calls (getMe, getChatMember, sendVideo) go to two
@@ -20,7 +21,7 @@ import (
 // on from the last one whichever process posted it, and each video is received and published
 // once.
 func TestTelegramAcrossProcesses(t *testing.T) {
-	for name, open := range sim.States(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -29,7 +30,7 @@ func TestTelegramAcrossProcesses(t *testing.T) {
 				return sim.NewTelegramSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Telegram),
 					State: st, Now: clock.Now}, sim.TelegramOptions{})
 			}
-			both, restarted := processes(t, process)
+			both, restarted := simtest.Processes(t, process)
 
 			if _, a := tgDo(t, both, tgToken, "getMe", "", nil); !a.OK {
 				t.Fatalf("getMe: %+v", a)
@@ -68,16 +69,16 @@ func TestTelegramAcrossProcesses(t *testing.T) {
 // the channel's next ones, none twice.
 func TestTelegramConcurrentSends(t *testing.T) {
 	const sends = 6
-	for name, open := range sim.States(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t, nil)
 			accounts := sim.StaticAccounts{tgToken: {ID: tgAccount}}
-			both, _ := processes(t, func() http.Handler {
+			both, _ := simtest.Processes(t, func() http.Handler {
 				return sim.NewTelegramSim(sim.Config{Accounts: accounts, State: st}, sim.TelegramOptions{})
 			})
 			ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.mp4", data: mp4ish(100)})
 			var ids []int64
-			for _, answer := range postAtOnce(t, both, sends, "/bot"+tgToken+"/sendVideo", "", ct, body) {
+			for _, answer := range simtest.PostAtOnce(t, both, sends, "/bot"+tgToken+"/sendVideo", "", ct, body) {
 				var a struct {
 					Result struct {
 						MessageID int64 `json:"message_id"`
@@ -100,7 +101,7 @@ func TestTelegramStateDown(t *testing.T) {
 	st := sim.NewMemoryState(nil)
 	rec := sim.NewRecorder(st, platform.Telegram)
 	srv := httptest.NewServer(sim.NewTelegramSim(sim.Config{Accounts: sim.StaticAccounts{tgToken: {ID: tgAccount}},
-		Recorder: rec, State: downState{st}}, sim.TelegramOptions{}))
+		Recorder: rec, State: simtest.DownState{State: st}}, sim.TelegramOptions{}))
 	t.Cleanup(srv.Close)
 	ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.mp4", data: mp4ish(100)})
 	if status, a := tgDo(t, srv, tgToken, "sendVideo", ct, body); status != http.StatusInternalServerError || a.Description != "Internal Server Error" {

@@ -273,7 +273,7 @@ func (s *thSim) newContainer(ctx context.Context, c *thContainer) error {
 			return err
 		}
 		c.ID = id
-		return save(tx, Record{Key: thKey(thContainerKind, id), Account: c.Account, Expires: c.Created.Add(2 * thContainerLifetime)}, *c)
+		return Save(tx, Record{Key: thKey(thContainerKind, id), Account: c.Account, Expires: c.Created.Add(2 * thContainerLifetime)}, *c)
 	})
 }
 
@@ -293,7 +293,7 @@ func (s *thSim) download(ctx context.Context, videoURL string) (thFetched, int64
 	if resp.StatusCode/100 != 2 {
 		return thFetched{msg: thErrDownload, atOnce: true}, 0
 	}
-	f := newSpool("", "reelay-sim-threads-*")
+	f := NewSpool("", "reelay-sim-threads-*")
 	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
@@ -358,7 +358,7 @@ func (s *thSim) container(ctx context.Context, acct Account, id string) (thConta
 	key := thKey(thContainerKind, id)
 	deadline := time.Now().Add(thFetchWait)
 	for {
-		c, _, found, err := load[thContainer](ctx, s.cfg.State, key)
+		c, _, found, err := Load[thContainer](ctx, s.cfg.State, key)
 		if err != nil || !found || c.Account != acct.ID {
 			return c, false, err
 		}
@@ -391,7 +391,7 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 	now := s.cfg.Now()
 	var root thMedia
 	var rootFound bool
-	if c, _, found, err := load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
+	if c, _, found, err := Load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
 		return nil, metaInternal()
 	} else if found && c.ReplyTo != "" {
 		// The post the reply's conversation is under, found before the transaction: replies are
@@ -404,7 +404,7 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 	var gerr *igError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		res, gerr = nil, nil
-		c, crec, found, err := loadTx[thContainer](tx, thKey(thContainerKind, cid))
+		c, crec, found, err := LoadTx[thContainer](tx, thKey(thContainerKind, cid))
 		if err != nil {
 			return err
 		}
@@ -434,7 +434,7 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 		if err != nil || gerr != nil {
 			return err
 		}
-		return save(tx, crec, c)
+		return Save(tx, crec, c)
 	})
 	if err != nil {
 		return nil, metaInternal()
@@ -444,7 +444,7 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 
 // publishPost publishes a video container as a post within tx.
 func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) (any, *igError, error) {
-	ok, err := takeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
+	ok, err := TakeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -459,10 +459,10 @@ func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) 
 	}
 	m.Shortcode = thShortcode(m.ID)
 	c.MediaID = m.ID
-	if err := save(tx, Record{Key: thKey(thMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+	if err := Save(tx, Record{Key: thKey(thMediaKind, m.ID), Account: acct.ID}, m); err != nil {
 		return nil, nil, err
 	}
-	err = recordTx(tx, platform.Threads, Published{Account: acct.ID, ID: m.ID, URL: m.permalink(), SHA256: c.SHA, Text: c.Text})
+	err = RecordTx(tx, platform.Threads, Published{Account: acct.ID, ID: m.ID, URL: m.permalink(), SHA256: c.SHA, Text: c.Text})
 	return map[string]string{"id": m.ID}, nil, err
 }
 
@@ -515,7 +515,7 @@ func (m thMedia) fields() map[string]any {
 
 // posts reads the profile's posts, oldest first.
 func (s *thSim) posts(ctx context.Context, account string) ([]thMedia, error) {
-	return listJSON[thMedia](ctx, s.cfg.State, thKey(thMediaKind, ""), account)
+	return ListJSON[thMedia](ctx, s.cfg.State, thKey(thMediaKind, ""), account)
 }
 
 // list is GET /{threads-user-id}/threads, newest first, with since/until (Unix seconds),
@@ -565,11 +565,11 @@ func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Va
 		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
-	published, _, _, err := load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
+	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
 	if err != nil {
 		return nil, metaInternal()
 	}
-	replied, _, _, err := load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
+	replied, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
 	if err != nil {
 		return nil, metaInternal()
 	}

@@ -72,7 +72,7 @@ func (s *thSim) thread(m thMedia, now time.Time) []thReply {
 
 // ownedPost reads the profile's post id.
 func (s *thSim) ownedPost(ctx context.Context, acct Account, id string) (thMedia, bool, error) {
-	m, _, found, err := load[thMedia](ctx, s.cfg.State, thKey(thMediaKind, id))
+	m, _, found, err := Load[thMedia](ctx, s.cfg.State, thKey(thMediaKind, id))
 	return m, found && m.Account == acct.ID, err
 }
 
@@ -135,7 +135,7 @@ func (s *thSim) createReply(ctx context.Context, acct Account, p url.Values) (an
 func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *igError, error) {
 	if found {
 		var err error
-		root, _, found, err = loadTx[thMedia](tx, thKey(thMediaKind, root.ID))
+		root, _, found, err = LoadTx[thMedia](tx, thKey(thMediaKind, root.ID))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -143,7 +143,7 @@ func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, 
 	if !found {
 		return nil, igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
 	}
-	ok, err := takeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
+	ok, err := TakeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,11 +154,11 @@ func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, 
 	}
 	r := thReply{ID: metaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
 	root.Replies = append(root.Replies, r)
-	if err := save(tx, Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
+	if err := Save(tx, Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
 		return nil, nil, err
 	}
 	c.MediaID = r.ID
-	err = recordTx(tx, platform.Threads, Reply{Account: acct.ID, CommentID: c.ReplyTo, Text: c.Text})
+	err = RecordTx(tx, platform.Threads, Reply{Account: acct.ID, CommentID: c.ReplyTo, Text: c.Text})
 	return map[string]string{"id": r.ID}, nil, err
 }
 

@@ -269,7 +269,7 @@ type tiktokUpload struct {
 	Received    int64         `json:"received,omitempty"`
 	// Spool is what the kept bytes so far are (their blobs), Hash the SHA-256 state of all of
 	// them.
-	Spool spoolState `json:"spool"`
+	Spool SpoolState `json:"spool"`
 	Hash  []byte     `json:"hash,omitempty"`
 }
 
@@ -403,7 +403,7 @@ func (t *TikTok) accountPosts(ctx context.Context, account string) ([]tiktokPost
 // change is written, with what it publishes recorded, by whichever request sees it first.
 func (t *TikTok) post(ctx context.Context, publishID string) (tiktokPost, bool, error) {
 	now := t.cfg.Now()
-	return loadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
+	return LoadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
 		func(p tiktokPost) bool { return t.due(p, now) },
 		func(tx Tx, p *tiktokPost) error { return t.settle(tx, p, now) })
 }
@@ -415,7 +415,7 @@ func (t *TikTok) CompleteInbox(publishID string) bool {
 	done := false
 	err := t.cfg.State.Update(context.Background(), func(tx Tx) error {
 		done = false
-		p, rec, found, err := loadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+		p, rec, found, err := LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
 		if err != nil || !found || p.Mode != "inbox" {
 			return err
 		}
@@ -432,7 +432,7 @@ func (t *TikTok) CompleteInbox(publishID string) bool {
 			return err
 		}
 		done = true
-		return save(tx, rec, p)
+		return Save(tx, rec, p)
 	})
 	return err == nil && done
 }
@@ -614,7 +614,7 @@ func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
 	now := t.cfg.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	times := pruneBefore(t.calls[key], now.Add(-time.Minute))
+	times := PruneBefore(t.calls[key], now.Add(-time.Minute))
 	if len(times) >= limit {
 		t.calls[key] = times
 		return times[0].Add(time.Minute).Sub(now), true
@@ -655,12 +655,12 @@ func (t *TikTok) creatorOf(acc Account) TikTokCreator {
 func (t *TikTok) creatorInfo(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
 	now := t.cfg.Now()
 	c := t.creatorOf(acc)
-	inits, _, _, err := load[[]time.Time](r.Context(), t.cfg.State, tiktokKey(tiktokDirectKind, acc.ID))
+	inits, _, _, err := Load[[]time.Time](r.Context(), t.cfg.State, tiktokKey(tiktokDirectKind, acc.ID))
 	if err != nil {
 		tiktokInternal(w)
 		return
 	}
-	atCap := len(pruneBefore(inits, now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
+	atCap := len(PruneBefore(inits, now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
 	data := map[string]any{
 		"creator_avatar_url":          c.AvatarURL,
 		"creator_username":            c.Username,
@@ -789,8 +789,8 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	if mode == "inbox" {
 		prefix = "v_inbox_file~v2."
 	}
-	p.PublishID = prefix + randomDigits(18)
-	uploadID, uploadToken := randomDigits(19), randomHex(16)
+	p.PublishID = prefix + RandomDigits(18)
+	uploadID, uploadToken := RandomDigits(19), RandomHex(16)
 	tokenSHA := sha256.Sum256([]byte(uploadToken))
 	up := tiktokUpload{PublishID: p.PublishID, TokenSHA: tokenSHA[:], Behavior: acc.Behavior, VideoSize: p.VideoSize,
 		ChunkSize: p.ChunkSize, Chunks: p.Chunks, MaxDuration: p.MaxDuration, Issued: now}
@@ -798,15 +798,15 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	err := t.cfg.State.Update(r.Context(), func(tx Tx) error {
 		capped = false
 		if mode == "direct" {
-			ok, err := takeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
+			ok, err := TakeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
 			if capped = !ok; err != nil || capped {
 				return err
 			}
 		}
-		if err := save(tx, Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
+		if err := Save(tx, Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
 			return err
 		}
-		return save(tx, Record{Key: tiktokKey(tiktokUploadKind, uploadID), Account: acc.ID,
+		return Save(tx, Record{Key: tiktokKey(tiktokUploadKind, uploadID), Account: acc.ID,
 			Expires: now.Add(2 * tiktokUploadURLTTL), Blobs: true}, up)
 	})
 	switch {
@@ -928,7 +928,7 @@ func (t *TikTok) recordPublished(tx Tx, p *tiktokPost) error {
 	}
 	p.RecordedPost = true
 	c := t.creatorOf(p.Account)
-	return recordTx(tx, platform.TikTok, Published{
+	return RecordTx(tx, platform.TikTok, Published{
 		Account: p.Account.ID,
 		ID:      p.PostID,
 		URL:     "https://www.tiktok.com/@" + c.Username + "/video/" + p.PostID,
@@ -964,7 +964,7 @@ var errTikTokRange = errors.New("the upload moved on")
 // yet; the session then moves on in one transaction, unless another request of the same chunk
 // got there first.
 func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
-	defer drain(r.Body)
+	defer Drain(r.Body)
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", http.MethodPut)
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -973,44 +973,44 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	key := tiktokKey(tiktokUploadKind, q.Get("upload_id"))
-	u, _, ok, err := load[tiktokUpload](ctx, t.cfg.State, key)
+	u, _, ok, err := Load[tiktokUpload](ctx, t.cfg.State, key)
 	if err != nil {
-		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	tokenSHA := sha256.Sum256([]byte(q.Get("upload_token")))
 	if !ok || subtle.ConstantTimeCompare(tokenSHA[:], u.TokenSHA) != 1 {
-		uploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
+		UploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
 		return
 	}
 	// The upload URL carries its own token: only server faults apply to it.
 	if fault := CallFault(u.Behavior, t.cfg.Rand); fault == FailUnavailable {
-		uploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
+		UploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
 		return
 	}
 	if t.cfg.Now().After(u.Issued.Add(tiktokUploadURLTTL)) {
-		uploadError(w, http.StatusForbidden, "The upload_url has expired.")
+		UploadError(w, http.StatusForbidden, "The upload_url has expired.")
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "video/mp4" && mt != "video/quicktime" && mt != "video/webm") {
-		uploadError(w, http.StatusBadRequest, "Content-Type must be video/mp4, video/quicktime or video/webm.")
+		UploadError(w, http.StatusBadRequest, "Content-Type must be video/mp4, video/quicktime or video/webm.")
 		return
 	}
 	first, last, total, ok := parseContentRange(r.Header.Get("Content-Range"))
 	if !ok || total != u.VideoSize {
-		uploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(u.VideoSize, 10)+".")
+		UploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(u.VideoSize, 10)+".")
 		return
 	}
 	n := last - first + 1
 	if r.ContentLength != n {
-		uploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
+		UploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
 		return
 	}
 	// A completed session has received every byte: what follows is a chunk sent again.
 	if first != u.Received {
 		setProgress(w, u.Received, u.VideoSize)
-		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 		return
 	}
 	k := first / u.ChunkSize
@@ -1020,28 +1020,28 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	if k >= int64(u.Chunks) || last != wantLast {
 		setProgress(w, u.Received, u.VideoSize)
-		uploadError(w, http.StatusBadRequest,
+		UploadError(w, http.StatusBadRequest,
 			fmt.Sprintf("Chunk %d must be bytes %d-%d/%d.", k+1, first, wantLast, u.VideoSize))
 		return
 	}
 
-	sp := resumeSpool(ctx, t.cfg.Blobs, u.Spool, "reelay-tiktok-sim-*.upload")
+	sp := ResumeSpool(ctx, t.cfg.Blobs, u.Spool, "reelay-tiktok-sim-*.upload")
 	defer sp.Close()
 	hasher := sha256.New()
 	if len(u.Hash) > 0 {
 		if err := hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.Hash); err != nil {
-			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+			UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 			return
 		}
 	}
 	// A chunk that does not arrive whole leaves no trace: nothing is saved.
 	if got, err := media.CopyHashed(io.NewOffsetWriter(sp, first), io.LimitReader(r.Body, n), hasher); err != nil || got != n {
 		setProgress(w, u.Received, u.VideoSize)
-		if errors.Is(err, errSpoolFile) {
-			uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		if errors.Is(err, ErrSpoolFile) {
+			UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 			return
 		}
-		uploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
+		UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
 		return
 	}
 	if last+1 < u.VideoSize {
@@ -1053,11 +1053,11 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 
 // saveChunk keeps a chunk that is not the last: its kept bytes in a blob, the session's
 // progress in its record.
-func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *spool, hasher hash.Hash, first, last int64) {
+func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *Spool, hasher hash.Hash, first, last int64) {
 	ctx := r.Context()
-	st, err := sp.save(ctx, BlobPrefix(key))
+	st, err := sp.Save(ctx, BlobPrefix(key))
 	if err != nil {
-		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	state, _ := hasher.(encoding.BinaryMarshaler).MarshalBinary()
@@ -1066,7 +1066,7 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 		var rec Record
 		var found bool
 		var err error
-		u, rec, found, err = loadTx[tiktokUpload](tx, key)
+		u, rec, found, err = LoadTx[tiktokUpload](tx, key)
 		if err != nil || !found {
 			return cmp.Or(err, errTikTokRange)
 		}
@@ -1074,7 +1074,7 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 			return errTikTokRange
 		}
 		u.Received, u.Spool, u.Hash = last+1, st, state
-		if err := save(tx, rec, u); err != nil {
+		if err := Save(tx, rec, u); err != nil {
 			return err
 		}
 		return t.updatePost(tx, u.PublishID, func(p *tiktokPost) error {
@@ -1085,9 +1085,9 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 	switch {
 	case errors.Is(err, errTikTokRange):
 		setProgress(w, u.Received, u.VideoSize)
-		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 	case err != nil:
-		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 	default:
 		setProgress(w, last+1, u.VideoSize)
 		w.WriteHeader(http.StatusPartialContent)
@@ -1096,7 +1096,7 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 
 // updatePost changes a publish_id's post within tx.
 func (t *TikTok) updatePost(tx Tx, publishID string, fn func(p *tiktokPost) error) error {
-	p, rec, found, err := loadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+	p, rec, found, err := LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
 	if err != nil {
 		return err
 	}
@@ -1106,12 +1106,12 @@ func (t *TikTok) updatePost(tx Tx, publishID string, fn func(p *tiktokPost) erro
 	if err := fn(&p); err != nil {
 		return err
 	}
-	return save(tx, rec, p)
+	return Save(tx, rec, p)
 }
 
 // completeUpload checks the complete upload and, in one transaction, records it, starts the
 // post's processing and ends the session; the session's blobs are deleted after.
-func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key, u tiktokUpload, sp *spool, sha string, first int64) {
+func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key, u tiktokUpload, sp *Spool, sha string, first int64) {
 	ctx := r.Context()
 	verdict, info := checkTikTokVideo(sp, u.VideoSize, u.MaxDuration)
 	processing := t.opts.DefaultProcessing
@@ -1121,10 +1121,10 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 	if u.Behavior.Fail == FailReject && verdict == "" {
 		verdict = "file_format_check_failed"
 	}
-	postID := strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(randomBytes(8))>>4), 10)
+	postID := strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(RandomBytes(8))>>4), 10)
 	now := t.cfg.Now()
 	err := t.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := loadTx[tiktokUpload](tx, key)
+		cur, rec, found, err := LoadTx[tiktokUpload](tx, key)
 		if err != nil || !found {
 			return cmp.Or(err, errTikTokRange)
 		}
@@ -1137,7 +1137,7 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 			p.Completed, p.CompletedAt, p.Processing = true, now, processing
 			p.SHA, p.Verdict, p.PostID = sha, verdict, postID
 			p.Duration, p.Width, p.Height = info.Duration, info.Width, info.Height
-			if err := recordTx(tx, platform.TikTok, Upload{Account: p.Account.ID, Bytes: u.VideoSize, SHA256: sha}); err != nil {
+			if err := RecordTx(tx, platform.TikTok, Upload{Account: p.Account.ID, Bytes: u.VideoSize, SHA256: sha}); err != nil {
 				return err
 			}
 			return t.settle(tx, p, now)
@@ -1147,16 +1147,16 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 		}
 		// The session stays until it expires, all received, so that the last chunk sent
 		// again is told so.
-		cur.Received, cur.Spool, cur.Hash = u.VideoSize, spoolState{}, nil
-		return save(tx, rec, cur)
+		cur.Received, cur.Spool, cur.Hash = u.VideoSize, SpoolState{}, nil
+		return Save(tx, rec, cur)
 	})
 	switch {
 	case errors.Is(err, errTikTokRange):
 		setProgress(w, u.Received, u.VideoSize)
-		uploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 		return
 	case err != nil:
-		uploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	// The chunks are of no use once the video is checked; housekeeping deletes them with the
@@ -1191,20 +1191,13 @@ func parseContentRange(s string) (first, last, total int64, ok bool) {
 		return 0, 0, 0, false
 	}
 	var err1, err2, err3 error
-	first, err1 = parseDigits(a)
-	last, err2 = parseDigits(b)
-	total, err3 = parseDigits(tot)
+	first, err1 = ParseDigits(a)
+	last, err2 = ParseDigits(b)
+	total, err3 = ParseDigits(tot)
 	if err1 != nil || err2 != nil || err3 != nil || last < first || last >= total {
 		return 0, 0, 0, false
 	}
 	return first, last, total, true
-}
-
-func parseDigits(s string) (int64, error) {
-	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, errors.New("not a number")
-	}
-	return strconv.ParseInt(s, 10, 64)
 }
 
 // checkTikTokVideo applies TikTok's video restrictions (media transfer guide) and returns the
@@ -1261,7 +1254,7 @@ func writeTikTok(w http.ResponseWriter, status int, data any, code, msg string) 
 		"error": map[string]string{
 			"code":    code,
 			"message": msg,
-			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(randomHex(10)),
+			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(RandomHex(10)),
 		},
 	})
 }

@@ -260,7 +260,7 @@ type ytSession struct {
 	Received    int64     `json:"received,omitempty"`
 	// Spool is the state of what was received, its bytes in blobs; Hash the SHA-256 state of
 	// those bytes.
-	Spool spoolState `json:"spool"`
+	Spool SpoolState `json:"spool"`
 	Hash  []byte     `json:"hash,omitempty"`
 	// Video is the video the upload became, once it completed.
 	Video string `json:"video,omitempty"`
@@ -506,7 +506,7 @@ func (s *ytSim) fault(acct Account) *ytErr {
 func (s *ytSim) charge(tx Tx, acct Account, units int, upload bool, now time.Time) (*ytErr, error) {
 	key := ytKey(ytQuotaKind, acct.ID)
 	// The record ends at midnight Pacific Time: past it, the day starts from nothing.
-	u, _, _, err := loadTx[ytUsage](tx, key)
+	u, _, _, err := LoadTx[ytUsage](tx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +530,7 @@ func (s *ytSim) charge(tx Tx, acct Account, units int, upload bool, now time.Tim
 	if upload {
 		u.Uploads++
 	}
-	return nil, save(tx, Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
+	return nil, Save(tx, Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
 }
 
 // chargeCall takes the units of a call that changes nothing else, in a transaction of its own.
@@ -624,7 +624,7 @@ func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Accoun
 		if e, err = s.charge(tx, acct, s.opt.InsertCost, true, now); err != nil || e != nil {
 			return err
 		}
-		return save(tx, Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
+		return Save(tx, Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
 			Expires: now.Add(s.opt.SessionTTL), Blobs: true}, sess)
 	})
 	switch {
@@ -804,7 +804,7 @@ var errYTMoved = errors.New("the upload session moved on")
 // moved it first.
 func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
 	key := ytKey(ytSessionKind, q.Get("upload_id"))
-	sess, _, found, err := load[ytSession](r.Context(), s.cfg.State, key)
+	sess, _, found, err := Load[ytSession](r.Context(), s.cfg.State, key)
 	switch {
 	case err != nil:
 		return ytInternal()
@@ -886,7 +886,7 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 	defer up.sp.Close()
 	kept, err := ytReceive(up.sp, up.hash, sess.Received, r.Body, n)
 	defer time.AfterFunc(ytKeepTimeout, cancel).Stop()
-	if errors.Is(err, errSpoolFile) {
+	if errors.Is(err, ErrSpoolFile) {
 		return ytInternal()
 	}
 	up.received += kept
@@ -912,19 +912,19 @@ type ytUpload struct {
 	sess     ytSession // as read when the request began
 	total    int64
 	received int64
-	sp       *spool
+	sp       *Spool
 	hash     hash.Hash // SHA-256 of the bytes received
 }
 
 // resume takes up the session's bytes (their chunks read with ctx) and their hash.
 func (u *ytUpload) resume(ctx context.Context, s *ytSim) error {
-	u.sp = resumeSpool(ctx, s.cfg.Blobs, u.sess.Spool, "reelay-sim-youtube-*")
-	u.sp.dir = s.opt.SpoolDir
+	u.sp = ResumeSpool(ctx, s.cfg.Blobs, u.sess.Spool, "reelay-sim-youtube-*")
+	u.sp.Dir = s.opt.SpoolDir
 	u.hash = sha256.New()
 	if len(u.sess.Hash) > 0 {
 		if err := u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.sess.Hash); err != nil {
 			u.sp.Close()
-			return fmt.Errorf("%w: %v", errSpoolFile, err)
+			return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 		}
 	}
 	return nil
@@ -938,7 +938,7 @@ func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytS
 		var rec Record
 		var found bool
 		var err error
-		cur, rec, found, err = loadTx[ytSession](tx, u.key)
+		cur, rec, found, err = LoadTx[ytSession](tx, u.key)
 		switch {
 		case err != nil:
 			return err
@@ -948,7 +948,7 @@ func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytS
 		if err := fn(tx, &cur); err != nil {
 			return err
 		}
-		return save(tx, rec, cur)
+		return Save(tx, rec, cur)
 	})
 	return cur, err
 }
@@ -957,13 +957,13 @@ func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytS
 // (media.CopyHashed: large writes, the hash on a goroutine of its own), and answers how many
 // it kept. A body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload
 // servers may keep part of a chunk, and answers the error with it.
-func ytReceive(sp *spool, h hash.Hash, at int64, body io.Reader, n int64) (int64, error) {
+func ytReceive(sp *Spool, h hash.Hash, at int64, body io.Reader, n int64) (int64, error) {
 	qh, err := newQuantumHash(h)
 	if err != nil {
 		return 0, err
 	}
 	got, err := media.CopyHashed(io.NewOffsetWriter(sp, at), io.LimitReader(body, n), qh)
-	if errors.Is(err, errSpoolFile) {
+	if errors.Is(err, ErrSpoolFile) {
 		return 0, err
 	}
 	if err == nil && got < n {
@@ -987,7 +987,7 @@ func ytReceive(sp *spool, h hash.Hash, at int64, body io.Reader, n int64) (int64
 		return 0, uerr
 	}
 	if terr := sp.Truncate(at + kept); terr != nil {
-		return 0, fmt.Errorf("%w: %v", errSpoolFile, terr)
+		return 0, fmt.Errorf("%w: %v", ErrSpoolFile, terr)
 	}
 	return kept, err
 }
@@ -1002,11 +1002,11 @@ func (s *ytSim) moveOn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		s.resumeIncomplete(w, r, u.sess.ID, u.received)
 		return nil
 	}
-	var st spoolState
+	var st SpoolState
 	var hashState []byte
 	if u.received > u.sess.Received {
 		var err error
-		if st, err = u.sp.save(ctx, BlobPrefix(u.key)); err != nil {
+		if st, err = u.sp.Save(ctx, BlobPrefix(u.key)); err != nil {
 			return ytInternal()
 		}
 		if hashState, err = u.hash.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
@@ -1078,7 +1078,7 @@ func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload,
 		}
 		// The session stays until it expires, so that any later request on it is answered
 		// with the video.
-		cur.Total, cur.Received, cur.Spool, cur.Hash, cur.Video = u.total, u.received, spoolState{}, nil, v.ID
+		cur.Total, cur.Received, cur.Spool, cur.Hash, cur.Video = u.total, u.received, SpoolState{}, nil, v.ID
 		return nil
 	})
 	switch {
@@ -1139,7 +1139,7 @@ func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, 
 // addVideo saves a new video within tx, recording its upload, and adds it to its channel's
 // videos in processing; a processing time of 0 ends at once.
 func (s *ytSim) addVideo(tx Tx, v *ytVideo, now time.Time) error {
-	if err := recordTx(tx, platform.YouTube, Upload{Account: v.Account, Bytes: v.Bytes, SHA256: v.SHA}); err != nil {
+	if err := RecordTx(tx, platform.YouTube, Upload{Account: v.Account, Bytes: v.Bytes, SHA256: v.SHA}); err != nil {
 		return err
 	}
 	err := s.updateChannel(tx, v.Account, func(ch *ytChannelState) {
@@ -1151,18 +1151,18 @@ func (s *ytSim) addVideo(tx Tx, v *ytVideo, now time.Time) error {
 	if err := s.settle(tx, v, now); err != nil {
 		return err
 	}
-	return save(tx, Record{Key: ytKey(ytVideoKind, v.ID), Account: v.Account}, *v)
+	return Save(tx, Record{Key: ytKey(ytVideoKind, v.ID), Account: v.Account}, *v)
 }
 
 // updateChannel changes the channel state of account within tx.
 func (s *ytSim) updateChannel(tx Tx, account string, fn func(ch *ytChannelState)) error {
-	ch, rec, _, err := loadTx[ytChannelState](tx, ytKey(ytChannelKind, account))
+	ch, rec, _, err := LoadTx[ytChannelState](tx, ytKey(ytChannelKind, account))
 	if err != nil {
 		return err
 	}
 	fn(&ch)
 	rec.Account = account
-	return save(tx, rec, ch)
+	return Save(tx, rec, ch)
 }
 
 // ytDue reports whether v's processing is over and its final status not yet set.
@@ -1189,7 +1189,7 @@ func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
 	}
 	for n := 1; n <= MaxAudienceComments; n++ {
 		ref := Record{Key: ytKey(ytCommentKind, ytCommentID(v.ID, n)), Account: v.Account}
-		if err := save(tx, ref, ytCommentRef{Video: v.ID}); err != nil {
+		if err := Save(tx, ref, ytCommentRef{Video: v.ID}); err != nil {
 			return err
 		}
 	}
@@ -1197,13 +1197,13 @@ func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
 	if v.Short {
 		u = "https://www.youtube.com/shorts/" + v.ID
 	}
-	return recordTx(tx, platform.YouTube, Published{Account: v.Account, ID: v.ID, URL: u, SHA256: v.SHA, Text: v.Meta.Title})
+	return RecordTx(tx, platform.YouTube, Published{Account: v.Account, ID: v.ID, URL: u, SHA256: v.SHA, Text: v.Meta.Title})
 }
 
 // video reads a video. One whose processing is over moves to its final status: the change is
 // written, with what it publishes recorded, by whichever request sees it first.
 func (s *ytSim) video(ctx context.Context, id string, now time.Time) (ytVideo, bool, error) {
-	return loadAdvanced(ctx, s.cfg.State, ytKey(ytVideoKind, id),
+	return LoadAdvanced(ctx, s.cfg.State, ytKey(ytVideoKind, id),
 		func(v ytVideo) bool { return ytDue(v, now) },
 		func(tx Tx, v *ytVideo) error { return s.settle(tx, v, now) })
 }
@@ -1211,7 +1211,7 @@ func (s *ytSim) video(ctx context.Context, id string, now time.Time) (ytVideo, b
 // settleDue ends the processing of the account's videos that is due: YouTube processes in the
 // background, and the account's next request sees it done.
 func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) error {
-	ch, _, found, err := load[ytChannelState](ctx, s.cfg.State, ytKey(ytChannelKind, account))
+	ch, _, found, err := Load[ytChannelState](ctx, s.cfg.State, ytKey(ytChannelKind, account))
 	if err != nil || !found {
 		return err
 	}
@@ -1231,7 +1231,7 @@ func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) er
 		recs := make([]Record, len(due))
 		for i, id := range due {
 			var err error
-			if videos[i], recs[i], _, err = loadTx[ytVideo](tx, ytKey(ytVideoKind, id)); err != nil {
+			if videos[i], recs[i], _, err = LoadTx[ytVideo](tx, ytKey(ytVideoKind, id)); err != nil {
 				return err
 			}
 		}
@@ -1248,7 +1248,7 @@ func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) er
 			if err := s.settle(tx, &videos[i], now); err != nil {
 				return err
 			}
-			if err := save(tx, recs[i], videos[i]); err != nil {
+			if err := Save(tx, recs[i], videos[i]); err != nil {
 				return err
 			}
 		}
@@ -1292,11 +1292,11 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	case e != nil:
 		return e
 	}
-	f := newSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
+	f := NewSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
 	defer f.Close()
 	h := sha256.New()
 	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(part, ytMaxVideoBytes+1), h)
-	if errors.Is(err, errSpoolFile) {
+	if errors.Is(err, ErrSpoolFile) {
 		return ytInternal()
 	}
 	if err != nil {
@@ -1463,7 +1463,7 @@ func newQuantumHash(h hash.Hash) (*quantumHash, error) {
 func (q *quantumHash) save() {
 	st, err := q.Hash.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil && q.err == nil {
-		q.err = fmt.Errorf("%w: %v", errSpoolFile, err)
+		q.err = fmt.Errorf("%w: %v", ErrSpoolFile, err)
 	}
 	q.states[q.saved%quantumStates] = st
 	q.saved++
@@ -1488,10 +1488,10 @@ func (q *quantumHash) Write(p []byte) (int, error) {
 func (q *quantumHash) rewind(kept int64) error {
 	i := kept / ytChunkQuantum
 	if q.err != nil || kept%ytChunkQuantum != 0 || i >= q.saved || i < q.saved-quantumStates {
-		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", errSpoolFile, kept))
+		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", ErrSpoolFile, kept))
 	}
 	if err := q.Hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(q.states[i%quantumStates]); err != nil {
-		return fmt.Errorf("%w: %v", errSpoolFile, err)
+		return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 	}
 	return nil
 }
@@ -1558,12 +1558,12 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Accoun
 		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
 			return err
 		}
-		v, rec, _, err := loadTx[ytVideo](tx, ytKey(ytVideoKind, id))
+		v, rec, _, err := LoadTx[ytVideo](tx, ytKey(ytVideoKind, id))
 		if err != nil {
 			return err
 		}
 		v.Thumbnail = true
-		return save(tx, rec, v)
+		return Save(tx, rec, v)
 	})
 	switch {
 	case err != nil:
@@ -1683,7 +1683,7 @@ func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct Accoun
 	}
 	items := []map[string]any{}
 	if q.Get("mine") == "true" && !s.opt.NoChannel[acct.ID] {
-		ch, _, _, err := load[ytChannelState](r.Context(), s.cfg.State, ytKey(ytChannelKind, acct.ID))
+		ch, _, _, err := Load[ytChannelState](r.Context(), s.cfg.State, ytKey(ytChannelKind, acct.ID))
 		if err != nil {
 			return ytInternal()
 		}

@@ -162,7 +162,7 @@ func ytThreadOf(v ytVideo, id, viewer string, now time.Time) *ytThread {
 // findThread finds the top-level comment id among the videos viewer may see: its video is
 // the one the comment's record names.
 func (s *ytSim) findThread(ctx context.Context, id, viewer string, now time.Time) (*ytThread, error) {
-	ref, _, found, err := load[ytCommentRef](ctx, s.cfg.State, ytKey(ytCommentKind, id))
+	ref, _, found, err := Load[ytCommentRef](ctx, s.cfg.State, ytKey(ytCommentKind, id))
 	if err != nil || !found {
 		return nil, err
 	}
@@ -176,11 +176,11 @@ func (s *ytSim) findThread(ctx context.Context, id, viewer string, now time.Time
 // findThreadTx is findThread within tx, the video locked: it answers the video's record too.
 // A comment's record is written when its video is processed, so the video needs no settling.
 func findThreadTx(tx Tx, id, viewer string, now time.Time) (ytVideo, Record, *ytThread, error) {
-	ref, _, found, err := loadTx[ytCommentRef](tx, ytKey(ytCommentKind, id))
+	ref, _, found, err := LoadTx[ytCommentRef](tx, ytKey(ytCommentKind, id))
 	if err != nil || !found {
 		return ytVideo{}, Record{}, nil, err
 	}
-	v, rec, found, err := loadTx[ytVideo](tx, ytKey(ytVideoKind, ref.Video))
+	v, rec, found, err := LoadTx[ytVideo](tx, ytKey(ytVideoKind, ref.Video))
 	if err != nil || !found {
 		return ytVideo{}, Record{}, nil, err
 	}
@@ -468,10 +468,10 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 			return nil
 		}
 		v.Replies = append(v.Replies, reply)
-		if err := save(tx, rec, v); err != nil {
+		if err := Save(tx, rec, v); err != nil {
 			return err
 		}
-		return recordTx(tx, platform.YouTube, Reply{Account: acct.ID, CommentID: parentID, Text: text})
+		return RecordTx(tx, platform.YouTube, Reply{Account: acct.ID, CommentID: parentID, Text: text})
 	})
 	switch {
 	case err != nil:
