@@ -34,6 +34,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/linkedin"
 	"github.com/reelay/reelay/internal/platform/mastodon"
+	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
@@ -134,7 +135,7 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.Bluesky:   sim.NewBluesky,
 	platform.Telegram:  sim.NewTelegram,
 	platform.Discord:   sim.NewDiscord,
-	platform.Mastodon:  sim.NewMastodon,
+	platform.Mastodon:  mastodonsim.New,
 	platform.Reddit:    sim.NewReddit,
 	platform.Threads:   sim.NewThreads,
 	platform.Facebook:  sim.NewFacebook,

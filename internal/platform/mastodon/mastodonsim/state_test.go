@@ -1,4 +1,4 @@
-package sim
+package mastodonsim
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // TestMastodonAcrossProcesses: a video status made through two processes in turn (the upload at
@@ -19,13 +21,13 @@ import (
 // third started afterwards. The upload, the status and the reply are recorded once each, and
 // the statuses' 3-hour limit counts every process's statuses together.
 func TestMastodonAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
-			rec := NewRecorder(st, platform.Mastodon)
+			rec := sim.NewRecorder(st, platform.Mastodon)
 			const alice = "109000000000000001"
-			accounts := StaticAccounts{mdToken: {ID: alice, Username: "alice", Behavior: Behavior{ProcessingMS: 5000}}}
+			accounts := sim.StaticAccounts{mdToken: {ID: alice, Username: "alice", Behavior: sim.Behavior{ProcessingMS: 5000}}}
 			e := &mdEnv{t: t, clock: clock}
 			serve := func(h func(base string) http.Handler) {
 				mux := http.NewServeMux()
@@ -34,11 +36,11 @@ func TestMastodonAcrossProcesses(t *testing.T) {
 				e.base = srv.URL + "/sandbox/mastodon"
 				mux.Handle("/sandbox/mastodon/", http.StripPrefix("/sandbox/mastodon", h(e.base)))
 			}
-			process := func(base string) *Mastodon {
-				return NewMastodonSim(Config{BaseURL: base, Accounts: accounts, Recorder: rec, State: st, Now: clock.Now,
-					Rand: func() float64 { return 0.99 }}, MastodonOptions{StatusesPerWindow: 3})
+			process := func(base string) *Sim {
+				return NewSim(sim.Config{BaseURL: base, Accounts: accounts, Recorder: rec, State: st, Now: clock.Now,
+					Rand: func() float64 { return 0.99 }}, Options{StatusesPerWindow: 3})
 			}
-			serve(func(base string) http.Handler { return alternating(process(base), process(base)) })
+			serve(func(base string) http.Handler { return simtest.Alternating(process(base), process(base)) })
 
 			up := e.upload(mdToken, mdPart{"file", "video/mp4", mdVideo(t, 720, 1280)})
 			mediaID := up.str("id")
@@ -82,7 +84,7 @@ func TestMastodonAcrossProcesses(t *testing.T) {
 			serve(func(base string) http.Handler { return process(base) }) // a restart
 			one := e.do(http.MethodGet, "/api/v1/statuses/"+statusID, "", nil, nil)
 			attachments, _ := one.body["media_attachments"].([]any)
-			comments := AudienceComments(statusID, first.createdAt(t), clock.Now())
+			comments := sim.AudienceComments(statusID, first.createdAt(t), clock.Now())
 			if one.code != http.StatusOK || len(attachments) != 1 || one.body["replies_count"] != float64(len(comments)) {
 				t.Fatalf("after a restart, the status = %d %v", one.code, one.body)
 			}
@@ -128,10 +130,10 @@ func (a *mdRenamedAccounts) rename(u string) {
 	a.mu.Unlock()
 }
 
-func (a *mdRenamedAccounts) Resolve(_ context.Context, token string) (Account, bool) {
+func (a *mdRenamedAccounts) Resolve(_ context.Context, token string) (sim.Account, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return Account{ID: "109000000000000001", Username: a.username, Behavior: Behavior{ProcessingMS: -1}}, token == mdToken
+	return sim.Account{ID: "109000000000000001", Username: a.username, Behavior: sim.Behavior{ProcessingMS: -1}}, token == mdToken
 }
 
 // TestMastodonRenamedAccountMentions: the instance knows an account by the username it last
@@ -143,7 +145,7 @@ func TestMastodonRenamedAccountMentions(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	e.base = srv.URL + "/sandbox/mastodon"
-	e.sim = NewMastodonSim(Config{BaseURL: e.base, Now: e.clock.Now, Accounts: accounts}, MastodonOptions{})
+	e.sim = NewSim(sim.Config{BaseURL: e.base, Now: e.clock.Now, Accounts: accounts}, Options{})
 	mux.Handle("/sandbox/mastodon/", http.StripPrefix("/sandbox/mastodon", e.sim))
 	mentions := func(text string) []any {
 		t.Helper()

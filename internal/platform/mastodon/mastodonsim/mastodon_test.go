@@ -1,4 +1,4 @@
-package sim
+package mastodonsim
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const mdToken = "mastodon-token"
@@ -24,21 +25,21 @@ const mdToken = "mastodon-token"
 type mdEnv struct {
 	t     *testing.T
 	clock *clocktest.Clock
-	sim   *Mastodon
+	sim   *Sim
 	base  string
 }
 
-func newMDEnv(t *testing.T, opts MastodonOptions, b Behavior) *mdEnv {
+func newMDEnv(t *testing.T, opts Options, b sim.Behavior) *mdEnv {
 	t.Helper()
 	e := &mdEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	e.base = srv.URL + "/sandbox/mastodon"
-	e.sim = NewMastodonSim(Config{BaseURL: e.base, Now: e.clock.Now, Rand: func() float64 { return 0.99 },
-		Accounts: StaticAccounts{
+	e.sim = NewSim(sim.Config{BaseURL: e.base, Now: e.clock.Now, Rand: func() float64 { return 0.99 },
+		Accounts: sim.StaticAccounts{
 			mdToken: {ID: "109000000000000001", Username: "alice", Behavior: b},
-			"other": {ID: "109000000000000002", Username: "bob", Behavior: Behavior{ProcessingMS: -1}},
+			"other": {ID: "109000000000000002", Username: "bob", Behavior: sim.Behavior{ProcessingMS: -1}},
 		}}, opts)
 	mux.Handle("/sandbox/mastodon/", http.StripPrefix("/sandbox/mastodon", e.sim))
 	return e
@@ -136,7 +137,7 @@ func wantMDError(t *testing.T, a mdAnswer, code int, text string) {
 }
 
 func TestMastodonInstance(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{MaxCharacters: 1000, VideoSizeLimit: 99 << 20}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{MaxCharacters: 1000, VideoSizeLimit: 99 << 20}, sim.Behavior{ProcessingMS: -1})
 	a := e.do(http.MethodGet, "/api/v2/instance", "", nil, nil)
 	if a.code != 200 {
 		t.Fatalf("instance = %d", a.code)
@@ -160,7 +161,7 @@ func TestMastodonInstance(t *testing.T) {
 		t.Errorf("domain = %q, base %s", a.str("domain"), e.base)
 	}
 
-	legacy := newMDEnv(t, MastodonOptions{LegacyInstance: true}, Behavior{})
+	legacy := newMDEnv(t, Options{LegacyInstance: true}, sim.Behavior{})
 	if a := legacy.do(http.MethodGet, "/api/v2/instance", "", nil, nil); a.code != 404 {
 		t.Errorf("legacy v2 instance = %d; want 404", a.code)
 	}
@@ -171,7 +172,7 @@ func TestMastodonInstance(t *testing.T) {
 }
 
 func TestMastodonAuth(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: -1})
 	for _, tok := range []string{"", "nope"} {
 		wantMDError(t, e.do(http.MethodGet, "/api/v1/accounts/verify_credentials", tok, nil, nil), 401, "The access token is invalid")
 		wantMDError(t, e.upload(tok, mdPart{"file", "video/mp4", mdVideo(t, 720, 1280)}), 401, "The access token is invalid")
@@ -185,7 +186,7 @@ func TestMastodonAuth(t *testing.T) {
 }
 
 func TestMastodonUploadAndProcessing(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: 5000})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: 5000})
 	video := mdVideo(t, 720, 1280)
 	a := e.upload(mdToken, mdPart{"description", "", []byte("alt text")}, mdPart{"file", "video/mp4", video},
 		mdPart{"thumbnail", "image/jpeg", mediatest.JPEG(t, 72, 128)})
@@ -222,8 +223,8 @@ func TestMastodonUploadAndProcessing(t *testing.T) {
 }
 
 func TestMastodonUploadValidation(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{VideoSizeLimit: 64 << 10, ImageSizeLimit: 1 << 10,
-		SupportedMimeTypes: []string{"video/mp4", "image/jpeg"}}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{VideoSizeLimit: 64 << 10, ImageSizeLimit: 1 << 10,
+		SupportedMimeTypes: []string{"video/mp4", "image/jpeg"}}, sim.Behavior{ProcessingMS: -1})
 	small := mdVideo(t, 320, 568)
 	big := mediatest.MP4Bytes(t, mediatest.Options{Size: 100 << 10})
 	cases := []struct {
@@ -256,14 +257,14 @@ func TestMastodonProcessingFailures(t *testing.T) {
 	// The reject behavior, and a frame over the matrix limit, fail processing.
 	for _, c := range []struct {
 		name string
-		b    Behavior
+		b    sim.Behavior
 		w, h int
 	}{
-		{"reject", Behavior{ProcessingMS: 1000, Fail: FailReject}, 720, 1280},
-		{"matrix", Behavior{ProcessingMS: 1000}, 1440, 2560},
+		{"reject", sim.Behavior{ProcessingMS: 1000, Fail: sim.FailReject}, 720, 1280},
+		{"matrix", sim.Behavior{ProcessingMS: 1000}, 1440, 2560},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newMDEnv(t, MastodonOptions{}, c.b)
+			e := newMDEnv(t, Options{}, c.b)
 			a := e.upload(mdToken, mdPart{"file", "video/mp4", mdVideo(t, c.w, c.h)})
 			if a.code != 202 {
 				t.Fatalf("upload = %d %v", a.code, a.body)
@@ -276,7 +277,7 @@ func TestMastodonProcessingFailures(t *testing.T) {
 }
 
 func TestMastodonStatusValidation(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{MaxCharacters: 50}, Behavior{ProcessingMS: 0})
+	e := newMDEnv(t, Options{MaxCharacters: 50}, sim.Behavior{ProcessingMS: 0})
 	id := e.uploaded(mdToken)
 	long := strings.Repeat("a", 30) + " https://example.com/" + strings.Repeat("p", 100) + "."
 	cases := []struct {
@@ -317,7 +318,7 @@ func (e *mdEnv) uploadedBy(token string) string {
 }
 
 func TestMastodonIdempotency(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: 0})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: 0})
 	id := e.uploaded(mdToken)
 	first := e.post(mdToken, "dst_1", map[string]any{"status": "one", "media_ids": []string{id}})
 	if first.code != 200 {
@@ -352,7 +353,7 @@ func TestMastodonIdempotency(t *testing.T) {
 }
 
 func TestMastodonUnattachedCleanup(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: 0})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: 0})
 	id := e.uploaded(mdToken)
 	e.clock.Advance(24 * time.Hour)
 	wantMDError(t, e.do(http.MethodGet, "/api/v1/media/"+id, mdToken, nil, nil), 404, "Record not found")
@@ -360,7 +361,7 @@ func TestMastodonUnattachedCleanup(t *testing.T) {
 }
 
 func TestMastodonRateLimits(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{MediaUploadsPerWindow: 2, StatusesPerWindow: 1}, Behavior{ProcessingMS: 0})
+	e := newMDEnv(t, Options{MediaUploadsPerWindow: 2, StatusesPerWindow: 1}, sim.Behavior{ProcessingMS: 0})
 	video := mdVideo(t, 320, 568)
 	for i := range 2 {
 		if a := e.upload(mdToken, mdPart{"file", "video/mp4", video}); a.code != 202 {
@@ -385,7 +386,7 @@ func TestMastodonRateLimits(t *testing.T) {
 	}
 	wantMDError(t, e.post(mdToken, "", map[string]any{"status": "two"}), 429, "Too many requests")
 
-	calls := newMDEnv(t, MastodonOptions{CallsPerWindow: 3}, Behavior{})
+	calls := newMDEnv(t, Options{CallsPerWindow: 3}, sim.Behavior{})
 	for range 3 {
 		calls.do(http.MethodGet, "/api/v1/accounts/verify_credentials", mdToken, nil, nil)
 	}
@@ -396,14 +397,14 @@ func TestMastodonFaults(t *testing.T) {
 	for _, c := range []struct {
 		fail string
 		code int
-	}{{FailUnavailable, 502}, {FailAuth, 401}, {FailRateLimit, 429}} {
+	}{{sim.FailUnavailable, 502}, {sim.FailAuth, 401}, {sim.FailRateLimit, 429}} {
 		t.Run(c.fail, func(t *testing.T) {
-			e := newMDEnv(t, MastodonOptions{}, Behavior{Fail: c.fail})
+			e := newMDEnv(t, Options{}, sim.Behavior{Fail: c.fail})
 			a := e.upload(mdToken, mdPart{"file", "video/mp4", mdVideo(t, 320, 568)})
 			if a.code != c.code {
 				t.Fatalf("upload = %d; want %d", a.code, c.code)
 			}
-			if c.fail == FailRateLimit && a.header.Get("X-RateLimit-Reset") == "" {
+			if c.fail == sim.FailRateLimit && a.header.Get("X-RateLimit-Reset") == "" {
 				t.Error("429 without X-RateLimit-Reset")
 			}
 			if n := len(e.sim.Recorder().Snapshot(nil).Uploads); n != 0 {

@@ -1,17 +1,17 @@
-package sim_test
+package mastodonsim_test
 
 import (
 	"net/http/httptest"
 	"testing"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzMastodonSim(f *testing.F) {
 	png := string(mediatest.PNG(f, 2, 2))
-	simtest.Fuzz{NewSim: sim.NewMastodon, Account: "109000000000000001",
+	simtest.Fuzz{NewSim: mastodonsim.New, Account: "109000000000000001",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			image := "--fz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n" +
 				png + "\r\n--fz--\r\n"

@@ -1,4 +1,4 @@
-package sim
+package mastodonsim
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // item posts a status that answers none and returns its id and when it was created.
@@ -20,10 +22,10 @@ func (e *mdEnv) item(token, visibility string) (string, time.Time) {
 }
 
 func TestMastodonAudienceFigures(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: -1})
 	id, at := e.item(mdToken, "public")
 	e.clock.Advance(75 * time.Minute)
-	aud := AudienceOf(id, at, e.clock.Now())
+	aud := sim.AudienceOf(id, at, e.clock.Now())
 	one := e.do(http.MethodGet, "/api/v1/statuses/"+id, "", nil, nil)
 	for k, want := range map[string]int64{"favourites_count": aud.Likes, "reblogs_count": aud.Shares, "replies_count": aud.Comments} {
 		if one.body[k] != float64(want) {
@@ -40,15 +42,15 @@ func TestMastodonAudienceFigures(t *testing.T) {
 		many.Add("id[]", fmt.Sprint(1000+i))
 	}
 	wantMDError(t, e.do(http.MethodGet, "/api/v1/statuses?"+many.Encode(), mdToken, nil, nil), 422, "Mastodon::ValidationError")
-	legacy := newMDEnv(t, MastodonOptions{LegacyInstance: true}, Behavior{ProcessingMS: -1})
+	legacy := newMDEnv(t, Options{LegacyInstance: true}, sim.Behavior{ProcessingMS: -1})
 	wantMDError(t, legacy.do(http.MethodGet, "/api/v1/statuses?id[]=1", mdToken, nil, nil), 404, "Record not found")
 }
 
 func TestMastodonContextAndReplies(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{MaxCharacters: 60}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{MaxCharacters: 60}, sim.Behavior{ProcessingMS: -1})
 	id, at := e.item(mdToken, "public")
 	e.clock.Advance(40 * time.Minute)
-	comments := AudienceComments(id, at, e.clock.Now())
+	comments := sim.AudienceComments(id, at, e.clock.Now())
 	ctx := e.do(http.MethodGet, "/api/v1/statuses/"+id+"/context", mdToken, nil, nil)
 	desc, _ := ctx.body["descendants"].([]any)
 	if ctx.code != 200 || len(desc) != len(comments) || len(ctx.body["ancestors"].([]any)) != 0 {
@@ -56,15 +58,15 @@ func TestMastodonContextAndReplies(t *testing.T) {
 	}
 	first := desc[0].(map[string]any)
 	acct := first["account"].(map[string]any)
-	if first["id"] != MastodonAudienceID(id, comments[0]) || first["in_reply_to_id"] != id ||
-		first["in_reply_to_account_id"] != "109000000000000001" || acct["acct"] != MastodonAudienceAcct(comments[0].Author) ||
+	if first["id"] != AudienceID(id, comments[0]) || first["in_reply_to_id"] != id ||
+		first["in_reply_to_account_id"] != "109000000000000001" || acct["acct"] != AudienceAcct(comments[0].Author) ||
 		first["content"] != "<p>"+strings.ReplaceAll(comments[0].Text, "'", "&#39;")+"</p>" {
 		t.Fatalf("first comment = %v", first)
 	}
 	commentID := first["id"].(string)
 
 	// A reply: over the limit (the mention counts as @user), to nothing, then accepted.
-	mention := "@" + MastodonAudienceAcct(comments[0].Author)
+	mention := "@" + AudienceAcct(comments[0].Author)
 	user := "@" + mastodonAudienceUsername(comments[0].Author)
 	text := mention + " " + strings.Repeat("x", 60-len(user)-1)
 	wantMDError(t, e.post(mdToken, "", map[string]any{"status": text + "x", "in_reply_to_id": commentID}), 422, "character limit of 60")
@@ -75,12 +77,12 @@ func TestMastodonContextAndReplies(t *testing.T) {
 	}
 	mentions, _ := reply.body["mentions"].([]any)
 	content := reply.str("content")
-	if len(mentions) != 1 || mentions[0].(map[string]any)["acct"] != MastodonAudienceAcct(comments[0].Author) ||
+	if len(mentions) != 1 || mentions[0].(map[string]any)["acct"] != AudienceAcct(comments[0].Author) ||
 		!strings.Contains(content, `class="u-url mention">@<span>`+mastodonAudienceUsername(comments[0].Author)+`</span></a>`) {
 		t.Errorf("reply content %q, mentions %v", content, mentions)
 	}
 	rec := e.sim.Recorder().Snapshot(nil)
-	if len(rec.Replies) != 1 || rec.Replies[0] != (Reply{Account: "109000000000000001", CommentID: commentID, Text: text}) || len(rec.Published) != 1 {
+	if len(rec.Replies) != 1 || rec.Replies[0] != (sim.Reply{Account: "109000000000000001", CommentID: commentID, Text: text}) || len(rec.Published) != 1 {
 		t.Errorf("recorded = %+v", rec)
 	}
 	// It nests under the comment, which counts it; the item still counts its direct replies.
@@ -118,7 +120,7 @@ func TestMastodonContextAndReplies(t *testing.T) {
 }
 
 func TestMastodonContent(t *testing.T) {
-	e := newMDEnv(t, MastodonOptions{}, Behavior{ProcessingMS: -1})
+	e := newMDEnv(t, Options{}, sim.Behavior{ProcessingMS: -1})
 	// The simulator knows the accounts that have called it: bob calls first.
 	_ = e.post("other", "", map[string]any{"status": "hello"})
 	a := e.post(mdToken, "", map[string]any{"status": "Hi @bob & @nobody@else.example <3\nsee https://www.example.com/" + strings.Repeat("p", 40) + ".\n\nbye"})
@@ -140,9 +142,9 @@ func TestMastodonReadFaults(t *testing.T) {
 		fail string
 		code int
 	}{
-		{FailAuth, 401}, {FailRateLimit, 429}, {FailUnavailable, 502},
+		{sim.FailAuth, 401}, {sim.FailRateLimit, 429}, {sim.FailUnavailable, 502},
 	} {
-		e := newMDEnv(t, MastodonOptions{}, Behavior{Fail: c.fail})
+		e := newMDEnv(t, Options{}, sim.Behavior{Fail: c.fail})
 		id, _ := e.item("other", "public")
 		for _, path := range []string{"/api/v1/statuses/" + id, "/api/v1/statuses/" + id + "/context", "/api/v1/statuses?id[]=" + id} {
 			if a := e.do(http.MethodGet, path, mdToken, nil, nil); a.code != c.code {

@@ -1,4 +1,6 @@
-package sim
+// Package mastodonsim is the simulator of Mastodon's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package mastodonsim
 
 // Mastodon REST API simulator: one instance, with the endpoints a video post needs.
 //
@@ -18,7 +20,7 @@ package sim
 //   - GET /api/v2/instance and GET /api/v1/instance (public) with configuration.statuses
 //     (max_characters, max_media_attachments, characters_reserved_per_url) and
 //     configuration.media_attachments (supported_mime_types, image/video size limits,
-//     video_frame_rate_limit, video_matrix_limit), all set by MastodonOptions;
+//     video_frame_rate_limit, video_matrix_limit), all set by Options;
 //   - Authorization: Bearer tokens resolved through Config.Accounts; a missing or unknown one
 //     → 401 {"error":"The access token is invalid"};
 //   - GET /api/v1/accounts/verify_credentials → the account;
@@ -56,7 +58,7 @@ package sim
 //   - call faults: unavailable → 502 with nginx's HTML page (what a client meets when the
 //     instance's Rails processes are down), auth → 401 {"error":"The access token is
 //     invalid"}, rate_limit → 429 as above; processing takes Behavior.ProcessingMS (< 0:
-//     MastodonOptions.DefaultProcessing, 2 s) on Config.Now.
+//     Options.DefaultProcessing, 2 s) on Config.Now.
 //
 // What the instance keeps is in Config.State (state.go), so that a restart or another process
 // serving it loses none of it: the media (until the cleanup's day, or with the status they are
@@ -99,6 +101,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Mastodon's MIME type lists (app/models/media_attachment.rb): what supported_mime_types
@@ -123,9 +126,9 @@ const (
 	mastodonDescriptionMax = 1500
 )
 
-// MastodonOptions configures the simulated instance. Zero values take a stock server's
+// Options configures the simulated instance. Zero values take a stock server's
 // defaults (the values mastodon.social answered in configuration for years).
-type MastodonOptions struct {
+type Options struct {
 	// Domain is the instance's domain (default: the host of Config.BaseURL).
 	Domain string
 	// MaxCharacters is configuration.statuses.max_characters (500).
@@ -159,7 +162,7 @@ type MastodonOptions struct {
 	LegacyInstance bool
 }
 
-func (o *MastodonOptions) normalize(baseURL string) {
+func (o *Options) normalize(baseURL string) {
 	if o.Domain == "" {
 		if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
 			o.Domain = u.Host
@@ -203,8 +206,8 @@ func (o *MastodonOptions) normalize(baseURL string) {
 	}
 }
 
-// MastodonMedia is what the simulator knows of one media attachment (for tests).
-type MastodonMedia struct {
+// Media is what the simulator knows of one media attachment (for tests).
+type Media struct {
 	ID, Account, ContentType string
 	Bytes                    int64
 	SHA256                   string
@@ -216,8 +219,8 @@ type MastodonMedia struct {
 	StatusID       string
 }
 
-// MastodonStatus is what the simulator knows of one status (for tests).
-type MastodonStatus struct {
+// Status is what the simulator knows of one status (for tests).
+type Status struct {
 	ID, Account, URL, URI string
 	// InReplyToID is the status answered ("" for a status that answers none: an item, which
 	// has an audience).
@@ -253,14 +256,14 @@ const (
 	mdUsernameKind = "username"
 )
 
-func mdKey(kind, id string) Key { return Key{Platform: platform.Mastodon, Kind: kind, ID: id} }
+func mdKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Mastodon, Kind: kind, ID: id} }
 
 // Mastodon simulates one Mastodon instance. It implements http.Handler. Its media, statuses,
 // Idempotency-Keys, statuses' windows and the accounts that called it are records of
 // Config.State; the throttles of API calls and media uploads are counted in the process.
-type Mastodon struct {
-	cfg      Config
-	opts     MastodonOptions
+type Sim struct {
+	cfg      sim.Config
+	opts     Options
 	basePath string
 
 	mu      sync.Mutex
@@ -268,7 +271,7 @@ type Mastodon struct {
 }
 
 type mastodonMedia struct {
-	MastodonMedia
+	Media
 	Username   string        `json:"username"`
 	Kind       string        `json:"kind"` // video, image, audio
 	Width      int           `json:"width,omitempty"`
@@ -281,16 +284,18 @@ type mastodonMedia struct {
 }
 
 type mastodonStatus struct {
-	MastodonStatus
+	Status
 	// Username is the author's.
 	Username string `json:"username"`
 	// audience is set for an audience comment (a status of a remote account; see
 	// mastodon_audience.go), which is drawn on each read, never stored.
-	audience *AudienceComment
+	audience *sim.AudienceComment
 }
 
 // author is the account that wrote the status.
-func (s *mastodonStatus) author() Account { return Account{ID: s.Account, Username: s.Username} }
+func (s *mastodonStatus) author() sim.Account {
+	return sim.Account{ID: s.Account, Username: s.Username}
+}
 
 // mastodonIdem is what an Idempotency-Key made: the status created under it.
 type mastodonIdem struct {
@@ -303,61 +308,61 @@ type mastodonAccount struct {
 	Username string `json:"username"`
 }
 
-// NewMastodon returns the Mastodon simulator with a stock instance's configuration.
-func NewMastodon(cfg Config) http.Handler { return NewMastodonSim(cfg, MastodonOptions{}) }
+// New returns the Mastodon simulator with a stock instance's configuration.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewMastodonSim returns the Mastodon simulator with an instance configured by opts (a stricter
+// NewSim returns the Mastodon simulator with an instance configured by opts (a stricter
 // instance, other timings, a Mastodon 3.x).
-func NewMastodonSim(cfg Config, opts MastodonOptions) *Mastodon {
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	opts.normalize(cfg.BaseURL)
 	basePath := ""
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &Mastodon{cfg: cfg, opts: opts, basePath: basePath, windows: map[string]int{}}
+	return &Sim{cfg: cfg, opts: opts, basePath: basePath, windows: map[string]int{}}
 }
 
 // Recorder returns the record of what the simulator received.
-func (m *Mastodon) Recorder() *Recorder { return m.cfg.Recorder }
+func (m *Sim) Recorder() *sim.Recorder { return m.cfg.Recorder }
 
 // Options returns the instance's configuration, defaults filled in.
-func (m *Mastodon) Options() MastodonOptions { return m.opts }
+func (m *Sim) Options() Options { return m.opts }
 
 // Media reports what the simulator knows of a media attachment (until Mastodon's cleanup
 // removes it unattached). It is for tests: an error of the State panics.
-func (m *Mastodon) Media(id string) (MastodonMedia, bool) {
-	md, _, found, err := Load[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, id))
+func (m *Sim) Media(id string) (Media, bool) {
+	md, _, found, err := sim.Load[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, id))
 	if err != nil {
 		panic(err)
 	}
-	return md.MastodonMedia, found
+	return md.Media, found
 }
 
 // MediaOf lists the media an account uploaded, oldest first. It is for tests: an error of the
 // State panics.
-func (m *Mastodon) MediaOf(account string) []MastodonMedia {
-	all, err := ListJSON[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, ""), account)
+func (m *Sim) MediaOf(account string) []Media {
+	all, err := sim.ListJSON[mastodonMedia](context.Background(), m.cfg.State, mdKey(mdMediaKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]MastodonMedia, len(all))
+	out := make([]Media, len(all))
 	for i, md := range all {
-		out[i] = md.MastodonMedia
+		out[i] = md.Media
 	}
 	return out
 }
 
 // Statuses lists the statuses of an account, oldest first. It is for tests: an error of the
 // State panics.
-func (m *Mastodon) Statuses(account string) []MastodonStatus {
-	all, err := ListJSON[mastodonStatus](context.Background(), m.cfg.State, mdKey(mdStatusKind, ""), account)
+func (m *Sim) Statuses(account string) []Status {
+	all, err := sim.ListJSON[mastodonStatus](context.Background(), m.cfg.State, mdKey(mdStatusKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]MastodonStatus, len(all))
+	out := make([]Status, len(all))
 	for i, s := range all {
-		out[i] = s.MastodonStatus
+		out[i] = s.Status
 	}
 	return out
 }
@@ -366,7 +371,7 @@ func (m *Mastodon) Statuses(account string) []MastodonStatus {
 // first failure of the State is kept in err; what was read after it is incomplete, and the
 // answer is then Mastodon's internal error (mastodonInternal).
 type mdView struct {
-	m   *Mastodon
+	m   *Sim
 	ctx context.Context
 	now time.Time
 	// statuses and mediaRead are the records read, nil for an id not found; replies the ids of
@@ -381,7 +386,7 @@ type mdView struct {
 	err       error
 }
 
-func (m *Mastodon) view(ctx context.Context, now time.Time) *mdView {
+func (m *Sim) view(ctx context.Context, now time.Time) *mdView {
 	return &mdView{m: m, ctx: ctx, now: now, statuses: map[string]*mastodonStatus{},
 		mediaRead: map[string]*mastodonMedia{}, replies: map[string][]string{}, counts: map[string]int{}}
 }
@@ -397,7 +402,7 @@ func (v *mdView) media(id string) *mastodonMedia {
 	if md, ok := v.mediaRead[id]; ok {
 		return md
 	}
-	md, _, found, err := Load[mastodonMedia](v.ctx, v.m.cfg.State, mdKey(mdMediaKind, id))
+	md, _, found, err := sim.Load[mastodonMedia](v.ctx, v.m.cfg.State, mdKey(mdMediaKind, id))
 	if err != nil {
 		v.fail(err)
 		return nil
@@ -425,7 +430,7 @@ func (v *mdView) statusCount(account string) int {
 
 // ServeHTTP implements http.Handler. Paths are Mastodon's, below Config.BaseURL; they are
 // accepted with or without BaseURL's path in front.
-func (m *Mastodon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	if m.basePath != "" {
 		if rest, ok := strings.CutPrefix(path, m.basePath); ok && (rest == "" || rest[0] == '/') {
@@ -444,7 +449,7 @@ func (m *Mastodon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.authed(w, r, m.uploadMedia)
 	case strings.HasPrefix(path, "/api/v1/media/") && get:
 		id := strings.TrimPrefix(path, "/api/v1/media/")
-		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc Account) { m.getMedia(w, r, acc, id) })
+		m.authed(w, r, func(w http.ResponseWriter, r *http.Request, acc sim.Account) { m.getMedia(w, r, acc, id) })
 	case path == "/api/v1/statuses" && post:
 		m.authed(w, r, m.postStatus)
 	case path == "/api/v1/statuses" && get && !m.opts.LegacyInstance: // Mastodon 4.3
@@ -471,9 +476,9 @@ func mastodonToken(r *http.Request) string {
 }
 
 // authed resolves the token, applies the account's call faults and the per-token throttle.
-func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, Account)) {
+func (m *Sim) authed(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, sim.Account)) {
 	tok := mastodonToken(r)
-	var acc Account
+	var acc sim.Account
 	ok := tok != "" && m.cfg.Accounts != nil
 	if ok {
 		acc, ok = m.cfg.Accounts.Resolve(r.Context(), tok)
@@ -490,17 +495,17 @@ func (m *Mastodon) authed(w http.ResponseWriter, r *http.Request, h func(http.Re
 
 // refused answers the account's call fault or the per-token throttle, and reports whether it
 // answered; otherwise it notes the account as seen.
-func (m *Mastodon) refused(w http.ResponseWriter, r *http.Request, tok string, acc Account) bool {
-	switch CallFault(acc.Behavior, m.cfg.Rand) {
-	case FailUnavailable:
+func (m *Sim) refused(w http.ResponseWriter, r *http.Request, tok string, acc sim.Account) bool {
+	switch sim.CallFault(acc.Behavior, m.cfg.Rand) {
+	case sim.FailUnavailable:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = io.WriteString(w, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 		return true
-	case FailAuth:
+	case sim.FailAuth:
 		mastodonError(w, http.StatusUnauthorized, mastodonInvalidToken)
 		return true
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		m.tooMany(w, m.opts.CallsPerWindow, m.windowEnd(5*time.Minute))
 		return true
 	}
@@ -517,22 +522,22 @@ func (m *Mastodon) refused(w http.ResponseWriter, r *http.Request, tok string, a
 
 // noteAccount keeps acc as an account the instance knows (its statuses' list, mentions of it):
 // written when it first calls, and again when its username changed.
-func (m *Mastodon) noteAccount(ctx context.Context, acc Account) error {
+func (m *Sim) noteAccount(ctx context.Context, acc sim.Account) error {
 	want := mastodonAccount{ID: acc.ID, Username: m.username(acc)}
 	key := mdKey(mdAccountKind, acc.ID)
-	known, _, found, err := Load[mastodonAccount](ctx, m.cfg.State, key)
+	known, _, found, err := sim.Load[mastodonAccount](ctx, m.cfg.State, key)
 	if err != nil || (found && known == want) {
 		return err
 	}
-	return m.cfg.State.Update(ctx, func(tx Tx) error {
-		old, rec, found, err := LoadTx[mastodonAccount](tx, key)
+	return m.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		old, rec, found, err := sim.LoadTx[mastodonAccount](tx, key)
 		if err != nil {
 			return err
 		}
 		if found && !strings.EqualFold(old.Username, want.Username) {
 			// The old name no longer mentions the account.
 			byName := mdKey(mdUsernameKind, strings.ToLower(old.Username))
-			if other, _, found, err := LoadTx[mastodonAccount](tx, byName); err != nil {
+			if other, _, found, err := sim.LoadTx[mastodonAccount](tx, byName); err != nil {
 				return err
 			} else if found && other.ID == acc.ID {
 				if err := tx.Delete(byName); err != nil {
@@ -541,17 +546,17 @@ func (m *Mastodon) noteAccount(ctx context.Context, acc Account) error {
 			}
 		}
 		rec.Account = acc.ID
-		if err := Save(tx, rec, want); err != nil {
+		if err := sim.Save(tx, rec, want); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: mdKey(mdUsernameKind, strings.ToLower(want.Username)), Account: acc.ID}, want)
+		return sim.Save(tx, sim.Record{Key: mdKey(mdUsernameKind, strings.ToLower(want.Username)), Account: acc.ID}, want)
 	})
 }
 
 // throttle counts a request in a window aligned on the epoch, as rack-attack does, in this
 // process's memory (a deviation: each process allows the limit; the windows are minutes
 // long). It reports the window's end and whether the limit was already reached.
-func (m *Mastodon) throttle(bucket, who string, period time.Duration, limit int) (time.Time, bool) {
+func (m *Sim) throttle(bucket, who string, period time.Duration, limit int) (time.Time, bool) {
 	idx, end := mastodonWindow(m.cfg.Now(), period)
 	key := bucket + "|" + who + "|" + strconv.FormatInt(idx, 10)
 	m.mu.Lock()
@@ -575,7 +580,7 @@ func mastodonWindow(now time.Time, period time.Duration) (int64, time.Time) {
 	return idx, time.Unix((idx+1)*secs, 0).UTC()
 }
 
-func (m *Mastodon) windowEnd(period time.Duration) time.Time {
+func (m *Sim) windowEnd(period time.Duration) time.Time {
 	_, end := mastodonWindow(m.cfg.Now(), period)
 	return end
 }
@@ -587,14 +592,14 @@ func mastodonInternal(w http.ResponseWriter) {
 }
 
 // tooMany answers 429 as rack-attack's throttled_responder does.
-func (m *Mastodon) tooMany(w http.ResponseWriter, limit int, reset time.Time) {
+func (m *Sim) tooMany(w http.ResponseWriter, limit int, reset time.Time) {
 	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	w.Header().Set("X-RateLimit-Remaining", "0")
 	w.Header().Set("X-RateLimit-Reset", reset.UTC().Format("2006-01-02T15:04:05.000000Z"))
 	mastodonError(w, http.StatusTooManyRequests, mastodonTooMany)
 }
 
-func (m *Mastodon) configuration(v2 bool) map[string]any {
+func (m *Sim) configuration(v2 bool) map[string]any {
 	o := m.opts
 	media := map[string]any{
 		"supported_mime_types":   o.SupportedMimeTypes,
@@ -623,7 +628,7 @@ func (m *Mastodon) configuration(v2 bool) map[string]any {
 	return c
 }
 
-func (m *Mastodon) instanceV2(w http.ResponseWriter) {
+func (m *Sim) instanceV2(w http.ResponseWriter) {
 	mastodonJSON(w, http.StatusOK, map[string]any{
 		"domain":        m.opts.Domain,
 		"title":         "reelay Mastodon simulator",
@@ -640,7 +645,7 @@ func (m *Mastodon) instanceV2(w http.ResponseWriter) {
 	})
 }
 
-func (m *Mastodon) instanceV1(w http.ResponseWriter) {
+func (m *Sim) instanceV1(w http.ResponseWriter) {
 	mastodonJSON(w, http.StatusOK, map[string]any{
 		"uri":               m.opts.Domain,
 		"title":             "reelay Mastodon simulator",
@@ -661,7 +666,7 @@ func (m *Mastodon) instanceV1(w http.ResponseWriter) {
 	})
 }
 
-func (m *Mastodon) username(acc Account) string {
+func (m *Sim) username(acc sim.Account) string {
 	if acc.Username != "" {
 		return acc.Username
 	}
@@ -669,7 +674,7 @@ func (m *Mastodon) username(acc Account) string {
 }
 
 // accountJSON renders an Account.
-func (v *mdView) accountJSON(acc Account) map[string]any {
+func (v *mdView) accountJSON(acc sim.Account) map[string]any {
 	m := v.m
 	u := m.username(acc)
 	avatar := m.cfg.BaseURL + "/system/accounts/avatars/" + url.PathEscape(acc.ID) + "/original/avatar.png"
@@ -683,7 +688,7 @@ func (v *mdView) accountJSON(acc Account) map[string]any {
 	}
 }
 
-func (m *Mastodon) verifyCredentials(w http.ResponseWriter, r *http.Request, acc Account) {
+func (m *Sim) verifyCredentials(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	v := m.view(r.Context(), m.cfg.Now())
 	a := v.accountJSON(acc)
 	if v.err != nil {
@@ -696,11 +701,11 @@ func (m *Mastodon) verifyCredentials(w http.ResponseWriter, r *http.Request, acc
 
 // mastodonNewID returns an unused id for a record of kind, made as Mastodon makes its ids: the
 // milliseconds of now in the high bits, and in the low 16 bits a random number whose top bit
-// is clear (audience comments set it, MastodonAudienceID). Random, not counted: another
+// is clear (audience comments set it, AudienceID). Random, not counted: another
 // process, or the one before a restart, must not hand out the same.
-func mastodonNewID(tx Tx, kind string, now time.Time) (string, error) {
+func mastodonNewID(tx sim.Tx, kind string, now time.Time) (string, error) {
 	for {
-		low := int64(binary.BigEndian.Uint16(RandomBytes(2)) & 0x7fff)
+		low := int64(binary.BigEndian.Uint16(sim.RandomBytes(2)) & 0x7fff)
 		id := strconv.FormatInt(now.UnixMilli()<<16|low, 10)
 		_, found, err := tx.Get(mdKey(kind, id))
 		if err != nil || !found {
@@ -717,7 +722,7 @@ func mastodonCompareIDs(a, b string) int {
 }
 
 // uploadMedia serves POST /api/v2/media.
-func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Account) {
+func (m *Sim) uploadMedia(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	if end, limited := m.throttle("media", acc.ID, 30*time.Minute, m.opts.MediaUploadsPerWindow); limited {
 		m.tooMany(w, m.opts.MediaUploadsPerWindow, end)
 		return
@@ -795,7 +800,7 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 	if md.Kind == "image" {
 		processing = 0 // images are processed synchronously (Mastodon 4.0)
 	}
-	md.Failed = md.Failed || acc.Behavior.Fail == FailReject
+	md.Failed = md.Failed || acc.Behavior.Fail == sim.FailReject
 	md.Account = acc.ID
 	md.Username = m.username(acc)
 	md.CreatedAt = now
@@ -804,7 +809,7 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 	// Unattached media is Mastodon's cleanup's a day after its upload
 	// (app/workers/scheduler/media_cleanup_scheduler.rb): the record ends then.
 	expires := now.Add(m.opts.UnattachedMediaTTL)
-	err = m.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err = m.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		id, err := mastodonNewID(tx, mdMediaKind, now)
 		if err != nil {
 			return err
@@ -812,10 +817,10 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 		md.ID = id
 		md.FileURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/original/" + md.SHA256[:16] + ext
 		md.PreviewURL = m.cfg.BaseURL + "/system/media_attachments/files/" + id + "/small/" + md.SHA256[:16] + ".png"
-		if err := Save(tx, Record{Key: mdKey(mdMediaKind, id), Account: acc.ID, Expires: expires}, md); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: mdKey(mdMediaKind, id), Account: acc.ID, Expires: expires}, md); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Mastodon, Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
+		return sim.RecordTx(tx, platform.Mastodon, sim.Upload{Account: acc.ID, Bytes: md.Bytes, SHA256: md.SHA256})
 	})
 	if err != nil {
 		mastodonInternal(w)
@@ -831,7 +836,7 @@ func (m *Mastodon) uploadMedia(w http.ResponseWriter, r *http.Request, acc Accou
 
 // receiveFile spools the file part to a temporary file, hashing it, and checks its type and
 // size. A non-empty message is a validation error; err means the body broke off.
-func (m *Mastodon) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, string, error) {
+func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, string, error) {
 	ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
 	md.ContentType = ct
 	if !slices.Contains(m.opts.SupportedMimeTypes, ct) {
@@ -889,7 +894,7 @@ func (m *Mastodon) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.Fil
 }
 
 // receiveThumbnail reads the thumbnail part, hashing and counting it without keeping it.
-func (m *Mastodon) receiveThumbnail(part *multipart.Part, md *mastodonMedia) (string, error) {
+func (m *Sim) receiveThumbnail(part *multipart.Part, md *mastodonMedia) (string, error) {
 	ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
 	md.ThumbnailType = ct
 	head := make([]byte, 16)
@@ -929,14 +934,14 @@ func mastodonHumanSize(n int64) string {
 
 // usable reports whether media can still be fetched or attached: owned by acc, not attached,
 // not cleaned up.
-func (m *Mastodon) usable(md *mastodonMedia, accountID string, now time.Time) bool {
+func (m *Sim) usable(md *mastodonMedia, accountID string, now time.Time) bool {
 	return md != nil && md.Account == accountID && md.StatusID == "" &&
 		now.Before(md.CreatedAt.Add(m.opts.UnattachedMediaTTL))
 }
 
-func (m *Mastodon) getMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+func (m *Sim) getMedia(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) {
 	now := m.cfg.Now()
-	md, _, found, err := Load[mastodonMedia](r.Context(), m.cfg.State, mdKey(mdMediaKind, id))
+	md, _, found, err := sim.Load[mastodonMedia](r.Context(), m.cfg.State, mdKey(mdMediaKind, id))
 	switch {
 	case err != nil:
 		mastodonInternal(w)
@@ -1051,7 +1056,7 @@ func mastodonBool(s string) bool {
 }
 
 // postStatus serves POST /api/v1/statuses.
-func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Account) {
+func (m *Sim) postStatus(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	p, err := parseStatusParams(r)
 	if err != nil {
 		mastodonError(w, http.StatusBadRequest, "Invalid parameters: "+err.Error())
@@ -1089,7 +1094,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	}
 	// PostStatusService answers a known key before anything else is checked.
 	if key != "" {
-		e, _, found, err := Load[mastodonIdem](ctx, m.cfg.State, idemKey)
+		e, _, found, err := sim.Load[mastodonIdem](ctx, m.cfg.State, idemKey)
 		if err != nil {
 			mastodonInternal(w)
 			return
@@ -1181,10 +1186,10 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 	var created, repeated string
 	var missing []string
 	var limited bool
-	err = m.cfg.State.Update(ctx, func(tx Tx) error {
+	err = m.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		created, repeated, missing, limited = "", "", nil, false
 		if key != "" {
-			e, _, found, err := LoadTx[mastodonIdem](tx, idemKey)
+			e, _, found, err := sim.LoadTx[mastodonIdem](tx, idemKey)
 			if err != nil {
 				return err
 			}
@@ -1196,7 +1201,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		// The media read above, locked: a request that ran meanwhile may have attached it.
 		mds := make([]mastodonMedia, len(attached))
 		for i, md := range attached {
-			cur, _, found, err := LoadTx[mastodonMedia](tx, mdKey(mdMediaKind, md.ID))
+			cur, _, found, err := sim.LoadTx[mastodonMedia](tx, mdKey(mdMediaKind, md.ID))
 			if err != nil {
 				return err
 			}
@@ -1208,7 +1213,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		if len(missing) > 0 {
 			return nil
 		}
-		ok, err := TakeInWindow(tx, windowKey, acc.ID, now, 3*time.Hour, m.opts.StatusesPerWindow)
+		ok, err := sim.TakeInWindow(tx, windowKey, acc.ID, now, 3*time.Hour, m.opts.StatusesPerWindow)
 		if limited = !ok; err != nil || limited {
 			return err
 		}
@@ -1216,7 +1221,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		if err != nil {
 			return err
 		}
-		s := mastodonStatus{Username: u, MastodonStatus: MastodonStatus{
+		s := mastodonStatus{Username: u, Status: Status{
 			ID: id, Account: acc.ID, Text: p.status, SpoilerText: p.spoiler, Visibility: visibility,
 			Language: language, Sensitive: p.sensitive || p.spoiler != "", IdempotencyKey: key, CreatedAt: now,
 			InReplyToID: p.inReplyTo, URL: m.cfg.BaseURL + "/@" + u + "/" + id,
@@ -1226,7 +1231,7 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 		for _, md := range mds {
 			// Attached, the media is no longer the cleanup's: it is kept with its status.
 			md.StatusID = id
-			if err := Save(tx, Record{Key: mdKey(mdMediaKind, md.ID), Account: acc.ID}, md); err != nil {
+			if err := sim.Save(tx, sim.Record{Key: mdKey(mdMediaKind, md.ID), Account: acc.ID}, md); err != nil {
 				return err
 			}
 			s.MediaIDs = append(s.MediaIDs, md.ID)
@@ -1234,29 +1239,29 @@ func (m *Mastodon) postStatus(w http.ResponseWriter, r *http.Request, acc Accoun
 				sha = md.SHA256
 			}
 		}
-		if err := Save(tx, Record{Key: mdKey(mdStatusKind, id), Account: acc.ID}, s); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: mdKey(mdStatusKind, id), Account: acc.ID}, s); err != nil {
 			return err
 		}
 		if key != "" {
 			// "Stored for up to 1 hour" (docs.joinmastodon.org methods/statuses, Idempotency-Key).
-			rec := Record{Key: idemKey, Account: acc.ID, Expires: now.Add(m.opts.IdempotencyTTL)}
-			if err := Save(tx, rec, mastodonIdem{StatusID: id}); err != nil {
+			rec := sim.Record{Key: idemKey, Account: acc.ID, Expires: now.Add(m.opts.IdempotencyTTL)}
+			if err := sim.Save(tx, rec, mastodonIdem{StatusID: id}); err != nil {
 				return err
 			}
 		}
 		created = id
 		if parent == nil {
-			return RecordTx(tx, platform.Mastodon, Published{Account: acc.ID, ID: id, URL: s.URL, SHA256: sha, Text: s.Text})
+			return sim.RecordTx(tx, platform.Mastodon, sim.Published{Account: acc.ID, ID: id, URL: s.URL, SHA256: sha, Text: s.Text})
 		}
 		repliesKey := mdKey(mdRepliesKind, parent.ID)
-		replies, rec, _, err := LoadTx[[]string](tx, repliesKey)
+		replies, rec, _, err := sim.LoadTx[[]string](tx, repliesKey)
 		if err != nil {
 			return err
 		}
-		if err := Save(tx, rec, append(replies, id)); err != nil {
+		if err := sim.Save(tx, rec, append(replies, id)); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Mastodon, Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
+		return sim.RecordTx(tx, platform.Mastodon, sim.Reply{Account: acc.ID, CommentID: parent.ID, Text: s.Text})
 	})
 	switch {
 	case err != nil:
@@ -1328,7 +1333,7 @@ func visibleTo(s *mastodonStatus, callerID string) bool {
 
 // caller resolves an optional token; public endpoints answer 401 to a token that is invalid,
 // and a call with a valid one meets the account's call faults and the per-token throttle.
-func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (m *Sim) caller(w http.ResponseWriter, r *http.Request) (string, bool) {
 	tok := mastodonToken(r)
 	if tok == "" {
 		return "", true
@@ -1342,7 +1347,7 @@ func (m *Mastodon) caller(w http.ResponseWriter, r *http.Request) (string, bool)
 	return "", false
 }
 
-func (m *Mastodon) getStatus(w http.ResponseWriter, r *http.Request, id string) {
+func (m *Sim) getStatus(w http.ResponseWriter, r *http.Request, id string) {
 	callerID, ok := m.caller(w, r)
 	if !ok {
 		return
@@ -1362,7 +1367,7 @@ func (m *Mastodon) getStatus(w http.ResponseWriter, r *http.Request, id string) 
 	}
 }
 
-func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id string) {
+func (m *Sim) accountStatuses(w http.ResponseWriter, r *http.Request, id string) {
 	callerID, ok := m.caller(w, r)
 	if !ok {
 		return
@@ -1375,7 +1380,7 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 	onlyMedia := mastodonBool(q.Get("only_media"))
 	maxID := q.Get("max_id")
 	ctx := r.Context()
-	_, _, known, err := Load[mastodonAccount](ctx, m.cfg.State, mdKey(mdAccountKind, id))
+	_, _, known, err := sim.Load[mastodonAccount](ctx, m.cfg.State, mdKey(mdAccountKind, id))
 	if err != nil {
 		mastodonInternal(w)
 		return
@@ -1384,7 +1389,7 @@ func (m *Mastodon) accountStatuses(w http.ResponseWriter, r *http.Request, id st
 		mastodonError(w, http.StatusNotFound, mastodonNotFound)
 		return
 	}
-	all, err := ListJSON[mastodonStatus](ctx, m.cfg.State, mdKey(mdStatusKind, ""), id)
+	all, err := sim.ListJSON[mastodonStatus](ctx, m.cfg.State, mdKey(mdStatusKind, ""), id)
 	if err != nil {
 		mastodonInternal(w)
 		return
@@ -1434,4 +1439,4 @@ func drainMastodon(body io.ReadCloser) {
 	_ = body.Close()
 }
 
-var _ http.Handler = (*Mastodon)(nil)
+var _ http.Handler = (*Sim)(nil)

@@ -1,4 +1,4 @@
-package sim
+package mastodonsim
 
 // Mastodon's audience: the figures of statuses, their conversations and replies to them.
 //
@@ -18,8 +18,8 @@ package sim
 //     the item itself (a reply to a comment counts on the comment, as Mastodon counts).
 //     Mastodon has no views or impressions.
 //   - Audience comments (AudienceComments) are public statuses of remote accounts on
-//     MastodonAudienceDomain answering the item, with ids like the instance's own (the
-//     comment's time in the high bits, MastodonAudienceID) so that each keeps its id on every
+//     AudienceDomain answering the item, with ids like the instance's own (the
+//     comment's time in the high bits, AudienceID) so that each keeps its id on every
 //     read. Their favourites_count is N % 3.
 //   - The context's descendants are in depth-first order, each level oldest first; only what
 //     the caller may see. The three reads are public, with an optional token: with one, the
@@ -41,10 +41,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
-// MastodonAudienceDomain is the server of the audience's accounts.
-const MastodonAudienceDomain = "audience.example"
+// AudienceDomain is the server of the audience's accounts.
+const AudienceDomain = "audience.example"
 
 // Limits of GET /api/v1/statuses and of the context (statuses_controller.rb).
 const (
@@ -66,9 +68,9 @@ func mastodonAudienceUsername(author string) string {
 	}, strings.ToLower(author))
 }
 
-// MastodonAudienceAcct is the acct (user@domain) of an audience member (AudienceComment.Author).
-func MastodonAudienceAcct(author string) string {
-	return mastodonAudienceUsername(author) + "@" + MastodonAudienceDomain
+// AudienceAcct is the acct (user@domain) of an audience member (AudienceComment.Author).
+func AudienceAcct(author string) string {
+	return mastodonAudienceUsername(author) + "@" + AudienceDomain
 }
 
 func mastodonAudienceAccountID(author string) string {
@@ -77,22 +79,22 @@ func mastodonAudienceAccountID(author string) string {
 	return fmt.Sprintf("11%016d", h.Sum64()%1e16)
 }
 
-// MastodonAudienceID is the id of audience comment c on the status itemID: the comment's
+// AudienceID is the id of audience comment c on the status itemID: the comment's
 // time in milliseconds in the high bits, as Mastodon's ids are made, and a number drawn from
 // the item and the comment's N in the low 16 (with the top one set, which the instance's own
 // statuses leave clear).
-func MastodonAudienceID(itemID string, c AudienceComment) string {
+func AudienceID(itemID string, c sim.AudienceComment) string {
 	h := fnv.New64a()
 	h.Write([]byte(itemID + "|" + strconv.Itoa(c.N)))
 	return strconv.FormatInt(c.At.UnixMilli()<<16|0x8000|int64(h.Sum64()&0x7fff), 10)
 }
 
 // audienceStatus is audience comment c on item as a status.
-func (m *Mastodon) audienceStatus(item *mastodonStatus, c AudienceComment) *mastodonStatus {
+func (m *Sim) audienceStatus(item *mastodonStatus, c sim.AudienceComment) *mastodonStatus {
 	user := mastodonAudienceUsername(c.Author)
-	id := MastodonAudienceID(item.ID, c)
-	base := "https://" + MastodonAudienceDomain
-	return &mastodonStatus{Username: user, audience: &c, MastodonStatus: MastodonStatus{
+	id := AudienceID(item.ID, c)
+	base := "https://" + AudienceDomain
+	return &mastodonStatus{Username: user, audience: &c, Status: Status{
 		ID: id, Account: mastodonAudienceAccountID(c.Author), InReplyToID: item.ID, Text: c.Text, Visibility: "public",
 		Language: "en", CreatedAt: c.At, URL: base + "/@" + user + "/" + id, URI: base + "/users/" + user + "/statuses/" + id,
 	}}
@@ -102,7 +104,7 @@ func (m *Mastodon) audienceStatus(item *mastodonStatus, c AudienceComment) *mast
 func isItem(s *mastodonStatus) bool { return s.audience == nil && s.InReplyToID == "" }
 
 // mastodonAudienceShaped reports whether id is shaped as an audience comment's: the top bit of
-// its low 16 set (MastodonAudienceID), which the instance's own ids leave clear.
+// its low 16 set (AudienceID), which the instance's own ids leave clear.
 func mastodonAudienceShaped(id string) bool {
 	n, err := strconv.ParseInt(id, 10, 64)
 	return err == nil && n&0x8000 != 0
@@ -117,7 +119,7 @@ func (v *mdView) status(id string) *mastodonStatus {
 	var out *mastodonStatus
 	if mastodonAudienceShaped(id) {
 		out = v.audienceComment(id)
-	} else if s, _, found, err := Load[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, id)); err != nil {
+	} else if s, _, found, err := sim.Load[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, id)); err != nil {
 		v.fail(err)
 	} else if found {
 		out = &s
@@ -131,7 +133,7 @@ func (v *mdView) status(id string) *mastodonStatus {
 func (v *mdView) audienceComment(id string) *mastodonStatus {
 	if !v.itemsRead {
 		v.itemsRead = true
-		all, err := ListJSON[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, ""), "")
+		all, err := sim.ListJSON[mastodonStatus](v.ctx, v.m.cfg.State, mdKey(mdStatusKind, ""), "")
 		if err != nil {
 			v.fail(err)
 			return nil
@@ -143,8 +145,8 @@ func (v *mdView) audienceComment(id string) *mastodonStatus {
 		}
 	}
 	for _, item := range v.items {
-		for _, c := range AudienceComments(item.ID, item.CreatedAt, v.now) {
-			if MastodonAudienceID(item.ID, c) == id {
+		for _, c := range sim.AudienceComments(item.ID, item.CreatedAt, v.now) {
+			if AudienceID(item.ID, c) == id {
 				return v.m.audienceStatus(item, c)
 			}
 		}
@@ -157,14 +159,14 @@ func (v *mdView) audienceComment(id string) *mastodonStatus {
 func (v *mdView) children(s *mastodonStatus) []*mastodonStatus {
 	var out []*mastodonStatus
 	if isItem(s) {
-		for _, c := range AudienceComments(s.ID, s.CreatedAt, v.now) {
+		for _, c := range sim.AudienceComments(s.ID, s.CreatedAt, v.now) {
 			out = append(out, v.m.audienceStatus(s, c))
 		}
 	}
 	replies, ok := v.replies[s.ID]
 	if !ok {
 		var err error
-		if replies, _, _, err = Load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
+		if replies, _, _, err = sim.Load[[]string](v.ctx, v.m.cfg.State, mdKey(mdRepliesKind, s.ID)); err != nil {
 			v.fail(err)
 		}
 		v.replies[s.ID] = replies
@@ -184,7 +186,7 @@ func reactions(s *mastodonStatus, now time.Time) (favourites, reblogs int64) {
 	case s.audience != nil:
 		return int64(s.audience.N % 3), 0
 	case isItem(s):
-		a := AudienceOf(s.ID, s.CreatedAt, now)
+		a := sim.AudienceOf(s.ID, s.CreatedAt, now)
 		return a.Likes, a.Shares
 	}
 	return 0, 0
@@ -196,9 +198,9 @@ func (v *mdView) authorJSON(s *mastodonStatus) map[string]any {
 		return v.accountJSON(s.author())
 	}
 	u := s.Username
-	base := "https://" + MastodonAudienceDomain
+	base := "https://" + AudienceDomain
 	return map[string]any{
-		"id": s.Account, "username": u, "acct": u + "@" + MastodonAudienceDomain, "display_name": s.audience.Author,
+		"id": s.Account, "username": u, "acct": u + "@" + AudienceDomain, "display_name": s.audience.Author,
 		"locked": false, "bot": false, "created_at": "2023-01-01T00:00:00.000Z", "note": "", "url": base + "/@" + u,
 		"avatar": base + "/avatars/" + u + ".png", "avatar_static": base + "/avatars/" + u + ".png",
 		"header": base + "/headers/original/missing.png", "header_static": base + "/headers/original/missing.png",
@@ -276,15 +278,15 @@ func (v *mdView) mention(username, domain string) (string, map[string]any) {
 	m := v.m
 	var id, acct, url string
 	switch {
-	case strings.EqualFold(domain, MastodonAudienceDomain):
-		for _, a := range AudienceAuthors {
+	case strings.EqualFold(domain, AudienceDomain):
+		for _, a := range sim.AudienceAuthors {
 			if mastodonAudienceUsername(a) == strings.ToLower(username) {
-				id, acct, url = mastodonAudienceAccountID(a), mastodonAudienceUsername(a)+"@"+MastodonAudienceDomain,
-					"https://"+MastodonAudienceDomain+"/@"+mastodonAudienceUsername(a)
+				id, acct, url = mastodonAudienceAccountID(a), mastodonAudienceUsername(a)+"@"+AudienceDomain,
+					"https://"+AudienceDomain+"/@"+mastodonAudienceUsername(a)
 			}
 		}
 	case domain == "" || strings.EqualFold(domain, m.opts.Domain):
-		a, _, found, err := Load[mastodonAccount](v.ctx, m.cfg.State, mdKey(mdUsernameKind, strings.ToLower(username)))
+		a, _, found, err := sim.Load[mastodonAccount](v.ctx, m.cfg.State, mdKey(mdUsernameKind, strings.ToLower(username)))
 		if err != nil {
 			v.fail(err)
 		} else if found {
@@ -302,7 +304,7 @@ func (v *mdView) mention(username, domain string) (string, map[string]any) {
 
 // getStatuses serves GET /api/v1/statuses?id[]= (Mastodon 4.3): the statuses found and
 // visible, in the order asked; the others are left out.
-func (m *Mastodon) getStatuses(w http.ResponseWriter, r *http.Request) {
+func (m *Sim) getStatuses(w http.ResponseWriter, r *http.Request) {
 	callerID, ok := m.caller(w, r)
 	if !ok {
 		return
@@ -333,7 +335,7 @@ func (m *Mastodon) getStatuses(w http.ResponseWriter, r *http.Request) {
 }
 
 // statusContext serves GET /api/v1/statuses/:id/context.
-func (m *Mastodon) statusContext(w http.ResponseWriter, r *http.Request, id string) {
+func (m *Sim) statusContext(w http.ResponseWriter, r *http.Request, id string) {
 	callerID, ok := m.caller(w, r)
 	if !ok {
 		return
