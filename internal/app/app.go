@@ -29,7 +29,9 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/bluesky"
+	"github.com/reelay/reelay/internal/platform/bluesky/blueskysim"
 	"github.com/reelay/reelay/internal/platform/discord"
+	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/linkedin"
@@ -40,6 +42,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
+	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/youtube"
@@ -132,9 +135,9 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.TikTok:    sim.NewTikTok,
 	platform.LinkedIn:  sim.NewLinkedIn,
 	platform.Pinterest: sim.NewPinterest,
-	platform.Bluesky:   sim.NewBluesky,
-	platform.Telegram:  sim.NewTelegram,
-	platform.Discord:   sim.NewDiscord,
+	platform.Bluesky:   blueskysim.New,
+	platform.Telegram:  telegramsim.New,
+	platform.Discord:   discordsim.New,
 	platform.Mastodon:  mastodonsim.New,
 	platform.Reddit:    sim.NewReddit,
 	platform.Threads:   sim.NewThreads,

@@ -1,4 +1,6 @@
-package sim
+// Package discordsim is the simulator of Discord's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package discordsim
 
 // Discord API simulator: webhooks and a bot's channel messages. Sources: Discord developer
 // docs for Execute Webhook, Get Webhook with Token, Create Message (nonce, enforce_nonce), Get
@@ -17,10 +19,10 @@ package sim
 //   - Execute Webhook: multipart/form-data with payload_json and files[n], or JSON; content at
 //     most 2000 UTF-16 units; attachments[].id referring to a files[id] part; allowed_mentions
 //     parse values; an empty message refused (50006); a file over the upload limit (10 MiB,
-//     DiscordOptions.MaxUploadBytes) → 413 code 40005, hashed as it streams and never held in
+//     Options.MaxUploadBytes) → 413 code 40005, hashed as it streams and never held in
 //     memory; wait=true answers the message, otherwise 204;
 //   - Create Message likewise, plus nonce (at most 25 characters) and enforce_nonce: the same
-//     nonce from the same author within DiscordOptions.NonceWindow answers the first message
+//     nonce from the same author within Options.NonceWindow answers the first message
 //     and creates none;
 //   - Get Channel Messages with after/before and limit (1-100), newest first;
 //   - errors {"code","message","errors"}; faults: unavailable → 500, auth → 404 Unknown
@@ -55,6 +57,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const (
@@ -66,8 +69,8 @@ const (
 	dcDefaultNonceWin  = 5 * time.Minute
 )
 
-// DiscordOptions tune the Discord simulator.
-type DiscordOptions struct {
+// Options tune the Discord simulator.
+type Options struct {
 	// MaxUploadBytes is the largest file accepted (10 MiB, a server without boosts).
 	MaxUploadBytes int64
 	// NonceWindow is how long enforce_nonce remembers a nonce (5 minutes: "the past few
@@ -76,9 +79,9 @@ type DiscordOptions struct {
 }
 
 // Discord is the Discord API simulator.
-type Discord struct {
-	cfg  Config
-	opts DiscordOptions
+type Sim struct {
+	cfg  sim.Config
+	opts Options
 }
 
 // The kinds of the Discord simulator's records.
@@ -93,7 +96,7 @@ const (
 	dcNonceKind = "nonce"
 )
 
-func dcKey(kind, id string) Key { return Key{Platform: platform.Discord, Kind: kind, ID: id} }
+func dcKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Discord, Kind: kind, ID: id} }
 
 // dcMessageID is the id of a message's record: its channel's and its own.
 func dcMessageID(channel, id string) string { return channel + "/" + id }
@@ -144,11 +147,11 @@ type dcAttachment struct {
 	ContentType string `json:"content_type,omitempty"`
 }
 
-// NewDiscord returns the Discord API simulator.
-func NewDiscord(cfg Config) http.Handler { return NewDiscordSim(cfg, DiscordOptions{}) }
+// New returns the Discord API simulator.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewDiscordSim returns the simulator with options.
-func NewDiscordSim(cfg Config, o DiscordOptions) *Discord {
+// NewSim returns the simulator with options.
+func NewSim(cfg sim.Config, o Options) *Sim {
 	cfg.Normalize()
 	if o.MaxUploadBytes <= 0 {
 		o.MaxUploadBytes = dcDefaultMaxUpload
@@ -156,7 +159,7 @@ func NewDiscordSim(cfg Config, o DiscordOptions) *Discord {
 	if o.NonceWindow <= 0 {
 		o.NonceWindow = dcDefaultNonceWin
 	}
-	return &Discord{cfg: cfg, opts: o}
+	return &Sim{cfg: cfg, opts: o}
 }
 
 func dcID(kind, account string) string {
@@ -166,11 +169,11 @@ func dcID(kind, account string) string {
 	return strconv.FormatUint(ms<<22|binary.BigEndian.Uint64(h[8:16])&(1<<22-1), 10)
 }
 
-// DiscordGuildID, DiscordChannelID and DiscordBotID are the snowflakes of an account's
+// GuildID, ChannelID and BotID are the snowflakes of an account's
 // sandbox guild, its text channel, and the bot user that its bot token belongs to.
-func DiscordGuildID(account string) string   { return dcID("guild", account) }
-func DiscordChannelID(account string) string { return dcID("channel", account) }
-func DiscordBotID(account string) string     { return dcID("bot", account) }
+func GuildID(account string) string   { return dcID("guild", account) }
+func ChannelID(account string) string { return dcID("channel", account) }
+func BotID(account string) string     { return dcID("bot", account) }
 
 type dcErr struct {
 	status int
@@ -213,7 +216,7 @@ func dcField(path, code, msg string) dcErr {
 
 var dcVersion = regexp.MustCompile(`^v[0-9]+$`)
 
-func (s *Discord) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(segs) > 0 && segs[0] == "api" {
 		segs = segs[1:]
@@ -253,10 +256,10 @@ func (s *Discord) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case len(segs) == 2 && segs[0] == "users" && segs[1] == "@me" && r.Method == http.MethodGet:
 			dcWrite(w, http.StatusOK, s.botUser(acct))
-		case segs[0] == "channels" && segs[1] != DiscordChannelID(acct.ID):
+		case segs[0] == "channels" && segs[1] != ChannelID(acct.ID):
 			dcFail(w, dcErr{status: http.StatusNotFound, code: 10003, msg: "Unknown Channel"})
 		case len(segs) == 2 && segs[0] == "channels" && r.Method == http.MethodGet:
-			dcWrite(w, http.StatusOK, map[string]any{"id": DiscordChannelID(acct.ID), "type": 0, "guild_id": DiscordGuildID(acct.ID),
+			dcWrite(w, http.StatusOK, map[string]any{"id": ChannelID(acct.ID), "type": 0, "guild_id": GuildID(acct.ID),
 				"name": "sandbox-videos", "position": 0, "nsfw": false})
 		case len(segs) == 3 && segs[0] == "channels" && segs[2] == "messages" && r.Method == http.MethodPost:
 			s.create(w, r, acct, false)
@@ -271,17 +274,17 @@ func (s *Discord) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // fault answers the account's call fault, if any.
-func (s *Discord) fault(w http.ResponseWriter, a Account, webhook bool) bool {
-	switch CallFault(a.Behavior, s.cfg.Rand) {
-	case FailUnavailable:
+func (s *Sim) fault(w http.ResponseWriter, a sim.Account, webhook bool) bool {
+	switch sim.CallFault(a.Behavior, s.cfg.Rand) {
+	case sim.FailUnavailable:
 		dcFail(w, dcErr{status: http.StatusInternalServerError, code: 0, msg: "500: Internal Server Error"})
-	case FailAuth:
+	case sim.FailAuth:
 		if webhook {
 			dcFail(w, dcErr{status: http.StatusNotFound, code: 10015, msg: "Unknown Webhook"})
 		} else {
 			dcFail(w, dcErr{status: http.StatusUnauthorized, code: 0, msg: "401: Unauthorized"})
 		}
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		w.Header().Set("Retry-After", "2")
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-RateLimit-Limit", "5")
@@ -298,17 +301,17 @@ func (s *Discord) fault(w http.ResponseWriter, a Account, webhook bool) bool {
 	return true
 }
 
-func (s *Discord) webhook(a Account, token string) map[string]any {
+func (s *Sim) webhook(a sim.Account, token string) map[string]any {
 	name := a.Username
 	if name == "" {
 		name = "Reelay sandbox"
 	}
-	return map[string]any{"type": 1, "id": a.ID, "name": name, "avatar": nil, "channel_id": DiscordChannelID(a.ID),
-		"guild_id": DiscordGuildID(a.ID), "application_id": nil, "token": token}
+	return map[string]any{"type": 1, "id": a.ID, "name": name, "avatar": nil, "channel_id": ChannelID(a.ID),
+		"guild_id": GuildID(a.ID), "application_id": nil, "token": token}
 }
 
-func (s *Discord) botUser(a Account) map[string]any {
-	return map[string]any{"id": DiscordBotID(a.ID), "username": "reelay-sandbox", "discriminator": "0", "bot": true, "avatar": nil}
+func (s *Sim) botUser(a sim.Account) map[string]any {
+	return map[string]any{"id": BotID(a.ID), "username": "reelay-sandbox", "discriminator": "0", "bot": true, "avatar": nil}
 }
 
 // dcUpload is one file part as received.
@@ -318,7 +321,7 @@ type dcUpload struct {
 	sha                    string
 }
 
-func (s *Discord) create(w http.ResponseWriter, r *http.Request, a Account, webhook bool) {
+func (s *Sim) create(w http.ResponseWriter, r *http.Request, a sim.Account, webhook bool) {
 	wait := true
 	if webhook {
 		switch v := r.URL.Query().Get("wait"); v {
@@ -409,7 +412,7 @@ func (s *Discord) create(w http.ResponseWriter, r *http.Request, a Account, webh
 	s.post(w, r, a, webhook, wait, payload, files)
 }
 
-func (s *Discord) readUpload(part *multipart.Part) (dcUpload, bool, error) {
+func (s *Sim) readUpload(part *multipart.Part) (dcUpload, bool, error) {
 	up := dcUpload{field: part.FormName(), filename: part.FileName(), ctype: part.Header.Get("Content-Type")}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(part, s.opts.MaxUploadBytes+1))
@@ -439,7 +442,7 @@ type dcPayload struct {
 	EnforceNonce bool              `json:"enforce_nonce"`
 }
 
-func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhook, wait bool, raw json.RawMessage, files []dcUpload) {
+func (s *Sim) post(w http.ResponseWriter, r *http.Request, a sim.Account, webhook, wait bool, raw json.RawMessage, files []dcUpload) {
 	var p dcPayload
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -510,45 +513,45 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 		dcFail(w, dcErr{status: http.StatusBadRequest, code: 50006, msg: "Cannot send an empty message"})
 		return
 	}
-	if a.Behavior.Fail == FailReject && len(files) > 0 {
+	if a.Behavior.Fail == sim.FailReject && len(files) > 0 {
 		dcFail(w, dcErr{status: http.StatusBadRequest, code: 20009, msg: "Explicit content cannot be sent to the desired recipient(s)"})
 		return
 	}
 
 	now := s.cfg.Now()
-	authorID := DiscordBotID(a.ID)
+	authorID := BotID(a.ID)
 	author := s.botUser(a)
 	if webhook {
 		authorID = a.ID
 		author = map[string]any{"id": a.ID, "username": s.webhook(a, "")["name"], "bot": true, "discriminator": "0000"}
 	}
-	channel := DiscordChannelID(a.ID)
+	channel := ChannelID(a.ID)
 	low := rand.Uint64N(1 << 22)
 	var msg dcMessage
-	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err := s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		// What Discord received counts whether or not the nonce answers an earlier message.
 		for _, f := range files {
-			if err := RecordTx(tx, platform.Discord, Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha}); err != nil {
+			if err := sim.RecordTx(tx, platform.Discord, sim.Upload{Account: a.ID, Bytes: f.size, SHA256: f.sha}); err != nil {
 				return err
 			}
 		}
 		var uses []dcNonceUse
-		nonceRec := Record{Key: dcKey(dcNonceKind, dcNonceID(channel, authorID, nonce)), Account: a.ID}
+		nonceRec := sim.Record{Key: dcKey(dcNonceKind, dcNonceID(channel, authorID, nonce)), Account: a.ID}
 		if nonce != "" {
 			var err error
-			if uses, _, _, err = LoadTx[[]dcNonceUse](tx, nonceRec.Key); err != nil {
+			if uses, _, _, err = sim.LoadTx[[]dcNonceUse](tx, nonceRec.Key); err != nil {
 				return err
 			}
 			uses = slices.DeleteFunc(uses, func(u dcNonceUse) bool { return !now.Before(u.At.Add(s.opts.NonceWindow)) })
 			if p.EnforceNonce && len(uses) > 0 {
-				first, _, found, err := LoadTx[dcMessage](tx, dcKey(dcMessageKind, dcMessageID(channel, uses[0].Message)))
+				first, _, found, err := sim.LoadTx[dcMessage](tx, dcKey(dcMessageKind, dcMessageID(channel, uses[0].Message)))
 				if err != nil || found {
 					msg = first
 					return err
 				}
 			}
 		}
-		c, crec, _, err := LoadTx[dcChannel](tx, dcKey(dcChannelKind, a.ID))
+		c, crec, _, err := sim.LoadTx[dcChannel](tx, dcKey(dcChannelKind, a.ID))
 		if err != nil {
 			return err
 		}
@@ -568,16 +571,16 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 			msg.Attachments = append(msg.Attachments, dcAttachment{ID: id, Filename: name, Size: f.size, URL: u, ProxyURL: u, ContentType: f.ctype})
 		}
 		crec.Account = a.ID
-		if err := Save(tx, crec, c); err != nil {
+		if err := sim.Save(tx, crec, c); err != nil {
 			return err
 		}
-		if err := Save(tx, Record{Key: dcKey(dcMessageKind, dcMessageID(channel, msg.ID)), Account: a.ID}, msg); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: dcKey(dcMessageKind, dcMessageID(channel, msg.ID)), Account: a.ID}, msg); err != nil {
 			return err
 		}
 		if nonce != "" {
 			uses = append(uses, dcNonceUse{Message: msg.ID, At: now})
 			nonceRec.Expires = now.Add(s.opts.NonceWindow)
-			if err := Save(tx, nonceRec, uses); err != nil {
+			if err := sim.Save(tx, nonceRec, uses); err != nil {
 				return err
 			}
 		}
@@ -585,8 +588,8 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 		if len(files) > 0 {
 			sha = files[0].sha
 		}
-		return RecordTx(tx, platform.Discord, Published{Account: a.ID, ID: msg.ID,
-			URL: fmt.Sprintf("https://discord.com/channels/%s/%s/%s", DiscordGuildID(a.ID), channel, msg.ID), SHA256: sha, Text: text})
+		return sim.RecordTx(tx, platform.Discord, sim.Published{Account: a.ID, ID: msg.ID,
+			URL: fmt.Sprintf("https://discord.com/channels/%s/%s/%s", GuildID(a.ID), channel, msg.ID), SHA256: sha, Text: text})
 	})
 	if err != nil {
 		dcFail(w, dcInternal)
@@ -599,7 +602,7 @@ func (s *Discord) post(w http.ResponseWriter, r *http.Request, a Account, webhoo
 	dcWrite(w, http.StatusOK, msg)
 }
 
-func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
+func (s *Sim) list(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	q := r.URL.Query()
 	limit := 50
 	if v := q.Get("limit"); v != "" {
@@ -621,7 +624,7 @@ func (s *Discord) list(w http.ResponseWriter, r *http.Request, a Account) {
 			*dst = n
 		}
 	}
-	msgs, err := ListJSON[dcMessage](r.Context(), s.cfg.State, dcKey(dcMessageKind, ""), a.ID)
+	msgs, err := sim.ListJSON[dcMessage](r.Context(), s.cfg.State, dcKey(dcMessageKind, ""), a.ID)
 	if err != nil {
 		dcFail(w, dcInternal)
 		return

@@ -1,4 +1,4 @@
-package sim
+package blueskysim
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // swappable serves with the handler set last: the process at an address, replaced by a restart.
@@ -41,25 +43,25 @@ func (s *swappable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // started afterwards with the tokens the first ones issued. The upload, the post and the reply
 // are recorded once each; the day's sign-ins and videos count every process's together.
 func TestBlueskyAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
-			h := &bskyHarness{t: t, clock: clock, rec: NewRecorder(st, platform.Bluesky)}
-			accounts := StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: Behavior{ProcessingMS: 3000}}}
+			h := &bskyHarness{t: t, clock: clock, rec: sim.NewRecorder(st, platform.Bluesky)}
+			accounts := sim.StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: sim.Behavior{ProcessingMS: 3000}}}
 			sw := &swappable{}
 			mux := http.NewServeMux()
 			mux.Handle("/sandbox/bluesky/", http.StripPrefix("/sandbox/bluesky", sw))
 			h.srv = httptest.NewServer(mux)
 			t.Cleanup(h.srv.Close)
-			process := func() *Bluesky {
-				return NewBlueskySim(Config{BaseURL: h.srv.URL + "/sandbox/bluesky", Accounts: accounts, Recorder: h.rec,
+			process := func() *Sim {
+				return NewSim(sim.Config{BaseURL: h.srv.URL + "/sandbox/bluesky", Accounts: accounts, Recorder: h.rec,
 					State: st, Now: clock.Now, Rand: func() float64 { return 0.99 }},
-					BlueskyOptions{SessionsPerDay: 3, VideosPerDay: 2})
+					Options{SessionsPerDay: 3, VideosPerDay: 2})
 			}
 			h.sim = process()
-			sw.set(alternating(h.sim, process()))
-			did := BlueskyDID("sbx_aa")
+			sw.set(simtest.Alternating(h.sim, process()))
+			did := DID("sbx_aa")
 
 			access, refresh := h.login()
 			// The session's token is taken by the other process.
@@ -158,7 +160,7 @@ func TestBlueskyAcrossProcesses(t *testing.T) {
 // signed in with, which anyone can make up, leave nothing in the State; those of an account
 // that signed in are counted there, refused ones too.
 func TestBlueskySignInsOfUnknownIdentifiers(t *testing.T) {
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{})
 	st := h.sim.cfg.State
 	logins := func() int {
 		n, err := st.Count(context.Background(), platform.Bluesky, bskyLoginsKind, "")
@@ -179,9 +181,9 @@ func TestBlueskySignInsOfUnknownIdentifiers(t *testing.T) {
 	h.login()
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "wrong"}).
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
-	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": BlueskyDID("sbx_aa"), "password": "wrong"}).
+	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": DID("sbx_aa"), "password": "wrong"}).
 		want(t, http.StatusUnauthorized, "AuthenticationRequired", "")
-	calls, _, _, err := Load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(sandboxtoken.BlueskyHandle("sbx_aa"))))
+	calls, _, _, err := sim.Load[[]time.Time](context.Background(), st, bskyKey(bskyLoginsKind, strings.ToLower(sandboxtoken.BlueskyHandle("sbx_aa"))))
 	if err != nil || len(calls) != 2 || logins() != 2 {
 		t.Fatalf("the account's handle has %d calls counted (%v), %d identifiers in all; want 2 and 2", len(calls), err, logins())
 	}

@@ -1,4 +1,6 @@
-package sim
+// Package telegramsim is the simulator of Telegram's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package telegramsim
 
 // Telegram Bot API simulator. Sources: core.telegram.org/bots/api (Making requests, sendVideo,
 // Sending files, getMe, getChat, getChatMember, ChatMemberAdministrator, ResponseParameters),
@@ -15,7 +17,7 @@ package sim
 //     can_post_messages;
 //   - getMe, getChat, getChatMember, and sendVideo, which must be multipart/form-data with the
 //     video uploaded as a file part (directly, or by attach://name): the part is hashed while
-//     it streams and never held in memory; at most 50 MB (TelegramOptions.MaxVideoBytes; a
+//     it streams and never held in memory; at most 50 MB (Options.MaxVideoBytes; a
 //     local Bot API server allows 2000 MB), else 413 "Request Entity Too Large"; the caption at
 //     most 1024 UTF-16 units; parse_mode HTML, Markdown or MarkdownV2 if given; width, height,
 //     duration integers; supports_streaming a boolean; thumbnail a JPEG file part under 200 kB
@@ -46,6 +48,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Telegram limits the simulator enforces.
@@ -60,16 +63,16 @@ const (
 	tgBotName = "reelay_sandbox_bot"
 )
 
-// TelegramOptions tune the Telegram simulator.
-type TelegramOptions struct {
+// Options tune the Telegram simulator.
+type Options struct {
 	// MaxVideoBytes is the upload limit (50 MB, the cloud Bot API's).
 	MaxVideoBytes int64
 }
 
 // Telegram is the Telegram Bot API simulator.
-type Telegram struct {
-	cfg  Config
-	opts TelegramOptions
+type Sim struct {
+	cfg  sim.Config
+	opts Options
 }
 
 // tgChatKind is the kind of the records of an account's channel (tgChat), kept until
@@ -77,7 +80,7 @@ type Telegram struct {
 // forgotten, with its record, everything it received before.
 const tgChatKind = "chat"
 
-func tgKey(kind, id string) Key { return Key{Platform: platform.Telegram, Kind: kind, ID: id} }
+func tgKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Telegram, Kind: kind, ID: id} }
 
 // tgChat is what the simulator keeps of an account's channel. Message ids are "unique
 // message identifier inside this chat" (Bot API, Message): counted per chat, from 1.
@@ -85,27 +88,27 @@ type tgChat struct {
 	LastMessageID int64 `json:"last_message_id"`
 }
 
-// NewTelegram returns the Telegram Bot API simulator.
-func NewTelegram(cfg Config) http.Handler { return NewTelegramSim(cfg, TelegramOptions{}) }
+// New returns the Telegram Bot API simulator.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewTelegramSim returns the simulator with options.
-func NewTelegramSim(cfg Config, o TelegramOptions) *Telegram {
+// NewSim returns the simulator with options.
+func NewSim(cfg sim.Config, o Options) *Sim {
 	cfg.Normalize()
 	if o.MaxVideoBytes <= 0 {
 		o.MaxVideoBytes = tgDefaultMaxVideo
 	}
-	return &Telegram{cfg: cfg, opts: o}
+	return &Sim{cfg: cfg, opts: o}
 }
 
-// TelegramChatID is the numeric id of an account's sandbox channel (-100 followed by ten
+// ChatID is the numeric id of an account's sandbox channel (-100 followed by ten
 // digits, as Bot API ids of channels are).
-func TelegramChatID(account string) int64 {
+func ChatID(account string) int64 {
 	h := sha256.Sum256([]byte("telegram-chat|" + account))
 	return -(1_000_000_000_000 + 1_000_000_000 + int64(binary.BigEndian.Uint64(h[:8])%8_000_000_000))
 }
 
-// TelegramBotID is the numeric id of the sandbox bot that an account's token belongs to.
-func TelegramBotID(account string) int64 {
+// BotID is the numeric id of the sandbox bot that an account's token belongs to.
+func BotID(account string) int64 {
 	h := sha256.Sum256([]byte("telegram-bot|" + account))
 	return 1_000_000_000 + int64(binary.BigEndian.Uint64(h[:8])%5_000_000_000)
 }
@@ -139,7 +142,7 @@ func tgBad(desc string) tgError {
 // error, which bots retry.
 var tgInternal = tgError{code: http.StatusInternalServerError, desc: "Internal Server Error"}
 
-func (s *Telegram) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || token == "" || method == "" || strings.Contains(method, "/") {
@@ -155,14 +158,14 @@ func (s *Telegram) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tgFail(w, tgError{code: http.StatusUnauthorized, desc: "Unauthorized"})
 		return
 	}
-	switch CallFault(acct.Behavior, s.cfg.Rand) {
-	case FailUnavailable:
+	switch sim.CallFault(acct.Behavior, s.cfg.Rand) {
+	case sim.FailUnavailable:
 		tgFail(w, tgError{code: http.StatusInternalServerError, desc: "Internal Server Error: restart"})
 		return
-	case FailAuth:
+	case sim.FailAuth:
 		tgFail(w, tgError{code: http.StatusUnauthorized, desc: "Unauthorized"})
 		return
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		tgFail(w, tgError{code: http.StatusTooManyRequests, desc: fmt.Sprintf("Too Many Requests: retry after %d", tgRetryAfter), retryAfter: tgRetryAfter})
 		return
 	}
@@ -180,25 +183,25 @@ func (s *Telegram) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Telegram) bot(a Account) map[string]any {
-	return map[string]any{"id": TelegramBotID(a.ID), "is_bot": true, "first_name": "Reelay Sandbox", "username": tgBotName,
+func (s *Sim) bot(a sim.Account) map[string]any {
+	return map[string]any{"id": BotID(a.ID), "is_bot": true, "first_name": "Reelay Sandbox", "username": tgBotName,
 		"can_join_groups": true, "can_read_all_group_messages": false, "supports_inline_queries": false}
 }
 
-func (s *Telegram) chat(a Account) map[string]any {
+func (s *Sim) chat(a sim.Account) map[string]any {
 	title := a.Username
 	if title == "" {
 		title = "Sandbox channel " + a.ID
 	}
-	return map[string]any{"id": TelegramChatID(a.ID), "type": "channel", "title": title, "username": a.ID}
+	return map[string]any{"id": ChatID(a.ID), "type": "channel", "title": title, "username": a.ID}
 }
 
 // chatMatches reports whether a chat_id names the account's channel.
-func chatMatches(a Account, chatID string) bool {
+func chatMatches(a sim.Account, chatID string) bool {
 	if name, ok := strings.CutPrefix(chatID, "@"); ok {
 		return strings.EqualFold(name, a.ID)
 	}
-	return chatID == strconv.FormatInt(TelegramChatID(a.ID), 10)
+	return chatID == strconv.FormatInt(ChatID(a.ID), 10)
 }
 
 // tgParams reads the parameters of a method that takes no file: query string, urlencoded or
@@ -256,7 +259,7 @@ func tgParams(r *http.Request) (url.Values, *tgError) {
 	return v, nil
 }
 
-func (s *Telegram) serveGetChat(w http.ResponseWriter, r *http.Request, a Account) {
+func (s *Sim) serveGetChat(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	p, perr := tgParams(r)
 	if perr != nil {
 		tgFail(w, *perr)
@@ -272,7 +275,7 @@ func (s *Telegram) serveGetChat(w http.ResponseWriter, r *http.Request, a Accoun
 	}
 }
 
-func (s *Telegram) serveGetChatMember(w http.ResponseWriter, r *http.Request, a Account) {
+func (s *Sim) serveGetChatMember(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	p, perr := tgParams(r)
 	if perr != nil {
 		tgFail(w, *perr)
@@ -295,7 +298,7 @@ func (s *Telegram) serveGetChatMember(w http.ResponseWriter, r *http.Request, a 
 		tgFail(w, tgBad("invalid user_id specified"))
 		return
 	}
-	if uid != TelegramBotID(a.ID) {
+	if uid != BotID(a.ID) {
 		tgFail(w, tgBad("user not found"))
 		return
 	}
@@ -317,7 +320,7 @@ type tgFile struct {
 	tooBig bool
 }
 
-func (s *Telegram) serveSendVideo(w http.ResponseWriter, r *http.Request, a Account) {
+func (s *Sim) serveSendVideo(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "multipart/form-data" {
 		// A video given by file_id or URL: the sandbox has no files to refer to.
@@ -391,7 +394,7 @@ func (s *Telegram) serveSendVideo(w http.ResponseWriter, r *http.Request, a Acco
 
 // readFile hashes one file part as it streams, keeping only its first bytes (and the whole
 // part when it is small enough to be a thumbnail).
-func (s *Telegram) readFile(part io.Reader) (*tgFile, error) {
+func (s *Sim) readFile(part io.Reader) (*tgFile, error) {
 	h := sha256.New()
 	var head bytes.Buffer
 	buf := make([]byte, 64<<10)
@@ -438,7 +441,7 @@ func fileRef(fields map[string]string, files map[string]*tgFile, name string) (*
 	return f, "", ok
 }
 
-func (s *Telegram) sendVideo(w http.ResponseWriter, r *http.Request, a Account, fields map[string]string, files map[string]*tgFile) {
+func (s *Sim) sendVideo(w http.ResponseWriter, r *http.Request, a sim.Account, fields map[string]string, files map[string]*tgFile) {
 	chatID := fields["chat_id"]
 	switch {
 	case chatID == "":
@@ -502,28 +505,28 @@ func (s *Telegram) sendVideo(w http.ResponseWriter, r *http.Request, a Account, 
 			return
 		}
 	}
-	if a.Behavior.Fail == FailReject {
+	if a.Behavior.Fail == sim.FailReject {
 		tgFail(w, tgBad("VIDEO_FILE_INVALID"))
 		return
 	}
 
 	chat := s.chat(a)
 	var id int64
-	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
-		c, rec, _, err := LoadTx[tgChat](tx, tgKey(tgChatKind, a.ID))
+	err := s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		c, rec, _, err := sim.LoadTx[tgChat](tx, tgKey(tgChatKind, a.ID))
 		if err != nil {
 			return err
 		}
 		c.LastMessageID++
 		id = c.LastMessageID
 		rec.Account = a.ID
-		if err := Save(tx, rec, c); err != nil {
+		if err := sim.Save(tx, rec, c); err != nil {
 			return err
 		}
-		if err := RecordTx(tx, platform.Telegram, Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha}); err != nil {
+		if err := sim.RecordTx(tx, platform.Telegram, sim.Upload{Account: a.ID, Bytes: video.size, SHA256: video.sha}); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Telegram, Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", TelegramChatID(a.ID), id),
+		return sim.RecordTx(tx, platform.Telegram, sim.Published{Account: a.ID, ID: fmt.Sprintf("%d:%d", ChatID(a.ID), id),
 			URL: fmt.Sprintf("https://t.me/%s/%d", a.ID, id), SHA256: video.sha, Text: caption})
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package sim
+package blueskysim
 
 import (
 	"bytes"
@@ -16,29 +16,30 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 type bskyHarness struct {
 	t     *testing.T
 	srv   *httptest.Server
-	sim   *Bluesky
+	sim   *Sim
 	clock *clocktest.Clock
-	rec   *Recorder
+	rec   *sim.Recorder
 }
 
-func newBskyHarness(t *testing.T, b Behavior, o BlueskyOptions) *bskyHarness {
+func newBskyHarness(t *testing.T, b sim.Behavior, o Options) *bskyHarness {
 	t.Helper()
-	return newBskyHarnessOf(t, StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: b}}, o)
+	return newBskyHarnessOf(t, sim.StaticAccounts{"pw": {ID: "sbx_aa", Username: "Demo", Behavior: b}}, o)
 }
 
 // newBskyHarnessOf is newBskyHarness with accounts of the test's own (whose behaviour may change).
-func newBskyHarnessOf(t *testing.T, accounts Accounts, o BlueskyOptions) *bskyHarness {
+func newBskyHarnessOf(t *testing.T, accounts sim.Accounts, o Options) *bskyHarness {
 	t.Helper()
-	h := &bskyHarness{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), rec: &Recorder{}}
+	h := &bskyHarness{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}}
 	mux := http.NewServeMux()
 	h.srv = httptest.NewServer(mux)
 	t.Cleanup(h.srv.Close)
-	h.sim = NewBlueskySim(Config{BaseURL: h.srv.URL + "/sandbox/bluesky", Now: h.clock.Now, Recorder: h.rec,
+	h.sim = NewSim(sim.Config{BaseURL: h.srv.URL + "/sandbox/bluesky", Now: h.clock.Now, Recorder: h.rec,
 		Rand: func() float64 { return 0.99 }, Accounts: accounts}, o)
 	mux.Handle("/sandbox/bluesky/", http.StripPrefix("/sandbox/bluesky", h.sim))
 	return h
@@ -119,7 +120,7 @@ func bskyVideo(t *testing.T, d time.Duration) []byte {
 // upload sends a video to the video service and waits for its blob.
 func (h *bskyHarness) upload(access string, video []byte) map[string]any {
 	h.t.Helper()
-	did := BlueskyDID("sbx_aa")
+	did := DID("sbx_aa")
 	tok := h.serviceToken(access, h.sim.ServiceDID(), "com.atproto.repo.uploadBlob")
 	a := h.call(http.MethodPost, "app.bsky.video.uploadVideo", tok, url.Values{"did": {did}, "name": {"v.mp4"}}, "video/mp4", video)
 	if a.status != 200 || a.body["state"] != "JOB_STATE_CREATED" && a.body["state"] != "JOB_STATE_ENCODING" {
@@ -136,7 +137,7 @@ func (h *bskyHarness) upload(access string, video []byte) map[string]any {
 
 func TestBlueskySessions(t *testing.T) {
 	t.Parallel()
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{SessionsPer5Min: 3})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{SessionsPer5Min: 3})
 	handle := sandboxtoken.BlueskyHandle("sbx_aa")
 	h.post("com.atproto.server.createSession", "", map[string]string{"identifier": handle, "password": "wrong"}).
 		want(t, 401, "AuthenticationRequired", "Invalid identifier or password")
@@ -160,9 +161,9 @@ func TestBlueskySessions(t *testing.T) {
 	}
 
 	prof := func(tok string) bskyAnswer {
-		return h.call(http.MethodGet, "app.bsky.actor.getProfile", tok, url.Values{"actor": {BlueskyDID("sbx_aa")}}, "", nil)
+		return h.call(http.MethodGet, "app.bsky.actor.getProfile", tok, url.Values{"actor": {DID("sbx_aa")}}, "", nil)
 	}
-	if a := prof(access); a.status != 200 || a.body["handle"] != handle || a.body["did"] != BlueskyDID("sbx_aa") {
+	if a := prof(access); a.status != 200 || a.body["handle"] != handle || a.body["did"] != DID("sbx_aa") {
 		t.Errorf("getProfile = %d %s", a.status, a.raw)
 	}
 	prof("").want(t, 401, "AuthenticationRequired", "")
@@ -184,9 +185,9 @@ func TestBlueskySessions(t *testing.T) {
 
 func TestBlueskyServiceAuthAndVideoService(t *testing.T) {
 	t.Parallel()
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{MaxVideoBytes: 300 << 10})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{MaxVideoBytes: 300 << 10})
 	access, _ := h.login()
-	did := BlueskyDID("sbx_aa")
+	did := DID("sbx_aa")
 	q := func(aud, lxm string, exp time.Duration) url.Values {
 		return url.Values{"aud": {aud}, "lxm": {lxm}, "exp": {strconv.FormatInt(h.clock.Now().Add(exp).Unix(), 10)}}
 	}
@@ -257,9 +258,9 @@ func TestBlueskyServiceAuthAndVideoService(t *testing.T) {
 
 func TestBlueskyCreateRecord(t *testing.T) {
 	t.Parallel()
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{})
 	access, _ := h.login()
-	did := BlueskyDID("sbx_aa")
+	did := DID("sbx_aa")
 	blob := h.upload(access, bskyVideo(t, 5*time.Second))
 	embed := map[string]any{"$type": "app.bsky.embed.video", "video": blob, "aspectRatio": map[string]int{"width": 9, "height": 16}}
 	rec := func(mod func(map[string]any)) map[string]any {
@@ -363,22 +364,22 @@ func TestBlueskyFaultShapes(t *testing.T) {
 		status int
 		name   string
 	}{
-		{FailUnavailable, 503, "NotEnoughResources"},
-		{FailRateLimit, 429, "RateLimitExceeded"},
-		{FailAuth, 401, "AuthenticationRequired"},
+		{sim.FailUnavailable, 503, "NotEnoughResources"},
+		{sim.FailRateLimit, 429, "RateLimitExceeded"},
+		{sim.FailAuth, 401, "AuthenticationRequired"},
 	} {
-		h := newBskyHarness(t, Behavior{Fail: c.fail}, BlueskyOptions{})
+		h := newBskyHarness(t, sim.Behavior{Fail: c.fail}, Options{})
 		a := h.post("com.atproto.server.createSession", "", map[string]string{"identifier": sandboxtoken.BlueskyHandle("sbx_aa"), "password": "pw"})
 		a.want(t, c.status, c.name, "")
-		if c.fail == FailRateLimit && a.header.Get("RateLimit-Reset") == "" {
+		if c.fail == sim.FailRateLimit && a.header.Get("RateLimit-Reset") == "" {
 			t.Errorf("429 without RateLimit-Reset: %v", a.header)
 		}
 	}
 	// Reject: the video service fails the job with its message.
-	h := newBskyHarness(t, Behavior{ProcessingMS: 0, Fail: FailReject}, BlueskyOptions{})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: 0, Fail: sim.FailReject}, Options{})
 	access, _ := h.login()
 	tok := h.serviceToken(access, h.sim.ServiceDID(), "com.atproto.repo.uploadBlob")
-	a := h.call(http.MethodPost, "app.bsky.video.uploadVideo", tok, url.Values{"did": {BlueskyDID("sbx_aa")}}, "video/mp4", bskyVideo(t, 5*time.Second))
+	a := h.call(http.MethodPost, "app.bsky.video.uploadVideo", tok, url.Values{"did": {DID("sbx_aa")}}, "video/mp4", bskyVideo(t, 5*time.Second))
 	js := h.call(http.MethodGet, "app.bsky.video.getJobStatus", "", url.Values{"jobId": {fmt.Sprint(a.body["jobId"])}}, "", nil)
 	st, _ := js.body["jobStatus"].(map[string]any)
 	if st["state"] != "JOB_STATE_FAILED" || st["message"] != "Failed to process video" || !strings.HasPrefix(fmt.Sprint(st["error"]), "video processing error for job: ") {

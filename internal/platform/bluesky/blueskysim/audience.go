@@ -1,4 +1,4 @@
-package sim
+package blueskysim
 
 // Bluesky's audience: the figures and threads of posts, as the AppView answers
 // app.bsky.feed.getPosts and app.bsky.feed.getPostThread through the account's PDS (which
@@ -19,8 +19,8 @@ package sim
 //     any reply of an account to the post itself; replies to comments count on the comment,
 //     as the AppView counts). Bluesky has no views or impressions.
 //   - Audience comments (AudienceComments) are replies to the item by accounts of their own
-//     (BlueskyAudienceHandle, a did:plc: of the author), under a TID of the comment's time, so
-//     each keeps its URI and CID on every read (BlueskyAudienceURI). Their likeCount is N % 3.
+//     (AudienceHandle, a did:plc: of the author), under a TID of the comment's time, so
+//     each keeps its URI and CID on every read (AudienceURI). Their likeCount is N % 3.
 //   - getPosts answers the posts it knows, in the order asked, and leaves out the others;
 //     getPostThread nests replies (oldest first) down to depth and parents up to parentHeight.
 //     Posts of every account can be read, as on the public network; an unknown post is
@@ -37,7 +37,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"hash/fnv"
 	"net/http"
 	"net/url"
@@ -45,14 +44,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // bskyGetPostsMax is getPosts's maxLength of uris.
 const bskyGetPostsMax = 25
 
-// BlueskyAudienceHandle is the handle of an audience member (AudienceComment.Author): handles
+// AudienceHandle is the handle of an audience member (AudienceComment.Author): handles
 // allow no underscore, so it becomes a hyphen, under a reserved-looking domain.
-func BlueskyAudienceHandle(author string) string {
+func AudienceHandle(author string) string {
 	return strings.ToLower(strings.ReplaceAll(author, "_", "-")) + ".audience.bsky.test"
 }
 
@@ -62,10 +64,10 @@ func bskyAudienceDID(author string) string {
 	return "did:plc:" + strings.ToLower(base32.StdEncoding.EncodeToString(h[:]))[:24]
 }
 
-// BlueskyAudienceURI is the at:// URI of audience comment c on the post itemURI: a record in
+// AudienceURI is the at:// URI of audience comment c on the post itemURI: a record in
 // the commenter's repository under a TID of the comment's time, whose clock identifier comes
 // from the post and the comment's number.
-func BlueskyAudienceURI(itemURI string, c AudienceComment) string {
+func AudienceURI(itemURI string, c sim.AudienceComment) string {
 	h := fnv.New64a()
 	h.Write([]byte(itemURI + "|" + strconv.Itoa(c.N)))
 	return "at://" + bskyAudienceDID(c.Author) + "/app.bsky.feed.post/" + bskyTIDAt(c.At, h.Sum64())
@@ -74,7 +76,7 @@ func BlueskyAudienceURI(itemURI string, c AudienceComment) string {
 // bskyAudienceDIDs are the DIDs of the audience's accounts, whose posts are drawn, not stored.
 var bskyAudienceDIDs = func() map[string]bool {
 	out := map[string]bool{}
-	for _, a := range AudienceAuthors {
+	for _, a := range sim.AudienceAuthors {
 		out[bskyAudienceDID(a)] = true
 	}
 	return out
@@ -91,11 +93,11 @@ type bskyNode struct {
 	// item is set for a record that answers none: it has an audience.
 	item *bskyPost
 	// comment is set for an audience comment.
-	comment *AudienceComment
+	comment *sim.AudienceComment
 }
 
-func (b *Bluesky) recordNode(p *bskyPost) bskyNode {
-	n := bskyNode{uri: p.URI, cid: p.CID, did: BlueskyDID(p.Account), handle: sandboxtoken.BlueskyHandle(p.Account),
+func (b *Sim) recordNode(p *bskyPost) bskyNode {
+	n := bskyNode{uri: p.URI, cid: p.CID, did: DID(p.Account), handle: sandboxtoken.BlueskyHandle(p.Account),
 		displayName: b.profile(p.author()).DisplayName, record: p.Record, at: p.At, parent: p.ReplyParent, root: p.ReplyRoot}
 	if p.ReplyParent == "" {
 		n.item = p
@@ -103,8 +105,8 @@ func (b *Bluesky) recordNode(p *bskyPost) bskyNode {
 	return n
 }
 
-func audienceNode(item *bskyPost, c AudienceComment) bskyNode {
-	uri := BlueskyAudienceURI(item.URI, c)
+func audienceNode(item *bskyPost, c sim.AudienceComment) bskyNode {
+	uri := AudienceURI(item.URI, c)
 	ref := map[string]string{"uri": item.URI, "cid": item.CID}
 	rec, _ := json.Marshal(map[string]any{
 		"$type": "app.bsky.feed.post", "text": c.Text, "createdAt": c.At.UTC().Format("2006-01-02T15:04:05.000Z"),
@@ -112,7 +114,7 @@ func audienceNode(item *bskyPost, c AudienceComment) bskyNode {
 	})
 	sum := sha256.Sum256(rec)
 	return bskyNode{uri: uri, cid: bskyCID(0x71, hex.EncodeToString(sum[:])), did: bskyAudienceDID(c.Author),
-		handle: BlueskyAudienceHandle(c.Author), displayName: c.Author, record: rec, at: c.At,
+		handle: AudienceHandle(c.Author), displayName: c.Author, record: rec, at: c.At,
 		parent: item.URI, root: item.URI, comment: &c}
 }
 
@@ -120,7 +122,7 @@ func audienceNode(item *bskyPost, c AudienceComment) bskyNode {
 // first failure of the State is kept in err; what was read after it is incomplete, and the
 // answer is then the internal error (bskyInternal).
 type bskyView struct {
-	b   *Bluesky
+	b   *Sim
 	ctx context.Context
 	now time.Time
 	// posts are the records read, nil for a URI not found; replies the URIs answering a post.
@@ -132,7 +134,7 @@ type bskyView struct {
 	err       error
 }
 
-func (b *Bluesky) view(ctx context.Context, now time.Time) *bskyView {
+func (b *Sim) view(ctx context.Context, now time.Time) *bskyView {
 	return &bskyView{b: b, ctx: ctx, now: now, posts: map[string]*bskyPost{}, replies: map[string][]string{}}
 }
 
@@ -150,7 +152,7 @@ func (v *bskyView) node(uri string) (bskyNode, bool) {
 	}
 	p, ok := v.posts[uri]
 	if !ok {
-		rec, _, found, err := Load[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, uri))
+		rec, _, found, err := sim.Load[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, uri))
 		if err != nil {
 			v.fail(err)
 		} else if found {
@@ -169,7 +171,7 @@ func (v *bskyView) node(uri string) (bskyNode, bool) {
 func (v *bskyView) audienceComment(uri string) (bskyNode, bool) {
 	if !v.itemsRead {
 		v.itemsRead = true
-		all, err := ListJSON[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, ""), "")
+		all, err := sim.ListJSON[bskyPost](v.ctx, v.b.cfg.State, bskyKey(bskyPostKind, ""), "")
 		if err != nil {
 			v.fail(err)
 			return bskyNode{}, false
@@ -181,8 +183,8 @@ func (v *bskyView) audienceComment(uri string) (bskyNode, bool) {
 		}
 	}
 	for _, p := range v.items {
-		for _, c := range AudienceComments(p.URI, p.At, v.now) {
-			if BlueskyAudienceURI(p.URI, c) == uri {
+		for _, c := range sim.AudienceComments(p.URI, p.At, v.now) {
+			if AudienceURI(p.URI, c) == uri {
 				return audienceNode(p, c), true
 			}
 		}
@@ -194,14 +196,14 @@ func (v *bskyView) audienceComment(uri string) (bskyNode, bool) {
 func (v *bskyView) children(n bskyNode) []bskyNode {
 	var out []bskyNode
 	if n.item != nil {
-		for _, c := range AudienceComments(n.item.URI, n.item.At, v.now) {
+		for _, c := range sim.AudienceComments(n.item.URI, n.item.At, v.now) {
 			out = append(out, audienceNode(n.item, c))
 		}
 	}
 	replies, ok := v.replies[n.uri]
 	if !ok {
 		var err error
-		if replies, _, _, err = Load[[]string](v.ctx, v.b.cfg.State, bskyKey(bskyRepliesKind, n.uri)); err != nil {
+		if replies, _, _, err = sim.Load[[]string](v.ctx, v.b.cfg.State, bskyKey(bskyRepliesKind, n.uri)); err != nil {
 			v.fail(err)
 		}
 		v.replies[n.uri] = replies
@@ -225,7 +227,7 @@ func (v *bskyView) postView(n bskyNode) map[string]any {
 	var likes, reposts, quotes int64
 	switch {
 	case n.item != nil:
-		a := AudienceOf(n.item.URI, n.item.At, v.now)
+		a := sim.AudienceOf(n.item.URI, n.item.At, v.now)
 		quotes = a.Shares / 4
 		likes, reposts = a.Likes, a.Shares-quotes
 	case n.comment != nil:
@@ -305,7 +307,7 @@ func xrpcParamsError(w http.ResponseWriter, msg string) {
 }
 
 // getPosts serves app.bsky.feed.getPosts.
-func (b *Bluesky) getPosts(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getPosts(w http.ResponseWriter, r *http.Request) {
 	if _, ok := b.auth(w, r); !ok {
 		return
 	}
@@ -363,7 +365,7 @@ func intParam(w http.ResponseWriter, q url.Values, name string, def int) (int, b
 }
 
 // getPostThread serves app.bsky.feed.getPostThread.
-func (b *Bluesky) getPostThread(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getPostThread(w http.ResponseWriter, r *http.Request) {
 	if _, ok := b.auth(w, r); !ok {
 		return
 	}

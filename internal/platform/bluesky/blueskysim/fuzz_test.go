@@ -1,4 +1,4 @@
-package sim_test
+package blueskysim_test
 
 import (
 	"net/http"
@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelay/reelay/internal/platform/bluesky/blueskysim"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzBlueskySim(f *testing.F) {
 	const account = "sbx_aa"
-	simtest.Fuzz{NewSim: sim.NewBluesky, Account: account,
+	simtest.Fuzz{NewSim: blueskysim.New, Account: account,
 		Documented5xx: func(code int, body string) bool {
 			return code == http.StatusNotImplemented && strings.Contains(body, `"error":"MethodNotImplemented"`)
 		},
@@ -25,7 +25,7 @@ func FuzzBlueskySim(f *testing.F) {
 				RefreshJwt string `json:"refreshJwt"`
 			}
 			simtest.DecodeInto(t, rec, &out)
-			return map[string]string{"jwt": out.AccessJwt, "refresh": out.RefreshJwt, "did": sim.BlueskyDID(account)}
+			return map[string]string{"jwt": out.AccessJwt, "refresh": out.RefreshJwt, "did": blueskysim.DID(account)}
 		},
 		Seeds: []simtest.FuzzSeed{
 			{"POST", "/xrpc/com.atproto.repo.createRecord", "Authorization: Bearer {jwt}\nContent-Type: application/json", `{"repo":"{did}","collection":"app.bsky.feed.post","record":{"$type":"app.bsky.feed.post","text":"hi https://e.x","createdAt":"2026-03-01T12:00:00Z","langs":["en"],"facets":[{"index":{"byteStart":3,"byteEnd":14},"features":[{"$type":"app.bsky.richtext.facet#link","uri":"https://e.x"}]}],"embed":{"$type":"app.bsky.embed.video","video":{"$type":"blob","ref":{"$link":"bafk"},"mimeType":"video/mp4","size":10}}}}`},

@@ -1,4 +1,4 @@
-package sim_test
+package telegramsim_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
+	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 )
 
 // TestTelegramAcrossProcesses: a publish's calls (getMe, getChatMember, sendVideo) go to two
@@ -27,15 +28,15 @@ func TestTelegramAcrossProcesses(t *testing.T) {
 			st := open(t, clock.Now)
 			accounts := sim.StaticAccounts{tgToken: {ID: tgAccount, Username: "Sim channel"}}
 			process := func() http.Handler {
-				return sim.NewTelegramSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Telegram),
-					State: st, Now: clock.Now}, sim.TelegramOptions{})
+				return telegramsim.NewSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Telegram),
+					State: st, Now: clock.Now}, telegramsim.Options{})
 			}
 			both, restarted := simtest.Processes(t, process)
 
 			if _, a := tgDo(t, both, tgToken, "getMe", "", nil); !a.OK {
 				t.Fatalf("getMe: %+v", a)
 			}
-			member := fmt.Sprintf(`{"chat_id":"@%s","user_id":%d}`, tgAccount, sim.TelegramBotID(tgAccount))
+			member := fmt.Sprintf(`{"chat_id":"@%s","user_id":%d}`, tgAccount, telegramsim.BotID(tgAccount))
 			if _, a := tgDo(t, both, tgToken, "getChatMember", "application/json", []byte(member)); !a.OK {
 				t.Fatalf("getChatMember: %+v", a)
 			}
@@ -74,7 +75,7 @@ func TestTelegramConcurrentSends(t *testing.T) {
 			st := open(t, nil)
 			accounts := sim.StaticAccounts{tgToken: {ID: tgAccount}}
 			both, _ := simtest.Processes(t, func() http.Handler {
-				return sim.NewTelegramSim(sim.Config{Accounts: accounts, State: st}, sim.TelegramOptions{})
+				return telegramsim.NewSim(sim.Config{Accounts: accounts, State: st}, telegramsim.Options{})
 			})
 			ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.mp4", data: mp4ish(100)})
 			var ids []int64
@@ -100,8 +101,8 @@ func TestTelegramConcurrentSends(t *testing.T) {
 func TestTelegramStateDown(t *testing.T) {
 	st := sim.NewMemoryState(nil)
 	rec := sim.NewRecorder(st, platform.Telegram)
-	srv := httptest.NewServer(sim.NewTelegramSim(sim.Config{Accounts: sim.StaticAccounts{tgToken: {ID: tgAccount}},
-		Recorder: rec, State: simtest.DownState{State: st}}, sim.TelegramOptions{}))
+	srv := httptest.NewServer(telegramsim.NewSim(sim.Config{Accounts: sim.StaticAccounts{tgToken: {ID: tgAccount}},
+		Recorder: rec, State: simtest.DownState{State: st}}, telegramsim.Options{}))
 	t.Cleanup(srv.Close)
 	ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.mp4", data: mp4ish(100)})
 	if status, a := tgDo(t, srv, tgToken, "sendVideo", ct, body); status != http.StatusInternalServerError || a.Description != "Internal Server Error" {

@@ -1,4 +1,6 @@
-package sim
+// Package blueskysim is the simulator of Bluesky's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package blueskysim
 
 // Bluesky (AT Protocol) simulator: one handler serving an account's PDS (com.atproto.server.*,
 // com.atproto.repo.*, app.bsky.actor.getProfile) and the video service (app.bsky.video.*), both
@@ -11,7 +13,7 @@ package sim
 // all read through the search tool. What the sources leave open, and how it is decided here:
 //
 //   - Accounts: the app password is resolved with Config.Accounts; the identifier must be the
-//     account's handle (BlueskySandboxHandle of its id) or DID (BlueskyDID). A wrong one is 401
+//     account's handle (BlueskySandboxHandle of its id) or DID (DID). A wrong one is 401
 //     AuthenticationRequired "Invalid identifier or password". createSession is limited per
 //     identifier to 30 calls per 5 minutes and 300 per day (429 RateLimitExceeded with
 //     RateLimit-Limit/Remaining/Reset/Policy headers; Reset is Unix seconds). The 5 minutes are
@@ -44,7 +46,7 @@ package sim
 //   - The blob the job answers has the CID of the uploaded bytes (raw codec, SHA-256) and their
 //     size: the live service stores a re-encoded file, whose CID and size differ.
 //   - Limits: 100,000,000 bytes per video (413 PayloadTooLarge beyond; the lexicon's maxSize in
-//     2025, raised to 300 MB in 2026, see BlueskyOptions.MaxVideoBytes), 3 minutes, 25 videos or
+//     2025, raised to 300 MB in 2026, see Options.MaxVideoBytes), 3 minutes, 25 videos or
 //     10 GB per account and rolling day (getUploadLimits reports what is left; an upload beyond
 //     is 400 InvalidRequest with this simulator's wording). An account marked EmailUnconfirmed
 //     cannot upload: getUploadLimits says canUpload false with error unconfirmed_email, and
@@ -109,13 +111,14 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/secret"
 )
 
-// BlueskyOptions tunes the simulator; the zero value is Bluesky's documented behaviour.
-type BlueskyOptions struct {
+// Options tunes the simulator; the zero value is Bluesky's documented behaviour.
+type Options struct {
 	// Profiles overrides what getProfile and getUploadLimits know of an account, by account ID.
-	Profiles map[string]BlueskyProfile
+	Profiles map[string]Profile
 	// DefaultProcessing is a video job's duration when Behavior.ProcessingMS < 0 (0: 3 s).
 	DefaultProcessing time.Duration
 	// SessionsPer5Min and SessionsPerDay limit createSession per identifier (0: 30 and 300).
@@ -134,16 +137,16 @@ type BlueskyOptions struct {
 	NoVideoService bool
 }
 
-// BlueskyProfile is what the simulator knows of an account beyond its ID.
-type BlueskyProfile struct {
+// Profile is what the simulator knows of an account beyond its ID.
+type Profile struct {
 	DisplayName string
 	Avatar      string
 	// EmailUnconfirmed accounts may not upload video.
 	EmailUnconfirmed bool
 }
 
-// BlueskyPost is a record the simulator holds.
-type BlueskyPost struct {
+// Post is a record the simulator holds.
+type Post struct {
 	Account string
 	URI     string
 	CID     string
@@ -161,9 +164,9 @@ type BlueskyPost struct {
 	ReplyRoot, ReplyParent string
 }
 
-// BlueskyDID is the DID of a simulated account: did:plc: and 24 base32 characters derived from
+// DID is the DID of a simulated account: did:plc: and 24 base32 characters derived from
 // the account id.
-func BlueskyDID(account string) string {
+func DID(account string) string {
 	h := sha256.Sum256([]byte("reelay-sim-bluesky|" + account))
 	return "did:plc:" + strings.ToLower(base32.StdEncoding.EncodeToString(h[:]))[:24]
 }
@@ -171,9 +174,9 @@ func BlueskyDID(account string) string {
 // Bluesky simulates a PDS and the video service. It implements http.Handler. Its accounts,
 // jobs, blobs, records, allowances and the day's sign-ins are records of Config.State; the
 // tokens it issues verify themselves with a key kept there.
-type Bluesky struct {
-	cfg  Config
-	opts BlueskyOptions
+type Sim struct {
+	cfg  sim.Config
+	opts Options
 	// did is this service's did:web (PDS and video service alike).
 	did string
 
@@ -217,11 +220,11 @@ const (
 	bskyUploadsKind = "uploads"
 )
 
-func bskyKey(kind, id string) Key { return Key{Platform: platform.Bluesky, Kind: kind, ID: id} }
+func bskyKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Bluesky, Kind: kind, ID: id} }
 
 type bskyJob struct {
 	ID       string        `json:"id"`
-	Account  Account       `json:"account"`
+	Account  sim.Account   `json:"account"`
 	DID      string        `json:"did"`
 	SHA      string        `json:"sha"`
 	Size     int64         `json:"size"`
@@ -250,18 +253,18 @@ type bskyUploaded struct {
 
 // bskyPost is a record as the simulator keeps it.
 type bskyPost struct {
-	BlueskyPost
+	Post
 	// Username is the author's (its display name).
 	Username string `json:"username"`
 }
 
-func (p *bskyPost) author() Account { return Account{ID: p.Account, Username: p.Username} }
+func (p *bskyPost) author() sim.Account { return sim.Account{ID: p.Account, Username: p.Username} }
 
-// NewBluesky returns the Bluesky simulator with Bluesky's documented behaviour.
-func NewBluesky(cfg Config) http.Handler { return NewBlueskySim(cfg, BlueskyOptions{}) }
+// New returns the Bluesky simulator with Bluesky's documented behaviour.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewBlueskySim returns the Bluesky simulator with options.
-func NewBlueskySim(cfg Config, opts BlueskyOptions) *Bluesky {
+// NewSim returns the Bluesky simulator with options.
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	if opts.DefaultProcessing <= 0 {
 		opts.DefaultProcessing = 3 * time.Second
@@ -294,7 +297,7 @@ func NewBlueskySim(cfg Config, opts BlueskyOptions) *Bluesky {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		host = u.Host
 	}
-	return &Bluesky{
+	return &Sim{
 		cfg: cfg, opts: opts,
 		did:    "did:web:" + strings.ReplaceAll(host, ":", "%3A"),
 		recent: map[string][]time.Time{},
@@ -302,27 +305,27 @@ func NewBlueskySim(cfg Config, opts BlueskyOptions) *Bluesky {
 }
 
 // Recorder returns the record of what the simulator received.
-func (b *Bluesky) Recorder() *Recorder { return b.cfg.Recorder }
+func (b *Sim) Recorder() *sim.Recorder { return b.cfg.Recorder }
 
 // ServiceDID is the did:web of the simulated PDS and video service.
-func (b *Bluesky) ServiceDID() string { return b.did }
+func (b *Sim) ServiceDID() string { return b.did }
 
 // Posts lists the records of an account, oldest first. It is for tests: an error of the State
 // panics.
-func (b *Bluesky) Posts(accountID string) []BlueskyPost {
-	all, err := ListJSON[bskyPost](context.Background(), b.cfg.State, bskyKey(bskyPostKind, ""), accountID)
+func (b *Sim) Posts(accountID string) []Post {
+	all, err := sim.ListJSON[bskyPost](context.Background(), b.cfg.State, bskyKey(bskyPostKind, ""), accountID)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]BlueskyPost, len(all))
+	out := make([]Post, len(all))
 	for i, p := range all {
-		out[i] = p.BlueskyPost
+		out[i] = p.Post
 	}
 	return out
 }
 
 // ServeHTTP implements http.Handler.
-func (b *Bluesky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	nsid, ok := strings.CutPrefix(r.URL.Path, "/xrpc/")
 	if !ok {
 		bskyError(w, http.StatusNotFound, "NotFound", "Not Found")
@@ -382,18 +385,18 @@ func bskyRateLimited(w http.ResponseWriter, limit int, window time.Duration, res
 
 // bskyFault answers the account's call fault, if any; onAuth writes the auth fault's answer on
 // this call. It reports whether it answered.
-func (b *Bluesky) bskyFault(w http.ResponseWriter, acc Account, onAuth func()) bool {
-	return b.answerFault(w, CallFault(acc.Behavior, b.cfg.Rand), onAuth)
+func (b *Sim) bskyFault(w http.ResponseWriter, acc sim.Account, onAuth func()) bool {
+	return b.answerFault(w, sim.CallFault(acc.Behavior, b.cfg.Rand), onAuth)
 }
 
 // answerFault answers a call fault drawn by CallFault, as bskyFault does.
-func (b *Bluesky) answerFault(w http.ResponseWriter, fault string, onAuth func()) bool {
+func (b *Sim) answerFault(w http.ResponseWriter, fault string, onAuth func()) bool {
 	switch fault {
-	case FailUnavailable:
+	case sim.FailUnavailable:
 		bskyError(w, http.StatusServiceUnavailable, "NotEnoughResources", "Service Unavailable")
-	case FailAuth:
+	case sim.FailAuth:
 		onAuth()
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		bskyRateLimited(w, 3000, 5*time.Minute, b.cfg.Now().Add(time.Second))
 	default:
 		return false
@@ -433,7 +436,7 @@ type bskyKeys struct {
 }
 
 // tokenKeys reads the simulator's key, made by the first process that needs it.
-func (b *Bluesky) tokenKeys(ctx context.Context) (*bskyKeys, error) {
+func (b *Sim) tokenKeys(ctx context.Context) (*bskyKeys, error) {
 	b.mu.Lock()
 	k, read := b.keys, b.keysRead
 	b.mu.Unlock()
@@ -442,22 +445,22 @@ func (b *Bluesky) tokenKeys(ctx context.Context) (*bskyKeys, error) {
 	}
 	key := bskyKey(bskyKeyKind, "tokens")
 	now := b.cfg.Now()
-	stored, _, found, err := Load[bskyKeyRecord](ctx, b.cfg.State, key)
+	stored, _, found, err := sim.Load[bskyKeyRecord](ctx, b.cfg.State, key)
 	if err != nil {
 		return nil, err
 	}
 	if !found || now.Sub(stored.Written) > bskyKeyRewrite {
-		err := b.cfg.State.Update(ctx, func(tx Tx) error {
-			cur, rec, found, err := LoadTx[bskyKeyRecord](tx, key)
+		err := b.cfg.State.Update(ctx, func(tx sim.Tx) error {
+			cur, rec, found, err := sim.LoadTx[bskyKeyRecord](tx, key)
 			if err != nil {
 				return err
 			}
 			if !found {
-				cur.Key = RandomBytes(secret.KeySize)
+				cur.Key = sim.RandomBytes(secret.KeySize)
 			}
 			cur.Written = now
 			stored = cur
-			return Save(tx, rec, cur)
+			return sim.Save(tx, rec, cur)
 		})
 		if err != nil {
 			return nil, err
@@ -533,13 +536,13 @@ func (k *bskyKeys) parse(token string, now time.Time) (c bskyClaims, expired, ok
 }
 
 // resolve finds the account whose app password a token's claims carry, sealed for did.
-func (b *Bluesky) resolve(ctx context.Context, k *bskyKeys, c bskyClaims, did string) (Account, bool) {
+func (b *Sim) resolve(ctx context.Context, k *bskyKeys, c bskyClaims, did string) (sim.Account, bool) {
 	password, ok := k.open(c.Pwd, did)
 	if !ok || b.cfg.Accounts == nil {
-		return Account{}, false
+		return sim.Account{}, false
 	}
 	acc, ok := b.cfg.Accounts.Resolve(ctx, password)
-	return acc, ok && BlueskyDID(acc.ID) == did
+	return acc, ok && DID(acc.ID) == did
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -549,51 +552,51 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // issue mints an access and refresh token pair carrying the account's app password.
-func (b *Bluesky) issue(k *bskyKeys, password string, acc Account) (access, refresh string) {
+func (b *Sim) issue(k *bskyKeys, password string, acc sim.Account) (access, refresh string) {
 	now := b.cfg.Now()
-	did := BlueskyDID(acc.ID)
+	did := DID(acc.ID)
 	pwd := k.seal(password, did)
 	access = k.mint(map[string]any{"scope": "com.atproto.appPass", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": RandomHex(12), "pwd": pwd})
+		"iat": now.Unix(), "exp": now.Add(b.opts.AccessTTL).Unix(), "jti": sim.RandomHex(12), "pwd": pwd})
 	refresh = k.mint(map[string]any{"scope": "com.atproto.refresh", "sub": did, "aud": b.did,
-		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": RandomHex(12), "pwd": pwd})
+		"iat": now.Unix(), "exp": now.Add(b.opts.RefreshTTL).Unix(), "jti": sim.RandomHex(12), "pwd": pwd})
 	return access, refresh
 }
 
 // saveAccount keeps acc as an account that signed in, by DID and by handle.
-func saveAccount(tx Tx, acc Account) error {
-	did := BlueskyDID(acc.ID)
-	if err := Save(tx, Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
+func saveAccount(tx sim.Tx, acc sim.Account) error {
+	did := DID(acc.ID)
+	if err := sim.Save(tx, sim.Record{Key: bskyKey(bskyAccountKind, did), Account: acc.ID}, acc); err != nil {
 		return err
 	}
-	return Save(tx, Record{Key: bskyKey(bskyHandleKind, strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID))), Account: acc.ID}, did)
+	return sim.Save(tx, sim.Record{Key: bskyKey(bskyHandleKind, strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID))), Account: acc.ID}, did)
 }
 
 // knownAccount finds the account that signed in with a DID or handle.
-func (b *Bluesky) knownAccount(ctx context.Context, actor string) (acc Account, did string, found bool, err error) {
+func (b *Sim) knownAccount(ctx context.Context, actor string) (acc sim.Account, did string, found bool, err error) {
 	did = actor
 	if !strings.HasPrefix(actor, "did:") {
-		if did, _, found, err = Load[string](ctx, b.cfg.State, bskyKey(bskyHandleKind, strings.ToLower(actor))); err != nil || !found {
-			return Account{}, "", false, err
+		if did, _, found, err = sim.Load[string](ctx, b.cfg.State, bskyKey(bskyHandleKind, strings.ToLower(actor))); err != nil || !found {
+			return sim.Account{}, "", false, err
 		}
 	}
-	acc, _, found, err = Load[Account](ctx, b.cfg.State, bskyKey(bskyAccountKind, did))
+	acc, _, found, err = sim.Load[sim.Account](ctx, b.cfg.State, bskyKey(bskyAccountKind, did))
 	return acc, did, found, err
 }
 
-func (b *Bluesky) profile(acc Account) BlueskyProfile {
+func (b *Sim) profile(acc sim.Account) Profile {
 	p := b.opts.Profiles[acc.ID]
 	if p.DisplayName == "" {
 		p.DisplayName = acc.Username
 	}
 	if p.Avatar == "" {
-		p.Avatar = b.cfg.BaseURL + "/img/avatar/plain/" + BlueskyDID(acc.ID) + "/avatar@jpeg"
+		p.Avatar = b.cfg.BaseURL + "/img/avatar/plain/" + DID(acc.ID) + "/avatar@jpeg"
 	}
 	return p
 }
 
-func (b *Bluesky) sessionAnswer(acc Account, access, refresh string) map[string]any {
-	did, handle := BlueskyDID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
+func (b *Sim) sessionAnswer(acc sim.Account, access, refresh string) map[string]any {
+	did, handle := DID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
 	return map[string]any{
 		"accessJwt": access, "refreshJwt": refresh, "handle": handle, "did": did,
 		"didDoc": map[string]any{
@@ -612,13 +615,13 @@ func (b *Bluesky) sessionAnswer(acc Account, access, refresh string) map[string]
 // takeRecentLogin counts a createSession call of ident in the 5 minutes' window, kept in this
 // process (a documented deviation: each process allows the limit; the window is minutes long).
 // When the limit is reached it counts nothing and answers when the window frees a place.
-func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time, limited bool) {
+func (b *Sim) takeRecentLogin(ident string, now time.Time) (reset time.Time, limited bool) {
 	cutoff := now.Add(-5 * time.Minute)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.recent) > 10_000 {
 		for id, calls := range b.recent {
-			if len(PruneBefore(calls, cutoff)) == 0 {
+			if len(sim.PruneBefore(calls, cutoff)) == 0 {
 				delete(b.recent, id)
 			}
 		}
@@ -626,7 +629,7 @@ func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time,
 			clear(b.recent)
 		}
 	}
-	calls := PruneBefore(b.recent[ident], cutoff)
+	calls := sim.PruneBefore(b.recent[ident], cutoff)
 	if len(calls) >= b.opts.SessionsPer5Min {
 		b.recent[ident] = calls
 		return calls[0].Add(5 * time.Minute), true
@@ -636,7 +639,7 @@ func (b *Bluesky) takeRecentLogin(ident string, now time.Time) (reset time.Time,
 }
 
 // untakeRecentLogin takes back a call takeRecentLogin counted at now.
-func (b *Bluesky) untakeRecentLogin(ident string, now time.Time) {
+func (b *Sim) untakeRecentLogin(ident string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	calls := b.recent[ident]
@@ -648,7 +651,7 @@ func (b *Bluesky) untakeRecentLogin(ident string, now time.Time) {
 	}
 }
 
-func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) createSession(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Identifier *string `json:"identifier"`
 		Password   *string `json:"password"`
@@ -669,16 +672,16 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var acc Account
+	var acc sim.Account
 	authed := b.cfg.Accounts != nil && *in.Password != ""
 	if authed {
 		acc, authed = b.cfg.Accounts.Resolve(ctx, *in.Password)
 	}
-	authed = authed && (ident == strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID)) || ident == BlueskyDID(acc.ID))
+	authed = authed && (ident == strings.ToLower(sandboxtoken.BlueskyHandle(acc.ID)) || ident == DID(acc.ID))
 	fault := ""
 	var keys *bskyKeys
 	if authed {
-		fault = CallFault(acc.Behavior, b.cfg.Rand)
+		fault = sim.CallFault(acc.Behavior, b.cfg.Rand)
 		var err error
 		if keys, err = b.tokenKeys(ctx); err != nil {
 			bskyInternal(w)
@@ -690,7 +693,7 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 	// in the 5 minutes' window only.
 	var dayReset time.Time
 	var dayLimited bool
-	err := b.cfg.State.Update(ctx, func(tx Tx) error {
+	err := b.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		dayLimited = false
 		owner := ""
 		if authed {
@@ -700,23 +703,23 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(ident, "did:") {
 				kind = bskyAccountKind
 			}
-			_, rec, found, err := LoadTx[json.RawMessage](tx, bskyKey(kind, ident))
+			_, rec, found, err := sim.LoadTx[json.RawMessage](tx, bskyKey(kind, ident))
 			if err != nil || !found {
 				return err
 			}
 			owner = rec.Account
 		}
 		key := bskyKey(bskyLoginsKind, ident)
-		calls, _, _, err := LoadTx[[]time.Time](tx, key)
+		calls, _, _, err := sim.LoadTx[[]time.Time](tx, key)
 		if err != nil {
 			return err
 		}
-		ok, err := TakeInWindow(tx, key, owner, now, 24*time.Hour, b.opts.SessionsPerDay)
+		ok, err := sim.TakeInWindow(tx, key, owner, now, 24*time.Hour, b.opts.SessionsPerDay)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			dayLimited, dayReset = true, PruneBefore(calls, now.Add(-24*time.Hour))[0].Add(24*time.Hour)
+			dayLimited, dayReset = true, sim.PruneBefore(calls, now.Add(-24*time.Hour))[0].Add(24*time.Hour)
 			return nil
 		}
 		if authed && fault == "" {
@@ -742,7 +745,7 @@ func (b *Bluesky) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) refreshSession(w http.ResponseWriter, r *http.Request) {
 	token, ok := bearer(r)
 	if !ok {
 		bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", "Authentication Required")
@@ -766,7 +769,7 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	used := bskyKey(bskyRefreshedKind, c.Jti)
-	if _, _, found, err := Load[bool](ctx, b.cfg.State, used); err != nil {
+	if _, _, found, err := sim.Load[bool](ctx, b.cfg.State, used); err != nil {
 		bskyInternal(w)
 		return
 	} else if found {
@@ -783,13 +786,13 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 	}
 	// A refresh token is good once: it is kept as used until it would have expired.
 	again := false
-	err = b.cfg.State.Update(ctx, func(tx Tx) error {
-		_, rec, found, err := LoadTx[bool](tx, used)
+	err = b.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		_, rec, found, err := sim.LoadTx[bool](tx, used)
 		if again = found; err != nil || found {
 			return err
 		}
 		rec.Account, rec.Expires = acc.ID, time.Unix(c.Exp, 0)
-		if err := Save(tx, rec, true); err != nil {
+		if err := sim.Save(tx, rec, true); err != nil {
 			return err
 		}
 		return saveAccount(tx, acc)
@@ -807,48 +810,48 @@ func (b *Bluesky) refreshSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // auth checks an access token; it answers and reports false when the call may not go on.
-func (b *Bluesky) auth(w http.ResponseWriter, r *http.Request) (Account, bool) {
+func (b *Sim) auth(w http.ResponseWriter, r *http.Request) (sim.Account, bool) {
 	acc, _, _, ok := b.authClaims(w, r)
 	return acc, ok
 }
 
 // authClaims is auth that also answers the token's claims and the keys that verified them.
-func (b *Bluesky) authClaims(w http.ResponseWriter, r *http.Request) (Account, bskyClaims, *bskyKeys, bool) {
+func (b *Sim) authClaims(w http.ResponseWriter, r *http.Request) (sim.Account, bskyClaims, *bskyKeys, bool) {
 	token, ok := bearer(r)
 	if !ok {
 		bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", "Authentication Required")
-		return Account{}, bskyClaims{}, nil, false
+		return sim.Account{}, bskyClaims{}, nil, false
 	}
 	keys, err := b.tokenKeys(r.Context())
 	if err != nil {
 		bskyInternal(w)
-		return Account{}, bskyClaims{}, nil, false
+		return sim.Account{}, bskyClaims{}, nil, false
 	}
 	invalid := func() { bskyError(w, http.StatusBadRequest, "InvalidToken", "Token could not be verified") }
 	c, expired, ok := keys.parse(token, b.cfg.Now())
 	switch {
 	case !ok:
 		invalid()
-		return Account{}, c, nil, false
+		return sim.Account{}, c, nil, false
 	case c.Scope != "com.atproto.appPass" && c.Scope != "com.atproto.access":
 		bskyError(w, http.StatusBadRequest, "InvalidToken", "Bad token scope")
-		return Account{}, c, nil, false
+		return sim.Account{}, c, nil, false
 	case expired:
 		bskyError(w, http.StatusBadRequest, "ExpiredToken", "Token has expired")
-		return Account{}, c, nil, false
+		return sim.Account{}, c, nil, false
 	}
 	acc, ok := b.resolve(r.Context(), keys, c, c.Sub)
 	if !ok {
 		invalid()
-		return Account{}, c, nil, false
+		return sim.Account{}, c, nil, false
 	}
 	if b.bskyFault(w, acc, invalid) {
-		return Account{}, c, nil, false
+		return sim.Account{}, c, nil, false
 	}
 	return acc, c, keys, true
 }
 
-func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 	acc, claims, keys, ok := b.authClaims(w, r)
 	if !ok {
 		return
@@ -862,7 +865,7 @@ func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 	now := b.cfg.Now()
 	exp := now.Add(time.Minute)
 	if v := q.Get("exp"); v != "" {
-		n, err := ParseDigits(v)
+		n, err := sim.ParseDigits(v)
 		if err != nil {
 			bskyError(w, http.StatusBadRequest, "InvalidRequest", "Input/exp must be an integer")
 			return
@@ -882,53 +885,53 @@ func (b *Bluesky) getServiceAuth(w http.ResponseWriter, r *http.Request) {
 	}
 	// The service token carries the app password as the session's do: the video service
 	// resolves the account with it.
-	token := keys.mint(map[string]any{"iss": BlueskyDID(acc.ID), "aud": aud, "lxm": lxm,
-		"iat": now.Unix(), "exp": exp.Unix(), "jti": RandomHex(12), "pwd": claims.Pwd})
+	token := keys.mint(map[string]any{"iss": DID(acc.ID), "aud": aud, "lxm": lxm,
+		"iat": now.Unix(), "exp": exp.Unix(), "jti": sim.RandomHex(12), "pwd": claims.Pwd})
 	bskyJSON(w, http.StatusOK, map[string]string{"token": token})
 }
 
 // videoAuth checks a service token presented to the video service.
-func (b *Bluesky) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) (Account, string, bool) {
+func (b *Sim) videoAuth(w http.ResponseWriter, r *http.Request, lxm string) (sim.Account, string, bool) {
 	unauthorized := func(msg string) { bskyError(w, http.StatusUnauthorized, "AuthenticationRequired", msg) }
 	token, ok := bearer(r)
 	if !ok {
 		unauthorized("missing authorization")
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	}
 	keys, err := b.tokenKeys(r.Context())
 	if err != nil {
 		bskyInternal(w)
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	}
 	c, expired, ok := keys.parse(token, b.cfg.Now())
 	switch {
 	case !ok || c.Iss == "":
 		unauthorized("invalid token: could not verify the token")
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	case expired:
 		unauthorized("invalid token: token has expired")
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	case c.Aud != b.did:
 		unauthorized(fmt.Sprintf("invalid token: invalid token audience %q, should be %q", c.Aud, b.did))
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	case c.Lxm != lxm:
 		unauthorized(fmt.Sprintf("invalid token: invalid token lxm %q, should be %q", c.Lxm, lxm))
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	}
 	acc, ok := b.resolve(r.Context(), keys, c, c.Iss)
 	if !ok {
 		unauthorized("invalid token: unknown issuer")
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	}
 	if b.bskyFault(w, acc, func() { unauthorized("invalid token: could not verify the token") }) {
-		return Account{}, "", false
+		return sim.Account{}, "", false
 	}
 	return acc, c.Iss, true
 }
 
 // remaining reports the daily allowance left to the account did at now.
-func (b *Bluesky) remaining(ctx context.Context, did string, now time.Time) (videos int, bytes int64, err error) {
-	uploads, _, _, err := Load[[]bskyUploaded](ctx, b.cfg.State, bskyKey(bskyUploadsKind, did))
+func (b *Sim) remaining(ctx context.Context, did string, now time.Time) (videos int, bytes int64, err error) {
+	uploads, _, _, err := sim.Load[[]bskyUploaded](ctx, b.cfg.State, bskyKey(bskyUploadsKind, did))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -942,7 +945,7 @@ func (b *Bluesky) remaining(ctx context.Context, did string, now time.Time) (vid
 	return max(b.opts.VideosPerDay-n, 0), max(b.opts.VideoBytesPerDay-bytes, 0), nil
 }
 
-func (b *Bluesky) getUploadLimits(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getUploadLimits(w http.ResponseWriter, r *http.Request) {
 	acc, did, ok := b.videoAuth(w, r, "app.bsky.video.getUploadLimits")
 	if !ok {
 		return
@@ -993,8 +996,8 @@ func removeTemp(f *os.File) {
 
 var bskyVideoTypes = []string{"video/mp4", "video/quicktime", "video/webm", "video/mpeg"}
 
-func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
-	defer Drain(r.Body)
+func (b *Sim) uploadVideo(w http.ResponseWriter, r *http.Request) {
+	defer sim.Drain(r.Body)
 	acc, did, ok := b.videoAuth(w, r, "com.atproto.repo.uploadBlob")
 	if !ok {
 		return
@@ -1066,7 +1069,7 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 		verdict = "unsupported video format"
 	case info.Duration > b.opts.MaxVideoDuration:
 		verdict = fmt.Sprintf("video is too long: %s, the maximum is %s", info.Duration, b.opts.MaxVideoDuration)
-	case acc.Behavior.Fail == FailReject:
+	case acc.Behavior.Fail == sim.FailReject:
 		verdict = "rejected"
 	}
 	processing := b.opts.DefaultProcessing
@@ -1075,13 +1078,13 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 	}
 	j := bskyJob{ID: bskyJobID(), Account: acc, DID: did, SHA: sha, Size: size, Created: now, Duration: processing, Verdict: verdict}
 	var prior *bskyJob
-	err = b.cfg.State.Update(ctx, func(tx Tx) error {
+	err = b.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		prior = nil
 		// The same video, sent meanwhile by another request.
-		if id, _, found, err := LoadTx[string](tx, videoKey); err != nil {
+		if id, _, found, err := sim.LoadTx[string](tx, videoKey); err != nil {
 			return err
 		} else if found {
-			p, _, found, err := LoadTx[bskyJob](tx, bskyKey(bskyJobKind, id))
+			p, _, found, err := sim.LoadTx[bskyJob](tx, bskyKey(bskyJobKind, id))
 			if err != nil {
 				return err
 			}
@@ -1090,20 +1093,20 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 		}
-		if err := Save(tx, Record{Key: bskyKey(bskyJobKind, j.ID), Account: acc.ID}, j); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: bskyKey(bskyJobKind, j.ID), Account: acc.ID}, j); err != nil {
 			return err
 		}
-		if err := Save(tx, Record{Key: videoKey, Account: acc.ID}, j.ID); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: videoKey, Account: acc.ID}, j.ID); err != nil {
 			return err
 		}
 		uploadsKey := bskyKey(bskyUploadsKind, did)
-		uploads, _, _, err := LoadTx[[]bskyUploaded](tx, uploadsKey)
+		uploads, _, _, err := sim.LoadTx[[]bskyUploaded](tx, uploadsKey)
 		if err != nil {
 			return err
 		}
 		uploads = append(slices.DeleteFunc(uploads, func(u bskyUploaded) bool { return !u.At.After(now.Add(-24 * time.Hour)) }),
 			bskyUploaded{At: now, Size: size})
-		if err := Save(tx, Record{Key: uploadsKey, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, uploads); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: uploadsKey, Account: acc.ID, Expires: now.Add(24 * time.Hour)}, uploads); err != nil {
 			return err
 		}
 		if verdict == "" {
@@ -1112,7 +1115,7 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		}
-		return RecordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+		return sim.RecordTx(tx, platform.Bluesky, sim.Upload{Account: acc.ID, Bytes: size, SHA256: sha})
 	})
 	switch {
 	case err != nil:
@@ -1125,21 +1128,21 @@ func (b *Bluesky) uploadVideo(w http.ResponseWriter, r *http.Request) {
 }
 
 // videoJob reads the job of an account's video (videoKey: bskyVideoKind).
-func (b *Bluesky) videoJob(ctx context.Context, videoKey Key) (bskyJob, bool, error) {
-	id, _, found, err := Load[string](ctx, b.cfg.State, videoKey)
+func (b *Sim) videoJob(ctx context.Context, videoKey sim.Key) (bskyJob, bool, error) {
+	id, _, found, err := sim.Load[string](ctx, b.cfg.State, videoKey)
 	if err != nil || !found {
 		return bskyJob{}, false, err
 	}
-	j, _, found, err := Load[bskyJob](ctx, b.cfg.State, bskyKey(bskyJobKind, id))
+	j, _, found, err := sim.Load[bskyJob](ctx, b.cfg.State, bskyKey(bskyJobKind, id))
 	return j, found, err
 }
 
 // putBlob stores a blob in the account did's repository, replacing one of the same bytes; the
 // blob is ready as soon as either was.
-func putBlob(tx Tx, account, did string, bl bskyBlob) error {
+func putBlob(tx sim.Tx, account, did string, bl bskyBlob) error {
 	bl.CID = bskyCID(0x55, bl.SHA)
 	key := bskyKey(bskyBlobKind, did+"|"+bl.CID)
-	cur, rec, found, err := LoadTx[bskyBlob](tx, key)
+	cur, rec, found, err := sim.LoadTx[bskyBlob](tx, key)
 	if err != nil {
 		return err
 	}
@@ -1147,12 +1150,12 @@ func putBlob(tx Tx, account, did string, bl bskyBlob) error {
 		bl.Ready = cur.Ready
 	}
 	rec.Account = account
-	return Save(tx, rec, bl)
+	return sim.Save(tx, rec, bl)
 }
 
 // bskyJobID looks like the video service's job ids (20 lower-case base32hex characters).
 func bskyJobID() string {
-	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(RandomBytes(12)))[:20]
+	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sim.RandomBytes(12)))[:20]
 }
 
 // bskyJobState is the state of a job at now: encoding for its processing time, then
@@ -1167,13 +1170,13 @@ func bskyJobState(j bskyJob, now time.Time) string {
 	return "JOB_STATE_COMPLETED"
 }
 
-func (b *Bluesky) getJobStatus(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getJobStatus(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("jobId")
 	if id == "" {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Params must have the property "jobId"`)
 		return
 	}
-	j, _, found, err := Load[bskyJob](r.Context(), b.cfg.State, bskyKey(bskyJobKind, id))
+	j, _, found, err := sim.Load[bskyJob](r.Context(), b.cfg.State, bskyKey(bskyJobKind, id))
 	if err != nil {
 		bskyInternal(w)
 		return
@@ -1216,8 +1219,8 @@ func bskyCID(codec byte, shaHex string) string {
 	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
 }
 
-func (b *Bluesky) uploadBlob(w http.ResponseWriter, r *http.Request) {
-	defer Drain(r.Body)
+func (b *Sim) uploadBlob(w http.ResponseWriter, r *http.Request) {
+	defer sim.Drain(r.Body)
 	acc, ok := b.auth(w, r)
 	if !ok {
 		return
@@ -1239,17 +1242,17 @@ func (b *Bluesky) uploadBlob(w http.ResponseWriter, r *http.Request) {
 	case tooLarge:
 		bskyError(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request entity too large")
 		return
-	case strings.HasPrefix(mt, "video/") && acc.Behavior.Fail == FailReject:
+	case strings.HasPrefix(mt, "video/") && acc.Behavior.Fail == sim.FailReject:
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "Failed to process video")
 		return
 	}
 	now := b.cfg.Now()
-	did := BlueskyDID(acc.ID)
-	err = b.cfg.State.Update(r.Context(), func(tx Tx) error {
+	did := DID(acc.ID)
+	err = b.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		if err := putBlob(tx, acc.ID, did, bskyBlob{Mime: mt, Size: size, SHA: sha, Ready: now}); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Bluesky, Upload{Account: acc.ID, Bytes: size, SHA256: sha})
+		return sim.RecordTx(tx, platform.Bluesky, sim.Upload{Account: acc.ID, Bytes: size, SHA256: sha})
 	})
 	if err != nil {
 		bskyInternal(w)
@@ -1333,7 +1336,7 @@ type bskyVideoEmbedIn struct {
 
 // checkPost validates a post record; it returns the message after "Invalid app.bsky.feed.post
 // record: ", or "".
-func (b *Bluesky) checkPost(p bskyPostIn, validate bool) string {
+func (b *Sim) checkPost(p bskyPostIn, validate bool) string {
 	if p.Type != "app.bsky.feed.post" {
 		return "Record/$type must be app.bsky.feed.post"
 	}
@@ -1472,7 +1475,7 @@ func (v *bskyView) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, 
 	if e.Alt != nil && (!bskyAltLimit.Check(*e.Alt) || len(*e.Alt) > 10000) {
 		return invalid("Record/embed/alt must not be longer than 1000 graphemes")
 	}
-	bl, _, found, err := Load[bskyBlob](v.ctx, b.cfg.State, bskyKey(bskyBlobKind, did+"|"+vid.Ref.Link))
+	bl, _, found, err := sim.Load[bskyBlob](v.ctx, b.cfg.State, bskyKey(bskyBlobKind, did+"|"+vid.Ref.Link))
 	if err != nil {
 		v.fail(err)
 		return nil, http.StatusInternalServerError, "InternalServerError", "Internal Server Error"
@@ -1486,7 +1489,7 @@ func (v *bskyView) checkEmbed(did string, raw json.RawMessage) (*bskyBlob, int, 
 	return &bl, 0, "", ""
 }
 
-func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) createRecord(w http.ResponseWriter, r *http.Request) {
 	acc, ok := b.auth(w, r)
 	if !ok {
 		return
@@ -1503,7 +1506,7 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", msg)
 		return
 	}
-	did, handle := BlueskyDID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
+	did, handle := DID(acc.ID), sandboxtoken.BlueskyHandle(acc.ID)
 	switch {
 	case in.Repo == "" || in.Collection == "" || len(in.Record) == 0:
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", `Input must have the properties "repo", "collection" and "record"`)
@@ -1561,7 +1564,7 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 	var canon bytes.Buffer
 	_ = json.Compact(&canon, in.Record)
 	sum := sha256.Sum256(canon.Bytes())
-	p := bskyPost{Username: acc.Username, BlueskyPost: BlueskyPost{Account: acc.ID, URI: uri,
+	p := bskyPost{Username: acc.Username, Post: Post{Account: acc.ID, URI: uri,
 		CID: bskyCID(0x71, hex.EncodeToString(sum[:])), Rkey: rkey, Record: json.RawMessage(canon.Bytes()), At: now}}
 	if bl != nil {
 		p.SHA256 = bl.SHA
@@ -1573,28 +1576,28 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		p.ReplyRoot, p.ReplyParent = post.Reply.Root.URI, post.Reply.Parent.URI
 	}
 	exists := false
-	err := b.cfg.State.Update(ctx, func(tx Tx) error {
-		_, rec, found, err := LoadTx[bskyPost](tx, bskyKey(bskyPostKind, uri))
+	err := b.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		_, rec, found, err := sim.LoadTx[bskyPost](tx, bskyKey(bskyPostKind, uri))
 		if exists = found; err != nil || found {
 			return err
 		}
 		rec.Account = acc.ID
-		if err := Save(tx, rec, p); err != nil {
+		if err := sim.Save(tx, rec, p); err != nil {
 			return err
 		}
 		if p.ReplyParent == "" {
-			return RecordTx(tx, platform.Bluesky, Published{Account: acc.ID, ID: uri,
+			return sim.RecordTx(tx, platform.Bluesky, sim.Published{Account: acc.ID, ID: uri,
 				URL: "https://bsky.app/profile/" + handle + "/post/" + rkey, SHA256: p.SHA256, Text: p.Text})
 		}
 		repliesKey := bskyKey(bskyRepliesKind, p.ReplyParent)
-		replies, rrec, _, err := LoadTx[[]string](tx, repliesKey)
+		replies, rrec, _, err := sim.LoadTx[[]string](tx, repliesKey)
 		if err != nil {
 			return err
 		}
-		if err := Save(tx, rrec, append(replies, uri)); err != nil {
+		if err := sim.Save(tx, rrec, append(replies, uri)); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Bluesky, Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
+		return sim.RecordTx(tx, platform.Bluesky, sim.Reply{Account: acc.ID, CommentID: p.ReplyParent, Text: p.Text})
 	})
 	switch {
 	case err != nil:
@@ -1611,7 +1614,7 @@ func (b *Bluesky) createRecord(w http.ResponseWriter, r *http.Request) {
 		"validationStatus": "valid"})
 }
 
-func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getRecord(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	repo, coll, rkey := q.Get("repo"), q.Get("collection"), q.Get("rkey")
 	if repo == "" || coll == "" || rkey == "" {
@@ -1632,7 +1635,7 @@ func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uri := "at://" + did + "/" + coll + "/" + rkey
-	p, _, found, err := Load[bskyPost](ctx, b.cfg.State, bskyKey(bskyPostKind, uri))
+	p, _, found, err := sim.Load[bskyPost](ctx, b.cfg.State, bskyKey(bskyPostKind, uri))
 	if err != nil {
 		bskyInternal(w)
 		return
@@ -1644,7 +1647,7 @@ func (b *Bluesky) getRecord(w http.ResponseWriter, r *http.Request) {
 	bskyJSON(w, http.StatusOK, map[string]any{"uri": p.URI, "cid": p.CID, "value": p.Record})
 }
 
-func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
+func (b *Sim) getProfile(w http.ResponseWriter, r *http.Request) {
 	if _, ok := b.auth(w, r); !ok {
 		return
 	}
@@ -1676,7 +1679,7 @@ func (b *Bluesky) getProfile(w http.ResponseWriter, r *http.Request) {
 }
 
 // bskyNewTID returns a TID for the time now.
-func bskyNewTID(now time.Time) string { return bskyTIDAt(now, uint64(RandomBytes(1)[0])) }
+func bskyNewTID(now time.Time) string { return bskyTIDAt(now, uint64(sim.RandomBytes(1)[0])) }
 
 // bskyTIDAt returns the TID of time t with the clock identifier clock (its low 10 bits).
 func bskyTIDAt(t time.Time, clock uint64) string {
@@ -1706,4 +1709,4 @@ func bskyDecode(r *http.Request, v any) string {
 	return ""
 }
 
-var _ http.Handler = (*Bluesky)(nil)
+var _ http.Handler = (*Sim)(nil)

@@ -1,4 +1,4 @@
-package sim_test
+package discordsim_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -23,12 +24,12 @@ const (
 	dcAccount   = "sbx_99aa11bb22cc33dd"
 )
 
-func newDiscordServer(t *testing.T, b sim.Behavior, o sim.DiscordOptions) (*httptest.Server, *sim.Recorder, *clocktest.Clock) {
+func newDiscordServer(t *testing.T, b sim.Behavior, o discordsim.Options) (*httptest.Server, *sim.Recorder, *clocktest.Clock) {
 	t.Helper()
 	rec := &sim.Recorder{}
 	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	a := sim.Account{ID: dcAccount, Username: "Hook", Behavior: b}
-	h := sim.NewDiscordSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: a, dcBotToken: a}, Recorder: rec, Now: clock.Now}, o)
+	h := discordsim.NewSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: a, dcBotToken: a}, Recorder: rec, Now: clock.Now}, o)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, rec, clock
@@ -87,11 +88,11 @@ var hookPath = "/api/v10/webhooks/" + dcAccount + "/" + dcHookToken
 
 func TestDiscordExecuteWebhook(t *testing.T) {
 	t.Parallel()
-	srv, rec, _ := newDiscordServer(t, sim.Behavior{}, sim.DiscordOptions{})
+	srv, rec, _ := newDiscordServer(t, sim.Behavior{}, discordsim.Options{})
 	ct, body := dcBody(dcPart{name: "payload_json", value: `{"content":"Hello <@1>","attachments":[{"id":0,"filename":"clip.mp4"}],"allowed_mentions":{"parse":[]}}`},
 		dcPart{name: "files[0]", filename: "upload.bin", data: bytes.Repeat([]byte("v"), 4096)})
 	status, _, m := dcDo(t, srv, http.MethodPost, hookPath+"?wait=true", "", ct, body)
-	if status != 200 || m["content"] != "Hello <@1>" || m["channel_id"] != sim.DiscordChannelID(dcAccount) || m["webhook_id"] != dcAccount {
+	if status != 200 || m["content"] != "Hello <@1>" || m["channel_id"] != discordsim.ChannelID(dcAccount) || m["webhook_id"] != dcAccount {
 		t.Fatalf("%d %v", status, m)
 	}
 	att := m["attachments"].([]any)[0].(map[string]any)
@@ -105,11 +106,11 @@ func TestDiscordExecuteWebhook(t *testing.T) {
 	}
 	in := rec.Snapshot(nil)
 	if len(in.Uploads) != 1 || in.Uploads[0].Bytes != 4096 || len(in.Published) != 2 || in.Published[0].Text != "Hello <@1>" ||
-		in.Published[0].URL != fmt.Sprintf("https://discord.com/channels/%s/%s/%s", sim.DiscordGuildID(dcAccount), sim.DiscordChannelID(dcAccount), m["id"]) {
+		in.Published[0].URL != fmt.Sprintf("https://discord.com/channels/%s/%s/%s", discordsim.GuildID(dcAccount), discordsim.ChannelID(dcAccount), m["id"]) {
 		t.Fatalf("introspection %+v", in)
 	}
 	status, _, w := dcDo(t, srv, http.MethodGet, hookPath, "", "", nil)
-	if status != 200 || w["id"] != dcAccount || w["name"] != "Hook" || w["guild_id"] != sim.DiscordGuildID(dcAccount) {
+	if status != 200 || w["id"] != dcAccount || w["name"] != "Hook" || w["guild_id"] != discordsim.GuildID(dcAccount) {
 		t.Fatalf("GET webhook %d %v", status, w)
 	}
 }
@@ -125,7 +126,7 @@ func TestDiscordRefuses(t *testing.T) {
 		ctype  string
 		body   []byte
 		parts  []dcPart
-		opts   sim.DiscordOptions
+		opts   discordsim.Options
 		status int
 		code   float64
 		text   string
@@ -139,13 +140,13 @@ func TestDiscordRefuses(t *testing.T) {
 		{name: "bad mention kind", path: hookPath, parts: []dcPart{{name: "payload_json", value: `{"content":"x","allowed_mentions":{"parse":["channels"]}}`}}, status: 400, code: 50035, text: "ENUM_TYPE_COERCE"},
 		{name: "odd file field", path: hookPath, parts: []dcPart{{name: "video", filename: "v.mp4", data: []byte("v")}}, status: 400, code: 50035, text: "files[n]"},
 		{name: "bad wait", path: hookPath + "?wait=maybe", parts: []dcPart{file}, status: 400, code: 50035, text: "BOOLEAN_TYPE_COERCE"},
-		{name: "file too large", path: hookPath, parts: []dcPart{{name: "files[0]", filename: "v.mp4", data: make([]byte, 1001)}}, opts: sim.DiscordOptions{MaxUploadBytes: 1000}, status: 413, code: 40005},
+		{name: "file too large", path: hookPath, parts: []dcPart{{name: "files[0]", filename: "v.mp4", data: make([]byte, 1001)}}, opts: discordsim.Options{MaxUploadBytes: 1000}, status: 413, code: 40005},
 		{name: "form urlencoded", path: hookPath, ctype: "application/x-www-form-urlencoded", body: []byte("content=hi"), status: 400, code: 50035},
 		{name: "bot without auth", method: http.MethodGet, path: "/api/v10/users/@me", status: 401, text: "401: Unauthorized"},
 		{name: "bot in another channel", path: "/api/v10/channels/42/messages", auth: "Bot " + dcBotToken, parts: []dcPart{file}, status: 404, code: 10003},
-		{name: "nonce too long", path: "/channels/" + sim.DiscordChannelID(dcAccount) + "/messages", auth: "Bot " + dcBotToken,
+		{name: "nonce too long", path: "/channels/" + discordsim.ChannelID(dcAccount) + "/messages", auth: "Bot " + dcBotToken,
 			parts: []dcPart{{name: "payload_json", value: `{"content":"x","nonce":"` + strings.Repeat("n", 26) + `","enforce_nonce":true}`}}, status: 400, code: 50035, text: "nonce"},
-		{name: "history limit", method: http.MethodGet, path: "/api/v10/channels/" + sim.DiscordChannelID(dcAccount) + "/messages?limit=101", auth: "Bot " + dcBotToken, status: 400, code: 50035},
+		{name: "history limit", method: http.MethodGet, path: "/api/v10/channels/" + discordsim.ChannelID(dcAccount) + "/messages?limit=101", auth: "Bot " + dcBotToken, status: 400, code: 50035},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -185,7 +186,7 @@ func TestDiscordFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			srv, rec, _ := newDiscordServer(t, sim.Behavior{Fail: c.fail}, sim.DiscordOptions{})
+			srv, rec, _ := newDiscordServer(t, sim.Behavior{Fail: c.fail}, discordsim.Options{})
 			ct, body := dcBody(dcPart{name: "files[0]", filename: "v.mp4", data: []byte("v")})
 			status, h, m := dcDo(t, srv, http.MethodPost, hookPath+"?wait=true", "", ct, body)
 			if status != c.status || m["message"] != c.msg || (c.status != 429 && m["code"] != c.code) {
@@ -204,8 +205,8 @@ func TestDiscordFaults(t *testing.T) {
 
 func TestDiscordBotNonceAndHistory(t *testing.T) {
 	t.Parallel()
-	srv, rec, clock := newDiscordServer(t, sim.Behavior{}, sim.DiscordOptions{})
-	path := "/api/v10/channels/" + sim.DiscordChannelID(dcAccount) + "/messages"
+	srv, rec, clock := newDiscordServer(t, sim.Behavior{}, discordsim.Options{})
+	path := "/api/v10/channels/" + discordsim.ChannelID(dcAccount) + "/messages"
 	send := func(nonce string) map[string]any {
 		ct, body := dcBody(dcPart{name: "payload_json", value: `{"content":"n","nonce":"` + nonce + `","enforce_nonce":true,"attachments":[{"id":0,"filename":"v.mp4"}]}`},
 			dcPart{name: "files[0]", filename: "v.mp4", data: []byte("video")})
@@ -232,7 +233,7 @@ func TestDiscordBotNonceAndHistory(t *testing.T) {
 	_, _, list := dcDo(t, srv, http.MethodGet, path+"?after="+first["id"].(string)+"&limit=1", "Bot "+dcBotToken, "", nil)
 	var msgs []map[string]any
 	json.Unmarshal([]byte(list["_list"].(string)), &msgs)
-	if len(msgs) != 1 || msgs[0]["id"] == first["id"] || msgs[0]["author"].(map[string]any)["id"] != sim.DiscordBotID(dcAccount) {
+	if len(msgs) != 1 || msgs[0]["id"] == first["id"] || msgs[0]["author"].(map[string]any)["id"] != discordsim.BotID(dcAccount) {
 		t.Fatalf("history %v", msgs)
 	}
 }

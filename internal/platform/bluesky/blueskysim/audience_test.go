@@ -1,4 +1,4 @@
-package sim
+package blueskysim
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // publish creates a video post and returns its URI and CID.
 func (h *bskyHarness) publish(access string) (uri, cid string) {
 	h.t.Helper()
 	blob := h.upload(access, bskyVideo(h.t, 5*time.Second))
-	a := h.post("com.atproto.repo.createRecord", access, map[string]any{"repo": BlueskyDID("sbx_aa"), "collection": "app.bsky.feed.post",
+	a := h.post("com.atproto.repo.createRecord", access, map[string]any{"repo": DID("sbx_aa"), "collection": "app.bsky.feed.post",
 		"record": map[string]any{"$type": "app.bsky.feed.post", "text": "a video", "createdAt": "2026-03-01T12:00:00.000Z",
 			"embed": map[string]any{"$type": "app.bsky.embed.video", "video": blob}}})
 	if a.status != 200 {
@@ -26,7 +28,7 @@ func (h *bskyHarness) publish(access string) (uri, cid string) {
 
 func TestBlueskyGetPosts(t *testing.T) {
 	t.Parallel()
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{})
 	access, _ := h.login()
 	uri, cid := h.publish(access)
 	at := h.clock.Now()
@@ -40,15 +42,15 @@ func TestBlueskyGetPosts(t *testing.T) {
 		t.Fatalf("getPosts = %d %s", a.status, a.raw)
 	}
 	view := posts[0].(map[string]any)
-	aud := AudienceOf(uri, at, h.clock.Now())
+	aud := sim.AudienceOf(uri, at, h.clock.Now())
 	quotes := aud.Shares / 4
 	for k, want := range map[string]int64{"likeCount": aud.Likes, "repostCount": aud.Shares - quotes, "quoteCount": quotes,
-		"replyCount": int64(len(AudienceComments(uri, at, h.clock.Now())))} {
+		"replyCount": int64(len(sim.AudienceComments(uri, at, h.clock.Now())))} {
 		if view[k] != float64(want) {
 			t.Errorf("%s = %v, want %d", k, view[k], want)
 		}
 	}
-	if view["uri"] != uri || view["cid"] != cid || view["author"].(map[string]any)["did"] != BlueskyDID("sbx_aa") {
+	if view["uri"] != uri || view["cid"] != cid || view["author"].(map[string]any)["did"] != DID("sbx_aa") {
 		t.Errorf("view = %v", view)
 	}
 	if _, ok := view["viewCount"]; ok {
@@ -67,12 +69,12 @@ func TestBlueskyGetPosts(t *testing.T) {
 
 func TestBlueskyThreadAndReplies(t *testing.T) {
 	t.Parallel()
-	h := newBskyHarness(t, Behavior{ProcessingMS: -1}, BlueskyOptions{})
+	h := newBskyHarness(t, sim.Behavior{ProcessingMS: -1}, Options{})
 	access, _ := h.login()
 	uri, cid := h.publish(access)
 	at := h.clock.Now()
 	h.clock.Advance(30 * time.Minute)
-	comments := AudienceComments(uri, at, h.clock.Now())
+	comments := sim.AudienceComments(uri, at, h.clock.Now())
 	thread := func(q url.Values) bskyAnswer {
 		return h.call(http.MethodGet, "app.bsky.feed.getPostThread", access, q, "", nil)
 	}
@@ -84,15 +86,15 @@ func TestBlueskyThreadAndReplies(t *testing.T) {
 	first := replies[0].(map[string]any)["post"].(map[string]any)
 	commentURI, commentCID := first["uri"].(string), first["cid"].(string)
 	rec := first["record"].(map[string]any)
-	if commentURI != BlueskyAudienceURI(uri, comments[0]) || rec["text"] != comments[0].Text ||
-		first["author"].(map[string]any)["handle"] != BlueskyAudienceHandle(comments[0].Author) ||
+	if commentURI != AudienceURI(uri, comments[0]) || rec["text"] != comments[0].Text ||
+		first["author"].(map[string]any)["handle"] != AudienceHandle(comments[0].Author) ||
 		rec["reply"].(map[string]any)["parent"].(map[string]any)["uri"] != uri {
 		t.Fatalf("first comment = %v", first)
 	}
 
 	ref := func(u, c string) map[string]string { return map[string]string{"uri": u, "cid": c} }
 	reply := func(text string, root, parent map[string]string) bskyAnswer {
-		return h.post("com.atproto.repo.createRecord", access, map[string]any{"repo": BlueskyDID("sbx_aa"), "collection": "app.bsky.feed.post",
+		return h.post("com.atproto.repo.createRecord", access, map[string]any{"repo": DID("sbx_aa"), "collection": "app.bsky.feed.post",
 			"record": map[string]any{"$type": "app.bsky.feed.post", "text": text, "createdAt": "2026-03-01T12:30:00.000Z",
 				"reply": map[string]any{"root": root, "parent": parent}}})
 	}
@@ -121,7 +123,7 @@ func TestBlueskyThreadAndReplies(t *testing.T) {
 		t.Fatalf("reply = %d %s", ok.status, ok.raw)
 	}
 	in := h.rec.Snapshot(nil)
-	if len(in.Replies) != 1 || in.Replies[0] != (Reply{Account: "sbx_aa", CommentID: commentURI, Text: "thanks!"}) || len(in.Published) != 1 {
+	if len(in.Replies) != 1 || in.Replies[0] != (sim.Reply{Account: "sbx_aa", CommentID: commentURI, Text: "thanks!"}) || len(in.Published) != 1 {
 		t.Errorf("recorded = %+v", in)
 	}
 	// The reply nests under the comment; the post still counts its direct replies only.
@@ -157,14 +159,14 @@ func TestBlueskyReadFaults(t *testing.T) {
 		status int
 		name   string
 	}{
-		{FailUnavailable, 503, "NotEnoughResources"},
-		{FailRateLimit, 429, "RateLimitExceeded"},
+		{sim.FailUnavailable, 503, "NotEnoughResources"},
+		{sim.FailRateLimit, 429, "RateLimitExceeded"},
 	} {
-		accounts := &bskyTurningAccounts{b: Behavior{ProcessingMS: -1}}
-		h := newBskyHarnessOf(t, accounts, BlueskyOptions{})
+		accounts := &bskyTurningAccounts{b: sim.Behavior{ProcessingMS: -1}}
+		h := newBskyHarnessOf(t, accounts, Options{})
 		access, _ := h.login()
 		uri, _ := h.publish(access)
-		accounts.set(Behavior{Fail: c.fail})
+		accounts.set(sim.Behavior{Fail: c.fail})
 		h.call(http.MethodGet, "app.bsky.feed.getPosts", access, url.Values{"uris": {uri}}, "", nil).want(t, c.status, c.name, "")
 		h.call(http.MethodGet, "app.bsky.feed.getPostThread", access, url.Values{"uri": {uri}}, "", nil).want(t, c.status, c.name, "")
 	}
@@ -173,17 +175,17 @@ func TestBlueskyReadFaults(t *testing.T) {
 // bskyTurningAccounts is the one account "pw" (sbx_aa), whose behaviour a test changes.
 type bskyTurningAccounts struct {
 	mu sync.Mutex
-	b  Behavior
+	b  sim.Behavior
 }
 
-func (a *bskyTurningAccounts) set(b Behavior) {
+func (a *bskyTurningAccounts) set(b sim.Behavior) {
 	a.mu.Lock()
 	a.b = b
 	a.mu.Unlock()
 }
 
-func (a *bskyTurningAccounts) Resolve(_ context.Context, token string) (Account, bool) {
+func (a *bskyTurningAccounts) Resolve(_ context.Context, token string) (sim.Account, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return Account{ID: "sbx_aa", Username: "Demo", Behavior: a.b}, token == "pw"
+	return sim.Account{ID: "sbx_aa", Username: "Demo", Behavior: a.b}, token == "pw"
 }

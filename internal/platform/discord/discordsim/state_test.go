@@ -1,4 +1,4 @@
-package sim_test
+package discordsim_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
@@ -28,8 +29,8 @@ func TestDiscordAcrossProcesses(t *testing.T) {
 			st := open(t, clock.Now)
 			a := sim.Account{ID: dcAccount, Username: "Hook"}
 			process := func() http.Handler {
-				return sim.NewDiscordSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: a, dcBotToken: a},
-					Recorder: sim.NewRecorder(st, platform.Discord), State: st, Now: clock.Now}, sim.DiscordOptions{})
+				return discordsim.NewSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: a, dcBotToken: a},
+					Recorder: sim.NewRecorder(st, platform.Discord), State: st, Now: clock.Now}, discordsim.Options{})
 			}
 			both, restarted := simtest.Processes(t, process)
 
@@ -42,7 +43,7 @@ func TestDiscordAcrossProcesses(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("execute webhook: %d %v", status, hooked)
 			}
-			messages := "/api/v10/channels/" + sim.DiscordChannelID(dcAccount) + "/messages"
+			messages := "/api/v10/channels/" + discordsim.ChannelID(dcAccount) + "/messages"
 			send := func(srv *httptest.Server) map[string]any {
 				t.Helper()
 				ct, body := dcBody(dcPart{name: "payload_json", value: `{"content":"by bot","nonce":"n-1","enforce_nonce":true,"attachments":[{"id":0,"filename":"b.mp4"}]}`},
@@ -124,12 +125,12 @@ func TestDiscordConcurrentNonce(t *testing.T) {
 			st := open(t, nil)
 			accounts := sim.StaticAccounts{dcBotToken: {ID: dcAccount}}
 			both, _ := simtest.Processes(t, func() http.Handler {
-				return sim.NewDiscordSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Discord), State: st},
-					sim.DiscordOptions{})
+				return discordsim.NewSim(sim.Config{Accounts: accounts, Recorder: sim.NewRecorder(st, platform.Discord), State: st},
+					discordsim.Options{})
 			})
 			ct, body := dcBody(dcPart{name: "payload_json", value: `{"content":"once","nonce":"n-2","enforce_nonce":true}`})
 			var ids []any
-			for _, answer := range simtest.PostAtOnce(t, both, sends, "/api/v10/channels/"+sim.DiscordChannelID(dcAccount)+"/messages", "Bot "+dcBotToken, ct, body) {
+			for _, answer := range simtest.PostAtOnce(t, both, sends, "/api/v10/channels/"+discordsim.ChannelID(dcAccount)+"/messages", "Bot "+dcBotToken, ct, body) {
 				var m map[string]any
 				_ = json.Unmarshal(answer, &m)
 				ids = append(ids, m["id"])
@@ -149,8 +150,8 @@ func TestDiscordConcurrentNonce(t *testing.T) {
 func TestDiscordStateDown(t *testing.T) {
 	st := sim.NewMemoryState(nil)
 	rec := sim.NewRecorder(st, platform.Discord)
-	srv := httptest.NewServer(sim.NewDiscordSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: {ID: dcAccount}},
-		Recorder: rec, State: simtest.DownState{State: st}}, sim.DiscordOptions{}))
+	srv := httptest.NewServer(discordsim.NewSim(sim.Config{Accounts: sim.StaticAccounts{dcHookToken: {ID: dcAccount}},
+		Recorder: rec, State: simtest.DownState{State: st}}, discordsim.Options{}))
 	t.Cleanup(srv.Close)
 	ct, body := dcBody(dcPart{name: "files[0]", filename: "v.mp4", data: []byte("video")})
 	if status, _, m := dcDo(t, srv, http.MethodPost, hookPath+"?wait=true", "", ct, body); status != http.StatusInternalServerError ||

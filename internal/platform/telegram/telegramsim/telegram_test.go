@@ -1,4 +1,4 @@
-package sim_test
+package telegramsim_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 )
 
 const (
@@ -21,10 +22,10 @@ const (
 	tgAccount = "sbx_00aa11bb22cc33dd"
 )
 
-func newTelegramServer(t *testing.T, b sim.Behavior, o sim.TelegramOptions) (*httptest.Server, *sim.Recorder) {
+func newTelegramServer(t *testing.T, b sim.Behavior, o telegramsim.Options) (*httptest.Server, *sim.Recorder) {
 	t.Helper()
 	rec := &sim.Recorder{}
-	h := sim.NewTelegramSim(sim.Config{Accounts: sim.StaticAccounts{tgToken: {ID: tgAccount, Username: "Sim channel", Behavior: b}}, Recorder: rec}, o)
+	h := telegramsim.NewSim(sim.Config{Accounts: sim.StaticAccounts{tgToken: {ID: tgAccount, Username: "Sim channel", Behavior: b}}, Recorder: rec}, o)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, rec
@@ -99,7 +100,7 @@ func tgJPEG(t *testing.T, w, h int) []byte {
 
 func TestTelegramSendVideo(t *testing.T) {
 	t.Parallel()
-	srv, rec := newTelegramServer(t, sim.Behavior{}, sim.TelegramOptions{})
+	srv, rec := newTelegramServer(t, sim.Behavior{}, telegramsim.Options{})
 	video := mp4ish(5000)
 	ct, body := tgMultipart(t,
 		tgPart{name: "video", filename: "v.mp4", data: video},
@@ -128,12 +129,12 @@ func TestTelegramSendVideo(t *testing.T) {
 		} `json:"video"`
 	}
 	json.Unmarshal(a.Result, &msg)
-	if msg.MessageID != 1 || msg.Chat.ID != sim.TelegramChatID(tgAccount) || msg.Chat.Type != "channel" || msg.Chat.Username != tgAccount ||
+	if msg.MessageID != 1 || msg.Chat.ID != telegramsim.ChatID(tgAccount) || msg.Chat.Type != "channel" || msg.Chat.Username != tgAccount ||
 		msg.Caption != "Hi *there*" || msg.Video.FileID == "" || msg.Video.Width != 1080 || msg.Video.FileSize != 5000 {
 		t.Fatalf("message %s", a.Result)
 	}
 	// The numeric chat id names the same channel; the next message id follows.
-	ct, body = tgMultipart(t, tgPart{name: "chat_id", value: fmt.Sprint(sim.TelegramChatID(tgAccount))}, tgPart{name: "video", filename: "v.mp4", data: video})
+	ct, body = tgMultipart(t, tgPart{name: "chat_id", value: fmt.Sprint(telegramsim.ChatID(tgAccount))}, tgPart{name: "video", filename: "v.mp4", data: video})
 	if status, a = tgDo(t, srv, tgToken, "sendVideo", ct, body); status != 200 || !strings.Contains(string(a.Result), `"message_id":2`) {
 		t.Fatalf("%d %s", status, a.Result)
 	}
@@ -146,7 +147,7 @@ func TestTelegramSendVideo(t *testing.T) {
 
 func TestTelegramDocumentForNonMP4(t *testing.T) {
 	t.Parallel()
-	srv, _ := newTelegramServer(t, sim.Behavior{}, sim.TelegramOptions{})
+	srv, _ := newTelegramServer(t, sim.Behavior{}, telegramsim.Options{})
 	ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.webm", data: []byte("\x1a\x45\xdf\xa3 webm")})
 	_, a := tgDo(t, srv, tgToken, "sendVideo", ct, body)
 	if !a.OK || !strings.Contains(string(a.Result), `"document"`) || strings.Contains(string(a.Result), `"video"`) {
@@ -165,7 +166,7 @@ func TestTelegramRefuses(t *testing.T) {
 		ctype  string
 		body   []byte
 		parts  []tgPart
-		opts   sim.TelegramOptions
+		opts   telegramsim.Options
 		status int
 		desc   string
 	}{
@@ -183,7 +184,7 @@ func TestTelegramRefuses(t *testing.T) {
 		{name: "thumbnail too wide", method: "sendVideo", parts: []tgPart{video, chat, {name: "thumbnail", value: "attach://t"}, {name: "t", filename: "t.jpg", data: tgJPEG(t, 400, 200)}}, status: 400, desc: "must not exceed 320"},
 		{name: "thumbnail not JPEG", method: "sendVideo", parts: []tgPart{video, chat, {name: "thumbnail", value: "attach://t"}, {name: "t", filename: "t.png", data: []byte("\x89PNG\r\n\x1a\n")}}, status: 400, desc: "JPEG"},
 		{name: "thumbnail by URL", method: "sendVideo", parts: []tgPart{video, chat, {name: "thumbnail", value: "https://example.com/t.jpg"}}, status: 400, desc: "attach://"},
-		{name: "file over the limit", method: "sendVideo", parts: []tgPart{chat, {name: "video", filename: "v.mp4", data: mp4ish(2001)}}, opts: sim.TelegramOptions{MaxVideoBytes: 2000}, status: 413, desc: "Request Entity Too Large"},
+		{name: "file over the limit", method: "sendVideo", parts: []tgPart{chat, {name: "video", filename: "v.mp4", data: mp4ish(2001)}}, opts: telegramsim.Options{MaxVideoBytes: 2000}, status: 413, desc: "Request Entity Too Large"},
 		{name: "chat not found", method: "getChat", ctype: "application/json", body: []byte(`{"chat_id":"@elsewhere"}`), status: 400, desc: "chat not found"},
 		{name: "member of nobody", method: "getChatMember", ctype: "application/x-www-form-urlencoded", body: []byte("chat_id=%40" + tgAccount + "&user_id=abc"), status: 400, desc: "invalid user_id"},
 	} {
@@ -224,7 +225,7 @@ func TestTelegramFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			srv, rec := newTelegramServer(t, sim.Behavior{Fail: c.fail}, sim.TelegramOptions{})
+			srv, rec := newTelegramServer(t, sim.Behavior{Fail: c.fail}, telegramsim.Options{})
 			ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.mp4", data: mp4ish(100)})
 			status, a := tgDo(t, srv, tgToken, "sendVideo", ct, body)
 			if status != c.status || !strings.Contains(a.Description, c.desc) || a.Parameters.RetryAfter != c.retry {
@@ -239,14 +240,14 @@ func TestTelegramFaults(t *testing.T) {
 
 func TestTelegramChatAndMember(t *testing.T) {
 	t.Parallel()
-	srv, _ := newTelegramServer(t, sim.Behavior{}, sim.TelegramOptions{})
+	srv, _ := newTelegramServer(t, sim.Behavior{}, telegramsim.Options{})
 	_, me := tgDo(t, srv, tgToken, "GETME", "", nil) // method names are case-insensitive
 	var bot struct {
 		ID    int64 `json:"id"`
 		IsBot bool  `json:"is_bot"`
 	}
 	json.Unmarshal(me.Result, &bot)
-	if bot.ID != sim.TelegramBotID(tgAccount) || !bot.IsBot {
+	if bot.ID != telegramsim.BotID(tgAccount) || !bot.IsBot {
 		t.Fatalf("getMe %s", me.Result)
 	}
 	_, ch := tgDo(t, srv, tgToken, "getChat", "application/x-www-form-urlencoded", []byte("chat_id=%40"+tgAccount))
