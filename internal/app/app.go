@@ -35,9 +35,11 @@ import (
 	"github.com/reelay/reelay/internal/platform/facebook"
 	"github.com/reelay/reelay/internal/platform/instagram"
 	"github.com/reelay/reelay/internal/platform/linkedin"
+	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -45,6 +47,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/platform/youtube"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
@@ -132,9 +135,9 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.YouTube:   sim.NewYouTube,
 	platform.Instagram: sim.NewInstagram,
-	platform.TikTok:    sim.NewTikTok,
-	platform.LinkedIn:  sim.NewLinkedIn,
-	platform.Pinterest: sim.NewPinterest,
+	platform.TikTok:    tiktoksim.New,
+	platform.LinkedIn:  linkedinsim.New,
+	platform.Pinterest: pinterestsim.New,
 	platform.Bluesky:   blueskysim.New,
 	platform.Telegram:  telegramsim.New,
 	platform.Discord:   discordsim.New,

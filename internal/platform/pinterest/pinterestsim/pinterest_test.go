@@ -1,4 +1,4 @@
-package sim_test
+package pinterestsim_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
@@ -20,10 +21,10 @@ const pinAcct = "pin_sim_acct"
 
 type pinEnv struct {
 	*providertest.Env
-	sim *sim.Pinterest
+	sim *pinterestsim.Sim
 }
 
-func newPinEnv(t *testing.T, opts sim.PinterestOptions) *pinEnv {
+func newPinEnv(t *testing.T, opts pinterestsim.Options) *pinEnv {
 	t.Helper()
 	e := &pinEnv{}
 	accts := sim.StaticAccounts{
@@ -35,7 +36,7 @@ func newPinEnv(t *testing.T, opts sim.PinterestOptions) *pinEnv {
 		"tok-other":   {ID: "someone_else", Behavior: sim.Behavior{ProcessingMS: -1}},
 	}
 	e.Env = providertest.NewEnv(t, "pinterest", accts, func(c sim.Config) http.Handler {
-		e.sim = sim.NewPinterestSim(c, opts)
+		e.sim = pinterestsim.NewSim(c, opts)
 		return e.sim
 	}, providertest.Options{})
 	return e
@@ -198,7 +199,7 @@ func (e *pinEnv) status(t *testing.T, token, id string) string {
 
 func TestPinterestSimAuthAndShapes(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	e.call(t, http.MethodGet, "/v5/user_account", "", nil).wantError(t, 401, 2, "Authentication failed.")
 	e.call(t, http.MethodGet, "/v5/user_account", "nope", nil).wantError(t, 401, 2, "Authentication failed.")
 	e.call(t, http.MethodGet, "/v5/user_account", "tok-auth", nil).wantError(t, 401, 2, "Authentication failed.")
@@ -217,7 +218,7 @@ func TestPinterestSimAuthAndShapes(t *testing.T) {
 
 func TestPinterestSimRegisterStrict(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	e.call(t, http.MethodPost, "/v5/media", "tok", map[string]string{}).wantError(t, 400, 1, "'media_type' is a required property")
 	e.call(t, http.MethodPost, "/v5/media", "tok", map[string]string{"media_type": "image"}).wantError(t, 400, 1, "not one of ['video']")
 	req, _ := http.NewRequest(http.MethodPost, e.BaseURL+"/v5/media", strings.NewReader("media_type=video"))
@@ -239,7 +240,7 @@ func TestPinterestSimRegisterStrict(t *testing.T) {
 		strings.Trim(r.MediaID, "0123456789") != "" || r.UploadParameters["Content-Type"] != "multipart/form-data" {
 		t.Errorf("registration %+v", r)
 	}
-	if s := e.status(t, "tok", r.MediaID); s != sim.PinterestRegistered {
+	if s := e.status(t, "tok", r.MediaID); s != pinterestsim.Registered {
 		t.Errorf("status %s", s)
 	}
 	e.call(t, http.MethodGet, "/v5/media/"+r.MediaID, "tok-other", nil).wantError(t, 404, 404, "Media upload not found")
@@ -267,7 +268,7 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newPinEnv(t, sim.PinterestOptions{})
+			e := newPinEnv(t, pinterestsim.Options{})
 			r := e.register(t, "tok")
 			f := formOf(r)
 			c.mutate(f)
@@ -275,7 +276,7 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 			if a.status != c.status || !bytes.Contains(a.body, []byte("<Code>"+c.code+"</Code>")) || !bytes.Contains(a.body, []byte(c.text)) {
 				t.Errorf("answer %d %s; want %d %s with %q", a.status, a.body, c.status, c.code, c.text)
 			}
-			if n := len(e.Introspect().Uploads); n != 0 || e.status(t, "tok", r.MediaID) != sim.PinterestRegistered {
+			if n := len(e.Introspect().Uploads); n != 0 || e.status(t, "tok", r.MediaID) != pinterestsim.Registered {
 				t.Errorf("a refused upload counted (%d uploads)", n)
 			}
 			// The untouched form still works.
@@ -290,7 +291,7 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 
 	t.Run("expired policy", func(t *testing.T) {
 		t.Parallel()
-		e := newPinEnv(t, sim.PinterestOptions{UploadTTL: 10 * time.Minute})
+		e := newPinEnv(t, pinterestsim.Options{UploadTTL: 10 * time.Minute})
 		r := e.register(t, "tok")
 		e.Clock.Advance(11 * time.Minute)
 		a := e.post(t, r.UploadURL, formOf(r), v.Bytes())
@@ -301,7 +302,7 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 
 	t.Run("too large", func(t *testing.T) {
 		t.Parallel()
-		e := newPinEnv(t, sim.PinterestOptions{MaxVideoBytes: v.Size() - 1})
+		e := newPinEnv(t, pinterestsim.Options{MaxVideoBytes: v.Size() - 1})
 		r := e.register(t, "tok")
 		a := e.post(t, r.UploadURL, formOf(r), v.Bytes())
 		if a.status != 400 || !bytes.Contains(a.body, []byte("<Code>EntityTooLarge</Code>")) || len(e.Introspect().Uploads) != 0 {
@@ -311,7 +312,7 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 
 	t.Run("GET", func(t *testing.T) {
 		t.Parallel()
-		e := newPinEnv(t, sim.PinterestOptions{})
+		e := newPinEnv(t, pinterestsim.Options{})
 		if a := e.call(t, http.MethodGet, "/_upload/", "", nil); a.status != http.StatusMethodNotAllowed {
 			t.Errorf("GET upload URL: %d", a.status)
 		}
@@ -320,13 +321,13 @@ func TestPinterestSimUploadStrict(t *testing.T) {
 
 func TestPinterestSimMediaLifecycle(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	r := e.upload(t, "tok", providertest.ShortVideo())
-	if s := e.status(t, "tok", r.MediaID); s != sim.PinterestProcessing {
+	if s := e.status(t, "tok", r.MediaID); s != pinterestsim.Processing {
 		t.Errorf("after upload: %s", s)
 	}
 	e.Clock.Advance(3 * time.Second)
-	if s := e.status(t, "tok", r.MediaID); s != sim.PinterestSucceeded {
+	if s := e.status(t, "tok", r.MediaID); s != pinterestsim.Succeeded {
 		t.Errorf("after processing: %s", s)
 	}
 
@@ -334,7 +335,7 @@ func TestPinterestSimMediaLifecycle(t *testing.T) {
 	short := e.upload(t, "tok", providertest.NewVideo(1<<20, 3*time.Second, 1080, 1920))
 	e.Clock.Advance(3 * time.Second)
 	for _, id := range []string{rej.MediaID, short.MediaID} {
-		if s := e.status(t, "tok", id); s != sim.PinterestFailed {
+		if s := e.status(t, "tok", id); s != pinterestsim.Failed {
 			t.Errorf("media %s: %s, want failed", id, s)
 		}
 	}
@@ -342,12 +343,12 @@ func TestPinterestSimMediaLifecycle(t *testing.T) {
 
 func TestPinterestSimPinStrict(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	v := providertest.ShortVideo() // 10 s
 	ready := e.upload(t, "tok", v)
 	e.Clock.Advance(3 * time.Second)
 	fresh := e.register(t, "tok")
-	board := sim.PinterestDefaultBoards(pinAcct)[0].ID
+	board := pinterestsim.DefaultBoards(pinAcct)[0].ID
 	pin := func(mut func(m map[string]any, src map[string]any)) map[string]any {
 		src := map[string]any{"source_type": "video_id", "media_id": ready.MediaID, "cover_image_key_frame_time": 2}
 		m := map[string]any{"board_id": board, "title": "T", "description": "D", "link": "https://example.com/", "media_source": src}
@@ -363,7 +364,7 @@ func TestPinterestSimPinStrict(t *testing.T) {
 		{"no board", func(m, _ map[string]any) { delete(m, "board_id") }, 400, 1, "'board_id' is a required property"},
 		{"board not digits", func(m, _ map[string]any) { m["board_id"] = "recipes" }, 400, 1, "does not match"},
 		{"unknown board", func(m, _ map[string]any) { m["board_id"] = "12345" }, 404, 40, "Board not found."},
-		{"another's board", func(m, _ map[string]any) { m["board_id"] = sim.PinterestDefaultBoards("x")[0].ID }, 404, 40, "Board not found."},
+		{"another's board", func(m, _ map[string]any) { m["board_id"] = pinterestsim.DefaultBoards("x")[0].ID }, 404, 40, "Board not found."},
 		{"title 101", func(m, _ map[string]any) { m["title"] = strings.Repeat("t", 101) }, 400, 1, "'title' is too long"},
 		{"description 801", func(m, _ map[string]any) { m["description"] = strings.Repeat("d", 801) }, 400, 1, "'description' is too long"},
 		{"link 2049", func(m, _ map[string]any) { m["link"] = "https://e.com/" + strings.Repeat("l", 2035) }, 400, 1, "'link' is too long"},
@@ -405,12 +406,12 @@ func TestPinterestSimPinStrict(t *testing.T) {
 
 func TestPinterestSimBoards(t *testing.T) {
 	t.Parallel()
-	boards := make([]sim.PinterestBoard, 30)
+	boards := make([]pinterestsim.Board, 30)
 	for i := range boards {
-		boards[i] = sim.PinterestBoard{ID: fmt.Sprint(100 + i), Name: fmt.Sprint("B", i), Privacy: "PUBLIC"}
+		boards[i] = pinterestsim.Board{ID: fmt.Sprint(100 + i), Name: fmt.Sprint("B", i), Privacy: "PUBLIC"}
 	}
 	boards[3].Privacy = "SECRET"
-	e := newPinEnv(t, sim.PinterestOptions{Boards: map[string][]sim.PinterestBoard{pinAcct: boards}})
+	e := newPinEnv(t, pinterestsim.Options{Boards: map[string][]pinterestsim.Board{pinAcct: boards}})
 	first := e.call(t, http.MethodGet, "/v5/boards", "tok", nil).json(t)
 	items := first["items"].([]any)
 	bm, _ := first["bookmark"].(string)
@@ -434,9 +435,9 @@ func TestPinterestSimBoards(t *testing.T) {
 	}
 
 	// The default boards of an account, and its Pins newest first.
-	e = newPinEnv(t, sim.PinterestOptions{})
-	def := sim.PinterestDefaultBoards(pinAcct)
-	if len(def) != 2 || def[0].ID == def[1].ID || !slices.Equal(def, sim.PinterestDefaultBoards(pinAcct)) {
+	e = newPinEnv(t, pinterestsim.Options{})
+	def := pinterestsim.DefaultBoards(pinAcct)
+	if len(def) != 2 || def[0].ID == def[1].ID || !slices.Equal(def, pinterestsim.DefaultBoards(pinAcct)) {
 		t.Fatalf("default boards %+v", def)
 	}
 	r := e.upload(t, "tok", providertest.ShortVideo())
@@ -459,7 +460,7 @@ func TestPinterestSimBoards(t *testing.T) {
 
 func TestPinterestSimRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{WritesPerMinute: 2})
+	e := newPinEnv(t, pinterestsim.Options{WritesPerMinute: 2})
 	e.register(t, "tok")
 	e.Clock.Advance(10 * time.Second)
 	e.register(t, "tok")

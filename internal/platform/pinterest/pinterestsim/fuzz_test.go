@@ -1,4 +1,4 @@
-package sim_test
+package pinterestsim_test
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzPinterestSim(f *testing.F) {
-	simtest.Fuzz{NewSim: sim.NewPinterest, Account: "pin_fuzz",
+	simtest.Fuzz{NewSim: pinterestsim.New, Account: "pin_fuzz",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/v5/media", simtest.FuzzJSON, `{"media_type":"video"}`)
 			var out struct {

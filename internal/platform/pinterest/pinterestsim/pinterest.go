@@ -1,4 +1,6 @@
-package sim
+// Package pinterestsim is the simulator of Pinterest's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package pinterestsim
 
 // Pinterest API v5 simulator: video Pins.
 //
@@ -24,9 +26,9 @@ package sim
 //     expired, the file's size within content-length-range). Answers are S3's: 204 with ETag
 //     and Location, or an XML <Error> with S3's codes (AccessDenied, SignatureDoesNotMatch,
 //     EntityTooLarge, InvalidArgument, MissingContentLength, ServiceUnavailable). How long
-//     Pinterest's policies last is not documented: one hour here (PinterestOptions.UploadTTL).
+//     Pinterest's policies last is not documented: one hour here (Options.UploadTTL).
 //   - GET /v5/media/{media_id} answers registered until the upload is complete, then
-//     processing for Behavior.ProcessingMS (< 0: PinterestOptions.DefaultProcessing, 3 s),
+//     processing for Behavior.ProcessingMS (< 0: Options.DefaultProcessing, 3 s),
 //     then succeeded or failed. The video is checked with media.Probe after the upload: MP4 or
 //     MOV, 4 s to 15 min (Pinterest's video specifications); the reject behavior fails it.
 //     Pinterest gives no reason with failed, and neither does this simulator.
@@ -41,8 +43,8 @@ package sim
 //   - GET /v5/boards/{board_id} answers the Board (404 code 40 for another account's or an
 //     unknown board). GET /v5/boards and GET /v5/boards/{board_id}/pins page with bookmark and page_size
 //     (1–250, default 25) and answer {"items":[...],"bookmark":...}; board Pins come newest
-//     first. Each account has two boards unless PinterestOptions.Boards says otherwise:
-//     PinterestDefaultBoards derives them (numeric ids) from the account id.
+//     first. Each account has two boards unless Options.Boards says otherwise:
+//     DefaultBoards derives them (numeric ids) from the account id.
 //   - GET /v5/user_account answers account_type, id, username, profile_image, website_url,
 //     about, business_name and the counts.
 //   - Errors are {"code":N,"message":"...","status":"failure"} (the shape Pinterest sends):
@@ -86,6 +88,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Pinterest's documented limits.
@@ -105,23 +108,23 @@ const (
 
 // Media upload statuses of GET /v5/media/{media_id}.
 const (
-	PinterestRegistered = "registered"
-	PinterestProcessing = "processing"
-	PinterestSucceeded  = "succeeded"
-	PinterestFailed     = "failed"
+	Registered = "registered"
+	Processing = "processing"
+	Succeeded  = "succeeded"
+	Failed     = "failed"
 )
 
-// PinterestBoard is one board of a simulated account.
-type PinterestBoard struct {
+// Board is one board of a simulated account.
+type Board struct {
 	ID      string
 	Name    string
 	Privacy string // PUBLIC, PROTECTED or SECRET
 }
 
-// PinterestOptions tunes the simulator; the zero value is Pinterest's documented behaviour.
-type PinterestOptions struct {
-	// Boards overrides an account's boards (by account ID); PinterestDefaultBoards otherwise.
-	Boards map[string][]PinterestBoard
+// Options tunes the simulator; the zero value is Pinterest's documented behaviour.
+type Options struct {
+	// Boards overrides an account's boards (by account ID); DefaultBoards otherwise.
+	Boards map[string][]Board
 	// DefaultProcessing is the processing time when Behavior.ProcessingMS < 0 (0: 3 s).
 	DefaultProcessing time.Duration
 	// UploadTTL is how long an upload policy stays valid (0: 1 h).
@@ -136,22 +139,22 @@ type PinterestOptions struct {
 	NoBetaAccess bool
 }
 
-// PinterestDefaultBoards returns the boards a sandbox account has: two, with numeric ids
+// DefaultBoards returns the boards a sandbox account has: two, with numeric ids
 // derived from the account id, so that they are the same on every server start.
-func PinterestDefaultBoards(accountID string) []PinterestBoard {
+func DefaultBoards(accountID string) []Board {
 	id := func(n int) string {
 		h := fnv.New64a()
 		fmt.Fprintf(h, "pinterest-board|%s|%d", accountID, n)
 		return strconv.FormatUint(100_000_000_000_000_000+h.Sum64()%800_000_000_000_000_000, 10)
 	}
-	return []PinterestBoard{
+	return []Board{
 		{ID: id(1), Name: "Videos", Privacy: "PUBLIC"},
 		{ID: id(2), Name: "Drafts", Privacy: "SECRET"},
 	}
 }
 
-// PinterestPin is what the simulator knows of one Pin (for tests).
-type PinterestPin struct {
+// Pin is what the simulator knows of one Pin (for tests).
+type Pin struct {
 	ID, Account, BoardID, Title, Description, Link, AltText, MediaID string
 	CoverImageURL                                                    string
 	CoverKeyFrame                                                    *float64
@@ -166,9 +169,9 @@ type PinterestPin struct {
 // arrive and kept nowhere after. The per-minute rate limits are counted in this process: a
 // deviation (several processes allow a user its limits each), as they refill within the
 // minute.
-type Pinterest struct {
-	cfg      Config
-	opts     PinterestOptions
+type Sim struct {
+	cfg      sim.Config
+	opts     Options
 	basePath string
 
 	mu    sync.Mutex
@@ -184,14 +187,16 @@ const (
 	pinterestPinKind = "pin"
 )
 
-func pinterestKey(kind, id string) Key { return Key{Platform: platform.Pinterest, Kind: kind, ID: id} }
+func pinterestKey(kind, id string) sim.Key {
+	return sim.Key{Platform: platform.Pinterest, Kind: kind, ID: id}
+}
 
 // pinterestMedia is what the simulator keeps of a media registration.
 type pinterestMedia struct {
-	ID         string    `json:"id"`
-	Key        string    `json:"key"` // the S3 key its upload policy names
-	Account    Account   `json:"account"`
-	Registered time.Time `json:"registered"`
+	ID         string      `json:"id"`
+	Key        string      `json:"key"` // the S3 key its upload policy names
+	Account    sim.Account `json:"account"`
+	Registered time.Time   `json:"registered"`
 	// PolicySHA is the SHA-256 of the upload policy handed out and of its signature: the
 	// signature is a credential, good with that policy only (see pinterestPolicySHA).
 	PolicySHA []byte `json:"policy_sha"`
@@ -227,17 +232,17 @@ type pinterestPin struct {
 	Height        int           `json:"height"`
 }
 
-func (pin pinterestPin) report() PinterestPin {
-	return PinterestPin{ID: pin.ID, Account: pin.Account, BoardID: pin.BoardID, Title: pin.Title, Description: pin.Description,
+func (pin pinterestPin) report() Pin {
+	return Pin{ID: pin.ID, Account: pin.Account, BoardID: pin.BoardID, Title: pin.Title, Description: pin.Description,
 		Link: pin.Link, AltText: pin.AltText, MediaID: pin.MediaID, CoverImageURL: pin.CoverImageURL,
 		CoverKeyFrame: pin.CoverKeyFrame, CreatedAt: pin.CreatedAt, SHA256: pin.SHA256}
 }
 
-// NewPinterest returns the Pinterest simulator with Pinterest's documented behaviour.
-func NewPinterest(cfg Config) http.Handler { return NewPinterestSim(cfg, PinterestOptions{}) }
+// New returns the Pinterest simulator with Pinterest's documented behaviour.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewPinterestSim returns the Pinterest simulator with options.
-func NewPinterestSim(cfg Config, opts PinterestOptions) *Pinterest {
+// NewSim returns the Pinterest simulator with options.
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	if opts.DefaultProcessing <= 0 {
 		opts.DefaultProcessing = 3 * time.Second
@@ -258,20 +263,20 @@ func NewPinterestSim(cfg Config, opts PinterestOptions) *Pinterest {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &Pinterest{cfg: cfg, opts: opts, basePath: basePath, calls: map[string][]time.Time{}}
+	return &Sim{cfg: cfg, opts: opts, basePath: basePath, calls: map[string][]time.Time{}}
 }
 
 // Recorder returns the record of what the simulator received.
-func (p *Pinterest) Recorder() *Recorder { return p.cfg.Recorder }
+func (p *Sim) Recorder() *sim.Recorder { return p.cfg.Recorder }
 
 // Pins lists the Pins of an account, oldest first (an error of its State panics: it is for
 // tests).
-func (p *Pinterest) Pins(accountID string) []PinterestPin {
+func (p *Sim) Pins(accountID string) []Pin {
 	pins, err := p.accountPins(context.Background(), accountID)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]PinterestPin, len(pins))
+	out := make([]Pin, len(pins))
 	for i, pin := range pins {
 		out[i] = pin.report()
 	}
@@ -279,16 +284,16 @@ func (p *Pinterest) Pins(accountID string) []PinterestPin {
 }
 
 // accountPins reads an account's Pins, oldest first.
-func (p *Pinterest) accountPins(ctx context.Context, accountID string) ([]pinterestPin, error) {
-	pins, err := ListJSON[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, ""), accountID)
+func (p *Sim) accountPins(ctx context.Context, accountID string) ([]pinterestPin, error) {
+	pins, err := sim.ListJSON[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, ""), accountID)
 	slices.SortStableFunc(pins, func(a, b pinterestPin) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return pins, err
 }
 
 // MediaStatus reports the status of a media upload ("" when unknown; an error of its State
 // panics).
-func (p *Pinterest) MediaStatus(mediaID string) string {
-	m, _, found, err := Load[pinterestMedia](context.Background(), p.cfg.State, pinterestKey(pinterestMediaKind, mediaID))
+func (p *Sim) MediaStatus(mediaID string) string {
+	m, _, found, err := sim.Load[pinterestMedia](context.Background(), p.cfg.State, pinterestKey(pinterestMediaKind, mediaID))
 	if err != nil {
 		panic(err)
 	}
@@ -306,7 +311,7 @@ func pinterestInternal(w http.ResponseWriter) {
 
 // ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL, with or
 // without BaseURL's path in front.
-func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	if p.basePath != "" {
 		if rest, ok := strings.CutPrefix(path, p.basePath); ok && (rest == "" || rest[0] == '/') {
@@ -329,21 +334,21 @@ func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && rest == "boards":
 		p.api(w, r, "org_read", p.listBoards)
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "boards":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getBoard(w, r, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc sim.Account) { p.getBoard(w, r, acc, seg[1]) })
 	case r.Method == http.MethodGet && len(seg) == 3 && seg[0] == "boards" && seg[2] == "pins":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.listBoardPins(w, r, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc sim.Account) { p.listBoardPins(w, r, acc, seg[1]) })
 	case r.Method == http.MethodPost && rest == "media":
 		p.api(w, r, "org_write", p.registerMedia)
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "media":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getMedia(w, r, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc sim.Account) { p.getMedia(w, r, acc, seg[1]) })
 	case r.Method == http.MethodPost && rest == "pins":
 		p.api(w, r, "org_write", p.createPin)
 	case r.Method == http.MethodGet && rest == "pins/analytics":
 		p.api(w, r, "org_read", p.multiPinAnalytics)
 	case r.Method == http.MethodGet && len(seg) == 3 && seg[0] == "pins" && seg[2] == "analytics":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.pinAnalytics(w, r, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc sim.Account) { p.pinAnalytics(w, r, acc, seg[1]) })
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "pins":
-		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc Account) { p.getPin(w, r, acc, seg[1]) })
+		p.api(w, r, "org_read", func(w http.ResponseWriter, r *http.Request, acc sim.Account) { p.getPin(w, r, acc, seg[1]) })
 	default:
 		pinterestError(w, http.StatusNotFound, 404, "Not found.")
 	}
@@ -351,10 +356,10 @@ func (p *Pinterest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // api does what every API endpoint shares: the bearer token, the account's faults and the
 // per-user rate limit of the endpoint's category.
-func (p *Pinterest) api(w http.ResponseWriter, r *http.Request, category string, h func(http.ResponseWriter, *http.Request, Account)) {
+func (p *Sim) api(w http.ResponseWriter, r *http.Request, category string, h func(http.ResponseWriter, *http.Request, sim.Account)) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	token = strings.TrimSpace(token)
-	var acc Account
+	var acc sim.Account
 	if ok && token != "" && p.cfg.Accounts != nil {
 		acc, ok = p.cfg.Accounts.Resolve(r.Context(), token)
 	} else {
@@ -364,14 +369,14 @@ func (p *Pinterest) api(w http.ResponseWriter, r *http.Request, category string,
 		pinterestError(w, http.StatusUnauthorized, 2, "Authentication failed.")
 		return
 	}
-	switch CallFault(acc.Behavior, p.cfg.Rand) {
-	case FailUnavailable:
+	switch sim.CallFault(acc.Behavior, p.cfg.Rand) {
+	case sim.FailUnavailable:
 		pinterestError(w, http.StatusServiceUnavailable, 503, "Pinterest is temporarily unavailable. Please try again later.")
 		return
-	case FailAuth:
+	case sim.FailAuth:
 		pinterestError(w, http.StatusUnauthorized, 2, "Authentication failed.")
 		return
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		pinterestRateLimited(w, 1, p.opts.WritesPerMinute)
 		return
 	}
@@ -382,7 +387,7 @@ func (p *Pinterest) api(w http.ResponseWriter, r *http.Request, category string,
 	now := p.cfg.Now()
 	p.mu.Lock()
 	k := acc.ID + "|" + category
-	times := PruneBefore(p.calls[k], now.Add(-time.Minute))
+	times := sim.PruneBefore(p.calls[k], now.Add(-time.Minute))
 	if len(times) >= limit {
 		p.calls[k] = times
 		wait := times[0].Add(time.Minute).Sub(now)
@@ -413,21 +418,21 @@ func writePinterestJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (p *Pinterest) boardsOf(acc Account) []PinterestBoard {
+func (p *Sim) boardsOf(acc sim.Account) []Board {
 	if b, ok := p.opts.Boards[acc.ID]; ok {
 		return b
 	}
-	return PinterestDefaultBoards(acc.ID)
+	return DefaultBoards(acc.ID)
 }
 
-func (p *Pinterest) usernameOf(acc Account) string {
+func (p *Sim) usernameOf(acc sim.Account) string {
 	if acc.Username != "" {
 		return acc.Username
 	}
 	return strings.ToLower(strings.ReplaceAll(acc.ID, "_", ""))
 }
 
-func (p *Pinterest) userAccount(w http.ResponseWriter, r *http.Request, acc Account) {
+func (p *Sim) userAccount(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	pins, err := p.cfg.State.Count(r.Context(), platform.Pinterest, pinterestPinKind, acc.ID)
 	if err != nil {
 		pinterestInternal(w)
@@ -481,7 +486,7 @@ func pinterestBookmark(next, total int) any {
 }
 
 // boardPinCounts counts an account's Pins on each of its boards.
-func (p *Pinterest) boardPinCounts(ctx context.Context, acc Account) (map[string]int, error) {
+func (p *Sim) boardPinCounts(ctx context.Context, acc sim.Account) (map[string]int, error) {
 	pins, err := p.accountPins(ctx, acc.ID)
 	counts := map[string]int{}
 	for _, pin := range pins {
@@ -491,7 +496,7 @@ func (p *Pinterest) boardPinCounts(ctx context.Context, acc Account) (map[string
 }
 
 // boardJSON is the Board object, with its count of Pins.
-func (p *Pinterest) boardJSON(acc Account, b PinterestBoard, count int) map[string]any {
+func (p *Sim) boardJSON(acc sim.Account, b Board, count int) map[string]any {
 	return map[string]any{
 		"id": b.ID, "name": b.Name, "description": "", "privacy": b.Privacy,
 		"owner":              map[string]any{"username": p.usernameOf(acc)},
@@ -503,7 +508,7 @@ func (p *Pinterest) boardJSON(acc Account, b PinterestBoard, count int) map[stri
 	}
 }
 
-func (p *Pinterest) getBoard(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+func (p *Sim) getBoard(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) {
 	b, ok := p.findBoard(acc, id)
 	if !ok {
 		pinterestError(w, http.StatusNotFound, 40, "Board not found.")
@@ -517,7 +522,7 @@ func (p *Pinterest) getBoard(w http.ResponseWriter, r *http.Request, acc Account
 	writePinterestJSON(w, http.StatusOK, p.boardJSON(acc, b, counts[b.ID]))
 }
 
-func (p *Pinterest) listBoards(w http.ResponseWriter, r *http.Request, acc Account) {
+func (p *Sim) listBoards(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	q := r.URL.Query()
 	offset, size, ok := pinterestPage(w, q)
 	if !ok {
@@ -528,7 +533,7 @@ func (p *Pinterest) listBoards(w http.ResponseWriter, r *http.Request, acc Accou
 		pinterestError(w, http.StatusBadRequest, 1, "Invalid parameters: privacy must be one of ALL, PROTECTED, PUBLIC, SECRET, PUBLIC_AND_SECRET.")
 		return
 	}
-	var boards []PinterestBoard
+	var boards []Board
 	for _, b := range p.boardsOf(acc) {
 		if privacy == "" || privacy == "ALL" || b.Privacy == privacy || (privacy == "PUBLIC_AND_SECRET" && b.Privacy != "PROTECTED") {
 			boards = append(boards, b)
@@ -546,16 +551,16 @@ func (p *Pinterest) listBoards(w http.ResponseWriter, r *http.Request, acc Accou
 	writePinterestJSON(w, http.StatusOK, map[string]any{"items": items, "bookmark": pinterestBookmark(offset+size, len(boards))})
 }
 
-func (p *Pinterest) findBoard(acc Account, id string) (PinterestBoard, bool) {
+func (p *Sim) findBoard(acc sim.Account, id string) (Board, bool) {
 	for _, b := range p.boardsOf(acc) {
 		if b.ID == id {
 			return b, true
 		}
 	}
-	return PinterestBoard{}, false
+	return Board{}, false
 }
 
-func (p *Pinterest) listBoardPins(w http.ResponseWriter, r *http.Request, acc Account, boardID string) {
+func (p *Sim) listBoardPins(w http.ResponseWriter, r *http.Request, acc sim.Account, boardID string) {
 	if _, ok := p.findBoard(acc, boardID); !ok {
 		pinterestError(w, http.StatusNotFound, 40, "Board not found.")
 		return
@@ -598,7 +603,7 @@ func decodePinterestJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Account) {
+func (p *Sim) registerMedia(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	var req struct {
 		MediaType *string `json:"media_type"`
 	}
@@ -614,14 +619,14 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 		return
 	}
 	now := p.cfg.Now()
-	m := pinterestMedia{ID: RandomDigits(18), Account: acc, Registered: now}
+	m := pinterestMedia{ID: sim.RandomDigits(18), Account: acc, Registered: now}
 	// The key ends with the media_id: an upload finds its registration by the key its policy
 	// names (pinterestPolicyMedia).
-	m.Key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", RandomHex(1), RandomHex(1), RandomHex(1),
-		binary.BigEndian.Uint16(RandomBytes(2))%16, RandomDigits(18), m.ID)
+	m.Key = fmt.Sprintf("uploads/%s/%s/%s/%d:video:%s:%s", sim.RandomHex(1), sim.RandomHex(1), sim.RandomHex(1),
+		binary.BigEndian.Uint16(sim.RandomBytes(2))%16, sim.RandomDigits(18), m.ID)
 	date := now.UTC().Format("20060102T150405Z")
-	credential := "ASIA" + strings.ToUpper(RandomHex(8)) + "/" + now.UTC().Format("20060102") + "/us-east-1/s3/aws4_request"
-	token := base64.StdEncoding.EncodeToString(RandomBytes(48))
+	credential := "ASIA" + strings.ToUpper(sim.RandomHex(8)) + "/" + now.UTC().Format("20060102") + "/us-east-1/s3/aws4_request"
+	token := base64.StdEncoding.EncodeToString(sim.RandomBytes(48))
 	policy := pinterestPolicy{
 		Expiration: now.Add(p.opts.UploadTTL).UTC().Format("2006-01-02T15:04:05.000Z"),
 		Conditions: []any{
@@ -639,12 +644,12 @@ func (p *Pinterest) registerMedia(w http.ResponseWriter, r *http.Request, acc Ac
 	encoded := base64.StdEncoding.EncodeToString(raw)
 	// The policy is signed under a key of its own, thrown away: what the simulator keeps is
 	// the hash of the policy and its signature, which an upload must present together.
-	mac := hmac.New(sha256.New, RandomBytes(32))
+	mac := hmac.New(sha256.New, sim.RandomBytes(32))
 	mac.Write([]byte(encoded))
 	signature := hex.EncodeToString(mac.Sum(nil))
 	m.PolicySHA = pinterestPolicySHA(encoded, signature)
-	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		return Save(tx, Record{Key: pinterestKey(pinterestMediaKind, m.ID), Account: acc.ID}, m)
+	err := p.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		return sim.Save(tx, sim.Record{Key: pinterestKey(pinterestMediaKind, m.ID), Account: acc.ID}, m)
 	})
 	if err != nil {
 		pinterestInternal(w)
@@ -699,19 +704,19 @@ func pinterestPolicyMedia(conditions []json.RawMessage) string {
 func pinterestStatus(m pinterestMedia, now time.Time) string {
 	switch {
 	case !m.Uploaded:
-		return PinterestRegistered
+		return Registered
 	case now.Before(m.UploadedAt.Add(m.Processing)):
-		return PinterestProcessing
+		return Processing
 	case m.Verdict != "":
-		return PinterestFailed
+		return Failed
 	}
-	return PinterestSucceeded
+	return Succeeded
 }
 
 // ownMedia reads acc's media registration with the id; it answers 404, or a failure of the
 // State, itself.
-func (p *Pinterest) ownMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) (pinterestMedia, bool) {
-	m, _, found, err := Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id))
+func (p *Sim) ownMedia(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) (pinterestMedia, bool) {
+	m, _, found, err := sim.Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id))
 	switch {
 	case err != nil:
 		pinterestInternal(w)
@@ -723,7 +728,7 @@ func (p *Pinterest) ownMedia(w http.ResponseWriter, r *http.Request, acc Account
 	return m, true
 }
 
-func (p *Pinterest) getMedia(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+func (p *Sim) getMedia(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) {
 	m, ok := p.ownMedia(w, r, acc, id)
 	if !ok {
 		return
@@ -740,15 +745,15 @@ func s3Error(w http.ResponseWriter, status int, code, msg string) {
 		Code      string   `xml:"Code"`
 		Message   string   `xml:"Message"`
 		RequestID string   `xml:"RequestId"`
-	}{Code: code, Message: msg, RequestID: strings.ToUpper(RandomHex(8))})
+	}{Code: code, Message: msg, RequestID: strings.ToUpper(sim.RandomHex(8))})
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
 
 // upload serves the S3 browser POST to upload_url.
-func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
-	defer Drain(r.Body)
+func (p *Sim) upload(w http.ResponseWriter, r *http.Request) {
+	defer sim.Drain(r.Body)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		s3Error(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The specified method is not allowed against this resource.")
@@ -826,7 +831,7 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	found := false
 	if raw, err := base64.StdEncoding.DecodeString(policyB64); err == nil && json.Unmarshal(raw, &pol) == nil {
 		if id := pinterestPolicyMedia(pol.Conditions); id != "" {
-			if m, _, found, err = Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id)); err != nil {
+			if m, _, found, err = sim.Load[pinterestMedia](r.Context(), p.cfg.State, pinterestKey(pinterestMediaKind, id)); err != nil {
 				s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 				return
 			}
@@ -876,7 +881,7 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// The upload URL takes S3's credentials, not the Pinterest token: only server faults apply.
-	if CallFault(m.Account.Behavior, p.cfg.Rand) == FailUnavailable {
+	if sim.CallFault(m.Account.Behavior, p.cfg.Rand) == sim.FailUnavailable {
 		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate.")
 		return
 	}
@@ -917,12 +922,12 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 	if ms := m.Account.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if m.Account.Behavior.Fail == FailReject && verdict == "" {
+	if m.Account.Behavior.Fail == sim.FailReject && verdict == "" {
 		verdict = "rejected"
 	}
 	now := p.cfg.Now()
-	err = p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		cur, rec, found, err := LoadTx[pinterestMedia](tx, pinterestKey(pinterestMediaKind, m.ID))
+	err = p.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		cur, rec, found, err := sim.LoadTx[pinterestMedia](tx, pinterestKey(pinterestMediaKind, m.ID))
 		if err != nil {
 			return err
 		}
@@ -934,11 +939,11 @@ func (p *Pinterest) upload(w http.ResponseWriter, r *http.Request) {
 			cur.Uploaded, cur.UploadedAt, cur.Processing = true, now, processing
 			cur.Verdict, cur.SHA, cur.Size = verdict, sha, n
 			cur.Duration, cur.Width, cur.Height = info.Duration, info.Width, info.Height
-			if err := Save(tx, rec, cur); err != nil {
+			if err := sim.Save(tx, rec, cur); err != nil {
 				return err
 			}
 		}
-		return RecordTx(tx, platform.Pinterest, Upload{Account: m.Account.ID, Bytes: n, SHA256: sha})
+		return sim.RecordTx(tx, platform.Pinterest, sim.Upload{Account: m.Account.ID, Bytes: n, SHA256: sha})
 	})
 	if err != nil {
 		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
@@ -989,7 +994,7 @@ func pinterestDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Account) {
+func (p *Sim) createPin(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	var req pinterestPinRequest
 	if !decodePinterestJSON(w, r, &req) {
 		return
@@ -1068,10 +1073,10 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		return
 	}
 	switch status := pinterestStatus(m, now); status {
-	case PinterestRegistered, PinterestProcessing:
+	case Registered, Processing:
 		bad(fmt.Sprintf("media %s is not ready (status %s): create the Pin once GET /v5/media/%s answers succeeded.", m.ID, status, m.ID))
 		return
-	case PinterestFailed:
+	case Failed:
 		bad(fmt.Sprintf("media %s failed processing and cannot be used.", m.ID))
 		return
 	}
@@ -1096,7 +1101,7 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		}
 	}
 	pin := pinterestPin{
-		ID: RandomDigits(18), Account: acc.ID, BoardID: board.ID, Title: str(req.Title),
+		ID: sim.RandomDigits(18), Account: acc.ID, BoardID: board.ID, Title: str(req.Title),
 		Description: str(req.Description), Link: str(req.Link), AltText: str(req.AltText), MediaID: m.ID,
 		CoverImageURL: str(src.CoverImageURL), CoverKeyFrame: src.CoverImageKeyFrame, CreatedAt: now, SHA256: m.SHA,
 		Duration: m.Duration, Width: m.Width, Height: m.Height,
@@ -1108,11 +1113,11 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 		}
 		text += pin.Description
 	}
-	err := p.cfg.State.Update(r.Context(), func(tx Tx) error {
-		if err := Save(tx, Record{Key: pinterestKey(pinterestPinKind, pin.ID), Account: acc.ID}, pin); err != nil {
+	err := p.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		if err := sim.Save(tx, sim.Record{Key: pinterestKey(pinterestPinKind, pin.ID), Account: acc.ID}, pin); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Pinterest, Published{Account: acc.ID, ID: pin.ID, URL: PinterestPinURL(pin.ID), SHA256: pin.SHA256, Text: text})
+		return sim.RecordTx(tx, platform.Pinterest, sim.Published{Account: acc.ID, ID: pin.ID, URL: PinURL(pin.ID), SHA256: pin.SHA256, Text: text})
 	})
 	if err != nil {
 		pinterestInternal(w)
@@ -1121,11 +1126,11 @@ func (p *Pinterest) createPin(w http.ResponseWriter, r *http.Request, acc Accoun
 	writePinterestJSON(w, http.StatusCreated, p.pinJSON(acc, pin))
 }
 
-// PinterestPinURL is the public URL of a Pin.
-func PinterestPinURL(id string) string { return "https://www.pinterest.com/pin/" + id + "/" }
+// PinURL is the public URL of a Pin.
+func PinURL(id string) string { return "https://www.pinterest.com/pin/" + id + "/" }
 
 // fetchCover fetches a cover image URL and checks it is a JPEG or PNG.
-func (p *Pinterest) fetchCover(r *http.Request, u string) bool {
+func (p *Sim) fetchCover(r *http.Request, u string) bool {
 	pu, err := url.Parse(u)
 	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 		return false
@@ -1153,7 +1158,7 @@ func pinterestImage(b []byte) bool {
 }
 
 // pinJSON is the Pin object of acc's Pin.
-func (p *Pinterest) pinJSON(acc Account, pin pinterestPin) map[string]any {
+func (p *Sim) pinJSON(acc sim.Account, pin pinterestPin) map[string]any {
 	cover := pin.CoverImageURL
 	if cover == "" {
 		cover = p.cfg.BaseURL + "/_covers/" + pin.ID + ".jpg"
@@ -1194,7 +1199,7 @@ func nullable(s string) any {
 	return s
 }
 
-func (p *Pinterest) getPin(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+func (p *Sim) getPin(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) {
 	pin, found, err := p.ownPin(r.Context(), acc, id)
 	switch {
 	case err != nil:
@@ -1206,4 +1211,4 @@ func (p *Pinterest) getPin(w http.ResponseWriter, r *http.Request, acc Account, 
 	}
 }
 
-var _ http.Handler = (*Pinterest)(nil)
+var _ http.Handler = (*Sim)(nil)

@@ -1,21 +1,23 @@
-package sim
+package tiktoksim
 
 import (
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // TestTikTokVideoQuery queries a published post with the fields asked, leaves out what the
 // caller may not read, and refuses malformed queries.
 func TestTikTokVideoQuery(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{ModerationDelay: -1}, nil)
+	e := newTTEnv(t, Options{ModerationDelay: -1}, nil)
 	publishID := e.upload("tok", "direct", newTTVideo(1_000_000, 5*time.Second, 1080, 1920), direct)
 	e.clock.Advance(3 * time.Second) // the default processing time
 	post, _ := e.sim.Post(publishID)
-	if post.PostID == "" || post.Status != TikTokPublishComplete {
+	if post.PostID == "" || post.Status != PublishComplete {
 		t.Fatalf("post %+v", post)
 	}
 	published := e.clock.Now().Add(-time.Second) // processing ended 2 s after the upload
@@ -31,7 +33,7 @@ func TestTikTokVideoQuery(t *testing.T) {
 		t.Fatalf("query: %d %s %v", a.status, a.code, a.data)
 	}
 	v := videos[0].(map[string]any)
-	aud := AudienceOf(post.PostID, published, e.clock.Now())
+	aud := sim.AudienceOf(post.PostID, published, e.clock.Now())
 	want := map[string]any{"id": post.PostID, "view_count": float64(aud.Views), "like_count": float64(aud.Likes),
 		"comment_count": float64(aud.Comments), "share_count": float64(aud.Shares), "duration": float64(5)}
 	if len(v) != len(want) {
@@ -73,7 +75,7 @@ func TestTikTokVideoQuery(t *testing.T) {
 // TestTikTokVideoQueryScope: the query needs video.list.
 func TestTikTokVideoQueryScope(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{Scopes: map[string][]string{"open_1": {"video.publish"}}}, nil)
+	e := newTTEnv(t, Options{Scopes: map[string][]string{"open_1": {"video.publish"}}}, nil)
 	a := e.api("/v2/video/query/?fields=id", "tok", map[string]any{"filters": map[string]any{"video_ids": []string{"1"}}})
 	if a.status != http.StatusUnauthorized || a.code != "scope_not_authorized" {
 		t.Errorf("%d %s, want 401 scope_not_authorized", a.status, a.code)

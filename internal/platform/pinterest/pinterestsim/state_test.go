@@ -1,4 +1,4 @@
-package sim
+package pinterestsim
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // pinProcesses serves the Pinterest simulator from two processes on one State, each request
@@ -79,19 +81,19 @@ func (e *pinProcesses) upload(reg map[string]any, video []byte) (int, string) {
 // is on its board at the first, and a process started afterwards (a restart) knows the media
 // and the Pin. The upload and the Pin are recorded once each.
 func TestPinterestAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
 			const acct = "pin_state_acct"
-			rec := NewRecorder(st, platform.Pinterest)
+			rec := sim.NewRecorder(st, platform.Pinterest)
 			e := &pinProcesses{t: t, srv: httptest.NewUnstartedServer(nil)}
-			process := func() *Pinterest {
-				return NewPinterestSim(Config{BaseURL: "http://" + e.srv.Listener.Addr().String(),
-					Accounts: StaticAccounts{"tok": {ID: acct, Username: "simuser", Behavior: Behavior{ProcessingMS: 1000}}},
-					Recorder: rec, State: st, Now: clock.Now, Rand: func() float64 { return 0.99 }}, PinterestOptions{})
+			process := func() *Sim {
+				return NewSim(sim.Config{BaseURL: "http://" + e.srv.Listener.Addr().String(),
+					Accounts: sim.StaticAccounts{"tok": {ID: acct, Username: "simuser", Behavior: sim.Behavior{ProcessingMS: 1000}}},
+					Recorder: rec, State: st, Now: clock.Now, Rand: func() float64 { return 0.99 }}, Options{})
 			}
-			e.srv.Config.Handler = alternating(process(), process())
+			e.srv.Config.Handler = simtest.Alternating(process(), process())
 			e.srv.Start()
 			t.Cleanup(e.srv.Close)
 
@@ -105,16 +107,16 @@ func TestPinterestAcrossProcesses(t *testing.T) {
 			if code, body := e.upload(reg, video); code != http.StatusNoContent {
 				t.Fatalf("upload at the other process: %d %s", code, body)
 			}
-			if _, m := e.call(http.MethodGet, "/v5/media/"+id, nil); m["status"] != PinterestProcessing {
+			if _, m := e.call(http.MethodGet, "/v5/media/"+id, nil); m["status"] != Processing {
 				t.Fatalf("media after the upload: %v", m)
 			}
 			clock.Advance(time.Second)
 			for range 2 { // each process sees it processed
-				if _, m := e.call(http.MethodGet, "/v5/media/"+id, nil); m["status"] != PinterestSucceeded {
+				if _, m := e.call(http.MethodGet, "/v5/media/"+id, nil); m["status"] != Succeeded {
 					t.Fatalf("media after processing: %v", m)
 				}
 			}
-			board := PinterestDefaultBoards(acct)[0].ID
+			board := DefaultBoards(acct)[0].ID
 			code, pin := e.call(http.MethodPost, "/v5/pins", map[string]any{"board_id": board, "title": "Across processes",
 				"media_source": map[string]any{"source_type": "video_id", "media_id": id, "cover_image_key_frame_time": 1}})
 			if code != http.StatusCreated {
@@ -129,7 +131,7 @@ func TestPinterestAcrossProcesses(t *testing.T) {
 			}
 
 			restarted := process()
-			if s := restarted.MediaStatus(id); s != PinterestSucceeded {
+			if s := restarted.MediaStatus(id); s != Succeeded {
 				t.Errorf("media after a restart: %q", s)
 			}
 			pins := restarted.Pins(acct)

@@ -1,4 +1,4 @@
-package sim_test
+package pinterestsim_test
 
 import (
 	"encoding/json"
@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // createPin uploads a video and makes a Pin of it.
-func (e *pinEnv) createPin(t *testing.T) sim.PinterestPin {
+func (e *pinEnv) createPin(t *testing.T) pinterestsim.Pin {
 	t.Helper()
 	r := e.upload(t, "tok", providertest.ShortVideo())
 	e.Clock.Advance(3 * time.Second)
 	a := e.call(t, http.MethodPost, "/v5/pins", "tok", map[string]any{
-		"board_id":     sim.PinterestDefaultBoards(pinAcct)[0].ID,
+		"board_id":     pinterestsim.DefaultBoards(pinAcct)[0].ID,
 		"media_source": map[string]any{"source_type": "video_id", "media_id": r.MediaID, "cover_image_key_frame_time": 1},
 	})
 	if a.status != http.StatusCreated {
@@ -32,7 +33,7 @@ func (e *pinEnv) createPin(t *testing.T) sim.PinterestPin {
 		}
 	}
 	t.Fatalf("no pin %v", id)
-	return sim.PinterestPin{}
+	return pinterestsim.Pin{}
 }
 
 type pinFigures struct {
@@ -51,7 +52,7 @@ func analyticsQuery(start, end time.Time, metrics string) string {
 
 func TestPinterestSimPinAnalytics(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	e.Clock.Advance(20 * time.Hour) // 2026-03-02 08:00 UTC
 	pin := e.createPin(t)
 	e.Clock.Advance(30 * time.Hour) // 2026-03-03 14:00
@@ -108,7 +109,7 @@ func TestPinterestSimPinAnalytics(t *testing.T) {
 
 func TestPinterestSimPinAnalyticsStrict(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	pin := e.createPin(t)
 	today := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	path := "/v5/pins/" + pin.ID + "/analytics?"
@@ -150,7 +151,7 @@ func TestPinterestSimPinAnalyticsStrict(t *testing.T) {
 
 func TestPinterestSimMultiPinAnalytics(t *testing.T) {
 	t.Parallel()
-	e := newPinEnv(t, sim.PinterestOptions{})
+	e := newPinEnv(t, pinterestsim.Options{})
 	first, second := e.createPin(t), e.createPin(t)
 	e.Clock.Advance(time.Hour)
 	today := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -164,7 +165,7 @@ func TestPinterestSimMultiPinAnalytics(t *testing.T) {
 	if len(body) != 2 {
 		t.Fatalf("answer for %d Pins, want 2 (an unknown id is left out): %s", len(body), a.body)
 	}
-	for _, pin := range []sim.PinterestPin{first, second} {
+	for _, pin := range []pinterestsim.Pin{first, second} {
 		want := sim.AudienceOf(pin.ID, pin.CreatedAt, e.Clock.Now())
 		if got := body[pin.ID]["all"].Lifetime; got["IMPRESSION"] != float64(want.Impressions) || got["TOTAL_COMMENTS"] != float64(want.Comments) {
 			t.Errorf("%s: %v, want %+v", pin.ID, got, want)
@@ -191,6 +192,6 @@ func TestPinterestSimMultiPinAnalytics(t *testing.T) {
 		e.call(t, http.MethodGet, "/v5/pins/analytics?"+c.query, "tok", nil).wantError(t, 400, 1, c.text)
 	}
 
-	closed := newPinEnv(t, sim.PinterestOptions{NoBetaAccess: true})
+	closed := newPinEnv(t, pinterestsim.Options{NoBetaAccess: true})
 	closed.call(t, http.MethodGet, "/v5/pins/analytics?pin_ids=12&"+q, "tok", nil).wantError(t, 403, 29, "beta")
 }

@@ -1,4 +1,6 @@
-package sim
+// Package linkedinsim is the simulator of LinkedIn's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package linkedinsim
 
 // LinkedIn simulator: the Videos API (/rest/videos), the Posts API (/rest/posts), member
 // statistics and the Comments API (see linkedin_audience.go) and OpenID
@@ -82,14 +84,15 @@ import (
 	"github.com/reelay/reelay/internal/fileperm"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // LinkedIn video statuses.
 const (
-	LinkedInWaitingUpload    = "WAITING_UPLOAD"
-	LinkedInProcessing       = "PROCESSING"
-	LinkedInAvailable        = "AVAILABLE"
-	LinkedInProcessingFailed = "PROCESSING_FAILED"
+	WaitingUpload    = "WAITING_UPLOAD"
+	Processing       = "PROCESSING"
+	Available        = "AVAILABLE"
+	ProcessingFailed = "PROCESSING_FAILED"
 )
 
 const (
@@ -116,8 +119,8 @@ var linkedinTitleLimit = func() platform.TextLimit {
 	return c.Text["title"]
 }()
 
-// LinkedInOptions tunes the simulator; the zero value is LinkedIn's documented behaviour.
-type LinkedInOptions struct {
+// Options tunes the simulator; the zero value is LinkedIn's documented behaviour.
+type Options struct {
 	// DefaultProcessing is the processing time when the account's Behavior.ProcessingMS < 0
 	// (0: 5 s).
 	DefaultProcessing time.Duration
@@ -129,8 +132,8 @@ type LinkedInOptions struct {
 	PostsPerDay int
 }
 
-// LinkedInVideo is what the simulator knows of a video (for tests).
-type LinkedInVideo struct {
+// Video is what the simulator knows of a video (for tests).
+type Video struct {
 	URN       string
 	Account   string
 	Size      int64
@@ -141,8 +144,8 @@ type LinkedInVideo struct {
 	Thumbnail bool
 }
 
-// LinkedInPost is a post the simulator created (for tests).
-type LinkedInPost struct {
+// Post is a post the simulator created (for tests).
+type Post struct {
 	URN        string
 	Account    string
 	Commentary string // as sent (little text)
@@ -164,9 +167,9 @@ type LinkedInPost struct {
 // Its videos, uploaded parts, posts, comments and daily caps are records of Config.State, and
 // the bytes of the parts blobs of Config.Blobs, so that any process serving the simulator goes
 // on with them.
-type LinkedIn struct {
-	cfg      Config
-	opts     LinkedInOptions
+type Sim struct {
+	cfg      sim.Config
+	opts     Options
 	basePath string
 }
 
@@ -192,14 +195,16 @@ const (
 	linkedinDailyKind = "daily_posts"
 )
 
-func linkedinKey(kind, id string) Key { return Key{Platform: platform.LinkedIn, Kind: kind, ID: id} }
+func linkedinKey(kind, id string) sim.Key {
+	return sim.Key{Platform: platform.LinkedIn, Kind: kind, ID: id}
+}
 
 // linkedinVideo is what the simulator keeps of a video.
 type linkedinVideo struct {
-	ID      string    `json:"id"`
-	Account Account   `json:"account"`
-	Created time.Time `json:"created"`
-	Size    int64     `json:"size"`
+	ID      string      `json:"id"`
+	Account sim.Account `json:"account"`
+	Created time.Time   `json:"created"`
+	Size    int64       `json:"size"`
 	// Parts are the first and last byte of each part.
 	Parts [][2]int64 `json:"parts"`
 	// SigSHA and TokenSHA are the SHA-256 of the upload URLs' signature (sau) and of the
@@ -255,16 +260,16 @@ type linkedinPost struct {
 }
 
 // report is what Posts answers of p.
-func (p linkedinPost) report() LinkedInPost {
-	return LinkedInPost{URN: p.URN, Account: p.Account, Commentary: p.Commentary, Text: p.Text, Truncated: p.Truncated,
+func (p linkedinPost) report() Post {
+	return Post{URN: p.URN, Account: p.Account, Commentary: p.Commentary, Text: p.Text, Truncated: p.Truncated,
 		Title: p.Title, Video: p.Video, Visibility: p.Visibility, Lifecycle: p.Lifecycle, Activity: p.Activity, Created: p.Created}
 }
 
-// NewLinkedIn returns the LinkedIn simulator with LinkedIn's documented behaviour.
-func NewLinkedIn(cfg Config) http.Handler { return NewLinkedInSim(cfg, LinkedInOptions{}) }
+// New returns the LinkedIn simulator with LinkedIn's documented behaviour.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewLinkedInSim returns the LinkedIn simulator with options.
-func NewLinkedInSim(cfg Config, opts LinkedInOptions) *LinkedIn {
+// NewSim returns the LinkedIn simulator with options.
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	if opts.DefaultProcessing <= 0 {
 		opts.DefaultProcessing = 5 * time.Second
@@ -282,47 +287,47 @@ func NewLinkedInSim(cfg Config, opts LinkedInOptions) *LinkedIn {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	return &LinkedIn{cfg: cfg, opts: opts, basePath: basePath}
+	return &Sim{cfg: cfg, opts: opts, basePath: basePath}
 }
 
 // Recorder returns the record of what the simulator received.
-func (l *LinkedIn) Recorder() *Recorder { return l.cfg.Recorder }
+func (l *Sim) Recorder() *sim.Recorder { return l.cfg.Recorder }
 
 // Video reports what the simulator knows of a video (an error of its State panics: it is for
 // tests).
-func (l *LinkedIn) Video(urn string) (LinkedInVideo, bool) {
+func (l *Sim) Video(urn string) (Video, bool) {
 	v, found, err := l.video(context.Background(), urn)
 	if err != nil {
 		panic(err)
 	}
 	if !found {
-		return LinkedInVideo{}, false
+		return Video{}, false
 	}
 	return l.reportVideo(v), true
 }
 
 // video reads the video a URN names.
-func (l *LinkedIn) video(ctx context.Context, urn string) (linkedinVideo, bool, error) {
+func (l *Sim) video(ctx context.Context, urn string) (linkedinVideo, bool, error) {
 	id, ok := strings.CutPrefix(urn, "urn:li:video:")
 	if !ok {
 		return linkedinVideo{}, false, nil
 	}
-	v, _, found, err := Load[linkedinVideo](ctx, l.cfg.State, linkedinKey(linkedinVideoKind, id))
+	v, _, found, err := sim.Load[linkedinVideo](ctx, l.cfg.State, linkedinKey(linkedinVideoKind, id))
 	return v, found, err
 }
 
-func (l *LinkedIn) reportVideo(v linkedinVideo) LinkedInVideo {
-	return LinkedInVideo{URN: v.urn(), Account: v.Account.ID, Size: v.Size, Parts: len(v.Parts),
+func (l *Sim) reportVideo(v linkedinVideo) Video {
+	return Video{URN: v.urn(), Account: v.Account.ID, Size: v.Size, Parts: len(v.Parts),
 		Status: l.statusOf(v, l.cfg.Now()), Finalizes: v.Finalizes, SHA256: v.SHA, Thumbnail: v.ThumbDone}
 }
 
 // Videos lists the videos of an account, in creation order (an error of its State panics).
-func (l *LinkedIn) Videos(account string) []LinkedInVideo {
-	videos, err := ListJSON[linkedinVideo](context.Background(), l.cfg.State, linkedinKey(linkedinVideoKind, ""), account)
+func (l *Sim) Videos(account string) []Video {
+	videos, err := sim.ListJSON[linkedinVideo](context.Background(), l.cfg.State, linkedinKey(linkedinVideoKind, ""), account)
 	if err != nil {
 		panic(err)
 	}
-	out := make([]LinkedInVideo, len(videos))
+	out := make([]Video, len(videos))
 	for i, v := range videos {
 		out[i] = l.reportVideo(v)
 	}
@@ -330,12 +335,12 @@ func (l *LinkedIn) Videos(account string) []LinkedInVideo {
 }
 
 // Posts lists the posts created, oldest first (an error of its State panics).
-func (l *LinkedIn) Posts() []LinkedInPost {
-	posts, err := ListJSON[linkedinPost](context.Background(), l.cfg.State, linkedinKey(linkedinPostKind, ""), "")
+func (l *Sim) Posts() []Post {
+	posts, err := sim.ListJSON[linkedinPost](context.Background(), l.cfg.State, linkedinKey(linkedinPostKind, ""), "")
 	if err != nil {
 		panic(err)
 	}
-	out := make([]LinkedInPost, len(posts))
+	out := make([]Post, len(posts))
 	for i, p := range posts {
 		out[i] = p.report()
 	}
@@ -344,7 +349,7 @@ func (l *LinkedIn) Posts() []LinkedInPost {
 
 // ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL, with or
 // without BaseURL's path in front.
-func (l *LinkedIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (l *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path, raw := r.URL.Path, r.URL.EscapedPath()
 	if l.basePath != "" {
 		if rest, ok := strings.CutPrefix(path, l.basePath); ok && (rest == "" || rest[0] == '/') {
@@ -358,7 +363,7 @@ func (l *LinkedIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/rest/videos":
 		l.rest(w, r, http.MethodPost, l.videoAction)
 	case strings.HasPrefix(path, "/rest/videos/"):
-		l.rest(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+		l.rest(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 			l.getVideo(w, r, acc, strings.TrimPrefix(raw, "/rest/videos/"))
 		})
 	case path == "/rest/posts":
@@ -377,10 +382,10 @@ func (l *LinkedIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // auth resolves the bearer token; it answers 401 itself when it cannot.
-func (l *LinkedIn) auth(w http.ResponseWriter, r *http.Request) (Account, bool) {
+func (l *Sim) auth(w http.ResponseWriter, r *http.Request) (sim.Account, bool) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	token = strings.TrimSpace(token)
-	var acc Account
+	var acc sim.Account
 	if ok && token != "" && l.cfg.Accounts != nil {
 		acc, ok = l.cfg.Accounts.Resolve(r.Context(), token)
 	} else {
@@ -388,7 +393,7 @@ func (l *LinkedIn) auth(w http.ResponseWriter, r *http.Request) (Account, bool) 
 	}
 	if !ok {
 		linkedinError(w, http.StatusUnauthorized, 65600, "INVALID_ACCESS_TOKEN", "Invalid access token")
-		return Account{}, false
+		return sim.Account{}, false
 	}
 	return acc, true
 }
@@ -396,11 +401,11 @@ func (l *LinkedIn) auth(w http.ResponseWriter, r *http.Request) (Account, bool) 
 // linkedinFault renders a call fault in LinkedIn's error shape; it reports whether it answered.
 func linkedinFault(w http.ResponseWriter, fault string) bool {
 	switch fault {
-	case FailUnavailable:
+	case sim.FailUnavailable:
 		linkedinError(w, http.StatusServiceUnavailable, 0, "", "Service Unavailable")
-	case FailAuth:
+	case sim.FailAuth:
 		linkedinError(w, http.StatusUnauthorized, 65602, "EXPIRED_ACCESS_TOKEN", "The token used in the request has expired")
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		linkedinError(w, http.StatusTooManyRequests, 101, "TOO_MANY_REQUESTS", "Resource level throttle limit for calls to this resource is reached.")
 	default:
 		return false
@@ -411,7 +416,7 @@ func linkedinFault(w http.ResponseWriter, fault string) bool {
 var linkedinVersionRE = regexp.MustCompile(`^([0-9]{4})([0-9]{2})(?:\.([0-9]{2}))?$`)
 
 // checkVersion applies LinkedIn's versioning; it answers the refusal itself.
-func (l *LinkedIn) checkVersion(w http.ResponseWriter, v string) bool {
+func (l *Sim) checkVersion(w http.ResponseWriter, v string) bool {
 	if v == "" {
 		linkedinError(w, http.StatusBadRequest, 0, "VERSION_MISSING",
 			"A version must be present. Please specify a version by adding the LinkedIn-Version header.")
@@ -438,8 +443,8 @@ func (l *LinkedIn) checkVersion(w http.ResponseWriter, v string) bool {
 }
 
 // rest does what every /rest endpoint shares: method, token, versions and the account's faults.
-func (l *LinkedIn) rest(w http.ResponseWriter, r *http.Request, method string,
-	h func(http.ResponseWriter, *http.Request, Account, string)) {
+func (l *Sim) rest(w http.ResponseWriter, r *http.Request, method string,
+	h func(http.ResponseWriter, *http.Request, sim.Account, string)) {
 	if r.Method != method {
 		w.Header().Set("Allow", method)
 		linkedinError(w, http.StatusMethodNotAllowed, 0, "", "Method "+r.Method+" is not allowed on this resource")
@@ -458,20 +463,20 @@ func (l *LinkedIn) rest(w http.ResponseWriter, r *http.Request, method string,
 			"X-Restli-Protocol-Version must be 2.0.0 on versioned APIs (got "+strconv.Quote(p)+")")
 		return
 	}
-	if linkedinFault(w, CallFault(acc.Behavior, l.cfg.Rand)) {
+	if linkedinFault(w, sim.CallFault(acc.Behavior, l.cfg.Rand)) {
 		return
 	}
 	h(w, r, acc, version)
 }
 
-func (l *LinkedIn) userinfo(w http.ResponseWriter, r *http.Request) {
+func (l *Sim) userinfo(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		linkedinError(w, http.StatusMethodNotAllowed, 0, "", "Method "+r.Method+" is not allowed on this resource")
 		return
 	}
 	acc, ok := l.auth(w, r)
-	if !ok || linkedinFault(w, CallFault(acc.Behavior, l.cfg.Rand)) {
+	if !ok || linkedinFault(w, sim.CallFault(acc.Behavior, l.cfg.Rand)) {
 		return
 	}
 	name := acc.Username
@@ -510,7 +515,7 @@ func decodeLinkedInJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-func (l *LinkedIn) videoAction(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+func (l *Sim) videoAction(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 	switch r.URL.Query().Get("action") {
 	case "initializeUpload":
 		l.initializeUpload(w, r, acc)
@@ -521,7 +526,7 @@ func (l *LinkedIn) videoAction(w http.ResponseWriter, r *http.Request, acc Accou
 	}
 }
 
-func (l *LinkedIn) forbidden(w http.ResponseWriter, what string) {
+func (l *Sim) forbidden(w http.ResponseWriter, what string) {
 	linkedinError(w, http.StatusForbidden, 100, "ACCESS_DENIED", "Not enough permissions to access: "+what)
 }
 
@@ -531,7 +536,7 @@ func linkedinInternal(w http.ResponseWriter) {
 	linkedinError(w, http.StatusInternalServerError, 0, "", "Internal Server Error")
 }
 
-func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc Account) {
+func (l *Sim) initializeUpload(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	var req struct {
 		InitializeUploadRequest *struct {
 			Owner           string `json:"owner"`
@@ -563,20 +568,20 @@ func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc 
 		return
 	}
 	now := l.cfg.Now()
-	sig, token := RandomHex(16), RandomHex(12)
+	sig, token := sim.RandomHex(16), sim.RandomHex(12)
 	sigSHA, tokenSHA := sha256.Sum256([]byte(sig)), sha256.Sum256([]byte(token))
 	v := linkedinVideo{
-		ID: "C4E05AQ" + strings.ToUpper(RandomHex(6)) + "-" + RandomHex(4), Account: acc, Created: now, Size: size,
+		ID: "C4E05AQ" + strings.ToUpper(sim.RandomHex(6)) + "-" + sim.RandomHex(4), Account: acc, Created: now, Size: size,
 		SigSHA: sigSHA[:], TokenSHA: tokenSHA[:], Expires: now.Add(l.opts.UploadURLTTL), Thumbnail: in.UploadThumbnail,
 	}
 	for first := int64(0); first < size; first += l.opts.PartSize {
 		v.Parts = append(v.Parts, [2]int64{first, min(first+l.opts.PartSize, size) - 1})
 	}
-	err := l.cfg.State.Update(r.Context(), func(tx Tx) error {
-		if err := Save(tx, Record{Key: linkedinKey(linkedinVideoKind, v.ID), Account: acc.ID}, v); err != nil {
+	err := l.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		if err := sim.Save(tx, sim.Record{Key: linkedinKey(linkedinVideoKind, v.ID), Account: acc.ID}, v); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: linkedinKey(linkedinUploadKind, v.ID), Account: acc.ID, Expires: v.Expires, Blobs: true},
+		return sim.Save(tx, sim.Record{Key: linkedinKey(linkedinUploadKind, v.ID), Account: acc.ID, Expires: v.Expires, Blobs: true},
 			linkedinUpload{Parts: make([]linkedinPart, len(v.Parts))})
 	})
 	if err != nil {
@@ -605,34 +610,34 @@ func (l *LinkedIn) initializeUpload(w http.ResponseWriter, r *http.Request, acc 
 }
 
 // upload serves PUT on the upload URLs: video parts and thumbnails.
-func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
-	defer Drain(r.Body)
+func (l *Sim) upload(w http.ResponseWriter, r *http.Request, rest string) {
+	defer sim.Drain(r.Body)
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPut)
-		UploadError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		sim.UploadError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
 	id, kind, ok := strings.Cut(strings.TrimPrefix(rest, "sp/v2/"), "/")
 	var v linkedinVideo
 	if ok {
 		var err error
-		v, _, ok, err = Load[linkedinVideo](r.Context(), l.cfg.State, linkedinKey(linkedinVideoKind, id))
+		v, _, ok, err = sim.Load[linkedinVideo](r.Context(), l.cfg.State, linkedinKey(linkedinVideoKind, id))
 		if err != nil {
-			UploadError(w, http.StatusInternalServerError, "Internal Server Error")
+			sim.UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
 	}
 	sig := sha256.Sum256([]byte(r.URL.Query().Get("sau")))
 	if !ok || subtle.ConstantTimeCompare(sig[:], v.SigSHA) != 1 {
-		UploadError(w, http.StatusForbidden, "Signature verification failed")
+		sim.UploadError(w, http.StatusForbidden, "Signature verification failed")
 		return
 	}
-	if fault := CallFault(v.Account.Behavior, l.cfg.Rand); fault == FailUnavailable {
-		UploadError(w, http.StatusServiceUnavailable, "Service Unavailable")
+	if fault := sim.CallFault(v.Account.Behavior, l.cfg.Rand); fault == sim.FailUnavailable {
+		sim.UploadError(w, http.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
 	if !l.cfg.Now().Before(v.Expires) {
-		UploadError(w, http.StatusForbidden, "The upload URL has expired")
+		sim.UploadError(w, http.StatusForbidden, "The upload URL has expired")
 		return
 	}
 	switch kind {
@@ -641,7 +646,7 @@ func (l *LinkedIn) upload(w http.ResponseWriter, r *http.Request, rest string) {
 	case "uploadedThumbnail":
 		l.uploadThumbnail(w, r, v)
 	default:
-		UploadError(w, http.StatusNotFound, "Unknown upload")
+		sim.UploadError(w, http.StatusNotFound, "Unknown upload")
 	}
 }
 
@@ -657,20 +662,20 @@ var (
 // uploadPart receives one part whole, keeps its bytes as a new blob and names that blob, and
 // the part's ETag, in the upload's record; the blob of the part it replaces, if it was sent
 // before, is deleted once the record no longer names it.
-func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
+func (l *Sim) uploadPart(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
 	i, err := strconv.Atoi(r.URL.Query().Get("part"))
 	if err != nil || i < 0 || i >= len(v.Parts) {
-		UploadError(w, http.StatusNotFound, "Unknown upload part")
+		sim.UploadError(w, http.StatusNotFound, "Unknown upload part")
 		return
 	}
 	first, last := v.Parts[i][0], v.Parts[i][1]
 	n := last - first + 1
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/octet-stream" {
-		UploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
+		sim.UploadError(w, http.StatusBadRequest, "Content-Type must be application/octet-stream")
 		return
 	}
 	if r.ContentLength != n {
-		UploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, first, last))
+		sim.UploadError(w, http.StatusBadRequest, fmt.Sprintf("Content-Length must be %d for bytes %d-%d", n, first, last))
 		return
 	}
 	// The part is received whole before it touches the upload, as a storage service commits
@@ -681,33 +686,33 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 	// PartSize, so memory stays bounded by the parts in flight.
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r.Body, body); err != nil {
-		UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
+		sim.UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length")
 		return
 	}
 	sum := sha256.Sum256(body)
 	etag := "/" + hex.EncodeToString(sum[:18]) + "/"
 	if v.Finalizes > 0 {
-		UploadError(w, http.StatusBadRequest, "The upload was already finalized")
+		sim.UploadError(w, http.StatusBadRequest, "The upload was already finalized")
 		return
 	}
 
 	ctx := r.Context()
 	upKey := linkedinKey(linkedinUploadKind, v.ID)
-	blobKey := fmt.Sprintf("%spart-%05d-%s", BlobPrefix(upKey), i, RandomHex(6))
+	blobKey := fmt.Sprintf("%spart-%05d-%s", sim.BlobPrefix(upKey), i, sim.RandomHex(6))
 	if err := l.cfg.Blobs.WriteAll(ctx, blobKey, body, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: fileperm.BeforeWrite}); err != nil {
-		UploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		sim.UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	var replaced string
-	err = l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, _, _, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+	err = l.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		cur, _, _, err := sim.LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
 		if cur.Finalizes > 0 {
 			return errLinkedInFinalized
 		}
-		up, rec, found, err := LoadTx[linkedinUpload](tx, upKey)
+		up, rec, found, err := sim.LoadTx[linkedinUpload](tx, upKey)
 		if err != nil {
 			return err
 		}
@@ -716,7 +721,7 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 		}
 		replaced = up.Parts[i].Blob
 		up.Parts[i] = linkedinPart{ETag: etag, Blob: blobKey}
-		return Save(tx, rec, up)
+		return sim.Save(tx, rec, up)
 	})
 	// What is left behind should a delete fail is deleted by housekeeping with the upload's
 	// record.
@@ -725,11 +730,11 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 		_ = l.cfg.Blobs.Delete(keep, blobKey)
 		switch {
 		case errors.Is(err, errLinkedInFinalized):
-			UploadError(w, http.StatusBadRequest, "The upload was already finalized")
+			sim.UploadError(w, http.StatusBadRequest, "The upload was already finalized")
 		case errors.Is(err, errLinkedInPartsGone):
-			UploadError(w, http.StatusForbidden, "The upload URL has expired")
+			sim.UploadError(w, http.StatusForbidden, "The upload URL has expired")
 		default:
-			UploadError(w, http.StatusInternalServerError, "Internal Server Error")
+			sim.UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		}
 		return
 	}
@@ -740,14 +745,14 @@ func (l *LinkedIn) uploadPart(w http.ResponseWriter, r *http.Request, v linkedin
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
+func (l *Sim) uploadThumbnail(w http.ResponseWriter, r *http.Request, v linkedinVideo) {
 	if !v.Thumbnail {
-		UploadError(w, http.StatusNotFound, "No thumbnail upload was requested for this video")
+		sim.UploadError(w, http.StatusNotFound, "No thumbnail upload was requested for this video")
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "image/jpeg" && mt != "image/png" && mt != "application/octet-stream") {
-		UploadError(w, http.StatusBadRequest, "Content-Type must be image/jpeg, image/png or application/octet-stream")
+		sim.UploadError(w, http.StatusBadRequest, "Content-Type must be image/jpeg, image/png or application/octet-stream")
 		return
 	}
 	head := make([]byte, 8)
@@ -755,17 +760,17 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v lin
 	head = head[:k]
 	rest, err := io.Copy(io.Discard, io.LimitReader(r.Body, linkedinMaxThumbBytes))
 	if err != nil {
-		UploadError(w, http.StatusBadRequest, "The request body could not be read")
+		sim.UploadError(w, http.StatusBadRequest, "The request body could not be read")
 		return
 	}
 	isJPEG := bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF})
 	isPNG := bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n"))
 	if !isJPEG && !isPNG || int64(k)+rest > linkedinMaxThumbBytes {
-		UploadError(w, http.StatusBadRequest, "The thumbnail must be a JPEG or PNG image of at most 10 MB")
+		sim.UploadError(w, http.StatusBadRequest, "The thumbnail must be a JPEG or PNG image of at most 10 MB")
 		return
 	}
-	err = l.cfg.State.Update(r.Context(), func(tx Tx) error {
-		cur, rec, found, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+	err = l.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		cur, rec, found, err := sim.LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
@@ -773,10 +778,10 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v lin
 			return fmt.Errorf("sim: linkedin video %s is gone", v.ID)
 		}
 		cur.ThumbDone = true
-		return Save(tx, rec, cur)
+		return sim.Save(tx, rec, cur)
 	})
 	if err != nil {
-		UploadError(w, http.StatusInternalServerError, "Internal Server Error")
+		sim.UploadError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
@@ -785,7 +790,7 @@ func (l *LinkedIn) uploadThumbnail(w http.ResponseWriter, r *http.Request, v lin
 // finalizeUpload checks the request against the upload's parts, reads the parts back from
 // their blobs to check the video, and in one transaction finalizes the video, records the
 // upload and ends the upload's record; the parts' blobs are deleted after.
-func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Account) {
+func (l *Sim) finalizeUpload(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	var req struct {
 		FinalizeUploadRequest *struct {
 			Video           string   `json:"video"`
@@ -824,7 +829,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		return
 	}
 	upKey := linkedinKey(linkedinUploadKind, v.ID)
-	up, _, found, err := Load[linkedinUpload](ctx, l.cfg.State, upKey)
+	up, _, found, err := sim.Load[linkedinUpload](ctx, l.cfg.State, upKey)
 	if err != nil {
 		linkedinInternal(w)
 		return
@@ -852,11 +857,11 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 
 	// The parts' blobs, in order, are the video.
-	parts := SpoolState{Size: v.Size, Whole: new(int64)}
+	parts := sim.SpoolState{Size: v.Size, Whole: new(int64)}
 	for i, p := range up.Parts {
-		parts.Chunks = append(parts.Chunks, SpoolChunk{Key: p.Blob, Len: v.Parts[i][1] - v.Parts[i][0] + 1})
+		parts.Chunks = append(parts.Chunks, sim.SpoolChunk{Key: p.Blob, Len: v.Parts[i][1] - v.Parts[i][0] + 1})
 	}
-	sp := ResumeSpool(ctx, l.cfg.Blobs, parts, "reelay-linkedin-sim-*.upload")
+	sp := sim.ResumeSpool(ctx, l.cfg.Blobs, parts, "reelay-linkedin-sim-*.upload")
 	defer sp.Close()
 	h := sha256.New()
 	if _, err := io.CopyBuffer(h, io.NewSectionReader(sp, 0, v.Size), make([]byte, 1<<20)); err != nil {
@@ -865,7 +870,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 	sha := hex.EncodeToString(h.Sum(nil))
 	verdict, dur, width, height := checkLinkedInVideo(sp, v.Size)
-	if v.Account.Behavior.Fail == FailReject && verdict == "" {
+	if v.Account.Behavior.Fail == sim.FailReject && verdict == "" {
 		verdict = "The video could not be processed: its format is not supported"
 	}
 	processing := l.opts.DefaultProcessing
@@ -873,8 +878,8 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		processing = time.Duration(ms) * time.Millisecond
 	}
 	now := l.cfg.Now()
-	err = l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
+	err = l.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		cur, rec, found, err := sim.LoadTx[linkedinVideo](tx, linkedinKey(linkedinVideoKind, v.ID))
 		if err != nil {
 			return err
 		}
@@ -884,7 +889,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		if cur.Finalizes > 0 {
 			return errLinkedInFinalized
 		}
-		got, _, found, err := LoadTx[linkedinUpload](tx, upKey)
+		got, _, found, err := sim.LoadTx[linkedinUpload](tx, upKey)
 		if err != nil {
 			return err
 		}
@@ -894,13 +899,13 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 		cur.Finalizes++
 		cur.FinalizedAt, cur.Processing = now, processing
 		cur.SHA, cur.Verdict, cur.Duration, cur.Width, cur.Height = sha, verdict, dur, width, height
-		if err := RecordTx(tx, platform.LinkedIn, Upload{Account: acc.ID, Bytes: v.Size, SHA256: sha}); err != nil {
+		if err := sim.RecordTx(tx, platform.LinkedIn, sim.Upload{Account: acc.ID, Bytes: v.Size, SHA256: sha}); err != nil {
 			return err
 		}
 		if err := tx.Delete(upKey); err != nil {
 			return err
 		}
-		return Save(tx, rec, cur)
+		return sim.Save(tx, rec, cur)
 	})
 	switch {
 	case errors.Is(err, errLinkedInFinalized):
@@ -915,7 +920,7 @@ func (l *LinkedIn) finalizeUpload(w http.ResponseWriter, r *http.Request, acc Ac
 	}
 	// The parts are of no use once the video is checked; housekeeping deletes them with the
 	// upload's record should this fail.
-	_ = DeleteBlobs(context.WithoutCancel(ctx), l.cfg.Blobs, upKey)
+	_ = sim.DeleteBlobs(context.WithoutCancel(ctx), l.cfg.Blobs, upKey)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -939,19 +944,19 @@ func checkLinkedInVideo(f io.ReaderAt, size int64) (reason string, dur time.Dura
 }
 
 // statusOf is a video's status at now.
-func (l *LinkedIn) statusOf(v linkedinVideo, now time.Time) string {
+func (l *Sim) statusOf(v linkedinVideo, now time.Time) string {
 	switch {
 	case v.Finalizes == 0:
-		return LinkedInWaitingUpload
+		return WaitingUpload
 	case now.Before(v.FinalizedAt.Add(v.Processing)):
-		return LinkedInProcessing
+		return Processing
 	case v.Verdict != "":
-		return LinkedInProcessingFailed
+		return ProcessingFailed
 	}
-	return LinkedInAvailable
+	return Available
 }
 
-func (l *LinkedIn) getVideo(w http.ResponseWriter, r *http.Request, acc Account, rawKey string) {
+func (l *Sim) getVideo(w http.ResponseWriter, r *http.Request, acc sim.Account, rawKey string) {
 	key, err := url.PathUnescape(rawKey)
 	if err != nil || !strings.HasPrefix(key, "urn:li:video:") || strings.Contains(rawKey, ":") {
 		linkedinError(w, http.StatusBadRequest, 0, "",
@@ -974,13 +979,13 @@ func (l *LinkedIn) getVideo(w http.ResponseWriter, r *http.Request, acc Account,
 	status := l.statusOf(v, now)
 	out := map[string]any{"id": v.urn(), "owner": "urn:li:person:" + v.Account.ID, "status": status}
 	switch status {
-	case LinkedInAvailable:
+	case Available:
 		out["duration"] = v.Duration.Milliseconds()
 		out["aspectRatioWidth"] = float64(v.Width)
 		out["aspectRatioHeight"] = float64(v.Height)
 		out["downloadUrl"] = l.cfg.BaseURL + "/dms/playlist/" + v.ID + ".mp4"
 		out["downloadUrlExpiresAt"] = now.Add(time.Hour).UnixMilli()
-	case LinkedInProcessingFailed:
+	case ProcessingFailed:
 		out["processingFailureReason"] = v.Verdict
 	}
 	writeLinkedInJSON(w, http.StatusOK, out)
@@ -1005,7 +1010,7 @@ type linkedinPostRequest struct {
 	IsReshareDisabledByAuthor bool    `json:"isReshareDisabledByAuthor"`
 }
 
-func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+func (l *Sim) createPost(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 	var req linkedinPostRequest
 	if !decodeLinkedInJSON(w, r, &req) {
 		return
@@ -1062,43 +1067,43 @@ func (l *LinkedIn) createPost(w http.ResponseWriter, r *http.Request, acc Accoun
 		linkedinError(w, http.StatusBadRequest, 0, "", "com.linkedin.content.common.exception.BadRequestResponseException: Invalid media "+m.ID)
 		return
 	}
-	if status := l.statusOf(v, now); status != LinkedInAvailable {
+	if status := l.statusOf(v, now); status != Available {
 		linkedinError(w, http.StatusBadRequest, 0, "",
 			"com.linkedin.content.common.exception.BadRequestResponseException: Media "+m.ID+" is not AVAILABLE (status "+status+")")
 		return
 	}
 	post := linkedinPost{
-		URN: "urn:li:share:" + RandomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
+		URN: "urn:li:share:" + sim.RandomDigits(19), Account: acc.ID, Commentary: commentary, Text: text, Truncated: truncated,
 		Title: m.Title, Video: m.ID, Visibility: *req.Visibility, Lifecycle: *req.LifecycleState,
-		Activity: "urn:li:activity:" + RandomDigits(19), Created: now,
+		Activity: "urn:li:activity:" + sim.RandomDigits(19), Created: now,
 	}
 	content := sha256.Sum256([]byte(acc.ID + "\x00" + m.ID + "\x00" + commentary))
 	contentKey := linkedinKey(linkedinContentKind, hex.EncodeToString(content[:]))
 	var duplicate string
 	capped := false
-	err = l.cfg.State.Update(ctx, func(tx Tx) error {
+	err = l.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		var found bool
 		var err error
 		capped = false
-		if duplicate, _, found, err = LoadTx[string](tx, contentKey); err != nil || found {
+		if duplicate, _, found, err = sim.LoadTx[string](tx, contentKey); err != nil || found {
 			return err
 		}
-		ok, err := TakeInWindow(tx, linkedinKey(linkedinDailyKind, acc.ID), acc.ID, now, 24*time.Hour, l.opts.PostsPerDay)
+		ok, err := sim.TakeInWindow(tx, linkedinKey(linkedinDailyKind, acc.ID), acc.ID, now, 24*time.Hour, l.opts.PostsPerDay)
 		if capped = !ok; err != nil || capped {
 			return err
 		}
 		for _, rec := range []struct {
-			key Key
+			key sim.Key
 			v   any
 		}{{linkedinKey(linkedinPostKind, post.URN), post}, {linkedinKey(linkedinActivityKind, post.Activity), post.URN}, {contentKey, post.URN}} {
-			if err := Save(tx, Record{Key: rec.key, Account: acc.ID}, rec.v); err != nil {
+			if err := sim.Save(tx, sim.Record{Key: rec.key, Account: acc.ID}, rec.v); err != nil {
 				return err
 			}
 		}
 		if post.Lifecycle != "PUBLISHED" {
 			return nil
 		}
-		return RecordTx(tx, platform.LinkedIn, Published{
+		return sim.RecordTx(tx, platform.LinkedIn, sim.Published{
 			Account: acc.ID, ID: post.URN, URL: "https://www.linkedin.com/feed/update/" + post.URN + "/", SHA256: v.SHA, Text: text,
 		})
 	})
@@ -1275,4 +1280,4 @@ func writeLinkedInJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-var _ http.Handler = (*LinkedIn)(nil)
+var _ http.Handler = (*Sim)(nil)

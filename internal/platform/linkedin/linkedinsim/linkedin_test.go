@@ -1,4 +1,4 @@
-package sim
+package linkedinsim
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const liMember = "liMember1"
@@ -25,23 +26,23 @@ const liMember = "liMember1"
 type liEnv struct {
 	t     *testing.T
 	srv   *httptest.Server
-	sim   *LinkedIn
+	sim   *Sim
 	clock *clocktest.Clock
-	rec   *Recorder
+	rec   *sim.Recorder
 }
 
-func newLiEnv(t *testing.T, b Behavior, opts LinkedInOptions) *liEnv {
+func newLiEnv(t *testing.T, b sim.Behavior, opts Options) *liEnv {
 	t.Helper()
-	e := &liEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), rec: &Recorder{}}
+	e := &liEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	if b.ProcessingMS == 0 {
 		b.ProcessingMS = 1000
 	}
-	e.sim = NewLinkedInSim(Config{
+	e.sim = NewSim(sim.Config{
 		BaseURL:  e.srv.URL + "/sandbox/linkedin",
-		Accounts: StaticAccounts{"tok": {ID: liMember, Username: "Grace Hopper", Behavior: b}, "other": {ID: "someoneElse"}},
+		Accounts: sim.StaticAccounts{"tok": {ID: liMember, Username: "Grace Hopper", Behavior: b}, "other": {ID: "someoneElse"}},
 		Recorder: e.rec, Now: e.clock.Now, Rand: func() float64 { return 0.99 },
 	}, opts)
 	mux.Handle("/sandbox/linkedin/", http.StripPrefix("/sandbox/linkedin", e.sim))
@@ -195,13 +196,13 @@ func (e *liEnv) ready(data []byte) string {
 	u := e.initialize(int64(len(data)), false)
 	e.finalize(u, e.uploadAll(u, data)).want(e.t, http.StatusOK, nil)
 	e.clock.Advance(2 * time.Second)
-	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(e.t, http.StatusOK, map[string]any{"status": LinkedInAvailable})
+	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(e.t, http.StatusOK, map[string]any{"status": Available})
 	return u.Video
 }
 
 func TestLinkedInVersionsAndAuth(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	body := map[string]any{"initializeUploadRequest": map[string]any{"owner": "urn:li:person:" + liMember, "fileSizeBytes": 100000}}
 	path := "/rest/videos?action=initializeUpload"
 	for _, c := range []struct {
@@ -238,11 +239,11 @@ func TestLinkedInFaults(t *testing.T) {
 		status int
 		fields map[string]any
 	}{
-		{FailUnavailable, 503, nil},
-		{FailAuth, 401, map[string]any{"code": "EXPIRED_ACCESS_TOKEN", "serviceErrorCode": 65602}},
-		{FailRateLimit, 429, map[string]any{"code": "TOO_MANY_REQUESTS", "serviceErrorCode": 101}},
+		{sim.FailUnavailable, 503, nil},
+		{sim.FailAuth, 401, map[string]any{"code": "EXPIRED_ACCESS_TOKEN", "serviceErrorCode": 65602}},
+		{sim.FailRateLimit, 429, map[string]any{"code": "TOO_MANY_REQUESTS", "serviceErrorCode": 101}},
 	} {
-		e := newLiEnv(t, Behavior{Fail: c.fail}, LinkedInOptions{})
+		e := newLiEnv(t, sim.Behavior{Fail: c.fail}, Options{})
 		e.call(http.MethodGet, "/v2/userinfo", nil, nil).want(t, c.status, c.fields)
 		e.call(http.MethodGet, videoPath("urn:li:video:x"), nil, nil).want(t, c.status, c.fields)
 	}
@@ -250,7 +251,7 @@ func TestLinkedInFaults(t *testing.T) {
 
 func TestLinkedInUploadRules(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	data := liVideo(t, 9<<20, 10*time.Second, 1080, 1920)
 
 	// initializeUpload.
@@ -286,7 +287,7 @@ func TestLinkedInUploadRules(t *testing.T) {
 
 	// GET needs the URN encoded, and the owner.
 	e.call(http.MethodGet, "/rest/videos/"+u.Video, nil, nil).want(t, 400, nil)
-	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": LinkedInWaitingUpload})
+	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": WaitingUpload})
 	e.call(http.MethodGet, videoPath(u.Video), nil, map[string]string{"Authorization": "Bearer other"}).want(t, 403, nil)
 
 	// Finalize: token, all ETags in order, once.
@@ -308,10 +309,10 @@ func TestLinkedInUploadRules(t *testing.T) {
 	}
 
 	// Processing, then AVAILABLE; posting before is refused.
-	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": LinkedInProcessing})
+	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": Processing})
 	e.call(http.MethodPost, "/rest/posts", liPost(u.Video, "early"), nil).want(t, 400, nil)
 	e.clock.Advance(time.Second)
-	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": LinkedInAvailable})
+	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, 200, map[string]any{"status": Available})
 
 	// Expired upload URLs.
 	u2 := e.initialize(int64(len(data)), false)
@@ -326,7 +327,7 @@ func TestLinkedInUploadRules(t *testing.T) {
 // ETag alone.
 func TestLinkedInCutPartAfterRetry(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	data := liVideo(t, 9<<20, 10*time.Second, 1080, 1920)
 	u := e.initialize(int64(len(data)), false)
 	etags := e.uploadAll(u, data)
@@ -353,24 +354,24 @@ func TestLinkedInProcessingFailures(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		b      Behavior
+		b      sim.Behavior
 		data   func(t *testing.T) []byte
 		reason string
 	}{
-		{"reject", Behavior{Fail: FailReject}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 1080, 1920) }, "not supported"},
-		{"too short", Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 2*time.Second, 1080, 1920) }, "3 seconds"},
-		{"too tall", Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 400, 1080) }, "aspect ratio"},
-		{"not a video", Behavior{}, func(*testing.T) []byte { return bytes.Repeat([]byte("x"), 100_000) }, "MP4"},
+		{"reject", sim.Behavior{Fail: sim.FailReject}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 1080, 1920) }, "not supported"},
+		{"too short", sim.Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 2*time.Second, 1080, 1920) }, "3 seconds"},
+		{"too tall", sim.Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 400, 1080) }, "aspect ratio"},
+		{"not a video", sim.Behavior{}, func(*testing.T) []byte { return bytes.Repeat([]byte("x"), 100_000) }, "MP4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newLiEnv(t, c.b, LinkedInOptions{})
+			e := newLiEnv(t, c.b, Options{})
 			data := c.data(t)
 			u := e.initialize(int64(len(data)), false)
 			e.finalize(u, e.uploadAll(u, data)).want(t, 200, nil)
 			e.clock.Advance(2 * time.Second)
 			a := e.call(http.MethodGet, videoPath(u.Video), nil, nil)
-			a.want(t, 200, map[string]any{"status": LinkedInProcessingFailed})
+			a.want(t, 200, map[string]any{"status": ProcessingFailed})
 			if !strings.Contains(fmt.Sprint(a.body["processingFailureReason"]), c.reason) {
 				t.Fatalf("reason %v, want %q", a.body["processingFailureReason"], c.reason)
 			}
@@ -381,7 +382,7 @@ func TestLinkedInProcessingFailures(t *testing.T) {
 
 func TestLinkedInThumbnail(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	data := liVideo(t, 1<<20, 10*time.Second, 1080, 1080)
 	u := e.initialize(int64(len(data)), true)
 	if u.Thumbnail == "" {
@@ -404,7 +405,7 @@ func TestLinkedInThumbnail(t *testing.T) {
 
 func TestLinkedInPosts(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{PostsPerDay: 3})
+	e := newLiEnv(t, sim.Behavior{}, Options{PostsPerDay: 3})
 	data := liVideo(t, 1<<20, 10*time.Second, 1080, 1920)
 	video := e.ready(data)
 

@@ -1,4 +1,4 @@
-package sim
+package linkedinsim
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // TestLinkedInAcrossProcesses: two processes serve the simulator from one State and one blob
@@ -22,21 +24,21 @@ import (
 // them; a third process started afterwards (a restart) knows all of it. The parts' blobs are
 // gone once the video is finalized, and what was received is recorded once each.
 func TestLinkedInAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st, blobs := open(t, clock.Now), memblob.OpenBucket(nil)
-			e := &liEnv{t: t, clock: clock, rec: NewRecorder(st, platform.LinkedIn)}
+			e := &liEnv{t: t, clock: clock, rec: sim.NewRecorder(st, platform.LinkedIn)}
 			mux := http.NewServeMux()
 			e.srv = httptest.NewServer(mux)
 			t.Cleanup(e.srv.Close)
-			process := func() *LinkedIn {
-				return NewLinkedInSim(Config{BaseURL: e.srv.URL + "/sandbox/linkedin",
-					Accounts: StaticAccounts{"tok": {ID: liMember, Username: "Grace Hopper", Behavior: Behavior{ProcessingMS: 1000}}},
-					Recorder: e.rec, State: st, Blobs: blobs, Now: clock.Now, Rand: func() float64 { return 0.99 }}, LinkedInOptions{})
+			process := func() *Sim {
+				return NewSim(sim.Config{BaseURL: e.srv.URL + "/sandbox/linkedin",
+					Accounts: sim.StaticAccounts{"tok": {ID: liMember, Username: "Grace Hopper", Behavior: sim.Behavior{ProcessingMS: 1000}}},
+					Recorder: e.rec, State: st, Blobs: blobs, Now: clock.Now, Rand: func() float64 { return 0.99 }}, Options{})
 			}
 			e.sim = process()
-			mux.Handle("/sandbox/linkedin/", http.StripPrefix("/sandbox/linkedin", alternating(e.sim, process())))
+			mux.Handle("/sandbox/linkedin/", http.StripPrefix("/sandbox/linkedin", simtest.Alternating(e.sim, process())))
 
 			data := liVideo(t, 9<<20, 10*time.Second, 1080, 1920)
 			u := e.initialize(int64(len(data)), false)
@@ -45,18 +47,18 @@ func TestLinkedInAcrossProcesses(t *testing.T) {
 			if _, again := e.put(p0.URL, "application/octet-stream", data[:p0.Last+1]); again != etags[0] {
 				t.Errorf("the first part sent again has ETag %q, was %q", again, etags[0])
 			}
-			if n := blobCount(t, blobs); n != len(u.Parts) {
+			if n := simtest.BlobCount(t, blobs); n != len(u.Parts) {
 				t.Errorf("%d blobs for %d parts (one sent twice)", n, len(u.Parts))
 			}
 			e.finalize(u, etags).want(t, http.StatusOK, nil)
 			e.finalize(u, etags).want(t, http.StatusBadRequest, nil) // at the other process
-			if n := blobCount(t, blobs); n != 0 {
+			if n := simtest.BlobCount(t, blobs); n != 0 {
 				t.Errorf("%d blobs left after the video was finalized", n)
 			}
-			e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": LinkedInProcessing})
+			e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": Processing})
 			clock.Advance(time.Second)
 			for range 2 { // each process sees it processed
-				e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": LinkedInAvailable})
+				e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": Available})
 			}
 
 			a := e.call(http.MethodPost, "/rest/posts", liPost(u.Video, "Across processes"), nil)
@@ -78,7 +80,7 @@ func TestLinkedInAcrossProcesses(t *testing.T) {
 			restarted := process()
 			sum := sha256.Sum256(data)
 			v, ok := restarted.Video(u.Video)
-			if !ok || v.Finalizes != 1 || v.Status != LinkedInAvailable || v.SHA256 != hex.EncodeToString(sum[:]) || v.Parts != len(u.Parts) {
+			if !ok || v.Finalizes != 1 || v.Status != Available || v.SHA256 != hex.EncodeToString(sum[:]) || v.Parts != len(u.Parts) {
 				t.Fatalf("video after a restart: %+v, found %v", v, ok)
 			}
 			posts := restarted.Posts()
@@ -99,7 +101,7 @@ func TestLinkedInAcrossProcesses(t *testing.T) {
 // with its blobs, for housekeeping to delete.
 func TestLinkedInPartsExpireWithTheirURLs(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{UploadURLTTL: time.Hour})
+	e := newLiEnv(t, sim.Behavior{}, Options{UploadURLTTL: time.Hour})
 	data := liVideo(t, 1<<20, 10*time.Second, 1080, 1920)
 	u := e.initialize(int64(len(data)), false)
 	etags := e.uploadAll(u, data)
@@ -116,5 +118,5 @@ func TestLinkedInPartsExpireWithTheirURLs(t *testing.T) {
 	if _, found, _ := e.sim.cfg.State.Get(context.Background(), linkedinKey(linkedinUploadKind, id)); found {
 		t.Error("the parts' record outlived their upload URLs")
 	}
-	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": LinkedInWaitingUpload})
+	e.call(http.MethodGet, videoPath(u.Video), nil, nil).want(t, http.StatusOK, map[string]any{"status": WaitingUpload})
 }

@@ -1,4 +1,4 @@
-package sim
+package linkedinsim
 
 // LinkedIn simulator, the audience side: member post and video statistics
 // (/rest/memberCreatorPostAnalytics, /rest/memberCreatorVideoAnalytics) and the Comments API
@@ -29,7 +29,7 @@ package sim
 //     share, ugcPost or activity URN) or the comments on a comment (its comment URN), oldest
 //     first, paged with start and count (default 10). The key must be URL-encoded whole (Rest.li
 //     2.0 keys). Audience comments are AudienceComments(post URN, creation, now), each with a
-//     stable id built from its N and a member URN built from its author (LinkedInAudienceActor).
+//     stable id built from its N and a member URN built from its author (AudienceActor).
 //     Comment URNs are urn:li:comment:(urn:li:activity:{post's activity},{id}). An element has
 //     actor, created and lastModified {actor, time}, id, commentUrn, $URN, object (the
 //     activity), message {text, attributes}, parentComment (nested comments), likesSummary
@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // linkedinStatsFirstVersion is the first LinkedIn-Version that serves member statistics.
@@ -78,20 +79,20 @@ var linkedinReplyLimit = func() platform.TextLimit {
 }()
 
 // linkedinMetric computes one statistic of a post from its audience and its comment count.
-type linkedinMetric func(a Audience, comments int64) int64
+type linkedinMetric func(a sim.Audience, comments int64) int64
 
 var linkedinPostMetrics = map[string]linkedinMetric{
-	"IMPRESSION":      func(a Audience, _ int64) int64 { return a.Impressions },
-	"MEMBERS_REACHED": func(a Audience, _ int64) int64 { return a.Reach },
-	"RESHARE":         func(a Audience, _ int64) int64 { return a.Shares },
-	"REACTION":        func(a Audience, _ int64) int64 { return a.Likes },
-	"COMMENT":         func(_ Audience, comments int64) int64 { return comments },
+	"IMPRESSION":      func(a sim.Audience, _ int64) int64 { return a.Impressions },
+	"MEMBERS_REACHED": func(a sim.Audience, _ int64) int64 { return a.Reach },
+	"RESHARE":         func(a sim.Audience, _ int64) int64 { return a.Shares },
+	"REACTION":        func(a sim.Audience, _ int64) int64 { return a.Likes },
+	"COMMENT":         func(_ sim.Audience, comments int64) int64 { return comments },
 }
 
 var linkedinVideoMetrics = map[string]linkedinMetric{
-	"VIDEO_PLAY":       func(a Audience, _ int64) int64 { return a.Views },
-	"VIDEO_VIEWER":     func(a Audience, _ int64) int64 { return a.Reach },
-	"VIDEO_WATCH_TIME": func(a Audience, _ int64) int64 { return a.WatchSeconds * 1000 },
+	"VIDEO_PLAY":       func(a sim.Audience, _ int64) int64 { return a.Views },
+	"VIDEO_VIEWER":     func(a sim.Audience, _ int64) int64 { return a.Reach },
+	"VIDEO_WATCH_TIME": func(a sim.Audience, _ int64) int64 { return a.WatchSeconds * 1000 },
 }
 
 // linkedinComment is one comment on a post: the audience's (account "") or one a member wrote
@@ -106,16 +107,16 @@ type linkedinComment struct {
 	At      time.Time `json:"at"`
 }
 
-// LinkedInAudienceActor is the member URN of an audience commenter (AudienceComment.Author):
+// AudienceActor is the member URN of an audience commenter (AudienceComment.Author):
 // LinkedIn's comments name their author only by URN.
-func LinkedInAudienceActor(author string) string {
+func AudienceActor(author string) string {
 	h := fnv.New64a()
 	h.Write([]byte("linkedin-member|" + author))
 	return "urn:li:person:" + strconv.FormatUint(h.Sum64(), 36)
 }
 
-// LinkedInAudienceCommentURN is the URN of the audience comment numbered n on a post.
-func LinkedInAudienceCommentURN(post LinkedInPost, n int) string {
+// AudienceCommentURN is the URN of the audience comment numbered n on a post.
+func AudienceCommentURN(post Post, n int) string {
 	return linkedinCommentURN(post.Activity, linkedinAudienceCommentID(post.URN, n))
 }
 
@@ -135,10 +136,10 @@ func linkedinCommentURN(activity, id string) string {
 // first.
 func commentsOf(p linkedinPost, now time.Time) []linkedinComment {
 	var out []linkedinComment
-	for _, c := range AudienceComments(p.URN, p.Created, now) {
+	for _, c := range sim.AudienceComments(p.URN, p.Created, now) {
 		id := linkedinAudienceCommentID(p.URN, c.N)
 		out = append(out, linkedinComment{
-			ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: LinkedInAudienceActor(c.Author), Text: c.Text, At: c.At,
+			ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: AudienceActor(c.Author), Text: c.Text, At: c.At,
 		})
 	}
 	return append(out, p.Comments...)
@@ -151,15 +152,15 @@ var (
 
 // publishedPost finds the published post a URN names (its share, ugcPost or activity URN) and
 // checks it is acc's; it answers 404, 403 or a failure of the State itself.
-func (l *LinkedIn) publishedPost(ctx context.Context, w http.ResponseWriter, acc Account, urn, what string) (linkedinPost, bool) {
+func (l *Sim) publishedPost(ctx context.Context, w http.ResponseWriter, acc sim.Account, urn, what string) (linkedinPost, bool) {
 	share, found := urn, true
 	var err error
 	if strings.HasPrefix(urn, "urn:li:activity:") {
-		share, _, found, err = Load[string](ctx, l.cfg.State, linkedinKey(linkedinActivityKind, urn))
+		share, _, found, err = sim.Load[string](ctx, l.cfg.State, linkedinKey(linkedinActivityKind, urn))
 	}
 	var p linkedinPost
 	if err == nil && found {
-		p, _, found, err = Load[linkedinPost](ctx, l.cfg.State, linkedinKey(linkedinPostKind, share))
+		p, _, found, err = sim.Load[linkedinPost](ctx, l.cfg.State, linkedinKey(linkedinPostKind, share))
 	}
 	switch {
 	case err != nil:
@@ -206,16 +207,16 @@ func statsEntity(raw string) (string, error) {
 	return urn, nil
 }
 
-func (l *LinkedIn) postAnalytics(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+func (l *Sim) postAnalytics(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 	l.statistics(w, r, acc, version, "memberCreatorPostAnalytics", linkedinPostMetrics)
 }
 
-func (l *LinkedIn) videoAnalytics(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+func (l *Sim) videoAnalytics(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 	l.statistics(w, r, acc, version, "memberCreatorVideoAnalytics", linkedinVideoMetrics)
 }
 
 // statistics answers one member statistics query: one metric of one post, lifetime.
-func (l *LinkedIn) statistics(w http.ResponseWriter, r *http.Request, acc Account, version, resource string,
+func (l *Sim) statistics(w http.ResponseWriter, r *http.Request, acc sim.Account, version, resource string,
 	metrics map[string]linkedinMetric) {
 	if version[:6] < linkedinStatsFirstVersion {
 		linkedinError(w, http.StatusNotFound, 0, "", "No virtual resource found")
@@ -266,7 +267,7 @@ func (l *LinkedIn) statistics(w http.ResponseWriter, r *http.Request, acc Accoun
 			union = "ugc"
 		}
 		elements = append(elements, map[string]any{
-			"count":        metrics[queryType](AudienceOf(p.URN, p.Created, now), comments),
+			"count":        metrics[queryType](sim.AudienceOf(p.URN, p.Created, now), comments),
 			"metricType":   metricType,
 			"targetEntity": map[string]string{union: urn},
 		})
@@ -278,12 +279,12 @@ func (l *LinkedIn) statistics(w http.ResponseWriter, r *http.Request, acc Accoun
 }
 
 // socialActions serves /rest/socialActions/{key}/comments: GET lists, POST creates.
-func (l *LinkedIn) socialActions(w http.ResponseWriter, r *http.Request, rawKey string) {
+func (l *Sim) socialActions(w http.ResponseWriter, r *http.Request, rawKey string) {
 	method := http.MethodGet
 	if r.Method == http.MethodPost {
 		method = http.MethodPost
 	}
-	l.rest(w, r, method, func(w http.ResponseWriter, r *http.Request, acc Account, version string) {
+	l.rest(w, r, method, func(w http.ResponseWriter, r *http.Request, acc sim.Account, version string) {
 		key, err := url.PathUnescape(rawKey)
 		if err != nil || strings.ContainsAny(rawKey, ":(),") ||
 			!linkedinPostURN.MatchString(key) && !linkedinCommentKey.MatchString(key) {
@@ -301,7 +302,7 @@ func (l *LinkedIn) socialActions(w http.ResponseWriter, r *http.Request, rawKey 
 
 // commentTarget resolves the key of a socialActions path: the post, and the comment when the
 // key names one. It answers 404, 403 or a failure of the State itself.
-func (l *LinkedIn) commentTarget(ctx context.Context, w http.ResponseWriter, acc Account, key, what string, now time.Time) (linkedinPost, *linkedinComment, bool) {
+func (l *Sim) commentTarget(ctx context.Context, w http.ResponseWriter, acc sim.Account, key, what string, now time.Time) (linkedinPost, *linkedinComment, bool) {
 	m := linkedinCommentKey.FindStringSubmatch(key)
 	if m == nil {
 		p, ok := l.publishedPost(ctx, w, acc, key, what)
@@ -320,7 +321,7 @@ func (l *LinkedIn) commentTarget(ctx context.Context, w http.ResponseWriter, acc
 	return p, nil, false
 }
 
-func (l *LinkedIn) listComments(w http.ResponseWriter, r *http.Request, acc Account, version, key string) {
+func (l *Sim) listComments(w http.ResponseWriter, r *http.Request, acc sim.Account, version, key string) {
 	q := r.URL.Query()
 	start, count := 0, 10
 	for name, dst := range map[string]*int{"start": &start, "count": &count} {
@@ -392,7 +393,7 @@ type linkedinCommentRequest struct {
 	ParentComment string `json:"parentComment"`
 }
 
-func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Account, version, key string) {
+func (l *Sim) createComment(w http.ResponseWriter, r *http.Request, acc sim.Account, version, key string) {
 	var req linkedinCommentRequest
 	if !decodeLinkedInJSON(w, r, &req) {
 		return
@@ -431,7 +432,7 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 		linkedinError(w, http.StatusBadRequest, 0, "", "Comments nest one level deep: "+target.URN+" is itself a reply to "+target.Parent)
 		return
 	}
-	id := RandomDigits(19)
+	id := sim.RandomDigits(19)
 	c := linkedinComment{
 		ID: id, URN: linkedinCommentURN(p.Activity, id), Actor: req.Actor, Account: acc.ID,
 		Parent: req.ParentComment, Text: req.Message.Text, At: now,
@@ -442,8 +443,8 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 	}
 	// The comment joins the post's record: what was validated above against the post read
 	// outside the transaction holds still, as comments are only ever added.
-	err := l.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := LoadTx[linkedinPost](tx, linkedinKey(linkedinPostKind, p.URN))
+	err := l.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		cur, rec, found, err := sim.LoadTx[linkedinPost](tx, linkedinKey(linkedinPostKind, p.URN))
 		if err != nil {
 			return err
 		}
@@ -451,10 +452,10 @@ func (l *LinkedIn) createComment(w http.ResponseWriter, r *http.Request, acc Acc
 			return fmt.Errorf("sim: linkedin post %s is gone", p.URN)
 		}
 		cur.Comments = append(cur.Comments, c)
-		if err := Save(tx, rec, cur); err != nil {
+		if err := sim.Save(tx, rec, cur); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.LinkedIn, Reply{Account: acc.ID, CommentID: answered, Text: c.Text})
+		return sim.RecordTx(tx, platform.LinkedIn, sim.Reply{Account: acc.ID, CommentID: answered, Text: c.Text})
 	})
 	if err != nil {
 		linkedinInternal(w)

@@ -1,4 +1,4 @@
-package sim
+package tiktoksim
 
 // The TikTok simulator's figures: POST /v2/video/query/?fields=… (developers.tiktok.com
 // tiktok-api-v2-video-query, tiktok-api-v2-video-object, tiktok-api-v2-rate-limit).
@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // tiktokMaxQueryIDs is how many video ids one query takes.
@@ -43,7 +45,7 @@ var tiktokVideoFields = []string{
 	"title", "embed_html", "embed_link", "like_count", "comment_count", "share_count", "view_count", "is_aigc",
 }
 
-func (t *TikTok) videoQuery(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+func (t *Sim) videoQuery(w http.ResponseWriter, r *http.Request, acc sim.Account, _ string) {
 	raw := strings.TrimSpace(r.URL.Query().Get("fields"))
 	if raw == "" {
 		tiktokError(w, http.StatusBadRequest, "invalid_params", "The fields parameter is required.", nil)
@@ -97,7 +99,7 @@ func (t *TikTok) videoQuery(w http.ResponseWriter, r *http.Request, acc Account,
 
 // publicPost is the post among the account's posts whose public id is id, once TikTok gives
 // that id.
-func (t *TikTok) publicPost(ctx context.Context, posts []tiktokPost, id string, now time.Time) (tiktokPost, bool, error) {
+func (t *Sim) publicPost(ctx context.Context, posts []tiktokPost, id string, now time.Time) (tiktokPost, bool, error) {
 	for _, p := range posts {
 		if p.PostID != id {
 			continue
@@ -114,8 +116,8 @@ func (t *TikTok) publicPost(ctx context.Context, posts []tiktokPost, id string, 
 }
 
 // videoObject renders the asked fields of a published post.
-func (t *TikTok) videoObject(p tiktokPost, fields []string, now time.Time) map[string]any {
-	a := AudienceOf(p.PostID, p.FinishedAt, now)
+func (t *Sim) videoObject(p tiktokPost, fields []string, now time.Time) map[string]any {
+	a := sim.AudienceOf(p.PostID, p.FinishedAt, now)
 	share := "https://www.tiktok.com/@" + url.PathEscape(t.creatorOf(p.Account).Username) + "/video/" + p.PostID
 	all := map[string]any{
 		"id": p.PostID, "create_time": p.FinishedAt.Unix(),

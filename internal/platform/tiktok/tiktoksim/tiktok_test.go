@@ -1,4 +1,4 @@
-package sim
+package tiktoksim
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // ttVideo is a mediatest MP4 padded to size bytes, generated as it is read: the zero padding
@@ -93,22 +94,22 @@ func (v *ttVideo) sha() string {
 type ttEnv struct {
 	t     *testing.T
 	clock *clocktest.Clock
-	sim   *TikTok
+	sim   *Sim
 	srv   *httptest.Server
 	base  string
 }
 
-func newTTEnv(t *testing.T, opts TikTokOptions, accounts StaticAccounts) *ttEnv {
+func newTTEnv(t *testing.T, opts Options, accounts sim.StaticAccounts) *ttEnv {
 	t.Helper()
 	return newTTEnvRand(t, opts, accounts, func() float64 { return 0.99 })
 }
 
-func newTTEnvRand(t *testing.T, opts TikTokOptions, accounts StaticAccounts, rnd func() float64) *ttEnv {
+func newTTEnvRand(t *testing.T, opts Options, accounts sim.StaticAccounts, rnd func() float64) *ttEnv {
 	t.Helper()
 	if accounts == nil {
-		accounts = StaticAccounts{
-			"tok":   {ID: "open_1", Username: "creator1", Behavior: Behavior{ProcessingMS: -1}},
-			"other": {ID: "open_2", Username: "creator2", Behavior: Behavior{ProcessingMS: -1}},
+		accounts = sim.StaticAccounts{
+			"tok":   {ID: "open_1", Username: "creator1", Behavior: sim.Behavior{ProcessingMS: -1}},
+			"other": {ID: "open_2", Username: "creator2", Behavior: sim.Behavior{ProcessingMS: -1}},
 		}
 	}
 	e := &ttEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
@@ -116,7 +117,7 @@ func newTTEnvRand(t *testing.T, opts TikTokOptions, accounts StaticAccounts, rnd
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	e.base = e.srv.URL + "/sandbox/tiktok"
-	e.sim = NewTikTokSim(Config{BaseURL: e.base, Accounts: accounts, Now: e.clock.Now,
+	e.sim = NewSim(sim.Config{BaseURL: e.base, Accounts: accounts, Now: e.clock.Now,
 		Rand: rnd}, opts)
 	mux.Handle("/sandbox/tiktok/", e.sim)
 	return e
@@ -236,7 +237,7 @@ var direct = map[string]any{"privacy_level": "PUBLIC_TO_EVERYONE", "title": "hel
 
 func TestTikTokAuthAndRouting(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{}, nil)
+	e := newTTEnv(t, Options{}, nil)
 	for _, tok := range []string{"", "nope"} {
 		if a := e.api("/v2/post/publish/creator_info/query/", tok, nil); a.status != 401 || a.code != "access_token_invalid" {
 			t.Errorf("token %q: %d %s", tok, a.status, a.code)
@@ -263,14 +264,14 @@ func TestTikTokAuthAndRouting(t *testing.T) {
 
 func TestTikTokCreatorInfo(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{PostsPerDay: 1}, nil)
+	e := newTTEnv(t, Options{PostsPerDay: 1}, nil)
 	a := e.api("/v2/post/publish/creator_info/query/", "tok", nil)
 	if a.status != 200 || a.code != "ok" || a.data["creator_username"] != "creator1" ||
 		fmt.Sprint(a.data["privacy_level_options"]) != "[PUBLIC_TO_EVERYONE MUTUAL_FOLLOW_FRIENDS SELF_ONLY]" ||
 		a.data["max_video_post_duration_sec"] != float64(600) || a.data["comment_disabled"] != false {
 		t.Fatalf("%+v", a)
 	}
-	e.sim.SetCreator("open_2", TikTokCreator{PrivacyLevelOptions: []string{TikTokSelfOnly}, DuetDisabled: true})
+	e.sim.SetCreator("open_2", Creator{PrivacyLevelOptions: []string{SelfOnly}, DuetDisabled: true})
 	a = e.api("/v2/post/publish/creator_info/query/", "other", nil)
 	if fmt.Sprint(a.data["privacy_level_options"]) != "[SELF_ONLY]" || a.data["duet_disabled"] != true {
 		t.Fatalf("unaudited: %+v", a)
@@ -327,7 +328,7 @@ func TestTikTokInitValidation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newTTEnv(t, TikTokOptions{}, nil)
+			e := newTTEnv(t, Options{}, nil)
 			a := e.init("tok", "direct", c.size, c.chunk, c.count, c.post)
 			if a.status != c.status || a.code != c.code || !strings.Contains(a.msg, c.msg) {
 				t.Fatalf("got %d %s %q, want %d %s %q", a.status, a.code, a.msg, c.status, c.code, c.msg)
@@ -338,7 +339,7 @@ func TestTikTokInitValidation(t *testing.T) {
 			}
 		})
 	}
-	e := newTTEnv(t, TikTokOptions{}, nil)
+	e := newTTEnv(t, Options{}, nil)
 	for name, body := range map[string]any{
 		"not JSON":       "{",
 		"wrong type":     map[string]any{"source_info": map[string]any{"source": "FILE_UPLOAD", "video_size": "big"}},
@@ -362,7 +363,7 @@ func TestTikTokInitValidation(t *testing.T) {
 // TestTikTokUploadURL walks one upload through every answer of the upload URL.
 func TestTikTokUploadURL(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{}, nil)
+	e := newTTEnv(t, Options{}, nil)
 	v := newTTVideo(12_000_000, 10*time.Second, 1080, 1920)
 	a := e.init("tok", "direct", v.size, 6_000_000, 2, direct)
 	if a.code != "ok" {
@@ -401,7 +402,7 @@ func TestTikTokUploadURL(t *testing.T) {
 		{"first chunk", 0, 5_999_999, nil, 206, "bytes 0-5999999/12000000"},
 		{"first chunk again", 0, 5_999_999, nil, 416, "bytes 0-5999999/12000000"},
 	})
-	if s := e.status("tok", id); s.data["status"] != TikTokProcessingUpload || s.data["uploaded_bytes"] != float64(6_000_000) {
+	if s := e.status("tok", id); s.data["status"] != ProcessingUpload || s.data["uploaded_bytes"] != float64(6_000_000) {
 		t.Errorf("status mid-upload: %+v", s.data)
 	}
 	run([]putCase{
@@ -409,17 +410,17 @@ func TestTikTokUploadURL(t *testing.T) {
 		{"last chunk again", 6_000_000, 11_999_999, nil, 416, "bytes 0-11999999/12000000"},
 	})
 	rec := e.sim.Recorder().Snapshot(nil)
-	if len(rec.Uploads) != 1 || rec.Uploads[0] != (Upload{Account: "open_1", Bytes: v.size, SHA256: v.sha()}) {
+	if len(rec.Uploads) != 1 || rec.Uploads[0] != (sim.Upload{Account: "open_1", Bytes: v.size, SHA256: v.sha()}) {
 		t.Errorf("uploads %+v", rec.Uploads)
 	}
 
 	// Processing, then publishing; the public id only after moderation.
-	if s := e.status("tok", id); s.data["status"] != TikTokProcessingUpload {
+	if s := e.status("tok", id); s.data["status"] != ProcessingUpload {
 		t.Errorf("during processing: %+v", s.data)
 	}
 	e.clock.Advance(2 * time.Second)
 	s := e.status("tok", id)
-	if s.data["status"] != TikTokPublishComplete || fmt.Sprint(s.data["publicaly_available_post_id"]) != "[]" {
+	if s.data["status"] != PublishComplete || fmt.Sprint(s.data["publicaly_available_post_id"]) != "[]" {
 		t.Errorf("published: %+v", s.data)
 	}
 	e.clock.Advance(3 * time.Second)
@@ -430,7 +431,7 @@ func TestTikTokUploadURL(t *testing.T) {
 		t.Fatalf("after moderation: %+v", s.data)
 	}
 	rec = e.sim.Recorder().Snapshot(nil)
-	if len(rec.Published) != 1 || rec.Published[0] != (Published{Account: "open_1", ID: post.PostID,
+	if len(rec.Published) != 1 || rec.Published[0] != (sim.Published{Account: "open_1", ID: post.PostID,
 		URL: "https://www.tiktok.com/@creator1/video/" + post.PostID, SHA256: v.sha(), Text: "hello"}) {
 		t.Errorf("published %+v", rec.Published)
 	}
@@ -457,7 +458,7 @@ func TestTikTokUploadURL(t *testing.T) {
 // TestTikTokPartialChunk: a chunk whose body stops short leaves no trace.
 func TestTikTokPartialChunk(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{}, nil)
+	e := newTTEnv(t, Options{}, nil)
 	v := newTTVideo(12_000_000, 10*time.Second, 1080, 1920)
 	a := e.init("tok", "direct", v.size, 6_000_000, 2, direct)
 	url := a.data["upload_url"].(string)
@@ -508,28 +509,28 @@ func TestTikTokVideoChecks(t *testing.T) {
 		name    string
 		v       *ttVideo
 		mode    string
-		creator *TikTokCreator
+		creator *Creator
 		fail    string
 		status  string
 		reason  string
 	}{
-		{name: "mov", v: newTTMOV(t, 2_000_000), mode: "direct", status: TikTokPublishComplete},
-		{name: "good", v: newTTVideo(2_000_000, 10*time.Second, 1080, 1920), mode: "direct", status: TikTokPublishComplete},
-		{name: "webm", v: webm, mode: "direct", status: TikTokPublishComplete},
-		{name: "not a video", v: junk, mode: "direct", status: TikTokFailed, reason: "file_format_check_failed"},
-		{name: "too short", v: newTTVideo(2_000_000, 2*time.Second, 1080, 1920), mode: "direct", status: TikTokFailed, reason: "duration_check_failed"},
+		{name: "mov", v: newTTMOV(t, 2_000_000), mode: "direct", status: PublishComplete},
+		{name: "good", v: newTTVideo(2_000_000, 10*time.Second, 1080, 1920), mode: "direct", status: PublishComplete},
+		{name: "webm", v: webm, mode: "direct", status: PublishComplete},
+		{name: "not a video", v: junk, mode: "direct", status: Failed, reason: "file_format_check_failed"},
+		{name: "too short", v: newTTVideo(2_000_000, 2*time.Second, 1080, 1920), mode: "direct", status: Failed, reason: "duration_check_failed"},
 		{name: "longer than the creator may post", v: newTTVideo(2_000_000, 90*time.Second, 1080, 1920), mode: "direct",
-			creator: &TikTokCreator{MaxVideoPostDurationSec: 60}, status: TikTokFailed, reason: "duration_check_failed"},
+			creator: &Creator{MaxVideoPostDurationSec: 60}, status: Failed, reason: "duration_check_failed"},
 		{name: "inbox may exceed the creator's maximum", v: newTTVideo(2_000_000, 90*time.Second, 1080, 1920), mode: "inbox",
-			creator: &TikTokCreator{MaxVideoPostDurationSec: 60}, status: TikTokSendToUserInbox},
-		{name: "over ten minutes", v: newTTVideo(2_000_000, 601*time.Second, 1080, 1920), mode: "inbox", status: TikTokFailed, reason: "duration_check_failed"},
-		{name: "too small", v: newTTVideo(2_000_000, 10*time.Second, 320, 568), mode: "direct", status: TikTokFailed, reason: "picture_size_check_failed"},
-		{name: "too large", v: newTTVideo(2_000_000, 10*time.Second, 2160, 4100), mode: "direct", status: TikTokFailed, reason: "picture_size_check_failed"},
-		{name: "reject", v: newTTVideo(2_000_000, 10*time.Second, 1080, 1920), mode: "direct", fail: FailReject, status: TikTokFailed, reason: "file_format_check_failed"},
+			creator: &Creator{MaxVideoPostDurationSec: 60}, status: SendToUserInbox},
+		{name: "over ten minutes", v: newTTVideo(2_000_000, 601*time.Second, 1080, 1920), mode: "inbox", status: Failed, reason: "duration_check_failed"},
+		{name: "too small", v: newTTVideo(2_000_000, 10*time.Second, 320, 568), mode: "direct", status: Failed, reason: "picture_size_check_failed"},
+		{name: "too large", v: newTTVideo(2_000_000, 10*time.Second, 2160, 4100), mode: "direct", status: Failed, reason: "picture_size_check_failed"},
+		{name: "reject", v: newTTVideo(2_000_000, 10*time.Second, 1080, 1920), mode: "direct", fail: sim.FailReject, status: Failed, reason: "file_format_check_failed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newTTEnv(t, TikTokOptions{}, StaticAccounts{"tok": {ID: "open_1", Behavior: Behavior{Fail: c.fail, ProcessingMS: -1}}})
+			e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail, ProcessingMS: -1}}})
 			if c.creator != nil {
 				e.sim.SetCreator("open_1", *c.creator)
 			}
@@ -544,7 +545,7 @@ func TestTikTokVideoChecks(t *testing.T) {
 				t.Fatalf("%+v", s.data)
 			}
 			rec := e.sim.Recorder().Snapshot(nil)
-			if len(rec.Uploads) != 1 || (c.status == TikTokPublishComplete) != (len(rec.Published) == 1) {
+			if len(rec.Uploads) != 1 || (c.status == PublishComplete) != (len(rec.Published) == 1) {
 				t.Errorf("record %+v", rec)
 			}
 		})
@@ -553,10 +554,10 @@ func TestTikTokVideoChecks(t *testing.T) {
 
 func TestTikTokInbox(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{}, StaticAccounts{"tok": {ID: "open_1", Username: "c", Behavior: Behavior{ProcessingMS: 0}}})
+	e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Username: "c", Behavior: sim.Behavior{ProcessingMS: 0}}})
 	v := newTTVideo(1_000_000, 5*time.Second, 720, 1280)
 	id := e.upload("tok", "inbox", v, nil)
-	if s := e.status("tok", id); s.data["status"] != TikTokSendToUserInbox {
+	if s := e.status("tok", id); s.data["status"] != SendToUserInbox {
 		t.Fatalf("%+v", s.data)
 	}
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Published) != 0 {
@@ -566,7 +567,7 @@ func TestTikTokInbox(t *testing.T) {
 		t.Fatal("CompleteInbox")
 	}
 	s := e.status("tok", id)
-	if s.data["status"] != TikTokPublishComplete || len(s.data["publicaly_available_post_id"].([]any)) != 0 {
+	if s.data["status"] != PublishComplete || len(s.data["publicaly_available_post_id"].([]any)) != 0 {
 		t.Fatalf("after the creator posted: %+v", s.data)
 	}
 	if rec := e.sim.Recorder().Snapshot(nil); len(rec.Published) != 1 {
@@ -586,7 +587,7 @@ func TestTikTokInbox(t *testing.T) {
 
 func TestTikTokRateLimits(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{}, nil)
+	e := newTTEnv(t, Options{}, nil)
 	for _, c := range []struct {
 		path  string
 		limit int
@@ -628,24 +629,24 @@ func TestTikTokFaults(t *testing.T) {
 		status int
 		code   string
 	}{
-		{FailUnavailable, 503, "internal_error"},
-		{FailAuth, 401, "access_token_invalid"},
-		{FailRateLimit, 429, "rate_limit_exceeded"},
+		{sim.FailUnavailable, 503, "internal_error"},
+		{sim.FailAuth, 401, "access_token_invalid"},
+		{sim.FailRateLimit, 429, "rate_limit_exceeded"},
 	} {
-		e := newTTEnv(t, TikTokOptions{}, StaticAccounts{"tok": {ID: "open_1", Behavior: Behavior{Fail: c.fail}}})
+		e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}})
 		for _, path := range []string{"/v2/post/publish/creator_info/query/", "/v2/post/publish/video/init/", "/v2/post/publish/status/fetch/"} {
 			a := e.api(path, "tok", map[string]any{})
 			if a.status != c.status || a.code != c.code {
 				t.Errorf("%s %s: %d %s", c.fail, path, a.status, a.code)
 			}
-			if c.fail == FailRateLimit && a.header.Get("Retry-After") == "" {
+			if c.fail == sim.FailRateLimit && a.header.Get("Retry-After") == "" {
 				t.Errorf("%s: no Retry-After", path)
 			}
 		}
 	}
 	// Server faults reach the upload URL too.
 	var failNext atomic.Bool
-	e := newTTEnvRand(t, TikTokOptions{}, StaticAccounts{"tok": {ID: "open_1", Behavior: Behavior{Fail: FailFlaky, FailRate: 0.5}}},
+	e := newTTEnvRand(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}}},
 		func() float64 {
 			if failNext.Load() {
 				return 0
@@ -711,8 +712,8 @@ func (e *ttEnv) userInfo(method, query, token string) ttAnswer {
 
 func TestTikTokUserInfo(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{
-		Creators: map[string]TikTokCreator{"open_1": {Nickname: "Creator One"}},
+	e := newTTEnv(t, Options{
+		Creators: map[string]Creator{"open_1": {Nickname: "Creator One"}},
 		Scopes:   map[string][]string{"open_2": {"user.info.basic", "video.upload"}},
 	}, nil)
 	a := e.userInfo("GET", "fields=open_id,union_id,avatar_url,display_name,username", "tok")
@@ -765,11 +766,11 @@ func TestTikTokUserInfo(t *testing.T) {
 
 func TestTikTokUserInfoFaults(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, TikTokOptions{UserInfoPerMinute: 2}, StaticAccounts{
+	e := newTTEnv(t, Options{UserInfoPerMinute: 2}, sim.StaticAccounts{
 		"tok":   {ID: "open_1"},
-		"down":  {ID: "d", Behavior: Behavior{Fail: FailUnavailable}},
-		"authx": {ID: "a", Behavior: Behavior{Fail: FailAuth}},
-		"slow":  {ID: "s", Behavior: Behavior{Fail: FailRateLimit}},
+		"down":  {ID: "d", Behavior: sim.Behavior{Fail: sim.FailUnavailable}},
+		"authx": {ID: "a", Behavior: sim.Behavior{Fail: sim.FailAuth}},
+		"slow":  {ID: "s", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
 	})
 	for tok, want := range map[string]struct {
 		status int

@@ -1,4 +1,4 @@
-package sim
+package pinterestsim
 
 // Pinterest simulator, the audience side: Pin analytics, GET /v5/pins/{pin_id}/analytics, and
 // multi-Pin analytics, GET /v5/pins/analytics (beta).
@@ -31,7 +31,7 @@ package sim
 //     are lifetime figures only (integrators report them absent from daily rows).
 //   - A Pin that is unknown or another account's answers 404 code 50 "Pin not found." on the
 //     single-Pin endpoint and is left out of a multi-Pin answer. Multi-Pin analytics take 1 to
-//     100 pin_ids; an app without beta access (PinterestOptions.NoBetaAccess) is refused with
+//     100 pin_ids; an app without beta access (Options.NoBetaAccess) is refused with
 //     403 (the wording is this simulator's: Pinterest documents the endpoint as "not available
 //     to all apps").
 //   - Both count as org_read calls for the per-minute rate limit.
@@ -44,6 +44,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // pinterestAnalyticsDays is how far back analytics reach, and the longest window.
@@ -53,16 +55,16 @@ const pinterestAnalyticsDays = 90
 const pinterestMaxAnalyticsPins = 100
 
 // pinterestCounts are the counting metrics the simulated audience has a figure for.
-var pinterestCounts = map[string]func(a Audience) int64{
-	"IMPRESSION":               func(a Audience) int64 { return a.Impressions },
-	"SAVE":                     func(a Audience) int64 { return a.Saves },
-	"VIDEO_MRC_VIEW":           func(a Audience) int64 { return a.Views },
-	"VIDEO_START":              func(a Audience) int64 { return a.Views + a.Views/2 },
-	"VIDEO_10S_VIEW":           func(a Audience) int64 { return a.Views / 2 },
-	"QUARTILE_95_PERCENT_VIEW": func(a Audience) int64 { return a.Views / 4 },
-	"VIDEO_V50_WATCH_TIME":     func(a Audience) int64 { return a.WatchSeconds * 1000 },
-	"TOTAL_REACTIONS":          func(a Audience) int64 { return a.Likes },
-	"TOTAL_COMMENTS":           func(a Audience) int64 { return a.Comments },
+var pinterestCounts = map[string]func(a sim.Audience) int64{
+	"IMPRESSION":               func(a sim.Audience) int64 { return a.Impressions },
+	"SAVE":                     func(a sim.Audience) int64 { return a.Saves },
+	"VIDEO_MRC_VIEW":           func(a sim.Audience) int64 { return a.Views },
+	"VIDEO_START":              func(a sim.Audience) int64 { return a.Views + a.Views/2 },
+	"VIDEO_10S_VIEW":           func(a sim.Audience) int64 { return a.Views / 2 },
+	"QUARTILE_95_PERCENT_VIEW": func(a sim.Audience) int64 { return a.Views / 4 },
+	"VIDEO_V50_WATCH_TIME":     func(a sim.Audience) int64 { return a.WatchSeconds * 1000 },
+	"TOTAL_REACTIONS":          func(a sim.Audience) int64 { return a.Likes },
+	"TOTAL_COMMENTS":           func(a sim.Audience) int64 { return a.Comments },
 }
 
 // pinterestRates are the ratio metrics: numerator over denominator.
@@ -88,7 +90,7 @@ type pinterestWindow struct {
 }
 
 // analyticsQuery validates what both analytics endpoints share; it answers 400 itself.
-func (p *Pinterest) analyticsQuery(w http.ResponseWriter, q url.Values, allowAll bool) (pinterestWindow, bool) {
+func (p *Sim) analyticsQuery(w http.ResponseWriter, q url.Values, allowAll bool) (pinterestWindow, bool) {
 	fail := func(msg string) (pinterestWindow, bool) {
 		pinterestError(w, http.StatusBadRequest, 1, "Invalid parameters: "+msg)
 		return pinterestWindow{}, false
@@ -142,7 +144,7 @@ func (p *Pinterest) analyticsQuery(w http.ResponseWriter, q url.Values, allowAll
 }
 
 // figures returns the requested metrics of an audience, leaving out those it has no figure for.
-func (win pinterestWindow) figures(a Audience, withLifetimeOnly bool) map[string]any {
+func (win pinterestWindow) figures(a sim.Audience, withLifetimeOnly bool) map[string]any {
 	counts := map[string]int64{}
 	for name, f := range pinterestCounts {
 		counts[name] = f(a)
@@ -166,8 +168,8 @@ func (win pinterestWindow) figures(a Audience, withLifetimeOnly bool) map[string
 }
 
 // growth is the audience gained between two moments (counts only).
-func growth(to, from Audience) Audience {
-	return Audience{
+func growth(to, from sim.Audience) sim.Audience {
+	return sim.Audience{
 		Views: to.Views - from.Views, Impressions: to.Impressions - from.Impressions, Reach: to.Reach - from.Reach,
 		Likes: to.Likes - from.Likes, Shares: to.Shares - from.Shares, Saves: to.Saves - from.Saves,
 		WatchSeconds: to.WatchSeconds - from.WatchSeconds, Comments: to.Comments - from.Comments,
@@ -175,13 +177,13 @@ func growth(to, from Audience) Audience {
 }
 
 // pinAnalyticsJSON is one Pin's answer, keyed by app type.
-func (p *Pinterest) pinAnalyticsJSON(pin pinterestPin, win pinterestWindow) map[string]any {
+func (p *Sim) pinAnalyticsJSON(pin pinterestPin, win pinterestWindow) map[string]any {
 	now := p.cfg.Now()
-	at := func(t time.Time) Audience {
+	at := func(t time.Time) sim.Audience {
 		if t.Before(pin.CreatedAt) {
 			t = pin.CreatedAt
 		}
-		return AudienceOf(pin.ID, pin.CreatedAt, t)
+		return sim.AudienceOf(pin.ID, pin.CreatedAt, t)
 	}
 	daily := []map[string]any{}
 	for day := win.start; !day.After(win.end); day = day.AddDate(0, 0, 1) {
@@ -211,12 +213,12 @@ func (p *Pinterest) pinAnalyticsJSON(pin pinterestPin, win pinterestWindow) map[
 }
 
 // ownPin reads acc's Pin with the id.
-func (p *Pinterest) ownPin(ctx context.Context, acc Account, id string) (pinterestPin, bool, error) {
-	pin, _, found, err := Load[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, id))
+func (p *Sim) ownPin(ctx context.Context, acc sim.Account, id string) (pinterestPin, bool, error) {
+	pin, _, found, err := sim.Load[pinterestPin](ctx, p.cfg.State, pinterestKey(pinterestPinKind, id))
 	return pin, found && pin.Account == acc.ID, err
 }
 
-func (p *Pinterest) pinAnalytics(w http.ResponseWriter, r *http.Request, acc Account, id string) {
+func (p *Sim) pinAnalytics(w http.ResponseWriter, r *http.Request, acc sim.Account, id string) {
 	win, ok := p.analyticsQuery(w, r.URL.Query(), true)
 	if !ok {
 		return
@@ -233,7 +235,7 @@ func (p *Pinterest) pinAnalytics(w http.ResponseWriter, r *http.Request, acc Acc
 	writePinterestJSON(w, http.StatusOK, p.pinAnalyticsJSON(pin, win))
 }
 
-func (p *Pinterest) multiPinAnalytics(w http.ResponseWriter, r *http.Request, acc Account) {
+func (p *Sim) multiPinAnalytics(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	if p.opts.NoBetaAccess {
 		pinterestError(w, http.StatusForbidden, 29, "Your application does not have access to this beta endpoint.")
 		return

@@ -1,4 +1,6 @@
-package sim
+// Package tiktoksim is the simulator of TikTok's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package tiktoksim
 
 // TikTok Content Posting API simulator.
 //
@@ -47,7 +49,7 @@ package sim
 //     request with 401 scope_not_authorized, as API users report. open_id is the account's ID,
 //     so that a sandbox channel named by it is the channel that publishes. 600 requests per
 //     minute (the rate-limits page; TikTok counts per app, the simulator per token).
-//   - Scopes (TikTokOptions.Scopes, all by default): creator_info and the direct post init
+//   - Scopes (Options.Scopes, all by default): creator_info and the direct post init
 //     need video.publish, the inbox init video.upload, the status fetch either, the video
 //     query (tiktok_audience.go) video.list.
 //
@@ -79,6 +81,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // TikTok's documented limits, in the strictest reading (see the file comment).
@@ -103,22 +106,22 @@ var tiktokTitleLimit = func() platform.TextLimit {
 
 // Privacy levels of TikTok posts.
 const (
-	TikTokPublic    = "PUBLIC_TO_EVERYONE"
-	TikTokFriends   = "MUTUAL_FOLLOW_FRIENDS"
-	TikTokFollowers = "FOLLOWER_OF_CREATOR"
-	TikTokSelfOnly  = "SELF_ONLY"
+	Public    = "PUBLIC_TO_EVERYONE"
+	Friends   = "MUTUAL_FOLLOW_FRIENDS"
+	Followers = "FOLLOWER_OF_CREATOR"
+	SelfOnly  = "SELF_ONLY"
 )
 
 // Post statuses of /v2/post/publish/status/fetch/.
 const (
-	TikTokProcessingUpload = "PROCESSING_UPLOAD"
-	TikTokSendToUserInbox  = "SEND_TO_USER_INBOX"
-	TikTokPublishComplete  = "PUBLISH_COMPLETE"
-	TikTokFailed           = "FAILED"
+	ProcessingUpload = "PROCESSING_UPLOAD"
+	SendToUserInbox  = "SEND_TO_USER_INBOX"
+	PublishComplete  = "PUBLISH_COMPLETE"
+	Failed           = "FAILED"
 )
 
-// TikTokCreator is what creator_info answers for one account.
-type TikTokCreator struct {
+// Creator is what creator_info answers for one account.
+type Creator struct {
 	Username  string
 	Nickname  string
 	AvatarURL string
@@ -132,10 +135,10 @@ type TikTokCreator struct {
 	MaxVideoPostDurationSec int
 }
 
-// TikTokOptions tunes the simulator; the zero value is TikTok's documented behaviour.
-type TikTokOptions struct {
+// Options tunes the simulator; the zero value is TikTok's documented behaviour.
+type Options struct {
 	// Creators overrides creator_info per account ID.
-	Creators map[string]TikTokCreator
+	Creators map[string]Creator
 	// DefaultProcessing is the processing time when the account's Behavior.ProcessingMS < 0
 	// (0: 2 s).
 	DefaultProcessing time.Duration
@@ -151,12 +154,12 @@ type TikTokOptions struct {
 	// status fetch (0: 30), user info (0: 600), video query (0: 600).
 	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute, UserInfoPerMinute, VideoQueryPerMinute int
 	// Scopes are the scopes each account (by ID) granted the app; an account without an entry
-	// granted them all (TikTokScopes).
+	// granted them all (Scopes).
 	Scopes map[string][]string
 }
 
-// TikTokScopes are the scopes the simulator knows.
-var TikTokScopes = []string{"user.info.basic", "user.info.profile", "user.info.stats", "video.list", "video.publish", "video.upload"}
+// Scopes are the scopes the simulator knows.
+var Scopes = []string{"user.info.basic", "user.info.profile", "user.info.stats", "video.list", "video.publish", "video.upload"}
 
 // tiktokUserFields are the fields of the User Object of /v2/user/info/ and the scope each needs.
 var tiktokUserFields = map[string]string{
@@ -167,8 +170,8 @@ var tiktokUserFields = map[string]string{
 	"likes_count": "user.info.stats", "video_count": "user.info.stats",
 }
 
-// TikTokPost is what the simulator knows of one publish_id (for tests and introspection).
-type TikTokPost struct {
+// Post is what the simulator knows of one publish_id (for tests and introspection).
+type Post struct {
 	PublishID      string
 	Account        string
 	Mode           string // direct or inbox
@@ -194,13 +197,13 @@ type TikTokPost struct {
 // of an upload in progress blobs of Config.Blobs, so that any process serving the simulator
 // goes on with them. The per-minute rate limits are counted in this process: a deviation
 // (several processes allow a token their limit each), as they refill within the minute.
-type TikTok struct {
-	cfg      Config
-	opts     TikTokOptions
+type Sim struct {
+	cfg      sim.Config
+	opts     Options
 	basePath string
 
 	mu       sync.Mutex
-	creators map[string]TikTokCreator
+	creators map[string]Creator
 	calls    map[string][]time.Time // token|endpoint → request times within the last minute
 }
 
@@ -217,12 +220,14 @@ const (
 	tiktokDirectKind = "direct_inits"
 )
 
-func tiktokKey(kind, id string) Key { return Key{Platform: platform.TikTok, Kind: kind, ID: id} }
+func tiktokKey(kind, id string) sim.Key {
+	return sim.Key{Platform: platform.TikTok, Kind: kind, ID: id}
+}
 
 // tiktokPost is what the simulator keeps of a publish_id.
 type tiktokPost struct {
 	PublishID   string        `json:"publish_id"`
-	Account     Account       `json:"account"`
+	Account     sim.Account   `json:"account"`
 	Mode        string        `json:"mode"`
 	Title       string        `json:"title,omitempty"`
 	Privacy     string        `json:"privacy,omitempty"`
@@ -260,7 +265,7 @@ type tiktokUpload struct {
 	PublishID string `json:"publish_id"`
 	// TokenSHA is the SHA-256 of the URL's upload_token: the URL is a credential.
 	TokenSHA    []byte        `json:"token_sha"`
-	Behavior    Behavior      `json:"behavior"`
+	Behavior    sim.Behavior  `json:"behavior"`
 	VideoSize   int64         `json:"video_size"`
 	ChunkSize   int64         `json:"chunk_size"`
 	Chunks      int           `json:"chunks"`
@@ -269,18 +274,18 @@ type tiktokUpload struct {
 	Received    int64         `json:"received,omitempty"`
 	// Spool is what the kept bytes so far are (their blobs), Hash the SHA-256 state of all of
 	// them.
-	Spool SpoolState `json:"spool"`
-	Hash  []byte     `json:"hash,omitempty"`
+	Spool sim.SpoolState `json:"spool"`
+	Hash  []byte         `json:"hash,omitempty"`
 }
 
-// NewTikTok returns the TikTok simulator with TikTok's documented behaviour.
-func NewTikTok(cfg Config) http.Handler {
-	return NewTikTokSim(cfg, TikTokOptions{})
+// New returns the TikTok simulator with TikTok's documented behaviour.
+func New(cfg sim.Config) http.Handler {
+	return NewSim(cfg, Options{})
 }
 
-// NewTikTokSim returns the TikTok simulator with options, for tests that need an unaudited
+// NewSim returns the TikTok simulator with options, for tests that need an unaudited
 // creator, tighter caps or other timings.
-func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	if opts.DefaultProcessing <= 0 {
 		opts.DefaultProcessing = 2 * time.Second
@@ -313,11 +318,11 @@ func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		basePath = strings.TrimRight(u.Path, "/")
 	}
-	t := &TikTok{
+	t := &Sim{
 		cfg:      cfg,
 		opts:     opts,
 		basePath: basePath,
-		creators: map[string]TikTokCreator{},
+		creators: map[string]Creator{},
 		calls:    map[string][]time.Time{},
 	}
 	for id, c := range opts.Creators {
@@ -327,32 +332,32 @@ func NewTikTokSim(cfg Config, opts TikTokOptions) *TikTok {
 }
 
 // SetCreator replaces what creator_info answers for an account.
-func (t *TikTok) SetCreator(accountID string, c TikTokCreator) {
+func (t *Sim) SetCreator(accountID string, c Creator) {
 	t.mu.Lock()
 	t.creators[accountID] = c
 	t.mu.Unlock()
 }
 
 // Recorder returns the record of what the simulator received.
-func (t *TikTok) Recorder() *Recorder { return t.cfg.Recorder }
+func (t *Sim) Recorder() *sim.Recorder { return t.cfg.Recorder }
 
 // Post reports what the simulator knows of a publish_id (an error of its State panics: it is
 // for tests).
-func (t *TikTok) Post(publishID string) (TikTokPost, bool) {
+func (t *Sim) Post(publishID string) (Post, bool) {
 	p, ok, err := t.post(context.Background(), publishID)
 	if err != nil {
 		panic(err)
 	}
 	if !ok {
-		return TikTokPost{}, false
+		return Post{}, false
 	}
 	return t.report(p), true
 }
 
 // report is what Post answers of p.
-func (t *TikTok) report(p tiktokPost) TikTokPost {
+func (t *Sim) report(p tiktokPost) Post {
 	status, reason, ids := t.statusOf(p, t.cfg.Now())
-	out := TikTokPost{
+	out := Post{
 		PublishID: p.PublishID, Account: p.Account.ID, Mode: p.Mode, Title: p.Title,
 		PrivacyLevel: p.Privacy, DisableComment: p.DisComment, DisableDuet: p.DisDuet,
 		DisableStitch: p.DisStitch, IsAIGC: p.AIGC, VideoSize: p.VideoSize, ChunkSize: p.ChunkSize,
@@ -367,13 +372,13 @@ func (t *TikTok) report(p tiktokPost) TikTokPost {
 
 // Posts lists the publish_ids started by an account, oldest first (an error of its State
 // panics: it is for tests).
-func (t *TikTok) Posts(accountID string) []TikTokPost {
+func (t *Sim) Posts(accountID string) []Post {
 	posts, err := t.accountPosts(context.Background(), accountID)
 	if err != nil {
 		panic(err)
 	}
 	slices.SortStableFunc(posts, func(a, b tiktokPost) int { return a.Issued.Compare(b.Issued) })
-	out := make([]TikTokPost, 0, len(posts))
+	out := make([]Post, 0, len(posts))
 	for _, p := range posts {
 		if p, ok, err := t.post(context.Background(), p.PublishID); err == nil && ok {
 			out = append(out, t.report(p))
@@ -383,7 +388,7 @@ func (t *TikTok) Posts(accountID string) []TikTokPost {
 }
 
 // accountPosts reads an account's posts as they are stored (not advanced).
-func (t *TikTok) accountPosts(ctx context.Context, account string) ([]tiktokPost, error) {
+func (t *Sim) accountPosts(ctx context.Context, account string) ([]tiktokPost, error) {
 	recs, err := t.cfg.State.List(ctx, platform.TikTok, tiktokPostKind, account)
 	if err != nil {
 		return nil, err
@@ -401,38 +406,38 @@ func (t *TikTok) accountPosts(ctx context.Context, account string) ([]tiktokPost
 
 // post reads a publish_id's post. One whose processing is over moves to its final status: the
 // change is written, with what it publishes recorded, by whichever request sees it first.
-func (t *TikTok) post(ctx context.Context, publishID string) (tiktokPost, bool, error) {
+func (t *Sim) post(ctx context.Context, publishID string) (tiktokPost, bool, error) {
 	now := t.cfg.Now()
-	return LoadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
+	return sim.LoadAdvanced(ctx, t.cfg.State, tiktokKey(tiktokPostKind, publishID),
 		func(p tiktokPost) bool { return t.due(p, now) },
-		func(tx Tx, p *tiktokPost) error { return t.settle(tx, p, now) })
+		func(tx sim.Tx, p *tiktokPost) error { return t.settle(tx, p, now) })
 }
 
 // CompleteInbox acts as the creator who opens the inbox notification and posts the video in
 // the TikTok app: the inbox post becomes PUBLISH_COMPLETE.
-func (t *TikTok) CompleteInbox(publishID string) bool {
+func (t *Sim) CompleteInbox(publishID string) bool {
 	now := t.cfg.Now()
 	done := false
-	err := t.cfg.State.Update(context.Background(), func(tx Tx) error {
+	err := t.cfg.State.Update(context.Background(), func(tx sim.Tx) error {
 		done = false
-		p, rec, found, err := LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+		p, rec, found, err := sim.LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
 		if err != nil || !found || p.Mode != "inbox" {
 			return err
 		}
 		if err := t.settle(tx, &p, now); err != nil {
 			return err
 		}
-		if p.Status != TikTokSendToUserInbox {
+		if p.Status != SendToUserInbox {
 			return nil
 		}
 		p.UserPosted = true
-		p.Status = TikTokPublishComplete
+		p.Status = PublishComplete
 		p.FinishedAt = now
 		if err := t.recordPublished(tx, &p); err != nil {
 			return err
 		}
 		done = true
-		return Save(tx, rec, p)
+		return sim.Save(tx, rec, p)
 	})
 	return err == nil && done
 }
@@ -440,7 +445,7 @@ func (t *TikTok) CompleteInbox(publishID string) bool {
 // ServeHTTP implements http.Handler. Paths are the platform's, below Config.BaseURL; the
 // handler accepts them with or without BaseURL's path in front, so it can be mounted with or
 // without http.StripPrefix.
-func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (t *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	if t.basePath != "" {
 		if rest, ok := strings.CutPrefix(path, t.basePath); ok && (rest == "" || rest[0] == '/') {
@@ -451,11 +456,11 @@ func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v2/post/publish/creator_info/query/":
 		t.api(w, r, "creator_info", t.creatorInfo)
 	case "/v2/post/publish/video/init/":
-		t.api(w, r, "video_init", func(w http.ResponseWriter, r *http.Request, acc Account, token string) {
+		t.api(w, r, "video_init", func(w http.ResponseWriter, r *http.Request, acc sim.Account, token string) {
 			t.initPost(w, r, acc, token, "direct")
 		})
 	case "/v2/post/publish/inbox/video/init/":
-		t.api(w, r, "inbox_init", func(w http.ResponseWriter, r *http.Request, acc Account, token string) {
+		t.api(w, r, "inbox_init", func(w http.ResponseWriter, r *http.Request, acc sim.Account, token string) {
 			t.initPost(w, r, acc, token, "inbox")
 		})
 	case "/v2/post/publish/status/fetch/":
@@ -473,8 +478,8 @@ func (t *TikTok) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // api does what every JSON endpoint shares: method, token, the account's faults, the
 // per-token rate limit and the endpoint's scope.
-func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
-	h func(http.ResponseWriter, *http.Request, Account, string)) {
+func (t *Sim) api(w http.ResponseWriter, r *http.Request, endpoint string,
+	h func(http.ResponseWriter, *http.Request, sim.Account, string)) {
 	method := http.MethodPost
 	if endpoint == "user_info" {
 		method = http.MethodGet
@@ -486,7 +491,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	token = strings.TrimSpace(token)
-	var acc Account
+	var acc sim.Account
 	if ok && token != "" && t.cfg.Accounts != nil {
 		acc, ok = t.cfg.Accounts.Resolve(r.Context(), token)
 	} else {
@@ -497,7 +502,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 			"The access token is invalid or not found in the request.", nil)
 		return
 	}
-	if tiktokFault(w, CallFault(acc.Behavior, t.cfg.Rand)) {
+	if tiktokFault(w, sim.CallFault(acc.Behavior, t.cfg.Rand)) {
 		return
 	}
 	limit := map[string]int{
@@ -524,7 +529,7 @@ func (t *TikTok) api(w http.ResponseWriter, r *http.Request, endpoint string,
 }
 
 // granted reports whether the account granted the app a scope.
-func (t *TikTok) granted(acc Account, scope string) bool {
+func (t *Sim) granted(acc sim.Account, scope string) bool {
 	scopes, ok := t.opts.Scopes[acc.ID]
 	return !ok || slices.Contains(scopes, scope)
 }
@@ -535,7 +540,7 @@ func tiktokScopeError(w http.ResponseWriter) {
 }
 
 // userInfo is GET /v2/user/info/?fields=...: the token's user, with the fields asked for.
-func (t *TikTok) userInfo(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+func (t *Sim) userInfo(w http.ResponseWriter, r *http.Request, acc sim.Account, _ string) {
 	q := r.URL.Query()
 	if strings.TrimSpace(q.Get("fields")) == "" {
 		tiktokError(w, http.StatusBadRequest, "invalid_params", "The fields parameter is required.", nil)
@@ -592,13 +597,13 @@ func tiktokInternal(w http.ResponseWriter) {
 // tiktokFault renders a call fault in TikTok's error shape; it reports whether it answered.
 func tiktokFault(w http.ResponseWriter, fault string) bool {
 	switch fault {
-	case FailUnavailable:
+	case sim.FailUnavailable:
 		tiktokError(w, http.StatusServiceUnavailable, "internal_error",
 			"TikTok server or network error. Try again later.", nil)
-	case FailAuth:
+	case sim.FailAuth:
 		tiktokError(w, http.StatusUnauthorized, "access_token_invalid",
 			"The access token is invalid or has expired.", nil)
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		w.Header().Set("Retry-After", "1")
 		tiktokError(w, http.StatusTooManyRequests, "rate_limit_exceeded",
 			"Your request is blocked due to exceeding the API rate limit.", nil)
@@ -610,11 +615,11 @@ func tiktokFault(w http.ResponseWriter, fault string) bool {
 
 // rateLimit counts a request against a sliding one-minute window; when the limit is reached it
 // answers how long until a request leaves the window.
-func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
+func (t *Sim) rateLimit(key string, limit int) (time.Duration, bool) {
 	now := t.cfg.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	times := PruneBefore(t.calls[key], now.Add(-time.Minute))
+	times := sim.PruneBefore(t.calls[key], now.Add(-time.Minute))
 	if len(times) >= limit {
 		t.calls[key] = times
 		return times[0].Add(time.Minute).Sub(now), true
@@ -624,12 +629,12 @@ func (t *TikTok) rateLimit(key string, limit int) (time.Duration, bool) {
 }
 
 // creatorOf is what creator_info answers for acc.
-func (t *TikTok) creatorOf(acc Account) TikTokCreator {
+func (t *Sim) creatorOf(acc sim.Account) Creator {
 	t.mu.Lock()
 	c, ok := t.creators[acc.ID]
 	t.mu.Unlock()
 	if !ok {
-		c = TikTokCreator{}
+		c = Creator{}
 	}
 	if c.Username == "" {
 		c.Username = acc.Username
@@ -644,7 +649,7 @@ func (t *TikTok) creatorOf(acc Account) TikTokCreator {
 		c.AvatarURL = t.cfg.BaseURL + "/avatar/" + url.PathEscape(acc.ID) + ".jpeg"
 	}
 	if len(c.PrivacyLevelOptions) == 0 {
-		c.PrivacyLevelOptions = []string{TikTokPublic, TikTokFriends, TikTokSelfOnly}
+		c.PrivacyLevelOptions = []string{Public, Friends, SelfOnly}
 	}
 	if c.MaxVideoPostDurationSec <= 0 {
 		c.MaxVideoPostDurationSec = 600
@@ -652,15 +657,15 @@ func (t *TikTok) creatorOf(acc Account) TikTokCreator {
 	return c
 }
 
-func (t *TikTok) creatorInfo(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+func (t *Sim) creatorInfo(w http.ResponseWriter, r *http.Request, acc sim.Account, _ string) {
 	now := t.cfg.Now()
 	c := t.creatorOf(acc)
-	inits, _, _, err := Load[[]time.Time](r.Context(), t.cfg.State, tiktokKey(tiktokDirectKind, acc.ID))
+	inits, _, _, err := sim.Load[[]time.Time](r.Context(), t.cfg.State, tiktokKey(tiktokDirectKind, acc.ID))
 	if err != nil {
 		tiktokInternal(w)
 		return
 	}
-	atCap := len(PruneBefore(inits, now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
+	atCap := len(sim.PruneBefore(inits, now.Add(-24*time.Hour))) >= t.opts.PostsPerDay
 	data := map[string]any{
 		"creator_avatar_url":          c.AvatarURL,
 		"creator_username":            c.Username,
@@ -701,7 +706,7 @@ type tiktokInitRequest struct {
 	} `json:"source_info"`
 }
 
-func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, token, mode string) {
+func (t *Sim) initPost(w http.ResponseWriter, r *http.Request, acc sim.Account, token, mode string) {
 	var req tiktokInitRequest
 	if msg := decodeTikTokJSON(r, &req); msg != "" {
 		tiktokError(w, http.StatusBadRequest, "invalid_params", msg, nil)
@@ -774,7 +779,7 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 		for _, q := range posts {
 			if q.Mode == "inbox" && !q.UserPosted && q.Issued.After(now.Add(-24*time.Hour)) {
 				t.advance(&q, now)
-				if q.Status != TikTokFailed {
+				if q.Status != Failed {
 					pending++
 				}
 			}
@@ -789,24 +794,24 @@ func (t *TikTok) initPost(w http.ResponseWriter, r *http.Request, acc Account, t
 	if mode == "inbox" {
 		prefix = "v_inbox_file~v2."
 	}
-	p.PublishID = prefix + RandomDigits(18)
-	uploadID, uploadToken := RandomDigits(19), RandomHex(16)
+	p.PublishID = prefix + sim.RandomDigits(18)
+	uploadID, uploadToken := sim.RandomDigits(19), sim.RandomHex(16)
 	tokenSHA := sha256.Sum256([]byte(uploadToken))
 	up := tiktokUpload{PublishID: p.PublishID, TokenSHA: tokenSHA[:], Behavior: acc.Behavior, VideoSize: p.VideoSize,
 		ChunkSize: p.ChunkSize, Chunks: p.Chunks, MaxDuration: p.MaxDuration, Issued: now}
 	capped := false
-	err := t.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err := t.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		capped = false
 		if mode == "direct" {
-			ok, err := TakeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
+			ok, err := sim.TakeInWindow(tx, tiktokKey(tiktokDirectKind, acc.ID), acc.ID, now, 24*time.Hour, t.opts.PostsPerDay)
 			if capped = !ok; err != nil || capped {
 				return err
 			}
 		}
-		if err := Save(tx, Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: tiktokKey(tiktokUploadKind, uploadID), Account: acc.ID,
+		return sim.Save(tx, sim.Record{Key: tiktokKey(tiktokUploadKind, uploadID), Account: acc.ID,
 			Expires: now.Add(2 * tiktokUploadURLTTL), Blobs: true}, up)
 	})
 	switch {
@@ -853,7 +858,7 @@ func tiktokCheckChunks(size, chunk, count int64) string {
 	return ""
 }
 
-func (t *TikTok) statusFetch(w http.ResponseWriter, r *http.Request, acc Account, _ string) {
+func (t *Sim) statusFetch(w http.ResponseWriter, r *http.Request, acc sim.Account, _ string) {
 	var req struct {
 		PublishID string `json:"publish_id"`
 	}
@@ -890,31 +895,31 @@ func (t *TikTok) statusFetch(w http.ResponseWriter, r *http.Request, acc Account
 }
 
 // due reports whether p's processing is over and its final status not yet set.
-func (t *TikTok) due(p tiktokPost, now time.Time) bool {
+func (t *Sim) due(p tiktokPost, now time.Time) bool {
 	return p.Completed && p.Status == "" && !now.Before(p.CompletedAt.Add(p.Processing))
 }
 
 // advance moves a post whose processing is over to its final status; it reports whether that
 // published it (a direct post), which the caller records.
-func (t *TikTok) advance(p *tiktokPost, now time.Time) (published bool) {
+func (t *Sim) advance(p *tiktokPost, now time.Time) (published bool) {
 	if !t.due(*p, now) {
 		return false
 	}
 	p.FinishedAt = p.CompletedAt.Add(p.Processing)
 	switch {
 	case p.Verdict != "":
-		p.Status = TikTokFailed
+		p.Status = Failed
 	case p.Mode == "inbox":
-		p.Status = TikTokSendToUserInbox
+		p.Status = SendToUserInbox
 	default:
-		p.Status = TikTokPublishComplete
+		p.Status = PublishComplete
 		return true
 	}
 	return false
 }
 
 // settle is advance within tx, recording what it publishes.
-func (t *TikTok) settle(tx Tx, p *tiktokPost, now time.Time) error {
+func (t *Sim) settle(tx sim.Tx, p *tiktokPost, now time.Time) error {
 	if t.advance(p, now) {
 		return t.recordPublished(tx, p)
 	}
@@ -922,13 +927,13 @@ func (t *TikTok) settle(tx Tx, p *tiktokPost, now time.Time) error {
 }
 
 // recordPublished records the post as published, once.
-func (t *TikTok) recordPublished(tx Tx, p *tiktokPost) error {
+func (t *Sim) recordPublished(tx sim.Tx, p *tiktokPost) error {
 	if p.RecordedPost {
 		return nil
 	}
 	p.RecordedPost = true
 	c := t.creatorOf(p.Account)
-	return RecordTx(tx, platform.TikTok, Published{
+	return sim.RecordTx(tx, platform.TikTok, sim.Published{
 		Account: p.Account.ID,
 		ID:      p.PostID,
 		URL:     "https://www.tiktok.com/@" + c.Username + "/video/" + p.PostID,
@@ -938,19 +943,19 @@ func (t *TikTok) recordPublished(tx Tx, p *tiktokPost) error {
 }
 
 // statusOf answers the status fetch fields of a post at now (after advance).
-func (t *TikTok) statusOf(p tiktokPost, now time.Time) (status, failReason string, ids []int64) {
+func (t *Sim) statusOf(p tiktokPost, now time.Time) (status, failReason string, ids []int64) {
 	switch p.Status {
 	case "":
-		return TikTokProcessingUpload, "", nil
-	case TikTokFailed:
-		return TikTokFailed, p.Verdict, nil
-	case TikTokPublishComplete:
-		public := p.Privacy == TikTokPublic || p.UserPosted
+		return ProcessingUpload, "", nil
+	case Failed:
+		return Failed, p.Verdict, nil
+	case PublishComplete:
+		public := p.Privacy == Public || p.UserPosted
 		if public && !now.Before(p.FinishedAt.Add(max(t.opts.ModerationDelay, 0))) {
 			id, _ := strconv.ParseInt(p.PostID, 10, 64)
-			return TikTokPublishComplete, "", []int64{id}
+			return PublishComplete, "", []int64{id}
 		}
-		return TikTokPublishComplete, "", nil
+		return PublishComplete, "", nil
 	default:
 		return p.Status, "", nil
 	}
@@ -963,8 +968,8 @@ var errTikTokRange = errors.New("the upload moved on")
 // spool resumed from the session, whose kept bytes go to a blob when the upload is not complete
 // yet; the session then moves on in one transaction, unless another request of the same chunk
 // got there first.
-func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
-	defer Drain(r.Body)
+func (t *Sim) upload(w http.ResponseWriter, r *http.Request) {
+	defer sim.Drain(r.Body)
 	if r.Method != http.MethodPut {
 		w.Header().Set("Allow", http.MethodPut)
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -973,44 +978,44 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	key := tiktokKey(tiktokUploadKind, q.Get("upload_id"))
-	u, _, ok, err := Load[tiktokUpload](ctx, t.cfg.State, key)
+	u, _, ok, err := sim.Load[tiktokUpload](ctx, t.cfg.State, key)
 	if err != nil {
-		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	tokenSHA := sha256.Sum256([]byte(q.Get("upload_token")))
 	if !ok || subtle.ConstantTimeCompare(tokenSHA[:], u.TokenSHA) != 1 {
-		UploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
+		sim.UploadError(w, http.StatusNotFound, "TikTok cannot find a valid upload task given the upload_url.")
 		return
 	}
 	// The upload URL carries its own token: only server faults apply to it.
-	if fault := CallFault(u.Behavior, t.cfg.Rand); fault == FailUnavailable {
-		UploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
+	if fault := sim.CallFault(u.Behavior, t.cfg.Rand); fault == sim.FailUnavailable {
+		sim.UploadError(w, http.StatusServiceUnavailable, "Gateway connection error or TikTok internal error.")
 		return
 	}
 	if t.cfg.Now().After(u.Issued.Add(tiktokUploadURLTTL)) {
-		UploadError(w, http.StatusForbidden, "The upload_url has expired.")
+		sim.UploadError(w, http.StatusForbidden, "The upload_url has expired.")
 		return
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "video/mp4" && mt != "video/quicktime" && mt != "video/webm") {
-		UploadError(w, http.StatusBadRequest, "Content-Type must be video/mp4, video/quicktime or video/webm.")
+		sim.UploadError(w, http.StatusBadRequest, "Content-Type must be video/mp4, video/quicktime or video/webm.")
 		return
 	}
 	first, last, total, ok := parseContentRange(r.Header.Get("Content-Range"))
 	if !ok || total != u.VideoSize {
-		UploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(u.VideoSize, 10)+".")
+		sim.UploadError(w, http.StatusBadRequest, "Malformed Content-Range: want bytes FIRST-LAST/"+strconv.FormatInt(u.VideoSize, 10)+".")
 		return
 	}
 	n := last - first + 1
 	if r.ContentLength != n {
-		UploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
+		sim.UploadError(w, http.StatusBadRequest, "Content-Length does not match the Content-Range.")
 		return
 	}
 	// A completed session has received every byte: what follows is a chunk sent again.
 	if first != u.Received {
 		setProgress(w, u.Received, u.VideoSize)
-		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		sim.UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 		return
 	}
 	k := first / u.ChunkSize
@@ -1020,28 +1025,28 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	if k >= int64(u.Chunks) || last != wantLast {
 		setProgress(w, u.Received, u.VideoSize)
-		UploadError(w, http.StatusBadRequest,
+		sim.UploadError(w, http.StatusBadRequest,
 			fmt.Sprintf("Chunk %d must be bytes %d-%d/%d.", k+1, first, wantLast, u.VideoSize))
 		return
 	}
 
-	sp := ResumeSpool(ctx, t.cfg.Blobs, u.Spool, "reelay-tiktok-sim-*.upload")
+	sp := sim.ResumeSpool(ctx, t.cfg.Blobs, u.Spool, "reelay-tiktok-sim-*.upload")
 	defer sp.Close()
 	hasher := sha256.New()
 	if len(u.Hash) > 0 {
 		if err := hasher.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.Hash); err != nil {
-			UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+			sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 			return
 		}
 	}
 	// A chunk that does not arrive whole leaves no trace: nothing is saved.
 	if got, err := media.CopyHashed(io.NewOffsetWriter(sp, first), io.LimitReader(r.Body, n), hasher); err != nil || got != n {
 		setProgress(w, u.Received, u.VideoSize)
-		if errors.Is(err, ErrSpoolFile) {
-			UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		if errors.Is(err, sim.ErrSpoolFile) {
+			sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 			return
 		}
-		UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
+		sim.UploadError(w, http.StatusBadRequest, "The request body is shorter than Content-Length.")
 		return
 	}
 	if last+1 < u.VideoSize {
@@ -1053,20 +1058,20 @@ func (t *TikTok) upload(w http.ResponseWriter, r *http.Request) {
 
 // saveChunk keeps a chunk that is not the last: its kept bytes in a blob, the session's
 // progress in its record.
-func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *Spool, hasher hash.Hash, first, last int64) {
+func (t *Sim) saveChunk(w http.ResponseWriter, r *http.Request, key sim.Key, sp *sim.Spool, hasher hash.Hash, first, last int64) {
 	ctx := r.Context()
-	st, err := sp.Save(ctx, BlobPrefix(key))
+	st, err := sp.Save(ctx, sim.BlobPrefix(key))
 	if err != nil {
-		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	state, _ := hasher.(encoding.BinaryMarshaler).MarshalBinary()
 	var u tiktokUpload
-	err = t.cfg.State.Update(ctx, func(tx Tx) error {
-		var rec Record
+	err = t.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		var rec sim.Record
 		var found bool
 		var err error
-		u, rec, found, err = LoadTx[tiktokUpload](tx, key)
+		u, rec, found, err = sim.LoadTx[tiktokUpload](tx, key)
 		if err != nil || !found {
 			return cmp.Or(err, errTikTokRange)
 		}
@@ -1074,7 +1079,7 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 			return errTikTokRange
 		}
 		u.Received, u.Spool, u.Hash = last+1, st, state
-		if err := Save(tx, rec, u); err != nil {
+		if err := sim.Save(tx, rec, u); err != nil {
 			return err
 		}
 		return t.updatePost(tx, u.PublishID, func(p *tiktokPost) error {
@@ -1085,9 +1090,9 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 	switch {
 	case errors.Is(err, errTikTokRange):
 		setProgress(w, u.Received, u.VideoSize)
-		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		sim.UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 	case err != nil:
-		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 	default:
 		setProgress(w, last+1, u.VideoSize)
 		w.WriteHeader(http.StatusPartialContent)
@@ -1095,8 +1100,8 @@ func (t *TikTok) saveChunk(w http.ResponseWriter, r *http.Request, key Key, sp *
 }
 
 // updatePost changes a publish_id's post within tx.
-func (t *TikTok) updatePost(tx Tx, publishID string, fn func(p *tiktokPost) error) error {
-	p, rec, found, err := LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
+func (t *Sim) updatePost(tx sim.Tx, publishID string, fn func(p *tiktokPost) error) error {
+	p, rec, found, err := sim.LoadTx[tiktokPost](tx, tiktokKey(tiktokPostKind, publishID))
 	if err != nil {
 		return err
 	}
@@ -1106,25 +1111,25 @@ func (t *TikTok) updatePost(tx Tx, publishID string, fn func(p *tiktokPost) erro
 	if err := fn(&p); err != nil {
 		return err
 	}
-	return Save(tx, rec, p)
+	return sim.Save(tx, rec, p)
 }
 
 // completeUpload checks the complete upload and, in one transaction, records it, starts the
 // post's processing and ends the session; the session's blobs are deleted after.
-func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key, u tiktokUpload, sp *Spool, sha string, first int64) {
+func (t *Sim) completeUpload(w http.ResponseWriter, r *http.Request, key sim.Key, u tiktokUpload, sp *sim.Spool, sha string, first int64) {
 	ctx := r.Context()
 	verdict, info := checkTikTokVideo(sp, u.VideoSize, u.MaxDuration)
 	processing := t.opts.DefaultProcessing
 	if ms := u.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	if u.Behavior.Fail == FailReject && verdict == "" {
+	if u.Behavior.Fail == sim.FailReject && verdict == "" {
 		verdict = "file_format_check_failed"
 	}
-	postID := strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(RandomBytes(8))>>4), 10)
+	postID := strconv.FormatInt(7_000_000_000_000_000_000+int64(binary.BigEndian.Uint64(sim.RandomBytes(8))>>4), 10)
 	now := t.cfg.Now()
-	err := t.cfg.State.Update(ctx, func(tx Tx) error {
-		cur, rec, found, err := LoadTx[tiktokUpload](tx, key)
+	err := t.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		cur, rec, found, err := sim.LoadTx[tiktokUpload](tx, key)
 		if err != nil || !found {
 			return cmp.Or(err, errTikTokRange)
 		}
@@ -1137,7 +1142,7 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 			p.Completed, p.CompletedAt, p.Processing = true, now, processing
 			p.SHA, p.Verdict, p.PostID = sha, verdict, postID
 			p.Duration, p.Width, p.Height = info.Duration, info.Width, info.Height
-			if err := RecordTx(tx, platform.TikTok, Upload{Account: p.Account.ID, Bytes: u.VideoSize, SHA256: sha}); err != nil {
+			if err := sim.RecordTx(tx, platform.TikTok, sim.Upload{Account: p.Account.ID, Bytes: u.VideoSize, SHA256: sha}); err != nil {
 				return err
 			}
 			return t.settle(tx, p, now)
@@ -1147,22 +1152,22 @@ func (t *TikTok) completeUpload(w http.ResponseWriter, r *http.Request, key Key,
 		}
 		// The session stays until it expires, all received, so that the last chunk sent
 		// again is told so.
-		cur.Received, cur.Spool, cur.Hash = u.VideoSize, SpoolState{}, nil
-		return Save(tx, rec, cur)
+		cur.Received, cur.Spool, cur.Hash = u.VideoSize, sim.SpoolState{}, nil
+		return sim.Save(tx, rec, cur)
 	})
 	switch {
 	case errors.Is(err, errTikTokRange):
 		setProgress(w, u.Received, u.VideoSize)
-		UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
+		sim.UploadError(w, http.StatusRequestedRangeNotSatisfiable, "Content-Range does not reflect the actual upload progress.")
 		return
 	case err != nil:
-		UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
+		sim.UploadError(w, http.StatusInternalServerError, "TikTok internal error.")
 		return
 	}
 	// The chunks are of no use once the video is checked; housekeeping deletes them with the
 	// session should this fail. (An upload in one request has none.)
 	if len(u.Spool.Chunks) > 0 {
-		_ = DeleteBlobs(ctx, t.cfg.Blobs, key)
+		_ = sim.DeleteBlobs(ctx, t.cfg.Blobs, key)
 	}
 	setProgress(w, u.VideoSize, u.VideoSize)
 	w.WriteHeader(http.StatusCreated)
@@ -1191,9 +1196,9 @@ func parseContentRange(s string) (first, last, total int64, ok bool) {
 		return 0, 0, 0, false
 	}
 	var err1, err2, err3 error
-	first, err1 = ParseDigits(a)
-	last, err2 = ParseDigits(b)
-	total, err3 = ParseDigits(tot)
+	first, err1 = sim.ParseDigits(a)
+	last, err2 = sim.ParseDigits(b)
+	total, err3 = sim.ParseDigits(tot)
 	if err1 != nil || err2 != nil || err3 != nil || last < first || last >= total {
 		return 0, 0, 0, false
 	}
@@ -1254,9 +1259,9 @@ func writeTikTok(w http.ResponseWriter, status int, data any, code, msg string) 
 		"error": map[string]string{
 			"code":    code,
 			"message": msg,
-			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(RandomHex(10)),
+			"log_id":  time.Now().UTC().Format("20060102150405") + strings.ToUpper(sim.RandomHex(10)),
 		},
 	})
 }
 
-var _ http.Handler = (*TikTok)(nil)
+var _ http.Handler = (*Sim)(nil)

@@ -1,4 +1,4 @@
-package sim
+package linkedinsim
 
 import (
 	"encoding/json"
@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // published creates a post of the member and returns it.
-func (e *liEnv) published() LinkedInPost {
+func (e *liEnv) published() Post {
 	e.t.Helper()
 	video := e.ready(liVideo(e.t, 1<<20, 10*time.Second, 1080, 1920))
 	a := e.call(http.MethodPost, "/rest/posts", liPost(video, "audience"), nil)
@@ -22,7 +24,7 @@ func (e *liEnv) published() LinkedInPost {
 		}
 	}
 	e.t.Fatal("no post")
-	return LinkedInPost{}
+	return Post{}
 }
 
 func statsPath(resource, entity, queryType string) string {
@@ -37,10 +39,10 @@ func commentsPath(urn string) string {
 
 func TestLinkedInStatistics(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	p := e.published()
 	e.clock.Advance(33 * time.Minute)
-	a := AudienceOf(p.URN, p.Created, e.clock.Now())
+	a := sim.AudienceOf(p.URN, p.Created, e.clock.Now())
 
 	for _, c := range []struct {
 		resource, queryType string
@@ -87,7 +89,7 @@ func TestLinkedInStatistics(t *testing.T) {
 
 func TestLinkedInStatisticsStrict(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	p := e.published()
 	ok := statsPath("memberCreatorPostAnalytics", shareEntity(p.URN), "IMPRESSION")
 	for _, c := range []struct {
@@ -116,10 +118,10 @@ func TestLinkedInStatisticsStrict(t *testing.T) {
 
 func TestLinkedInComments(t *testing.T) {
 	t.Parallel()
-	e := newLiEnv(t, Behavior{}, LinkedInOptions{})
+	e := newLiEnv(t, sim.Behavior{}, Options{})
 	p := e.published()
 	e.clock.Advance(time.Hour)
-	audience := AudienceComments(p.URN, p.Created, e.clock.Now())
+	audience := sim.AudienceComments(p.URN, p.Created, e.clock.Now())
 
 	type element struct {
 		ID, CommentURN, Actor, Object, ParentComment string
@@ -145,8 +147,8 @@ func TestLinkedInComments(t *testing.T) {
 	}
 	for i, c := range all {
 		a := audience[i]
-		if c.CommentURN != LinkedInAudienceCommentURN(p, a.N) || c.URN != c.CommentURN || c.Object != p.Activity ||
-			c.Actor != LinkedInAudienceActor(a.Author) || c.Message.Text != a.Text || c.Created.Time != a.At.UnixMilli() ||
+		if c.CommentURN != AudienceCommentURN(p, a.N) || c.URN != c.CommentURN || c.Object != p.Activity ||
+			c.Actor != AudienceActor(a.Author) || c.Message.Text != a.Text || c.Created.Time != a.At.UnixMilli() ||
 			!strings.HasSuffix(c.CommentURN, ","+c.ID+")") {
 			t.Errorf("comment %d = %+v; want %+v", i, c, a)
 		}
@@ -178,7 +180,7 @@ func TestLinkedInComments(t *testing.T) {
 	if len(top) != len(audience) || top[0].CommentsSummary.AggregatedTotalComments != 1 {
 		t.Fatalf("first-level comments after the reply: %+v", top)
 	}
-	if got := e.rec.Snapshot(nil).Replies; len(got) != 1 || got[0] != (Reply{Account: liMember, CommentID: first, Text: "thank you"}) {
+	if got := e.rec.Snapshot(nil).Replies; len(got) != 1 || got[0] != (sim.Reply{Account: liMember, CommentID: first, Text: "thank you"}) {
 		t.Fatalf("replies recorded: %+v", got)
 	}
 
@@ -218,8 +220,8 @@ func TestLinkedInAudienceFaults(t *testing.T) {
 	for _, c := range []struct {
 		fail   string
 		status int
-	}{{FailUnavailable, 503}, {FailAuth, 401}, {FailRateLimit, 429}} {
-		e := newLiEnv(t, Behavior{Fail: c.fail}, LinkedInOptions{})
+	}{{sim.FailUnavailable, 503}, {sim.FailAuth, 401}, {sim.FailRateLimit, 429}} {
+		e := newLiEnv(t, sim.Behavior{Fail: c.fail}, Options{})
 		e.call(http.MethodGet, statsPath("memberCreatorPostAnalytics", shareEntity("urn:li:share:1"), "IMPRESSION"), nil, nil).want(t, c.status, nil)
 		e.call(http.MethodGet, commentsPath("urn:li:share:1"), nil, nil).want(t, c.status, nil)
 	}

@@ -1,16 +1,16 @@
-package sim_test
+package tiktoksim_test
 
 import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 )
 
 func FuzzTikTokSim(f *testing.F) {
 	simtest.Fuzz{
-		NewSim: sim.NewTikTok, Account: "open_1",
+		NewSim: tiktoksim.New, Account: "open_1",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/v2/post/publish/inbox/video/init/", simtest.FuzzJSON,
 				`{"source_info":{"source":"FILE_UPLOAD","video_size":20000,"chunk_size":20000,"total_chunk_count":1}}`)

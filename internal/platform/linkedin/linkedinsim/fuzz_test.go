@@ -1,18 +1,18 @@
-package sim_test
+package linkedinsim_test
 
 import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const fuzzLinkedIn = simtest.FuzzJSON + "\nLinkedIn-Version: 202601\nX-Restli-Protocol-Version: 2.0.0"
 
 func FuzzLinkedInSim(f *testing.F) {
-	simtest.Fuzz{NewSim: sim.NewLinkedIn, Account: "liMember1",
+	simtest.Fuzz{NewSim: linkedinsim.New, Account: "liMember1",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/rest/videos?action=initializeUpload", fuzzLinkedIn,
 				`{"initializeUploadRequest":{"owner":"urn:li:person:liMember1","fileSizeBytes":80000}}`)
