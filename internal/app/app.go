@@ -41,6 +41,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/reddit"
+	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
@@ -49,6 +50,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/platform/youtube"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/render"
@@ -133,7 +135,7 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 // sandbox token can drive them, and only this server mints those (from its secret key), so the
 // simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
 var Simulators = map[string]httpapi.SimulatorFactory{
-	platform.YouTube:   sim.NewYouTube,
+	platform.YouTube:   youtubesim.New,
 	platform.Instagram: sim.NewInstagram,
 	platform.TikTok:    tiktoksim.New,
 	platform.LinkedIn:  linkedinsim.New,
@@ -142,7 +144,7 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.Telegram:  telegramsim.New,
 	platform.Discord:   discordsim.New,
 	platform.Mastodon:  mastodonsim.New,
-	platform.Reddit:    sim.NewReddit,
+	platform.Reddit:    redditsim.New,
 	platform.Threads:   sim.NewThreads,
 	platform.Facebook:  sim.NewFacebook,
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
 	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 )
 
 // platforms are the platforms with a simulator.
@@ -55,7 +56,7 @@ func newSimHost(t *testing.T, rate int64) *simHost {
 	h.host, err = simhost.New(simhost.Config{
 		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0},
 		Simulators: map[string]func(sim.Config) http.Handler{
-			"youtube": sim.NewYouTube, "instagram": sim.NewInstagram, "tiktok": tiktoksim.New,
+			"youtube": youtubesim.New, "instagram": sim.NewInstagram, "tiktok": tiktoksim.New,
 		},
 		Wrap: h.wrap,
 		PullClient: func(name string) *http.Client {

@@ -1,4 +1,4 @@
-package sim
+package redditsim
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const redditTok = "tok-r"
@@ -24,18 +25,18 @@ type redditEnv struct {
 	srv   *httptest.Server
 	base  string
 	clock *clocktest.Clock
-	sim   *Reddit
+	sim   *Sim
 }
 
-func newRedditEnv(t *testing.T, b Behavior) *redditEnv {
+func newRedditEnv(t *testing.T, b sim.Behavior) *redditEnv {
 	t.Helper()
 	e := &redditEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	e.base = e.srv.URL + "/sandbox/reddit"
-	e.sim = NewRedditSim(Config{BaseURL: e.base, Now: e.clock.Now, Rand: func() float64 { return 0.99 },
-		Accounts: StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone", Behavior: b}}}, RedditOptions{})
+	e.sim = NewSim(sim.Config{BaseURL: e.base, Now: e.clock.Now, Rand: func() float64 { return 0.99 },
+		Accounts: sim.StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone", Behavior: b}}}, Options{})
 	mux.Handle("/sandbox/reddit/", http.StripPrefix("/sandbox/reddit", e.sim))
 	return e
 }
@@ -137,7 +138,7 @@ func redditTestPNG() []byte {
 
 func TestRedditAuthAndHeaders(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	resp, b := e.call(http.MethodGet, "/api/v1/me", nil, nil)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"name":"someone"`) || !strings.Contains(string(b), `"id":"u1"`) ||
 		resp.Header.Get("X-Ratelimit-Used") != "1" || resp.Header.Get("X-Ratelimit-Remaining") != "999.0" || resp.Header.Get("X-Ratelimit-Reset") != "600" {
@@ -166,13 +167,13 @@ func TestRedditAuthAndHeaders(t *testing.T) {
 
 func TestRedditFaults(t *testing.T) {
 	t.Parallel()
-	for fail, want := range map[string]int{FailUnavailable: 503, FailAuth: 401, FailRateLimit: 429} {
-		e := newRedditEnv(t, Behavior{Fail: fail})
+	for fail, want := range map[string]int{sim.FailUnavailable: 503, sim.FailAuth: 401, sim.FailRateLimit: 429} {
+		e := newRedditEnv(t, sim.Behavior{Fail: fail})
 		resp, b := e.call(http.MethodGet, "/api/v1/me", nil, nil)
 		if resp.StatusCode != want || !strings.Contains(string(b), `"message"`) {
 			t.Errorf("%s: %d %s", fail, resp.StatusCode, b)
 		}
-		if fail == FailRateLimit && (resp.Header.Get("X-Ratelimit-Remaining") != "0.0" || resp.Header.Get("X-Ratelimit-Reset") != "1") {
+		if fail == sim.FailRateLimit && (resp.Header.Get("X-Ratelimit-Remaining") != "0.0" || resp.Header.Get("X-Ratelimit-Reset") != "1") {
 			t.Errorf("rate limit headers %v", resp.Header)
 		}
 	}
@@ -180,7 +181,7 @@ func TestRedditFaults(t *testing.T) {
 
 func TestRedditRateWindow(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	e.sim.opts.RequestsPerWindow = 2
 	for i, want := range []int{200, 200, 429} {
 		if resp, _ := e.call(http.MethodGet, "/api/v1/me", nil, nil); resp.StatusCode != want {
@@ -215,7 +216,7 @@ func TestRedditS3Policy(t *testing.T) {
 		{"no policy", map[string]string{"policy": ""}, 0, 403, "AccessDenied"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newRedditEnv(t, Behavior{})
+			e := newRedditEnv(t, sim.Behavior{})
 			l := e.lease("image/png")
 			e.clock.Advance(c.advance)
 			status, body := e.upload(l, img, c.edit)
@@ -234,7 +235,7 @@ func TestRedditS3Policy(t *testing.T) {
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
-		e := newRedditEnv(t, Behavior{})
+		e := newRedditEnv(t, sim.Behavior{})
 		l := e.lease("image/png")
 		status, body := e.upload(l, make([]byte, redditMaxImageBytes+1), nil)
 		if status != 400 || !strings.Contains(body, "<Code>EntityTooLarge</Code>") || !strings.Contains(body, "<MaxSizeAllowed>20971520</MaxSizeAllowed>") {
@@ -242,7 +243,7 @@ func TestRedditS3Policy(t *testing.T) {
 		}
 	})
 	t.Run("no content length", func(t *testing.T) {
-		e := newRedditEnv(t, Behavior{})
+		e := newRedditEnv(t, sim.Behavior{})
 		l := e.lease("image/png")
 		pr, pw := io.Pipe()
 		go func() { _, _ = pw.Write([]byte("--x\r\n")); _ = pw.Close() }()
@@ -263,7 +264,7 @@ func TestRedditS3Policy(t *testing.T) {
 // TestRedditSubmitRefusals: json.errors for what Reddit refuses, with HTTP 200.
 func TestRedditSubmitRefusals(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	vl, pl := e.lease("video/mp4"), e.lease("image/png")
 	video := "http:" + vl.Args.Action + "/" + e.key(vl)
 	poster := "http:" + pl.Args.Action + "/" + e.key(pl)
@@ -316,7 +317,7 @@ func TestRedditSubmitRefusals(t *testing.T) {
 // leased but never uploaded one too; posts never appear for them.
 func TestRedditProcessing(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{ProcessingMS: 1000})
+	e := newRedditEnv(t, sim.Behavior{ProcessingMS: 1000})
 	vl, pl := e.lease("video/mp4"), e.lease("image/png")
 	if status, body := e.upload(vl, []byte("not a video at all"), nil); status != 201 {
 		t.Fatalf("%d %s", status, body)
@@ -351,7 +352,7 @@ func TestRedditProcessing(t *testing.T) {
 // the listed ones keep their rules.
 func TestRedditAnyOtherCommunity(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	for _, c := range []struct {
 		path, want string
 		status     int
@@ -388,7 +389,7 @@ func TestRedditAnyOtherCommunity(t *testing.T) {
 
 func TestRedditListings(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	resp, b := e.call(http.MethodGet, "/subreddits/mine/subscriber?limit=2", nil, nil)
 	var l struct {
 		Data struct {

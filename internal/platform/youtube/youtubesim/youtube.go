@@ -1,4 +1,6 @@
-package sim
+// Package youtubesim is the simulator of YouTube's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package youtubesim
 
 // YouTube Data API v3 simulator: videos.insert by the resumable upload protocol (and the
 // multipart form the Google client libraries use for small files), videos.list,
@@ -48,7 +50,7 @@ package sim
 //   - channels.list?part=...&mine=true: the token's channel (a stable "UC…" id derived from the
 //     account, titled with its username, "@handle" customUrl, thumbnails); exactly one filter
 //     (forHandle, forUsername, id, managedByMe or mine) is required, and this simulator serves
-//     mine=true only. A Google account without a channel (YouTubeOptions.NoChannel) answers
+//     mine=true only. A Google account without a channel (Options.NoChannel) answers
 //     an empty items list there, and 401 youtubeSignupRequired to videos.insert;
 //   - quota per account and per day (days end at midnight Pacific Time, as Google's do):
 //     10,000 units, videos.insert 1,600, thumbnails.set 50, list calls 1 → 403 quotaExceeded;
@@ -95,10 +97,11 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
-// YouTubeOptions tunes the YouTube simulator. Zero values take the defaults.
-type YouTubeOptions struct {
+// Options tunes the YouTube simulator. Zero values take the defaults.
+type Options struct {
 	// DailyQuota is each account's quota in units per day; 0 means 10,000 and a negative
 	// value disables the quota.
 	DailyQuota int
@@ -234,7 +237,7 @@ const (
 	ytQuotaKind = "quota"
 )
 
-func ytKey(kind, id string) Key { return Key{Platform: platform.YouTube, Kind: kind, ID: id} }
+func ytKey(kind, id string) sim.Key { return sim.Key{Platform: platform.YouTube, Kind: kind, ID: id} }
 
 // ytMeta is the writable part of a video resource that videos.insert takes.
 type ytMeta struct {
@@ -260,8 +263,8 @@ type ytSession struct {
 	Received    int64     `json:"received,omitempty"`
 	// Spool is the state of what was received, its bytes in blobs; Hash the SHA-256 state of
 	// those bytes.
-	Spool SpoolState `json:"spool"`
-	Hash  []byte     `json:"hash,omitempty"`
+	Spool sim.SpoolState `json:"spool"`
+	Hash  []byte         `json:"hash,omitempty"`
 	// Video is the video the upload became, once it completed.
 	Video string `json:"video,omitempty"`
 }
@@ -319,18 +322,18 @@ type ytUsage struct {
 }
 
 type ytSim struct {
-	cfg    Config
-	opt    YouTubeOptions
+	cfg    sim.Config
+	opt    Options
 	prefix string
 }
 
-// NewYouTube returns the simulator of the YouTube Data API v3 with default options.
-func NewYouTube(cfg Config) http.Handler {
-	return NewYouTubeWith(cfg, YouTubeOptions{})
+// New returns the simulator of the YouTube Data API v3 with default options.
+func New(cfg sim.Config) http.Handler {
+	return NewWith(cfg, Options{})
 }
 
-// NewYouTubeWith returns the simulator of the YouTube Data API v3 tuned by opt.
-func NewYouTubeWith(cfg Config, opt YouTubeOptions) http.Handler {
+// NewWith returns the simulator of the YouTube Data API v3 tuned by opt.
+func NewWith(cfg sim.Config, opt Options) http.Handler {
 	cfg.Normalize()
 	if opt.DailyQuota == 0 {
 		opt.DailyQuota = 10_000
@@ -408,7 +411,7 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p = strings.TrimPrefix(p, s.prefix)
 	}
 	q := r.URL.Query()
-	var route func(http.ResponseWriter, *http.Request, Account, url.Values, time.Time) *ytErr
+	var route func(http.ResponseWriter, *http.Request, sim.Account, url.Values, time.Time) *ytErr
 	switch {
 	case p == "/upload/youtube/v3/videos" && q.Get("upload_id") != "" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
 		route = s.chunk
@@ -462,7 +465,7 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate resolves the Bearer token, answering 401 as Google does.
-func (s *ytSim) authenticate(r *http.Request) (Account, *ytErr) {
+func (s *ytSim) authenticate(r *http.Request) (sim.Account, *ytErr) {
 	h := r.Header.Get("Authorization")
 	scheme, token, _ := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
@@ -470,11 +473,11 @@ func (s *ytSim) authenticate(r *http.Request) (Account, *ytErr) {
 		e := ytError(401, "global", "required",
 			"Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.")
 		e.header = map[string]string{"WWW-Authenticate": `Bearer realm="https://accounts.google.com/"`}
-		return Account{}, e
+		return sim.Account{}, e
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
 	if !ok {
-		return Account{}, ytAuthError()
+		return sim.Account{}, ytAuthError()
 	}
 	return acct, nil
 }
@@ -487,13 +490,13 @@ func ytAuthError() *ytErr {
 }
 
 // fault renders the account's call fault, if this call draws one.
-func (s *ytSim) fault(acct Account) *ytErr {
-	switch CallFault(acct.Behavior, s.cfg.Rand) {
-	case FailUnavailable:
+func (s *ytSim) fault(acct sim.Account) *ytErr {
+	switch sim.CallFault(acct.Behavior, s.cfg.Rand) {
+	case sim.FailUnavailable:
 		return ytError(503, "global", "backendError", "Backend Error")
-	case FailAuth:
+	case sim.FailAuth:
 		return ytAuthError()
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		e := ytError(429, "youtube.quota", "rateLimitExceeded", "Too many requests have been sent within a given time span.")
 		e.header = map[string]string{"Retry-After": strconv.Itoa(int(s.opt.RetryAfter.Round(time.Second) / time.Second))}
 		return e
@@ -503,10 +506,10 @@ func (s *ytSim) fault(acct Account) *ytErr {
 
 // charge takes units of the account's quota for today within tx; upload counts an upload
 // against the daily upload cap. A refusal writes nothing.
-func (s *ytSim) charge(tx Tx, acct Account, units int, upload bool, now time.Time) (*ytErr, error) {
+func (s *ytSim) charge(tx sim.Tx, acct sim.Account, units int, upload bool, now time.Time) (*ytErr, error) {
 	key := ytKey(ytQuotaKind, acct.ID)
 	// The record ends at midnight Pacific Time: past it, the day starts from nothing.
-	u, _, _, err := LoadTx[ytUsage](tx, key)
+	u, _, _, err := sim.LoadTx[ytUsage](tx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -530,13 +533,13 @@ func (s *ytSim) charge(tx Tx, acct Account, units int, upload bool, now time.Tim
 	if upload {
 		u.Uploads++
 	}
-	return nil, Save(tx, Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
+	return nil, sim.Save(tx, sim.Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
 }
 
 // chargeCall takes the units of a call that changes nothing else, in a transaction of its own.
-func (s *ytSim) chargeCall(ctx context.Context, acct Account, units int, now time.Time) *ytErr {
+func (s *ytSim) chargeCall(ctx context.Context, acct sim.Account, units int, now time.Time) *ytErr {
 	var e *ytErr
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		var err error
 		e, err = s.charge(tx, acct, units, false, now)
 		return err
@@ -548,7 +551,7 @@ func (s *ytSim) chargeCall(ctx context.Context, acct Account, units int, now tim
 }
 
 // insert is POST /upload/youtube/v3/videos: a resumable session start or a multipart upload.
-func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) insert(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	parts, e := ytParts(ytParam(q, "part"))
 	if e != nil {
 		return e
@@ -592,7 +595,7 @@ func ytParts(part string) ([]string, *ytErr) {
 	return out, nil
 }
 
-func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
+func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct sim.Account, parts []string, now time.Time) *ytErr {
 	total := int64(-1)
 	if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -619,12 +622,12 @@ func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct Accoun
 		ID: ytRandomID(24), Account: acct.ID, Channel: ytChannelOf(acct), Created: now,
 		Parts: parts, Meta: meta, ContentType: ctype, Total: total,
 	}
-	err := s.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err := s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
 		if e, err = s.charge(tx, acct, s.opt.InsertCost, true, now); err != nil || e != nil {
 			return err
 		}
-		return Save(tx, Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
+		return sim.Save(tx, sim.Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
 			Expires: now.Add(s.opt.SessionTTL), Blobs: true}, sess)
 	})
 	switch {
@@ -802,9 +805,9 @@ var errYTMoved = errors.New("the upload session moved on")
 // received into a spool resumed from the session, whose kept bytes go to a blob unless they
 // complete the upload; the session then moves on in one transaction, unless another request
 // moved it first.
-func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	key := ytKey(ytSessionKind, q.Get("upload_id"))
-	sess, _, found, err := Load[ytSession](r.Context(), s.cfg.State, key)
+	sess, _, found, err := sim.Load[ytSession](r.Context(), s.cfg.State, key)
 	switch {
 	case err != nil:
 		return ytInternal()
@@ -886,7 +889,7 @@ func (s *ytSim) chunk(w http.ResponseWriter, r *http.Request, acct Account, q ur
 	defer up.sp.Close()
 	kept, err := ytReceive(up.sp, up.hash, sess.Received, r.Body, n)
 	defer time.AfterFunc(ytKeepTimeout, cancel).Stop()
-	if errors.Is(err, ErrSpoolFile) {
+	if errors.Is(err, sim.ErrSpoolFile) {
 		return ytInternal()
 	}
 	up.received += kept
@@ -908,23 +911,23 @@ func ytOffsetError(first, received int64) *ytErr {
 // ytUpload is one request's work on a session: what it read of the session, and what the
 // session is to become.
 type ytUpload struct {
-	key      Key
+	key      sim.Key
 	sess     ytSession // as read when the request began
 	total    int64
 	received int64
-	sp       *Spool
+	sp       *sim.Spool
 	hash     hash.Hash // SHA-256 of the bytes received
 }
 
 // resume takes up the session's bytes (their chunks read with ctx) and their hash.
 func (u *ytUpload) resume(ctx context.Context, s *ytSim) error {
-	u.sp = ResumeSpool(ctx, s.cfg.Blobs, u.sess.Spool, "reelay-sim-youtube-*")
+	u.sp = sim.ResumeSpool(ctx, s.cfg.Blobs, u.sess.Spool, "reelay-sim-youtube-*")
 	u.sp.Dir = s.opt.SpoolDir
 	u.hash = sha256.New()
 	if len(u.sess.Hash) > 0 {
 		if err := u.hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(u.sess.Hash); err != nil {
 			u.sp.Close()
-			return fmt.Errorf("%w: %v", ErrSpoolFile, err)
+			return fmt.Errorf("%w: %v", sim.ErrSpoolFile, err)
 		}
 	}
 	return nil
@@ -932,13 +935,13 @@ func (u *ytUpload) resume(ctx context.Context, s *ytSim) error {
 
 // commit changes the session by fn in one transaction, unless another request moved it on
 // since u's began (errYTMoved); it answers the session as fn left it, or as it was found.
-func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytSession) error) (ytSession, error) {
+func (u *ytUpload) commit(ctx context.Context, st sim.State, fn func(tx sim.Tx, cur *ytSession) error) (ytSession, error) {
 	var cur ytSession
-	err := st.Update(ctx, func(tx Tx) error {
-		var rec Record
+	err := st.Update(ctx, func(tx sim.Tx) error {
+		var rec sim.Record
 		var found bool
 		var err error
-		cur, rec, found, err = LoadTx[ytSession](tx, u.key)
+		cur, rec, found, err = sim.LoadTx[ytSession](tx, u.key)
 		switch {
 		case err != nil:
 			return err
@@ -948,7 +951,7 @@ func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytS
 		if err := fn(tx, &cur); err != nil {
 			return err
 		}
-		return Save(tx, rec, cur)
+		return sim.Save(tx, rec, cur)
 	})
 	return cur, err
 }
@@ -957,13 +960,13 @@ func (u *ytUpload) commit(ctx context.Context, st State, fn func(tx Tx, cur *ytS
 // (media.CopyHashed: large writes, the hash on a goroutine of its own), and answers how many
 // it kept. A body cut short keeps what arrived, rounded down to 256 KiB, as Google's upload
 // servers may keep part of a chunk, and answers the error with it.
-func ytReceive(sp *Spool, h hash.Hash, at int64, body io.Reader, n int64) (int64, error) {
+func ytReceive(sp *sim.Spool, h hash.Hash, at int64, body io.Reader, n int64) (int64, error) {
 	qh, err := newQuantumHash(h)
 	if err != nil {
 		return 0, err
 	}
 	got, err := media.CopyHashed(io.NewOffsetWriter(sp, at), io.LimitReader(body, n), qh)
-	if errors.Is(err, ErrSpoolFile) {
+	if errors.Is(err, sim.ErrSpoolFile) {
 		return 0, err
 	}
 	if err == nil && got < n {
@@ -987,7 +990,7 @@ func ytReceive(sp *Spool, h hash.Hash, at int64, body io.Reader, n int64) (int64
 		return 0, uerr
 	}
 	if terr := sp.Truncate(at + kept); terr != nil {
-		return 0, fmt.Errorf("%w: %v", ErrSpoolFile, terr)
+		return 0, fmt.Errorf("%w: %v", sim.ErrSpoolFile, terr)
 	}
 	return kept, err
 }
@@ -1002,18 +1005,18 @@ func (s *ytSim) moveOn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		s.resumeIncomplete(w, r, u.sess.ID, u.received)
 		return nil
 	}
-	var st SpoolState
+	var st sim.SpoolState
 	var hashState []byte
 	if u.received > u.sess.Received {
 		var err error
-		if st, err = u.sp.Save(ctx, BlobPrefix(u.key)); err != nil {
+		if st, err = u.sp.Save(ctx, sim.BlobPrefix(u.key)); err != nil {
 			return ytInternal()
 		}
 		if hashState, err = u.hash.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
 			return ytInternal()
 		}
 	}
-	cur, err := u.commit(ctx, s.cfg.State, func(_ Tx, cur *ytSession) error {
+	cur, err := u.commit(ctx, s.cfg.State, func(_ sim.Tx, cur *ytSession) error {
 		cur.Total = u.total
 		if u.received > u.sess.Received {
 			cur.Received, cur.Spool, cur.Hash = u.received, st, hashState
@@ -1064,21 +1067,21 @@ func (s *ytSim) resumeIncomplete(w http.ResponseWriter, r *http.Request, id stri
 // complete turns a fully received session into a video and answers 201 with it: in one
 // transaction the video is saved, its upload recorded and the session ends with it; the
 // session's blobs are deleted after.
-func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload, acct Account, now time.Time) *ytErr {
+func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload, acct sim.Account, now time.Time) *ytErr {
 	sum := hex.EncodeToString(u.hash.Sum(nil))
 	v, e := s.newVideo(u.sp, u.received, sum, u.sess.Account, u.sess.Channel, u.sess.Meta, u.sess.ContentType, acct, now)
 	if e != nil {
 		return e
 	}
 	var made ytVideo
-	cur, err := u.commit(ctx, s.cfg.State, func(tx Tx, cur *ytSession) error {
+	cur, err := u.commit(ctx, s.cfg.State, func(tx sim.Tx, cur *ytSession) error {
 		made = v
 		if err := s.addVideo(tx, &made, now); err != nil {
 			return err
 		}
 		// The session stays until it expires, so that any later request on it is answered
 		// with the video.
-		cur.Total, cur.Received, cur.Spool, cur.Hash, cur.Video = u.total, u.received, SpoolState{}, nil, v.ID
+		cur.Total, cur.Received, cur.Spool, cur.Hash, cur.Video = u.total, u.received, sim.SpoolState{}, nil, v.ID
 		return nil
 	})
 	switch {
@@ -1090,7 +1093,7 @@ func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload,
 	// The chunks are of no use once the video is checked; housekeeping deletes them with the
 	// session should this fail, and whatever a request that lost the race stored.
 	if len(u.sess.Spool.Chunks) > 0 {
-		_ = DeleteBlobs(ctx, s.cfg.Blobs, u.key)
+		_ = sim.DeleteBlobs(ctx, s.cfg.Blobs, u.key)
 	}
 	ytWriteJSON(w, http.StatusCreated, s.resource(made, u.sess.Parts, acct.ID, now))
 	return nil
@@ -1098,7 +1101,7 @@ func (s *ytSim) complete(ctx context.Context, w http.ResponseWriter, u ytUpload,
 
 // newVideo checks the uploaded bytes, whose SHA-256 is sum, and makes the video they become,
 // its processing started at now; it reads back only what media.Sniff and media.Probe look at.
-func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct Account, now time.Time) (ytVideo, *ytErr) {
+func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, ch ytChannel, meta ytMeta, ctype string, acct sim.Account, now time.Time) (ytVideo, *ytErr) {
 	if f == nil || size == 0 {
 		return ytVideo{}, ytError(400, "youtube.video", "mediaBodyRequired", "The request does not include the video content.")
 	}
@@ -1130,7 +1133,7 @@ func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, 
 		v.Outcome = ytFailed
 	case ytMaxDuration > 0 && info.Duration > ytMaxDuration:
 		v.Outcome, v.Rejection = ytRejected, "length"
-	case acct.Behavior.Fail == FailReject:
+	case acct.Behavior.Fail == sim.FailReject:
 		v.Outcome, v.Rejection = ytRejected, ytRejectReason
 	}
 	return v, nil
@@ -1138,8 +1141,8 @@ func (s *ytSim) newVideo(f io.ReaderAt, size int64, sum string, account string, 
 
 // addVideo saves a new video within tx, recording its upload, and adds it to its channel's
 // videos in processing; a processing time of 0 ends at once.
-func (s *ytSim) addVideo(tx Tx, v *ytVideo, now time.Time) error {
-	if err := RecordTx(tx, platform.YouTube, Upload{Account: v.Account, Bytes: v.Bytes, SHA256: v.SHA}); err != nil {
+func (s *ytSim) addVideo(tx sim.Tx, v *ytVideo, now time.Time) error {
+	if err := sim.RecordTx(tx, platform.YouTube, sim.Upload{Account: v.Account, Bytes: v.Bytes, SHA256: v.SHA}); err != nil {
 		return err
 	}
 	err := s.updateChannel(tx, v.Account, func(ch *ytChannelState) {
@@ -1151,18 +1154,18 @@ func (s *ytSim) addVideo(tx Tx, v *ytVideo, now time.Time) error {
 	if err := s.settle(tx, v, now); err != nil {
 		return err
 	}
-	return Save(tx, Record{Key: ytKey(ytVideoKind, v.ID), Account: v.Account}, *v)
+	return sim.Save(tx, sim.Record{Key: ytKey(ytVideoKind, v.ID), Account: v.Account}, *v)
 }
 
 // updateChannel changes the channel state of account within tx.
-func (s *ytSim) updateChannel(tx Tx, account string, fn func(ch *ytChannelState)) error {
-	ch, rec, _, err := LoadTx[ytChannelState](tx, ytKey(ytChannelKind, account))
+func (s *ytSim) updateChannel(tx sim.Tx, account string, fn func(ch *ytChannelState)) error {
+	ch, rec, _, err := sim.LoadTx[ytChannelState](tx, ytKey(ytChannelKind, account))
 	if err != nil {
 		return err
 	}
 	fn(&ch)
 	rec.Account = account
-	return Save(tx, rec, ch)
+	return sim.Save(tx, rec, ch)
 }
 
 // ytDue reports whether v's processing is over and its final status not yet set.
@@ -1173,7 +1176,7 @@ func ytDue(v ytVideo, now time.Time) bool {
 // settle moves v, whose processing is over, to its final status within tx (the caller saves
 // v): it leaves its channel's videos in processing; a processed video counts on the channel,
 // gets its audience comments named (ytCommentKind) and is recorded as published.
-func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
+func (s *ytSim) settle(tx sim.Tx, v *ytVideo, now time.Time) error {
 	if !ytDue(*v, now) {
 		return nil
 	}
@@ -1187,9 +1190,9 @@ func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
 	if err != nil || v.State != ytProcessed {
 		return err
 	}
-	for n := 1; n <= MaxAudienceComments; n++ {
-		ref := Record{Key: ytKey(ytCommentKind, ytCommentID(v.ID, n)), Account: v.Account}
-		if err := Save(tx, ref, ytCommentRef{Video: v.ID}); err != nil {
+	for n := 1; n <= sim.MaxAudienceComments; n++ {
+		ref := sim.Record{Key: ytKey(ytCommentKind, ytCommentID(v.ID, n)), Account: v.Account}
+		if err := sim.Save(tx, ref, ytCommentRef{Video: v.ID}); err != nil {
 			return err
 		}
 	}
@@ -1197,21 +1200,21 @@ func (s *ytSim) settle(tx Tx, v *ytVideo, now time.Time) error {
 	if v.Short {
 		u = "https://www.youtube.com/shorts/" + v.ID
 	}
-	return RecordTx(tx, platform.YouTube, Published{Account: v.Account, ID: v.ID, URL: u, SHA256: v.SHA, Text: v.Meta.Title})
+	return sim.RecordTx(tx, platform.YouTube, sim.Published{Account: v.Account, ID: v.ID, URL: u, SHA256: v.SHA, Text: v.Meta.Title})
 }
 
 // video reads a video. One whose processing is over moves to its final status: the change is
 // written, with what it publishes recorded, by whichever request sees it first.
 func (s *ytSim) video(ctx context.Context, id string, now time.Time) (ytVideo, bool, error) {
-	return LoadAdvanced(ctx, s.cfg.State, ytKey(ytVideoKind, id),
+	return sim.LoadAdvanced(ctx, s.cfg.State, ytKey(ytVideoKind, id),
 		func(v ytVideo) bool { return ytDue(v, now) },
-		func(tx Tx, v *ytVideo) error { return s.settle(tx, v, now) })
+		func(tx sim.Tx, v *ytVideo) error { return s.settle(tx, v, now) })
 }
 
 // settleDue ends the processing of the account's videos that is due: YouTube processes in the
 // background, and the account's next request sees it done.
 func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) error {
-	ch, _, found, err := Load[ytChannelState](ctx, s.cfg.State, ytKey(ytChannelKind, account))
+	ch, _, found, err := sim.Load[ytChannelState](ctx, s.cfg.State, ytKey(ytChannelKind, account))
 	if err != nil || !found {
 		return err
 	}
@@ -1224,14 +1227,14 @@ func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) er
 	if len(due) == 0 {
 		return nil
 	}
-	return s.cfg.State.Update(ctx, func(tx Tx) error {
+	return s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		// The videos first, then their channel (in settle), in the order every update takes
 		// them.
 		videos := make([]ytVideo, len(due))
-		recs := make([]Record, len(due))
+		recs := make([]sim.Record, len(due))
 		for i, id := range due {
 			var err error
-			if videos[i], recs[i], _, err = LoadTx[ytVideo](tx, ytKey(ytVideoKind, id)); err != nil {
+			if videos[i], recs[i], _, err = sim.LoadTx[ytVideo](tx, ytKey(ytVideoKind, id)); err != nil {
 				return err
 			}
 		}
@@ -1248,7 +1251,7 @@ func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) er
 			if err := s.settle(tx, &videos[i], now); err != nil {
 				return err
 			}
-			if err := Save(tx, recs[i], videos[i]); err != nil {
+			if err := sim.Save(tx, recs[i], videos[i]); err != nil {
 				return err
 			}
 		}
@@ -1259,7 +1262,7 @@ func (s *ytSim) settleDue(ctx context.Context, account string, now time.Time) er
 // multipartInsert is videos.insert with uploadType=multipart: a multipart/related body of the
 // video resource and the media, as client libraries send files smaller than their chunk size.
 // The quota is charged before the media is read, as for any request that may fail after.
-func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Account, parts []string, now time.Time) *ytErr {
+func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct sim.Account, parts []string, now time.Time) *ytErr {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/related" || params["boundary"] == "" {
 		return ytError(400, "global", "badContent", "A multipart upload needs a multipart/related body.")
@@ -1281,7 +1284,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	if e := ytCheckVideoType(ctype); e != nil {
 		return e
 	}
-	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
 		e, err = s.charge(tx, acct, s.opt.InsertCost, true, now)
 		return err
@@ -1292,11 +1295,11 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 	case e != nil:
 		return e
 	}
-	f := NewSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
+	f := sim.NewSpool(s.opt.SpoolDir, "reelay-sim-youtube-*")
 	defer f.Close()
 	h := sha256.New()
 	n, err := media.CopyHashed(io.NewOffsetWriter(f, 0), io.LimitReader(part, ytMaxVideoBytes+1), h)
-	if errors.Is(err, ErrSpoolFile) {
+	if errors.Is(err, sim.ErrSpoolFile) {
 		return ytInternal()
 	}
 	if err != nil {
@@ -1310,7 +1313,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 		return e
 	}
 	var made ytVideo
-	if err := s.cfg.State.Update(r.Context(), func(tx Tx) error { made = v; return s.addVideo(tx, &made, now) }); err != nil {
+	if err := s.cfg.State.Update(r.Context(), func(tx sim.Tx) error { made = v; return s.addVideo(tx, &made, now) }); err != nil {
 		return ytInternal()
 	}
 	ytWriteJSON(w, http.StatusOK, s.resource(made, parts, acct.ID, now))
@@ -1318,7 +1321,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct Acc
 }
 
 // listVideos is videos.list with the id filter.
-func (s *ytSim) listVideos(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listVideos(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	parts, e := ytParts(ytParam(q, "part"))
 	if e != nil {
 		return e
@@ -1463,7 +1466,7 @@ func newQuantumHash(h hash.Hash) (*quantumHash, error) {
 func (q *quantumHash) save() {
 	st, err := q.Hash.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil && q.err == nil {
-		q.err = fmt.Errorf("%w: %v", ErrSpoolFile, err)
+		q.err = fmt.Errorf("%w: %v", sim.ErrSpoolFile, err)
 	}
 	q.states[q.saved%quantumStates] = st
 	q.saved++
@@ -1488,17 +1491,17 @@ func (q *quantumHash) Write(p []byte) (int, error) {
 func (q *quantumHash) rewind(kept int64) error {
 	i := kept / ytChunkQuantum
 	if q.err != nil || kept%ytChunkQuantum != 0 || i >= q.saved || i < q.saved-quantumStates {
-		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", ErrSpoolFile, kept))
+		return cmp.Or(q.err, fmt.Errorf("%w: no hash state after %d bytes", sim.ErrSpoolFile, kept))
 	}
 	if err := q.Hash.(encoding.BinaryUnmarshaler).UnmarshalBinary(q.states[i%quantumStates]); err != nil {
-		return fmt.Errorf("%w: %v", ErrSpoolFile, err)
+		return fmt.Errorf("%w: %v", sim.ErrSpoolFile, err)
 	}
 	return nil
 }
 
 // setThumbnail is thumbnails.set, with the image as the body (uploadType=media) or as the
 // second part of a multipart/related body (uploadType=multipart).
-func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	id := q.Get("videoId")
 	if id == "" {
 		return ytError(400, "global", "required", "Required parameter: videoId")
@@ -1553,17 +1556,17 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct Accoun
 		return ytError(400, "youtube.thumbnail", "invalidImage", "The provided image content is invalid.")
 	}
 	var e *ytErr
-	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
 		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
 			return err
 		}
-		v, rec, _, err := LoadTx[ytVideo](tx, ytKey(ytVideoKind, id))
+		v, rec, _, err := sim.LoadTx[ytVideo](tx, ytKey(ytVideoKind, id))
 		if err != nil {
 			return err
 		}
 		v.Thumbnail = true
-		return Save(tx, rec, v)
+		return sim.Save(tx, rec, v)
 	})
 	switch {
 	case err != nil:
@@ -1606,7 +1609,7 @@ func ytLooksLikeImage(b []byte) bool {
 }
 
 // listCategories is videoCategories.list by regionCode or id.
-func (s *ytSim) listCategories(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listCategories(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
@@ -1650,7 +1653,7 @@ func (s *ytSim) listCategories(w http.ResponseWriter, r *http.Request, acct Acco
 // listChannels is channels.list. Of its filters (exactly one is required) the simulator serves
 // mine=true, the channel of the token's account; an account without a channel answers no
 // items, as YouTube does.
-func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
 	}
@@ -1683,7 +1686,7 @@ func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct Accoun
 	}
 	items := []map[string]any{}
 	if q.Get("mine") == "true" && !s.opt.NoChannel[acct.ID] {
-		ch, _, _, err := Load[ytChannelState](r.Context(), s.cfg.State, ytKey(ytChannelKind, acct.ID))
+		ch, _, _, err := sim.Load[ytChannelState](r.Context(), s.cfg.State, ytKey(ytChannelKind, acct.ID))
 		if err != nil {
 			return ytInternal()
 		}
@@ -1699,7 +1702,7 @@ func (s *ytSim) listChannels(w http.ResponseWriter, r *http.Request, acct Accoun
 
 // ytChannelResource renders the channel of acct, which has videos processed videos, with the
 // requested parts.
-func ytChannelResource(acct Account, parts []string, videos int) map[string]any {
+func ytChannelResource(acct sim.Account, parts []string, videos int) map[string]any {
 	ch := ytChannelOf(acct)
 	res := map[string]any{"kind": "youtube#channel", "etag": ytEtag(), "id": ch.ID}
 	for _, p := range parts {
@@ -1734,7 +1737,7 @@ func ytChannelResource(acct Account, parts []string, videos int) map[string]any 
 
 // ytHandle is the "@handle" customUrl of a simulated channel: the username, lowercased, kept
 // to the characters handles may have; the channel id's tail when nothing is left.
-func ytHandle(acct Account, ch ytChannel) string {
+func ytHandle(acct sim.Account, ch ytChannel) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(acct.Username) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' || r == '-' || r == '.' {
@@ -1750,7 +1753,7 @@ func ytHandle(acct Account, ch ytChannel) string {
 
 // ytChannelOf is the channel of a simulated account: a stable "UC…" id derived from the
 // account id, titled with the username.
-func ytChannelOf(acct Account) ytChannel {
+func ytChannelOf(acct sim.Account) ytChannel {
 	sum := sha256.Sum256([]byte("youtube-channel|" + acct.ID))
 	id := "UC" + ytEncode(sum[:])[:22]
 	title := acct.Username

@@ -1,4 +1,4 @@
-package sim_test
+package redditsim
 
 import (
 	"fmt"
@@ -6,17 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const fuzzReddit = "Authorization: bearer tok\nUser-Agent: test:reelay:1 (by /u/someone)"
 
 func FuzzRedditSim(f *testing.F) {
-	simtest.Fuzz{NewSim: sim.NewReddit, Account: "t2_u1",
+	simtest.Fuzz{NewSim: New, Account: "t2_u1",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/api/media/asset.json", fuzzReddit+"\nContent-Type: application/x-www-form-urlencoded", "filepath=v.mp4&mimetype=video%2Fmp4")
-			var out sim.RedditTestLease
+			var out redditTestLease
 			simtest.DecodeInto(t, rec, &out)
 			var form strings.Builder
 			for _, fld := range out.Args.Fields {

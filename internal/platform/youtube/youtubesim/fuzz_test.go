@@ -1,19 +1,18 @@
-package sim_test
+package youtubesim
 
 import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzYouTubeSim(f *testing.F) {
 	simtest.Fuzz{
-		NewSim: sim.NewYouTube, Account: "UCfuzz0000000000000000",
+		NewSim: New, Account: "UCfuzz0000000000000000",
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status",
-				simtest.FuzzJSON+"\nX-Upload-Content-Type: video/mp4\nX-Upload-Content-Length: 20000", sim.YTMeta1)
+				simtest.FuzzJSON+"\nX-Upload-Content-Type: video/mp4\nX-Upload-Content-Length: 20000", ytMeta1)
 			return map[string]string{"upload": simtest.PathOf(t, rec.Header().Get("Location"))}
 		},
 		Seeds: []simtest.FuzzSeed{
@@ -21,7 +20,7 @@ func FuzzYouTubeSim(f *testing.F) {
 			{"PUT", "{upload}", simtest.FuzzBearer + "\nContent-Range: bytes */20000", ""},
 			{"PUT", "{upload}", simtest.FuzzBearer + "\nContent-Range: bytes */*", ""},
 			{"POST", "{upload}", simtest.FuzzBearer + "\nContent-Range: bytes 19990-19999/20000", "0123456789"},
-			{"POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", simtest.FuzzJSON + "\nX-Upload-Content-Length: -1", sim.YTMeta1},
+			{"POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", simtest.FuzzJSON + "\nX-Upload-Content-Length: -1", ytMeta1},
 			{"POST", "/upload/youtube/v3/videos?uploadType=multipart&part=snippet", simtest.FuzzBearer + "\nContent-Type: multipart/related; boundary=fz", "--fz\r\nContent-Type: application/json\r\n\r\n{}\r\n--fz--"},
 			{"POST", "/upload/youtube/v3/thumbnails/set?videoId=abc", simtest.FuzzBearer + "\nContent-Type: image/png", "\x89PNG\r\n\x1a\n"},
 			{"GET", "/youtube/v3/videos?part=status,snippet&id=a,b", simtest.FuzzBearer, ""},

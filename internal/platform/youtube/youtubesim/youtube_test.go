@@ -1,4 +1,4 @@
-package sim
+package youtubesim
 
 import (
 	"bufio"
@@ -26,6 +26,8 @@ import (
 
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
@@ -33,33 +35,33 @@ type ytEnv struct {
 	t     *testing.T
 	base  string // the simulator's base URL, below a /sandbox/youtube mount
 	addr  string
-	rec   *Recorder
+	rec   *sim.Recorder
 	clock *clocktest.Clock
 	spool string // where upload requests spool what they receive
 }
 
-var ytTestAccounts = StaticAccounts{
+var ytTestAccounts = sim.StaticAccounts{
 	"tok-alice":  {ID: "alice", Username: "Alice"},
 	"tok-bob":    {ID: "bob", Username: "Bob"},
-	"tok-down":   {ID: "down", Behavior: Behavior{Fail: FailUnavailable, ProcessingMS: -1}},
-	"tok-authx":  {ID: "authx", Behavior: Behavior{Fail: FailAuth, ProcessingMS: -1}},
-	"tok-slow":   {ID: "slow", Behavior: Behavior{Fail: FailRateLimit, ProcessingMS: -1}},
-	"tok-reject": {ID: "reject", Behavior: Behavior{Fail: FailReject, ProcessingMS: 1000}},
-	"tok-dflt":   {ID: "dflt", Behavior: Behavior{ProcessingMS: -1}},
-	"tok-q2000":  {ID: "q2000", Behavior: Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(2000)}},
-	"tok-noq":    {ID: "noq", Behavior: Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(-1)}},
+	"tok-down":   {ID: "down", Behavior: sim.Behavior{Fail: sim.FailUnavailable, ProcessingMS: -1}},
+	"tok-authx":  {ID: "authx", Behavior: sim.Behavior{Fail: sim.FailAuth, ProcessingMS: -1}},
+	"tok-slow":   {ID: "slow", Behavior: sim.Behavior{Fail: sim.FailRateLimit, ProcessingMS: -1}},
+	"tok-reject": {ID: "reject", Behavior: sim.Behavior{Fail: sim.FailReject, ProcessingMS: 1000}},
+	"tok-dflt":   {ID: "dflt", Behavior: sim.Behavior{ProcessingMS: -1}},
+	"tok-q2000":  {ID: "q2000", Behavior: sim.Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(2000)}},
+	"tok-noq":    {ID: "noq", Behavior: sim.Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(-1)}},
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func newYTEnv(t *testing.T, opt YouTubeOptions) *ytEnv {
+func newYTEnv(t *testing.T, opt Options) *ytEnv {
 	t.Helper()
 	clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
-	rec := &Recorder{}
+	rec := &sim.Recorder{}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + "/sandbox/youtube"
 	opt.SpoolDir = t.TempDir()
-	h := NewYouTubeWith(Config{BaseURL: base, Accounts: ytTestAccounts, Recorder: rec, Now: clock.Now}, opt)
+	h := NewWith(sim.Config{BaseURL: base, Accounts: ytTestAccounts, Recorder: rec, Now: clock.Now}, opt)
 	mux := http.NewServeMux()
 	mux.Handle("/sandbox/youtube/", http.StripPrefix("/sandbox/youtube", h))
 	srv.Config.Handler = mux
@@ -196,7 +198,7 @@ func (e *ytEnv) list(token, id string) ytListed {
 
 func TestYouTubeResumableUpload(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	video := ytTestVideo(t, 3*ytChunkQuantum+1234)
 	size := len(video)
 	sess := e.start("tok-dflt", int64(size), ytMeta1)
@@ -239,7 +241,7 @@ func TestYouTubeResumableUpload(t *testing.T) {
 		t.Fatalf("status query after completion: %d %s", resp.StatusCode, body)
 	}
 	snap := e.rec.Snapshot(nil)
-	if len(snap.Uploads) != 1 || snap.Uploads[0] != (Upload{Account: "dflt", Bytes: int64(size), SHA256: ytSHA(video)}) {
+	if len(snap.Uploads) != 1 || snap.Uploads[0] != (sim.Upload{Account: "dflt", Bytes: int64(size), SHA256: ytSHA(video)}) {
 		t.Fatalf("uploads = %+v", snap.Uploads)
 	}
 
@@ -275,7 +277,7 @@ func TestYouTubeResumableUpload(t *testing.T) {
 // the total announced by an empty final request when the size is a multiple of the chunk.
 func TestYouTubeClientLibraryDialect(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	video := ytTestVideo(t, 2*ytChunkQuantum)
 	sess := e.start("tok-alice", -1, ytMeta1)
 	for i := 0; i < 2; i++ {
@@ -314,7 +316,7 @@ func TestYouTubeClientLibraryDialect(t *testing.T) {
 
 func TestYouTubeStrictness(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	meta := func(title, desc, cat, privacy string) string {
 		b, _ := json.Marshal(map[string]any{
 			"snippet": map[string]any{"title": title, "description": desc, "categoryId": cat},
@@ -421,7 +423,7 @@ func TestYouTubeStrictness(t *testing.T) {
 // down to 256 KiB.
 func TestYouTubePartialChunk(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	video := ytTestVideo(t, 3*ytChunkQuantum)
 	sess := e.start("tok-alice", int64(len(video)), ytMeta1)
 	u, _ := url.Parse(sess)
@@ -475,7 +477,7 @@ func TestYouTubeConcurrentChunks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newYTEnv(t, YouTubeOptions{})
+			e := newYTEnv(t, Options{})
 			video := ytTestVideo(t, 3*ytChunkQuantum)
 			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
 			u, _ := url.Parse(sess)
@@ -536,7 +538,7 @@ func TestYouTubeSessionExpiry(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newYTEnv(t, YouTubeOptions{SessionTTL: c.ttl})
+			e := newYTEnv(t, Options{SessionTTL: c.ttl})
 			video := ytTestVideo(t, 2*ytChunkQuantum)
 			sess := e.start("tok-alice", int64(len(video)), ytMeta1)
 			if resp, _ := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", ytChunkQuantum-1, len(video)), video[:ytChunkQuantum]); resp.StatusCode != 308 {
@@ -565,7 +567,7 @@ func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 			t.Parallel()
 			clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 			db, blobs := storetest.New(t, d), memblob.OpenBucket(nil)
-			e, sw, process := newYTProcesses(t, db.SimState(clock.Now), blobs, clock, ytTestAccounts, YouTubeOptions{SessionTTL: time.Hour})
+			e, sw, process := newYTProcesses(t, db.SimState(clock.Now), blobs, clock, ytTestAccounts, Options{SessionTTL: time.Hour})
 			sw.set(process())
 			// Two chunks' worth: more than a spool keeps in memory, so it went through a file.
 			video := ytTestVideo(t, 3*ytChunkQuantum)
@@ -602,14 +604,14 @@ func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 				if got := expired(); got != step.expired {
 					t.Fatalf("among the expired records: %v, want %v", got, step.expired)
 				}
-				if n := blobCount(t, blobs); n == 0 {
+				if n := simtest.BlobCount(t, blobs); n == 0 {
 					t.Fatal("the bytes received left blob storage before housekeeping")
 				}
 			}
-			if err := DeleteBlobs(context.Background(), blobs, key); err != nil {
+			if err := sim.DeleteBlobs(context.Background(), blobs, key); err != nil {
 				t.Fatal(err)
 			}
-			if n := blobCount(t, blobs); n != 0 {
+			if n := simtest.BlobCount(t, blobs); n != 0 {
 				t.Errorf("%d blobs left outside the session's prefix", n)
 			}
 		})
@@ -621,7 +623,7 @@ func TestYouTubeAbandonedSessionForgotten(t *testing.T) {
 // account's requests leave it as it is.
 func TestYouTubeProcessingEndsUnread(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	video := ytTestVideo(t, 12000)
 	sess := e.start("tok-dflt", int64(len(video)), ytMeta1)
 	if resp, body := e.put(sess, "tok-dflt", fmt.Sprintf("bytes 0-%d/%d", len(video)-1, len(video)), video); resp.StatusCode != 201 {
@@ -657,7 +659,7 @@ func TestYouTubeQuota(t *testing.T) {
 	t.Parallel()
 	t.Run("units", func(t *testing.T) {
 		t.Parallel()
-		e := newYTEnv(t, YouTubeOptions{DailyQuota: 1600 + 1})
+		e := newYTEnv(t, Options{DailyQuota: 1600 + 1})
 		e.start("tok-alice", 1000, ytMeta1)
 		if resp, body := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-alice", nil, nil); resp.StatusCode != 200 {
 			t.Fatalf("1 unit left: %d %s", resp.StatusCode, body)
@@ -674,7 +676,7 @@ func TestYouTubeQuota(t *testing.T) {
 	})
 	t.Run("the sandbox's default, and a channel's own", func(t *testing.T) {
 		t.Parallel()
-		e := newYTEnv(t, YouTubeOptions{})
+		e := newYTEnv(t, Options{})
 		refused := func(token string) string {
 			t.Helper()
 			resp, body := e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", token,
@@ -704,7 +706,7 @@ func TestYouTubeQuota(t *testing.T) {
 	})
 	t.Run("uploads per day", func(t *testing.T) {
 		t.Parallel()
-		e := newYTEnv(t, YouTubeOptions{DailyUploads: 1, DailyQuota: -1})
+		e := newYTEnv(t, Options{DailyUploads: 1, DailyQuota: -1})
 		e.start("tok-alice", 1000, ytMeta1)
 		resp, body := e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", "tok-alice",
 			map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
@@ -716,7 +718,7 @@ func TestYouTubeQuota(t *testing.T) {
 
 func TestYouTubeFaultsAndOutcomes(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	for _, c := range []struct {
 		token, reason string
 		code          int
@@ -767,7 +769,7 @@ func TestYouTubeFaultsAndOutcomes(t *testing.T) {
 
 func TestYouTubeThumbnailsAndCategories(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{MaxThumbnailBytes: 1000})
+	e := newYTEnv(t, Options{MaxThumbnailBytes: 1000})
 	video := ytTestVideo(t, 12000)
 	sess := e.start("tok-alice", int64(len(video)), ytMeta1)
 	_, body := e.put(sess, "tok-alice", fmt.Sprintf("bytes 0-%d/%d", len(video)-1, len(video)), video)
@@ -831,7 +833,7 @@ func TestYouTubeThumbnailsAndCategories(t *testing.T) {
 
 func TestYouTubeChannelsMine(t *testing.T) {
 	t.Parallel()
-	e := newYTEnv(t, YouTubeOptions{DailyQuota: 2, NoChannel: map[string]bool{"bob": true}})
+	e := newYTEnv(t, Options{DailyQuota: 2, NoChannel: map[string]bool{"bob": true}})
 	type channels struct {
 		Kind  string `json:"kind"`
 		Items []struct {
@@ -870,7 +872,7 @@ func TestYouTubeChannelsMine(t *testing.T) {
 		t.Fatalf("channel: %s", body)
 	}
 	// The channel is the one its videos name as snippet.channelId.
-	if want := ytChannelOf(Account{ID: "alice"}).ID; ch.ID != want {
+	if want := ytChannelOf(sim.Account{ID: "alice"}).ID; ch.ID != want {
 		t.Fatalf("channel id %s, want %s", ch.ID, want)
 	}
 	// Only the parts asked for.

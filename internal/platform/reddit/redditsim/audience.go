@@ -1,4 +1,4 @@
-package sim
+package redditsim
 
 // The Reddit simulator's audience: a post's figures (GET /api/info), its comment tree
 // (GET /comments/{article}) and comments accounts post (POST /api/comment). Sources: Reddit's
@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const (
@@ -107,12 +108,12 @@ func redditAuthorID(name string) string {
 }
 
 // accountFullname is an account's fullname (t2_ and its id).
-func accountFullname(a Account) string { return "t2_" + strings.TrimPrefix(a.ID, "t2_") }
+func accountFullname(a sim.Account) string { return "t2_" + strings.TrimPrefix(a.ID, "t2_") }
 
 // redditCommentsOf returns a published post's comments, oldest first.
 func redditCommentsOf(s *redditSubmission, now time.Time) []redditComment {
 	var out []redditComment
-	for _, ac := range AudienceComments("t3_"+s.PostID, s.ReadyAt, now) {
+	for _, ac := range sim.AudienceComments("t3_"+s.PostID, s.ReadyAt, now) {
 		id := redditCommentID(s.PostID, ac.N)
 		h := fnv.New32a()
 		h.Write([]byte(id))
@@ -127,15 +128,15 @@ func redditCommentsOf(s *redditSubmission, now time.Time) []redditComment {
 }
 
 // thing finds a post or comment by fullname for the account a.
-func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now time.Time) (*redditSubmission, *redditComment, error) {
+func (rd *Sim) thing(ctx context.Context, a sim.Account, fullname string, now time.Time) (*redditSubmission, *redditComment, error) {
 	kind, id, _ := strings.Cut(fullname, "_")
 	switch kind {
 	case "t3":
-		ref, _, found, err := Load[redditPostRef](ctx, rd.cfg.State, redditKey(redditPostKind, id))
+		ref, _, found, err := sim.Load[redditPostRef](ctx, rd.cfg.State, redditKey(redditPostKind, id))
 		if err != nil || !found {
 			return nil, nil, err
 		}
-		s, _, found, err := Load[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ref.Submission))
+		s, _, found, err := sim.Load[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ref.Submission))
 		if err != nil || !found || s.Status != "success" {
 			return nil, nil, err
 		}
@@ -145,7 +146,7 @@ func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now tim
 		// first (the comments it answers are mostly on them), then everyone's, as anyone may
 		// comment on any post.
 		for _, account := range []string{a.ID, ""} {
-			subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+			subs, err := sim.ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -167,7 +168,7 @@ func (rd *Reddit) thing(ctx context.Context, a Account, fullname string, now tim
 
 // redditT3 renders a published post's listing data.
 func redditT3(s *redditSubmission, now time.Time) map[string]any {
-	a := AudienceOf("t3_"+s.PostID, s.ReadyAt, now)
+	a := sim.AudienceOf("t3_"+s.PostID, s.ReadyAt, now)
 	score := 1 + a.Likes
 	return map[string]any{
 		"id": s.PostID, "name": "t3_" + s.PostID, "title": s.Title, "author": redditName(s.Account),
@@ -200,7 +201,7 @@ func redditListing(children []any) map[string]any {
 }
 
 // info is GET /api/info?id=…: the things named, in order.
-func (rd *Reddit) info(w http.ResponseWriter, r *http.Request, a Account) {
+func (rd *Sim) info(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	var names []string
 	for _, n := range strings.Split(r.URL.Query().Get("id"), ",") {
 		if n = strings.TrimSpace(n); redditFullname.MatchString(n) {
@@ -229,7 +230,7 @@ func (rd *Reddit) info(w http.ResponseWriter, r *http.Request, a Account) {
 }
 
 // comments is GET /comments/{article}: the post and its comment tree.
-func (rd *Reddit) comments(w http.ResponseWriter, r *http.Request, a Account, article string) {
+func (rd *Sim) comments(w http.ResponseWriter, r *http.Request, a sim.Account, article string) {
 	q := r.URL.Query()
 	limit, depth := redditDefaultCommentsN, redditDefaultDepth
 	if v := q.Get("limit"); v != "" {
@@ -328,7 +329,7 @@ func redditMore(cs []redditComment, parent string, depth int, kids map[string][]
 }
 
 // comment is POST /api/comment: a comment on a post or a reply to a comment.
-func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
+func (rd *Sim) comment(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	form, ok := redditForm(r)
 	if !ok {
 		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "the body must be application/x-www-form-urlencoded", ""})
@@ -365,8 +366,8 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 	}
 	reply := redditReply{ID: redditBase36(7), Parent: thingID, AuthorID: accountFullname(a), Author: redditName(a), Text: text, At: now}
 	// The comment joins its post's submission, and is recorded, in one transaction.
-	err := rd.cfg.State.Update(ctx, func(tx Tx) error {
-		s, rec, found, err := LoadTx[redditSubmission](tx, redditKey(redditSubmissionKind, post.ID))
+	err := rd.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		s, rec, found, err := sim.LoadTx[redditSubmission](tx, redditKey(redditSubmissionKind, post.ID))
 		if err != nil {
 			return err
 		}
@@ -374,10 +375,10 @@ func (rd *Reddit) comment(w http.ResponseWriter, r *http.Request, a Account) {
 			return fmt.Errorf("sim: reddit comment on a submission gone: %s", post.ID)
 		}
 		s.Replies = append(s.Replies, reply)
-		if err := Save(tx, rec, s); err != nil {
+		if err := sim.Save(tx, rec, s); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.Reddit, Reply{Account: a.ID, CommentID: thingID, Text: text})
+		return sim.RecordTx(tx, platform.Reddit, sim.Reply{Account: a.ID, CommentID: thingID, Text: text})
 	})
 	if err != nil {
 		redditInternal(w)

@@ -1,4 +1,4 @@
-package sim
+package youtubesim
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // upload uploads a small video of the token's account in one request and returns its id;
@@ -61,12 +63,12 @@ func (e *ytEnv) threads(token, query string) (int, ytThreadPage, []byte) {
 // TestYouTubeCommentThreads pages through a video's threads and checks the statistics that
 // count them, who may read them, and the listing's refusals.
 func TestYouTubeCommentThreads(t *testing.T) {
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	published := e.clock.Now()
 	id := e.upload("tok-alice", ytMeta1)
 	private := e.upload("tok-alice", `{"snippet":{"title":"Mine only"},"status":{"privacyStatus":"private"}}`)
 	e.clock.Advance(2 * time.Hour) // every video has all its comments by then
-	want := AudienceComments(id, published, e.clock.Now())
+	want := sim.AudienceComments(id, published, e.clock.Now())
 
 	var seen []string
 	token := ""
@@ -90,7 +92,7 @@ func TestYouTubeCommentThreads(t *testing.T) {
 			break
 		}
 	}
-	if len(seen) != len(want) || len(want) != MaxAudienceComments || seen[0] != want[len(want)-1].Text {
+	if len(seen) != len(want) || len(want) != sim.MaxAudienceComments || seen[0] != want[len(want)-1].Text {
 		t.Errorf("threads %q, want the %d audience comments newest first", seen, len(want))
 	}
 
@@ -101,7 +103,7 @@ func TestYouTubeCommentThreads(t *testing.T) {
 	if err := json.Unmarshal(body, &stats); err != nil || resp.StatusCode != 200 || len(stats.Items) != 1 {
 		t.Fatalf("videos.list: %d %s", resp.StatusCode, body)
 	}
-	a := AudienceOf(id, published, e.clock.Now())
+	a := sim.AudienceOf(id, published, e.clock.Now())
 	if s := stats.Items[0].Statistics; s["viewCount"] != strconv.FormatInt(a.Views, 10) || s["likeCount"] != strconv.FormatInt(a.Likes, 10) ||
 		s["commentCount"] != strconv.Itoa(len(want)) || s["favoriteCount"] != "0" {
 		t.Errorf("statistics = %v, want the audience's %+v", s, a)
@@ -140,7 +142,7 @@ func TestYouTubeCommentThreads(t *testing.T) {
 
 // TestYouTubeCommentsInsert answers a comment and checks what comments.insert refuses.
 func TestYouTubeCommentsInsert(t *testing.T) {
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	id := e.upload("tok-alice", ytMeta1)
 	_, p, _ := e.threads("tok-alice", "part=snippet&videoId="+id)
 	top := p.Items[0].ID
@@ -163,7 +165,7 @@ func TestYouTubeCommentsInsert(t *testing.T) {
 		reply.Snippet.AuthorChannelID.Value != reply.Snippet.ChannelID {
 		t.Errorf("reply = %+v", reply)
 	}
-	if r := e.rec.Snapshot(nil).Replies; len(r) != 1 || r[0] != (Reply{Account: "alice", CommentID: top, Text: "Thanks <3"}) {
+	if r := e.rec.Snapshot(nil).Replies; len(r) != 1 || r[0] != (sim.Reply{Account: "alice", CommentID: top, Text: "Thanks <3"}) {
 		t.Errorf("recorded %+v", r)
 	}
 	_, p, _ = e.threads("tok-alice", "part=snippet,replies&videoId="+id)
@@ -203,7 +205,7 @@ func TestYouTubeCommentsInsert(t *testing.T) {
 // the Go client library does, one value a parameter, with its system parameters (alt=json,
 // prettyPrint=false): the answers are those of the comma-separated form.
 func TestYouTubeRepeatedParameters(t *testing.T) {
-	e := newYTEnv(t, YouTubeOptions{})
+	e := newYTEnv(t, Options{})
 	first, second := e.upload("tok-alice", ytMeta1), e.upload("tok-alice", ytMeta1)
 	_, p, _ := e.threads("tok-alice", "part=snippet&videoId="+first)
 	top := p.Items[0].ID
@@ -266,7 +268,7 @@ func TestYouTubeRepeatedParameters(t *testing.T) {
 // TestYouTubeHiddenLikes: the statistics of a video whose owner hides its like count leave
 // likeCount out; other channels' videos keep it.
 func TestYouTubeHiddenLikes(t *testing.T) {
-	e := newYTEnv(t, YouTubeOptions{HiddenLikes: map[string]bool{"alice": true}})
+	e := newYTEnv(t, Options{HiddenLikes: map[string]bool{"alice": true}})
 	hidden, shown := e.upload("tok-alice", ytMeta1), e.upload("tok-bob", ytMeta1)
 	e.clock.Advance(time.Hour)
 	stats := func(token, id string) map[string]string {

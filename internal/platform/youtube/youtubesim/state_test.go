@@ -1,4 +1,4 @@
-package sim
+package youtubesim
 
 import (
 	"encoding/json"
@@ -17,6 +17,8 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // ytSwitch serves what its handler is now: the processes of a test, then the one after a
@@ -38,15 +40,15 @@ func (s *ytSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // newYTProcesses serves the YouTube simulator below /sandbox/youtube through a switch, which
 // the test points at processes that process makes: simulators on st and blobs, their clock
 // clock, their spool e.spool.
-func newYTProcesses(t *testing.T, st State, blobs *blob.Bucket, clock *clocktest.Clock, accounts Accounts, opt YouTubeOptions) (*ytEnv, *ytSwitch, func() http.Handler) {
+func newYTProcesses(t *testing.T, st sim.State, blobs *blob.Bucket, clock *clocktest.Clock, accounts sim.Accounts, opt Options) (*ytEnv, *ytSwitch, func() http.Handler) {
 	t.Helper()
 	sw := &ytSwitch{}
 	srv := httptest.NewUnstartedServer(nil)
 	e := &ytEnv{t: t, base: "http://" + srv.Listener.Addr().String() + "/sandbox/youtube",
-		addr: srv.Listener.Addr().String(), rec: NewRecorder(st, "youtube"), clock: clock, spool: t.TempDir()}
+		addr: srv.Listener.Addr().String(), rec: sim.NewRecorder(st, "youtube"), clock: clock, spool: t.TempDir()}
 	opt.SpoolDir = e.spool
 	process := func() http.Handler {
-		return NewYouTubeWith(Config{BaseURL: e.base, Accounts: accounts, Recorder: e.rec, State: st, Blobs: blobs,
+		return NewWith(sim.Config{BaseURL: e.base, Accounts: accounts, Recorder: e.rec, State: st, Blobs: blobs,
 			Now: clock.Now, Rand: func() float64 { return 0.99 }}, opt)
 	}
 	mux := http.NewServeMux()
@@ -64,16 +66,16 @@ func newYTProcesses(t *testing.T, st State, blobs *blob.Bucket, clock *clocktest
 // afterwards (a restart) finishes the processing, publishing the video once, and knows the
 // session, the video, its reply and the channel's count.
 func TestYouTubeAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 			st, blobs := open(t, clock.Now), memblob.OpenBucket(nil)
-			accounts := StaticAccounts{
-				"tok-alice": {ID: "alice", Username: "Alice", Behavior: Behavior{ProcessingMS: 2000}},
-				"tok-q":     {ID: "q", Behavior: Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(1601)}},
+			accounts := sim.StaticAccounts{
+				"tok-alice": {ID: "alice", Username: "Alice", Behavior: sim.Behavior{ProcessingMS: 2000}},
+				"tok-q":     {ID: "q", Behavior: sim.Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(1601)}},
 			}
-			e, sw, process := newYTProcesses(t, st, blobs, clock, accounts, YouTubeOptions{})
-			sw.set(alternating(process(), process()))
+			e, sw, process := newYTProcesses(t, st, blobs, clock, accounts, Options{})
+			sw.set(simtest.Alternating(process(), process()))
 
 			video := ytTestVideo(t, 3*ytChunkQuantum+1000)
 			size := len(video)
@@ -107,7 +109,7 @@ func TestYouTubeAcrossProcesses(t *testing.T) {
 			if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != 201 || v.ID == "" {
 				t.Fatalf("last chunk: %d %s", resp.StatusCode, body)
 			}
-			if n := blobCount(t, blobs); n != 0 {
+			if n := simtest.BlobCount(t, blobs); n != 0 {
 				t.Errorf("%d blobs left after the upload completed", n)
 			}
 			if l := e.list("tok-alice", v.ID); len(l.Items) != 1 || l.Items[0].Status.UploadStatus != "uploaded" {
@@ -140,7 +142,7 @@ func TestYouTubeAcrossProcesses(t *testing.T) {
 			}
 			_, threads, _ := e.threads("tok-alice", "part=snippet&videoId="+v.ID)
 			top := threads.Items[0].ID
-			sw.set(alternating(restarted, process()))
+			sw.set(simtest.Alternating(restarted, process()))
 			if resp, body := e.do("POST", "/youtube/v3/comments?part=snippet", "tok-alice", map[string]string{"Content-Type": "application/json"},
 				[]byte(`{"snippet":{"parentId":"`+top+`","textOriginal":"Thanks"}}`)); resp.StatusCode != 200 {
 				t.Fatalf("reply: %d %s", resp.StatusCode, body)
@@ -159,7 +161,7 @@ func TestYouTubeAcrossProcesses(t *testing.T) {
 			}
 
 			got := e.rec.Snapshot(func(a string) bool { return a == "alice" })
-			if len(got.Uploads) != 1 || got.Uploads[0] != (Upload{Account: "alice", Bytes: int64(size), SHA256: ytSHA(video)}) ||
+			if len(got.Uploads) != 1 || got.Uploads[0] != (sim.Upload{Account: "alice", Bytes: int64(size), SHA256: ytSHA(video)}) ||
 				len(got.Published) != 1 || got.Published[0].ID != v.ID || got.Published[0].URL != "https://www.youtube.com/shorts/"+v.ID ||
 				len(got.Replies) != 1 || got.Replies[0].CommentID != top {
 				t.Errorf("received %+v, want one upload, one video published and one reply", got)

@@ -1,4 +1,4 @@
-package sim
+package youtubesim
 
 // The YouTube simulator's audience: the statistics part of videos.list, commentThreads.list,
 // comments.list and comments.insert. Sources: developers.google.com/youtube/v3 docs/videos
@@ -10,7 +10,7 @@ package sim
 //     favourites went away) and commentCount, as strings; the figures are AudienceOf the video
 //     from the moment it was processed, commentCount adds the replies posted to it. A video
 //     that is still processing has zeros; likeCount is left out for the accounts of
-//     YouTubeOptions.HiddenLikes, as YouTube leaves out a count the owner hides.
+//     Options.HiddenLikes, as YouTube leaves out a count the owner hides.
 //   - commentThreads.list?part=id,snippet,replies&videoId=: exactly one filter is required
 //     (this simulator serves videoId only); maxResults 1–100 (default 20), pageToken,
 //     order time (default, newest first) or relevance (most liked first), textFormat html
@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // ytInlineReplies is how many replies a comment thread carries; comments.list has the rest.
@@ -94,7 +95,7 @@ func ytVisible(v ytVideo, viewer string) bool {
 func (s *ytSim) statistics(v ytVideo, now time.Time) map[string]string {
 	st := map[string]string{"viewCount": "0", "likeCount": "0", "favoriteCount": "0", "commentCount": "0"}
 	if v.State == ytProcessed {
-		a := AudienceOf(v.ID, v.Ready, now)
+		a := sim.AudienceOf(v.ID, v.Ready, now)
 		st["viewCount"], st["likeCount"] = strconv.FormatInt(a.Views, 10), strconv.FormatInt(a.Likes, 10)
 		st["commentCount"] = strconv.FormatInt(a.Comments+int64(len(v.Replies)), 10)
 	}
@@ -121,7 +122,7 @@ func ytThreads(v ytVideo, now time.Time) []ytThread {
 	if v.State != ytProcessed {
 		return nil
 	}
-	audience := AudienceComments(v.ID, v.Ready, now)
+	audience := sim.AudienceComments(v.ID, v.Ready, now)
 	out := make([]ytThread, 0, len(audience))
 	byID := map[string]int{}
 	for _, ac := range audience {
@@ -162,7 +163,7 @@ func ytThreadOf(v ytVideo, id, viewer string, now time.Time) *ytThread {
 // findThread finds the top-level comment id among the videos viewer may see: its video is
 // the one the comment's record names.
 func (s *ytSim) findThread(ctx context.Context, id, viewer string, now time.Time) (*ytThread, error) {
-	ref, _, found, err := Load[ytCommentRef](ctx, s.cfg.State, ytKey(ytCommentKind, id))
+	ref, _, found, err := sim.Load[ytCommentRef](ctx, s.cfg.State, ytKey(ytCommentKind, id))
 	if err != nil || !found {
 		return nil, err
 	}
@@ -175,14 +176,14 @@ func (s *ytSim) findThread(ctx context.Context, id, viewer string, now time.Time
 
 // findThreadTx is findThread within tx, the video locked: it answers the video's record too.
 // A comment's record is written when its video is processed, so the video needs no settling.
-func findThreadTx(tx Tx, id, viewer string, now time.Time) (ytVideo, Record, *ytThread, error) {
-	ref, _, found, err := LoadTx[ytCommentRef](tx, ytKey(ytCommentKind, id))
+func findThreadTx(tx sim.Tx, id, viewer string, now time.Time) (ytVideo, sim.Record, *ytThread, error) {
+	ref, _, found, err := sim.LoadTx[ytCommentRef](tx, ytKey(ytCommentKind, id))
 	if err != nil || !found {
-		return ytVideo{}, Record{}, nil, err
+		return ytVideo{}, sim.Record{}, nil, err
 	}
-	v, rec, found, err := LoadTx[ytVideo](tx, ytKey(ytVideoKind, ref.Video))
+	v, rec, found, err := sim.LoadTx[ytVideo](tx, ytKey(ytVideoKind, ref.Video))
 	if err != nil || !found {
-		return ytVideo{}, Record{}, nil, err
+		return ytVideo{}, sim.Record{}, nil, err
 	}
 	return v, rec, ytThreadOf(v, id, viewer, now), nil
 }
@@ -295,7 +296,7 @@ func ytPage[T any](kind string, items []T, lp ytListParams, render func(T) map[s
 }
 
 // listCommentThreads is commentThreads.list by videoId.
-func (s *ytSim) listCommentThreads(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listCommentThreads(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	filters := 0
 	for _, f := range []string{"allThreadsRelatedToChannelId", "channelId", "id", "postId", "videoId"} {
 		if q.Has(f) {
@@ -371,7 +372,7 @@ func (s *ytSim) listCommentThreads(w http.ResponseWriter, r *http.Request, acct 
 }
 
 // listComments is comments.list by parentId: a thread's replies, oldest first.
-func (s *ytSim) listComments(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) listComments(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	switch {
 	case q.Has("id") && q.Has("parentId"):
 		return ytError(400, "youtube.parameter", "incompatibleParameters", "The request specifies two or more parameters that cannot be used in the same request.")
@@ -408,7 +409,7 @@ func (s *ytSim) listComments(w http.ResponseWriter, r *http.Request, acct Accoun
 }
 
 // insertComment is comments.insert: a reply to a top-level comment.
-func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Account, q url.Values, now time.Time) *ytErr {
+func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct sim.Account, q url.Values, now time.Time) *ytErr {
 	parts := map[string]bool{}
 	if strings.TrimSpace(ytParam(q, "part")) == "" {
 		return ytError(400, "global", "required", "Required parameter: part")
@@ -440,7 +441,7 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 	var v ytVideo
 	// The call costs its units whatever it answers: one transaction takes them and, for a
 	// valid reply, adds it to its video and records it.
-	err = s.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
 		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
 			return err
@@ -448,7 +449,7 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 		if e = ytCheckReply(s.opt.NoChannel[acct.ID], parentID, text); e != nil {
 			return nil
 		}
-		var rec Record
+		var rec sim.Record
 		var t *ytThread
 		if v, rec, t, err = findThreadTx(tx, parentID, acct.ID, now); err != nil {
 			return err
@@ -468,10 +469,10 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct Accou
 			return nil
 		}
 		v.Replies = append(v.Replies, reply)
-		if err := Save(tx, rec, v); err != nil {
+		if err := sim.Save(tx, rec, v); err != nil {
 			return err
 		}
-		return RecordTx(tx, platform.YouTube, Reply{Account: acct.ID, CommentID: parentID, Text: text})
+		return sim.RecordTx(tx, platform.YouTube, sim.Reply{Account: acct.ID, CommentID: parentID, Text: text})
 	})
 	switch {
 	case err != nil:

@@ -1,4 +1,6 @@
-package sim
+// Package redditsim is the simulator of Reddit's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package redditsim
 
 // Reddit simulator: the OAuth API at oauth.reddit.com, the S3 buckets Reddit leases uploads
 // into, and the websocket that reports a media post's result.
@@ -32,14 +34,14 @@ package sim
 //     video_poster_url (an uploaded image's URL), nsfw, spoiler, sendreplies, resubmit,
 //     flair_id, flair_text answers {"json":{"errors":[[CODE, message, field]...],"data":
 //     {"user_submitted_page","websocket_url"}}}. Error codes: SUBREDDIT_REQUIRED,
-//     SUBREDDIT_NOEXIST (a malformed name, or with RedditOptions.OnlyListed one not listed:
+//     SUBREDDIT_NOEXIST (a malformed name, or with Options.OnlyListed one not listed:
 //     every other well-formed name is an open community that takes video, see sub), NO_TEXT, TOO_LONG (title over 300), NO_VIDEOS (the subreddit does not
 //     allow video), SUBMIT_VALIDATION_FLAIR_REQUIRED (field "flair", "Your post must contain
 //     post flair."), BAD_FLAIR_TEMPLATE_ID, BAD_URL (url or video_poster_url not an object
 //     this account uploaded), INVALID_OPTION (a kind other than video: the simulator only
 //     does video). The codes and the flair message are Reddit's; other messages are this
 //     simulator's wording.
-//   - Processing takes Behavior.ProcessingMS (< 0: RedditOptions.DefaultProcessing, 5 s) on
+//   - Processing takes Behavior.ProcessingMS (< 0: Options.DefaultProcessing, 5 s) on
 //     Config.Now after the submit. Then the post exists (in /user/{name}/submitted, its url
 //     https://v.redd.it/{asset_id} as Reddit lists hosted video) and the websocket sends
 //     {"type":"success","payload":{"redirect":"https://www.reddit.com/r/{sr}/comments/{id}/{slug}/"}}
@@ -50,7 +52,7 @@ package sim
 //     Reddit's is: a result is delivered only to connections that were open when it happened
 //     (cfg.Now at connect <= the processing end); a client that connects later hears nothing
 //     and has to look in /user/{name}/submitted. Because tests move Config.Now by hand, each
-//     open connection checks the clock every RedditOptions.Tick (10 ms) of real time and
+//     open connection checks the clock every Options.Tick (10 ms) of real time and
 //     sends the result as soon as the clock has passed the processing end; every API call
 //     that shows posts also settles the processing that is due. The lease's answer and each
 //     submit's carry a websocket URL of its own token; any of them listens to the asset.
@@ -112,6 +114,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Reddit's limits as recorded and documented.
@@ -131,16 +134,16 @@ var redditTitleLimit = func() platform.TextLimit {
 	return c.Text["title"]
 }()
 
-// RedditFlair is one link flair template of a subreddit.
-type RedditFlair struct {
+// Flair is one link flair template of a subreddit.
+type Flair struct {
 	ID           string
 	Text         string
 	TextEditable bool
 	ModOnly      bool
 }
 
-// RedditSubreddit is one community of the simulator.
-type RedditSubreddit struct {
+// Subreddit is one community of the simulator.
+type Subreddit struct {
 	Name  string
 	Title string
 	// AllowVideos false refuses video posts (NO_VIDEOS).
@@ -150,21 +153,21 @@ type RedditSubreddit struct {
 	SubmissionType string
 	// FlairRequired refuses posts without a flair template (SUBMIT_VALIDATION_FLAIR_REQUIRED).
 	FlairRequired bool
-	Flairs        []RedditFlair
+	Flairs        []Flair
 	// TitleMinLength and TitleMaxLength are post requirements (0 = none).
 	TitleMinLength, TitleMaxLength int
 }
 
-// RedditDefaultSubreddits are the communities every account sees unless RedditOptions says
+// DefaultSubreddits are the communities every account sees unless Options says
 // otherwise: two that take video, one that requires flair, one that refuses video.
-func RedditDefaultSubreddits() []RedditSubreddit {
-	return []RedditSubreddit{
-		{Name: "reelay_sandbox", Title: "reelay sandbox", AllowVideos: true, Flairs: []RedditFlair{
+func DefaultSubreddits() []Subreddit {
+	return []Subreddit{
+		{Name: "reelay_sandbox", Title: "reelay sandbox", AllowVideos: true, Flairs: []Flair{
 			{ID: "0c3e6a52-2d7f-4c11-9a0e-5f1d7b2c9a01", Text: "Clip"},
 			{ID: "0c3e6a52-2d7f-4c11-9a0e-5f1d7b2c9a02", Text: "Tutorial"},
 		}},
 		{Name: "reelay_shorts", Title: "Short videos", AllowVideos: true},
-		{Name: "reelay_flair", Title: "Flair required", AllowVideos: true, FlairRequired: true, Flairs: []RedditFlair{
+		{Name: "reelay_flair", Title: "Flair required", AllowVideos: true, FlairRequired: true, Flairs: []Flair{
 			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b01", Text: "Original content"},
 			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b02", Text: "Meme", TextEditable: true},
 			{ID: "7b1f4d90-8e2a-4b6c-b3d5-2a9c6e4f1b03", Text: "Announcement", ModOnly: true},
@@ -173,12 +176,12 @@ func RedditDefaultSubreddits() []RedditSubreddit {
 	}
 }
 
-// RedditOptions tunes the simulator; the zero value is the default set of communities and
+// Options tunes the simulator; the zero value is the default set of communities and
 // Reddit's documented behaviour.
-type RedditOptions struct {
-	// Subreddits are the communities with rules of their own (nil: RedditDefaultSubreddits).
+type Options struct {
+	// Subreddits are the communities with rules of their own (nil: DefaultSubreddits).
 	// Any other well-formed name is an open community that takes video, unless OnlyListed.
-	Subreddits []RedditSubreddit
+	Subreddits []Subreddit
 	// OnlyListed makes Subreddits the only communities that exist, for tests of what Reddit
 	// answers for a name nobody has taken.
 	OnlyListed bool
@@ -193,8 +196,8 @@ type RedditOptions struct {
 	Tick time.Duration
 }
 
-// RedditPost is what the simulator knows of one post or submission (for tests).
-type RedditPost struct {
+// Post is what the simulator knows of one post or submission (for tests).
+type Post struct {
 	// ID is the post's fullname (t3_...), "" while processing or when it failed.
 	ID          string
 	Account     string
@@ -220,13 +223,13 @@ type RedditPost struct {
 }
 
 // Reddit simulates Reddit's API. It implements http.Handler.
-type Reddit struct {
-	cfg        Config
-	opts       RedditOptions
+type Sim struct {
+	cfg        sim.Config
+	opts       Options
 	basePath   string
-	actionBase string                      // "//host/path/s3/"
-	wsBase     string                      // ws(s)://host/path/ws/
-	subs       map[string]*RedditSubreddit // by lower-case name
+	actionBase string                // "//host/path/s3/"
+	wsBase     string                // ws(s)://host/path/ws/
+	subs       map[string]*Subreddit // by lower-case name
 
 	mu      sync.Mutex
 	windows map[string]*redditWindow // by token
@@ -260,16 +263,18 @@ const (
 	redditListenRenew = redditListenLapse / 3
 )
 
-func redditKey(kind, id string) Key { return Key{Platform: platform.Reddit, Kind: kind, ID: id} }
+func redditKey(kind, id string) sim.Key {
+	return sim.Key{Platform: platform.Reddit, Kind: kind, ID: id}
+}
 
 // redditObject is a leased S3 object: what the lease allows and, once uploaded, what the
 // simulator keeps of the object (its hashes and its verdict, never its bytes).
 type redditObject struct {
-	AssetID  string  `json:"asset_id"`
-	Account  Account `json:"account"`
-	Bucket   string  `json:"bucket"`
-	Key      string  `json:"key"`
-	Mimetype string  `json:"mimetype"`
+	AssetID  string      `json:"asset_id"`
+	Account  sim.Account `json:"account"`
+	Bucket   string      `json:"bucket"`
+	Key      string      `json:"key"`
+	Mimetype string      `json:"mimetype"`
 	// PolicySHA is the SHA-256 of the policy issued, a NUL and its signature: the two are a
 	// credential, kept only as a hash, and a policy changed by a byte no longer matches.
 	PolicySHA []byte `json:"policy_sha"`
@@ -322,19 +327,19 @@ func (o redditObject) wsAllowed(token string) bool {
 // redditSubmission is a video submission: what was submitted, with what the simulator knew of
 // its objects then, and what processing made of it.
 type redditSubmission struct {
-	ID          string  `json:"id"`
-	Account     Account `json:"account"`
-	Subreddit   string  `json:"subreddit"`
-	Title       string  `json:"title"`
-	NSFW        bool    `json:"nsfw,omitempty"`
-	Spoiler     bool    `json:"spoiler,omitempty"`
-	SendReplies bool    `json:"send_replies,omitempty"`
-	FlairID     string  `json:"flair_id,omitempty"`
-	FlairText   string  `json:"flair_text,omitempty"`
-	VideoKey    string  `json:"video_key"`
-	AssetID     string  `json:"asset_id"`
-	VideoURL    string  `json:"video_url"`
-	PosterURL   string  `json:"poster_url"`
+	ID          string      `json:"id"`
+	Account     sim.Account `json:"account"`
+	Subreddit   string      `json:"subreddit"`
+	Title       string      `json:"title"`
+	NSFW        bool        `json:"nsfw,omitempty"`
+	Spoiler     bool        `json:"spoiler,omitempty"`
+	SendReplies bool        `json:"send_replies,omitempty"`
+	FlairID     string      `json:"flair_id,omitempty"`
+	FlairText   string      `json:"flair_text,omitempty"`
+	VideoKey    string      `json:"video_key"`
+	AssetID     string      `json:"asset_id"`
+	VideoURL    string      `json:"video_url"`
+	PosterURL   string      `json:"poster_url"`
 	// SHA is the video's as it was at the submit; Verdict why processing fails with the
 	// objects as they were then (one never uploaded included), "" when they are fine.
 	SHA       string    `json:"sha,omitempty"`
@@ -359,14 +364,14 @@ type redditWindow struct {
 	used  int
 }
 
-// NewReddit returns the Reddit simulator with the default communities.
-func NewReddit(cfg Config) http.Handler { return NewRedditSim(cfg, RedditOptions{}) }
+// New returns the Reddit simulator with the default communities.
+func New(cfg sim.Config) http.Handler { return NewSim(cfg, Options{}) }
 
-// NewRedditSim returns the Reddit simulator with options.
-func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
+// NewSim returns the Reddit simulator with options.
+func NewSim(cfg sim.Config, opts Options) *Sim {
 	cfg.Normalize()
 	if opts.Subreddits == nil {
-		opts.Subreddits = RedditDefaultSubreddits()
+		opts.Subreddits = DefaultSubreddits()
 	}
 	if opts.DefaultProcessing <= 0 {
 		opts.DefaultProcessing = 5 * time.Second
@@ -377,7 +382,7 @@ func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
 	if opts.Tick <= 0 {
 		opts.Tick = 10 * time.Millisecond
 	}
-	rd := &Reddit{cfg: cfg, opts: opts, subs: map[string]*RedditSubreddit{}, windows: map[string]*redditWindow{}}
+	rd := &Sim{cfg: cfg, opts: opts, subs: map[string]*Subreddit{}, windows: map[string]*redditWindow{}}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		rd.basePath = strings.TrimRight(u.Path, "/")
 		ws := "ws"
@@ -395,22 +400,22 @@ func NewRedditSim(cfg Config, opts RedditOptions) *Reddit {
 }
 
 // Recorder returns the record of what the simulator received.
-func (rd *Reddit) Recorder() *Recorder { return rd.cfg.Recorder }
+func (rd *Sim) Recorder() *sim.Recorder { return rd.cfg.Recorder }
 
 // Posts lists the submissions of an account, oldest first, settling those that are due (an
 // error of its State panics: it is for tests).
-func (rd *Reddit) Posts(accountID string) []RedditPost {
+func (rd *Sim) Posts(accountID string) []Post {
 	ctx := context.Background()
-	subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), accountID)
+	subs, err := sim.ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), accountID)
 	if err != nil {
 		panic(err)
 	}
-	var out []RedditPost
+	var out []Post
 	for _, s := range subs {
 		if s, _, err = rd.submission(ctx, s.ID); err != nil {
 			panic(err)
 		}
-		p := RedditPost{Account: s.Account.ID, Subreddit: s.Subreddit, Title: s.Title, NSFW: s.NSFW,
+		p := Post{Account: s.Account.ID, Subreddit: s.Subreddit, Title: s.Title, NSFW: s.NSFW,
 			Spoiler: s.Spoiler, SendReplies: s.SendReplies, FlairID: s.FlairID, FlairText: s.FlairText,
 			VideoURL: s.VideoURL, PosterURL: s.PosterURL, AssetID: s.AssetID, Status: s.Status,
 			Listened: s.Listened}
@@ -424,7 +429,7 @@ func (rd *Reddit) Posts(accountID string) []RedditPost {
 
 // ServeHTTP implements http.Handler. Paths are Reddit's, below Config.BaseURL, with or without
 // BaseURL's path in front.
-func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rd *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	if rd.basePath != "" {
 		if rest, ok := strings.CutPrefix(path, rd.basePath); ok && (rest == "" || rest[0] == '/') {
@@ -440,7 +445,7 @@ func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seg := strings.Split(strings.Trim(path, "/"), "/")
-	route := func(method string, h func(http.ResponseWriter, *http.Request, Account)) {
+	route := func(method string, h func(http.ResponseWriter, *http.Request, sim.Account)) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
 			redditJSON(w, http.StatusMethodNotAllowed, map[string]any{"message": "Method Not Allowed", "error": 405})
@@ -462,17 +467,17 @@ func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/api/comment" || path == "/api/comment/":
 		route(http.MethodPost, rd.comment)
 	case len(seg) >= 2 && len(seg) <= 3 && seg[0] == "comments":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.comments(w, r, a, seg[1]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.comments(w, r, a, seg[1]) })
 	case len(seg) >= 4 && len(seg) <= 5 && seg[0] == "r" && seg[2] == "comments":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.comments(w, r, a, seg[3]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.comments(w, r, a, seg[3]) })
 	case len(seg) == 3 && seg[0] == "r" && seg[2] == "about":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.about(w, a, seg[1]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.about(w, a, seg[1]) })
 	case len(seg) == 4 && seg[0] == "api" && seg[1] == "v1" && seg[3] == "post_requirements":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.requirements(w, seg[2]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.requirements(w, seg[2]) })
 	case len(seg) == 4 && seg[0] == "r" && seg[2] == "api" && seg[3] == "link_flair_v2":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.flairs(w, seg[1]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.flairs(w, seg[1]) })
 	case len(seg) == 3 && seg[0] == "user" && seg[2] == "submitted":
-		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a Account) { rd.submitted(w, r, a, seg[1]) })
+		route(http.MethodGet, func(w http.ResponseWriter, r *http.Request, a sim.Account) { rd.submitted(w, r, a, seg[1]) })
 	default:
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
 	}
@@ -480,10 +485,10 @@ func (rd *Reddit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // api does what every OAuth endpoint shares: the bearer token, the User-Agent, the account's
 // faults and the rate-limit window with its headers.
-func (rd *Reddit) api(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, Account)) {
+func (rd *Sim) api(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, sim.Account)) {
 	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 	token = strings.TrimSpace(token)
-	var acc Account
+	var acc sim.Account
 	ok := strings.EqualFold(scheme, "bearer") && token != "" && rd.cfg.Accounts != nil
 	if ok {
 		acc, ok = rd.cfg.Accounts.Resolve(r.Context(), token)
@@ -497,14 +502,14 @@ func (rd *Reddit) api(w http.ResponseWriter, r *http.Request, h func(http.Respon
 			"reason": "a unique and descriptive User-Agent is required"})
 		return
 	}
-	switch CallFault(acc.Behavior, rd.cfg.Rand) {
-	case FailUnavailable:
+	switch sim.CallFault(acc.Behavior, rd.cfg.Rand) {
+	case sim.FailUnavailable:
 		redditJSON(w, http.StatusServiceUnavailable, map[string]any{"message": "Service Unavailable", "error": 503})
 		return
-	case FailAuth:
+	case sim.FailAuth:
 		redditUnauthorized(w)
 		return
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		w.Header().Set("X-Ratelimit-Used", strconv.Itoa(rd.opts.RequestsPerWindow))
 		w.Header().Set("X-Ratelimit-Remaining", "0.0")
 		w.Header().Set("X-Ratelimit-Reset", "1")
@@ -551,14 +556,14 @@ func redditJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // redditName is the account's Reddit name.
-func redditName(a Account) string {
+func redditName(a sim.Account) string {
 	if a.Username != "" {
 		return a.Username
 	}
 	return a.ID
 }
 
-func (rd *Reddit) me(w http.ResponseWriter, _ *http.Request, a Account) {
+func (rd *Sim) me(w http.ResponseWriter, _ *http.Request, a sim.Account) {
 	name := redditName(a)
 	redditJSON(w, http.StatusOK, map[string]any{
 		"name": name, "id": strings.TrimPrefix(a.ID, "t2_"),
@@ -569,7 +574,7 @@ func (rd *Reddit) me(w http.ResponseWriter, _ *http.Request, a Account) {
 }
 
 // t5 renders a subreddit as its listing data.
-func redditT5(s *RedditSubreddit) map[string]any {
+func redditT5(s *Subreddit) map[string]any {
 	st := s.SubmissionType
 	if st == "" {
 		st = "any"
@@ -589,7 +594,7 @@ func redditSubID(name string) string {
 	return strconv.FormatUint(uint64(h[0])<<24|uint64(h[1])<<16|uint64(h[2])<<8|uint64(h[3]), 36)
 }
 
-func (rd *Reddit) mine(w http.ResponseWriter, r *http.Request, a Account) {
+func (rd *Sim) mine(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	q := r.URL.Query()
 	limit := 25
 	if v := q.Get("limit"); v != "" {
@@ -607,7 +612,7 @@ func (rd *Reddit) mine(w http.ResponseWriter, r *http.Request, a Account) {
 			names = append(names, s.Name)
 		}
 	}
-	var all []*RedditSubreddit
+	var all []*Subreddit
 	for _, n := range names {
 		if s, ok := rd.subs[strings.ToLower(n)]; ok {
 			all = append(all, s)
@@ -636,12 +641,12 @@ func (rd *Reddit) mine(w http.ResponseWriter, r *http.Request, a Account) {
 		"after": next, "before": nil, "dist": len(children), "children": children, "modhash": nil}})
 }
 
-// sub is the community of that name: one of RedditOptions.Subreddits with its rules, or, for
+// sub is the community of that name: one of Options.Subreddits with its rules, or, for
 // any other well-formed name, an open community that takes video. The sandbox's channel
 // options tell users that any subreddit name works, as it does on Reddit for the communities
 // that exist; a sandbox cannot list every community, so every well-formed name is one. A
 // malformed name is no community (SUBREDDIT_NOEXIST, 404).
-func (rd *Reddit) sub(name string) *RedditSubreddit {
+func (rd *Sim) sub(name string) *Subreddit {
 	name = strings.TrimPrefix(strings.TrimPrefix(name, "r/"), "/r/")
 	if s, ok := rd.subs[strings.ToLower(name)]; ok {
 		return s
@@ -649,7 +654,7 @@ func (rd *Reddit) sub(name string) *RedditSubreddit {
 	if rd.opts.OnlyListed || !redditValidName(name) {
 		return nil
 	}
-	return &RedditSubreddit{Name: name, Title: name, AllowVideos: true}
+	return &Subreddit{Name: name, Title: name, AllowVideos: true}
 }
 
 // redditValidName reports whether name can be a subreddit's: 3 to 21 letters, digits or
@@ -667,7 +672,7 @@ func redditValidName(name string) bool {
 	return true
 }
 
-func (rd *Reddit) about(w http.ResponseWriter, _ Account, name string) {
+func (rd *Sim) about(w http.ResponseWriter, _ sim.Account, name string) {
 	s := rd.sub(name)
 	if s == nil {
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
@@ -676,7 +681,7 @@ func (rd *Reddit) about(w http.ResponseWriter, _ Account, name string) {
 	redditJSON(w, http.StatusOK, map[string]any{"kind": "t5", "data": redditT5(s)})
 }
 
-func (rd *Reddit) requirements(w http.ResponseWriter, name string) {
+func (rd *Sim) requirements(w http.ResponseWriter, name string) {
 	s := rd.sub(name)
 	if s == nil {
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
@@ -700,7 +705,7 @@ func (rd *Reddit) requirements(w http.ResponseWriter, name string) {
 	})
 }
 
-func (rd *Reddit) flairs(w http.ResponseWriter, name string) {
+func (rd *Sim) flairs(w http.ResponseWriter, name string) {
 	s := rd.sub(name)
 	if s == nil {
 		redditJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found", "error": 404})
@@ -749,7 +754,7 @@ var redditMimeExt = map[string]string{
 	"video/mp4": "mp4", "video/quicktime": "mov", "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif",
 }
 
-func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
+func (rd *Sim) lease(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	form, ok := redditForm(r)
 	if !ok {
 		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "the body must be application/x-www-form-urlencoded", ""})
@@ -772,8 +777,8 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	}
 	now := rd.cfg.Now().UTC()
 	date := now.Format("20060102T150405Z")
-	cred := "ASIASIMREDDIT" + strings.ToUpper(RandomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
-	token := base64.StdEncoding.EncodeToString(RandomBytes(48))
+	cred := "ASIASIMREDDIT" + strings.ToUpper(sim.RandomHex(4)) + "/" + now.Format("20060102") + "/us-east-1/s3/aws4_request"
+	token := base64.StdEncoding.EncodeToString(sim.RandomBytes(48))
 	expires := now.Add(redditLeaseTTL)
 	policy := map[string]any{
 		"expiration": expires.Format("2006-01-02T15:04:05Z"),
@@ -790,13 +795,13 @@ func (rd *Reddit) lease(w http.ResponseWriter, r *http.Request, a Account) {
 	policyB64 := base64.StdEncoding.EncodeToString(raw)
 	// S3 signs the policy with the bucket's secret; here the signature is drawn at random and
 	// the record keeps the hash of the policy with it, which verifies it just as well.
-	signature := RandomHex(32)
-	wsToken := RandomHex(20)
+	signature := sim.RandomHex(32)
+	wsToken := sim.RandomHex(20)
 	wsSHA := sha256.Sum256([]byte(wsToken))
 	o := redditObject{AssetID: id, Account: a, Bucket: bucket, Key: key, Mimetype: mt,
 		PolicySHA: redditPolicySHA(policyB64, signature), WSTokenSHA: wsSHA[:]}
-	err := rd.cfg.State.Update(r.Context(), func(tx Tx) error {
-		return Save(tx, Record{Key: redditKey(redditObjectKind, key), Account: a.ID, Expires: expires.Add(redditLeaseKeep)}, o)
+	err := rd.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		return sim.Save(tx, sim.Record{Key: redditKey(redditObjectKind, key), Account: a.ID, Expires: expires.Add(redditLeaseKeep)}, o)
 	})
 	if err != nil {
 		redditInternal(w)
@@ -825,13 +830,13 @@ func redditPolicySHA(policyB64, signature string) []byte {
 	return sum[:]
 }
 
-func (rd *Reddit) wsURL(key, token string) string {
+func (rd *Sim) wsURL(key, token string) string {
 	return rd.wsBase + key + "?m=" + token
 }
 
 // objectURL is the URL of an uploaded object, as clients build it ("https:" + action + "/" +
 // key on Reddit; here the scheme is Config.BaseURL's).
-func (rd *Reddit) objectURL(bucket, key string) string {
+func (rd *Sim) objectURL(bucket, key string) string {
 	scheme := "https:"
 	if strings.HasPrefix(rd.cfg.BaseURL, "http:") {
 		scheme = "http:"
@@ -841,7 +846,7 @@ func (rd *Reddit) objectURL(bucket, key string) string {
 
 // s3 serves the upload buckets: POST /s3/{bucket} (a POST-policy form) and HEAD
 // /s3/{bucket}/{key}.
-func (rd *Reddit) s3(w http.ResponseWriter, r *http.Request, rest string) {
+func (rd *Sim) s3(w http.ResponseWriter, r *http.Request, rest string) {
 	bucket, key, _ := strings.Cut(rest, "/")
 	if bucket != redditVideoBucket && bucket != redditImageBucket {
 		drainReddit(r.Body)
@@ -861,8 +866,8 @@ func (rd *Reddit) s3(w http.ResponseWriter, r *http.Request, rest string) {
 	rd.s3Post(w, r, bucket)
 }
 
-func (rd *Reddit) s3Object(w http.ResponseWriter, r *http.Request, bucket, key string) {
-	o, _, found, err := Load[redditObject](r.Context(), rd.cfg.State, redditKey(redditObjectKind, key))
+func (rd *Sim) s3Object(w http.ResponseWriter, r *http.Request, bucket, key string) {
+	o, _, found, err := sim.Load[redditObject](r.Context(), rd.cfg.State, redditKey(redditObjectKind, key))
 	if err != nil {
 		drainReddit(r.Body)
 		redditS3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.", nil)
@@ -892,7 +897,7 @@ func (rd *Reddit) s3Object(w http.ResponseWriter, r *http.Request, bucket, key s
 }
 
 // s3Post checks a POST-policy upload and stores the object whole or not at all.
-func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) {
+func (rd *Sim) s3Post(w http.ResponseWriter, r *http.Request, bucket string) {
 	defer drainReddit(r.Body)
 	if r.ContentLength < 0 {
 		redditS3Error(w, http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.", nil)
@@ -950,7 +955,7 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 			redditS3Error(w, status, code, msg, nil)
 			return
 		}
-		if CallFault(l.Account.Behavior, rd.cfg.Rand) == FailUnavailable {
+		if sim.CallFault(l.Account.Behavior, rd.cfg.Rand) == sim.FailUnavailable {
 			redditS3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Please reduce your request rate.", nil)
 			return
 		}
@@ -986,8 +991,8 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 	verdict := redditCheckMedia(file, size, bucket)
 	key := redditKey(redditObjectKind, lease.Key)
 	// The object is stored, and a video's upload recorded, in one transaction: all or nothing.
-	err = rd.cfg.State.Update(r.Context(), func(tx Tx) error {
-		o, rec, found, err := LoadTx[redditObject](tx, key)
+	err = rd.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
+		o, rec, found, err := sim.LoadTx[redditObject](tx, key)
 		if err != nil {
 			return err
 		}
@@ -997,11 +1002,11 @@ func (rd *Reddit) s3Post(w http.ResponseWriter, r *http.Request, bucket string) 
 		o.Uploaded, o.Size, o.SHA, o.ETag, o.Verdict = true, size, sum, etag, verdict
 		rec.Expires = time.Time{}
 		if bucket == redditVideoBucket {
-			if err := RecordTx(tx, platform.Reddit, Upload{Account: o.Account.ID, Bytes: size, SHA256: sum}); err != nil {
+			if err := sim.RecordTx(tx, platform.Reddit, sim.Upload{Account: o.Account.ID, Bytes: size, SHA256: sum}); err != nil {
 				return err
 			}
 		}
-		return Save(tx, rec, o)
+		return sim.Save(tx, rec, o)
 	})
 	switch {
 	case errors.Is(err, errRedditLeaseGone):
@@ -1027,7 +1032,7 @@ var errRedditLeaseGone = errors.New("the lease is gone")
 
 // checkPolicy applies S3's POST-policy rules to the fields sent before the file; code is ""
 // when they pass, and o the leased object they upload.
-func (rd *Reddit) checkPolicy(ctx context.Context, bucket string, fields map[string]string) (o redditObject, code string, status int, msg string) {
+func (rd *Sim) checkPolicy(ctx context.Context, bucket string, fields map[string]string) (o redditObject, code string, status int, msg string) {
 	policyB64, sig := fields["policy"], fields["x-amz-signature"]
 	if policyB64 == "" || sig == "" {
 		return o, "AccessDenied", http.StatusForbidden, "Bucket POST must contain a field named 'policy' and 'X-Amz-Signature'"
@@ -1052,7 +1057,7 @@ func (rd *Reddit) checkPolicy(ctx context.Context, bucket string, fields map[str
 	}
 	found := false
 	if conds["key"] != "" {
-		if o, _, found, err = Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, conds["key"])); err != nil {
+		if o, _, found, err = sim.Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, conds["key"])); err != nil {
 			return o, "InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."
 		}
 	}
@@ -1130,7 +1135,7 @@ func redditS3Error(w http.ResponseWriter, status int, code, msg string, extra ma
 	for _, k := range keys {
 		b.WriteString("<" + k + ">" + redditXMLEscape(extra[k]) + "</" + k + ">")
 	}
-	b.WriteString("<RequestId>" + strings.ToUpper(RandomHex(8)) + "</RequestId><HostId>" + base64.StdEncoding.EncodeToString(RandomBytes(24)) + "</HostId></Error>")
+	b.WriteString("<RequestId>" + strings.ToUpper(sim.RandomHex(8)) + "</RequestId><HostId>" + base64.StdEncoding.EncodeToString(sim.RandomBytes(24)) + "</HostId></Error>")
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -1153,7 +1158,7 @@ func redditBool(v string) bool {
 
 // objectKeyOf resolves a URL the client built from a lease ("https:" + action + "/" + key) to
 // the key of an object in bucket, "" when it names none.
-func (rd *Reddit) objectKeyOf(raw, bucket string) string {
+func (rd *Sim) objectKeyOf(raw, bucket string) string {
 	key, ok := strings.CutPrefix(raw, rd.objectURL(bucket, ""))
 	if !ok || key == "" {
 		return ""
@@ -1165,11 +1170,11 @@ func (rd *Reddit) objectKeyOf(raw, bucket string) string {
 }
 
 // leasedTx reads, within tx, the object under key when the account leased it in bucket.
-func leasedTx(tx Tx, a Account, bucket, key string) (redditObject, Record, bool, error) {
+func leasedTx(tx sim.Tx, a sim.Account, bucket, key string) (redditObject, sim.Record, bool, error) {
 	if key == "" {
-		return redditObject{}, Record{}, false, nil
+		return redditObject{}, sim.Record{}, false, nil
 	}
-	o, rec, found, err := LoadTx[redditObject](tx, redditKey(redditObjectKind, key))
+	o, rec, found, err := sim.LoadTx[redditObject](tx, redditKey(redditObjectKind, key))
 	if err != nil || !found || o.Bucket != bucket || o.Account.ID != a.ID {
 		return redditObject{}, rec, false, err
 	}
@@ -1190,7 +1195,7 @@ func redditVerdict(video, poster redditObject) string {
 	return poster.Verdict
 }
 
-func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
+func (rd *Sim) submit(w http.ResponseWriter, r *http.Request, a sim.Account) {
 	form, ok := redditForm(r)
 	if !ok {
 		redditErrors(w, http.StatusBadRequest, [3]string{"BAD_REQUEST", "the body must be application/x-www-form-urlencoded", ""})
@@ -1231,7 +1236,7 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 	}
 	flairID := form.Get("flair_id")
 	if s != nil {
-		var tmpl *RedditFlair
+		var tmpl *Flair
 		for i := range s.Flairs {
 			if s.Flairs[i].ID == flairID && !s.Flairs[i].ModOnly {
 				tmpl = &s.Flairs[i]
@@ -1251,7 +1256,7 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 	if ms := a.Behavior.ProcessingMS; ms >= 0 {
 		processing = time.Duration(ms) * time.Millisecond
 	}
-	sub := redditSubmission{ID: RandomHex(8), Account: a, Title: title, Spoiler: redditBool(form.Get("spoiler")),
+	sub := redditSubmission{ID: sim.RandomHex(8), Account: a, Title: title, Spoiler: redditBool(form.Get("spoiler")),
 		SendReplies: true, FlairID: flairID, VideoKey: videoKey, VideoURL: videoURL, PosterURL: posterURL,
 		Submitted: now, ReadyAt: now.Add(processing), Status: "processing"}
 	if s != nil {
@@ -1268,12 +1273,12 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 	if v, ok := form["sendreplies"]; ok {
 		sub.SendReplies = redditBool(v[0])
 	}
-	wsToken := RandomHex(20)
+	wsToken := sim.RandomHex(20)
 	wsSHA := sha256.Sum256([]byte(wsToken))
 	var refused [][3]string
 	// The objects are read within the submit's transaction: the submission is added to the
 	// video's, where its websockets, at any process, look for it.
-	err := rd.cfg.State.Update(r.Context(), func(tx Tx) error {
+	err := rd.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		refused = slices.Clone(errs)
 		video, vrec, found, err := leasedTx(tx, a, redditVideoBucket, videoKey)
 		if err != nil {
@@ -1296,10 +1301,10 @@ func (rd *Reddit) submit(w http.ResponseWriter, r *http.Request, a Account) {
 		s.AssetID, s.SHA, s.Verdict, s.Listened = video.AssetID, video.SHA, redditVerdict(video, poster), video.listening(time.Now())
 		video.Submissions = append(video.Submissions, redditSubmitted{ID: s.ID, ReadyAt: s.ReadyAt, WSTokenSHA: wsSHA[:]})
 		vrec.Expires = time.Time{}
-		if err := Save(tx, vrec, video); err != nil {
+		if err := sim.Save(tx, vrec, video); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: redditKey(redditSubmissionKind, s.ID), Account: a.ID}, s)
+		return sim.Save(tx, sim.Record{Key: redditKey(redditSubmissionKind, s.ID), Account: a.ID}, s)
 	})
 	switch {
 	case err != nil:
@@ -1322,11 +1327,11 @@ func redditDue(s redditSubmission, now time.Time) bool {
 
 // settle ends, within tx, the processing of a submission that is due: the post is made, named
 // by its id and recorded as published, or the submission fails.
-func (rd *Reddit) settle(tx Tx, s *redditSubmission, now time.Time) error {
+func (rd *Sim) settle(tx sim.Tx, s *redditSubmission, now time.Time) error {
 	if !redditDue(*s, now) {
 		return nil
 	}
-	if s.Account.Behavior.Fail == FailReject || s.Verdict != "" {
+	if s.Account.Behavior.Fail == sim.FailReject || s.Verdict != "" {
 		s.Status = "failed"
 		return nil
 	}
@@ -1336,15 +1341,15 @@ func (rd *Reddit) settle(tx Tx, s *redditSubmission, now time.Time) error {
 	}
 	s.Status, s.PostID = "success", id
 	s.Permalink = "/r/" + s.Subreddit + "/comments/" + id + "/" + redditSlug(s.Title) + "/"
-	if err := Save(tx, Record{Key: redditKey(redditPostKind, id), Account: s.Account.ID}, redditPostRef{Submission: s.ID}); err != nil {
+	if err := sim.Save(tx, sim.Record{Key: redditKey(redditPostKind, id), Account: s.Account.ID}, redditPostRef{Submission: s.ID}); err != nil {
 		return err
 	}
-	return RecordTx(tx, platform.Reddit, Published{Account: s.Account.ID, ID: "t3_" + id,
+	return sim.RecordTx(tx, platform.Reddit, sim.Published{Account: s.Account.ID, ID: "t3_" + id,
 		URL: "https://www.reddit.com" + s.Permalink, SHA256: s.SHA, Text: s.Title})
 }
 
 // redditNewPostID draws a post id no post has.
-func redditNewPostID(tx Tx) (string, error) {
+func redditNewPostID(tx sim.Tx) (string, error) {
 	for {
 		id := redditBase36(7)
 		_, found, err := tx.Get(redditKey(redditPostKind, id))
@@ -1356,11 +1361,11 @@ func redditNewPostID(tx Tx) (string, error) {
 
 // submission reads a submission. One whose processing is over gets its result, written by
 // whichever request (at any process) sees it first.
-func (rd *Reddit) submission(ctx context.Context, id string) (redditSubmission, bool, error) {
+func (rd *Sim) submission(ctx context.Context, id string) (redditSubmission, bool, error) {
 	now := rd.cfg.Now()
-	return LoadAdvanced(ctx, rd.cfg.State, redditKey(redditSubmissionKind, id),
+	return sim.LoadAdvanced(ctx, rd.cfg.State, redditKey(redditSubmissionKind, id),
 		func(s redditSubmission) bool { return redditDue(s, now) },
-		func(tx Tx, s *redditSubmission) error { return rd.settle(tx, s, now) })
+		func(tx sim.Tx, s *redditSubmission) error { return rd.settle(tx, s, now) })
 }
 
 // redditSlug is the title part of a permalink: lower-case words joined by underscores, at
@@ -1390,7 +1395,7 @@ func redditSlug(title string) string {
 
 func redditBase36(n int) string {
 	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := RandomBytes(n)
+	b := sim.RandomBytes(n)
 	for i := range b {
 		b[i] = digits[int(b[i])%36]
 	}
@@ -1400,7 +1405,7 @@ func redditBase36(n int) string {
 	return string(b)
 }
 
-func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, name string) {
+func (rd *Sim) submitted(w http.ResponseWriter, r *http.Request, a sim.Account, name string) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	limit := 25
@@ -1413,7 +1418,7 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, n
 	if strings.EqualFold(redditName(a), name) {
 		account = a.ID
 	}
-	subs, err := ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
+	subs, err := sim.ListJSON[redditSubmission](ctx, rd.cfg.State, redditKey(redditSubmissionKind, ""), account)
 	if err != nil {
 		redditInternal(w)
 		return
@@ -1460,9 +1465,9 @@ func (rd *Reddit) submitted(w http.ResponseWriter, r *http.Request, a Account, n
 
 // serveWebsocket serves /ws/{key}?m=...: it sends the result of the asset's processing to
 // connections that were open when it ended, then closes.
-func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key string) {
+func (rd *Sim) serveWebsocket(w http.ResponseWriter, r *http.Request, key string) {
 	okey := redditKey(redditObjectKind, key)
-	o, _, found, err := Load[redditObject](r.Context(), rd.cfg.State, okey)
+	o, _, found, err := sim.Load[redditObject](r.Context(), rd.cfg.State, okey)
 	switch {
 	case err != nil:
 		w.WriteHeader(http.StatusInternalServerError)
@@ -1474,7 +1479,7 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 	connected := rd.cfg.Now()
 	// Marked before the handshake completes, so that a submit right after the client's dial,
 	// at any process, sees the listener.
-	conn := RandomHex(8)
+	conn := sim.RandomHex(8)
 	if err := rd.listen(r.Context(), okey, conn, true); err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
@@ -1517,10 +1522,10 @@ func (rd *Reddit) serveWebsocket(w http.ResponseWriter, r *http.Request, key str
 
 // listen marks the websocket connection conn as listening to the object under key (on), or
 // no longer (off), dropping the marks of connections whose process stopped renewing them.
-func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) error {
+func (rd *Sim) listen(ctx context.Context, key sim.Key, conn string, on bool) error {
 	now := time.Now()
-	return rd.cfg.State.Update(ctx, func(tx Tx) error {
-		o, rec, found, err := LoadTx[redditObject](tx, key)
+	return rd.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		o, rec, found, err := sim.LoadTx[redditObject](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -1537,7 +1542,7 @@ func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) err
 		} else {
 			delete(o.Listeners, conn)
 		}
-		return Save(tx, rec, o)
+		return sim.Save(tx, rec, o)
 	})
 }
 
@@ -1550,8 +1555,8 @@ func (rd *Reddit) listen(ctx context.Context, key Key, conn string, on bool) err
 // a change. The read is one record by its key, made only while a connection waits for a
 // processing to end; the submission itself is read once the clock has passed its end, which
 // settles it or finds it settled by whichever process saw it first.
-func (rd *Reddit) result(ctx context.Context, key string, connected time.Time) ([]byte, bool) {
-	o, _, found, err := Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, key))
+func (rd *Sim) result(ctx context.Context, key string, connected time.Time) ([]byte, bool) {
+	o, _, found, err := sim.Load[redditObject](ctx, rd.cfg.State, redditKey(redditObjectKind, key))
 	if err != nil || !found {
 		return nil, false
 	}
@@ -1575,4 +1580,4 @@ func (rd *Reddit) result(ctx context.Context, key string, connected time.Time) (
 	return nil, false
 }
 
-var _ http.Handler = (*Reddit)(nil)
+var _ http.Handler = (*Sim)(nil)

@@ -1,4 +1,4 @@
-package sim
+package redditsim
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // post makes a video post of the account at the clock's time and returns its fullname.
@@ -72,11 +73,11 @@ func (e *redditEnv) reply(thing, text string) (int, map[string]any) {
 // figures counting them; limit and depth cut the tree into "more" stubs.
 func TestRedditCommentTree(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	id := e.post()
 	published := e.clock.Now()
 	e.clock.Advance(2 * time.Hour)
-	want := AudienceComments(id, published, e.clock.Now())
+	want := sim.AudienceComments(id, published, e.clock.Now())
 
 	post, top := e.tree(id, "sort=old")
 	if len(top) != len(want) || top[0]["body"] != want[0].Text || top[0]["author"] != want[0].Author || top[0]["parent_id"] != id {
@@ -93,7 +94,7 @@ func TestRedditCommentTree(t *testing.T) {
 		t.Fatalf("reply to the reply: %d %v", code, j)
 	}
 
-	a := AudienceOf(id, published, e.clock.Now())
+	a := sim.AudienceOf(id, published, e.clock.Now())
 	post, top = e.tree(id, "sort=old")
 	if post["ups"] != float64(1+a.Likes) || post["num_comments"] != float64(len(want)+2) || post["view_count"] != nil {
 		t.Errorf("post figures %v %v %v, want %d ups and %d comments", post["ups"], post["num_comments"], post["view_count"], 1+a.Likes, len(want)+2)
@@ -141,7 +142,7 @@ func TestRedditCommentTree(t *testing.T) {
 // TestRedditCommentRefusals: what /api/comment refuses in json.errors, recording nothing.
 func TestRedditCommentRefusals(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
+	e := newRedditEnv(t, sim.Behavior{})
 	id := e.post()
 	for _, c := range []struct {
 		name, thing, text, code string

@@ -1,4 +1,4 @@
-package sim
+package redditsim
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // redditListen opens the websocket at wsURL and returns what it says: its one message, or
@@ -70,7 +72,7 @@ func (e *redditEnv) submitVideo(video, poster redditTestLease) string {
 // hears the result of a submission made before the restart. Each video is recorded as
 // uploaded and published once, each comment once.
 func TestRedditAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -81,16 +83,16 @@ func TestRedditAcrossProcesses(t *testing.T) {
 			})))
 			t.Cleanup(e.srv.Close)
 			e.base = e.srv.URL + "/sandbox/reddit"
-			process := func(tick time.Duration) *Reddit {
-				return NewRedditSim(Config{BaseURL: e.base, Now: clock.Now, Rand: func() float64 { return 0.99 },
-					Accounts: StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone", Behavior: Behavior{ProcessingMS: 2000}}},
-					Recorder: NewRecorder(st, platform.Reddit), State: st}, RedditOptions{Tick: tick})
+			process := func(tick time.Duration) *Sim {
+				return NewSim(sim.Config{BaseURL: e.base, Now: clock.Now, Rand: func() float64 { return 0.99 },
+					Accounts: sim.StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone", Behavior: sim.Behavior{ProcessingMS: 2000}}},
+					Recorder: sim.NewRecorder(st, platform.Reddit), State: st}, Options{Tick: tick})
 			}
 			// The first process looks at the clock less often than the second, so that the
 			// processing is mostly settled by the second process's request below and heard of
 			// at the first's next tick.
 			a, b := process(200*time.Millisecond), process(0)
-			both := alternating(a, b)
+			both := simtest.Alternating(a, b)
 			serving.Store(&both)
 			e.sim = a
 			mp4 := mediatest.MP4Bytes(t, mediatest.Options{})
@@ -198,7 +200,7 @@ func TestRedditAcrossProcesses(t *testing.T) {
 // objects that were uploaded or submitted stay.
 func TestRedditLeaseKept(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{ProcessingMS: 1000})
+	e := newRedditEnv(t, sim.Behavior{ProcessingMS: 1000})
 	st := e.sim.cfg.State
 	objects := func() int {
 		n, err := st.Count(context.Background(), platform.Reddit, redditObjectKind, "")
@@ -249,7 +251,7 @@ func TestRedditListenerLapses(t *testing.T) {
 		{"lapsed", -time.Second, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newRedditEnv(t, Behavior{ProcessingMS: 1000})
+			e := newRedditEnv(t, sim.Behavior{ProcessingMS: 1000})
 			video, poster := e.lease("video/mp4"), e.lease("image/png")
 			for l, b := range map[*redditTestLease][]byte{&video: mediatest.MP4Bytes(t, mediatest.Options{}), &poster: redditTestPNG()} {
 				if status, body := e.upload(*l, b, nil); status != 201 {
@@ -258,13 +260,13 @@ func TestRedditListenerLapses(t *testing.T) {
 			}
 			// A process that died with a connection open left its mark behind.
 			key := redditKey(redditObjectKind, e.key(video))
-			err := e.sim.cfg.State.Update(context.Background(), func(tx Tx) error {
-				o, rec, _, err := LoadTx[redditObject](tx, key)
+			err := e.sim.cfg.State.Update(context.Background(), func(tx sim.Tx) error {
+				o, rec, _, err := sim.LoadTx[redditObject](tx, key)
 				if err != nil {
 					return err
 				}
 				o.Listeners = map[string]time.Time{"gone": time.Now().Add(c.lapse)}
-				return Save(tx, rec, o)
+				return sim.Save(tx, rec, o)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -282,8 +284,8 @@ func TestRedditListenerLapses(t *testing.T) {
 // and answers it, and the post's author sees the answer.
 func TestRedditCommentOnAnotherAccountsPost(t *testing.T) {
 	t.Parallel()
-	e := newRedditEnv(t, Behavior{})
-	e.sim.cfg.Accounts = StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone"}, "tok-2": {ID: "t2_u2", Username: "other"}}
+	e := newRedditEnv(t, sim.Behavior{})
+	e.sim.cfg.Accounts = sim.StaticAccounts{redditTok: {ID: "t2_u1", Username: "someone"}, "tok-2": {ID: "t2_u2", Username: "other"}}
 	id := e.post()
 	e.clock.Advance(2 * time.Hour)
 	_, top := e.tree(id, "sort=old")
