@@ -177,7 +177,7 @@ func NewFacebook(cfg Config) http.Handler {
 }
 
 func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := metaSegments(s.prefix, r.URL.Path)
+	segs := MetaSegments(s.prefix, r.URL.Path)
 	if len(segs) > 0 && segs[0] == "video-upload" {
 		s.upload(w, r, segs[1:])
 		return
@@ -187,23 +187,23 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(s.png)
 		return
 	}
-	acct, params, id, edge, ok := metaRequest(s.cfg, w, r, segs, 32)
+	acct, params, id, edge, ok := MetaRequest(s.cfg, w, r, segs, 32)
 	if !ok {
 		return
 	}
 	version := fbVersion
-	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; igVersionSegment.MatchString(v) {
+	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; MetaVersionSegment.MatchString(v) {
 		version = v
 	}
 	var res any
-	var gerr *igError
+	var gerr *MetaError
 	switch {
 	case r.Method == http.MethodPost && edge == "video_reels":
 		res, gerr = s.reels(r.Context(), acct, id, params, version)
 	case r.Method == http.MethodGet && edge == "video_reels":
 		res, gerr = s.list(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
-		res = s.accounts(acct, igToken(r, params))
+		res = s.accounts(acct, MetaToken(r, params))
 	case r.Method == http.MethodGet && edge == "video_insights":
 		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "comments":
@@ -213,15 +213,15 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = metaNoRoute(r.Method, id, edge, "Page")
+		gerr = MetaNoRoute(r.Method, id, edge, "Page")
 	}
-	metaAnswer(w, res, gerr)
+	MetaAnswer(w, res, gerr)
 }
 
 // reels is POST /{page-id}/video_reels: the start and finish phases.
-func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Values, version string) (any, *igError) {
+func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Values, version string) (any, *MetaError) {
 	if page != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, page))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, page))
 	}
 	switch ph := p.Get("upload_phase"); ph {
 	case "start":
@@ -229,17 +229,17 @@ func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Valu
 	case "finish":
 		return s.finish(ctx, acct, p)
 	case "":
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
 	default:
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
 	}
 }
 
-func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *igError) {
+func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *MetaError) {
 	v := fbVideo{Page: acct.ID, Created: s.cfg.Now()}
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		var err error
-		if v.ID, err = metaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
+		if v.ID, err = MetaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
 			return err
 		}
 		if err := Save(tx, Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
@@ -249,7 +249,7 @@ func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *
 			Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true}, fbUpload{})
 	})
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	return map[string]string{"video_id": v.ID, "upload_url": s.cfg.BaseURL + "/video-upload/" + version + "/" + v.ID}, nil
 }
@@ -264,7 +264,7 @@ func fbUploadError(w http.ResponseWriter, status int, typ, msg string, retriable
 
 // upload is POST /video-upload/[{version}/]{video-id} on the upload host.
 func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
-	if len(rest) == 2 && igVersionSegment.MatchString(rest[0]) {
+	if len(rest) == 2 && MetaVersionSegment.MatchString(rest[0]) {
 		rest = rest[1:]
 	}
 	if len(rest) != 1 || rest[0] == "" {
@@ -278,16 +278,16 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	// The upload host reads the token from the Authorization header only, as "OAuth T".
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "OAuth") || strings.TrimSpace(token) == "" {
-		igWrite(w, igErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), strings.TrimSpace(token))
 	if !ok {
-		igWrite(w, igErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
-	if e := metaFault(s.cfg, acct, 32); e != nil {
-		igWrite(w, e)
+	if e := MetaFault(s.cfg, acct, 32); e != nil {
+		MetaWrite(w, e)
 		return
 	}
 	if r.Header.Get("file_url") != "" {
@@ -337,7 +337,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "ParameterValidationError", fmt.Sprintf("file_size %d differs from the %d bytes of this upload", size, v.Size), false)
 			}
 		case v.Complete && int64(offset) == v.Size && r.ContentLength == 0:
-			answer = func() { metaJSON(w, map[string]bool{"success": true}) }
+			answer = func() { MetaJSON(w, map[string]bool{"success": true}) }
 		case v.uploading() || int64(offset) != v.Received || v.Complete:
 			answer = func() {
 				fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
@@ -347,7 +347,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
 			}
 		default:
-			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(pullLease)
+			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(MetaPullLease)
 			return Save(tx, rec, v)
 		}
 		return nil
@@ -390,7 +390,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 			return
 		}
 	}
-	stop := keepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
+	stop := MetaKeepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
 	n, err := media.CopyHashed(io.NewOffsetWriter(sp, v.Received), io.LimitReader(r.Body, v.Size-v.Received), h)
 	stop()
 	if errors.Is(err, ErrSpoolFile) {
@@ -446,7 +446,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 		if len(up.Spool.Chunks) > 0 {
 			_ = DeleteBlobs(keep, s.cfg.Blobs, upKey) // else housekeeping, with the session
 		}
-		metaJSON(w, map[string]bool{"success": true})
+		MetaJSON(w, map[string]bool{"success": true})
 	}
 }
 
@@ -458,7 +458,7 @@ func (s *fbSim) renewUpload(ctx context.Context, key Key, attempt string) bool {
 		if ours = found && v.UploadAttempt == attempt; err != nil || !ours {
 			return err
 		}
-		v.UploadLease = time.Now().Add(pullLease)
+		v.UploadLease = time.Now().Add(MetaPullLease)
 		return Save(tx, rec, v)
 	})
 	return ours || err != nil
@@ -589,7 +589,7 @@ func (s *fbSim) status(v fbVideo, now time.Time) map[string]any {
 }
 
 // finish is POST /{page-id}/video_reels upload_phase=finish.
-func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *igError) {
+func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
 	var missing []string
 	for _, k := range []string{"video_id", "video_state"} {
 		if p.Get(k) == "" {
@@ -597,7 +597,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 		}
 	}
 	if len(missing) > 0 {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
 	}
 	state := p.Get("video_state")
 	now := s.cfg.Now()
@@ -607,19 +607,19 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 	case "SCHEDULED":
 		sec, err := strconv.ParseInt(p.Get("scheduled_publish_time"), 10, 64)
 		if err != nil || !time.Unix(sec, 0).After(now) {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
 		}
 		at = time.Unix(sec, 0)
 	default:
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
 	}
 	desc, title := p.Get("description"), p.Get("title")
 	for _, f := range []struct{ name, v string }{{"description", desc}, {"title", title}} {
 		if lim := s.caps.Text[f.name]; !lim.Check(f.v) {
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
 		}
 	}
-	var gerr *igError
+	var gerr *MetaError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		gerr = nil
 		v, rec, found, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
@@ -627,15 +627,15 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 		case err != nil:
 			return err
 		case !found || v.Page != acct.ID:
-			gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, p.Get("video_id")))
+			gerr = MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, p.Get("video_id")))
 		case v.Finished:
 			// Meta does not document this answer; a reel is not finished twice.
-			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
+			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
 		case !v.Complete:
-			gerr = igErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").user(
+			gerr = MetaErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").User(
 				"Problem with file", "There was a problem uploading your video file. Please try again.")
 		case v.ErrMsg != "" && !now.Before(v.Ready):
-			gerr = igErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).user("Problem with video", v.ErrMsg)
+			gerr = MetaErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).User("Problem with video", v.ErrMsg)
 		}
 		if gerr != nil {
 			return nil
@@ -647,7 +647,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 			}
 			if !ok {
 				// The limit is documented, the answer is not: this wording is the simulator's.
-				gerr = igErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
+				gerr = MetaErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
 				return nil
 			}
 		}
@@ -658,7 +658,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 		return Save(tx, rec, v)
 	})
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if gerr != nil {
 		return nil, gerr
@@ -667,7 +667,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *i
 }
 
 // node is GET /{id}: the Page or one of its videos.
-func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
+func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
 	now := s.cfg.Now()
 	if id == acct.ID {
 		all := map[string]any{"id": acct.ID, "name": fbPageName(acct), "username": nil, "category": "Video Creator",
@@ -678,27 +678,27 @@ func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values)
 		if acct.Username != "" {
 			all["username"] = acct.Username
 		}
-		return igSelect(all, "Page", p.Get("fields"), "id,name")
+		return MetaSelectFlat(all, "Page", p.Get("fields"), "id,name")
 	}
 	if c, thread, ok, err := s.findComment(ctx, acct, id, now); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
-		return metaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+		return MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	}
 	v, ok, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
 	}
-	return igSelect(s.fields(v, now), "Video", p.Get("fields"), "id")
+	return MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id")
 }
 
 func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 	all := map[string]any{
 		"id": v.ID, "status": s.status(v, now), "description": nil, "title": nil,
-		"created_time": metaTimestamp(v.Created), "updated_time": metaTimestamp(fbLater(v.Created, v.At)),
+		"created_time": MetaTimestamp(v.Created), "updated_time": MetaTimestamp(fbLater(v.Created, v.At)),
 		"permalink_url": fbReelURL(v.ID), "published": v.Done, "length": nil,
 	}
 	if v.Desc != "" {
@@ -714,14 +714,14 @@ func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 }
 
 // list is GET /{page-id}/video_reels: the Page's finished reels, newest first.
-func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Values) (any, *igError) {
+func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Values) (any, *MetaError) {
 	if page != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, page))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, page))
 	}
 	now := s.cfg.Now()
 	videos, err := ListJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	data := []any{}
 	for i := len(videos) - 1; i >= 0; i-- {
@@ -730,9 +730,9 @@ func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Value
 		}
 		v, _, err := s.video(ctx, acct, videos[i].ID)
 		if err != nil {
-			return nil, metaInternal()
+			return nil, MetaInternal()
 		}
-		row, gerr := igSelect(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
+		row, gerr := MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
 		if gerr != nil {
 			return nil, gerr
 		}

@@ -20,7 +20,7 @@ func FuzzFacebookSim(f *testing.F) {
 			simtest.DecodeInto(t, rec, &out)
 			return map[string]string{"video": out.VideoID, "upload": simtest.PathOf(t, out.UploadURL)}
 		},
-		Seeds: metaSeeds(id,
+		Seeds: simtest.MetaSeeds(id,
 			simtest.FuzzSeed{"POST", "{upload}", "Authorization: OAuth tok\noffset: 0\nfile_size: 10", "0123456789"},
 			simtest.FuzzSeed{"POST", "{upload}", "Authorization: OAuth tok\nfile_url: https://cdn.example/v.mp4", ""},
 			simtest.FuzzSeed{"POST", "{upload}", "Authorization: OAuth tok\noffset: -5\nfile_size: 99999999999999999999", "x"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const (
@@ -26,16 +27,16 @@ func newFacebookEnv(t *testing.T, b sim.Behavior) *providertest.Env {
 	return providertest.NewEnv(t, "facebook", sim.StaticAccounts{fbTok: {ID: fbPage, Username: "simpage", Behavior: b}}, sim.NewFacebook, providertest.Options{})
 }
 
-func fbGraph(t *testing.T, e *providertest.Env, method, path string, p url.Values) metaAnswer {
-	return metaCall(t, e, method, "/v26.0"+path, p, "Bearer "+fbTok)
+func fbGraph(t *testing.T, e *providertest.Env, method, path string, p url.Values) simtest.MetaAnswer {
+	return simtest.MetaCall(t, e, method, "/v26.0"+path, p, "Bearer "+fbTok)
 }
 
 func fbStart(t *testing.T, e *providertest.Env) (id, uploadURL string) {
 	t.Helper()
 	a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"start"}})
-	id, uploadURL = a.str("video_id"), a.str("upload_url")
-	if a.status != 200 || id == "" || uploadURL != e.BaseURL+"/video-upload/v26.0/"+id {
-		t.Fatalf("start: %d %v", a.status, a.body)
+	id, uploadURL = a.Str("video_id"), a.Str("upload_url")
+	if a.Status != 200 || id == "" || uploadURL != e.BaseURL+"/video-upload/v26.0/"+id {
+		t.Fatalf("start: %d %v", a.Status, a.Body)
 	}
 	return id, uploadURL
 }
@@ -76,9 +77,9 @@ func fbHeaders(offset, size int64) map[string]string {
 func fbStatus(t *testing.T, e *providertest.Env, id string) map[string]any {
 	t.Helper()
 	a := fbGraph(t, e, http.MethodGet, "/"+id, url.Values{"fields": {"status"}})
-	st, ok := a.body["status"].(map[string]any)
+	st, ok := a.Body["status"].(map[string]any)
 	if !ok {
-		t.Fatalf("status of %s: %v", id, a.body)
+		t.Fatalf("status of %s: %v", id, a.Body)
 	}
 	return st
 }
@@ -132,8 +133,8 @@ func TestFacebookUploadProtocol(t *testing.T) {
 	if st := fbStatus(t, e, id); st["video_status"] != "uploading" {
 		t.Fatalf("after a broken upload: %v", st)
 	}
-	if a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}}); a.code() != 6000 {
-		t.Fatalf("finish before the upload completed: %v", a.body)
+	if a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}}); a.Code() != 6000 {
+		t.Fatalf("finish before the upload completed: %v", a.Body)
 	}
 	// Resume at the reported offset. The server may still be reading the broken request:
 	// until it is done, a resume is refused as OffsetInvalidError and the offset read again.
@@ -180,7 +181,7 @@ func TestFacebookFinish(t *testing.T) {
 	v := providertest.ShortVideo()
 	id, up := fbStart(t, e)
 	fbUploadAll(t, e, up, v)
-	finish := func(p url.Values) metaAnswer {
+	finish := func(p url.Values) simtest.MetaAnswer {
 		return fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", p)
 	}
 	for _, c := range []struct {
@@ -195,16 +196,16 @@ func TestFacebookFinish(t *testing.T) {
 		{"title too long", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}, "title": {strings.Repeat("t", 201)}}},
 		{"unknown video", url.Values{"upload_phase": {"finish"}, "video_id": {"999"}, "video_state": {"PUBLISHED"}}},
 	} {
-		if a := finish(c.p); a.status != 400 || a.code() != 100 {
-			t.Fatalf("%s: %d %v", c.name, a.status, a.body)
+		if a := finish(c.p); a.Status != 400 || a.Code() != 100 {
+			t.Fatalf("%s: %d %v", c.name, a.Status, a.Body)
 		}
 	}
 	ok := url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}, "description": {"Hello #reel"}, "title": {"Hi"}}
-	if a := finish(ok); a.status != 200 || a.body["success"] != true {
-		t.Fatalf("finish: %v", a.body)
+	if a := finish(ok); a.Status != 200 || a.Body["success"] != true {
+		t.Fatalf("finish: %v", a.Body)
 	}
-	if a := finish(ok); a.status != 400 {
-		t.Fatalf("second finish: %v", a.body)
+	if a := finish(ok); a.Status != 400 {
+		t.Fatalf("second finish: %v", a.Body)
 	}
 	if pub := phaseOf(fbStatus(t, e, id), "publishing_phase"); pub["status"] != "in_progress" {
 		t.Fatalf("publishing while processing: %v", pub)
@@ -222,11 +223,11 @@ func TestFacebookFinish(t *testing.T) {
 		t.Fatalf("published %+v", rec.Published)
 	}
 	list := fbGraph(t, e, http.MethodGet, "/me/video_reels", nil)
-	if data, _ := list.body["data"].([]any); len(data) != 1 || data[0].(map[string]any)["description"] != "Hello #reel" {
-		t.Fatalf("list %v", list.body)
+	if data, _ := list.Body["data"].([]any); len(data) != 1 || data[0].(map[string]any)["description"] != "Hello #reel" {
+		t.Fatalf("list %v", list.Body)
 	}
-	if a := fbGraph(t, e, http.MethodGet, "/"+id, url.Values{"fields": {"plays"}}); a.code() != 100 {
-		t.Fatalf("unknown field: %v", a.body)
+	if a := fbGraph(t, e, http.MethodGet, "/"+id, url.Values{"fields": {"plays"}}); a.Code() != 100 {
+		t.Fatalf("unknown field: %v", a.Body)
 	}
 }
 
@@ -244,9 +245,9 @@ func TestFacebookRefusal(t *testing.T) {
 		t.Fatalf("status %v", st)
 	}
 	a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}})
-	ge, _ := a.body["error"].(map[string]any)
-	if a.code() != 6000 || ge["error_subcode"] != 1363128.0 {
-		t.Fatalf("finish: %v", a.body)
+	ge, _ := a.Body["error"].(map[string]any)
+	if a.Code() != 6000 || ge["error_subcode"] != 1363128.0 {
+		t.Fatalf("finish: %v", a.Body)
 	}
 }
 
@@ -283,11 +284,11 @@ func TestFacebookPageNode(t *testing.T) {
 	t.Parallel()
 	e := newFacebookEnv(t, sim.Behavior{})
 	a := fbGraph(t, e, http.MethodGet, "/me", url.Values{"fields": {"id,name,username,category,picture"}})
-	pic, _ := a.body["picture"].(map[string]any)
-	if a.str("id") != fbPage || a.str("name") != "simpage" || a.str("category") == "" || pic["data"] == nil {
-		t.Fatalf("page %v", a.body)
+	pic, _ := a.Body["picture"].(map[string]any)
+	if a.Str("id") != fbPage || a.Str("name") != "simpage" || a.Str("category") == "" || pic["data"] == nil {
+		t.Fatalf("page %v", a.Body)
 	}
-	if a := fbGraph(t, e, http.MethodPost, "/104000000000099/video_reels", url.Values{"upload_phase": {"start"}}); a.code() != 100 {
-		t.Fatalf("another Page: %v", a.body)
+	if a := fbGraph(t, e, http.MethodPost, "/104000000000099/video_reels", url.Values{"upload_phase": {"start"}}); a.Code() != 100 {
+		t.Fatalf("another Page: %v", a.Body)
 	}
 }

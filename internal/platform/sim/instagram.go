@@ -35,21 +35,16 @@ package sim
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +61,6 @@ const (
 	igWindow            = 24 * time.Hour
 	igMaxContainers     = 400 // containers per account per rolling 24 h (content publishing guide)
 	igFetchTimeout      = 5 * time.Minute
-	igMaxParamBytes     = 1 << 20
 )
 
 // Container status codes (IG Container reference).
@@ -111,7 +105,7 @@ type igContainer struct {
 	Ready       time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// The fetch of video_url, and what it is told: the cover's offset (ms, -1 for none) and
 	// whether the account's behaviour rejects the video.
-	Pull        metaPull `json:"pull"`
+	Pull        MetaPull `json:"pull"`
 	ThumbOffset int64    `json:"thumb_offset"`
 	Reject      bool     `json:"reject,omitempty"`
 	ErrSub      int      `json:"err_sub,omitempty"`     // ERROR subcode once fetched; 0 = the video passed
@@ -142,7 +136,7 @@ type igSim struct {
 	opt     InstagramOptions
 	prefix  string // path of cfg.BaseURL, stripped from request paths
 	caps    platform.Capabilities
-	fetcher metaFetcher[igContainer, igFetched]
+	fetcher MetaFetcher[igContainer, igFetched]
 }
 
 // igFetched is what a container's fetch found.
@@ -181,9 +175,9 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Instagram)
 	s := &igSim{cfg: cfg, opt: opt, caps: caps}
-	s.fetcher = metaFetcher[igContainer, igFetched]{cfg: cfg, timeout: igFetchTimeout,
-		pull: func(c *igContainer) *metaPull { return &c.Pull },
-		fetch: func(ctx context.Context, c igContainer) (igFetched, *Upload) {
+	s.fetcher = MetaFetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
+		Pull: func(c *igContainer) *MetaPull { return &c.Pull },
+		Fetch: func(ctx context.Context, c igContainer) (igFetched, *Upload) {
 			f := s.download(ctx, c.Pull.URL, c.ThumbOffset)
 			if f.sub == 0 && c.Reject {
 				f.sub = igSubFormat
@@ -193,7 +187,7 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 			}
 			return f, &Upload{Account: c.Account, Bytes: f.n, SHA256: f.sum}
 		},
-		apply: func(c *igContainer, f igFetched) {
+		Apply: func(c *igContainer, f igFetched) {
 			c.ErrSub, c.ErrAtOnce, c.SHA, c.Bytes = f.sub, f.atOnce, f.sum, f.n
 		},
 	}
@@ -203,33 +197,31 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 	return s
 }
 
-var igVersionSegment = regexp.MustCompile(`^v\d+\.\d+$`)
-
 func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := metaSegments(s.prefix, r.URL.Path)
-	params, ok := metaParams(w, r, segs)
+	segs := MetaSegments(s.prefix, r.URL.Path)
+	params, ok := MetaParams(w, r, segs)
 	if !ok {
 		return
 	}
 
-	token := igToken(r, params)
+	token := MetaToken(r, params)
 	if token == "" {
-		igWrite(w, igErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
 	if !ok {
-		igWrite(w, igErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
 	switch CallFault(acct.Behavior, s.cfg.Rand) {
 	case FailUnavailable:
-		e := igErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+		e := MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
 		e.IsTransient = true
-		igWrite(w, e)
+		MetaWrite(w, e)
 		return
 	case FailAuth:
-		igWrite(w, igErr(http.StatusBadRequest, 190, 463,
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 463,
 			"Error validating access token: Session has expired on "+s.cfg.Now().UTC().Add(-time.Hour).Format("Monday, 02-Jan-06 15:04:05 MST")+"."))
 		return
 	case FailRateLimit:
@@ -237,13 +229,13 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (application request limit), HTTP 403, with the usage headers. Calls with an
 		// Instagram account's token count against its business use case too, whose header
 		// says when access returns.
-		e := igErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
+		e := MetaErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
 		e.IsTransient = true
-		e.header = map[string]string{
+		e.Header = map[string]string{
 			"X-App-Usage":               `{"call_count":100,"total_cputime":12,"total_time":15}`,
-			"X-Business-Use-Case-Usage": metaUsage(acct.ID, "instagram"),
+			"X-Business-Use-Case-Usage": MetaUsage(acct.ID, "instagram"),
 		}
-		igWrite(w, e)
+		MetaWrite(w, e)
 		return
 	}
 
@@ -259,12 +251,12 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = acct.ID
 	}
 	var res any
-	var gerr *igError
+	var gerr *MetaError
 	switch {
 	case pagesEdge && r.Method == http.MethodGet:
 		res, gerr = s.pages(r.Context(), acct, params)
 	case pagesEdge:
-		gerr = igErr(http.StatusBadRequest, 100, 33, igUnsupported(r.Method, "me"))
+		gerr = MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(r.Method, "me"))
 	case r.Method == http.MethodPost && edge == "media":
 		res, gerr = s.createContainer(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":
@@ -284,45 +276,45 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = metaNoRoute(r.Method, id, edge, "IGUser")
+		gerr = MetaNoRoute(r.Method, id, edge, "IGUser")
 	}
-	metaAnswer(w, res, gerr)
+	MetaAnswer(w, res, gerr)
 }
 
 // createContainer is POST /{ig-user-id}/media.
-func (s *igSim) createContainer(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) createContainer(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "REELS":
 	case "VIDEO":
 		// VIDEO has not been accepted since November 9, 2023 (Graph API changelog).
-		return nil, igErr(http.StatusBadRequest, 100, 2207023,
-			"The media type VIDEO is not supported. Use REELS to publish a video.").user("Unknown media type",
+		return nil, MetaErr(http.StatusBadRequest, 100, 2207023,
+			"The media type VIDEO is not supported. Use REELS to publish a video.").User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	default:
 		// The simulator publishes Reels only: images, carousels and stories are not needed by
 		// reelay and are refused rather than half-simulated.
-		return nil, igErr(http.StatusBadRequest, 100, 2207023,
-			fmt.Sprintf("Unsupported media_type %q: this simulator publishes REELS only", mt)).user("Unknown media type",
+		return nil, MetaErr(http.StatusBadRequest, 100, 2207023,
+			fmt.Sprintf("Unsupported media_type %q: this simulator publishes REELS only", mt)).User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
 	}
-	if !igHTTPURL(videoURL) {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !MetaHTTPURL(videoURL) {
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
-	if c := p.Get("cover_url"); c != "" && !igHTTPURL(c) {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
+	if c := p.Get("cover_url"); c != "" && !MetaHTTPURL(c) {
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
 	}
 	share := true
 	if v := p.Get("share_to_feed"); v != "" {
-		b, ok := igBool(v)
+		b, ok := MetaParseBool(v)
 		if !ok {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
 		}
 		share = b
 	}
@@ -331,9 +323,9 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
 		case n < 0:
-			return nil, igErr(http.StatusBadRequest, 1, igSubThumbOffset,
+			return nil, MetaErr(http.StatusBadRequest, 1, igSubThumbOffset,
 				"Thumbnail offset must be greater than or equal to 0 and less than video duration")
 		}
 		thumbOffset = n
@@ -354,7 +346,7 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 		ShareToFeed: share,
 		Created:     now,
 		Ready:       now.Add(processing),
-		Pull:        newPull(videoURL),
+		Pull:        NewMetaPull(videoURL),
 		ThumbOffset: thumbOffset,
 		Reject:      acct.Behavior.Fail == FailReject,
 	}
@@ -364,27 +356,27 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 		if capped = !ok; err != nil || capped {
 			return err
 		}
-		if c.ID, err = metaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
+		if c.ID, err = MetaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
 			return err
 		}
 		return Save(tx, Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
 	})
 	switch {
 	case err != nil:
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	case capped:
 		// Meta documents the cap, not the answer: this wording is the simulator's.
-		return nil, igErr(http.StatusBadRequest, 9, 0,
+		return nil, MetaErr(http.StatusBadRequest, 9, 0,
 			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
 	}
 	// Meta answers with the container id at once and downloads the video in the background.
-	s.fetcher.start(igKey(igContainerKind, c.ID), c.Pull.Attempt)
+	s.fetcher.Start(igKey(igContainerKind, c.ID), c.Pull.Attempt)
 	return map[string]string{"id": c.ID}, nil
 }
 
 // checkCaption applies the caption limits of the publishing reference: 2,200 characters,
 // 30 hashtags, 20 @-mentions. Meta's error is code 36004, subcode 2207010.
-func (s *igSim) checkCaption(caption string) *igError {
+func (s *igSim) checkCaption(caption string) *MetaError {
 	limit := s.caps.Text["caption"]
 	var problem string
 	hashtags, mentions := platform.CountTags(caption, '#'), platform.CountTags(caption, '@')
@@ -398,7 +390,7 @@ func (s *igSim) checkCaption(caption string) *igError {
 	default:
 		return nil
 	}
-	return igErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").user("Caption too long",
+	return MetaErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").User("Caption too long",
 		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, limit.MaxHashtags, limit.MaxMentions))
 }
 
@@ -492,24 +484,24 @@ func (s *igSim) container(ctx context.Context, acct Account, id string) (igConta
 	if err != nil || !found || c.Account != acct.ID {
 		return c, false, err
 	}
-	return c, true, s.fetcher.resume(ctx, key, c)
+	return c, true, s.fetcher.Resume(ctx, key, c)
 }
 
 // publish is POST /{ig-user-id}/media_publish.
-func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	now := s.cfg.Now()
 	var res any
-	var gerr *igError
+	var gerr *MetaError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := LoadTx[igContainer](tx, igKey(igContainerKind, cid))
@@ -517,23 +509,23 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = igErr(http.StatusBadRequest, 24, 2207006,
-				fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
+			gerr = MetaErr(http.StatusBadRequest, 24, 2207006,
+				fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
 		}
 		switch code, _ := s.status(c, now); code {
 		case igStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case igStExpired:
-			gerr = igErr(http.StatusBadRequest, -2, 2207020,
-				"The media you are trying to access has expired. Please try to upload again.").user("Media expired",
+			gerr = MetaErr(http.StatusBadRequest, -2, 2207020,
+				"The media you are trying to access has expired. Please try to upload again.").User("Media expired",
 				"The media you are trying to access has expired. Please try to upload again.")
 			return nil
 		case igStInProgress, igStError:
-			gerr = igErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").user(
+			gerr = MetaErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
@@ -542,13 +534,13 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 			return err
 		}
 		if !ok {
-			gerr = igErr(http.StatusBadRequest, 9, 2207042,
-				"Application request limit reached").user("Maximum number of posts reached",
+			gerr = MetaErr(http.StatusBadRequest, 9, 2207042,
+				"Application request limit reached").User("Maximum number of posts reached",
 				"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
 			return nil
 		}
 		m := igMedia{Account: acct.ID, Username: acct.Username, Caption: c.Caption, ShareToFeed: c.ShareToFeed, Timestamp: now}
-		if m.ID, err = metaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
+		if m.ID, err = MetaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
 			return err
 		}
 		m.Shortcode = igShortcode(m.ID)
@@ -563,41 +555,41 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 		return RecordTx(tx, platform.Instagram, Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
 	})
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	return res, gerr
 }
 
 // node is GET /{id}: the IG user, one of its containers or one of its media.
-func (s *igSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
+func (s *igSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
 	if id == acct.ID {
 		u, err := s.igUser(ctx, acct)
 		if err != nil {
-			return nil, metaInternal()
+			return nil, MetaInternal()
 		}
 		typ, all = "IGUser", u
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
 		all = map[string]any{"id": c.ID, "status_code": code, "status": text}
 	} else if m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok && m.Account == acct.ID {
 		typ = "IGMedia"
 		all = m.fields()
 	} else if c, m, ok, err := s.comment(ctx, acct, id, now); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
-		return metaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
+		return MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
 	} else {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
 	}
-	return igSelect(all, typ, p.Get("fields"), "id")
+	return MetaSelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 // igUser is every field of the account's IG User node. Fields the simulated account has no
@@ -614,7 +606,7 @@ func (s *igSim) igUser(ctx context.Context, acct Account) (map[string]any, error
 
 // pages is GET /me/accounts: the Pages the token's user manages, with field expansion and
 // cursor paging.
-func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *igError) {
+func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
 	pages, ok := s.opt.Pages[acct.ID]
 	if !ok {
 		pages = []InstagramPage{{Linked: true}}
@@ -623,7 +615,7 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *ig
 	if fields == "" {
 		fields = "name,category,category_list,id,tasks"
 	}
-	want, gerr := igParseFields(fields)
+	want, gerr := MetaParseFields(fields)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -631,7 +623,7 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *ig
 	if v := p.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
 		}
 		limit = min(n, 100)
 	}
@@ -640,13 +632,13 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *ig
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		n, aerr := strconv.Atoi(string(b))
 		if err != nil || aerr != nil || n < 0 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
 		}
 		start = n
 	}
 	user, err := s.igUser(ctx, acct)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	data := []any{}
 	for i := start; i < len(pages) && i < start+limit; i++ {
@@ -687,83 +679,31 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *ig
 	return res, nil
 }
 
-// igField is one field of a fields parameter, with its expansion (name{a,b}) when it has one.
-type igField struct {
-	name     string
-	expanded bool
-	sub      []igField
-}
-
-// igParseFields parses Graph's fields syntax: names separated by commas, each optionally
-// followed by {subfields}, nested. Modifiers (.limit(n), .as(x)) are not simulated.
-func igParseFields(s string) ([]igField, *igError) {
-	fs, rest, err := igParseFieldList(s, 0)
-	if err == nil && rest != len(s) {
-		err = fmt.Errorf("unexpected %q at character %d", s[rest], rest)
-	}
-	if err != nil {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Syntax error in fields: "+err.Error())
-	}
-	return fs, nil
-}
-
-func igParseFieldList(s string, i int) ([]igField, int, error) {
-	var out []igField
-	for {
-		start := i
-		for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
-			i++
-		}
-		if i == start {
-			if i < len(s) {
-				return nil, i, fmt.Errorf("expected a field name at character %d, found %q", i, s[i])
-			}
-			return nil, i, fmt.Errorf("expected a field name at the end")
-		}
-		f := igField{name: s[start:i]}
-		if i < len(s) && s[i] == '{' {
-			sub, j, err := igParseFieldList(s, i+1)
-			if err != nil {
-				return nil, j, err
-			}
-			if j >= len(s) || s[j] != '}' {
-				return nil, j, fmt.Errorf("expected } at character %d", j)
-			}
-			f.expanded, f.sub, i = true, sub, j+1
-		}
-		out = append(out, f)
-		if i >= len(s) || s[i] != ',' {
-			return out, i, nil
-		}
-		i++
-	}
-}
-
 // igExpand keeps the requested fields of a node, always with its id, expanding the fields
 // that hold nodes (edges names their node types) with their own selection, or with their id
 // alone. An unknown field, or the expansion of a field that holds no node, is Graph's error
 // 100.
-func igExpand(all map[string]any, typ string, want []igField, edges map[string]string) (map[string]any, *igError) {
+func igExpand(all map[string]any, typ string, want []MetaField, edges map[string]string) (map[string]any, *MetaError) {
 	out := map[string]any{}
 	if id, ok := all["id"]; ok {
 		out["id"] = id
 	}
 	for _, f := range want {
-		v, ok := all[f.name]
+		v, ok := all[f.Name]
 		if !ok {
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.name, typ))
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
 		}
-		subType, isEdge := edges[f.name]
-		if f.expanded && !isEdge {
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.name, typ))
+		subType, isEdge := edges[f.Name]
+		if f.Expanded && !isEdge {
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
 		}
 		if v == nil {
 			continue
 		}
 		if isEdge {
-			sub := []igField{{name: "id"}}
-			if f.expanded {
-				sub = f.sub
+			sub := []MetaField{{Name: "id"}}
+			if f.Expanded {
+				sub = f.Sub
 			}
 			row, gerr := igExpand(v.(map[string]any), subType, sub, nil)
 			if gerr != nil {
@@ -771,7 +711,7 @@ func igExpand(all map[string]any, typ string, want []igField, edges map[string]s
 			}
 			v = row
 		}
-		out[f.name] = v
+		out[f.Name] = v
 	}
 	return out, nil
 }
@@ -791,29 +731,29 @@ func (s *igSim) accountMedia(ctx context.Context, account string) ([]igMedia, er
 
 // listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
 // and an "after" cursor.
-func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
 		}
 	}
-	start, limit, gerr := metaPaging(p)
+	start, limit, gerr := MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	all, err := s.accountMedia(ctx, acct.ID)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	var list []igMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -823,31 +763,31 @@ func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p ur
 		}
 		list = append(list, all[i])
 	}
-	return metaPage(list, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *igError) {
-		return igSelect(m.fields(), "IGMedia", p.Get("fields"), "id")
+	return MetaPage(list, start, limit, MetaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *MetaError) {
+		return MetaSelectFlat(m.fields(), "IGMedia", p.Get("fields"), "id")
 	})
 }
 
 // publishingLimit is GET /{ig-user-id}/content_publishing_limit.
-func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
 	var since time.Time
 	if v := p.Get("since"); v != "" {
 		sec, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || now.Sub(time.Unix(sec, 0)) > igWindow {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
 		}
 		since = time.Unix(sec, 0)
 	}
 	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	usage := 0
-	for _, t := range igPrune(published, now) {
+	for _, t := range MetaPrune(published, now) {
 		if !t.Before(since) {
 			usage++
 		}
@@ -856,43 +796,12 @@ func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string
 		"quota_usage": usage,
 		"config":      map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": int(igWindow / time.Second)},
 	}
-	row, gerr := igSelect(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := MetaSelectFlat(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}
 	delete(row, "id")
 	return map[string]any{"data": []any{row}}, nil
-}
-
-// igSelect keeps the requested fields of a node (all of def when fields is empty), always
-// with its id; an unknown field is Graph's error 100.
-func igSelect(all map[string]any, typ, fields, def string) (map[string]any, *igError) {
-	out := map[string]any{}
-	if id, ok := all["id"]; ok {
-		out["id"] = id
-	}
-	if fields == "" {
-		fields = def
-	}
-	for _, f := range strings.Split(fields, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		v, ok := all[f]
-		if !ok {
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f, typ))
-		}
-		if v != nil {
-			out[f] = v
-		}
-	}
-	return out, nil
-}
-
-func igPrune(ts []time.Time, now time.Time) []time.Time {
-	i := sort.Search(len(ts), func(i int) bool { return now.Sub(ts[i]) < igWindow })
-	return append([]time.Time(nil), ts[i:]...)
 }
 
 func igPermalink(shortcode string) string {
@@ -902,130 +811,4 @@ func igPermalink(shortcode string) string {
 func igShortcode(mediaID string) string {
 	sum := sha256.Sum256([]byte("reelay-sim-instagram|" + mediaID))
 	return "D" + base64.RawURLEncoding.EncodeToString(sum[:])[:10]
-}
-
-func igUnsupported(method, id string) string {
-	return fmt.Sprintf("Unsupported %s request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api",
-		strings.ToLower(method), id)
-}
-
-func igHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-func igBool(v string) (bool, bool) {
-	switch strings.ToLower(v) {
-	case "true", "1":
-		return true, true
-	case "false", "0":
-		return false, true
-	}
-	return false, false
-}
-
-// igParams merges the query string with a form or JSON body, as Graph accepts parameters in
-// either place.
-func igParams(r *http.Request) (url.Values, error) {
-	p := r.URL.Query()
-	if r.Body == nil || r.Method == http.MethodGet {
-		return p, nil
-	}
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	body := http.MaxBytesReader(nil, r.Body, igMaxParamBytes)
-	switch ct {
-	case "application/x-www-form-urlencoded":
-		b, err := io.ReadAll(body)
-		if err != nil {
-			return nil, err
-		}
-		f, err := url.ParseQuery(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("malformed form body: %v", err)
-		}
-		for k, v := range f {
-			p[k] = v
-		}
-	case "multipart/form-data":
-		r.Body = body
-		if err := r.ParseMultipartForm(igMaxParamBytes); err != nil {
-			return nil, fmt.Errorf("malformed multipart body: %v", err)
-		}
-		for k, v := range r.MultipartForm.Value {
-			p[k] = v
-		}
-	case "application/json":
-		var m map[string]any
-		dec := json.NewDecoder(body)
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("malformed JSON body: %v", err)
-		}
-		for k, v := range m {
-			switch v := v.(type) {
-			case string:
-				p.Set(k, v)
-			case json.Number:
-				p.Set(k, v.String())
-			case bool:
-				p.Set(k, strconv.FormatBool(v))
-			case nil:
-			default:
-				b, _ := json.Marshal(v)
-				p.Set(k, string(b))
-			}
-		}
-	}
-	return p, nil
-}
-
-func igToken(r *http.Request, p url.Values) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, _ := strings.Cut(h, " ")
-		if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "OAuth") {
-			return strings.TrimSpace(tok)
-		}
-	}
-	return p.Get("access_token")
-}
-
-// igError is a Graph API error.
-type igError struct {
-	status      int
-	header      map[string]string
-	Message     string `json:"message"`
-	Type        string `json:"type"`
-	Code        int    `json:"code"`
-	Subcode     int    `json:"error_subcode,omitempty"`
-	IsTransient bool   `json:"is_transient"`
-	UserTitle   string `json:"error_user_title,omitempty"`
-	UserMsg     string `json:"error_user_msg,omitempty"`
-	FBTraceID   string `json:"fbtrace_id"`
-}
-
-func igErr(status, code, subcode int, msg string) *igError {
-	return &igError{status: status, Message: msg, Type: "OAuthException", Code: code, Subcode: subcode, FBTraceID: igTraceID()}
-}
-
-func (e *igError) user(title, msg string) *igError {
-	e.UserTitle, e.UserMsg = title, msg
-	return e
-}
-
-func igWrite(w http.ResponseWriter, e *igError) {
-	for k, v := range e.header {
-		w.Header().Set(k, v)
-	}
-	if e.Code == 190 || e.Code == 104 {
-		w.Header().Set("WWW-Authenticate", `OAuth "Facebook Platform" "invalid_token" "`+strings.ReplaceAll(e.Message, `"`, `'`)+`"`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(map[string]*igError{"error": e})
-}
-
-func igTraceID() string {
-	var b [9]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

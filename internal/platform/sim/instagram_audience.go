@@ -59,12 +59,12 @@ type igComment struct {
 
 // igCommentID is the id of the item's audience comment number n.
 func igCommentID(mediaID string, n int) string {
-	return metaDerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
+	return MetaDerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
 }
 
 // igScopedID is the Instagram-scoped id of an audience commenter.
 func igScopedID(username string) string {
-	return metaDerivedID(6000000000000000, 1e15, "ig-user", username)
+	return MetaDerivedID(6000000000000000, 1e15, "ig-user", username)
 }
 
 // audience is the top-level comments on m by now, oldest first.
@@ -88,13 +88,13 @@ func (s *igSim) replies(m igMedia, parent string) []igComment {
 }
 
 // ownedMedia is the account's media id, or Graph's answer for an object the token cannot see.
-func (s *igSim) ownedMedia(ctx context.Context, acct Account, id, method string) (igMedia, *igError) {
+func (s *igSim) ownedMedia(ctx context.Context, acct Account, id, method string) (igMedia, *MetaError) {
 	m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
 	if err != nil {
-		return igMedia{}, metaInternal()
+		return igMedia{}, MetaInternal()
 	}
 	if !ok || m.Account != acct.ID {
-		return igMedia{}, igErr(http.StatusBadRequest, 100, 33, igUnsupported(method, id))
+		return igMedia{}, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(method, id))
 	}
 	return m, nil
 }
@@ -121,17 +121,17 @@ func (s *igSim) comment(ctx context.Context, acct Account, id string, now time.T
 }
 
 // insights is GET /{ig-media-id}/insights.
-func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *igError) {
-	names, gerr := metaMetrics(p, true)
+func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *MetaError) {
+	names, gerr := MetaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		switch {
 		case slices.Contains(igRetiredMetrics, n):
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
 		case !slices.Contains(igReelsMetrics, n):
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
@@ -168,7 +168,7 @@ func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p ur
 		"ig_reels_video_view_total_time": {"Watch time", "The total time the reel was played, including replays, in milliseconds."},
 	}
 	for _, n := range names {
-		data = append(data, metaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
@@ -176,7 +176,7 @@ func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p ur
 // commentFields is every field of an IG Comment node c of m.
 func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	all := map[string]any{
-		"id": c.ID, "text": c.Text, "timestamp": metaTimestamp(c.At), "username": c.Username,
+		"id": c.ID, "text": c.Text, "timestamp": MetaTimestamp(c.At), "username": c.Username,
 		"like_count": 0, "hidden": m.Hidden[c.ID],
 		"from":      map[string]any{"id": c.FromID, "username": c.Username},
 		"media":     map[string]any{"id": c.Media, "media_product_type": "REELS"},
@@ -188,20 +188,20 @@ func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	}
 	if c.Parent != "" {
 		all["parent_id"] = c.Parent
-		all["replies"] = metaList{typ: "IGComment"}
+		all["replies"] = MetaList{Type: "IGComment"}
 		return all
 	}
 	var rows []map[string]any
 	for _, r := range s.replies(m, c.ID) {
 		rows = append(rows, s.commentFields(m, r))
 	}
-	all["replies"] = metaList{typ: "IGComment", rows: rows}
+	all["replies"] = MetaList{Type: "IGComment", Rows: rows}
 	return all
 }
 
 // comments is GET /{ig-media-id}/comments: the top-level comments, oldest first.
-func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *igError) {
-	start, limit, gerr := metaPaging(p)
+func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *MetaError) {
+	start, limit, gerr := MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -210,16 +210,16 @@ func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p ur
 	if gerr != nil {
 		return nil, gerr
 	}
-	next := metaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
-	return metaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *igError) {
-		return metaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
+	next := MetaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
+	return MetaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *MetaError) {
+		return MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
 	})
 }
 
 // changeMedia runs fn on the Reel id within one transaction and writes what it left; fn's
-// *igError is answered as it is.
-func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *igMedia) *igError) *igError {
-	var gerr *igError
+// *MetaError is answered as it is.
+func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *igMedia) *MetaError) *MetaError {
+	var gerr *MetaError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		m, rec, found, err := LoadTx[igMedia](tx, igKey(igMediaKind, id))
 		if err != nil || !found {
@@ -231,40 +231,40 @@ func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *ig
 		return Save(tx, rec, m)
 	})
 	if err != nil {
-		return metaInternal()
+		return MetaInternal()
 	}
 	return gerr
 }
 
 // reply is POST /{ig-comment-id}/replies.
-func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url.Values) (any, *igError) {
+func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url.Values) (any, *MetaError) {
 	msg := p.Get("message")
 	if msg == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
 	}
 	if lim := s.caps.ReplyText; !lim.Check(msg) {
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
 	}
 	now := s.cfg.Now()
 	c, m, ok, err := s.comment(ctx, acct, commentID, now)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, commentID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, commentID))
 	}
 	parent := c.ID
 	if c.Parent != "" {
 		parent = c.Parent // a reply to a reply is added to the top-level comment
 	}
-	r := igComment{ID: metaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
-	gerr := s.changeMedia(ctx, m.ID, func(tx Tx, m *igMedia) *igError {
+	r := igComment{ID: MetaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
+	gerr := s.changeMedia(ctx, m.ID, func(tx Tx, m *igMedia) *MetaError {
 		if m.Hidden[c.ID] {
-			return igErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
+			return MetaErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
 		}
 		m.Replies = append(m.Replies, r)
 		if err := RecordTx(tx, platform.Instagram, Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
-			return metaInternal()
+			return MetaInternal()
 		}
 		return nil
 	})
@@ -275,19 +275,19 @@ func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url
 }
 
 // hide is POST /{ig-comment-id}?hide=true|false.
-func (s *igSim) hide(ctx context.Context, acct Account, commentID string, p url.Values) (any, *igError) {
-	hide, ok := igBool(p.Get("hide"))
+func (s *igSim) hide(ctx context.Context, acct Account, commentID string, p url.Values) (any, *MetaError) {
+	hide, ok := MetaParseBool(p.Get("hide"))
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
 	}
 	_, m, ok, err := s.comment(ctx, acct, commentID, s.cfg.Now())
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, commentID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, commentID))
 	}
-	gerr := s.changeMedia(ctx, m.ID, func(_ Tx, m *igMedia) *igError {
+	gerr := s.changeMedia(ctx, m.ID, func(_ Tx, m *igMedia) *MetaError {
 		if m.Hidden == nil {
 			m.Hidden = map[string]bool{}
 		}

@@ -104,7 +104,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 	// A container whose creating process died before its fetch ended.
 	key := igKey(igContainerKind, "17890000000000077")
 	dead := igContainer{ID: key.ID, Account: igTestAccount, Created: clock.Now(), Ready: clock.Now(), ThumbOffset: -1,
-		Pull: metaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
+		Pull: MetaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
 	if err := st.Update(ctx, func(tx Tx) error {
 		return Save(tx, Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
 	}); err != nil {
@@ -127,7 +127,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 		t.Errorf("after the fetch: %+v, want the hash and no URL kept", c)
 	}
 	// The dead process's fetch, were it to end now, is dropped.
-	sims[1].fetcher.run(key, "dead")
+	sims[1].fetcher.Run(key, "dead")
 	if n := len(e.rec.Snapshot(nil).Uploads); n != 1 {
 		t.Errorf("%d uploads recorded, want 1", n)
 	}

@@ -18,14 +18,14 @@ import (
 	"time"
 )
 
-// metaSegments splits a request path below the simulator's base path into its segments,
+// MetaSegments splits a request path below the simulator's base path into its segments,
 // dropping a leading API version segment (/v1.0, /v26.0): Graph serves unversioned paths too.
-func metaSegments(prefix, path string) []string {
+func MetaSegments(prefix, path string) []string {
 	if prefix != "" {
 		path = strings.TrimPrefix(path, prefix)
 	}
 	segs := strings.Split(strings.Trim(path, "/"), "/")
-	if len(segs) > 0 && igVersionSegment.MatchString(segs[0]) {
+	if len(segs) > 0 && MetaVersionSegment.MatchString(segs[0]) {
 		segs = segs[1:]
 	}
 	return segs
@@ -35,30 +35,30 @@ func metaSegments(prefix, path string) []string {
 // or an access_token parameter) and applies the account's call fault. rateCode is the Graph
 // error code the platform throttles with (4 application, 17 user, 32 Page). The error, when
 // not nil, is written as it is.
-func metaAuth(cfg Config, r *http.Request, params url.Values, rateCode int) (Account, *igError) {
-	token := igToken(r, params)
+func metaAuth(cfg Config, r *http.Request, params url.Values, rateCode int) (Account, *MetaError) {
+	token := MetaToken(r, params)
 	if token == "" {
-		return Account{}, igErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource.")
+		return Account{}, MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource.")
 	}
 	acct, ok := cfg.Accounts.Resolve(r.Context(), token)
 	if !ok {
-		return Account{}, igErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token")
+		return Account{}, MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token")
 	}
-	if e := metaFault(cfg, acct, rateCode); e != nil {
+	if e := MetaFault(cfg, acct, rateCode); e != nil {
 		return Account{}, e
 	}
 	return acct, nil
 }
 
-// metaFault is the Graph error for the account's call fault on this call, or nil.
-func metaFault(cfg Config, acct Account, rateCode int) *igError {
+// MetaFault is the Graph error for the account's call fault on this call, or nil.
+func MetaFault(cfg Config, acct Account, rateCode int) *MetaError {
 	switch CallFault(acct.Behavior, cfg.Rand) {
 	case FailUnavailable:
-		e := igErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+		e := MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
 		e.IsTransient = true
 		return e
 	case FailAuth:
-		return igErr(http.StatusBadRequest, 190, 463,
+		return MetaErr(http.StatusBadRequest, 190, 463,
 			"Error validating access token: Session has expired on "+cfg.Now().UTC().Add(-time.Hour).Format("Monday, 02-Jan-06 15:04:05 MST")+".")
 	case FailRateLimit:
 		// Graph throttles with an error code (HTTP 400 or 403), never 429 or Retry-After; the
@@ -68,17 +68,17 @@ func metaFault(cfg Config, acct Account, rateCode int) *igError {
 			17: "(#17) User request limit reached",
 			32: "(#32) Page request limit reached",
 		}[rateCode]
-		e := igErr(http.StatusForbidden, rateCode, 0, msg)
+		e := MetaErr(http.StatusForbidden, rateCode, 0, msg)
 		e.IsTransient = true
-		e.header = map[string]string{"X-Business-Use-Case-Usage": metaUsage(acct.ID, "pages")}
+		e.Header = map[string]string{"X-Business-Use-Case-Usage": MetaUsage(acct.ID, "pages")}
 		return e
 	}
 	return nil
 }
 
-// metaUsage is an X-Business-Use-Case-Usage header value saying the account is throttled for
+// MetaUsage is an X-Business-Use-Case-Usage header value saying the account is throttled for
 // one more minute; typ is the business use case ("pages", "instagram").
-func metaUsage(id, typ string) string {
+func MetaUsage(id, typ string) string {
 	b, _ := json.Marshal(map[string][]map[string]any{id: {{
 		"type": typ, "call_count": 100, "total_cputime": 25, "total_time": 30,
 		"estimated_time_to_regain_access": 1,
@@ -86,21 +86,21 @@ func metaUsage(id, typ string) string {
 	return string(b)
 }
 
-// metaInternal is Graph's answer to a failure of the simulator's own (its State): an
+// MetaInternal is Graph's answer to a failure of the simulator's own (its State): an
 // unexpected error, to be retried.
-func metaInternal() *igError {
-	e := igErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+func MetaInternal() *MetaError {
+	e := MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
 	e.IsTransient = true
 	return e
 }
 
-// metaNewID draws a new Graph-like numeric id for a record of kind's platform and kind: base
+// MetaNewID draws a new Graph-like numeric id for a record of kind's platform and kind: base
 // plus a random number below 10^13 (the ranges of the simulators' bases do not overlap), drawn
 // again in the unlikely case a record has it already. Ids are random, not counted, so that two
 // processes, or a process and its predecessor, never hand out the same.
-func metaNewID(tx Tx, kind Key, base uint64) (string, error) {
+func MetaNewID(tx Tx, kind Key, base uint64) (string, error) {
 	for {
-		id := metaRandomID(base)
+		id := MetaRandomID(base)
 		kind.ID = id
 		_, found, err := tx.Get(kind)
 		if err != nil || !found {
@@ -109,49 +109,49 @@ func metaNewID(tx Tx, kind Key, base uint64) (string, error) {
 	}
 }
 
-// metaRandomID is base plus a random number below 10^13 (see metaNewID), for ids that are not
+// MetaRandomID is base plus a random number below 10^13 (see MetaNewID), for ids that are not
 // the keys of records.
-func metaRandomID(base uint64) string {
+func MetaRandomID(base uint64) string {
 	return strconv.FormatUint(base+binary.BigEndian.Uint64(RandomBytes(8))%(1e13-1)+1, 10)
 }
 
-// metaJSON writes a 200 answer.
-func metaJSON(w http.ResponseWriter, v any) {
+// MetaJSON writes a 200 answer.
+func MetaJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// metaTimestamp formats a time as Graph does (2026-03-01T12:00:00+0000).
-func metaTimestamp(t time.Time) string {
+// MetaTimestamp formats a time as Graph does (2026-03-01T12:00:00+0000).
+func MetaTimestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05-0700")
 }
 
-// metaParams reads a Graph request's parameters and checks that its path is /{id} or
+// MetaParams reads a Graph request's parameters and checks that its path is /{id} or
 // /{id}/{edge}. When ok is false, the error answer is written.
-func metaParams(w http.ResponseWriter, r *http.Request, segs []string) (params url.Values, ok bool) {
+func MetaParams(w http.ResponseWriter, r *http.Request, segs []string) (params url.Values, ok bool) {
 	params, err := igParams(r)
 	if err != nil {
-		igWrite(w, igErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 100, 0, "(#100) "+err.Error()))
 		return nil, false
 	}
 	if len(segs) == 0 || segs[0] == "" || len(segs) > 2 {
-		igWrite(w, igErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
+		MetaWrite(w, MetaErr(http.StatusBadRequest, 2500, 0, "Unknown path components: /"+strings.Join(segs, "/")))
 		return nil, false
 	}
 	return params, true
 }
 
-// metaRequest reads a Graph request (metaParams), authenticates it (metaAuth, throttled with
+// MetaRequest reads a Graph request (MetaParams), authenticates it (metaAuth, throttled with
 // rateCode) and splits its path into the node id ("me" being the token's account) and the
 // edge ("" for the node itself). When ok is false, the error answer is written.
-func metaRequest(cfg Config, w http.ResponseWriter, r *http.Request, segs []string, rateCode int) (acct Account, params url.Values, id, edge string, ok bool) {
-	params, ok = metaParams(w, r, segs)
+func MetaRequest(cfg Config, w http.ResponseWriter, r *http.Request, segs []string, rateCode int) (acct Account, params url.Values, id, edge string, ok bool) {
+	params, ok = MetaParams(w, r, segs)
 	if !ok {
 		return Account{}, nil, "", "", false
 	}
 	acct, gerr := metaAuth(cfg, r, params, rateCode)
 	if gerr != nil {
-		igWrite(w, gerr)
+		MetaWrite(w, gerr)
 		return Account{}, nil, "", "", false
 	}
 	id = segs[0]
@@ -164,49 +164,49 @@ func metaRequest(cfg Config, w http.ResponseWriter, r *http.Request, segs []stri
 	return acct, params, id, edge, true
 }
 
-// metaNoRoute is Graph's answer to a call no route takes: a method the node does not support,
+// MetaNoRoute is Graph's answer to a call no route takes: a method the node does not support,
 // or an edge the node type (nodeType) does not have.
-func metaNoRoute(method, id, edge, nodeType string) *igError {
+func MetaNoRoute(method, id, edge, nodeType string) *MetaError {
 	if edge == "" {
-		return igErr(http.StatusBadRequest, 100, 33, igUnsupported(method, id))
+		return MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(method, id))
 	}
-	return igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", edge, nodeType))
+	return MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", edge, nodeType))
 }
 
-// metaAnswer writes gerr when it is not nil, else the 200 answer res.
-func metaAnswer(w http.ResponseWriter, res any, gerr *igError) {
+// MetaAnswer writes gerr when it is not nil, else the 200 answer res.
+func MetaAnswer(w http.ResponseWriter, res any, gerr *MetaError) {
 	if gerr != nil {
-		igWrite(w, gerr)
+		MetaWrite(w, gerr)
 		return
 	}
-	metaJSON(w, res)
+	MetaJSON(w, res)
 }
 
-// metaPaging reads the limit (25 when absent, at most 100) and "after" cursor parameters of
+// MetaPaging reads the limit (25 when absent, at most 100) and "after" cursor parameters of
 // a Graph list edge; start is the offset the cursor stands for.
-func metaPaging(p url.Values) (start, limit int, gerr *igError) {
+func MetaPaging(p url.Values) (start, limit int, gerr *MetaError) {
 	limit = 25
 	if v := p.Get("limit"); v != "" {
 		var err error
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return 0, 0, igErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+			return 0, 0, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
 		}
 		limit = min(limit, 100)
 	}
 	if v := p.Get("after"); v != "" {
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		if err != nil {
-			return 0, 0, igErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+			return 0, 0, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
 		}
 		start, _ = strconv.Atoi(string(b))
 	}
 	return start, limit, nil
 }
 
-// metaPage is one page of a Graph list: the rows of items[start:start+limit], with their
+// MetaPage is one page of a Graph list: the rows of items[start:start+limit], with their
 // "before" and "after" cursors and, when more follow, the link to the next page (next builds
 // it from the "after" cursor).
-func metaPage[T any](items []T, start, limit int, next func(after string) string, row func(T) (map[string]any, *igError)) (any, *igError) {
+func MetaPage[T any](items []T, start, limit int, next func(after string) string, row func(T) (map[string]any, *MetaError)) (any, *MetaError) {
 	data := []any{}
 	for i := start; i < len(items) && i < start+limit; i++ {
 		r, gerr := row(items[i])
@@ -229,10 +229,10 @@ func metaCursor(offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset)))
 }
 
-// metaNext builds the paging.next links of a list read at path below base with parameters p:
+// MetaNext builds the paging.next links of a list read at path below base with parameters p:
 // the same request with the "after" cursor, without the access token (Graph's links carry
 // it; the simulator's do not, so that no logged link does).
-func metaNext(base, path string, p url.Values) func(after string) string {
+func MetaNext(base, path string, p url.Values) func(after string) string {
 	return func(after string) string {
 		q := url.Values{}
 		for k, v := range p {

@@ -13,15 +13,15 @@ import (
 )
 
 // The lease of a container's fetch, on the wall clock (not Config.Now, which tests move by
-// hours): renewed every pullRenew while the fetch runs, it lapses pullLease after its holder
+// hours): renewed every pullRenew while the fetch runs, it lapses MetaPullLease after its holder
 // stopped renewing it.
 const (
-	pullLease = 20 * time.Second
-	pullRenew = pullLease / 4
+	MetaPullLease = 20 * time.Second
+	pullRenew = MetaPullLease / 4
 )
 
-// metaPull is the state of a container's fetch of its video_url.
-type metaPull struct {
+// MetaPull is the state of a container's fetch of its video_url.
+type MetaPull struct {
 	// URL is the video's address until it is fetched, then "": it may be a signed link, a
 	// credential the record keeps no longer than it needs to.
 	URL string `json:"url,omitempty"`
@@ -31,61 +31,61 @@ type metaPull struct {
 	Done    bool      `json:"done,omitempty"`
 }
 
-// newPull is the fetch of url about to start.
-func newPull(url string) metaPull {
-	return metaPull{URL: url, Attempt: RandomHex(8), Lease: time.Now().Add(pullLease)}
+// NewMetaPull is the fetch of url about to start.
+func NewMetaPull(url string) MetaPull {
+	return MetaPull{URL: url, Attempt: RandomHex(8), Lease: time.Now().Add(MetaPullLease)}
 }
 
-// metaFetcher runs the fetches of one simulator's containers, records of type C.
-type metaFetcher[C, R any] struct {
-	cfg Config
+// MetaFetcher runs the fetches of one simulator's containers, records of type C.
+type MetaFetcher[C, R any] struct {
+	Config Config
 	// pull is the container's fetch state.
-	pull func(c *C) *metaPull
+	Pull func(c *C) *MetaPull
 	// fetch downloads the video of a container (its URL in pull) and checks it; upload is what
 	// arrived when the download was complete (nil otherwise), recorded with the result.
-	fetch func(ctx context.Context, c C) (r R, upload *Upload)
+	Fetch func(ctx context.Context, c C) (r R, upload *Upload)
 	// apply writes a fetch's result into the container.
-	apply func(c *C, r R)
+	Apply func(c *C, r R)
 	// timeout bounds one fetch.
-	timeout time.Duration
+	Timeout time.Duration
 }
 
 // start runs the fetch named attempt of the container under key in the background.
-func (f metaFetcher[C, R]) start(key Key, attempt string) {
-	go f.run(key, attempt)
+func (f MetaFetcher[C, R]) Start(key Key, attempt string) {
+	go f.Run(key, attempt)
 }
 
 // run fetches, renewing the lease meanwhile, then writes the result if the lease is still its.
-func (f metaFetcher[C, R]) run(key Key, attempt string) {
-	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+func (f MetaFetcher[C, R]) Run(key Key, attempt string) {
+	ctx, cancel := context.WithTimeout(context.Background(), f.Timeout)
 	defer cancel()
-	c, _, found, err := Load[C](ctx, f.cfg.State, key)
-	if err != nil || !found || f.pull(&c).Attempt != attempt {
+	c, _, found, err := Load[C](ctx, f.Config.State, key)
+	if err != nil || !found || f.Pull(&c).Attempt != attempt {
 		return
 	}
-	stop := keepRenewed(ctx, func(ctx context.Context) bool {
+	stop := MetaKeepRenewed(ctx, func(ctx context.Context) bool {
 		if !f.renew(ctx, key, attempt) {
 			cancel() // another process took the fetch over
 			return false
 		}
 		return true
 	})
-	r, upload := f.fetch(ctx, c)
+	r, upload := f.Fetch(ctx, c)
 	stop()
 	// The result is written whatever happened to the request's context: on a context of its own.
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
-	_ = f.cfg.State.Update(wctx, func(tx Tx) error {
+	_ = f.Config.State.Update(wctx, func(tx Tx) error {
 		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
-		p := f.pull(&c)
+		p := f.Pull(&c)
 		if p.Attempt != attempt || p.Done {
 			return nil // the fetch was taken over: its result is the other's to write
 		}
-		f.apply(&c, r)
-		*p = metaPull{Done: true}
+		f.Apply(&c, r)
+		*p = MetaPull{Done: true}
 		if upload != nil {
 			if err := RecordTx(tx, key.Platform, *upload); err != nil {
 				return err
@@ -95,9 +95,9 @@ func (f metaFetcher[C, R]) run(key Key, attempt string) {
 	})
 }
 
-// keepRenewed calls renew every pullRenew, until it answers false or stop is called; stop
+// MetaKeepRenewed calls renew every pullRenew, until it answers false or stop is called; stop
 // returns once renew no longer runs.
-func keepRenewed(ctx context.Context, renew func(ctx context.Context) bool) (stop func()) {
+func MetaKeepRenewed(ctx context.Context, renew func(ctx context.Context) bool) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -122,20 +122,20 @@ func keepRenewed(ctx context.Context, renew func(ctx context.Context) bool) (sto
 }
 
 // renew extends the lease of attempt; false when the fetch is no longer attempt's.
-func (f metaFetcher[C, R]) renew(ctx context.Context, key Key, attempt string) bool {
+func (f MetaFetcher[C, R]) renew(ctx context.Context, key Key, attempt string) bool {
 	ours := false
-	err := f.cfg.State.Update(ctx, func(tx Tx) error {
+	err := f.Config.State.Update(ctx, func(tx Tx) error {
 		ours = false
 		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
-		p := f.pull(&c)
+		p := f.Pull(&c)
 		if p.Attempt != attempt || p.Done {
 			return nil
 		}
 		ours = true
-		p.Lease = time.Now().Add(pullLease)
+		p.Lease = time.Now().Add(MetaPullLease)
 		return Save(tx, rec, c)
 	})
 	// A failing database does not end the fetch: its result is checked against the lease.
@@ -143,27 +143,27 @@ func (f metaFetcher[C, R]) renew(ctx context.Context, key Key, attempt string) b
 }
 
 // resume takes up the fetch of c, read under key, if its holder stopped renewing its lease.
-func (f metaFetcher[C, R]) resume(ctx context.Context, key Key, c C) error {
-	if p := f.pull(&c); p.Done || time.Now().Before(p.Lease) {
+func (f MetaFetcher[C, R]) Resume(ctx context.Context, key Key, c C) error {
+	if p := f.Pull(&c); p.Done || time.Now().Before(p.Lease) {
 		return nil
 	}
 	attempt := ""
-	err := f.cfg.State.Update(ctx, func(tx Tx) error {
+	err := f.Config.State.Update(ctx, func(tx Tx) error {
 		attempt = ""
 		c, rec, found, err := LoadTx[C](tx, key)
 		if err != nil || !found {
 			return err
 		}
-		p := f.pull(&c)
+		p := f.Pull(&c)
 		if p.Done || time.Now().Before(p.Lease) {
 			return nil
 		}
-		*p = newPull(p.URL)
+		*p = NewMetaPull(p.URL)
 		attempt = p.Attempt
 		return Save(tx, rec, c)
 	})
 	if err == nil && attempt != "" {
-		f.start(key, attempt)
+		f.Start(key, attempt)
 	}
 	return err
 }

@@ -24,7 +24,7 @@ package sim
 //     LoadAdvanced, which writes the move once, by the first request to see it due.
 //   - Daily caps and allowances are TakeInWindow records; a minute's rate limit may stay in
 //     the process (a documented deviation: each process allows it).
-//   - Ids are random (metaNewID, RandomDigits), never counted: another process, or the process
+//   - Ids are random (MetaNewID, RandomDigits), never counted: another process, or the process
 //     before a restart, must not hand out the same.
 //   - An upload's bytes: ResumeSpool from the session's saved state, write the request's
 //     bytes, then Spool.Save to a blob below BlobPrefix of the session's key before the
@@ -33,7 +33,7 @@ package sim
 //   - Work a platform does in the background runs under a lease any process takes over when it
 //     lapses (meta_pull.go), and writes its result only while it holds the lease.
 //   - A State error answers as the platform answers its own internal errors (tiktokInternal,
-//     metaInternal).
+//     MetaInternal).
 
 import (
 	"context"

@@ -112,7 +112,7 @@ type thContainer struct {
 	Ready        time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// Pull is the fetch of the video (meta_pull.go), done from the start for a text reply's;
 	// Reject says the account's behaviour refuses the video.
-	Pull      metaPull `json:"pull"`
+	Pull      MetaPull `json:"pull"`
 	Reject    bool     `json:"reject,omitempty"`
 	ErrMsg    string   `json:"err_msg,omitempty"`     // error_message once fetched; "" = the video passed
 	ErrAtOnce bool     `json:"err_at_once,omitempty"` // the error shows at once (download failures)
@@ -138,7 +138,7 @@ type thSim struct {
 	cfg     Config
 	prefix  string
 	caps    platform.Capabilities
-	fetcher metaFetcher[thContainer, thFetched]
+	fetcher MetaFetcher[thContainer, thFetched]
 }
 
 // thFetched is what a container's fetch found.
@@ -153,9 +153,9 @@ func NewThreads(cfg Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Threads)
 	s := &thSim{cfg: cfg, caps: caps}
-	s.fetcher = metaFetcher[thContainer, thFetched]{cfg: cfg, timeout: thFetchTimeout,
-		pull: func(c *thContainer) *metaPull { return &c.Pull },
-		fetch: func(ctx context.Context, c thContainer) (thFetched, *Upload) {
+	s.fetcher = MetaFetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
+		Pull: func(c *thContainer) *MetaPull { return &c.Pull },
+		Fetch: func(ctx context.Context, c thContainer) (thFetched, *Upload) {
 			f, n := s.download(ctx, c.Pull.URL)
 			if f.msg == "" && c.Reject {
 				f.msg = thErrProcessing
@@ -165,7 +165,7 @@ func NewThreads(cfg Config) http.Handler {
 			}
 			return f, &Upload{Account: c.Account, Bytes: n, SHA256: f.sum}
 		},
-		apply: func(c *thContainer, f thFetched) { c.ErrMsg, c.ErrAtOnce, c.SHA = f.msg, f.atOnce, f.sum },
+		Apply: func(c *thContainer, f thFetched) { c.ErrMsg, c.ErrAtOnce, c.SHA = f.msg, f.atOnce, f.sum },
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = u.Path
@@ -174,13 +174,13 @@ func NewThreads(cfg Config) http.Handler {
 }
 
 func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := metaSegments(s.prefix, r.URL.Path)
-	acct, params, id, edge, ok := metaRequest(s.cfg, w, r, segs, 17)
+	segs := MetaSegments(s.prefix, r.URL.Path)
+	acct, params, id, edge, ok := MetaRequest(s.cfg, w, r, segs, 17)
 	if !ok {
 		return
 	}
 	var res any
-	var gerr *igError
+	var gerr *MetaError
 	switch {
 	case r.Method == http.MethodPost && edge == "threads":
 		res, gerr = s.create(r.Context(), acct, id, params)
@@ -197,49 +197,49 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = metaNoRoute(r.Method, id, edge, "ThreadsUser")
+		gerr = MetaNoRoute(r.Method, id, edge, "ThreadsUser")
 	}
-	metaAnswer(w, res, gerr)
+	MetaAnswer(w, res, gerr)
 }
 
 // create is POST /{threads-user-id}/threads.
-func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "VIDEO":
 	case "TEXT":
 		return s.createReply(ctx, acct, p)
 	case "":
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
 	case "IMAGE", "CAROUSEL":
 		// Reelay posts video only; the other kinds are refused rather than half-simulated.
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
 	default:
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
 	}
 	if v := p.Get("is_carousel_item"); v == "true" || v == "1" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
 	}
 	if p.Get("reply_to_id") != "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
 	}
-	if !igHTTPURL(videoURL) {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !MetaHTTPURL(videoURL) {
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
 	rc := p.Get("reply_control")
 	if rc != "" && !slices.Contains(thReplyControls, rc) {
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
 	}
 	text := p.Get("text")
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
 		// Threads counts characters, emoji as their UTF-8 bytes; the wording is the simulator's.
-		return nil, igErr(http.StatusBadRequest, 100, 0,
+		return nil, MetaErr(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 
@@ -254,21 +254,21 @@ func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.V
 		ReplyControl: rc,
 		Created:      now,
 		Ready:        now.Add(processing),
-		Pull:         newPull(videoURL),
+		Pull:         NewMetaPull(videoURL),
 		Reject:       acct.Behavior.Fail == FailReject,
 	}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	// Meta answers with the container id at once and fetches the video in the background.
-	s.fetcher.start(thKey(thContainerKind, c.ID), c.Pull.Attempt)
+	s.fetcher.Start(thKey(thContainerKind, c.ID), c.Pull.Attempt)
 	return map[string]string{"id": c.ID}, nil
 }
 
 // newContainer stores a new container under a new id.
 func (s *thSim) newContainer(ctx context.Context, c *thContainer) error {
 	return s.cfg.State.Update(ctx, func(tx Tx) error {
-		id, err := metaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
+		id, err := MetaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
 		if err != nil {
 			return err
 		}
@@ -362,7 +362,7 @@ func (s *thSim) container(ctx context.Context, acct Account, id string) (thConta
 		if err != nil || !found || c.Account != acct.ID {
 			return c, false, err
 		}
-		if err := s.fetcher.resume(ctx, key, c); err != nil {
+		if err := s.fetcher.Resume(ctx, key, c); err != nil {
 			return c, true, err
 		}
 		if c.Pull.Done || s.cfg.Now().Before(c.Ready) || time.Now().After(deadline) {
@@ -377,31 +377,31 @@ func (s *thSim) container(ctx context.Context, acct Account, id string) (thConta
 }
 
 // publish is POST /{threads-user-id}/threads_publish.
-func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodPost, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	now := s.cfg.Now()
 	var root thMedia
 	var rootFound bool
 	if c, _, found, err := Load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if found && c.ReplyTo != "" {
 		// The post the reply's conversation is under, found before the transaction: replies are
 		// found by searching the profile's posts.
 		if root, rootFound, err = s.root(ctx, acct, c.ReplyTo, now); err != nil {
-			return nil, metaInternal()
+			return nil, MetaInternal()
 		}
 	}
 	var res any
-	var gerr *igError
+	var gerr *MetaError
 	err := s.cfg.State.Update(ctx, func(tx Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := LoadTx[thContainer](tx, thKey(thContainerKind, cid))
@@ -409,20 +409,20 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).user("Media not found",
+			gerr = MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
 		}
 		switch st, _ := s.status(c, now); st {
 		case thStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case thStExpired:
-			gerr = igErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
+			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
 			return nil
 		case thStInProgress, thStError:
-			gerr = igErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").user(
+			gerr = MetaErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
@@ -437,24 +437,24 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 		return Save(tx, crec, c)
 	})
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	return res, gerr
 }
 
 // publishPost publishes a video container as a post within tx.
-func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) (any, *igError, error) {
+func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) (any, *MetaError, error) {
 	ok, err := TakeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, igErr(http.StatusBadRequest, 9, 0, "Application request limit reached").user("Maximum number of posts reached",
+		return nil, MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of posts reached",
 			fmt.Sprintf("You reached the maximum of %d posts that can be published through the API in 24 hours.", s.caps.PostsPerDay)), nil
 	}
 	m := thMedia{Account: acct.ID, Username: thUsername(acct), Text: c.Text, Timestamp: now}
-	if m.ID, err = metaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
+	if m.ID, err = MetaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
 		return nil, nil, err
 	}
 	m.Shortcode = thShortcode(m.ID)
@@ -467,7 +467,7 @@ func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) 
 }
 
 // node is GET /{id}: the Threads user, one of its containers or one of its posts.
-func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
+func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
@@ -477,7 +477,7 @@ func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values)
 		all = map[string]any{"id": acct.ID, "username": thUsername(acct), "name": thUsername(acct),
 			"threads_profile_picture_url": nil, "threads_biography": nil, "is_verified": false}
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
 		typ = "ThreadsMediaContainer"
 		st, msg := s.status(c, now)
@@ -486,18 +486,18 @@ func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values)
 			all["error_message"] = msg
 		}
 	} else if m, ok, err := s.ownedPost(ctx, acct, id); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
 		typ = "ThreadsMedia"
 		all = s.mediaFields(m, now)
 	} else if r, m, ok, err := s.reply(ctx, acct, id, now); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if ok {
-		return metaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
+		return MetaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	} else {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
 	}
-	return igSelect(all, typ, p.Get("fields"), "id")
+	return MetaSelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 func (m thMedia) permalink() string {
@@ -508,7 +508,7 @@ func (m thMedia) fields() map[string]any {
 	return map[string]any{
 		"id": m.ID, "media_product_type": "THREADS", "media_type": "VIDEO", "media_url": nil,
 		"permalink": m.permalink(), "owner": map[string]string{"id": m.Account}, "username": m.Username,
-		"text": m.Text, "timestamp": metaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
+		"text": m.Text, "timestamp": MetaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
 		"thumbnail_url": nil, "is_quote_post": false, "has_replies": false,
 	}
 }
@@ -520,31 +520,31 @@ func (s *thSim) posts(ctx context.Context, account string) ([]thMedia, error) {
 
 // list is GET /{threads-user-id}/threads, newest first, with since/until (Unix seconds),
 // limit and an "after" cursor.
-func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		// Threads also takes strtotime() dates; the simulator takes Unix timestamps only.
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 1688540400 {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil || (since != 0 && until <= since) {
-			return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
 		}
 	}
-	start, limit, gerr := metaPaging(p)
+	start, limit, gerr := MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	all, err := s.posts(ctx, acct.ID)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	var list []thMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -554,26 +554,26 @@ func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Val
 		}
 		list = append(list, all[i])
 	}
-	return metaPage(list, start, limit, metaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *igError) {
-		return igSelect(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
+	return MetaPage(list, start, limit, MetaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *MetaError) {
+		return MetaSelectFlat(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // limit is GET /{threads-user-id}/threads_publishing_limit.
-func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Values) (any, *igError) {
+func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
 	if userID != acct.ID {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, userID))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
 	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	replied, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
-	usage, replyUsage := len(igPrune(published, now)), len(igPrune(replied, now))
+	usage, replyUsage := len(MetaPrune(published, now)), len(MetaPrune(replied, now))
 	window := int(thWindow / time.Second)
 	all := map[string]any{
 		"quota_usage":       usage,
@@ -581,7 +581,7 @@ func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Va
 		"reply_quota_usage": replyUsage,
 		"reply_config":      map[string]int{"quota_total": thReplyQuota, "quota_duration": window},
 	}
-	row, gerr := igSelect(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := MetaSelectFlat(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}

@@ -50,7 +50,7 @@ type thReply struct {
 
 // thReplyID is the id of the post's audience reply number n.
 func thReplyID(mediaID string, n int) string {
-	return metaDerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
+	return MetaDerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
 }
 
 // thShares splits the audience's shares into Threads' reposts, quotes and shares.
@@ -102,37 +102,37 @@ func (s *thSim) root(ctx context.Context, acct Account, id string, now time.Time
 }
 
 // createReply is POST /{threads-user-id}/threads with media_type=TEXT: a reply container.
-func (s *thSim) createReply(ctx context.Context, acct Account, p url.Values) (any, *igError) {
+func (s *thSim) createReply(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
 	to := p.Get("reply_to_id")
 	if to == "" {
 		// Root text posts are not reelay's: the simulator takes TEXT containers as replies only.
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
 	}
 	text := p.Get("text")
 	if text == "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
 	}
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
-		return nil, igErr(http.StatusBadRequest, 100, 0,
+		return nil, MetaErr(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 	now := s.cfg.Now()
 	if _, ok, err := s.root(ctx, acct, to, now); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	} else if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
 	}
 	// A text container has nothing to fetch.
-	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: metaPull{Done: true}, ReplyTo: to}
+	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: MetaPull{Done: true}, ReplyTo: to}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	return map[string]string{"id": c.ID}, nil
 }
 
 // publishReply publishes a reply container within tx, in the conversation of root (found, or
 // not, before the transaction).
-func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *igError, error) {
+func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *MetaError, error) {
 	if found {
 		var err error
 		root, _, found, err = LoadTx[thMedia](tx, thKey(thMediaKind, root.ID))
@@ -141,7 +141,7 @@ func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, 
 		}
 	}
 	if !found {
-		return nil, igErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
+		return nil, MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
 	}
 	ok, err := TakeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
 	if err != nil {
@@ -149,10 +149,10 @@ func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, 
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, igErr(http.StatusBadRequest, 9, 0, "Application request limit reached").user("Maximum number of replies reached",
+		return nil, MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of replies reached",
 			fmt.Sprintf("You reached the maximum of %d replies that can be published through the API in 24 hours.", thReplyQuota)), nil
 	}
-	r := thReply{ID: metaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
+	r := thReply{ID: MetaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
 	root.Replies = append(root.Replies, r)
 	if err := Save(tx, Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
 		return nil, nil, err
@@ -176,7 +176,7 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 		hasReplies = hasReplies || o.Parent == r.ID
 	}
 	return map[string]any{
-		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": metaTimestamp(r.At),
+		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": MetaTimestamp(r.At),
 		"permalink": "https://www.threads.net/@" + r.Username + "/post/" + thShortcode(r.ID), "shortcode": thShortcode(r.ID),
 		"media_product_type": "THREADS", "media_type": "TEXT_POST", "media_url": nil, "thumbnail_url": nil,
 		"has_replies": hasReplies, "is_reply": true, "is_reply_owned_by_me": r.Own, "is_quote_post": false,
@@ -187,25 +187,25 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 
 // conversation is GET /{threads-media-id}/replies (all false: the direct replies) and
 // /conversation (all true: every reply below, flattened).
-func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url.Values, all bool) (any, *igError) {
-	reverse, ok := metaBool(p, "reverse", true)
+func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url.Values, all bool) (any, *MetaError) {
+	reverse, ok := MetaBool(p, "reverse", true)
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
 	}
 	if p.Get("before") != "" && p.Get("after") != "" {
-		return nil, igErr(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
+		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
 	}
-	start, limit, gerr := metaPaging(p)
+	start, limit, gerr := MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	root, ok, err := s.root(ctx, acct, id, now)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
 	}
 	below := map[string]bool{id: true}
 	var rows []thReply
@@ -224,29 +224,29 @@ func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url
 	if all {
 		edge = "/conversation"
 	}
-	return metaPage(rows, start, limit, metaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *igError) {
-		return metaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
+	return MetaPage(rows, start, limit, MetaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *MetaError) {
+		return MetaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // insights is GET /{threads-media-id}/insights.
-func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *igError) {
-	names, gerr := metaMetrics(p, true)
+func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+	names, gerr := MetaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		if !slices.Contains(thMetrics, n) {
-			return nil, igErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
+			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
 	m, ok, err := s.ownedPost(ctx, acct, id)
 	if err != nil {
-		return nil, metaInternal()
+		return nil, MetaInternal()
 	}
 	if !ok {
-		return nil, igErr(http.StatusBadRequest, 100, 33, igUnsupported(http.MethodGet, id))
+		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
 	}
 	a := AudienceOf(m.ID, m.Timestamp, now)
 	reposts, quotes, shares := thShares(a.Shares)
@@ -262,7 +262,7 @@ func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Val
 	}
 	data := []any{}
 	for _, n := range names {
-		data = append(data, metaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }

@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const (
@@ -17,70 +17,17 @@ const (
 	thUser = "27000000000000042"
 )
 
-// metaAnswer is a Graph answer: status, headers and decoded body.
-type metaAnswer struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
-
-func (a metaAnswer) code() int {
-	ge, _ := a.body["error"].(map[string]any)
-	n, _ := ge["code"].(float64)
-	return int(n)
-}
-
-func (a metaAnswer) str(k string) string { s, _ := a.body[k].(string); return s }
-
-// metaCall sends one request to a simulator on e: params in the query for GET, in a form body
-// otherwise; auth is the Authorization header ("" for none).
-func metaCall(t *testing.T, e *providertest.Env, method, path string, params url.Values, auth string) metaAnswer {
-	t.Helper()
-	u := e.BaseURL + path
-	body := ""
-	if method == http.MethodGet {
-		if len(params) > 0 {
-			u += "?" + params.Encode()
-		}
-	} else {
-		body = params.Encode()
-	}
-	req, _ := http.NewRequest(method, u, strings.NewReader(body))
-	if method != http.MethodGet {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := e.Client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	a := metaAnswer{status: resp.StatusCode, header: resp.Header}
-	if err := json.NewDecoder(resp.Body).Decode(&a.body); err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if a.status != http.StatusOK {
-		ge, ok := a.body["error"].(map[string]any)
-		if !ok || ge["type"] != "OAuthException" || ge["message"] == "" || ge["fbtrace_id"] == "" {
-			t.Fatalf("%s %s: error answer %d %v is not Graph's error shape", method, path, a.status, a.body)
-		}
-	}
-	return a
-}
-
 func newThreadsEnv(t *testing.T, b sim.Behavior) *providertest.Env {
 	t.Helper()
 	return providertest.NewEnv(t, "threads", sim.StaticAccounts{thTok: {ID: thUser, Username: "sim.user", Behavior: b}}, sim.NewThreads, providertest.Options{})
 }
 
-func thGet(t *testing.T, e *providertest.Env, path string, q url.Values) metaAnswer {
-	return metaCall(t, e, http.MethodGet, "/v1.0"+path, q, "Bearer "+thTok)
+func thGet(t *testing.T, e *providertest.Env, path string, q url.Values) simtest.MetaAnswer {
+	return simtest.MetaCall(t, e, http.MethodGet, "/v1.0"+path, q, "Bearer "+thTok)
 }
 
-func thPost(t *testing.T, e *providertest.Env, path string, p url.Values) metaAnswer {
-	return metaCall(t, e, http.MethodPost, "/v1.0"+path, p, "Bearer "+thTok)
+func thPost(t *testing.T, e *providertest.Env, path string, p url.Values) simtest.MetaAnswer {
+	return simtest.MetaCall(t, e, http.MethodPost, "/v1.0"+path, p, "Bearer "+thTok)
 }
 
 func thVideoParams(link string) url.Values {
@@ -101,12 +48,12 @@ func TestThreadsAuth(t *testing.T) {
 		{"no token", "", nil, 400, 104},
 		{"unknown token", "Bearer nope", nil, 400, 190},
 	} {
-		a := metaCall(t, e, http.MethodGet, "/v1.0/me", c.q, c.auth)
-		if a.status != c.status || a.code() != c.code {
-			t.Fatalf("%s: %d %v", c.name, a.status, a.body)
+		a := simtest.MetaCall(t, e, http.MethodGet, "/v1.0/me", c.q, c.auth)
+		if a.Status != c.status || a.Code() != c.code {
+			t.Fatalf("%s: %d %v", c.name, a.Status, a.Body)
 		}
-		if c.code == 0 && (a.str("id") != thUser) {
-			t.Fatalf("%s: %v", c.name, a.body)
+		if c.code == 0 && (a.Str("id") != thUser) {
+			t.Fatalf("%s: %v", c.name, a.Body)
 		}
 	}
 }
@@ -125,8 +72,8 @@ func TestThreadsCallFaults(t *testing.T) {
 	} {
 		e := newThreadsEnv(t, sim.Behavior{Fail: c.fail})
 		a := thPost(t, e, "/"+thUser+"/threads", thVideoParams("http://example.invalid/v.mp4"))
-		if a.status != c.status || a.code() != c.code || (c.header != "" && a.header.Get(c.header) == "") {
-			t.Fatalf("%s: %d %v %v", c.fail, a.status, a.body, a.header)
+		if a.Status != c.status || a.Code() != c.code || (c.header != "" && a.Header.Get(c.header) == "") {
+			t.Fatalf("%s: %d %v %v", c.fail, a.Status, a.Body, a.Header)
 		}
 	}
 }
@@ -160,13 +107,13 @@ func TestThreadsContainerValidation(t *testing.T) {
 		{"another user", "27000000000000099", thVideoParams(good), 100},
 	} {
 		a := thPost(t, e, "/"+c.user+"/threads", c.p)
-		if a.status != http.StatusBadRequest || a.code() != c.code {
-			t.Fatalf("%s: %d %v", c.name, a.status, a.body)
+		if a.Status != http.StatusBadRequest || a.Code() != c.code {
+			t.Fatalf("%s: %d %v", c.name, a.Status, a.Body)
 		}
 	}
 	// 500 bytes exactly is accepted.
-	if a := thPost(t, e, "/"+thUser+"/threads", with("text", strings.Repeat("a", 500))); a.status != 200 || a.str("id") == "" {
-		t.Fatalf("500 bytes: %d %v", a.status, a.body)
+	if a := thPost(t, e, "/"+thUser+"/threads", with("text", strings.Repeat("a", 500))); a.Status != 200 || a.Str("id") == "" {
+		t.Fatalf("500 bytes: %d %v", a.Status, a.Body)
 	}
 }
 
@@ -176,50 +123,50 @@ func TestThreadsLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newThreadsEnv(t, sim.Behavior{ProcessingMS: 10_000})
 	v := providertest.ShortVideo()
-	id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(v.Serve(t))).str("id")
-	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status,error_message"}}); st.str("status") != "IN_PROGRESS" {
-		t.Fatalf("status %v", st.body)
+	id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(v.Serve(t))).Str("id")
+	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status,error_message"}}); st.Str("status") != "IN_PROGRESS" {
+		t.Fatalf("status %v", st.Body)
 	}
-	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.code() != 9007 {
-		t.Fatalf("publish before ready: %d %v", a.status, a.body)
+	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.Code() != 9007 {
+		t.Fatalf("publish before ready: %d %v", a.Status, a.Body)
 	}
 	e.Clock.Advance(10 * time.Second)
-	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.str("status") != "FINISHED" {
-		t.Fatalf("status %v", st.body)
+	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.Str("status") != "FINISHED" {
+		t.Fatalf("status %v", st.Body)
 	}
-	if a := thPost(t, e, "/"+thUser+"/threads_publish", nil); a.code() != 100 {
-		t.Fatalf("publish without creation_id: %v", a.body)
+	if a := thPost(t, e, "/"+thUser+"/threads_publish", nil); a.Code() != 100 {
+		t.Fatalf("publish without creation_id: %v", a.Body)
 	}
-	mid := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}).str("id")
+	mid := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}).Str("id")
 	if mid == "" || mid == id {
 		t.Fatalf("media id %q", mid)
 	}
-	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.status != 400 {
-		t.Fatalf("second publish: %d %v", a.status, a.body)
+	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.Status != 400 {
+		t.Fatalf("second publish: %d %v", a.Status, a.Body)
 	}
-	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.str("status") != "PUBLISHED" {
-		t.Fatalf("status %v", st.body)
+	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.Str("status") != "PUBLISHED" {
+		t.Fatalf("status %v", st.Body)
 	}
 	m := thGet(t, e, "/"+mid, url.Values{"fields": {"permalink,text,media_type,timestamp"}})
-	if !strings.HasPrefix(m.str("permalink"), "https://www.threads.net/@sim.user/post/") || m.str("text") != "hello" || m.str("media_type") != "VIDEO" || m.str("timestamp") != "2026-03-01T12:00:10+0000" {
-		t.Fatalf("media %v", m.body)
+	if !strings.HasPrefix(m.Str("permalink"), "https://www.threads.net/@sim.user/post/") || m.Str("text") != "hello" || m.Str("media_type") != "VIDEO" || m.Str("timestamp") != "2026-03-01T12:00:10+0000" {
+		t.Fatalf("media %v", m.Body)
 	}
-	if a := thGet(t, e, "/"+mid, url.Values{"fields": {"plays"}}); a.code() != 100 {
-		t.Fatalf("unknown field: %v", a.body)
+	if a := thGet(t, e, "/"+mid, url.Values{"fields": {"plays"}}); a.Code() != 100 {
+		t.Fatalf("unknown field: %v", a.Body)
 	}
 	list := thGet(t, e, "/"+thUser+"/threads", url.Values{"fields": {"id,text"}, "since": {"1772366400"}})
-	data, _ := list.body["data"].([]any)
+	data, _ := list.Body["data"].([]any)
 	if len(data) != 1 || data[0].(map[string]any)["id"] != mid {
-		t.Fatalf("list %v", list.body)
+		t.Fatalf("list %v", list.Body)
 	}
 	got := e.Introspect()
 	if len(got.Uploads) != 1 || got.Uploads[0].SHA256 != v.SHA256() || len(got.Published) != 1 || got.Published[0].ID != mid {
 		t.Fatalf("introspection %+v", got)
 	}
 	lim := thGet(t, e, "/me/threads_publishing_limit", url.Values{"fields": {"quota_usage,config"}})
-	row := lim.body["data"].([]any)[0].(map[string]any)
+	row := lim.Body["data"].([]any)[0].(map[string]any)
 	if row["quota_usage"] != 1.0 || row["config"].(map[string]any)["quota_total"] != 250.0 {
-		t.Fatalf("limit %v", lim.body)
+		t.Fatalf("limit %v", lim.Body)
 	}
 }
 
@@ -242,14 +189,14 @@ func TestThreadsVideoChecks(t *testing.T) {
 			b.Fail = sim.FailReject
 		}
 		e := newThreadsEnv(t, b)
-		id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(c.v.Serve(t))).str("id")
+		id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(c.v.Serve(t))).Str("id")
 		st := thGet(t, e, "/"+id, url.Values{"fields": {"status,error_message"}})
 		wantStatus := "ERROR"
 		if c.want == "" {
 			wantStatus = "FINISHED"
 		}
-		if st.str("status") != wantStatus || st.str("error_message") != c.want {
-			t.Fatalf("%s: %v", c.name, st.body)
+		if st.Str("status") != wantStatus || st.Str("error_message") != c.want {
+			t.Fatalf("%s: %v", c.name, st.Body)
 		}
 	}
 }
@@ -257,13 +204,13 @@ func TestThreadsVideoChecks(t *testing.T) {
 func TestThreadsExpiry(t *testing.T) {
 	t.Parallel()
 	e := newThreadsEnv(t, sim.Behavior{})
-	id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(providertest.ShortVideo().Serve(t))).str("id")
+	id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(providertest.ShortVideo().Serve(t))).Str("id")
 	e.Clock.Advance(24 * time.Hour)
-	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.str("status") != "EXPIRED" {
-		t.Fatalf("status %v", st.body)
+	if st := thGet(t, e, "/"+id, url.Values{"fields": {"status"}}); st.Str("status") != "EXPIRED" {
+		t.Fatalf("status %v", st.Body)
 	}
-	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.status != 400 {
-		t.Fatalf("publish expired: %v", a.body)
+	if a := thPost(t, e, "/"+thUser+"/threads_publish", url.Values{"creation_id": {id}}); a.Status != 400 {
+		t.Fatalf("publish expired: %v", a.Body)
 	}
 	if got := e.Introspect(); len(got.Published) != 0 {
 		t.Fatalf("published %+v", got.Published)
