@@ -33,7 +33,9 @@ import (
 	"github.com/reelay/reelay/internal/platform/discord"
 	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/facebook"
+	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/linkedin"
 	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/mastodon"
@@ -43,10 +45,10 @@ import (
 	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/platform/threads/threadssim"
 	"github.com/reelay/reelay/internal/platform/tiktok"
 	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/platform/youtube"
@@ -136,7 +138,7 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 // simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
 var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.YouTube:   youtubesim.New,
-	platform.Instagram: sim.NewInstagram,
+	platform.Instagram: instagramsim.New,
 	platform.TikTok:    tiktoksim.New,
 	platform.LinkedIn:  linkedinsim.New,
 	platform.Pinterest: pinterestsim.New,
@@ -145,8 +147,8 @@ var Simulators = map[string]httpapi.SimulatorFactory{
 	platform.Discord:   discordsim.New,
 	platform.Mastodon:  mastodonsim.New,
 	platform.Reddit:    redditsim.New,
-	platform.Threads:   sim.NewThreads,
-	platform.Facebook:  sim.NewFacebook,
+	platform.Threads:   threadssim.New,
+	platform.Facebook:  facebooksim.New,
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
 	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
@@ -56,7 +57,7 @@ func newSimHost(t *testing.T, rate int64) *simHost {
 	h.host, err = simhost.New(simhost.Config{
 		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0},
 		Simulators: map[string]func(sim.Config) http.Handler{
-			"youtube": youtubesim.New, "instagram": sim.NewInstagram, "tiktok": tiktoksim.New,
+			"youtube": youtubesim.New, "instagram": instagramsim.New, "tiktok": tiktoksim.New,
 		},
 		Wrap: h.wrap,
 		PullClient: func(name string) *http.Client {

@@ -1,4 +1,4 @@
-package sim
+package instagramsim
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const (
@@ -29,22 +30,22 @@ type igTestEnv struct {
 	sim   *igSim
 	srv   *httptest.Server
 	clock *clocktest.Clock
-	rec   *Recorder
+	rec   *sim.Recorder
 	video []byte
 	media *httptest.Server
 }
 
 // newIGTestEnv serves the simulator under /sandbox/instagram with one account, and a media
 // server answering /v.mp4 with a valid 5-second MP4 (anything else: 404).
-func newIGTestEnv(t *testing.T, b Behavior) *igTestEnv {
+func newIGTestEnv(t *testing.T, b sim.Behavior) *igTestEnv {
 	t.Helper()
-	return newIGTestEnvWith(t, b, InstagramOptions{})
+	return newIGTestEnvWith(t, b, Options{})
 }
 
 // newIGTestEnvWith is newIGTestEnv with the simulator tuned by opt.
-func newIGTestEnvWith(t *testing.T, b Behavior, opt InstagramOptions) *igTestEnv {
+func newIGTestEnvWith(t *testing.T, b sim.Behavior, opt Options) *igTestEnv {
 	t.Helper()
-	e := &igTestEnv{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)), rec: &Recorder{}}
+	e := &igTestEnv{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}}
 	e.video = igReel(t, mediatest.Options{Size: 64 << 10})
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v.mp4" {
@@ -55,9 +56,9 @@ func newIGTestEnvWith(t *testing.T, b Behavior, opt InstagramOptions) *igTestEnv
 	}))
 	t.Cleanup(e.media.Close)
 	e.srv = httptest.NewUnstartedServer(nil)
-	h := NewInstagramWith(Config{
+	h := NewWith(sim.Config{
 		BaseURL:  "http://" + e.srv.Listener.Addr().String() + "/sandbox/instagram/",
-		Accounts: StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: b}},
+		Accounts: sim.StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: b}},
 		Recorder: e.rec,
 		Now:      e.clock.Now,
 	}, opt)
@@ -166,7 +167,7 @@ func (e *igTestEnv) statusCode(id string) (string, string) {
 
 func TestInstagramTokens(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	path := "/" + igTestAccount
 	for _, c := range []struct {
 		name   string
@@ -210,13 +211,13 @@ func TestInstagramCallFaults(t *testing.T) {
 		transient bool
 		header    string
 	}{
-		{FailUnavailable, 500, 2, 0, true, ""},
-		{FailAuth, 400, 190, 463, false, "WWW-Authenticate"},
-		{FailRateLimit, 403, 4, 0, true, "X-App-Usage"},
+		{sim.FailUnavailable, 500, 2, 0, true, ""},
+		{sim.FailAuth, 400, 190, 463, false, "WWW-Authenticate"},
+		{sim.FailRateLimit, 403, 4, 0, true, "X-App-Usage"},
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			e := newIGTestEnv(t, Behavior{Fail: c.fail})
+			e := newIGTestEnv(t, sim.Behavior{Fail: c.fail})
 			a := e.post("/"+igTestAccount+"/media", e.reel(e.media.URL+"/v.mp4", "x"))
 			ge := a.body["error"].(map[string]any)
 			if a.status != c.status || a.code() != c.code || a.subcode() != c.subcode || ge["is_transient"] != c.transient {
@@ -234,7 +235,7 @@ func TestInstagramCallFaults(t *testing.T) {
 
 func TestInstagramContainerValidation(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	good := e.media.URL + "/v.mp4"
 	with := func(k, v string) url.Values {
 		p := e.reel(good, "caption")
@@ -281,7 +282,7 @@ func TestInstagramContainerValidation(t *testing.T) {
 
 func TestInstagramLifecycle(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{ProcessingMS: 10_000})
+	e := newIGTestEnv(t, sim.Behavior{ProcessingMS: 10_000})
 	// JSON bodies are accepted as Graph accepts them.
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/sandbox/instagram/v26.0/"+igTestAccount+"/media",
 		strings.NewReader(`{"media_type":"REELS","video_url":"`+e.media.URL+`/v.mp4","caption":"Hello #reels","share_to_feed":false}`))
@@ -360,7 +361,7 @@ func TestInstagramLifecycle(t *testing.T) {
 }
 
 func (s *igSim) containerFetched(id string) bool {
-	c, _, _, err := Load[igContainer](context.Background(), s.cfg.State, igKey(igContainerKind, id))
+	c, _, _, err := sim.Load[igContainer](context.Background(), s.cfg.State, igKey(igContainerKind, id))
 	if err != nil {
 		panic(err)
 	}
@@ -380,17 +381,17 @@ func TestInstagramContainerErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name        string
-		b           Behavior
+		b           sim.Behavior
 		path        string
 		video       []byte
 		thumbOffset string
 		subcode     int
 	}{
-		{"fetch fails", Behavior{}, "/missing.mp4", nil, "", 2207052},
-		{"reject", Behavior{Fail: FailReject}, "/v.mp4", nil, "", 2207026},
-		{"not a video", Behavior{}, "/v.mp4", []byte("GIF89a not a movie"), "", 2207026},
-		{"too short", Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 2900 * time.Millisecond}), "", 2207026},
-		{"cover past the end", Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second}), "5000", 2207057},
+		{"fetch fails", sim.Behavior{}, "/missing.mp4", nil, "", 2207052},
+		{"reject", sim.Behavior{Fail: sim.FailReject}, "/v.mp4", nil, "", 2207026},
+		{"not a video", sim.Behavior{}, "/v.mp4", []byte("GIF89a not a movie"), "", 2207026},
+		{"too short", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 2900 * time.Millisecond}), "", 2207026},
+		{"cover past the end", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second}), "5000", 2207057},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -417,7 +418,7 @@ func TestInstagramContainerErrors(t *testing.T) {
 // A cover taken from inside the video is fine; the last millisecond is still inside.
 func TestInstagramThumbOffset(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	e.video = igReel(t, mediatest.Options{Duration: 5 * time.Second})
 	id := e.create(e.media.URL+"/v.mp4", "x", "thumb_offset", "4999")
 	e.clock.Advance(3 * time.Second)
@@ -428,7 +429,7 @@ func TestInstagramThumbOffset(t *testing.T) {
 
 func TestInstagramExpiry(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{ProcessingMS: 0})
+	e := newIGTestEnv(t, sim.Behavior{ProcessingMS: 0})
 	id := e.create(e.media.URL+"/v.mp4", "x")
 	if code, _ := e.statusCode(id); code != "FINISHED" {
 		t.Fatalf("status %s", code)
@@ -448,7 +449,7 @@ func TestInstagramExpiry(t *testing.T) {
 
 func TestInstagramPublishingLimits(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{ProcessingMS: 0})
+	e := newIGTestEnv(t, sim.Behavior{ProcessingMS: 0})
 	limit := func() map[string]any {
 		a := e.get("/"+igTestAccount+"/content_publishing_limit", url.Values{"fields": {"quota_usage,config"}})
 		return a.body["data"].([]any)[0].(map[string]any)
@@ -489,7 +490,7 @@ func TestInstagramPublishingLimits(t *testing.T) {
 
 func TestInstagramContainerCap(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	gone := e.media.URL + "/gone.mp4" // quick downloads: they fail
 	for i := range 400 {
 		if a := e.post("/"+igTestAccount+"/media", e.reel(gone, "x")); a.status != 200 {
@@ -507,7 +508,7 @@ func TestInstagramContainerCap(t *testing.T) {
 
 func TestInstagramUserNode(t *testing.T) {
 	t.Parallel()
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	for _, path := range []string{"/" + igTestAccount, "/me"} {
 		u := e.get(path, url.Values{"fields": {"id,username,name,profile_picture_url"}}).body
 		if u["id"] != igTestAccount || u["username"] != "sim.user" || u["name"] != "sim.user" || len(u) != 3 {
@@ -543,7 +544,7 @@ func igReel(t *testing.T, o mediatest.Options) []byte {
 
 func TestInstagramVideoChecks(t *testing.T) {
 	t.Parallel()
-	s := NewInstagram(Config{}).(*igSim)
+	s := New(sim.Config{}).(*igSim)
 	for _, c := range []struct {
 		name string
 		b    []byte
@@ -586,7 +587,7 @@ func TestInstagramPages(t *testing.T) {
 		return out
 	}
 
-	e := newIGTestEnv(t, Behavior{})
+	e := newIGTestEnv(t, sim.Behavior{})
 	// By default the user manages one Page, linked to the account itself.
 	rows := data(e.get("/me/accounts", url.Values{"fields": {expand}}))
 	if len(rows) != 1 || rows[0]["id"] == "" || len(rows[0]) != 2 {
@@ -638,7 +639,7 @@ func TestInstagramPages(t *testing.T) {
 	}
 
 	// Pages without a linked account have no instagram_business_account; paging by cursor.
-	e = newIGTestEnvWith(t, Behavior{}, InstagramOptions{Pages: map[string][]InstagramPage{igTestAccount: {
+	e = newIGTestEnvWith(t, sim.Behavior{}, Options{Pages: map[string][]Page{igTestAccount: {
 		{ID: "101", Name: "Shop"}, {ID: "102", Name: "Blog"}, {ID: "103", Name: "Reels", Linked: true},
 	}}})
 	a := e.get("/me/accounts", url.Values{"fields": {"name," + expand}, "limit": {"2"}})
@@ -662,7 +663,7 @@ func TestInstagramPages(t *testing.T) {
 	}
 
 	// A user who manages no Page: an empty list.
-	e = newIGTestEnvWith(t, Behavior{}, InstagramOptions{Pages: map[string][]InstagramPage{igTestAccount: {}}})
+	e = newIGTestEnvWith(t, sim.Behavior{}, Options{Pages: map[string][]Page{igTestAccount: {}}})
 	if rows := data(e.get("/me/accounts", url.Values{"fields": {expand}})); len(rows) != 0 {
 		t.Fatalf("no pages = %+v", rows)
 	}

@@ -1,4 +1,6 @@
-package sim
+// Package instagramsim is the simulator of Instagram's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package instagramsim
 
 // Instagram Graph API simulator: Reels publishing by container (Instagram API with Facebook
 // Login, graph.facebook.com). Sources: developers.facebook.com/docs/instagram-platform
@@ -20,7 +22,7 @@ package sim
 //   - GET /me/accounts: the Facebook Pages the token's user manages, with field expansion
 //     (fields=instagram_business_account{id,username,name,profile_picture_url}) and cursor
 //     paging (limit, after). By default each account's user manages one Page, linked to the
-//     Instagram professional account whose id is the account's ID; InstagramOptions.Pages
+//     Instagram professional account whose id is the account's ID; Options.Pages
 //     changes that per account (Pages without a linked account, no Page at all). Without a
 //     fields parameter a Page has its default fields, less access_token (the simulator has no
 //     Page tokens);
@@ -51,6 +53,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Instagram limits that the simulator enforces. Numbers that platform.Capabilities holds
@@ -94,7 +97,7 @@ const (
 	igPublishedKind = "published"
 )
 
-func igKey(kind, id string) Key { return Key{Platform: platform.Instagram, Kind: kind, ID: id} }
+func igKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Instagram, Kind: kind, ID: id} }
 
 type igContainer struct {
 	ID          string    `json:"id"`
@@ -105,14 +108,14 @@ type igContainer struct {
 	Ready       time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// The fetch of video_url, and what it is told: the cover's offset (ms, -1 for none) and
 	// whether the account's behaviour rejects the video.
-	Pull        MetaPull `json:"pull"`
-	ThumbOffset int64    `json:"thumb_offset"`
-	Reject      bool     `json:"reject,omitempty"`
-	ErrSub      int      `json:"err_sub,omitempty"`     // ERROR subcode once fetched; 0 = the video passed
-	ErrAtOnce   bool     `json:"err_at_once,omitempty"` // the error shows at once (fetch failures), not after processing
-	SHA         string   `json:"sha,omitempty"`
-	Bytes       int64    `json:"bytes,omitempty"`
-	MediaID     string   `json:"media_id,omitempty"` // set when published
+	Pull        sim.MetaPull `json:"pull"`
+	ThumbOffset int64        `json:"thumb_offset"`
+	Reject      bool         `json:"reject,omitempty"`
+	ErrSub      int          `json:"err_sub,omitempty"`     // ERROR subcode once fetched; 0 = the video passed
+	ErrAtOnce   bool         `json:"err_at_once,omitempty"` // the error shows at once (fetch failures), not after processing
+	SHA         string       `json:"sha,omitempty"`
+	Bytes       int64        `json:"bytes,omitempty"`
+	MediaID     string       `json:"media_id,omitempty"` // set when published
 }
 
 type igMedia struct {
@@ -132,11 +135,11 @@ type igMedia struct {
 // igSim simulates the Instagram Graph API. Its containers, Reels, replies and caps are records
 // of Config.State; a container's fetch is made as meta_pull.go says.
 type igSim struct {
-	cfg     Config
-	opt     InstagramOptions
+	cfg     sim.Config
+	opt     Options
 	prefix  string // path of cfg.BaseURL, stripped from request paths
 	caps    platform.Capabilities
-	fetcher MetaFetcher[igContainer, igFetched]
+	fetcher sim.MetaFetcher[igContainer, igFetched]
 }
 
 // igFetched is what a container's fetch found.
@@ -147,8 +150,8 @@ type igFetched struct {
 	n      int64
 }
 
-// InstagramPage is a Facebook Page that a simulated account's Facebook user manages.
-type InstagramPage struct {
+// Page is a Facebook Page that a simulated account's Facebook user manages.
+type Page struct {
 	// ID is the Page id (a number derived from the account when "").
 	ID   string
 	Name string
@@ -157,27 +160,27 @@ type InstagramPage struct {
 	Linked bool
 }
 
-// InstagramOptions tunes the Instagram simulator; the zero value is the default.
-type InstagramOptions struct {
+// Options tunes the Instagram simulator; the zero value is the default.
+type Options struct {
 	// Pages overrides, per account ID, the Pages that GET /me/accounts lists, in order. An
 	// account without an entry manages one Page, linked to its Instagram account; an empty
 	// list manages none.
-	Pages map[string][]InstagramPage
+	Pages map[string][]Page
 }
 
-// NewInstagram returns the simulator of the Instagram Graph API (Reels publishing).
-func NewInstagram(cfg Config) http.Handler {
-	return NewInstagramWith(cfg, InstagramOptions{})
+// New returns the simulator of the Instagram Graph API (Reels publishing).
+func New(cfg sim.Config) http.Handler {
+	return NewWith(cfg, Options{})
 }
 
-// NewInstagramWith returns the simulator of the Instagram Graph API tuned by opt.
-func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
+// NewWith returns the simulator of the Instagram Graph API tuned by opt.
+func NewWith(cfg sim.Config, opt Options) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Instagram)
 	s := &igSim{cfg: cfg, opt: opt, caps: caps}
-	s.fetcher = MetaFetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
-		Pull: func(c *igContainer) *MetaPull { return &c.Pull },
-		Fetch: func(ctx context.Context, c igContainer) (igFetched, *Upload) {
+	s.fetcher = sim.MetaFetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
+		Pull: func(c *igContainer) *sim.MetaPull { return &c.Pull },
+		Fetch: func(ctx context.Context, c igContainer) (igFetched, *sim.Upload) {
 			f := s.download(ctx, c.Pull.URL, c.ThumbOffset)
 			if f.sub == 0 && c.Reject {
 				f.sub = igSubFormat
@@ -185,7 +188,7 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 			if f.sum == "" {
 				return f, nil
 			}
-			return f, &Upload{Account: c.Account, Bytes: f.n, SHA256: f.sum}
+			return f, &sim.Upload{Account: c.Account, Bytes: f.n, SHA256: f.sum}
 		},
 		Apply: func(c *igContainer, f igFetched) {
 			c.ErrSub, c.ErrAtOnce, c.SHA, c.Bytes = f.sub, f.atOnce, f.sum, f.n
@@ -198,44 +201,44 @@ func NewInstagramWith(cfg Config, opt InstagramOptions) http.Handler {
 }
 
 func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := MetaSegments(s.prefix, r.URL.Path)
-	params, ok := MetaParams(w, r, segs)
+	segs := sim.MetaSegments(s.prefix, r.URL.Path)
+	params, ok := sim.MetaParams(w, r, segs)
 	if !ok {
 		return
 	}
 
-	token := MetaToken(r, params)
+	token := sim.MetaToken(r, params)
 	if token == "" {
-		MetaWrite(w, MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
 	if !ok {
-		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
-	switch CallFault(acct.Behavior, s.cfg.Rand) {
-	case FailUnavailable:
-		e := MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+	switch sim.CallFault(acct.Behavior, s.cfg.Rand) {
+	case sim.FailUnavailable:
+		e := sim.MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
 		e.IsTransient = true
-		MetaWrite(w, e)
+		sim.MetaWrite(w, e)
 		return
-	case FailAuth:
-		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 463,
+	case sim.FailAuth:
+		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 463,
 			"Error validating access token: Session has expired on "+s.cfg.Now().UTC().Add(-time.Hour).Format("Monday, 02-Jan-06 15:04:05 MST")+"."))
 		return
-	case FailRateLimit:
+	case sim.FailRateLimit:
 		// Graph answers throttling with an error code, not 429 and not Retry-After: code 4
 		// (application request limit), HTTP 403, with the usage headers. Calls with an
 		// Instagram account's token count against its business use case too, whose header
 		// says when access returns.
-		e := MetaErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
+		e := sim.MetaErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
 		e.IsTransient = true
 		e.Header = map[string]string{
 			"X-App-Usage":               `{"call_count":100,"total_cputime":12,"total_time":15}`,
-			"X-Business-Use-Case-Usage": MetaUsage(acct.ID, "instagram"),
+			"X-Business-Use-Case-Usage": sim.MetaUsage(acct.ID, "instagram"),
 		}
-		MetaWrite(w, e)
+		sim.MetaWrite(w, e)
 		return
 	}
 
@@ -251,12 +254,12 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = acct.ID
 	}
 	var res any
-	var gerr *MetaError
+	var gerr *sim.MetaError
 	switch {
 	case pagesEdge && r.Method == http.MethodGet:
 		res, gerr = s.pages(r.Context(), acct, params)
 	case pagesEdge:
-		gerr = MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(r.Method, "me"))
+		gerr = sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(r.Method, "me"))
 	case r.Method == http.MethodPost && edge == "media":
 		res, gerr = s.createContainer(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":
@@ -276,45 +279,45 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = MetaNoRoute(r.Method, id, edge, "IGUser")
+		gerr = sim.MetaNoRoute(r.Method, id, edge, "IGUser")
 	}
-	MetaAnswer(w, res, gerr)
+	sim.MetaAnswer(w, res, gerr)
 }
 
 // createContainer is POST /{ig-user-id}/media.
-func (s *igSim) createContainer(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "REELS":
 	case "VIDEO":
 		// VIDEO has not been accepted since November 9, 2023 (Graph API changelog).
-		return nil, MetaErr(http.StatusBadRequest, 100, 2207023,
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 2207023,
 			"The media type VIDEO is not supported. Use REELS to publish a video.").User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	default:
 		// The simulator publishes Reels only: images, carousels and stories are not needed by
 		// reelay and are refused rather than half-simulated.
-		return nil, MetaErr(http.StatusBadRequest, 100, 2207023,
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 2207023,
 			fmt.Sprintf("Unsupported media_type %q: this simulator publishes REELS only", mt)).User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
 	}
-	if !MetaHTTPURL(videoURL) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !sim.MetaHTTPURL(videoURL) {
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
-	if c := p.Get("cover_url"); c != "" && !MetaHTTPURL(c) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
+	if c := p.Get("cover_url"); c != "" && !sim.MetaHTTPURL(c) {
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
 	}
 	share := true
 	if v := p.Get("share_to_feed"); v != "" {
-		b, ok := MetaParseBool(v)
+		b, ok := sim.MetaParseBool(v)
 		if !ok {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
 		}
 		share = b
 	}
@@ -323,9 +326,9 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
 		case n < 0:
-			return nil, MetaErr(http.StatusBadRequest, 1, igSubThumbOffset,
+			return nil, sim.MetaErr(http.StatusBadRequest, 1, igSubThumbOffset,
 				"Thumbnail offset must be greater than or equal to 0 and less than video duration")
 		}
 		thumbOffset = n
@@ -346,27 +349,27 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 		ShareToFeed: share,
 		Created:     now,
 		Ready:       now.Add(processing),
-		Pull:        NewMetaPull(videoURL),
+		Pull:        sim.NewMetaPull(videoURL),
 		ThumbOffset: thumbOffset,
-		Reject:      acct.Behavior.Fail == FailReject,
+		Reject:      acct.Behavior.Fail == sim.FailReject,
 	}
 	capped := false
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		ok, err := TakeInWindow(tx, igKey(igCreatedKind, acct.ID), acct.ID, now, igWindow, igMaxContainers)
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		ok, err := sim.TakeInWindow(tx, igKey(igCreatedKind, acct.ID), acct.ID, now, igWindow, igMaxContainers)
 		if capped = !ok; err != nil || capped {
 			return err
 		}
-		if c.ID, err = MetaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
+		if c.ID, err = sim.MetaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
+		return sim.Save(tx, sim.Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
 	})
 	switch {
 	case err != nil:
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	case capped:
 		// Meta documents the cap, not the answer: this wording is the simulator's.
-		return nil, MetaErr(http.StatusBadRequest, 9, 0,
+		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0,
 			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
 	}
 	// Meta answers with the container id at once and downloads the video in the background.
@@ -376,7 +379,7 @@ func (s *igSim) createContainer(ctx context.Context, acct Account, userID string
 
 // checkCaption applies the caption limits of the publishing reference: 2,200 characters,
 // 30 hashtags, 20 @-mentions. Meta's error is code 36004, subcode 2207010.
-func (s *igSim) checkCaption(caption string) *MetaError {
+func (s *igSim) checkCaption(caption string) *sim.MetaError {
 	limit := s.caps.Text["caption"]
 	var problem string
 	hashtags, mentions := platform.CountTags(caption, '#'), platform.CountTags(caption, '@')
@@ -390,7 +393,7 @@ func (s *igSim) checkCaption(caption string) *MetaError {
 	default:
 		return nil
 	}
-	return MetaErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").User("Caption too long",
+	return sim.MetaErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").User("Caption too long",
 		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, limit.MaxHashtags, limit.MaxMentions))
 }
 
@@ -414,7 +417,7 @@ func (s *igSim) download(ctx context.Context, videoURL string, thumbOffset int64
 	if resp.StatusCode/100 != 2 {
 		return igFetched{sub: igSubFetchFailed, atOnce: true}
 	}
-	f := NewSpool("", "reelay-sim-instagram-*")
+	f := sim.NewSpool("", "reelay-sim-instagram-*")
 	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
@@ -478,9 +481,9 @@ func (s *igSim) status(c igContainer, now time.Time) (code, text string) {
 
 // container reads one of the account's containers; a fetch whose process died is started
 // again.
-func (s *igSim) container(ctx context.Context, acct Account, id string) (igContainer, bool, error) {
+func (s *igSim) container(ctx context.Context, acct sim.Account, id string) (igContainer, bool, error) {
 	key := igKey(igContainerKind, id)
-	c, _, found, err := Load[igContainer](ctx, s.cfg.State, key)
+	c, _, found, err := sim.Load[igContainer](ctx, s.cfg.State, key)
 	if err != nil || !found || c.Account != acct.ID {
 		return c, false, err
 	}
@@ -488,28 +491,28 @@ func (s *igSim) container(ctx context.Context, acct Account, id string) (igConta
 }
 
 // publish is POST /{ig-user-id}/media_publish.
-func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	now := s.cfg.Now()
 	var res any
-	var gerr *MetaError
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+	var gerr *sim.MetaError
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
-		c, crec, found, err := LoadTx[igContainer](tx, igKey(igContainerKind, cid))
+		c, crec, found, err := sim.LoadTx[igContainer](tx, igKey(igContainerKind, cid))
 		if err != nil {
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = MetaErr(http.StatusBadRequest, 24, 2207006,
+			gerr = sim.MetaErr(http.StatusBadRequest, 24, 2207006,
 				fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
@@ -517,84 +520,84 @@ func (s *igSim) publish(ctx context.Context, acct Account, userID string, p url.
 		switch code, _ := s.status(c, now); code {
 		case igStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case igStExpired:
-			gerr = MetaErr(http.StatusBadRequest, -2, 2207020,
+			gerr = sim.MetaErr(http.StatusBadRequest, -2, 2207020,
 				"The media you are trying to access has expired. Please try to upload again.").User("Media expired",
 				"The media you are trying to access has expired. Please try to upload again.")
 			return nil
 		case igStInProgress, igStError:
-			gerr = MetaErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").User(
+			gerr = sim.MetaErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
-		ok, err := TakeInWindow(tx, igKey(igPublishedKind, acct.ID), acct.ID, now, igWindow, s.caps.PostsPerDay)
+		ok, err := sim.TakeInWindow(tx, igKey(igPublishedKind, acct.ID), acct.ID, now, igWindow, s.caps.PostsPerDay)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			gerr = MetaErr(http.StatusBadRequest, 9, 2207042,
+			gerr = sim.MetaErr(http.StatusBadRequest, 9, 2207042,
 				"Application request limit reached").User("Maximum number of posts reached",
 				"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
 			return nil
 		}
 		m := igMedia{Account: acct.ID, Username: acct.Username, Caption: c.Caption, ShareToFeed: c.ShareToFeed, Timestamp: now}
-		if m.ID, err = MetaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
+		if m.ID, err = sim.MetaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
 			return err
 		}
 		m.Shortcode = igShortcode(m.ID)
 		c.MediaID = m.ID
-		if err := Save(tx, crec, c); err != nil {
+		if err := sim.Save(tx, crec, c); err != nil {
 			return err
 		}
-		if err := Save(tx, Record{Key: igKey(igMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: igKey(igMediaKind, m.ID), Account: acct.ID}, m); err != nil {
 			return err
 		}
 		res = map[string]string{"id": m.ID}
-		return RecordTx(tx, platform.Instagram, Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
+		return sim.RecordTx(tx, platform.Instagram, sim.Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
 	})
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	return res, gerr
 }
 
 // node is GET /{id}: the IG user, one of its containers or one of its media.
-func (s *igSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+func (s *igSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
 	if id == acct.ID {
 		u, err := s.igUser(ctx, acct)
 		if err != nil {
-			return nil, MetaInternal()
+			return nil, sim.MetaInternal()
 		}
 		typ, all = "IGUser", u
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
 		all = map[string]any{"id": c.ID, "status_code": code, "status": text}
-	} else if m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
-		return nil, MetaInternal()
+	} else if m, _, ok, err := sim.Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
+		return nil, sim.MetaInternal()
 	} else if ok && m.Account == acct.ID {
 		typ = "IGMedia"
 		all = m.fields()
 	} else if c, m, ok, err := s.comment(ctx, acct, id, now); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
-		return MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
+		return sim.MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
 	} else {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
-	return MetaSelectFlat(all, typ, p.Get("fields"), "id")
+	return sim.MetaSelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 // igUser is every field of the account's IG User node. Fields the simulated account has no
 // value for are known but nil, left out as Graph leaves out empty fields.
-func (s *igSim) igUser(ctx context.Context, acct Account) (map[string]any, error) {
+func (s *igSim) igUser(ctx context.Context, acct sim.Account) (map[string]any, error) {
 	n, err := s.cfg.State.Count(ctx, platform.Instagram, igMediaKind, acct.ID)
 	if err != nil {
 		return nil, err
@@ -606,16 +609,16 @@ func (s *igSim) igUser(ctx context.Context, acct Account) (map[string]any, error
 
 // pages is GET /me/accounts: the Pages the token's user manages, with field expansion and
 // cursor paging.
-func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
+func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
 	pages, ok := s.opt.Pages[acct.ID]
 	if !ok {
-		pages = []InstagramPage{{Linked: true}}
+		pages = []Page{{Linked: true}}
 	}
 	fields := p.Get("fields")
 	if fields == "" {
 		fields = "name,category,category_list,id,tasks"
 	}
-	want, gerr := MetaParseFields(fields)
+	want, gerr := sim.MetaParseFields(fields)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -623,7 +626,7 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *Me
 	if v := p.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
 		}
 		limit = min(n, 100)
 	}
@@ -632,13 +635,13 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *Me
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		n, aerr := strconv.Atoi(string(b))
 		if err != nil || aerr != nil || n < 0 {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
 		}
 		start = n
 	}
 	user, err := s.igUser(ctx, acct)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	data := []any{}
 	for i := start; i < len(pages) && i < start+limit; i++ {
@@ -683,7 +686,7 @@ func (s *igSim) pages(ctx context.Context, acct Account, p url.Values) (any, *Me
 // that hold nodes (edges names their node types) with their own selection, or with their id
 // alone. An unknown field, or the expansion of a field that holds no node, is Graph's error
 // 100.
-func igExpand(all map[string]any, typ string, want []MetaField, edges map[string]string) (map[string]any, *MetaError) {
+func igExpand(all map[string]any, typ string, want []sim.MetaField, edges map[string]string) (map[string]any, *sim.MetaError) {
 	out := map[string]any{}
 	if id, ok := all["id"]; ok {
 		out["id"] = id
@@ -691,17 +694,17 @@ func igExpand(all map[string]any, typ string, want []MetaField, edges map[string
 	for _, f := range want {
 		v, ok := all[f.Name]
 		if !ok {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
 		}
 		subType, isEdge := edges[f.Name]
 		if f.Expanded && !isEdge {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
 		}
 		if v == nil {
 			continue
 		}
 		if isEdge {
-			sub := []MetaField{{Name: "id"}}
+			sub := []sim.MetaField{{Name: "id"}}
 			if f.Expanded {
 				sub = f.Sub
 			}
@@ -726,34 +729,34 @@ func (m igMedia) fields() map[string]any {
 
 // accountMedia reads the account's Reels, oldest first.
 func (s *igSim) accountMedia(ctx context.Context, account string) ([]igMedia, error) {
-	return ListJSON[igMedia](ctx, s.cfg.State, igKey(igMediaKind, ""), account)
+	return sim.ListJSON[igMedia](ctx, s.cfg.State, igKey(igMediaKind, ""), account)
 }
 
 // listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
 // and an "after" cursor.
-func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *igSim) listMedia(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
 		}
 	}
-	start, limit, gerr := MetaPaging(p)
+	start, limit, gerr := sim.MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	all, err := s.accountMedia(ctx, acct.ID)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	var list []igMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -763,31 +766,31 @@ func (s *igSim) listMedia(ctx context.Context, acct Account, userID string, p ur
 		}
 		list = append(list, all[i])
 	}
-	return MetaPage(list, start, limit, MetaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *MetaError) {
-		return MetaSelectFlat(m.fields(), "IGMedia", p.Get("fields"), "id")
+	return sim.MetaPage(list, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *sim.MetaError) {
+		return sim.MetaSelectFlat(m.fields(), "IGMedia", p.Get("fields"), "id")
 	})
 }
 
 // publishingLimit is GET /{ig-user-id}/content_publishing_limit.
-func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *igSim) publishingLimit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
 	var since time.Time
 	if v := p.Get("since"); v != "" {
 		sec, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || now.Sub(time.Unix(sec, 0)) > igWindow {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
 		}
 		since = time.Unix(sec, 0)
 	}
-	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
+	published, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	usage := 0
-	for _, t := range MetaPrune(published, now) {
+	for _, t := range sim.MetaPrune(published, now) {
 		if !t.Before(since) {
 			usage++
 		}
@@ -796,7 +799,7 @@ func (s *igSim) publishingLimit(ctx context.Context, acct Account, userID string
 		"quota_usage": usage,
 		"config":      map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": int(igWindow / time.Second)},
 	}
-	row, gerr := MetaSelectFlat(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := sim.MetaSelectFlat(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}

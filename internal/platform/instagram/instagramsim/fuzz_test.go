@@ -1,15 +1,15 @@
-package sim_test
+package instagramsim_test
 
 import (
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzInstagramSim(f *testing.F) {
 	const id = "17841400000000042"
-	simtest.Fuzz{NewSim: sim.NewInstagram, Account: id, Seeds: simtest.MetaSeeds(id,
+	simtest.Fuzz{NewSim: instagramsim.New, Account: id, Seeds: simtest.MetaSeeds(id,
 		simtest.FuzzSeed{"POST", "/v21.0/" + id + "/media", simtest.FuzzForm, "media_type=REELS&video_url=https%3A%2F%2Fcdn.example%2Fv.mp4&caption=hi+%23x&share_to_feed=true"},
 		simtest.FuzzSeed{"POST", "/v21.0/" + id + "/media", simtest.FuzzJSON, `{"media_type":"REELS","upload_type":"resumable","caption":"c"}`},
 		simtest.FuzzSeed{"POST", "/v21.0/" + id + "/media_publish?creation_id=123", simtest.FuzzBearer, ""},

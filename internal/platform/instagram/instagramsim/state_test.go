@@ -1,4 +1,4 @@
-package sim
+package instagramsim
 
 import (
 	"bytes"
@@ -12,14 +12,16 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // newIGProcesses serves the Instagram simulator from n processes on one State, each request
 // going to the next; it answers the test environment (whose sim is the first process) and
 // all the processes.
-func newIGProcesses(t *testing.T, st State, clock *clocktest.Clock, n int) (*igTestEnv, []*igSim) {
+func newIGProcesses(t *testing.T, st sim.State, clock *clocktest.Clock, n int) (*igTestEnv, []*igSim) {
 	t.Helper()
-	e := &igTestEnv{t: t, clock: clock, rec: NewRecorder(st, platform.Instagram)}
+	e := &igTestEnv{t: t, clock: clock, rec: sim.NewRecorder(st, platform.Instagram)}
 	e.video = igReel(t, mediatest.Options{Size: 64 << 10})
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "v.mp4", time.Time{}, bytes.NewReader(e.video))
@@ -29,16 +31,16 @@ func newIGProcesses(t *testing.T, st State, clock *clocktest.Clock, n int) (*igT
 	var sims []*igSim
 	var handlers []http.Handler
 	for range n {
-		h := NewInstagramWith(Config{
+		h := NewWith(sim.Config{
 			BaseURL:  "http://" + e.srv.Listener.Addr().String() + "/sandbox/instagram/",
-			Accounts: StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: Behavior{ProcessingMS: 0}}},
+			Accounts: sim.StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user", Behavior: sim.Behavior{ProcessingMS: 0}}},
 			Recorder: e.rec, State: st, Now: clock.Now,
-		}, InstagramOptions{})
+		}, Options{})
 		sims = append(sims, h.(*igSim))
 		handlers = append(handlers, h)
 	}
 	e.sim = sims[0]
-	e.srv.Config.Handler = alternating(handlers...)
+	e.srv.Config.Handler = simtest.Alternating(handlers...)
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	return e, sims
@@ -48,7 +50,7 @@ func newIGProcesses(t *testing.T, st State, clock *clocktest.Clock, n int) (*igT
 // commented on and answered at the others; a new process (a restart) knows all of it, and the
 // upload and the publish are recorded once.
 func TestInstagramAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -79,10 +81,10 @@ func TestInstagramAcrossProcesses(t *testing.T) {
 				t.Fatalf("the reply at the other process: %v", got)
 			}
 
-			restarted := NewInstagramWith(Config{BaseURL: e.srv.URL + "/sandbox/instagram/",
-				Accounts: StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user"}}, State: st, Now: clock.Now},
-				InstagramOptions{}).(*igSim)
-			if m, gerr := restarted.ownedMedia(context.Background(), Account{ID: igTestAccount}, mediaID, http.MethodGet); gerr != nil || m.Caption != "Hello #reels" {
+			restarted := NewWith(sim.Config{BaseURL: e.srv.URL + "/sandbox/instagram/",
+				Accounts: sim.StaticAccounts{igTestToken: {ID: igTestAccount, Username: "sim.user"}}, State: st, Now: clock.Now},
+				Options{}).(*igSim)
+			if m, gerr := restarted.ownedMedia(context.Background(), sim.Account{ID: igTestAccount}, mediaID, http.MethodGet); gerr != nil || m.Caption != "Hello #reels" {
 				t.Fatalf("after a restart: %+v, %v", m, gerr)
 			}
 			rec := e.rec.Snapshot(nil)
@@ -98,15 +100,15 @@ func TestInstagramAcrossProcesses(t *testing.T) {
 // writes nothing.
 func TestInstagramFetchTakenOver(t *testing.T) {
 	clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
-	st := NewMemoryState(clock.Now)
+	st := sim.NewMemoryState(clock.Now)
 	e, sims := newIGProcesses(t, st, clock, 2)
 	ctx := context.Background()
 	// A container whose creating process died before its fetch ended.
 	key := igKey(igContainerKind, "17890000000000077")
 	dead := igContainer{ID: key.ID, Account: igTestAccount, Created: clock.Now(), Ready: clock.Now(), ThumbOffset: -1,
-		Pull: MetaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
-	if err := st.Update(ctx, func(tx Tx) error {
-		return Save(tx, Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
+		Pull: sim.MetaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
+	if err := st.Update(ctx, func(tx sim.Tx) error {
+		return sim.Save(tx, sim.Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 	if code, _ := e.statusCode(key.ID); code != "FINISHED" {
 		t.Fatalf("status after the fetch was taken over: %s", code)
 	}
-	c, _, _, _ := Load[igContainer](ctx, st, key)
+	c, _, _, _ := sim.Load[igContainer](ctx, st, key)
 	if c.Pull.URL != "" || c.SHA == "" {
 		t.Errorf("after the fetch: %+v, want the hash and no URL kept", c)
 	}

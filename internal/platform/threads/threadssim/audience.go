@@ -1,4 +1,4 @@
-package sim
+package threadssim
 
 // The Threads simulator's figures and replies. Sources: developers.facebook.com/documentation/
 // threads: insights (media metrics views, likes, replies, reposts, quotes, shares; "when the
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // thMetrics are the media insights metrics of the Threads insights reference.
@@ -50,7 +51,7 @@ type thReply struct {
 
 // thReplyID is the id of the post's audience reply number n.
 func thReplyID(mediaID string, n int) string {
-	return MetaDerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
+	return sim.MetaDerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
 }
 
 // thShares splits the audience's shares into Threads' reposts, quotes and shares.
@@ -62,7 +63,7 @@ func thShares(n int64) (reposts, quotes, shares int64) {
 // thread is every reply under the post m by now, oldest first.
 func (s *thSim) thread(m thMedia, now time.Time) []thReply {
 	var out []thReply
-	for _, c := range AudienceComments(m.ID, m.Timestamp, now) {
+	for _, c := range sim.AudienceComments(m.ID, m.Timestamp, now) {
 		out = append(out, thReply{ID: thReplyID(m.ID, c.N), Root: m.ID, Parent: m.ID, Username: c.Author, Text: c.Text, At: c.At})
 	}
 	out = append(out, m.Replies...)
@@ -71,13 +72,13 @@ func (s *thSim) thread(m thMedia, now time.Time) []thReply {
 }
 
 // ownedPost reads the profile's post id.
-func (s *thSim) ownedPost(ctx context.Context, acct Account, id string) (thMedia, bool, error) {
-	m, _, found, err := Load[thMedia](ctx, s.cfg.State, thKey(thMediaKind, id))
+func (s *thSim) ownedPost(ctx context.Context, acct sim.Account, id string) (thMedia, bool, error) {
+	m, _, found, err := sim.Load[thMedia](ctx, s.cfg.State, thKey(thMediaKind, id))
 	return m, found && m.Account == acct.ID, err
 }
 
 // reply finds a reply under one of the profile's posts, with the post.
-func (s *thSim) reply(ctx context.Context, acct Account, id string, now time.Time) (thReply, thMedia, bool, error) {
+func (s *thSim) reply(ctx context.Context, acct sim.Account, id string, now time.Time) (thReply, thMedia, bool, error) {
 	posts, err := s.posts(ctx, acct.ID)
 	if err != nil {
 		return thReply{}, thMedia{}, false, err
@@ -93,7 +94,7 @@ func (s *thSim) reply(ctx context.Context, acct Account, id string, now time.Tim
 }
 
 // root is the post whose conversation id (a post or a reply of the profile's) belongs to.
-func (s *thSim) root(ctx context.Context, acct Account, id string, now time.Time) (thMedia, bool, error) {
+func (s *thSim) root(ctx context.Context, acct sim.Account, id string, now time.Time) (thMedia, bool, error) {
 	if m, ok, err := s.ownedPost(ctx, acct, id); err != nil || ok {
 		return m, ok, err
 	}
@@ -102,63 +103,63 @@ func (s *thSim) root(ctx context.Context, acct Account, id string, now time.Time
 }
 
 // createReply is POST /{threads-user-id}/threads with media_type=TEXT: a reply container.
-func (s *thSim) createReply(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
+func (s *thSim) createReply(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
 	to := p.Get("reply_to_id")
 	if to == "" {
 		// Root text posts are not reelay's: the simulator takes TEXT containers as replies only.
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
 	}
 	text := p.Get("text")
 	if text == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
 	}
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0,
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 	now := s.cfg.Now()
 	if _, ok, err := s.root(ctx, acct, to, now); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
 	}
 	// A text container has nothing to fetch.
-	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: MetaPull{Done: true}, ReplyTo: to}
+	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: sim.MetaPull{Done: true}, ReplyTo: to}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	return map[string]string{"id": c.ID}, nil
 }
 
 // publishReply publishes a reply container within tx, in the conversation of root (found, or
 // not, before the transaction).
-func (s *thSim) publishReply(tx Tx, acct Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *MetaError, error) {
+func (s *thSim) publishReply(tx sim.Tx, acct sim.Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *sim.MetaError, error) {
 	if found {
 		var err error
-		root, _, found, err = LoadTx[thMedia](tx, thKey(thMediaKind, root.ID))
+		root, _, found, err = sim.LoadTx[thMedia](tx, thKey(thMediaKind, root.ID))
 		if err != nil {
 			return nil, nil, err
 		}
 	}
 	if !found {
-		return nil, MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
+		return nil, sim.MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
 	}
-	ok, err := TakeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
+	ok, err := sim.TakeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of replies reached",
+		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of replies reached",
 			fmt.Sprintf("You reached the maximum of %d replies that can be published through the API in 24 hours.", thReplyQuota)), nil
 	}
-	r := thReply{ID: MetaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
+	r := thReply{ID: sim.MetaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
 	root.Replies = append(root.Replies, r)
-	if err := Save(tx, Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
+	if err := sim.Save(tx, sim.Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
 		return nil, nil, err
 	}
 	c.MediaID = r.ID
-	err = RecordTx(tx, platform.Threads, Reply{Account: acct.ID, CommentID: c.ReplyTo, Text: c.Text})
+	err = sim.RecordTx(tx, platform.Threads, sim.Reply{Account: acct.ID, CommentID: c.ReplyTo, Text: c.Text})
 	return map[string]string{"id": r.ID}, nil, err
 }
 
@@ -176,7 +177,7 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 		hasReplies = hasReplies || o.Parent == r.ID
 	}
 	return map[string]any{
-		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": MetaTimestamp(r.At),
+		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": sim.MetaTimestamp(r.At),
 		"permalink": "https://www.threads.net/@" + r.Username + "/post/" + thShortcode(r.ID), "shortcode": thShortcode(r.ID),
 		"media_product_type": "THREADS", "media_type": "TEXT_POST", "media_url": nil, "thumbnail_url": nil,
 		"has_replies": hasReplies, "is_reply": true, "is_reply_owned_by_me": r.Own, "is_quote_post": false,
@@ -187,25 +188,25 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 
 // conversation is GET /{threads-media-id}/replies (all false: the direct replies) and
 // /conversation (all true: every reply below, flattened).
-func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url.Values, all bool) (any, *MetaError) {
-	reverse, ok := MetaBool(p, "reverse", true)
+func (s *thSim) conversation(ctx context.Context, acct sim.Account, id string, p url.Values, all bool) (any, *sim.MetaError) {
+	reverse, ok := sim.MetaBool(p, "reverse", true)
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
 	}
 	if p.Get("before") != "" && p.Get("after") != "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
 	}
-	start, limit, gerr := MetaPaging(p)
+	start, limit, gerr := sim.MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	root, ok, err := s.root(ctx, acct, id, now)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
 	below := map[string]bool{id: true}
 	var rows []thReply
@@ -224,31 +225,31 @@ func (s *thSim) conversation(ctx context.Context, acct Account, id string, p url
 	if all {
 		edge = "/conversation"
 	}
-	return MetaPage(rows, start, limit, MetaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *MetaError) {
-		return MetaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
+	return sim.MetaPage(rows, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *sim.MetaError) {
+		return sim.MetaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // insights is GET /{threads-media-id}/insights.
-func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
-	names, gerr := MetaMetrics(p, true)
+func (s *thSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+	names, gerr := sim.MetaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		if !slices.Contains(thMetrics, n) {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
 	m, ok, err := s.ownedPost(ctx, acct, id)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
-	a := AudienceOf(m.ID, m.Timestamp, now)
+	a := sim.AudienceOf(m.ID, m.Timestamp, now)
 	reposts, quotes, shares := thShares(a.Shares)
 	values := map[string]int64{"views": a.Views, "likes": a.Likes, "replies": int64(len(s.thread(m, now))),
 		"reposts": reposts, "quotes": quotes, "shares": shares}
@@ -262,7 +263,7 @@ func (s *thSim) insights(ctx context.Context, acct Account, id string, p url.Val
 	}
 	data := []any{}
 	for _, n := range names {
-		data = append(data, MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, sim.MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }

@@ -1,4 +1,4 @@
-package sim
+package instagramsim
 
 // The Instagram simulator's figures and comments. Sources: developers.facebook.com/docs/
 // instagram-platform reference/instagram-media/insights (metrics, the retired ones, "an empty
@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Reels metrics of the media insights reference, and the retired ones.
@@ -59,18 +60,18 @@ type igComment struct {
 
 // igCommentID is the id of the item's audience comment number n.
 func igCommentID(mediaID string, n int) string {
-	return MetaDerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
+	return sim.MetaDerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
 }
 
 // igScopedID is the Instagram-scoped id of an audience commenter.
 func igScopedID(username string) string {
-	return MetaDerivedID(6000000000000000, 1e15, "ig-user", username)
+	return sim.MetaDerivedID(6000000000000000, 1e15, "ig-user", username)
 }
 
 // audience is the top-level comments on m by now, oldest first.
 func (s *igSim) audience(m igMedia, now time.Time) []igComment {
 	var out []igComment
-	for _, c := range AudienceComments(m.ID, m.Timestamp, now) {
+	for _, c := range sim.AudienceComments(m.ID, m.Timestamp, now) {
 		out = append(out, igComment{ID: igCommentID(m.ID, c.N), Media: m.ID, FromID: igScopedID(c.Author), Username: c.Author, Text: c.Text, At: c.At})
 	}
 	return out
@@ -88,19 +89,19 @@ func (s *igSim) replies(m igMedia, parent string) []igComment {
 }
 
 // ownedMedia is the account's media id, or Graph's answer for an object the token cannot see.
-func (s *igSim) ownedMedia(ctx context.Context, acct Account, id, method string) (igMedia, *MetaError) {
-	m, _, ok, err := Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
+func (s *igSim) ownedMedia(ctx context.Context, acct sim.Account, id, method string) (igMedia, *sim.MetaError) {
+	m, _, ok, err := sim.Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
 	if err != nil {
-		return igMedia{}, MetaInternal()
+		return igMedia{}, sim.MetaInternal()
 	}
 	if !ok || m.Account != acct.ID {
-		return igMedia{}, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(method, id))
+		return igMedia{}, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(method, id))
 	}
 	return m, nil
 }
 
 // comment finds a comment on one of the account's Reels, with the Reel.
-func (s *igSim) comment(ctx context.Context, acct Account, id string, now time.Time) (igComment, igMedia, bool, error) {
+func (s *igSim) comment(ctx context.Context, acct sim.Account, id string, now time.Time) (igComment, igMedia, bool, error) {
 	all, err := s.accountMedia(ctx, acct.ID)
 	if err != nil {
 		return igComment{}, igMedia{}, false, err
@@ -121,17 +122,17 @@ func (s *igSim) comment(ctx context.Context, acct Account, id string, now time.T
 }
 
 // insights is GET /{ig-media-id}/insights.
-func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *MetaError) {
-	names, gerr := MetaMetrics(p, true)
+func (s *igSim) insights(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *sim.MetaError) {
+	names, gerr := sim.MetaMetrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		switch {
 		case slices.Contains(igRetiredMetrics, n):
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
 		case !slices.Contains(igReelsMetrics, n):
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
@@ -139,7 +140,7 @@ func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p ur
 	if gerr != nil {
 		return nil, gerr
 	}
-	a := AudienceOf(m.ID, m.Timestamp, now)
+	a := sim.AudienceOf(m.ID, m.Timestamp, now)
 	data := []any{}
 	if a.Views == 0 {
 		// "If insights data you are requesting does not exist or is currently unavailable,
@@ -168,7 +169,7 @@ func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p ur
 		"ig_reels_video_view_total_time": {"Watch time", "The total time the reel was played, including replays, in milliseconds."},
 	}
 	for _, n := range names {
-		data = append(data, MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, sim.MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
@@ -176,7 +177,7 @@ func (s *igSim) insights(ctx context.Context, acct Account, mediaID string, p ur
 // commentFields is every field of an IG Comment node c of m.
 func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	all := map[string]any{
-		"id": c.ID, "text": c.Text, "timestamp": MetaTimestamp(c.At), "username": c.Username,
+		"id": c.ID, "text": c.Text, "timestamp": sim.MetaTimestamp(c.At), "username": c.Username,
 		"like_count": 0, "hidden": m.Hidden[c.ID],
 		"from":      map[string]any{"id": c.FromID, "username": c.Username},
 		"media":     map[string]any{"id": c.Media, "media_product_type": "REELS"},
@@ -188,20 +189,20 @@ func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	}
 	if c.Parent != "" {
 		all["parent_id"] = c.Parent
-		all["replies"] = MetaList{Type: "IGComment"}
+		all["replies"] = sim.MetaList{Type: "IGComment"}
 		return all
 	}
 	var rows []map[string]any
 	for _, r := range s.replies(m, c.ID) {
 		rows = append(rows, s.commentFields(m, r))
 	}
-	all["replies"] = MetaList{Type: "IGComment", Rows: rows}
+	all["replies"] = sim.MetaList{Type: "IGComment", Rows: rows}
 	return all
 }
 
 // comments is GET /{ig-media-id}/comments: the top-level comments, oldest first.
-func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p url.Values) (any, *MetaError) {
-	start, limit, gerr := MetaPaging(p)
+func (s *igSim) comments(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *sim.MetaError) {
+	start, limit, gerr := sim.MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -210,61 +211,61 @@ func (s *igSim) comments(ctx context.Context, acct Account, mediaID string, p ur
 	if gerr != nil {
 		return nil, gerr
 	}
-	next := MetaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
-	return MetaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *MetaError) {
-		return MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
+	next := sim.MetaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
+	return sim.MetaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *sim.MetaError) {
+		return sim.MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
 	})
 }
 
 // changeMedia runs fn on the Reel id within one transaction and writes what it left; fn's
 // *MetaError is answered as it is.
-func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx Tx, m *igMedia) *MetaError) *MetaError {
-	var gerr *MetaError
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		m, rec, found, err := LoadTx[igMedia](tx, igKey(igMediaKind, id))
+func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx sim.Tx, m *igMedia) *sim.MetaError) *sim.MetaError {
+	var gerr *sim.MetaError
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		m, rec, found, err := sim.LoadTx[igMedia](tx, igKey(igMediaKind, id))
 		if err != nil || !found {
 			return err
 		}
 		if gerr = fn(tx, &m); gerr != nil {
 			return nil
 		}
-		return Save(tx, rec, m)
+		return sim.Save(tx, rec, m)
 	})
 	if err != nil {
-		return MetaInternal()
+		return sim.MetaInternal()
 	}
 	return gerr
 }
 
 // reply is POST /{ig-comment-id}/replies.
-func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url.Values) (any, *MetaError) {
+func (s *igSim) reply(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *sim.MetaError) {
 	msg := p.Get("message")
 	if msg == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
 	}
 	if lim := s.caps.ReplyText; !lim.Check(msg) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
 	}
 	now := s.cfg.Now()
 	c, m, ok, err := s.comment(ctx, acct, commentID, now)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, commentID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, commentID))
 	}
 	parent := c.ID
 	if c.Parent != "" {
 		parent = c.Parent // a reply to a reply is added to the top-level comment
 	}
-	r := igComment{ID: MetaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
-	gerr := s.changeMedia(ctx, m.ID, func(tx Tx, m *igMedia) *MetaError {
+	r := igComment{ID: sim.MetaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
+	gerr := s.changeMedia(ctx, m.ID, func(tx sim.Tx, m *igMedia) *sim.MetaError {
 		if m.Hidden[c.ID] {
-			return MetaErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
+			return sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
 		}
 		m.Replies = append(m.Replies, r)
-		if err := RecordTx(tx, platform.Instagram, Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
-			return MetaInternal()
+		if err := sim.RecordTx(tx, platform.Instagram, sim.Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
+			return sim.MetaInternal()
 		}
 		return nil
 	})
@@ -275,19 +276,19 @@ func (s *igSim) reply(ctx context.Context, acct Account, commentID string, p url
 }
 
 // hide is POST /{ig-comment-id}?hide=true|false.
-func (s *igSim) hide(ctx context.Context, acct Account, commentID string, p url.Values) (any, *MetaError) {
-	hide, ok := MetaParseBool(p.Get("hide"))
+func (s *igSim) hide(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *sim.MetaError) {
+	hide, ok := sim.MetaParseBool(p.Get("hide"))
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
 	}
 	_, m, ok, err := s.comment(ctx, acct, commentID, s.cfg.Now())
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, commentID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, commentID))
 	}
-	gerr := s.changeMedia(ctx, m.ID, func(_ Tx, m *igMedia) *MetaError {
+	gerr := s.changeMedia(ctx, m.ID, func(_ sim.Tx, m *igMedia) *sim.MetaError {
 		if m.Hidden == nil {
 			m.Hidden = map[string]bool{}
 		}

@@ -1,4 +1,4 @@
-package sim
+package facebooksim
 
 // The Facebook Reels simulator's figures and comments. Sources: developers.facebook.com/docs/
 // graph-api/reference/video/video_insights, docs/video-api/guides/insights (Reels metrics:
@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // fbReelMetrics are the Reels metrics of video_insights the simulator answers.
@@ -61,12 +62,12 @@ type fbComment struct {
 
 // fbCommentID is the id of the reel's audience comment number n ({object-id}_{comment-id}).
 func fbCommentID(videoID string, n int) string {
-	return videoID + "_" + MetaDerivedID(1_000_000_000_000_000, 1e15, "fb-comment", videoID, fmt.Sprint(n))
+	return videoID + "_" + sim.MetaDerivedID(1_000_000_000_000_000, 1e15, "fb-comment", videoID, fmt.Sprint(n))
 }
 
 // fbUserID is the app-scoped id of an audience commenter.
 func fbUserID(name string) string {
-	return MetaDerivedID(100_000_000_000_000, 9e14, "fb-user", name)
+	return sim.MetaDerivedID(100_000_000_000_000, 9e14, "fb-user", name)
 }
 
 // fbNonZero drops the zero counts of a breakdown: Graph leaves them out.
@@ -85,7 +86,7 @@ func (s *fbSim) thread(v fbVideo, now time.Time) []fbComment {
 		return nil
 	}
 	var out []fbComment
-	for _, c := range AudienceComments(v.ID, v.At, now) {
+	for _, c := range sim.AudienceComments(v.ID, v.At, now) {
 		out = append(out, fbComment{ID: fbCommentID(v.ID, c.N), Video: v.ID, FromID: fbUserID(c.Author), FromName: c.Author, Text: c.Text, At: c.At})
 	}
 	out = append(out, v.Comments...)
@@ -95,7 +96,7 @@ func (s *fbSim) thread(v fbVideo, now time.Time) []fbComment {
 
 // findComment finds a comment on one of the Page's reels (its id starts with the reel's),
 // with the reel's whole thread.
-func (s *fbSim) findComment(ctx context.Context, acct Account, id string, now time.Time) (fbComment, []fbComment, bool, error) {
+func (s *fbSim) findComment(ctx context.Context, acct sim.Account, id string, now time.Time) (fbComment, []fbComment, bool, error) {
 	video, _, found := strings.Cut(id, "_")
 	if !found {
 		return fbComment{}, nil, false, nil
@@ -114,29 +115,29 @@ func (s *fbSim) findComment(ctx context.Context, acct Account, id string, now ti
 }
 
 // insights is GET /{video-id}/video_insights.
-func (s *fbSim) insights(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
-	names, _ := MetaMetrics(p, false)
+func (s *fbSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+	names, _ := sim.MetaMetrics(p, false)
 	if len(names) == 0 {
 		names = fbReelMetrics
 	}
 	for _, n := range names {
 		if !slices.Contains(fbReelMetrics, n) {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The value must be a valid insights metric")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The value must be a valid insights metric")
 		}
 	}
 	now := s.cfg.Now()
 	v, ok, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
 	data := []any{}
 	if period := p.Get("period"); !v.Done || (period != "" && period != "lifetime") {
 		return map[string]any{"data": data}, nil
 	}
-	a := AudienceOf(v.ID, v.At, now)
+	a := sim.AudienceOf(v.ID, v.At, now)
 	comments := int64(len(s.thread(v, now)))
 	avg := int64(0)
 	if a.Views > 0 {
@@ -164,7 +165,7 @@ func (s *fbSim) insights(ctx context.Context, acct Account, id string, p url.Val
 		"post_video_social_actions":         {"Comments and shares", "Lifetime: The number of comments and shares of your reel."},
 	}
 	for _, n := range names {
-		data = append(data, MetaInsight(v.ID, "video_insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, sim.MetaInsight(v.ID, "video_insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
@@ -179,12 +180,12 @@ func (s *fbSim) commentFields(c fbComment, thread []fbComment) map[string]any {
 			children++
 		}
 		if c.Parent != "" && o.ID == c.Parent {
-			parent = map[string]any{"id": o.ID, "created_time": MetaTimestamp(o.At), "from": from(o), "message": o.Text}
+			parent = map[string]any{"id": o.ID, "created_time": sim.MetaTimestamp(o.At), "from": from(o), "message": o.Text}
 		}
 	}
 	_, number, _ := strings.Cut(c.ID, "_")
 	all := map[string]any{
-		"id": c.ID, "message": c.Text, "created_time": MetaTimestamp(c.At), "from": from(c),
+		"id": c.ID, "message": c.Text, "created_time": sim.MetaTimestamp(c.At), "from": from(c),
 		"like_count": 0, "comment_count": children, "is_hidden": false, "can_comment": c.Parent == "",
 		"permalink_url": fbReelURL(c.Video) + "?comment_id=" + number,
 		"object":        map[string]any{"id": c.Video}, "attachment": nil, "message_tags": nil, "parent": nil,
@@ -196,20 +197,20 @@ func (s *fbSim) commentFields(c fbComment, thread []fbComment) map[string]any {
 }
 
 // listComments is GET /{video-id}/comments and GET /{comment-id}/comments.
-func (s *fbSim) listComments(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
 	filter := cmp.Or(p.Get("filter"), "toplevel")
 	if filter != "toplevel" && filter != "stream" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
 	}
 	order := cmp.Or(p.Get("order"), "chronological")
 	if order != "chronological" && order != "reverse_chronological" && order != "ranked" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param order must be one of {chronological, reverse_chronological, ranked}, got %q", order))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param order must be one of {chronological, reverse_chronological, ranked}, got %q", order))
 	}
-	summary, ok := MetaBool(p, "summary", false)
+	summary, ok := sim.MetaBool(p, "summary", false)
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param summary must be a boolean")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param summary must be a boolean")
 	}
-	start, limit, gerr := MetaPaging(p)
+	start, limit, gerr := sim.MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -217,11 +218,11 @@ func (s *fbSim) listComments(ctx context.Context, acct Account, id string, p url
 	var thread, rows []fbComment
 	v, isVideo, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	_, t, isComment, err := s.findComment(ctx, acct, id, now)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if isVideo {
 		thread = s.thread(v, now)
@@ -238,14 +239,14 @@ func (s *fbSim) listComments(ctx context.Context, acct Account, id string, p url
 			}
 		}
 	} else {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
 	// Ranked order is Facebook's relevance; the simulator has none, so it is chronological.
 	if order == "reverse_chronological" {
 		slices.Reverse(rows)
 	}
-	page, gerr := MetaPage(rows, start, limit, MetaNext(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *MetaError) {
-		return MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+	page, gerr := sim.MetaPage(rows, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *sim.MetaError) {
+		return sim.MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	})
 	if gerr != nil {
 		return nil, gerr
@@ -258,50 +259,50 @@ func (s *fbSim) listComments(ctx context.Context, acct Account, id string, p url
 
 // comment is POST /{object-id}/comments: a comment on one of the Page's published reels, or a
 // reply to a comment there (a reply to a reply joins its top-level comment, two levels deep).
-func (s *fbSim) comment(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+func (s *fbSim) comment(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
 	msg := p.Get("message")
 	if p.Get("attachment_url") != "" || p.Get("attachment_id") != "" || p.Get("source") != "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
 	}
 	if msg == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing message or attachment")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing message or attachment")
 	}
 	if lim := s.caps.ReplyText; !lim.Check(msg) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
 	}
 	now := s.cfg.Now()
 	c := fbComment{FromID: acct.ID, FromName: fbPageName(acct), Text: msg, At: now}
 	reply := false
 	if to, _, ok, err := s.findComment(ctx, acct, id, now); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
 		c.Video, c.Parent, reply = to.Video, to.ID, true
 		if to.Parent != "" {
 			c.Parent = to.Parent // two levels deep: a reply to a reply joins its top-level comment
 		}
 	} else if v, ok, err := s.video(ctx, acct, id); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok && v.Done {
 		c.Video = v.ID
 	} else {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, id))
 	}
-	c.ID = c.Video + "_" + MetaRandomID(2_000_000_000_000_000)
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		v, rec, found, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
+	c.ID = c.Video + "_" + sim.MetaRandomID(2_000_000_000_000_000)
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		v, rec, found, err := sim.LoadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
 		if err != nil || !found {
 			return err
 		}
 		v.Comments = append(v.Comments, c)
 		if reply {
-			if err := RecordTx(tx, platform.Facebook, Reply{Account: acct.ID, CommentID: id, Text: msg}); err != nil {
+			if err := sim.RecordTx(tx, platform.Facebook, sim.Reply{Account: acct.ID, CommentID: id, Text: msg}); err != nil {
 				return err
 			}
 		}
-		return Save(tx, rec, v)
+		return sim.Save(tx, rec, v)
 	})
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	return map[string]string{"id": c.ID}, nil
 }

@@ -1,4 +1,4 @@
-package sim
+package threadssim
 
 import (
 	"bytes"
@@ -13,13 +13,15 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // TestThreadsAcrossProcesses: a Threads post made through two processes in turn (the container
 // at one, its status and publish at the other, a reply in its conversation), then read by a
 // third started afterwards; the upload, the post and the reply are recorded once each.
 func TestThreadsAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -28,12 +30,12 @@ func TestThreadsAcrossProcesses(t *testing.T) {
 				http.ServeContent(w, r, "v.mp4", time.Time{}, bytes.NewReader(video))
 			}))
 			t.Cleanup(videos.Close)
-			rec := NewRecorder(st, platform.Threads)
+			rec := sim.NewRecorder(st, platform.Threads)
 			process := func() http.Handler {
-				return NewThreads(Config{BaseURL: "http://threads.test/", Accounts: StaticAccounts{"tok": {ID: "123", Username: "sim.user"}},
+				return New(sim.Config{BaseURL: "http://threads.test/", Accounts: sim.StaticAccounts{"tok": {ID: "123", Username: "sim.user"}},
 					Recorder: rec, State: st, Now: clock.Now})
 			}
-			srv := httptest.NewServer(alternating(process(), process()))
+			srv := httptest.NewServer(simtest.Alternating(process(), process()))
 			t.Cleanup(srv.Close)
 			base := srv.URL
 			call := func(method, path string, params url.Values) (int, map[string]any) {

@@ -1,4 +1,6 @@
-package sim
+// Package facebooksim is the simulator of Facebook's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package facebooksim
 
 // Facebook Pages Reels simulator (graph.facebook.com and rupload.facebook.com). Sources:
 // developers.facebook.com/docs/video-api/guides/reels-publishing (start, upload, status,
@@ -62,6 +64,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 const (
@@ -106,7 +109,7 @@ const (
 	fbPublishedKind = "published"
 )
 
-func fbKey(kind, id string) Key { return Key{Platform: platform.Facebook, Kind: kind, ID: id} }
+func fbKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Facebook, Kind: kind, ID: id} }
 
 type fbVideo struct {
 	ID      string    `json:"id"`
@@ -144,22 +147,22 @@ func (v fbVideo) uploading() bool { return v.UploadAttempt != "" && time.Now().B
 // fbUpload is what arrived of a reel's bytes: the spool's state (its blobs) and the SHA-256
 // state of all of them.
 type fbUpload struct {
-	Spool SpoolState `json:"spool"`
-	Hash  []byte     `json:"hash,omitempty"`
+	Spool sim.SpoolState `json:"spool"`
+	Hash  []byte         `json:"hash,omitempty"`
 }
 
 // fbSim simulates Facebook Pages Reels publishing. Its reels, upload sessions, comments and
 // daily limits are records of Config.State; the bytes of an upload in progress blobs of
 // Config.Blobs.
 type fbSim struct {
-	cfg    Config
+	cfg    sim.Config
 	prefix string
 	caps   platform.Capabilities
 	png    []byte
 }
 
-// NewFacebook returns the simulator of Facebook Pages Reels publishing.
-func NewFacebook(cfg Config) http.Handler {
+// New returns the simulator of Facebook Pages Reels publishing.
+func New(cfg sim.Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Facebook)
 	s := &fbSim{cfg: cfg, caps: caps}
@@ -177,7 +180,7 @@ func NewFacebook(cfg Config) http.Handler {
 }
 
 func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := MetaSegments(s.prefix, r.URL.Path)
+	segs := sim.MetaSegments(s.prefix, r.URL.Path)
 	if len(segs) > 0 && segs[0] == "video-upload" {
 		s.upload(w, r, segs[1:])
 		return
@@ -187,23 +190,23 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(s.png)
 		return
 	}
-	acct, params, id, edge, ok := MetaRequest(s.cfg, w, r, segs, 32)
+	acct, params, id, edge, ok := sim.MetaRequest(s.cfg, w, r, segs, 32)
 	if !ok {
 		return
 	}
 	version := fbVersion
-	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; MetaVersionSegment.MatchString(v) {
+	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; sim.MetaVersionSegment.MatchString(v) {
 		version = v
 	}
 	var res any
-	var gerr *MetaError
+	var gerr *sim.MetaError
 	switch {
 	case r.Method == http.MethodPost && edge == "video_reels":
 		res, gerr = s.reels(r.Context(), acct, id, params, version)
 	case r.Method == http.MethodGet && edge == "video_reels":
 		res, gerr = s.list(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
-		res = s.accounts(acct, MetaToken(r, params))
+		res = s.accounts(acct, sim.MetaToken(r, params))
 	case r.Method == http.MethodGet && edge == "video_insights":
 		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "comments":
@@ -213,15 +216,15 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = MetaNoRoute(r.Method, id, edge, "Page")
+		gerr = sim.MetaNoRoute(r.Method, id, edge, "Page")
 	}
-	MetaAnswer(w, res, gerr)
+	sim.MetaAnswer(w, res, gerr)
 }
 
 // reels is POST /{page-id}/video_reels: the start and finish phases.
-func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Values, version string) (any, *MetaError) {
+func (s *fbSim) reels(ctx context.Context, acct sim.Account, page string, p url.Values, version string) (any, *sim.MetaError) {
 	if page != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, page))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, page))
 	}
 	switch ph := p.Get("upload_phase"); ph {
 	case "start":
@@ -229,27 +232,27 @@ func (s *fbSim) reels(ctx context.Context, acct Account, page string, p url.Valu
 	case "finish":
 		return s.finish(ctx, acct, p)
 	case "":
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
 	default:
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
 	}
 }
 
-func (s *fbSim) start(ctx context.Context, acct Account, version string) (any, *MetaError) {
+func (s *fbSim) start(ctx context.Context, acct sim.Account, version string) (any, *sim.MetaError) {
 	v := fbVideo{Page: acct.ID, Created: s.cfg.Now()}
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		var err error
-		if v.ID, err = MetaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
+		if v.ID, err = sim.MetaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
 			return err
 		}
-		if err := Save(tx, Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
+		if err := sim.Save(tx, sim.Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
 			return err
 		}
-		return Save(tx, Record{Key: fbKey(fbUploadKind, v.ID), Account: acct.ID,
+		return sim.Save(tx, sim.Record{Key: fbKey(fbUploadKind, v.ID), Account: acct.ID,
 			Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true}, fbUpload{})
 	})
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	return map[string]string{"video_id": v.ID, "upload_url": s.cfg.BaseURL + "/video-upload/" + version + "/" + v.ID}, nil
 }
@@ -264,7 +267,7 @@ func fbUploadError(w http.ResponseWriter, status int, typ, msg string, retriable
 
 // upload is POST /video-upload/[{version}/]{video-id} on the upload host.
 func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
-	if len(rest) == 2 && MetaVersionSegment.MatchString(rest[0]) {
+	if len(rest) == 2 && sim.MetaVersionSegment.MatchString(rest[0]) {
 		rest = rest[1:]
 	}
 	if len(rest) != 1 || rest[0] == "" {
@@ -278,16 +281,16 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	// The upload host reads the token from the Authorization header only, as "OAuth T".
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "OAuth") || strings.TrimSpace(token) == "" {
-		MetaWrite(w, MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), strings.TrimSpace(token))
 	if !ok {
-		MetaWrite(w, MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
-	if e := MetaFault(s.cfg, acct, 32); e != nil {
-		MetaWrite(w, e)
+	if e := sim.MetaFault(s.cfg, acct, 32); e != nil {
+		sim.MetaWrite(w, e)
 		return
 	}
 	if r.Header.Get("file_url") != "" {
@@ -312,15 +315,15 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	ctx := r.Context()
 	now := s.cfg.Now()
 	key := fbKey(fbVideoKind, rest[0])
-	attempt := RandomHex(8)
+	attempt := sim.RandomHex(8)
 	var answer func()
 	var v fbVideo
-	err = s.cfg.State.Update(ctx, func(tx Tx) error {
-		var rec Record
+	err = s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		var rec sim.Record
 		var found bool
 		var err error
 		answer = nil
-		v, rec, found, err = LoadTx[fbVideo](tx, key)
+		v, rec, found, err = sim.LoadTx[fbVideo](tx, key)
 		switch {
 		case err != nil:
 			return err
@@ -337,7 +340,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "ParameterValidationError", fmt.Sprintf("file_size %d differs from the %d bytes of this upload", size, v.Size), false)
 			}
 		case v.Complete && int64(offset) == v.Size && r.ContentLength == 0:
-			answer = func() { MetaJSON(w, map[string]bool{"success": true}) }
+			answer = func() { sim.MetaJSON(w, map[string]bool{"success": true}) }
 		case v.uploading() || int64(offset) != v.Received || v.Complete:
 			answer = func() {
 				fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
@@ -347,8 +350,8 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
 			}
 		default:
-			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(MetaPullLease)
-			return Save(tx, rec, v)
+			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(sim.MetaPullLease)
+			return sim.Save(tx, rec, v)
 		}
 		return nil
 	})
@@ -366,13 +369,13 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 // receive streams an upload request's body into the reel's spool, hashing as it goes, then
 // keeps what arrived, as the upload request holding the video's lease: the bytes written count
 // even if the body breaks, which is what makes the upload resumable.
-func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v fbVideo, attempt string) {
+func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct sim.Account, v fbVideo, attempt string) {
 	ctx := r.Context()
 	key, upKey := fbKey(fbVideoKind, v.ID), fbKey(fbUploadKind, v.ID)
 	fail := func() {
 		fbUploadError(w, http.StatusInternalServerError, "ProcessingFailedError", "Request processing failed", true)
 	}
-	up, _, _, err := Load[fbUpload](ctx, s.cfg.State, upKey)
+	up, _, _, err := sim.Load[fbUpload](ctx, s.cfg.State, upKey)
 	if err != nil {
 		fail()
 		return
@@ -381,7 +384,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 	// context): on a context of its own.
 	keep, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	sp := ResumeSpool(keep, s.cfg.Blobs, up.Spool, "reelay-sim-facebook-*")
+	sp := sim.ResumeSpool(keep, s.cfg.Blobs, up.Spool, "reelay-sim-facebook-*")
 	defer sp.Close()
 	h := sha256.New()
 	if len(up.Hash) > 0 {
@@ -390,47 +393,47 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 			return
 		}
 	}
-	stop := MetaKeepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
+	stop := sim.MetaKeepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
 	n, err := media.CopyHashed(io.NewOffsetWriter(sp, v.Received), io.LimitReader(r.Body, v.Size-v.Received), h)
 	stop()
-	if errors.Is(err, ErrSpoolFile) {
+	if errors.Is(err, sim.ErrSpoolFile) {
 		fail()
 		return
 	}
 	received := v.Received + n
 	complete := received == v.Size
-	var st SpoolState
+	var st sim.SpoolState
 	var sha string
 	var check fbCheck
 	if complete {
 		sha = hex.EncodeToString(h.Sum(nil))
 		check = s.check(sp, v.Size)
-	} else if st, err = sp.Save(keep, BlobPrefix(upKey)); err != nil {
+	} else if st, err = sp.Save(keep, sim.BlobPrefix(upKey)); err != nil {
 		fail()
 		return
 	}
 	hashState, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
 	ours := false
-	err = s.cfg.State.Update(keep, func(tx Tx) error {
+	err = s.cfg.State.Update(keep, func(tx sim.Tx) error {
 		ours = false
-		v, rec, found, err := LoadTx[fbVideo](tx, key)
+		v, rec, found, err := sim.LoadTx[fbVideo](tx, key)
 		if err != nil || !found || v.UploadAttempt != attempt {
 			return err // the lease ran out, and another request took the upload over
 		}
 		ours = true
 		v.Received, v.UploadAttempt, v.UploadLease = received, "", time.Time{}
 		if !complete {
-			if err := Save(tx, rec, v); err != nil {
+			if err := sim.Save(tx, rec, v); err != nil {
 				return err
 			}
-			return Save(tx, Record{Key: upKey, Account: v.Page, Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true},
+			return sim.Save(tx, sim.Record{Key: upKey, Account: v.Page, Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true},
 				fbUpload{Spool: st, Hash: hashState})
 		}
 		s.complete(&v, acct, sha, check)
-		if err := RecordTx(tx, platform.Facebook, Upload{Account: v.Page, Bytes: v.Size, SHA256: sha}); err != nil {
+		if err := sim.RecordTx(tx, platform.Facebook, sim.Upload{Account: v.Page, Bytes: v.Size, SHA256: sha}); err != nil {
 			return err
 		}
-		if err := Save(tx, rec, v); err != nil {
+		if err := sim.Save(tx, rec, v); err != nil {
 			return err
 		}
 		return tx.Delete(upKey)
@@ -444,22 +447,22 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct Account, v 
 		fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
 	default:
 		if len(up.Spool.Chunks) > 0 {
-			_ = DeleteBlobs(keep, s.cfg.Blobs, upKey) // else housekeeping, with the session
+			_ = sim.DeleteBlobs(keep, s.cfg.Blobs, upKey) // else housekeeping, with the session
 		}
-		MetaJSON(w, map[string]bool{"success": true})
+		sim.MetaJSON(w, map[string]bool{"success": true})
 	}
 }
 
 // renewUpload extends the lease of the upload request attempt; false once it is not its.
-func (s *fbSim) renewUpload(ctx context.Context, key Key, attempt string) bool {
+func (s *fbSim) renewUpload(ctx context.Context, key sim.Key, attempt string) bool {
 	ours := false
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
-		v, rec, found, err := LoadTx[fbVideo](tx, key)
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		v, rec, found, err := sim.LoadTx[fbVideo](tx, key)
 		if ours = found && v.UploadAttempt == attempt; err != nil || !ours {
 			return err
 		}
-		v.UploadLease = time.Now().Add(MetaPullLease)
-		return Save(tx, rec, v)
+		v.UploadLease = time.Now().Add(sim.MetaPullLease)
+		return sim.Save(tx, rec, v)
 	})
 	return ours || err != nil
 }
@@ -472,10 +475,10 @@ type fbCheck struct {
 }
 
 // complete marks a reel's upload complete, with its checks, and starts its processing.
-func (s *fbSim) complete(v *fbVideo, acct Account, sha string, c fbCheck) {
+func (s *fbSim) complete(v *fbVideo, acct sim.Account, sha string, c fbCheck) {
 	v.Complete, v.SHA = true, sha
 	v.ErrSub, v.ErrMsg, v.Length = c.sub, c.msg, c.length
-	if v.ErrMsg == "" && acct.Behavior.Fail == FailReject {
+	if v.ErrMsg == "" && acct.Behavior.Fail == sim.FailReject {
 		v.ErrMsg = fbProcessingFailed
 	}
 	processing := fbDefaultProcessing
@@ -510,21 +513,21 @@ func (s *fbSim) due(v fbVideo, now time.Time) bool {
 }
 
 // settle publishes a finished, processed reel once, recording it within tx.
-func (s *fbSim) settle(tx Tx, v *fbVideo, now time.Time) error {
+func (s *fbSim) settle(tx sim.Tx, v *fbVideo, now time.Time) error {
 	if !s.due(*v, now) {
 		return nil
 	}
 	v.Done = true
-	return RecordTx(tx, platform.Facebook, Published{Account: v.Page, ID: v.ID, URL: fbReelURL(v.ID), SHA256: v.SHA, Text: v.Desc})
+	return sim.RecordTx(tx, platform.Facebook, sim.Published{Account: v.Page, ID: v.ID, URL: fbReelURL(v.ID), SHA256: v.SHA, Text: v.Desc})
 }
 
 // video reads one of the Page's reels. One due to be published is, by whichever request sees
 // it first.
-func (s *fbSim) video(ctx context.Context, acct Account, id string) (fbVideo, bool, error) {
+func (s *fbSim) video(ctx context.Context, acct sim.Account, id string) (fbVideo, bool, error) {
 	now := s.cfg.Now()
-	v, found, err := LoadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
+	v, found, err := sim.LoadAdvanced(ctx, s.cfg.State, fbKey(fbVideoKind, id),
 		func(v fbVideo) bool { return v.Page == acct.ID && s.due(v, now) },
-		func(tx Tx, v *fbVideo) error { return s.settle(tx, v, now) })
+		func(tx sim.Tx, v *fbVideo) error { return s.settle(tx, v, now) })
 	return v, found && v.Page == acct.ID, err
 }
 
@@ -589,7 +592,7 @@ func (s *fbSim) status(v fbVideo, now time.Time) map[string]any {
 }
 
 // finish is POST /{page-id}/video_reels upload_phase=finish.
-func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *MetaError) {
+func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
 	var missing []string
 	for _, k := range []string{"video_id", "video_state"} {
 		if p.Get(k) == "" {
@@ -597,7 +600,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *M
 		}
 	}
 	if len(missing) > 0 {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
 	}
 	state := p.Get("video_state")
 	now := s.cfg.Now()
@@ -607,47 +610,47 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *M
 	case "SCHEDULED":
 		sec, err := strconv.ParseInt(p.Get("scheduled_publish_time"), 10, 64)
 		if err != nil || !time.Unix(sec, 0).After(now) {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
 		}
 		at = time.Unix(sec, 0)
 	default:
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
 	}
 	desc, title := p.Get("description"), p.Get("title")
 	for _, f := range []struct{ name, v string }{{"description", desc}, {"title", title}} {
 		if lim := s.caps.Text[f.name]; !lim.Check(f.v) {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
 		}
 	}
-	var gerr *MetaError
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+	var gerr *sim.MetaError
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		gerr = nil
-		v, rec, found, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
+		v, rec, found, err := sim.LoadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
 		switch {
 		case err != nil:
 			return err
 		case !found || v.Page != acct.ID:
-			gerr = MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, p.Get("video_id")))
+			gerr = sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, p.Get("video_id")))
 		case v.Finished:
 			// Meta does not document this answer; a reel is not finished twice.
-			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
+			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
 		case !v.Complete:
-			gerr = MetaErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").User(
+			gerr = sim.MetaErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").User(
 				"Problem with file", "There was a problem uploading your video file. Please try again.")
 		case v.ErrMsg != "" && !now.Before(v.Ready):
-			gerr = MetaErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).User("Problem with video", v.ErrMsg)
+			gerr = sim.MetaErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).User("Problem with video", v.ErrMsg)
 		}
 		if gerr != nil {
 			return nil
 		}
 		if state != "DRAFT" {
-			ok, err := TakeInWindow(tx, fbKey(fbPublishedKind, acct.ID), acct.ID, now, fbWindow, s.caps.PostsPerDay)
+			ok, err := sim.TakeInWindow(tx, fbKey(fbPublishedKind, acct.ID), acct.ID, now, fbWindow, s.caps.PostsPerDay)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				// The limit is documented, the answer is not: this wording is the simulator's.
-				gerr = MetaErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
+				gerr = sim.MetaErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
 				return nil
 			}
 		}
@@ -655,10 +658,10 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *M
 		if err := s.settle(tx, &v, now); err != nil {
 			return err
 		}
-		return Save(tx, rec, v)
+		return sim.Save(tx, rec, v)
 	})
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if gerr != nil {
 		return nil, gerr
@@ -667,7 +670,7 @@ func (s *fbSim) finish(ctx context.Context, acct Account, p url.Values) (any, *M
 }
 
 // node is GET /{id}: the Page or one of its videos.
-func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+func (s *fbSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
 	now := s.cfg.Now()
 	if id == acct.ID {
 		all := map[string]any{"id": acct.ID, "name": fbPageName(acct), "username": nil, "category": "Video Creator",
@@ -678,27 +681,27 @@ func (s *fbSim) node(ctx context.Context, acct Account, id string, p url.Values)
 		if acct.Username != "" {
 			all["username"] = acct.Username
 		}
-		return MetaSelectFlat(all, "Page", p.Get("fields"), "id,name")
+		return sim.MetaSelectFlat(all, "Page", p.Get("fields"), "id,name")
 	}
 	if c, thread, ok, err := s.findComment(ctx, acct, id, now); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
-		return MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+		return sim.MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	}
 	v, ok, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	if !ok {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
-	return MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id")
+	return sim.MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id")
 }
 
 func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 	all := map[string]any{
 		"id": v.ID, "status": s.status(v, now), "description": nil, "title": nil,
-		"created_time": MetaTimestamp(v.Created), "updated_time": MetaTimestamp(fbLater(v.Created, v.At)),
+		"created_time": sim.MetaTimestamp(v.Created), "updated_time": sim.MetaTimestamp(fbLater(v.Created, v.At)),
 		"permalink_url": fbReelURL(v.ID), "published": v.Done, "length": nil,
 	}
 	if v.Desc != "" {
@@ -714,14 +717,14 @@ func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 }
 
 // list is GET /{page-id}/video_reels: the Page's finished reels, newest first.
-func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Values) (any, *MetaError) {
+func (s *fbSim) list(ctx context.Context, acct sim.Account, page string, p url.Values) (any, *sim.MetaError) {
 	if page != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, page))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, page))
 	}
 	now := s.cfg.Now()
-	videos, err := ListJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
+	videos, err := sim.ListJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	data := []any{}
 	for i := len(videos) - 1; i >= 0; i-- {
@@ -730,9 +733,9 @@ func (s *fbSim) list(ctx context.Context, acct Account, page string, p url.Value
 		}
 		v, _, err := s.video(ctx, acct, videos[i].ID)
 		if err != nil {
-			return nil, MetaInternal()
+			return nil, sim.MetaInternal()
 		}
-		row, gerr := MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
+		row, gerr := sim.MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
 		if gerr != nil {
 			return nil, gerr
 		}
@@ -752,7 +755,7 @@ func fbLater(a, b time.Time) time.Time {
 // A simulated account is one user managing one Page of the same id, and the Page token is the
 // token the user presented (the simulator's tokens name an account, not a kind of token), so a
 // consent in the sandbox ends with a Page channel whose token the simulator accepts.
-func (s *fbSim) accounts(acct Account, token string) any {
+func (s *fbSim) accounts(acct sim.Account, token string) any {
 	return map[string]any{
 		"data":   []any{map[string]any{"id": acct.ID, "name": fbPageName(acct), "access_token": token, "category": "Video Creator"}},
 		"paging": map[string]any{"cursors": map[string]any{"before": "MA==", "after": "MA=="}},
@@ -760,7 +763,7 @@ func (s *fbSim) accounts(acct Account, token string) any {
 }
 
 // fbPageName is the simulated Page's name: the account's username, else one made of its id.
-func fbPageName(acct Account) string {
+func fbPageName(acct sim.Account) string {
 	if acct.Username != "" {
 		return acct.Username
 	}

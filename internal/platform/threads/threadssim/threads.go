@@ -1,4 +1,6 @@
-package sim
+// Package threadssim is the simulator of Threads's API: the platform as its documentation
+// describes it, for the sandbox and the tests, on what all simulators share (package sim).
+package threadssim
 
 // Threads API simulator: video posts by container (graph.threads.net). Sources:
 // developers.facebook.com/documentation/threads: posts (publishing), reference/publishing,
@@ -47,6 +49,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // Threads limits the simulator enforces; size, duration, width, text and posts per day come
@@ -101,7 +104,7 @@ const (
 	thRepliedKind   = "replied"
 )
 
-func thKey(kind, id string) Key { return Key{Platform: platform.Threads, Kind: kind, ID: id} }
+func thKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Threads, Kind: kind, ID: id} }
 
 type thContainer struct {
 	ID           string    `json:"id"`
@@ -112,13 +115,13 @@ type thContainer struct {
 	Ready        time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// Pull is the fetch of the video (meta_pull.go), done from the start for a text reply's;
 	// Reject says the account's behaviour refuses the video.
-	Pull      MetaPull `json:"pull"`
-	Reject    bool     `json:"reject,omitempty"`
-	ErrMsg    string   `json:"err_msg,omitempty"`     // error_message once fetched; "" = the video passed
-	ErrAtOnce bool     `json:"err_at_once,omitempty"` // the error shows at once (download failures)
-	SHA       string   `json:"sha,omitempty"`
-	MediaID   string   `json:"media_id,omitempty"` // set when published
-	ReplyTo   string   `json:"reply_to,omitempty"` // the post or reply a TEXT reply container answers
+	Pull      sim.MetaPull `json:"pull"`
+	Reject    bool         `json:"reject,omitempty"`
+	ErrMsg    string       `json:"err_msg,omitempty"`     // error_message once fetched; "" = the video passed
+	ErrAtOnce bool         `json:"err_at_once,omitempty"` // the error shows at once (download failures)
+	SHA       string       `json:"sha,omitempty"`
+	MediaID   string       `json:"media_id,omitempty"` // set when published
+	ReplyTo   string       `json:"reply_to,omitempty"` // the post or reply a TEXT reply container answers
 }
 
 type thMedia struct {
@@ -135,10 +138,10 @@ type thMedia struct {
 // thSim simulates the Threads API. Its containers, posts, replies and quotas are records of
 // Config.State; a container's fetch is made as meta_pull.go says.
 type thSim struct {
-	cfg     Config
+	cfg     sim.Config
 	prefix  string
 	caps    platform.Capabilities
-	fetcher MetaFetcher[thContainer, thFetched]
+	fetcher sim.MetaFetcher[thContainer, thFetched]
 }
 
 // thFetched is what a container's fetch found.
@@ -148,14 +151,14 @@ type thFetched struct {
 	sum    string
 }
 
-// NewThreads returns the simulator of the Threads API (video posts).
-func NewThreads(cfg Config) http.Handler {
+// New returns the simulator of the Threads API (video posts).
+func New(cfg sim.Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Threads)
 	s := &thSim{cfg: cfg, caps: caps}
-	s.fetcher = MetaFetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
-		Pull: func(c *thContainer) *MetaPull { return &c.Pull },
-		Fetch: func(ctx context.Context, c thContainer) (thFetched, *Upload) {
+	s.fetcher = sim.MetaFetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
+		Pull: func(c *thContainer) *sim.MetaPull { return &c.Pull },
+		Fetch: func(ctx context.Context, c thContainer) (thFetched, *sim.Upload) {
 			f, n := s.download(ctx, c.Pull.URL)
 			if f.msg == "" && c.Reject {
 				f.msg = thErrProcessing
@@ -163,7 +166,7 @@ func NewThreads(cfg Config) http.Handler {
 			if f.sum == "" {
 				return f, nil
 			}
-			return f, &Upload{Account: c.Account, Bytes: n, SHA256: f.sum}
+			return f, &sim.Upload{Account: c.Account, Bytes: n, SHA256: f.sum}
 		},
 		Apply: func(c *thContainer, f thFetched) { c.ErrMsg, c.ErrAtOnce, c.SHA = f.msg, f.atOnce, f.sum },
 	}
@@ -174,13 +177,13 @@ func NewThreads(cfg Config) http.Handler {
 }
 
 func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := MetaSegments(s.prefix, r.URL.Path)
-	acct, params, id, edge, ok := MetaRequest(s.cfg, w, r, segs, 17)
+	segs := sim.MetaSegments(s.prefix, r.URL.Path)
+	acct, params, id, edge, ok := sim.MetaRequest(s.cfg, w, r, segs, 17)
 	if !ok {
 		return
 	}
 	var res any
-	var gerr *MetaError
+	var gerr *sim.MetaError
 	switch {
 	case r.Method == http.MethodPost && edge == "threads":
 		res, gerr = s.create(r.Context(), acct, id, params)
@@ -197,49 +200,49 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = MetaNoRoute(r.Method, id, edge, "ThreadsUser")
+		gerr = sim.MetaNoRoute(r.Method, id, edge, "ThreadsUser")
 	}
-	MetaAnswer(w, res, gerr)
+	sim.MetaAnswer(w, res, gerr)
 }
 
 // create is POST /{threads-user-id}/threads.
-func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "VIDEO":
 	case "TEXT":
 		return s.createReply(ctx, acct, p)
 	case "":
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
 	case "IMAGE", "CAROUSEL":
 		// Reelay posts video only; the other kinds are refused rather than half-simulated.
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
 	default:
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
 	}
 	if v := p.Get("is_carousel_item"); v == "true" || v == "1" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
 	}
 	if p.Get("reply_to_id") != "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
 	}
-	if !MetaHTTPURL(videoURL) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !sim.MetaHTTPURL(videoURL) {
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
 	rc := p.Get("reply_control")
 	if rc != "" && !slices.Contains(thReplyControls, rc) {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
 	}
 	text := p.Get("text")
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
 		// Threads counts characters, emoji as their UTF-8 bytes; the wording is the simulator's.
-		return nil, MetaErr(http.StatusBadRequest, 100, 0,
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 
@@ -254,11 +257,11 @@ func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.V
 		ReplyControl: rc,
 		Created:      now,
 		Ready:        now.Add(processing),
-		Pull:         NewMetaPull(videoURL),
-		Reject:       acct.Behavior.Fail == FailReject,
+		Pull:         sim.NewMetaPull(videoURL),
+		Reject:       acct.Behavior.Fail == sim.FailReject,
 	}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	// Meta answers with the container id at once and fetches the video in the background.
 	s.fetcher.Start(thKey(thContainerKind, c.ID), c.Pull.Attempt)
@@ -267,13 +270,13 @@ func (s *thSim) create(ctx context.Context, acct Account, userID string, p url.V
 
 // newContainer stores a new container under a new id.
 func (s *thSim) newContainer(ctx context.Context, c *thContainer) error {
-	return s.cfg.State.Update(ctx, func(tx Tx) error {
-		id, err := MetaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
+	return s.cfg.State.Update(ctx, func(tx sim.Tx) error {
+		id, err := sim.MetaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
 		if err != nil {
 			return err
 		}
 		c.ID = id
-		return Save(tx, Record{Key: thKey(thContainerKind, id), Account: c.Account, Expires: c.Created.Add(2 * thContainerLifetime)}, *c)
+		return sim.Save(tx, sim.Record{Key: thKey(thContainerKind, id), Account: c.Account, Expires: c.Created.Add(2 * thContainerLifetime)}, *c)
 	})
 }
 
@@ -293,7 +296,7 @@ func (s *thSim) download(ctx context.Context, videoURL string) (thFetched, int64
 	if resp.StatusCode/100 != 2 {
 		return thFetched{msg: thErrDownload, atOnce: true}, 0
 	}
-	f := NewSpool("", "reelay-sim-threads-*")
+	f := sim.NewSpool("", "reelay-sim-threads-*")
 	defer f.Close()
 	h := sha256.New()
 	limit := s.caps.MaxVideoBytes
@@ -354,11 +357,11 @@ func (s *thSim) status(c thContainer, now time.Time) (status, errMsg string) {
 // container reads one of the account's containers. Once its processing time is over, it waits
 // (a bounded time) for a fetch still in flight, at whichever process, so that its status
 // depends on the clock only; a fetch whose process died is started again.
-func (s *thSim) container(ctx context.Context, acct Account, id string) (thContainer, bool, error) {
+func (s *thSim) container(ctx context.Context, acct sim.Account, id string) (thContainer, bool, error) {
 	key := thKey(thContainerKind, id)
 	deadline := time.Now().Add(thFetchWait)
 	for {
-		c, _, found, err := Load[thContainer](ctx, s.cfg.State, key)
+		c, _, found, err := sim.Load[thContainer](ctx, s.cfg.State, key)
 		if err != nil || !found || c.Account != acct.ID {
 			return c, false, err
 		}
@@ -377,52 +380,52 @@ func (s *thSim) container(ctx context.Context, acct Account, id string) (thConta
 }
 
 // publish is POST /{threads-user-id}/threads_publish.
-func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodPost, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	now := s.cfg.Now()
 	var root thMedia
 	var rootFound bool
-	if c, _, found, err := Load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
-		return nil, MetaInternal()
+	if c, _, found, err := sim.Load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
+		return nil, sim.MetaInternal()
 	} else if found && c.ReplyTo != "" {
 		// The post the reply's conversation is under, found before the transaction: replies are
 		// found by searching the profile's posts.
 		if root, rootFound, err = s.root(ctx, acct, c.ReplyTo, now); err != nil {
-			return nil, MetaInternal()
+			return nil, sim.MetaInternal()
 		}
 	}
 	var res any
-	var gerr *MetaError
-	err := s.cfg.State.Update(ctx, func(tx Tx) error {
+	var gerr *sim.MetaError
+	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
-		c, crec, found, err := LoadTx[thContainer](tx, thKey(thContainerKind, cid))
+		c, crec, found, err := sim.LoadTx[thContainer](tx, thKey(thContainerKind, cid))
 		if err != nil {
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
+			gerr = sim.MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
 		}
 		switch st, _ := s.status(c, now); st {
 		case thStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case thStExpired:
-			gerr = MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
+			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
 			return nil
 		case thStInProgress, thStError:
-			gerr = MetaErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").User(
+			gerr = sim.MetaErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
@@ -434,40 +437,40 @@ func (s *thSim) publish(ctx context.Context, acct Account, userID string, p url.
 		if err != nil || gerr != nil {
 			return err
 		}
-		return Save(tx, crec, c)
+		return sim.Save(tx, crec, c)
 	})
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	return res, gerr
 }
 
 // publishPost publishes a video container as a post within tx.
-func (s *thSim) publishPost(tx Tx, acct Account, c *thContainer, now time.Time) (any, *MetaError, error) {
-	ok, err := TakeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
+func (s *thSim) publishPost(tx sim.Tx, acct sim.Account, c *thContainer, now time.Time) (any, *sim.MetaError, error) {
+	ok, err := sim.TakeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of posts reached",
+		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of posts reached",
 			fmt.Sprintf("You reached the maximum of %d posts that can be published through the API in 24 hours.", s.caps.PostsPerDay)), nil
 	}
 	m := thMedia{Account: acct.ID, Username: thUsername(acct), Text: c.Text, Timestamp: now}
-	if m.ID, err = MetaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
+	if m.ID, err = sim.MetaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
 		return nil, nil, err
 	}
 	m.Shortcode = thShortcode(m.ID)
 	c.MediaID = m.ID
-	if err := Save(tx, Record{Key: thKey(thMediaKind, m.ID), Account: acct.ID}, m); err != nil {
+	if err := sim.Save(tx, sim.Record{Key: thKey(thMediaKind, m.ID), Account: acct.ID}, m); err != nil {
 		return nil, nil, err
 	}
-	err = RecordTx(tx, platform.Threads, Published{Account: acct.ID, ID: m.ID, URL: m.permalink(), SHA256: c.SHA, Text: c.Text})
+	err = sim.RecordTx(tx, platform.Threads, sim.Published{Account: acct.ID, ID: m.ID, URL: m.permalink(), SHA256: c.SHA, Text: c.Text})
 	return map[string]string{"id": m.ID}, nil, err
 }
 
 // node is GET /{id}: the Threads user, one of its containers or one of its posts.
-func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values) (any, *MetaError) {
+func (s *thSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
@@ -477,7 +480,7 @@ func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values)
 		all = map[string]any{"id": acct.ID, "username": thUsername(acct), "name": thUsername(acct),
 			"threads_profile_picture_url": nil, "threads_biography": nil, "is_verified": false}
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
 		typ = "ThreadsMediaContainer"
 		st, msg := s.status(c, now)
@@ -486,18 +489,18 @@ func (s *thSim) node(ctx context.Context, acct Account, id string, p url.Values)
 			all["error_message"] = msg
 		}
 	} else if m, ok, err := s.ownedPost(ctx, acct, id); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
 		typ = "ThreadsMedia"
 		all = s.mediaFields(m, now)
 	} else if r, m, ok, err := s.reply(ctx, acct, id, now); err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	} else if ok {
-		return MetaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
+		return sim.MetaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	} else {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, id))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
 	}
-	return MetaSelectFlat(all, typ, p.Get("fields"), "id")
+	return sim.MetaSelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 func (m thMedia) permalink() string {
@@ -508,43 +511,43 @@ func (m thMedia) fields() map[string]any {
 	return map[string]any{
 		"id": m.ID, "media_product_type": "THREADS", "media_type": "VIDEO", "media_url": nil,
 		"permalink": m.permalink(), "owner": map[string]string{"id": m.Account}, "username": m.Username,
-		"text": m.Text, "timestamp": MetaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
+		"text": m.Text, "timestamp": sim.MetaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
 		"thumbnail_url": nil, "is_quote_post": false, "has_replies": false,
 	}
 }
 
 // posts reads the profile's posts, oldest first.
 func (s *thSim) posts(ctx context.Context, account string) ([]thMedia, error) {
-	return ListJSON[thMedia](ctx, s.cfg.State, thKey(thMediaKind, ""), account)
+	return sim.ListJSON[thMedia](ctx, s.cfg.State, thKey(thMediaKind, ""), account)
 }
 
 // list is GET /{threads-user-id}/threads, newest first, with since/until (Unix seconds),
 // limit and an "after" cursor.
-func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *thSim) list(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		// Threads also takes strtotime() dates; the simulator takes Unix timestamps only.
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 1688540400 {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil || (since != 0 && until <= since) {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
+			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
 		}
 	}
-	start, limit, gerr := MetaPaging(p)
+	start, limit, gerr := sim.MetaPaging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	all, err := s.posts(ctx, acct.ID)
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
 	var list []thMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -554,26 +557,26 @@ func (s *thSim) list(ctx context.Context, acct Account, userID string, p url.Val
 		}
 		list = append(list, all[i])
 	}
-	return MetaPage(list, start, limit, MetaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *MetaError) {
-		return MetaSelectFlat(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
+	return sim.MetaPage(list, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *sim.MetaError) {
+		return sim.MetaSelectFlat(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // limit is GET /{threads-user-id}/threads_publishing_limit.
-func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Values) (any, *MetaError) {
+func (s *thSim) limit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
 	if userID != acct.ID {
-		return nil, MetaErr(http.StatusBadRequest, 100, 33, MetaUnsupported(http.MethodGet, userID))
+		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
-	published, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
+	published, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
-	replied, _, _, err := Load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
+	replied, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
 	if err != nil {
-		return nil, MetaInternal()
+		return nil, sim.MetaInternal()
 	}
-	usage, replyUsage := len(MetaPrune(published, now)), len(MetaPrune(replied, now))
+	usage, replyUsage := len(sim.MetaPrune(published, now)), len(sim.MetaPrune(replied, now))
 	window := int(thWindow / time.Second)
 	all := map[string]any{
 		"quota_usage":       usage,
@@ -581,7 +584,7 @@ func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Va
 		"reply_quota_usage": replyUsage,
 		"reply_config":      map[string]int{"quota_total": thReplyQuota, "quota_duration": window},
 	}
-	row, gerr := MetaSelectFlat(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := sim.MetaSelectFlat(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -589,7 +592,7 @@ func (s *thSim) limit(ctx context.Context, acct Account, userID string, p url.Va
 }
 
 // thUsername is the account's Threads username (its id when the account has none).
-func thUsername(a Account) string {
+func thUsername(a sim.Account) string {
 	if a.Username != "" {
 		return a.Username
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package threadssim_test
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
+	"github.com/reelay/reelay/internal/platform/threads/threadssim"
 )
 
 const (
@@ -19,7 +20,7 @@ const (
 
 func newThreadsEnv(t *testing.T, b sim.Behavior) *providertest.Env {
 	t.Helper()
-	return providertest.NewEnv(t, "threads", sim.StaticAccounts{thTok: {ID: thUser, Username: "sim.user", Behavior: b}}, sim.NewThreads, providertest.Options{})
+	return providertest.NewEnv(t, "threads", sim.StaticAccounts{thTok: {ID: thUser, Username: "sim.user", Behavior: b}}, threadssim.New, providertest.Options{})
 }
 
 func thGet(t *testing.T, e *providertest.Env, path string, q url.Values) simtest.MetaAnswer {

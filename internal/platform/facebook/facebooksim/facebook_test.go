@@ -1,4 +1,4 @@
-package sim_test
+package facebooksim_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
@@ -24,7 +25,7 @@ const (
 
 func newFacebookEnv(t *testing.T, b sim.Behavior) *providertest.Env {
 	t.Helper()
-	return providertest.NewEnv(t, "facebook", sim.StaticAccounts{fbTok: {ID: fbPage, Username: "simpage", Behavior: b}}, sim.NewFacebook, providertest.Options{})
+	return providertest.NewEnv(t, "facebook", sim.StaticAccounts{fbTok: {ID: fbPage, Username: "simpage", Behavior: b}}, facebooksim.New, providertest.Options{})
 }
 
 func fbGraph(t *testing.T, e *providertest.Env, method, path string, p url.Values) simtest.MetaAnswer {

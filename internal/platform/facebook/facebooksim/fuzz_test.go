@@ -1,16 +1,16 @@
-package sim_test
+package facebooksim_test
 
 import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 func FuzzFacebookSim(f *testing.F) {
 	const id = "104000000000042"
-	simtest.Fuzz{NewSim: sim.NewFacebook, Account: id,
+	simtest.Fuzz{NewSim: facebooksim.New, Account: id,
 		Prepare: func(t *testing.T, do func(method, target, header, body string) *httptest.ResponseRecorder) map[string]string {
 			rec := do("POST", "/v21.0/"+id+"/video_reels", simtest.FuzzForm, "upload_phase=start")
 			var out struct {

@@ -1,4 +1,4 @@
-package sim
+package facebooksim
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 // fbProcesses serves the Facebook simulator from two processes on one State and one blob
@@ -27,22 +29,22 @@ type fbProcesses struct {
 	t     *testing.T
 	blobs *blob.Bucket
 	srv   *httptest.Server
-	rec   *Recorder
-	st    State
+	rec   *sim.Recorder
+	st    sim.State
 	clock *clocktest.Clock
 }
 
-func newFBProcesses(t *testing.T, st State, clock *clocktest.Clock) *fbProcesses {
+func newFBProcesses(t *testing.T, st sim.State, clock *clocktest.Clock) *fbProcesses {
 	blobs := memblob.OpenBucket(nil)
-	e := &fbProcesses{t: t, blobs: blobs, rec: NewRecorder(st, platform.Facebook), st: st, clock: clock}
+	e := &fbProcesses{t: t, blobs: blobs, rec: sim.NewRecorder(st, platform.Facebook), st: st, clock: clock}
 	e.srv = httptest.NewUnstartedServer(nil)
 	var hs []http.Handler
 	for range 2 {
-		hs = append(hs, NewFacebook(Config{BaseURL: "http://" + e.srv.Listener.Addr().String(),
-			Accounts: StaticAccounts{"tok": {ID: "104000000000042", Username: "simpage", Behavior: Behavior{ProcessingMS: 1000}}},
+		hs = append(hs, New(sim.Config{BaseURL: "http://" + e.srv.Listener.Addr().String(),
+			Accounts: sim.StaticAccounts{"tok": {ID: "104000000000042", Username: "simpage", Behavior: sim.Behavior{ProcessingMS: 1000}}},
 			Recorder: e.rec, State: st, Blobs: blobs, Now: clock.Now}))
 	}
-	e.srv.Config.Handler = alternating(hs...)
+	e.srv.Config.Handler = simtest.Alternating(hs...)
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	return e
@@ -93,7 +95,7 @@ func (e *fbProcesses) transferred(id string) (int64, string) {
 // from the bytes that arrived; it is finished, published and commented on through both, then
 // read by a process started afterwards. The upload and the reel are recorded once each.
 func TestFacebookAcrossProcesses(t *testing.T) {
-	for name, open := range states(t) {
+	for name, open := range simtest.States(t) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
 			st := open(t, clock.Now)
@@ -120,7 +122,7 @@ func TestFacebookAcrossProcesses(t *testing.T) {
 			if code, body := e.upload(up, bytes.NewReader(data[off:]), off, size); code != http.StatusOK {
 				t.Fatalf("resume from %d: %d %s", off, code, body)
 			}
-			if n := blobCount(t, e.blobs); n != 0 {
+			if n := simtest.BlobCount(t, e.blobs); n != 0 {
 				t.Errorf("%d blobs left after the upload completed", n)
 			}
 			clock.Advance(time.Second)
@@ -134,9 +136,9 @@ func TestFacebookAcrossProcesses(t *testing.T) {
 			if got := e.graph(http.MethodPost, "/"+first+"/comments", url.Values{"message": {"thanks"}}); got["id"] == nil {
 				t.Fatalf("reply: %v", got)
 			}
-			restarted := NewFacebook(Config{BaseURL: e.srv.URL, State: st, Now: clock.Now,
-				Accounts: StaticAccounts{"tok": {ID: "104000000000042"}}}).(*fbSim)
-			v, ok, err := restarted.video(context.Background(), Account{ID: "104000000000042"}, id)
+			restarted := New(sim.Config{BaseURL: e.srv.URL, State: st, Now: clock.Now,
+				Accounts: sim.StaticAccounts{"tok": {ID: "104000000000042"}}}).(*fbSim)
+			v, ok, err := restarted.video(context.Background(), sim.Account{ID: "104000000000042"}, id)
 			if err != nil || !ok || !v.Done || len(v.Comments) != 1 || v.Received != size {
 				t.Fatalf("after a restart: %+v, %v, %v", v, ok, err)
 			}
@@ -152,20 +154,20 @@ func TestFacebookAcrossProcesses(t *testing.T) {
 // longer than its lease; then a request from the bytes kept is taken.
 func TestFacebookUploadLeaseLapses(t *testing.T) {
 	clock := clocktest.New(time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC))
-	st := NewMemoryState(clock.Now)
+	st := sim.NewMemoryState(clock.Now)
 	e := newFBProcesses(t, st, clock)
 	data := mediatest.MP4Bytes(t, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920})
 	size := int64(len(data))
 	start := e.graph(http.MethodPost, "/104000000000042/video_reels", url.Values{"upload_phase": {"start"}})
 	id, up := start["video_id"].(string), start["upload_url"].(string)
 	hold := func(lease time.Time) {
-		err := st.Update(context.Background(), func(tx Tx) error {
-			v, rec, _, err := LoadTx[fbVideo](tx, fbKey(fbVideoKind, id))
+		err := st.Update(context.Background(), func(tx sim.Tx) error {
+			v, rec, _, err := sim.LoadTx[fbVideo](tx, fbKey(fbVideoKind, id))
 			if err != nil {
 				return err
 			}
 			v.Size, v.UploadAttempt, v.UploadLease = size, "dead", lease
-			return Save(tx, rec, v)
+			return sim.Save(tx, rec, v)
 		})
 		if err != nil {
 			t.Fatal(err)
