@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -62,12 +63,12 @@ type fbComment struct {
 
 // fbCommentID is the id of the reel's audience comment number n ({object-id}_{comment-id}).
 func fbCommentID(videoID string, n int) string {
-	return videoID + "_" + sim.MetaDerivedID(1_000_000_000_000_000, 1e15, "fb-comment", videoID, fmt.Sprint(n))
+	return videoID + "_" + metasim.DerivedID(1_000_000_000_000_000, 1e15, "fb-comment", videoID, fmt.Sprint(n))
 }
 
 // fbUserID is the app-scoped id of an audience commenter.
 func fbUserID(name string) string {
-	return sim.MetaDerivedID(100_000_000_000_000, 9e14, "fb-user", name)
+	return metasim.DerivedID(100_000_000_000_000, 9e14, "fb-user", name)
 }
 
 // fbNonZero drops the zero counts of a breakdown: Graph leaves them out.
@@ -115,23 +116,23 @@ func (s *fbSim) findComment(ctx context.Context, acct sim.Account, id string, no
 }
 
 // insights is GET /{video-id}/video_insights.
-func (s *fbSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
-	names, _ := sim.MetaMetrics(p, false)
+func (s *fbSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
+	names, _ := metasim.Metrics(p, false)
 	if len(names) == 0 {
 		names = fbReelMetrics
 	}
 	for _, n := range names {
 		if !slices.Contains(fbReelMetrics, n) {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The value must be a valid insights metric")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The value must be a valid insights metric")
 		}
 	}
 	now := s.cfg.Now()
 	v, ok, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
 	data := []any{}
 	if period := p.Get("period"); !v.Done || (period != "" && period != "lifetime") {
@@ -165,7 +166,7 @@ func (s *fbSim) insights(ctx context.Context, acct sim.Account, id string, p url
 		"post_video_social_actions":         {"Comments and shares", "Lifetime: The number of comments and shares of your reel."},
 	}
 	for _, n := range names {
-		data = append(data, sim.MetaInsight(v.ID, "video_insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metasim.Insight(v.ID, "video_insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
@@ -180,12 +181,12 @@ func (s *fbSim) commentFields(c fbComment, thread []fbComment) map[string]any {
 			children++
 		}
 		if c.Parent != "" && o.ID == c.Parent {
-			parent = map[string]any{"id": o.ID, "created_time": sim.MetaTimestamp(o.At), "from": from(o), "message": o.Text}
+			parent = map[string]any{"id": o.ID, "created_time": metasim.Timestamp(o.At), "from": from(o), "message": o.Text}
 		}
 	}
 	_, number, _ := strings.Cut(c.ID, "_")
 	all := map[string]any{
-		"id": c.ID, "message": c.Text, "created_time": sim.MetaTimestamp(c.At), "from": from(c),
+		"id": c.ID, "message": c.Text, "created_time": metasim.Timestamp(c.At), "from": from(c),
 		"like_count": 0, "comment_count": children, "is_hidden": false, "can_comment": c.Parent == "",
 		"permalink_url": fbReelURL(c.Video) + "?comment_id=" + number,
 		"object":        map[string]any{"id": c.Video}, "attachment": nil, "message_tags": nil, "parent": nil,
@@ -197,20 +198,20 @@ func (s *fbSim) commentFields(c fbComment, thread []fbComment) map[string]any {
 }
 
 // listComments is GET /{video-id}/comments and GET /{comment-id}/comments.
-func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
 	filter := cmp.Or(p.Get("filter"), "toplevel")
 	if filter != "toplevel" && filter != "stream" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param filter must be one of {toplevel, stream}, got %q", filter))
 	}
 	order := cmp.Or(p.Get("order"), "chronological")
 	if order != "chronological" && order != "reverse_chronological" && order != "ranked" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param order must be one of {chronological, reverse_chronological, ranked}, got %q", order))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param order must be one of {chronological, reverse_chronological, ranked}, got %q", order))
 	}
-	summary, ok := sim.MetaBool(p, "summary", false)
+	summary, ok := metasim.Bool(p, "summary", false)
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param summary must be a boolean")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param summary must be a boolean")
 	}
-	start, limit, gerr := sim.MetaPaging(p)
+	start, limit, gerr := metasim.Paging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -218,11 +219,11 @@ func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p
 	var thread, rows []fbComment
 	v, isVideo, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	_, t, isComment, err := s.findComment(ctx, acct, id, now)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if isVideo {
 		thread = s.thread(v, now)
@@ -239,14 +240,14 @@ func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p
 			}
 		}
 	} else {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
 	// Ranked order is Facebook's relevance; the simulator has none, so it is chronological.
 	if order == "reverse_chronological" {
 		slices.Reverse(rows)
 	}
-	page, gerr := sim.MetaPage(rows, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *sim.MetaError) {
-		return sim.MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+	page, gerr := metasim.Page(rows, start, limit, metasim.Next(s.cfg.BaseURL, "/"+id+"/comments", p), func(c fbComment) (map[string]any, *metasim.Error) {
+		return metasim.Select(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	})
 	if gerr != nil {
 		return nil, gerr
@@ -259,35 +260,35 @@ func (s *fbSim) listComments(ctx context.Context, acct sim.Account, id string, p
 
 // comment is POST /{object-id}/comments: a comment on one of the Page's published reels, or a
 // reply to a comment there (a reply to a reply joins its top-level comment, two levels deep).
-func (s *fbSim) comment(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+func (s *fbSim) comment(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
 	msg := p.Get("message")
 	if p.Get("attachment_url") != "" || p.Get("attachment_id") != "" || p.Get("source") != "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Comment attachments are not supported by this simulator")
 	}
 	if msg == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing message or attachment")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Missing message or attachment")
 	}
 	if lim := s.caps.ReplyText; !lim.Check(msg) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param message must be at most %d characters long", lim.Max))
 	}
 	now := s.cfg.Now()
 	c := fbComment{FromID: acct.ID, FromName: fbPageName(acct), Text: msg, At: now}
 	reply := false
 	if to, _, ok, err := s.findComment(ctx, acct, id, now); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
 		c.Video, c.Parent, reply = to.Video, to.ID, true
 		if to.Parent != "" {
 			c.Parent = to.Parent // two levels deep: a reply to a reply joins its top-level comment
 		}
 	} else if v, ok, err := s.video(ctx, acct, id); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok && v.Done {
 		c.Video = v.ID
 	} else {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, id))
 	}
-	c.ID = c.Video + "_" + sim.MetaRandomID(2_000_000_000_000_000)
+	c.ID = c.Video + "_" + metasim.RandomID(2_000_000_000_000_000)
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		v, rec, found, err := sim.LoadTx[fbVideo](tx, fbKey(fbVideoKind, c.Video))
 		if err != nil || !found {
@@ -302,7 +303,7 @@ func (s *fbSim) comment(ctx context.Context, acct sim.Account, id string, p url.
 		return sim.Save(tx, rec, v)
 	})
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	return map[string]string{"id": c.ID}, nil
 }

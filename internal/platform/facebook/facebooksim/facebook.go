@@ -64,6 +64,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -180,7 +181,7 @@ func New(cfg sim.Config) http.Handler {
 }
 
 func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := sim.MetaSegments(s.prefix, r.URL.Path)
+	segs := metasim.Segments(s.prefix, r.URL.Path)
 	if len(segs) > 0 && segs[0] == "video-upload" {
 		s.upload(w, r, segs[1:])
 		return
@@ -190,23 +191,23 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(s.png)
 		return
 	}
-	acct, params, id, edge, ok := sim.MetaRequest(s.cfg, w, r, segs, 32)
+	acct, params, id, edge, ok := metasim.Request(s.cfg, w, r, segs, 32)
 	if !ok {
 		return
 	}
 	version := fbVersion
-	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; sim.MetaVersionSegment.MatchString(v) {
+	if v := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, s.prefix), "/"), "/")[0]; metasim.VersionSegment.MatchString(v) {
 		version = v
 	}
 	var res any
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	switch {
 	case r.Method == http.MethodPost && edge == "video_reels":
 		res, gerr = s.reels(r.Context(), acct, id, params, version)
 	case r.Method == http.MethodGet && edge == "video_reels":
 		res, gerr = s.list(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "accounts" && segs[0] == "me":
-		res = s.accounts(acct, sim.MetaToken(r, params))
+		res = s.accounts(acct, metasim.Token(r, params))
 	case r.Method == http.MethodGet && edge == "video_insights":
 		res, gerr = s.insights(r.Context(), acct, id, params)
 	case r.Method == http.MethodGet && edge == "comments":
@@ -216,15 +217,15 @@ func (s *fbSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = sim.MetaNoRoute(r.Method, id, edge, "Page")
+		gerr = metasim.NoRoute(r.Method, id, edge, "Page")
 	}
-	sim.MetaAnswer(w, res, gerr)
+	metasim.Answer(w, res, gerr)
 }
 
 // reels is POST /{page-id}/video_reels: the start and finish phases.
-func (s *fbSim) reels(ctx context.Context, acct sim.Account, page string, p url.Values, version string) (any, *sim.MetaError) {
+func (s *fbSim) reels(ctx context.Context, acct sim.Account, page string, p url.Values, version string) (any, *metasim.Error) {
 	if page != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, page))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, page))
 	}
 	switch ph := p.Get("upload_phase"); ph {
 	case "start":
@@ -232,17 +233,17 @@ func (s *fbSim) reels(ctx context.Context, acct sim.Account, page string, p url.
 	case "finish":
 		return s.finish(ctx, acct, p)
 	case "":
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: upload_phase")
 	default:
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param upload_phase must be one of {start, finish}, got %q", ph))
 	}
 }
 
-func (s *fbSim) start(ctx context.Context, acct sim.Account, version string) (any, *sim.MetaError) {
+func (s *fbSim) start(ctx context.Context, acct sim.Account, version string) (any, *metasim.Error) {
 	v := fbVideo{Page: acct.ID, Created: s.cfg.Now()}
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		var err error
-		if v.ID, err = sim.MetaNewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
+		if v.ID, err = metasim.NewID(tx, fbKey(fbVideoKind, ""), 1_200_000_000_000_000); err != nil {
 			return err
 		}
 		if err := sim.Save(tx, sim.Record{Key: fbKey(fbVideoKind, v.ID), Account: acct.ID}, v); err != nil {
@@ -252,7 +253,7 @@ func (s *fbSim) start(ctx context.Context, acct sim.Account, version string) (an
 			Expires: v.Created.Add(fbSessionLifetime + time.Hour), Blobs: true}, fbUpload{})
 	})
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	return map[string]string{"video_id": v.ID, "upload_url": s.cfg.BaseURL + "/video-upload/" + version + "/" + v.ID}, nil
 }
@@ -267,7 +268,7 @@ func fbUploadError(w http.ResponseWriter, status int, typ, msg string, retriable
 
 // upload is POST /video-upload/[{version}/]{video-id} on the upload host.
 func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
-	if len(rest) == 2 && sim.MetaVersionSegment.MatchString(rest[0]) {
+	if len(rest) == 2 && metasim.VersionSegment.MatchString(rest[0]) {
 		rest = rest[1:]
 	}
 	if len(rest) != 1 || rest[0] == "" {
@@ -281,16 +282,16 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 	// The upload host reads the token from the Authorization header only, as "OAuth T".
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "OAuth") || strings.TrimSpace(token) == "" {
-		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		metasim.Write(w, metasim.Err(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), strings.TrimSpace(token))
 	if !ok {
-		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		metasim.Write(w, metasim.Err(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
-	if e := sim.MetaFault(s.cfg, acct, 32); e != nil {
-		sim.MetaWrite(w, e)
+	if e := metasim.Fault(s.cfg, acct, 32); e != nil {
+		metasim.Write(w, e)
 		return
 	}
 	if r.Header.Get("file_url") != "" {
@@ -340,7 +341,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "ParameterValidationError", fmt.Sprintf("file_size %d differs from the %d bytes of this upload", size, v.Size), false)
 			}
 		case v.Complete && int64(offset) == v.Size && r.ContentLength == 0:
-			answer = func() { sim.MetaJSON(w, map[string]bool{"success": true}) }
+			answer = func() { metasim.JSON(w, map[string]bool{"success": true}) }
 		case v.uploading() || int64(offset) != v.Received || v.Complete:
 			answer = func() {
 				fbUploadError(w, http.StatusPreconditionFailed, "OffsetInvalidError", "Request starting offset is invalid", true)
@@ -350,7 +351,7 @@ func (s *fbSim) upload(w http.ResponseWriter, r *http.Request, rest []string) {
 				fbUploadError(w, http.StatusBadRequest, "PartialRequestError", "Partial request (did not match length of file)", true)
 			}
 		default:
-			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(sim.MetaPullLease)
+			v.Size, v.UploadAttempt, v.UploadLease = int64(size), attempt, time.Now().Add(metasim.PullLease)
 			return sim.Save(tx, rec, v)
 		}
 		return nil
@@ -393,7 +394,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct sim.Account
 			return
 		}
 	}
-	stop := sim.MetaKeepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
+	stop := metasim.KeepRenewed(ctx, func(ctx context.Context) bool { return s.renewUpload(ctx, key, attempt) })
 	n, err := media.CopyHashed(io.NewOffsetWriter(sp, v.Received), io.LimitReader(r.Body, v.Size-v.Received), h)
 	stop()
 	if errors.Is(err, sim.ErrSpoolFile) {
@@ -449,7 +450,7 @@ func (s *fbSim) receive(w http.ResponseWriter, r *http.Request, acct sim.Account
 		if len(up.Spool.Chunks) > 0 {
 			_ = sim.DeleteBlobs(keep, s.cfg.Blobs, upKey) // else housekeeping, with the session
 		}
-		sim.MetaJSON(w, map[string]bool{"success": true})
+		metasim.JSON(w, map[string]bool{"success": true})
 	}
 }
 
@@ -461,7 +462,7 @@ func (s *fbSim) renewUpload(ctx context.Context, key sim.Key, attempt string) bo
 		if ours = found && v.UploadAttempt == attempt; err != nil || !ours {
 			return err
 		}
-		v.UploadLease = time.Now().Add(sim.MetaPullLease)
+		v.UploadLease = time.Now().Add(metasim.PullLease)
 		return sim.Save(tx, rec, v)
 	})
 	return ours || err != nil
@@ -592,7 +593,7 @@ func (s *fbSim) status(v fbVideo, now time.Time) map[string]any {
 }
 
 // finish is POST /{page-id}/video_reels upload_phase=finish.
-func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
+func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any, *metasim.Error) {
 	var missing []string
 	for _, k := range []string{"video_id", "video_state"} {
 		if p.Get(k) == "" {
@@ -600,7 +601,7 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 		}
 	}
 	if len(missing) > 0 {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Missing parameter: "+strings.Join(missing, ", "))
 	}
 	state := p.Get("video_state")
 	now := s.cfg.Now()
@@ -610,19 +611,19 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 	case "SCHEDULED":
 		sec, err := strconv.ParseInt(p.Get("scheduled_publish_time"), 10, 64)
 		if err != nil || !time.Unix(sec, 0).After(now) {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param scheduled_publish_time must be a Unix time in the future when video_state is SCHEDULED")
 		}
 		at = time.Unix(sec, 0)
 	default:
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param video_state must be one of {PUBLISHED, DRAFT, SCHEDULED}, got %q", state))
 	}
 	desc, title := p.Get("description"), p.Get("title")
 	for _, f := range []struct{ name, v string }{{"description", desc}, {"title", title}} {
 		if lim := s.caps.Text[f.name]; !lim.Check(f.v) {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param %s must be at most %d characters long", f.name, lim.Max))
 		}
 	}
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		gerr = nil
 		v, rec, found, err := sim.LoadTx[fbVideo](tx, fbKey(fbVideoKind, p.Get("video_id")))
@@ -630,15 +631,15 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 		case err != nil:
 			return err
 		case !found || v.Page != acct.ID:
-			gerr = sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, p.Get("video_id")))
+			gerr = metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, p.Get("video_id")))
 		case v.Finished:
 			// Meta does not document this answer; a reel is not finished twice.
-			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
+			gerr = metasim.Err(http.StatusBadRequest, 100, 0, "(#100) This video's upload session is already finished")
 		case !v.Complete:
-			gerr = sim.MetaErr(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").User(
+			gerr = metasim.Err(http.StatusBadRequest, 6000, 0, "Video Upload Is Missing: the video's bytes have not all been uploaded").User(
 				"Problem with file", "There was a problem uploading your video file. Please try again.")
 		case v.ErrMsg != "" && !now.Before(v.Ready):
-			gerr = sim.MetaErr(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).User("Problem with video", v.ErrMsg)
+			gerr = metasim.Err(http.StatusBadRequest, 6000, v.ErrSub, v.ErrMsg).User("Problem with video", v.ErrMsg)
 		}
 		if gerr != nil {
 			return nil
@@ -650,7 +651,7 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 			}
 			if !ok {
 				// The limit is documented, the answer is not: this wording is the simulator's.
-				gerr = sim.MetaErr(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
+				gerr = metasim.Err(http.StatusBadRequest, 9, 0, fmt.Sprintf("(#9) The Page has published the %d reels allowed through the API in 24 hours", s.caps.PostsPerDay))
 				return nil
 			}
 		}
@@ -661,7 +662,7 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 		return sim.Save(tx, rec, v)
 	})
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if gerr != nil {
 		return nil, gerr
@@ -670,7 +671,7 @@ func (s *fbSim) finish(ctx context.Context, acct sim.Account, p url.Values) (any
 }
 
 // node is GET /{id}: the Page or one of its videos.
-func (s *fbSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+func (s *fbSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
 	now := s.cfg.Now()
 	if id == acct.ID {
 		all := map[string]any{"id": acct.ID, "name": fbPageName(acct), "username": nil, "category": "Video Creator",
@@ -681,27 +682,27 @@ func (s *fbSim) node(ctx context.Context, acct sim.Account, id string, p url.Val
 		if acct.Username != "" {
 			all["username"] = acct.Username
 		}
-		return sim.MetaSelectFlat(all, "Page", p.Get("fields"), "id,name")
+		return metasim.SelectFlat(all, "Page", p.Get("fields"), "id,name")
 	}
 	if c, thread, ok, err := s.findComment(ctx, acct, id, now); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
-		return sim.MetaSelect(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
+		return metasim.Select(s.commentFields(c, thread), "Comment", p.Get("fields"), "created_time,from,message,id")
 	}
 	v, ok, err := s.video(ctx, acct, id)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
-	return sim.MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id")
+	return metasim.SelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id")
 }
 
 func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 	all := map[string]any{
 		"id": v.ID, "status": s.status(v, now), "description": nil, "title": nil,
-		"created_time": sim.MetaTimestamp(v.Created), "updated_time": sim.MetaTimestamp(fbLater(v.Created, v.At)),
+		"created_time": metasim.Timestamp(v.Created), "updated_time": metasim.Timestamp(fbLater(v.Created, v.At)),
 		"permalink_url": fbReelURL(v.ID), "published": v.Done, "length": nil,
 	}
 	if v.Desc != "" {
@@ -717,14 +718,14 @@ func (s *fbSim) fields(v fbVideo, now time.Time) map[string]any {
 }
 
 // list is GET /{page-id}/video_reels: the Page's finished reels, newest first.
-func (s *fbSim) list(ctx context.Context, acct sim.Account, page string, p url.Values) (any, *sim.MetaError) {
+func (s *fbSim) list(ctx context.Context, acct sim.Account, page string, p url.Values) (any, *metasim.Error) {
 	if page != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, page))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, page))
 	}
 	now := s.cfg.Now()
 	videos, err := sim.ListJSON[fbVideo](ctx, s.cfg.State, fbKey(fbVideoKind, ""), acct.ID)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	data := []any{}
 	for i := len(videos) - 1; i >= 0; i-- {
@@ -733,9 +734,9 @@ func (s *fbSim) list(ctx context.Context, acct sim.Account, page string, p url.V
 		}
 		v, _, err := s.video(ctx, acct, videos[i].ID)
 		if err != nil {
-			return nil, sim.MetaInternal()
+			return nil, metasim.Internal()
 		}
-		row, gerr := sim.MetaSelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
+		row, gerr := metasim.SelectFlat(s.fields(v, now), "Video", p.Get("fields"), "id,description,updated_time")
 		if gerr != nil {
 			return nil, gerr
 		}

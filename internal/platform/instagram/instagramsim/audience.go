@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -60,12 +61,12 @@ type igComment struct {
 
 // igCommentID is the id of the item's audience comment number n.
 func igCommentID(mediaID string, n int) string {
-	return sim.MetaDerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
+	return metasim.DerivedID(17850000000000000, 1e13, "ig-comment", mediaID, fmt.Sprint(n))
 }
 
 // igScopedID is the Instagram-scoped id of an audience commenter.
 func igScopedID(username string) string {
-	return sim.MetaDerivedID(6000000000000000, 1e15, "ig-user", username)
+	return metasim.DerivedID(6000000000000000, 1e15, "ig-user", username)
 }
 
 // audience is the top-level comments on m by now, oldest first.
@@ -89,13 +90,13 @@ func (s *igSim) replies(m igMedia, parent string) []igComment {
 }
 
 // ownedMedia is the account's media id, or Graph's answer for an object the token cannot see.
-func (s *igSim) ownedMedia(ctx context.Context, acct sim.Account, id, method string) (igMedia, *sim.MetaError) {
+func (s *igSim) ownedMedia(ctx context.Context, acct sim.Account, id, method string) (igMedia, *metasim.Error) {
 	m, _, ok, err := sim.Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id))
 	if err != nil {
-		return igMedia{}, sim.MetaInternal()
+		return igMedia{}, metasim.Internal()
 	}
 	if !ok || m.Account != acct.ID {
-		return igMedia{}, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(method, id))
+		return igMedia{}, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(method, id))
 	}
 	return m, nil
 }
@@ -122,17 +123,17 @@ func (s *igSim) comment(ctx context.Context, acct sim.Account, id string, now ti
 }
 
 // insights is GET /{ig-media-id}/insights.
-func (s *igSim) insights(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *sim.MetaError) {
-	names, gerr := sim.MetaMetrics(p, true)
+func (s *igSim) insights(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *metasim.Error) {
+	names, gerr := metasim.Metrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		switch {
 		case slices.Contains(igRetiredMetrics, n):
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The Media Insights API does not support the %s metric for this media product type.", n))
 		case !slices.Contains(igReelsMetrics, n):
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(igReelsMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
@@ -169,7 +170,7 @@ func (s *igSim) insights(ctx context.Context, acct sim.Account, mediaID string, 
 		"ig_reels_video_view_total_time": {"Watch time", "The total time the reel was played, including replays, in milliseconds."},
 	}
 	for _, n := range names {
-		data = append(data, sim.MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metasim.Insight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }
@@ -177,7 +178,7 @@ func (s *igSim) insights(ctx context.Context, acct sim.Account, mediaID string, 
 // commentFields is every field of an IG Comment node c of m.
 func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	all := map[string]any{
-		"id": c.ID, "text": c.Text, "timestamp": sim.MetaTimestamp(c.At), "username": c.Username,
+		"id": c.ID, "text": c.Text, "timestamp": metasim.Timestamp(c.At), "username": c.Username,
 		"like_count": 0, "hidden": m.Hidden[c.ID],
 		"from":      map[string]any{"id": c.FromID, "username": c.Username},
 		"media":     map[string]any{"id": c.Media, "media_product_type": "REELS"},
@@ -189,20 +190,20 @@ func (s *igSim) commentFields(m igMedia, c igComment) map[string]any {
 	}
 	if c.Parent != "" {
 		all["parent_id"] = c.Parent
-		all["replies"] = sim.MetaList{Type: "IGComment"}
+		all["replies"] = metasim.List{Type: "IGComment"}
 		return all
 	}
 	var rows []map[string]any
 	for _, r := range s.replies(m, c.ID) {
 		rows = append(rows, s.commentFields(m, r))
 	}
-	all["replies"] = sim.MetaList{Type: "IGComment", Rows: rows}
+	all["replies"] = metasim.List{Type: "IGComment", Rows: rows}
 	return all
 }
 
 // comments is GET /{ig-media-id}/comments: the top-level comments, oldest first.
-func (s *igSim) comments(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *sim.MetaError) {
-	start, limit, gerr := sim.MetaPaging(p)
+func (s *igSim) comments(ctx context.Context, acct sim.Account, mediaID string, p url.Values) (any, *metasim.Error) {
+	start, limit, gerr := metasim.Paging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -211,16 +212,16 @@ func (s *igSim) comments(ctx context.Context, acct sim.Account, mediaID string, 
 	if gerr != nil {
 		return nil, gerr
 	}
-	next := sim.MetaNext(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
-	return sim.MetaPage(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *sim.MetaError) {
-		return sim.MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
+	next := metasim.Next(s.cfg.BaseURL, "/"+mediaID+"/comments", p)
+	return metasim.Page(s.audience(m, now), start, limit, next, func(c igComment) (map[string]any, *metasim.Error) {
+		return metasim.Select(s.commentFields(m, c), "IGComment", p.Get("fields"), "timestamp,text,id")
 	})
 }
 
 // changeMedia runs fn on the Reel id within one transaction and writes what it left; fn's
-// *MetaError is answered as it is.
-func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx sim.Tx, m *igMedia) *sim.MetaError) *sim.MetaError {
-	var gerr *sim.MetaError
+// *metasim.Error is answered as it is.
+func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx sim.Tx, m *igMedia) *metasim.Error) *metasim.Error {
+	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		m, rec, found, err := sim.LoadTx[igMedia](tx, igKey(igMediaKind, id))
 		if err != nil || !found {
@@ -232,40 +233,40 @@ func (s *igSim) changeMedia(ctx context.Context, id string, fn func(tx sim.Tx, m
 		return sim.Save(tx, rec, m)
 	})
 	if err != nil {
-		return sim.MetaInternal()
+		return metasim.Internal()
 	}
 	return gerr
 }
 
 // reply is POST /{ig-comment-id}/replies.
-func (s *igSim) reply(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) reply(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *metasim.Error) {
 	msg := p.Get("message")
 	if msg == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter message is required")
 	}
 	if lim := s.caps.ReplyText; !lim.Check(msg) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) The comment is too long: %d of at most %d characters", lim.Count(msg), lim.Max))
 	}
 	now := s.cfg.Now()
 	c, m, ok, err := s.comment(ctx, acct, commentID, now)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, commentID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, commentID))
 	}
 	parent := c.ID
 	if c.Parent != "" {
 		parent = c.Parent // a reply to a reply is added to the top-level comment
 	}
-	r := igComment{ID: sim.MetaRandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
-	gerr := s.changeMedia(ctx, m.ID, func(tx sim.Tx, m *igMedia) *sim.MetaError {
+	r := igComment{ID: metasim.RandomID(17860000000000000), Media: c.Media, Parent: parent, FromID: acct.ID, Username: acct.Username, Text: msg, At: now, Own: true}
+	gerr := s.changeMedia(ctx, m.ID, func(tx sim.Tx, m *igMedia) *metasim.Error {
 		if m.Hidden[c.ID] {
-			return sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
+			return metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The comment is hidden: hidden comments cannot be replied to")
 		}
 		m.Replies = append(m.Replies, r)
 		if err := sim.RecordTx(tx, platform.Instagram, sim.Reply{Account: acct.ID, CommentID: commentID, Text: msg}); err != nil {
-			return sim.MetaInternal()
+			return metasim.Internal()
 		}
 		return nil
 	})
@@ -276,19 +277,19 @@ func (s *igSim) reply(ctx context.Context, acct sim.Account, commentID string, p
 }
 
 // hide is POST /{ig-comment-id}?hide=true|false.
-func (s *igSim) hide(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *sim.MetaError) {
-	hide, ok := sim.MetaParseBool(p.Get("hide"))
+func (s *igSim) hide(ctx context.Context, acct sim.Account, commentID string, p url.Values) (any, *metasim.Error) {
+	hide, ok := metasim.ParseBool(p.Get("hide"))
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param hide must be a boolean")
 	}
 	_, m, ok, err := s.comment(ctx, acct, commentID, s.cfg.Now())
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, commentID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, commentID))
 	}
-	gerr := s.changeMedia(ctx, m.ID, func(_ sim.Tx, m *igMedia) *sim.MetaError {
+	gerr := s.changeMedia(ctx, m.ID, func(_ sim.Tx, m *igMedia) *metasim.Error {
 		if m.Hidden == nil {
 			m.Hidden = map[string]bool{}
 		}

@@ -53,6 +53,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -108,7 +109,7 @@ type igContainer struct {
 	Ready       time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// The fetch of video_url, and what it is told: the cover's offset (ms, -1 for none) and
 	// whether the account's behaviour rejects the video.
-	Pull        sim.MetaPull `json:"pull"`
+	Pull        metasim.Pull `json:"pull"`
 	ThumbOffset int64        `json:"thumb_offset"`
 	Reject      bool         `json:"reject,omitempty"`
 	ErrSub      int          `json:"err_sub,omitempty"`     // ERROR subcode once fetched; 0 = the video passed
@@ -139,7 +140,7 @@ type igSim struct {
 	opt     Options
 	prefix  string // path of cfg.BaseURL, stripped from request paths
 	caps    platform.Capabilities
-	fetcher sim.MetaFetcher[igContainer, igFetched]
+	fetcher metasim.Fetcher[igContainer, igFetched]
 }
 
 // igFetched is what a container's fetch found.
@@ -178,8 +179,8 @@ func NewWith(cfg sim.Config, opt Options) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Instagram)
 	s := &igSim{cfg: cfg, opt: opt, caps: caps}
-	s.fetcher = sim.MetaFetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
-		Pull: func(c *igContainer) *sim.MetaPull { return &c.Pull },
+	s.fetcher = metasim.Fetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
+		Pull: func(c *igContainer) *metasim.Pull { return &c.Pull },
 		Fetch: func(ctx context.Context, c igContainer) (igFetched, *sim.Upload) {
 			f := s.download(ctx, c.Pull.URL, c.ThumbOffset)
 			if f.sub == 0 && c.Reject {
@@ -201,30 +202,30 @@ func NewWith(cfg sim.Config, opt Options) http.Handler {
 }
 
 func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := sim.MetaSegments(s.prefix, r.URL.Path)
-	params, ok := sim.MetaParams(w, r, segs)
+	segs := metasim.Segments(s.prefix, r.URL.Path)
+	params, ok := metasim.Params(w, r, segs)
 	if !ok {
 		return
 	}
 
-	token := sim.MetaToken(r, params)
+	token := metasim.Token(r, params)
 	if token == "" {
-		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
+		metasim.Write(w, metasim.Err(http.StatusBadRequest, 104, 0, "An access token is required to request this resource."))
 		return
 	}
 	acct, ok := s.cfg.Accounts.Resolve(r.Context(), token)
 	if !ok {
-		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
+		metasim.Write(w, metasim.Err(http.StatusBadRequest, 190, 0, "Invalid OAuth access token - Cannot parse access token"))
 		return
 	}
 	switch sim.CallFault(acct.Behavior, s.cfg.Rand) {
 	case sim.FailUnavailable:
-		e := sim.MetaErr(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
+		e := metasim.Err(http.StatusInternalServerError, 2, 0, "An unexpected error has occurred. Please retry your request later.")
 		e.IsTransient = true
-		sim.MetaWrite(w, e)
+		metasim.Write(w, e)
 		return
 	case sim.FailAuth:
-		sim.MetaWrite(w, sim.MetaErr(http.StatusBadRequest, 190, 463,
+		metasim.Write(w, metasim.Err(http.StatusBadRequest, 190, 463,
 			"Error validating access token: Session has expired on "+s.cfg.Now().UTC().Add(-time.Hour).Format("Monday, 02-Jan-06 15:04:05 MST")+"."))
 		return
 	case sim.FailRateLimit:
@@ -232,13 +233,13 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (application request limit), HTTP 403, with the usage headers. Calls with an
 		// Instagram account's token count against its business use case too, whose header
 		// says when access returns.
-		e := sim.MetaErr(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
+		e := metasim.Err(http.StatusForbidden, 4, 0, "(#4) Application request limit reached")
 		e.IsTransient = true
 		e.Header = map[string]string{
 			"X-App-Usage":               `{"call_count":100,"total_cputime":12,"total_time":15}`,
-			"X-Business-Use-Case-Usage": sim.MetaUsage(acct.ID, "instagram"),
+			"X-Business-Use-Case-Usage": metasim.Usage(acct.ID, "instagram"),
 		}
-		sim.MetaWrite(w, e)
+		metasim.Write(w, e)
 		return
 	}
 
@@ -254,12 +255,12 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = acct.ID
 	}
 	var res any
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	switch {
 	case pagesEdge && r.Method == http.MethodGet:
 		res, gerr = s.pages(r.Context(), acct, params)
 	case pagesEdge:
-		gerr = sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(r.Method, "me"))
+		gerr = metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(r.Method, "me"))
 	case r.Method == http.MethodPost && edge == "media":
 		res, gerr = s.createContainer(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":
@@ -279,45 +280,45 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = sim.MetaNoRoute(r.Method, id, edge, "IGUser")
+		gerr = metasim.NoRoute(r.Method, id, edge, "IGUser")
 	}
-	sim.MetaAnswer(w, res, gerr)
+	metasim.Answer(w, res, gerr)
 }
 
 // createContainer is POST /{ig-user-id}/media.
-func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "REELS":
 	case "VIDEO":
 		// VIDEO has not been accepted since November 9, 2023 (Graph API changelog).
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 2207023,
+		return nil, metasim.Err(http.StatusBadRequest, 100, 2207023,
 			"The media type VIDEO is not supported. Use REELS to publish a video.").User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	default:
 		// The simulator publishes Reels only: images, carousels and stories are not needed by
 		// reelay and are refused rather than half-simulated.
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 2207023,
+		return nil, metasim.Err(http.StatusBadRequest, 100, 2207023,
 			fmt.Sprintf("Unsupported media_type %q: this simulator publishes REELS only", mt)).User("Unknown media type",
 			"The media type entered is not one of the expected media types.")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required")
 	}
-	if !sim.MetaHTTPURL(videoURL) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !metasim.HTTPURL(videoURL) {
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
-	if c := p.Get("cover_url"); c != "" && !sim.MetaHTTPURL(c) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
+	if c := p.Get("cover_url"); c != "" && !metasim.HTTPURL(c) {
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param cover_url must be a valid http or https URL")
 	}
 	share := true
 	if v := p.Get("share_to_feed"); v != "" {
-		b, ok := sim.MetaParseBool(v)
+		b, ok := metasim.ParseBool(v)
 		if !ok {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param share_to_feed must be a boolean")
 		}
 		share = b
 	}
@@ -326,9 +327,9 @@ func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID st
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param thumb_offset must be an integer")
 		case n < 0:
-			return nil, sim.MetaErr(http.StatusBadRequest, 1, igSubThumbOffset,
+			return nil, metasim.Err(http.StatusBadRequest, 1, igSubThumbOffset,
 				"Thumbnail offset must be greater than or equal to 0 and less than video duration")
 		}
 		thumbOffset = n
@@ -349,7 +350,7 @@ func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID st
 		ShareToFeed: share,
 		Created:     now,
 		Ready:       now.Add(processing),
-		Pull:        sim.NewMetaPull(videoURL),
+		Pull:        metasim.NewPull(videoURL),
 		ThumbOffset: thumbOffset,
 		Reject:      acct.Behavior.Fail == sim.FailReject,
 	}
@@ -359,17 +360,17 @@ func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID st
 		if capped = !ok; err != nil || capped {
 			return err
 		}
-		if c.ID, err = sim.MetaNewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
+		if c.ID, err = metasim.NewID(tx, igKey(igContainerKind, ""), 17890000000000000); err != nil {
 			return err
 		}
 		return sim.Save(tx, sim.Record{Key: igKey(igContainerKind, c.ID), Account: acct.ID, Expires: now.Add(2 * igContainerLifetime)}, c)
 	})
 	switch {
 	case err != nil:
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	case capped:
 		// Meta documents the cap, not the answer: this wording is the simulator's.
-		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0,
+		return nil, metasim.Err(http.StatusBadRequest, 9, 0,
 			fmt.Sprintf("(#9) Application request limit reached: at most %d media containers per Instagram account in 24 hours", igMaxContainers))
 	}
 	// Meta answers with the container id at once and downloads the video in the background.
@@ -379,7 +380,7 @@ func (s *igSim) createContainer(ctx context.Context, acct sim.Account, userID st
 
 // checkCaption applies the caption limits of the publishing reference: 2,200 characters,
 // 30 hashtags, 20 @-mentions. Meta's error is code 36004, subcode 2207010.
-func (s *igSim) checkCaption(caption string) *sim.MetaError {
+func (s *igSim) checkCaption(caption string) *metasim.Error {
 	limit := s.caps.Text["caption"]
 	var problem string
 	hashtags, mentions := platform.CountTags(caption, '#'), platform.CountTags(caption, '@')
@@ -393,7 +394,7 @@ func (s *igSim) checkCaption(caption string) *sim.MetaError {
 	default:
 		return nil
 	}
-	return sim.MetaErr(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").User("Caption too long",
+	return metasim.Err(http.StatusBadRequest, 36004, 2207010, "The caption is too long: "+problem+".").User("Caption too long",
 		fmt.Sprintf("The caption can have at most %d characters, %d hashtags and %d @ tags.", limit.Max, limit.MaxHashtags, limit.MaxMentions))
 }
 
@@ -491,20 +492,20 @@ func (s *igSim) container(ctx context.Context, acct sim.Account, id string) (igC
 }
 
 // publish is POST /{ig-user-id}/media_publish.
-func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	now := s.cfg.Now()
 	var res any
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := sim.LoadTx[igContainer](tx, igKey(igContainerKind, cid))
@@ -512,7 +513,7 @@ func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = sim.MetaErr(http.StatusBadRequest, 24, 2207006,
+			gerr = metasim.Err(http.StatusBadRequest, 24, 2207006,
 				fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
@@ -520,15 +521,15 @@ func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 		switch code, _ := s.status(c, now); code {
 		case igStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case igStExpired:
-			gerr = sim.MetaErr(http.StatusBadRequest, -2, 2207020,
+			gerr = metasim.Err(http.StatusBadRequest, -2, 2207020,
 				"The media you are trying to access has expired. Please try to upload again.").User("Media expired",
 				"The media you are trying to access has expired. Please try to upload again.")
 			return nil
 		case igStInProgress, igStError:
-			gerr = sim.MetaErr(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").User(
+			gerr = metasim.Err(http.StatusBadRequest, 9007, 2207027, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
@@ -537,13 +538,13 @@ func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 			return err
 		}
 		if !ok {
-			gerr = sim.MetaErr(http.StatusBadRequest, 9, 2207042,
+			gerr = metasim.Err(http.StatusBadRequest, 9, 2207042,
 				"Application request limit reached").User("Maximum number of posts reached",
 				"You reached maximum number of posts that is allowed to be published by Content Publishing API.")
 			return nil
 		}
 		m := igMedia{Account: acct.ID, Username: acct.Username, Caption: c.Caption, ShareToFeed: c.ShareToFeed, Timestamp: now}
-		if m.ID, err = sim.MetaNewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
+		if m.ID, err = metasim.NewID(tx, igKey(igMediaKind, ""), 17920000000000000); err != nil {
 			return err
 		}
 		m.Shortcode = igShortcode(m.ID)
@@ -558,41 +559,41 @@ func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 		return sim.RecordTx(tx, platform.Instagram, sim.Published{Account: acct.ID, ID: m.ID, URL: igPermalink(m.Shortcode), SHA256: c.SHA, Text: c.Caption})
 	})
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	return res, gerr
 }
 
 // node is GET /{id}: the IG user, one of its containers or one of its media.
-func (s *igSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
 	if id == acct.ID {
 		u, err := s.igUser(ctx, acct)
 		if err != nil {
-			return nil, sim.MetaInternal()
+			return nil, metasim.Internal()
 		}
 		typ, all = "IGUser", u
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
 		typ = "ShadowIGMediaBuilder"
 		code, text := s.status(c, now)
 		all = map[string]any{"id": c.ID, "status_code": code, "status": text}
 	} else if m, _, ok, err := sim.Load[igMedia](ctx, s.cfg.State, igKey(igMediaKind, id)); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok && m.Account == acct.ID {
 		typ = "IGMedia"
 		all = m.fields()
 	} else if c, m, ok, err := s.comment(ctx, acct, id, now); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
-		return sim.MetaSelect(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
+		return metasim.Select(s.commentFields(m, c), "IGComment", p.Get("fields"), "id,text,timestamp")
 	} else {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
-	return sim.MetaSelectFlat(all, typ, p.Get("fields"), "id")
+	return metasim.SelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 // igUser is every field of the account's IG User node. Fields the simulated account has no
@@ -609,7 +610,7 @@ func (s *igSim) igUser(ctx context.Context, acct sim.Account) (map[string]any, e
 
 // pages is GET /me/accounts: the Pages the token's user manages, with field expansion and
 // cursor paging.
-func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any, *metasim.Error) {
 	pages, ok := s.opt.Pages[acct.ID]
 	if !ok {
 		pages = []Page{{Linked: true}}
@@ -618,7 +619,7 @@ func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any,
 	if fields == "" {
 		fields = "name,category,category_list,id,tasks"
 	}
-	want, gerr := sim.MetaParseFields(fields)
+	want, gerr := metasim.ParseFields(fields)
 	if gerr != nil {
 		return nil, gerr
 	}
@@ -626,7 +627,7 @@ func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any,
 	if v := p.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param limit must be a positive integer")
 		}
 		limit = min(n, 100)
 	}
@@ -635,13 +636,13 @@ func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any,
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		n, aerr := strconv.Atoi(string(b))
 		if err != nil || aerr != nil || n < 0 {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Invalid after cursor")
 		}
 		start = n
 	}
 	user, err := s.igUser(ctx, acct)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	data := []any{}
 	for i := start; i < len(pages) && i < start+limit; i++ {
@@ -686,7 +687,7 @@ func (s *igSim) pages(ctx context.Context, acct sim.Account, p url.Values) (any,
 // that hold nodes (edges names their node types) with their own selection, or with their id
 // alone. An unknown field, or the expansion of a field that holds no node, is Graph's error
 // 100.
-func igExpand(all map[string]any, typ string, want []sim.MetaField, edges map[string]string) (map[string]any, *sim.MetaError) {
+func igExpand(all map[string]any, typ string, want []metasim.Field, edges map[string]string) (map[string]any, *metasim.Error) {
 	out := map[string]any{}
 	if id, ok := all["id"]; ok {
 		out["id"] = id
@@ -694,17 +695,17 @@ func igExpand(all map[string]any, typ string, want []sim.MetaField, edges map[st
 	for _, f := range want {
 		v, ok := all[f.Name]
 		if !ok {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
 		}
 		subType, isEdge := edges[f.Name]
 		if f.Expanded && !isEdge {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
 		}
 		if v == nil {
 			continue
 		}
 		if isEdge {
-			sub := []sim.MetaField{{Name: "id"}}
+			sub := []metasim.Field{{Name: "id"}}
 			if f.Expanded {
 				sub = f.Sub
 			}
@@ -734,29 +735,29 @@ func (s *igSim) accountMedia(ctx context.Context, account string) ([]igMedia, er
 
 // listMedia is GET /{ig-user-id}/media, newest first, with since/until (Unix seconds), limit
 // and an "after" cursor.
-func (s *igSim) listMedia(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) listMedia(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp")
 		}
 	}
-	start, limit, gerr := sim.MetaPaging(p)
+	start, limit, gerr := metasim.Paging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	all, err := s.accountMedia(ctx, acct.ID)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	var list []igMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -766,31 +767,31 @@ func (s *igSim) listMedia(ctx context.Context, acct sim.Account, userID string, 
 		}
 		list = append(list, all[i])
 	}
-	return sim.MetaPage(list, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *sim.MetaError) {
-		return sim.MetaSelectFlat(m.fields(), "IGMedia", p.Get("fields"), "id")
+	return metasim.Page(list, start, limit, metasim.Next(s.cfg.BaseURL, "/"+userID+"/media", p), func(m igMedia) (map[string]any, *metasim.Error) {
+		return metasim.SelectFlat(m.fields(), "IGMedia", p.Get("fields"), "id")
 	})
 }
 
 // publishingLimit is GET /{ig-user-id}/content_publishing_limit.
-func (s *igSim) publishingLimit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *igSim) publishingLimit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
 	var since time.Time
 	if v := p.Get("since"); v != "" {
 		sec, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || now.Sub(time.Unix(sec, 0)) > igWindow {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no older than 24 hours")
 		}
 		since = time.Unix(sec, 0)
 	}
 	published, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, igKey(igPublishedKind, acct.ID))
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	usage := 0
-	for _, t := range sim.MetaPrune(published, now) {
+	for _, t := range metasim.Prune(published, now) {
 		if !t.Before(since) {
 			usage++
 		}
@@ -799,7 +800,7 @@ func (s *igSim) publishingLimit(ctx context.Context, acct sim.Account, userID st
 		"quota_usage": usage,
 		"config":      map[string]int{"quota_total": s.caps.PostsPerDay, "quota_duration": int(igWindow / time.Second)},
 	}
-	row, gerr := sim.MetaSelectFlat(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := metasim.SelectFlat(all, "ShadowIGUserContentPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}

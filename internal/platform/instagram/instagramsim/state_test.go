@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
@@ -106,7 +107,7 @@ func TestInstagramFetchTakenOver(t *testing.T) {
 	// A container whose creating process died before its fetch ended.
 	key := igKey(igContainerKind, "17890000000000077")
 	dead := igContainer{ID: key.ID, Account: igTestAccount, Created: clock.Now(), Ready: clock.Now(), ThumbOffset: -1,
-		Pull: sim.MetaPull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
+		Pull: metasim.Pull{URL: e.media.URL + "/v.mp4", Attempt: "dead", Lease: time.Now().Add(-time.Second)}}
 	if err := st.Update(ctx, func(tx sim.Tx) error {
 		return sim.Save(tx, sim.Record{Key: key, Account: igTestAccount, Expires: clock.Now().Add(48 * time.Hour)}, dead)
 	}); err != nil {

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -51,7 +52,7 @@ type thReply struct {
 
 // thReplyID is the id of the post's audience reply number n.
 func thReplyID(mediaID string, n int) string {
-	return sim.MetaDerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
+	return metasim.DerivedID(17950000000000000, 1e13, "threads-reply", mediaID, fmt.Sprint(n))
 }
 
 // thShares splits the audience's shares into Threads' reposts, quotes and shares.
@@ -103,37 +104,37 @@ func (s *thSim) root(ctx context.Context, acct sim.Account, id string, now time.
 }
 
 // createReply is POST /{threads-user-id}/threads with media_type=TEXT: a reply container.
-func (s *thSim) createReply(ctx context.Context, acct sim.Account, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) createReply(ctx context.Context, acct sim.Account, p url.Values) (any, *metasim.Error) {
 	to := p.Get("reply_to_id")
 	if to == "" {
 		// Root text posts are not reelay's: the simulator takes TEXT containers as replies only.
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) media_type TEXT is simulated for replies only: reply_to_id is required")
 	}
 	text := p.Get("text")
 	if text == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter text is required for media_type TEXT")
 	}
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0,
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 	now := s.cfg.Now()
 	if _, ok, err := s.root(ctx, acct, to, now); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_to_id %s is not a post or reply this profile can reply to", to))
 	}
 	// A text container has nothing to fetch.
-	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: sim.MetaPull{Done: true}, ReplyTo: to}
+	c := thContainer{Account: acct.ID, Text: text, Created: now, Ready: now, Pull: metasim.Pull{Done: true}, ReplyTo: to}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	return map[string]string{"id": c.ID}, nil
 }
 
 // publishReply publishes a reply container within tx, in the conversation of root (found, or
 // not, before the transaction).
-func (s *thSim) publishReply(tx sim.Tx, acct sim.Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *sim.MetaError, error) {
+func (s *thSim) publishReply(tx sim.Tx, acct sim.Account, c *thContainer, root thMedia, found bool, now time.Time) (any, *metasim.Error, error) {
 	if found {
 		var err error
 		root, _, found, err = sim.LoadTx[thMedia](tx, thKey(thMediaKind, root.ID))
@@ -142,7 +143,7 @@ func (s *thSim) publishReply(tx sim.Tx, acct sim.Account, c *thContainer, root t
 		}
 	}
 	if !found {
-		return nil, sim.MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
+		return nil, metasim.Err(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", c.ReplyTo)), nil
 	}
 	ok, err := sim.TakeInWindow(tx, thKey(thRepliedKind, acct.ID), acct.ID, now, thWindow, thReplyQuota)
 	if err != nil {
@@ -150,10 +151,10 @@ func (s *thSim) publishReply(tx sim.Tx, acct sim.Account, c *thContainer, root t
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of replies reached",
+		return nil, metasim.Err(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of replies reached",
 			fmt.Sprintf("You reached the maximum of %d replies that can be published through the API in 24 hours.", thReplyQuota)), nil
 	}
-	r := thReply{ID: sim.MetaRandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
+	r := thReply{ID: metasim.RandomID(18000000000000000), Root: root.ID, Parent: c.ReplyTo, Username: thUsername(acct), Text: c.Text, At: now, Own: true}
 	root.Replies = append(root.Replies, r)
 	if err := sim.Save(tx, sim.Record{Key: thKey(thMediaKind, root.ID), Account: root.Account}, root); err != nil {
 		return nil, nil, err
@@ -177,7 +178,7 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 		hasReplies = hasReplies || o.Parent == r.ID
 	}
 	return map[string]any{
-		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": sim.MetaTimestamp(r.At),
+		"id": r.ID, "text": r.Text, "username": r.Username, "timestamp": metasim.Timestamp(r.At),
 		"permalink": "https://www.threads.net/@" + r.Username + "/post/" + thShortcode(r.ID), "shortcode": thShortcode(r.ID),
 		"media_product_type": "THREADS", "media_type": "TEXT_POST", "media_url": nil, "thumbnail_url": nil,
 		"has_replies": hasReplies, "is_reply": true, "is_reply_owned_by_me": r.Own, "is_quote_post": false,
@@ -188,25 +189,25 @@ func (s *thSim) replyFields(m thMedia, r thReply, now time.Time) map[string]any 
 
 // conversation is GET /{threads-media-id}/replies (all false: the direct replies) and
 // /conversation (all true: every reply below, flattened).
-func (s *thSim) conversation(ctx context.Context, acct sim.Account, id string, p url.Values, all bool) (any, *sim.MetaError) {
-	reverse, ok := sim.MetaBool(p, "reverse", true)
+func (s *thSim) conversation(ctx context.Context, acct sim.Account, id string, p url.Values, all bool) (any, *metasim.Error) {
+	reverse, ok := metasim.Bool(p, "reverse", true)
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param reverse must be a boolean")
 	}
 	if p.Get("before") != "" && p.Get("after") != "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Only one of the before and after cursors can be given")
 	}
-	start, limit, gerr := sim.MetaPaging(p)
+	start, limit, gerr := metasim.Paging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	root, ok, err := s.root(ctx, acct, id, now)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
 	below := map[string]bool{id: true}
 	var rows []thReply
@@ -225,29 +226,29 @@ func (s *thSim) conversation(ctx context.Context, acct sim.Account, id string, p
 	if all {
 		edge = "/conversation"
 	}
-	return sim.MetaPage(rows, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *sim.MetaError) {
-		return sim.MetaSelect(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
+	return metasim.Page(rows, start, limit, metasim.Next(s.cfg.BaseURL, "/"+id+edge, p), func(r thReply) (map[string]any, *metasim.Error) {
+		return metasim.Select(s.replyFields(root, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // insights is GET /{threads-media-id}/insights.
-func (s *thSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
-	names, gerr := sim.MetaMetrics(p, true)
+func (s *thSim) insights(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
+	names, gerr := metasim.Metrics(p, true)
 	if gerr != nil {
 		return nil, gerr
 	}
 	for i, n := range names {
 		if !slices.Contains(thMetrics, n) {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) metric[%d] must be one of the following values: %s", i, strings.Join(thMetrics, ", ")))
 		}
 	}
 	now := s.cfg.Now()
 	m, ok, err := s.ownedPost(ctx, acct, id)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	if !ok {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
 	a := sim.AudienceOf(m.ID, m.Timestamp, now)
 	reposts, quotes, shares := thShares(a.Shares)
@@ -263,7 +264,7 @@ func (s *thSim) insights(ctx context.Context, acct sim.Account, id string, p url
 	}
 	data := []any{}
 	for _, n := range names {
-		data = append(data, sim.MetaInsight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
+		data = append(data, metasim.Insight(m.ID, "insights", n, titles[n][0], titles[n][1], values[n]))
 	}
 	return map[string]any{"data": data}, nil
 }

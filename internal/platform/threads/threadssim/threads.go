@@ -49,6 +49,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/metagraph/metasim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -115,7 +116,7 @@ type thContainer struct {
 	Ready        time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
 	// Pull is the fetch of the video (meta_pull.go), done from the start for a text reply's;
 	// Reject says the account's behaviour refuses the video.
-	Pull      sim.MetaPull `json:"pull"`
+	Pull      metasim.Pull `json:"pull"`
 	Reject    bool         `json:"reject,omitempty"`
 	ErrMsg    string       `json:"err_msg,omitempty"`     // error_message once fetched; "" = the video passed
 	ErrAtOnce bool         `json:"err_at_once,omitempty"` // the error shows at once (download failures)
@@ -141,7 +142,7 @@ type thSim struct {
 	cfg     sim.Config
 	prefix  string
 	caps    platform.Capabilities
-	fetcher sim.MetaFetcher[thContainer, thFetched]
+	fetcher metasim.Fetcher[thContainer, thFetched]
 }
 
 // thFetched is what a container's fetch found.
@@ -156,8 +157,8 @@ func New(cfg sim.Config) http.Handler {
 	cfg.Normalize()
 	caps, _ := platform.CapabilitiesOf(platform.Threads)
 	s := &thSim{cfg: cfg, caps: caps}
-	s.fetcher = sim.MetaFetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
-		Pull: func(c *thContainer) *sim.MetaPull { return &c.Pull },
+	s.fetcher = metasim.Fetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
+		Pull: func(c *thContainer) *metasim.Pull { return &c.Pull },
 		Fetch: func(ctx context.Context, c thContainer) (thFetched, *sim.Upload) {
 			f, n := s.download(ctx, c.Pull.URL)
 			if f.msg == "" && c.Reject {
@@ -177,13 +178,13 @@ func New(cfg sim.Config) http.Handler {
 }
 
 func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := sim.MetaSegments(s.prefix, r.URL.Path)
-	acct, params, id, edge, ok := sim.MetaRequest(s.cfg, w, r, segs, 17)
+	segs := metasim.Segments(s.prefix, r.URL.Path)
+	acct, params, id, edge, ok := metasim.Request(s.cfg, w, r, segs, 17)
 	if !ok {
 		return
 	}
 	var res any
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	switch {
 	case r.Method == http.MethodPost && edge == "threads":
 		res, gerr = s.create(r.Context(), acct, id, params)
@@ -200,49 +201,49 @@ func (s *thSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && edge == "":
 		res, gerr = s.node(r.Context(), acct, id, params)
 	default:
-		gerr = sim.MetaNoRoute(r.Method, id, edge, "ThreadsUser")
+		gerr = metasim.NoRoute(r.Method, id, edge, "ThreadsUser")
 	}
-	sim.MetaAnswer(w, res, gerr)
+	metasim.Answer(w, res, gerr)
 }
 
 // create is POST /{threads-user-id}/threads.
-func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
 	}
 	switch mt := p.Get("media_type"); mt {
 	case "VIDEO":
 	case "TEXT":
 		return s.createReply(ctx, acct, p)
 	case "":
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter media_type is required")
 	case "IMAGE", "CAROUSEL":
 		// Reelay posts video only; the other kinds are refused rather than half-simulated.
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) media_type %s is not supported by this simulator: it publishes VIDEO posts only", mt))
 	default:
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}, got %q", mt))
 	}
 	if v := p.Get("is_carousel_item"); v == "true" || v == "1" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Carousel items are not supported by this simulator")
 	}
 	if p.Get("reply_to_id") != "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Video replies are not supported by this simulator: replies are TEXT")
 	}
 	videoURL := p.Get("video_url")
 	if videoURL == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter video_url is required for media_type VIDEO")
 	}
-	if !sim.MetaHTTPURL(videoURL) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
+	if !metasim.HTTPURL(videoURL) {
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param video_url must be a valid http or https URL")
 	}
 	rc := p.Get("reply_control")
 	if rc != "" && !slices.Contains(thReplyControls, rc) {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Param reply_control must be one of %v", thReplyControls))
 	}
 	text := p.Get("text")
 	if limit := s.caps.Text["text"]; !limit.Check(text) {
 		// Threads counts characters, emoji as their UTF-8 bytes; the wording is the simulator's.
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0,
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
 	}
 
@@ -257,11 +258,11 @@ func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p u
 		ReplyControl: rc,
 		Created:      now,
 		Ready:        now.Add(processing),
-		Pull:         sim.NewMetaPull(videoURL),
+		Pull:         metasim.NewPull(videoURL),
 		Reject:       acct.Behavior.Fail == sim.FailReject,
 	}
 	if err := s.newContainer(ctx, &c); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	// Meta answers with the container id at once and fetches the video in the background.
 	s.fetcher.Start(thKey(thContainerKind, c.ID), c.Pull.Attempt)
@@ -271,7 +272,7 @@ func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p u
 // newContainer stores a new container under a new id.
 func (s *thSim) newContainer(ctx context.Context, c *thContainer) error {
 	return s.cfg.State.Update(ctx, func(tx sim.Tx) error {
-		id, err := sim.MetaNewID(tx, thKey(thContainerKind, ""), 17890000000000000)
+		id, err := metasim.NewID(tx, thKey(thContainerKind, ""), 17890000000000000)
 		if err != nil {
 			return err
 		}
@@ -380,31 +381,31 @@ func (s *thSim) container(ctx context.Context, acct sim.Account, id string) (thC
 }
 
 // publish is POST /{threads-user-id}/threads_publish.
-func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodPost, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
 	}
 	cid := p.Get("creation_id")
 	if cid == "" {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	now := s.cfg.Now()
 	var root thMedia
 	var rootFound bool
 	if c, _, found, err := sim.Load[thContainer](ctx, s.cfg.State, thKey(thContainerKind, cid)); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if found && c.ReplyTo != "" {
 		// The post the reply's conversation is under, found before the transaction: replies are
 		// found by searching the profile's posts.
 		if root, rootFound, err = s.root(ctx, acct, c.ReplyTo, now); err != nil {
-			return nil, sim.MetaInternal()
+			return nil, metasim.Internal()
 		}
 	}
 	var res any
-	var gerr *sim.MetaError
+	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := sim.LoadTx[thContainer](tx, thKey(thContainerKind, cid))
@@ -412,20 +413,20 @@ func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 			return err
 		}
 		if !found || c.Account != acct.ID {
-			gerr = sim.MetaErr(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
+			gerr = metasim.Err(http.StatusBadRequest, 24, 0, fmt.Sprintf("The media with id %s cannot be found", cid)).User("Media not found",
 				"The media with the given id cannot be found.")
 			return nil
 		}
 		switch st, _ := s.status(c, now); st {
 		case thStPublished:
 			// Meta does not document this answer; the container is not published twice.
-			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
+			gerr = metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The media container has already been published")
 			return nil
 		case thStExpired:
-			gerr = sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
+			gerr = metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The media container has expired: it was not published within 24 hours")
 			return nil
 		case thStInProgress, thStError:
-			gerr = sim.MetaErr(http.StatusBadRequest, 9007, 0, "Media ID is not available").User(
+			gerr = metasim.Err(http.StatusBadRequest, 9007, 0, "Media ID is not available").User(
 				"Media Not Ready For Publishing", "The media is not ready for publishing, please wait for a moment")
 			return nil
 		}
@@ -440,24 +441,24 @@ func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 		return sim.Save(tx, crec, c)
 	})
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	return res, gerr
 }
 
 // publishPost publishes a video container as a post within tx.
-func (s *thSim) publishPost(tx sim.Tx, acct sim.Account, c *thContainer, now time.Time) (any, *sim.MetaError, error) {
+func (s *thSim) publishPost(tx sim.Tx, acct sim.Account, c *thContainer, now time.Time) (any, *metasim.Error, error) {
 	ok, err := sim.TakeInWindow(tx, thKey(thPublishedKind, acct.ID), acct.ID, now, thWindow, s.caps.PostsPerDay)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
 		// The limit is documented, the answer is not: this wording is the simulator's.
-		return nil, sim.MetaErr(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of posts reached",
+		return nil, metasim.Err(http.StatusBadRequest, 9, 0, "Application request limit reached").User("Maximum number of posts reached",
 			fmt.Sprintf("You reached the maximum of %d posts that can be published through the API in 24 hours.", s.caps.PostsPerDay)), nil
 	}
 	m := thMedia{Account: acct.ID, Username: thUsername(acct), Text: c.Text, Timestamp: now}
-	if m.ID, err = sim.MetaNewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
+	if m.ID, err = metasim.NewID(tx, thKey(thMediaKind, ""), 18000000000000000); err != nil {
 		return nil, nil, err
 	}
 	m.Shortcode = thShortcode(m.ID)
@@ -470,7 +471,7 @@ func (s *thSim) publishPost(tx sim.Tx, acct sim.Account, c *thContainer, now tim
 }
 
 // node is GET /{id}: the Threads user, one of its containers or one of its posts.
-func (s *thSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) node(ctx context.Context, acct sim.Account, id string, p url.Values) (any, *metasim.Error) {
 	now := s.cfg.Now()
 	var all map[string]any
 	var typ string
@@ -480,7 +481,7 @@ func (s *thSim) node(ctx context.Context, acct sim.Account, id string, p url.Val
 		all = map[string]any{"id": acct.ID, "username": thUsername(acct), "name": thUsername(acct),
 			"threads_profile_picture_url": nil, "threads_biography": nil, "is_verified": false}
 	} else if c, ok, err := s.container(ctx, acct, id); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
 		typ = "ThreadsMediaContainer"
 		st, msg := s.status(c, now)
@@ -489,18 +490,18 @@ func (s *thSim) node(ctx context.Context, acct sim.Account, id string, p url.Val
 			all["error_message"] = msg
 		}
 	} else if m, ok, err := s.ownedPost(ctx, acct, id); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
 		typ = "ThreadsMedia"
 		all = s.mediaFields(m, now)
 	} else if r, m, ok, err := s.reply(ctx, acct, id, now); err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	} else if ok {
-		return sim.MetaSelect(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
+		return metasim.Select(s.replyFields(m, r, now), "ThreadsMedia", p.Get("fields"), "id")
 	} else {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, id))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, id))
 	}
-	return sim.MetaSelectFlat(all, typ, p.Get("fields"), "id")
+	return metasim.SelectFlat(all, typ, p.Get("fields"), "id")
 }
 
 func (m thMedia) permalink() string {
@@ -511,7 +512,7 @@ func (m thMedia) fields() map[string]any {
 	return map[string]any{
 		"id": m.ID, "media_product_type": "THREADS", "media_type": "VIDEO", "media_url": nil,
 		"permalink": m.permalink(), "owner": map[string]string{"id": m.Account}, "username": m.Username,
-		"text": m.Text, "timestamp": sim.MetaTimestamp(m.Timestamp), "shortcode": m.Shortcode,
+		"text": m.Text, "timestamp": metasim.Timestamp(m.Timestamp), "shortcode": m.Shortcode,
 		"thumbnail_url": nil, "is_quote_post": false, "has_replies": false,
 	}
 }
@@ -523,31 +524,31 @@ func (s *thSim) posts(ctx context.Context, account string) ([]thMedia, error) {
 
 // list is GET /{threads-user-id}/threads, newest first, with since/until (Unix seconds),
 // limit and an "after" cursor.
-func (s *thSim) list(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) list(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, userID))
 	}
 	var since, until int64
 	var err error
 	if v := p.Get("since"); v != "" {
 		// Threads also takes strtotime() dates; the simulator takes Unix timestamps only.
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 1688540400 {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param since must be a Unix timestamp no earlier than 1688540400")
 		}
 	}
 	if v := p.Get("until"); v != "" {
 		if until, err = strconv.ParseInt(v, 10, 64); err != nil || (since != 0 && until <= since) {
-			return nil, sim.MetaErr(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
+			return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) Param until must be a Unix timestamp after since")
 		}
 	}
-	start, limit, gerr := sim.MetaPaging(p)
+	start, limit, gerr := metasim.Paging(p)
 	if gerr != nil {
 		return nil, gerr
 	}
 	now := s.cfg.Now()
 	all, err := s.posts(ctx, acct.ID)
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	var list []thMedia
 	for i := len(all) - 1; i >= 0; i-- {
@@ -557,26 +558,26 @@ func (s *thSim) list(ctx context.Context, acct sim.Account, userID string, p url
 		}
 		list = append(list, all[i])
 	}
-	return sim.MetaPage(list, start, limit, sim.MetaNext(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *sim.MetaError) {
-		return sim.MetaSelectFlat(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
+	return metasim.Page(list, start, limit, metasim.Next(s.cfg.BaseURL, "/"+userID+"/threads", p), func(m thMedia) (map[string]any, *metasim.Error) {
+		return metasim.SelectFlat(s.mediaFields(m, now), "ThreadsMedia", p.Get("fields"), "id")
 	})
 }
 
 // limit is GET /{threads-user-id}/threads_publishing_limit.
-func (s *thSim) limit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *sim.MetaError) {
+func (s *thSim) limit(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
 	if userID != acct.ID {
-		return nil, sim.MetaErr(http.StatusBadRequest, 100, 33, sim.MetaUnsupported(http.MethodGet, userID))
+		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodGet, userID))
 	}
 	now := s.cfg.Now()
 	published, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, thKey(thPublishedKind, acct.ID))
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
 	replied, _, _, err := sim.Load[[]time.Time](ctx, s.cfg.State, thKey(thRepliedKind, acct.ID))
 	if err != nil {
-		return nil, sim.MetaInternal()
+		return nil, metasim.Internal()
 	}
-	usage, replyUsage := len(sim.MetaPrune(published, now)), len(sim.MetaPrune(replied, now))
+	usage, replyUsage := len(metasim.Prune(published, now)), len(metasim.Prune(replied, now))
 	window := int(thWindow / time.Second)
 	all := map[string]any{
 		"quota_usage":       usage,
@@ -584,7 +585,7 @@ func (s *thSim) limit(ctx context.Context, acct sim.Account, userID string, p ur
 		"reply_quota_usage": replyUsage,
 		"reply_config":      map[string]int{"quota_total": thReplyQuota, "quota_duration": window},
 	}
-	row, gerr := sim.MetaSelectFlat(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
+	row, gerr := metasim.SelectFlat(all, "ThreadsPublishingLimit", p.Get("fields"), "quota_usage")
 	if gerr != nil {
 		return nil, gerr
 	}

@@ -1,4 +1,4 @@
-package sim
+package metasim
 
 import (
 	"crypto/rand"
@@ -27,30 +27,30 @@ const (
 	metaMaxParamBytes = 1 << 20
 )
 
-var MetaVersionSegment = regexp.MustCompile(`^v\d+\.\d+$`)
+var VersionSegment = regexp.MustCompile(`^v\d+\.\d+$`)
 
-// MetaField is one field of a fields parameter, with its expansion (name{a,b}) when it has one.
-type MetaField struct {
+// Field is one field of a fields parameter, with its expansion (name{a,b}) when it has one.
+type Field struct {
 	Name     string
 	Expanded bool
-	Sub      []MetaField
+	Sub      []Field
 }
 
-// MetaParseFields parses Graph's fields syntax: names separated by commas, each optionally
+// ParseFields parses Graph's fields syntax: names separated by commas, each optionally
 // followed by {subfields}, nested. Modifiers (.limit(n), .as(x)) are not simulated.
-func MetaParseFields(s string) ([]MetaField, *MetaError) {
+func ParseFields(s string) ([]Field, *Error) {
 	fs, rest, err := igParseFieldList(s, 0)
 	if err == nil && rest != len(s) {
 		err = fmt.Errorf("unexpected %q at character %d", s[rest], rest)
 	}
 	if err != nil {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) Syntax error in fields: "+err.Error())
+		return nil, Err(http.StatusBadRequest, 100, 0, "(#100) Syntax error in fields: "+err.Error())
 	}
 	return fs, nil
 }
 
-func igParseFieldList(s string, i int) ([]MetaField, int, error) {
-	var out []MetaField
+func igParseFieldList(s string, i int) ([]Field, int, error) {
+	var out []Field
 	for {
 		start := i
 		for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
@@ -62,7 +62,7 @@ func igParseFieldList(s string, i int) ([]MetaField, int, error) {
 			}
 			return nil, i, fmt.Errorf("expected a field name at the end")
 		}
-		f := MetaField{Name: s[start:i]}
+		f := Field{Name: s[start:i]}
 		if i < len(s) && s[i] == '{' {
 			sub, j, err := igParseFieldList(s, i+1)
 			if err != nil {
@@ -81,9 +81,9 @@ func igParseFieldList(s string, i int) ([]MetaField, int, error) {
 	}
 }
 
-// MetaSelectFlat keeps the requested fields of a node (all of def when fields is empty), always
+// SelectFlat keeps the requested fields of a node (all of def when fields is empty), always
 // with its id; an unknown field is Graph's error 100.
-func MetaSelectFlat(all map[string]any, typ, fields, def string) (map[string]any, *MetaError) {
+func SelectFlat(all map[string]any, typ, fields, def string) (map[string]any, *Error) {
 	out := map[string]any{}
 	if id, ok := all["id"]; ok {
 		out["id"] = id
@@ -98,7 +98,7 @@ func MetaSelectFlat(all map[string]any, typ, fields, def string) (map[string]any
 		}
 		v, ok := all[f]
 		if !ok {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f, typ))
+			return nil, Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f, typ))
 		}
 		if v != nil {
 			out[f] = v
@@ -107,22 +107,22 @@ func MetaSelectFlat(all map[string]any, typ, fields, def string) (map[string]any
 	return out, nil
 }
 
-func MetaPrune(ts []time.Time, now time.Time) []time.Time {
+func Prune(ts []time.Time, now time.Time) []time.Time {
 	i := sort.Search(len(ts), func(i int) bool { return now.Sub(ts[i]) < metaWindow })
 	return append([]time.Time(nil), ts[i:]...)
 }
 
-func MetaUnsupported(method, id string) string {
+func Unsupported(method, id string) string {
 	return fmt.Sprintf("Unsupported %s request. Object with ID '%s' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api",
 		strings.ToLower(method), id)
 }
 
-func MetaHTTPURL(s string) bool {
+func HTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-func MetaParseBool(v string) (bool, bool) {
+func ParseBool(v string) (bool, bool) {
 	switch strings.ToLower(v) {
 	case "true", "1":
 		return true, true
@@ -187,7 +187,7 @@ func igParams(r *http.Request) (url.Values, error) {
 	return p, nil
 }
 
-func MetaToken(r *http.Request, p url.Values) string {
+func Token(r *http.Request, p url.Values) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "OAuth") {
@@ -197,8 +197,8 @@ func MetaToken(r *http.Request, p url.Values) string {
 	return p.Get("access_token")
 }
 
-// MetaError is a Graph API error.
-type MetaError struct {
+// Error is a Graph API error.
+type Error struct {
 	status      int
 	Header      map[string]string `json:"-"`
 	Message     string            `json:"message"`
@@ -211,16 +211,16 @@ type MetaError struct {
 	FBTraceID   string            `json:"fbtrace_id"`
 }
 
-func MetaErr(status, code, subcode int, msg string) *MetaError {
-	return &MetaError{status: status, Message: msg, Type: "OAuthException", Code: code, Subcode: subcode, FBTraceID: igTraceID()}
+func Err(status, code, subcode int, msg string) *Error {
+	return &Error{status: status, Message: msg, Type: "OAuthException", Code: code, Subcode: subcode, FBTraceID: igTraceID()}
 }
 
-func (e *MetaError) User(title, msg string) *MetaError {
+func (e *Error) User(title, msg string) *Error {
 	e.UserTitle, e.UserMsg = title, msg
 	return e
 }
 
-func MetaWrite(w http.ResponseWriter, e *MetaError) {
+func Write(w http.ResponseWriter, e *Error) {
 	for k, v := range e.Header {
 		w.Header().Set(k, v)
 	}
@@ -229,7 +229,7 @@ func MetaWrite(w http.ResponseWriter, e *MetaError) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(map[string]*MetaError{"error": e})
+	_ = json.NewEncoder(w).Encode(map[string]*Error{"error": e})
 }
 
 func igTraceID() string {

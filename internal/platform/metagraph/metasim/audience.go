@@ -1,4 +1,4 @@
-package sim
+package metasim
 
 // What the Instagram, Threads and Facebook simulators share of figures and comments: the
 // metric parameter of the insights edges and the rows they answer
@@ -15,9 +15,9 @@ import (
 	"strings"
 )
 
-// MetaMetrics reads the comma-separated metric parameter of an insights read; required says
+// Metrics reads the comma-separated metric parameter of an insights read; required says
 // whether Graph refuses a read without one.
-func MetaMetrics(p url.Values, required bool) ([]string, *MetaError) {
+func Metrics(p url.Values, required bool) ([]string, *Error) {
 	var names []string
 	for _, m := range strings.Split(p.Get("metric"), ",") {
 		if m = strings.TrimSpace(m); m != "" {
@@ -25,14 +25,14 @@ func MetaMetrics(p url.Values, required bool) ([]string, *MetaError) {
 		}
 	}
 	if len(names) == 0 && required {
-		return nil, MetaErr(http.StatusBadRequest, 100, 0, "(#100) The parameter metric is required")
+		return nil, Err(http.StatusBadRequest, 100, 0, "(#100) The parameter metric is required")
 	}
 	return names, nil
 }
 
-// MetaInsight is one lifetime metric of an insights answer for the object objectID, read on
+// Insight is one lifetime metric of an insights answer for the object objectID, read on
 // its edge ("insights", "video_insights").
-func MetaInsight(objectID, edge, name, title, description string, value any) map[string]any {
+func Insight(objectID, edge, name, title, description string, value any) map[string]any {
 	return map[string]any{
 		"name": name, "period": "lifetime", "values": []any{map[string]any{"value": value}},
 		"title": title, "description": description,
@@ -40,30 +40,30 @@ func MetaInsight(objectID, edge, name, title, description string, value any) map
 	}
 }
 
-// MetaList is a list edge held among a node's fields (the replies of an Instagram comment):
+// List is a list edge held among a node's fields (the replies of an Instagram comment):
 // selected as {"data": [...]}, each row with the subfields the expansion asks for, or its id.
-type MetaList struct {
-	Type  string
+type List struct {
+	Type string
 	Rows []map[string]any
 }
 
-// MetaSelect keeps the requested fields of a node (def when fields is empty), always with its
+// Select keeps the requested fields of a node (def when fields is empty), always with its
 // id. A field holding an object answers the subfields its expansion asks for (from{id,name}),
-// or the whole object; a field holding a MetaList answers its rows. An unknown field, or the
+// or the whole object; a field holding a List answers its rows. An unknown field, or the
 // expansion of a plain value, is Graph's error 100; a field whose value is nil is known but
 // left out, as Graph leaves out empty fields.
-func MetaSelect(all map[string]any, typ, fields, def string) (map[string]any, *MetaError) {
+func Select(all map[string]any, typ, fields, def string) (map[string]any, *Error) {
 	if fields == "" {
 		fields = def
 	}
-	want, gerr := MetaParseFields(fields)
+	want, gerr := ParseFields(fields)
 	if gerr != nil {
 		return nil, gerr
 	}
 	return metaSelectFields(all, typ, want)
 }
 
-func metaSelectFields(all map[string]any, typ string, want []MetaField) (map[string]any, *MetaError) {
+func metaSelectFields(all map[string]any, typ string, want []Field) (map[string]any, *Error) {
 	out := map[string]any{}
 	if id, ok := all["id"]; ok {
 		out["id"] = id
@@ -71,7 +71,7 @@ func metaSelectFields(all map[string]any, typ string, want []MetaField) (map[str
 	for _, f := range want {
 		v, ok := all[f.Name]
 		if !ok {
-			return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
+			return nil, Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (%s)", f.Name, typ))
 		}
 		switch v := v.(type) {
 		case nil:
@@ -85,8 +85,8 @@ func metaSelectFields(all map[string]any, typ string, want []MetaField) (map[str
 				return nil, gerr
 			}
 			out[f.Name] = sub
-		case MetaList:
-			sub := []MetaField{{Name: "id"}}
+		case List:
+			sub := []Field{{Name: "id"}}
 			if f.Expanded {
 				sub = f.Sub
 			}
@@ -101,7 +101,7 @@ func metaSelectFields(all map[string]any, typ string, want []MetaField) (map[str
 			out[f.Name] = map[string]any{"data": data}
 		default:
 			if f.Expanded {
-				return nil, MetaErr(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
+				return nil, Err(http.StatusBadRequest, 100, 0, fmt.Sprintf("(#100) Field %s of node type (%s) has no subfields", f.Name, typ))
 			}
 			out[f.Name] = v
 		}
@@ -109,9 +109,9 @@ func metaSelectFields(all map[string]any, typ string, want []MetaField) (map[str
 	return out, nil
 }
 
-// MetaDerivedID is a numeric id in [base, base+span) drawn from parts: the same parts always
+// DerivedID is a numeric id in [base, base+span) drawn from parts: the same parts always
 // give the same id, so an audience comment keeps its id on every read.
-func MetaDerivedID(base, span uint64, parts ...string) string {
+func DerivedID(base, span uint64, parts ...string) string {
 	h := fnv.New64a()
 	for _, p := range parts {
 		h.Write([]byte(p))
@@ -120,12 +120,12 @@ func MetaDerivedID(base, span uint64, parts ...string) string {
 	return strconv.FormatUint(base+h.Sum64()%span, 10)
 }
 
-// MetaBool reads a boolean parameter (def when absent); ok is false for anything but
+// Bool reads a boolean parameter (def when absent); ok is false for anything but
 // true/false/1/0.
-func MetaBool(p url.Values, name string, def bool) (v, ok bool) {
+func Bool(p url.Values, name string, def bool) (v, ok bool) {
 	s := p.Get(name)
 	if s == "" {
 		return def, true
 	}
-	return MetaParseBool(s)
+	return ParseBool(s)
 }
