@@ -29,30 +29,19 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/bluesky"
-	"github.com/reelay/reelay/internal/platform/bluesky/blueskysim"
 	"github.com/reelay/reelay/internal/platform/discord"
-	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/facebook"
-	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/instagram"
-	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/linkedin"
-	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/mastodon"
-	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/pinterest"
-	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/reddit"
-	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 	"github.com/reelay/reelay/internal/platform/telegram"
-	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 	"github.com/reelay/reelay/internal/platform/threads"
-	"github.com/reelay/reelay/internal/platform/threads/threadssim"
 	"github.com/reelay/reelay/internal/platform/tiktok"
-	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/platform/youtube"
-	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/render"
@@ -131,24 +120,6 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 		platform.Threads:   threads.New(threads.Config{PollInitial: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{PollInitial: poll}),
 	}
-}
-
-// Simulators are the platform simulators sandbox channels publish to. Only callers holding a
-// sandbox token can drive them, and only this server mints those (from its secret key), so the
-// simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
-var Simulators = map[string]httpapi.SimulatorFactory{
-	platform.YouTube:   youtubesim.New,
-	platform.Instagram: instagramsim.New,
-	platform.TikTok:    tiktoksim.New,
-	platform.LinkedIn:  linkedinsim.New,
-	platform.Pinterest: pinterestsim.New,
-	platform.Bluesky:   blueskysim.New,
-	platform.Telegram:  telegramsim.New,
-	platform.Discord:   discordsim.New,
-	platform.Mastodon:  mastodonsim.New,
-	platform.Reddit:    redditsim.New,
-	platform.Threads:   threadssim.New,
-	platform.Facebook:  facebooksim.New,
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
@@ -374,7 +345,7 @@ func New(ctx context.Context, p Params) (*App, error) {
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,
 		Sandbox: cfg.Sandbox, Registry: p.Registry, Metrics: metrics, OpenAPIJSON: spec,
-		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
+		SandboxKey: access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: simset.All,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: access, ChannelOptions: options, Connector: connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: syncer, Inbox: comments, SimulatorClock: p.SimulatorClock,

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 )
 
 // One post to every platform reelay has a simulator for reaches each of them, once, with the
@@ -19,7 +19,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 	eachApp(t, func(t *testing.T, e *env) {
 		var names []string
 		for _, p := range platform.All {
-			if _, ok := app.Simulators[p]; ok {
+			if _, ok := simset.All[p]; ok {
 				names = append(names, p)
 			}
 		}
