@@ -1,11 +1,15 @@
-// Package sim holds faithful simulators of the platforms' APIs. Each speaks its platform's wire
+// Package sim is the core of the platforms' simulators: what every simulator shares. Each
+// simulator is a package of its own beside its platform's provider
+// (internal/platform/<name>/<name>sim, listed in sim/simset) that speaks its platform's wire
 // protocol (paths, fields, status values, error shapes, processing delays) and is exactly as
 // strict as the platform's documentation: a simulator that accepts what the platform would
 // refuse is a bug. Sandbox channels publish to them, mounted on the server at
 // /sandbox/{platform}/, and every test uses them.
 //
-// This file holds what all simulators share: accounts and their misbehaviour, the record of
-// what was received (served as _introspect), and sandbox access tokens.
+// The core holds accounts and their misbehaviour (this file), the record of what was received
+// (served as _introspect), the State simulators keep between requests (state.go), the spool of
+// an upload's bytes (spool.go), the simulated OAuth consent (oauth.go) and the audience of
+// published items (audience.go).
 package sim
 
 import (
@@ -152,7 +156,7 @@ func (r *Recorder) stateOr(now func() time.Time) State {
 }
 
 // record appends an entry in a transaction of its own, for a stand-in simulator that keeps no
-// records (the tests'); the twelve simulators record what they receive with RecordTx, in the
+// records (the tests'); the simulators record what they receive with RecordTx, in the
 // transaction of the change it belongs to. A failing State loses the entry rather than the
 // request.
 func (r *Recorder) record(v any) {

@@ -8,7 +8,7 @@ package sim
 // (_introspect) is appended to the same State, in the transaction that changes the record it
 // belongs to, so that it is counted once for each time the platform received it.
 //
-// How a simulator keeps its state (tiktok.go is the example with uploads, instagram.go the one
+// How a simulator keeps its state (tiktoksim is the example with uploads, instagramsim the one
 // with a background fetch):
 //
 //   - Its records are its own structs with exported, JSON-tagged fields, one kind per thing the
@@ -24,16 +24,16 @@ package sim
 //     LoadAdvanced, which writes the move once, by the first request to see it due.
 //   - Daily caps and allowances are TakeInWindow records; a minute's rate limit may stay in
 //     the process (a documented deviation: each process allows it).
-//   - Ids are random (MetaNewID, RandomDigits), never counted: another process, or the process
+//   - Ids are random (metasim.NewID, RandomDigits), never counted: another process, or the process
 //     before a restart, must not hand out the same.
 //   - An upload's bytes: ResumeSpool from the session's saved state, write the request's
 //     bytes, then Spool.Save to a blob below BlobPrefix of the session's key before the
 //     Update that moves the session on; after the last byte, check the spool as it is (its
 //     chunks are read back) and DeleteBlobs once the Update committed.
 //   - Work a platform does in the background runs under a lease any process takes over when it
-//     lapses (meta_pull.go), and writes its result only while it holds the lease.
+//     lapses (metasim.Fetcher), and writes its result only while it holds the lease.
 //   - A State error answers as the platform answers its own internal errors (tiktokInternal,
-//     MetaInternal).
+//     metasim.Internal).
 
 import (
 	"context"
