@@ -62,7 +62,7 @@ package blueskysim
 //     bugs show: a facet must lie within the text on UTF-8 boundaries (the AppView silently drops
 //     others), only posts with video embeds are accepted, except replies (a reply {root,
 //     parent} of strong references needs no embed, but both must be posts the simulator knows,
-//     with their CIDs, and root must be the parent's thread root; see bluesky_audience.go), and
+//     with their CIDs, and root must be the parent's thread root; see audience.go), and
 //     rkey must be a TID. A record key already used is 500 InternalServerError, as the live PDS
 //     answers (#3718). A post is recorded as published, a reply as a reply to its parent.
 //   - Call faults use XRPC shapes: unavailable → 503 NotEnoughResources, auth → 400 InvalidToken
@@ -70,7 +70,7 @@ package blueskysim
 //     RateLimitExceeded with RateLimit-Reset one second ahead.
 //
 // Reads of figures and threads (app.bsky.feed.getPosts, getPostThread) are in
-// bluesky_audience.go.
+// audience.go.
 //
 // What the PDS and the video service keep is in Config.State (state.go), so that a restart or
 // another process serving them loses none of it: the accounts that signed in (getRecord and
@@ -171,7 +171,7 @@ func DID(account string) string {
 	return "did:plc:" + strings.ToLower(base32.StdEncoding.EncodeToString(h[:]))[:24]
 }
 
-// Bluesky simulates a PDS and the video service. It implements http.Handler. Its accounts,
+// Sim simulates a PDS and the video service. It implements http.Handler. Its accounts,
 // jobs, blobs, records, allowances and the day's sign-ins are records of Config.State; the
 // tokens it issues verify themselves with a key kept there.
 type Sim struct {

@@ -78,7 +78,7 @@ type Options struct {
 	NonceWindow time.Duration
 }
 
-// Discord is the Discord API simulator.
+// Sim is the Discord API simulator.
 type Sim struct {
 	cfg  sim.Config
 	opts Options

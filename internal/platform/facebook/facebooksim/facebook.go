@@ -35,7 +35,7 @@ package facebooksim
 //   - GET /{page-id}/video_reels; GET /me (the Page) with id, name, username, category, link,
 //     picture;
 //   - the published reels' insights and comments, and the Page's replies
-//     (facebook_audience.go).
+//     (audience.go).
 //
 // Answers Meta does not document are the simulator's own and say so in the code: a second
 // finish, a finish before the upload is complete, the spent daily limit, an unknown video on

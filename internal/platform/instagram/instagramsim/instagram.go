@@ -27,7 +27,7 @@ package instagramsim
 //     fields parameter a Page has its default fields, less access_token (the simulator has no
 //     Page tokens);
 //   - limits: 100 published posts and 400 containers per account per rolling 24 hours;
-//   - insights, comments and replies of the published Reels (instagram_audience.go);
+//   - insights, comments and replies of the published Reels (audience.go);
 //   - errors as Graph renders them: {"error":{"message","type","code","error_subcode",
 //     "is_transient","error_user_title","error_user_msg","fbtrace_id"}}.
 //
@@ -134,7 +134,7 @@ type igMedia struct {
 }
 
 // igSim simulates the Instagram Graph API. Its containers, Reels, replies and caps are records
-// of Config.State; a container's fetch is made as meta_pull.go says.
+// of Config.State; a container's fetch is made as metasim's pull.go says.
 type igSim struct {
 	cfg     sim.Config
 	opt     Options

@@ -3,7 +3,7 @@
 package linkedinsim
 
 // LinkedIn simulator: the Videos API (/rest/videos), the Posts API (/rest/posts), member
-// statistics and the Comments API (see linkedin_audience.go) and OpenID
+// statistics and the Comments API (see audience.go) and OpenID
 // Connect userinfo (/v2/userinfo), below https://api.linkedin.com.
 //
 // Sources: learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api,
@@ -54,7 +54,7 @@ package linkedinsim
 //     LinkedIn documents none). Upload URLs take their signature, not the token: only the
 //     unavailable fault applies to them.
 //
-// Member statistics and comments are in linkedin_audience.go.
+// Member statistics and comments are in audience.go.
 //
 // Not reproduced: organization authors, captions, image and document uploads, reading posts.
 
@@ -162,7 +162,7 @@ type Post struct {
 	Created time.Time
 }
 
-// LinkedIn simulates LinkedIn's Videos and Posts APIs. It implements http.Handler.
+// Sim simulates LinkedIn's Videos and Posts APIs. It implements http.Handler.
 //
 // Its videos, uploaded parts, posts, comments and daily caps are records of Config.State, and
 // the bytes of the parts blobs of Config.Blobs, so that any process serving the simulator goes

@@ -48,7 +48,7 @@ package mastodonsim
 //   - GET /api/v1/statuses/:id and GET /api/v1/accounts/:id/statuses (limit, max_id,
 //     only_media), newest first; GET /api/v1/statuses?id[]= (Mastodon 4.3, so not on a
 //     LegacyInstance) and GET /api/v1/statuses/:id/context, with every status's figures and
-//     the items' audience comments, are in mastodon_audience.go. These reads are public; a
+//     the items' audience comments, are in audience.go. These reads are public; a
 //     token, when sent, meets the call faults and the throttle as other calls do;
 //   - throttles as rack-attack and RateLimiter count them, in windows aligned on the epoch:
 //     300 API calls per token and 5 minutes, 30 media uploads per account and 30 minutes
@@ -258,7 +258,7 @@ const (
 
 func mdKey(kind, id string) sim.Key { return sim.Key{Platform: platform.Mastodon, Kind: kind, ID: id} }
 
-// Mastodon simulates one Mastodon instance. It implements http.Handler. Its media, statuses,
+// Sim simulates one Mastodon instance. It implements http.Handler. Its media, statuses,
 // Idempotency-Keys, statuses' windows and the accounts that called it are records of
 // Config.State; the throttles of API calls and media uploads are counted in the process.
 type Sim struct {
@@ -288,7 +288,7 @@ type mastodonStatus struct {
 	// Username is the author's.
 	Username string `json:"username"`
 	// audience is set for an audience comment (a status of a remote account; see
-	// mastodon_audience.go), which is drawn on each read, never stored.
+	// audience.go), which is drawn on each read, never stored.
 	audience *sim.AudienceComment
 }
 

@@ -58,7 +58,7 @@ package pinterestsim
 //
 // Not reproduced: image and carousel Pins, board sections (board_section_id is refused),
 // Business Access (ad_account_id), Trial access's daily caps. Pin analytics are in
-// pinterest_audience.go.
+// audience.go.
 
 import (
 	"bytes"
@@ -162,7 +162,7 @@ type Pin struct {
 	SHA256                                                           string
 }
 
-// Pinterest simulates Pinterest API v5. It implements http.Handler.
+// Sim simulates Pinterest API v5. It implements http.Handler.
 //
 // Its media registrations and Pins are records of Config.State, so that any process serving
 // the simulator goes on with them; an upload is one request, whose bytes are checked as they

@@ -75,7 +75,7 @@ package redditsim
 // the post, not the video); one published entry per post, with the video's hash.
 //
 // A post's figures and comments (GET /api/info, GET /comments/{article}, POST /api/comment)
-// are in reddit_audience.go.
+// are in audience.go.
 //
 // Leases, uploaded objects, submissions, posts and comments are records of Config.State, so
 // that any process serving the simulator goes on with them and a restart forgets none; the
@@ -222,7 +222,7 @@ type Post struct {
 	PublishedAt time.Time
 }
 
-// Reddit simulates Reddit's API. It implements http.Handler.
+// Sim simulates Reddit's API. It implements http.Handler.
 type Sim struct {
 	cfg        sim.Config
 	opts       Options

@@ -69,7 +69,7 @@ type Options struct {
 	MaxVideoBytes int64
 }
 
-// Telegram is the Telegram Bot API simulator.
+// Sim is the Telegram Bot API simulator.
 type Sim struct {
 	cfg  sim.Config
 	opts Options

@@ -27,7 +27,7 @@ package threadssim
 //     "fbtrace_id",...}}.
 //
 // Insights, replies and conversations of the published posts, and TEXT reply containers, are
-// in threads_audience.go.
+// in audience.go.
 //
 // Error wording Meta does not document (too long a text, a spent publishing quota, publishing
 // a container twice or before it is ready) is the simulator's own and says so in the code.
@@ -114,7 +114,7 @@ type thContainer struct {
 	ReplyControl string    `json:"reply_control,omitempty"`
 	Created      time.Time `json:"created"`
 	Ready        time.Time `json:"ready"` // FINISHED (or ERROR for checks) not before this instant
-	// Pull is the fetch of the video (meta_pull.go), done from the start for a text reply's;
+	// Pull is the fetch of the video (metasim's pull.go), done from the start for a text reply's;
 	// Reject says the account's behaviour refuses the video.
 	Pull      metasim.Pull `json:"pull"`
 	Reject    bool         `json:"reject,omitempty"`
@@ -137,7 +137,7 @@ type thMedia struct {
 }
 
 // thSim simulates the Threads API. Its containers, posts, replies and quotas are records of
-// Config.State; a container's fetch is made as meta_pull.go says.
+// Config.State; a container's fetch is made as metasim's pull.go says.
 type thSim struct {
 	cfg     sim.Config
 	prefix  string

@@ -51,7 +51,7 @@ package tiktoksim
 //     minute (the rate-limits page; TikTok counts per app, the simulator per token).
 //   - Scopes (Options.Scopes, all by default): creator_info and the direct post init
 //     need video.publish, the inbox init video.upload, the status fetch either, the video
-//     query (tiktok_audience.go) video.list.
+//     query (audience.go) video.list.
 //
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
 // the frame-rate check (media.Probe does not report it), unaudited clients' private-only rule
@@ -191,7 +191,7 @@ type Post struct {
 	PostID         string
 }
 
-// TikTok simulates TikTok's Content Posting API. It implements http.Handler.
+// Sim simulates TikTok's Content Posting API. It implements http.Handler.
 //
 // Its publish_ids, upload sessions and daily caps are records of Config.State, and the bytes
 // of an upload in progress blobs of Config.Blobs, so that any process serving the simulator

@@ -6,7 +6,7 @@ package youtubesim
 // multipart form the Google client libraries use for small files), videos.list,
 // thumbnails.set, videoCategories.list and channels.list?mine=true; the statistics part of
 // videos.list, commentThreads.list, comments.list and comments.insert are in
-// youtube_audience.go. Sources:
+// audience.go. Sources:
 // developers.google.com/youtube/v3 guides/using_resumable_upload_protocol, docs/videos/insert,
 // docs/videos/update (error table), docs/thumbnails/set, docs/channels/list,
 // docs/core_errors, determine_quota_cost, and the discovery
