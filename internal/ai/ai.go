@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // Tones of adapted copy.
@@ -126,7 +127,7 @@ type Limits struct {
 // LimitsOf returns the limits of a platform's copy, read from the platform's capabilities.
 func LimitsOf(name string) (Limits, bool) {
 	tg, ok := targets[name]
-	caps, known := platform.CapabilitiesOf(name)
+	caps, known := registry.CapabilitiesOf(name)
 	if !ok || !known {
 		return Limits{}, false
 	}

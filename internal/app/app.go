@@ -36,6 +36,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/mastodon"
 	"github.com/reelay/reelay/internal/platform/pinterest"
 	"github.com/reelay/reelay/internal/platform/reddit"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim/simset"
 	"github.com/reelay/reelay/internal/platform/telegram"
@@ -152,11 +153,12 @@ func New(ctx context.Context, p Params) (*App, error) {
 	}
 	access := publish.ChannelAccess{
 		Box: box, SandboxKey: sandboxtoken.Key(p.SecretKey), SimulatorsURL: simulators,
-		SandboxAPIPaths: map[string]string{
-			platform.Instagram: "/" + instagram.APIVersion,
-			platform.Threads:   "/" + threads.APIVersion,
-			platform.Facebook:  "/" + facebook.APIVersion,
-		},
+		SandboxAPIPaths: map[string]string{},
+	}
+	for _, name := range platform.All {
+		if d, _ := registry.Describe(name); d.APIVersion != "" {
+			access.SandboxAPIPaths[name] = "/" + d.APIVersion
+		}
 	}
 	allowHosts, err := media.ParseAllowList(cfg.AllowHosts)
 	if err != nil {

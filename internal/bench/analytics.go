@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -152,7 +153,7 @@ func seedItems(ctx context.Context, db *sql.DB, accountID, projectID string, ite
 // figuresFor draws the figures of one item on platform p: a number for each metric the
 // platform gives (in the order of store.Figures), nil for the others.
 func figuresFor(p string, rnd *rand.Rand) []any {
-	caps, _ := platform.CapabilitiesOf(p)
+	caps, _ := registry.CapabilitiesOf(p)
 	names := []string{platform.MetricViews, platform.MetricLikes, platform.MetricComments, platform.MetricShares,
 		platform.MetricImpressions, platform.MetricReach, platform.MetricSaves, platform.MetricWatchTime}
 	out := make([]any, len(names))

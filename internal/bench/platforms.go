@@ -15,6 +15,7 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // PlatformsConfig describes `reelay bench platforms`.
@@ -213,7 +214,7 @@ func (f *Fixture) platformForm(k, i int, video []byte, boards map[string]string)
 		"project_id":  g.project,
 		"channel_ids": string(idsJSON),
 		"title":       title,
-		"caption":     fmt.Sprintf("Benchmark post %d to %s of run %s #reelay", i, platform.DisplayName(p), f.Tag),
+		"caption":     fmt.Sprintf("Benchmark post %d to %s of run %s #reelay", i, registry.DisplayName(p), f.Tag),
 	}
 	obj := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) }
 	switch p {

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
@@ -102,7 +102,7 @@ func (c *Connector) client(platformName string, sandbox bool) (Client, error) {
 		up := strings.ToUpper(platformName)
 		return Client{}, apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
 			"this server has no %s app: set REELAY_%s_CLIENT_ID and REELAY_%s_CLIENT_SECRET, connect with a token pair through POST /channels, or add sandbox=true",
-			platform.DisplayName(platformName), up, up)
+			registry.DisplayName(platformName), up, up)
 	}
 	return cl, nil
 }
@@ -125,7 +125,7 @@ func (c *Connector) BeginReturning(ctx context.Context, accountID, projectID, pl
 	if !ok {
 		return "", apierr.Newf(http.StatusBadRequest, apierr.CodeValidationFailed,
 			"%s connects with credentials, not a consent: POST /channels with %s",
-			platform.DisplayName(platformName), platform.CredentialsHint(platformName))
+			registry.DisplayName(platformName), registry.CredentialsHint(platformName))
 	}
 	// The app is checked now, so that a server without one refuses before a link is handed out.
 	if _, err := c.client(platformName, sandbox); err != nil {
@@ -306,7 +306,7 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 	// Only the browser that opened the start page may finish: without that, whoever is sent
 	// the platform's consent page would put their own account into the starter's project.
 	elsewhere := &Refusal{Status: http.StatusForbidden, Message: "This connection was not started in this browser (or this browser did not keep reelay's cookie). Open the link reelay gave you in the browser you connect " +
-		platform.DisplayName(platformName) + " from, and finish there."}
+		registry.DisplayName(platformName) + " from, and finish there."}
 	if !wellFormedBrowserSecret(cb.Browser) {
 		return nil, elsewhere
 	}
@@ -325,17 +325,17 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 		return nil, err
 	}
 	if st.Platform != platformName {
-		return nil, &Refusal{Message: "This link was issued for " + platform.DisplayName(st.Platform) + ", not " + platform.DisplayName(platformName) + "."}
+		return nil, &Refusal{Message: "This link was issued for " + registry.DisplayName(st.Platform) + ", not " + registry.DisplayName(platformName) + "."}
 	}
 	if cb.Error != "" {
 		msg := cb.Error
 		if cb.ErrorDescription != "" {
 			msg += ": " + cb.ErrorDescription
 		}
-		return nil, &Refusal{Message: platform.DisplayName(platformName) + " did not grant access (" + msg + ")."}
+		return nil, &Refusal{Message: registry.DisplayName(platformName) + " did not grant access (" + msg + ")."}
 	}
 	if cb.Code == "" {
-		return nil, &Refusal{Message: platform.DisplayName(platformName) + " sent no authorization code."}
+		return nil, &Refusal{Message: registry.DisplayName(platformName) + " sent no authorization code."}
 	}
 	var verifier string
 	if len(st.Verifier) > 0 {
@@ -353,7 +353,7 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 	tok, err := d.exchange(ctx, c.httpClient(), c.oauthRoot(platformName, st.Sandbox), cl, cb.Code, c.RedirectURI(platformName), verifier)
 	if err != nil {
 		if pe := provider.AsError(err); !pe.Transient {
-			return nil, &Refusal{Message: platform.DisplayName(platformName) + " refused the authorization: " + pe.Message, Err: err}
+			return nil, &Refusal{Message: registry.DisplayName(platformName) + " refused the authorization: " + pe.Message, Err: err}
 		}
 		return nil, err
 	}
@@ -424,7 +424,7 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 	who, err := idf.Identify(ctx, base, creds)
 	if err != nil {
 		if pe := provider.AsError(err); !pe.Transient {
-			return store.Channel{}, &Refusal{Message: platform.DisplayName(ch.Platform) + ": " + pe.Message, Err: err}
+			return store.Channel{}, &Refusal{Message: registry.DisplayName(ch.Platform) + ": " + pe.Message, Err: err}
 		}
 		return store.Channel{}, err
 	}
@@ -438,7 +438,7 @@ func (c *Connector) identify(ctx context.Context, ch store.Channel, creds map[st
 		}
 	}
 	if ch.Name == "" {
-		ch.Name = platform.DisplayName(ch.Platform) + " " + who.Username
+		ch.Name = registry.DisplayName(ch.Platform) + " " + who.Username
 	}
 	ch.Credentials = c.Access.Seal(ch, creds)
 	return ch, nil
@@ -458,9 +458,9 @@ func (c *Connector) Verify(ctx context.Context, platformName string, creds map[s
 		pe := provider.AsError(err)
 		if pe.Transient {
 			return who, true, apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s could not be reached to verify the credentials: %s",
-				platform.DisplayName(platformName), pe.Message).Wrap(err)
+				registry.DisplayName(platformName), pe.Message).Wrap(err)
 		}
-		return who, true, apierr.Field("credentials", fmt.Sprintf("%s refused them: %s", platform.DisplayName(platformName), pe.Message))
+		return who, true, apierr.Field("credentials", fmt.Sprintf("%s refused them: %s", registry.DisplayName(platformName), pe.Message))
 	}
 	return who, true, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -29,7 +29,7 @@ func (c *Connector) Refresh(ctx context.Context, ch store.Channel, force bool) (
 	d, ok := dialects[ch.Platform]
 	if !ok {
 		if force {
-			return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials; reconnect it", platform.DisplayName(ch.Platform))
+			return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials; reconnect it", registry.DisplayName(ch.Platform))
 		}
 		return ch, nil
 	}
@@ -85,7 +85,7 @@ func (c *Connector) renew(ctx context.Context, d dialect, ch store.Channel) (tok
 	}
 	cl, err := c.client(ch.Platform, ch.Sandbox)
 	if err != nil {
-		return token{}, nil, provider.Permanent(provider.CategoryAuthExpired, 0, "cannot refresh: no %s app is configured", platform.DisplayName(ch.Platform))
+		return token{}, nil, provider.Permanent(provider.CategoryAuthExpired, 0, "cannot refresh: no %s app is configured", registry.DisplayName(ch.Platform))
 	}
 	tok, err := d.refresh(ctx, c.httpClient(), c.oauthRoot(ch.Platform, ch.Sandbox), cl, creds)
 	return tok, creds, err
@@ -122,7 +122,7 @@ func (c *Connector) awaitRefresh(ctx context.Context, id string) (store.Channel,
 				return ch, err
 			}
 			if ch.Status == store.ChannelReauthRequired {
-				return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused to renew the channel's token; reconnect it", platform.DisplayName(ch.Platform))
+				return ch, provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused to renew the channel's token; reconnect it", registry.DisplayName(ch.Platform))
 			}
 			return ch, nil
 		}

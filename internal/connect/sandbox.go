@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -60,7 +61,7 @@ func NewSandboxChannel(ctx context.Context, st *store.Store, project store.Proje
 		for _, c := range existing {
 			taken[c.Name] = true
 		}
-		base := platform.DisplayName(platformName) + " sandbox"
+		base := registry.DisplayName(platformName) + " sandbox"
 		name = base
 		for n := 2; taken[name]; n++ {
 			name = fmt.Sprintf("%s %d", base, n)

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -28,7 +26,7 @@ func (s *Server) toAPIKeyJSON(k store.APIKey) apiKeyJSON {
 }
 
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.store.ListAPIKeys(r.Context(), mustPrincipal(r).AccountID)
+	keys, err := s.keys.List(r.Context(), mustPrincipal(r).AccountID)
 	if err != nil {
 		return err
 	}
@@ -47,13 +45,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	var f apierr.Fields
-	checkName(&f, "name", req.Name, 100)
-	if err := f.Err(); err != nil {
-		return err
-	}
-	raw, rec := auth.NewKey(req.Name)
-	k, err := s.store.CreateAPIKey(r.Context(), mustPrincipal(r).AccountID, rec)
+	raw, k, err := s.keys.Create(r.Context(), mustPrincipal(r).AccountID, req.Name)
 	if err != nil {
 		return err
 	}
@@ -67,10 +59,7 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokeAPIKey(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
-		if err == store.ErrNotFound {
-			return apierr.NotFound("API key")
-		}
+	if err := s.keys.Revoke(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})

@@ -7,12 +7,12 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -33,7 +33,7 @@ type channelJSON struct {
 }
 
 func toChannelJSON(c store.Channel) channelJSON {
-	caps, _ := platform.CapabilitiesOf(c.Platform)
+	caps, _ := registry.CapabilitiesOf(c.Platform)
 	return channelJSON{ID: c.ID, ProjectID: c.ProjectID, Platform: c.Platform, Name: c.Name, Username: c.Username,
 		AvatarURL: c.AvatarURL, ExternalAccountID: c.ExternalAccountID, Capabilities: caps, Sandbox: c.Sandbox,
 		Status: c.Status, CreatedAt: c.CreatedAt}
@@ -56,7 +56,7 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	channels, err := s.store.ListChannels(r.Context(), p.AccountID, project.ID)
+	channels, err := s.channels.List(r.Context(), p.AccountID, project.ID)
 	if err != nil {
 		return err
 	}
@@ -107,61 +107,9 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	var f apierr.Fields
-	switch {
-	case req.ProjectID == "":
-		f.Add("project_id", "is required")
-	case !store.ValidID(req.ProjectID):
-		f.Add("project_id", "must be a UUID")
-	}
-	switch {
-	case req.Platform == "":
-		f.Add("platform", "is required")
-	case !platform.Valid(req.Platform):
-		f.Addf("platform", "unknown platform %q; one of %s", req.Platform, strings.Join(platform.All, ", "))
-	}
-	checkLabel(&f, "name", req.Name, 100)
-	if req.Sandbox {
-		if !s.sandbox {
-			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
-		}
-		if req.Credentials != nil {
-			f.Add("credentials", "a sandbox channel takes no credentials")
-		}
-		if req.SandboxBehavior != nil {
-			req.SandboxBehavior.Check(req.Platform, &f)
-		}
-	} else {
-		if req.SandboxBehavior != nil {
-			f.Add("sandbox_behavior", "applies to sandbox channels only; set \"sandbox\": true")
-		}
-		if platform.Valid(req.Platform) {
-			connect.CheckCredentials(&f, req.Platform, req.Credentials)
-		}
-	}
-	if err := f.Err(); err != nil {
-		return err
-	}
-	project, err := s.ownProject(r, req.ProjectID)
-	if err != nil {
-		return err
-	}
-
-	var c store.Channel
-	if req.Sandbox {
-		behavior := connect.SandboxBehavior{}
-		if req.SandboxBehavior != nil {
-			behavior = *req.SandboxBehavior
-		}
-		if c, err = connect.NewSandboxChannel(r.Context(), s.store, project, req.Platform, req.Name, behavior); err != nil {
-			return err
-		}
-	} else {
-		if c, err = connect.CredentialChannel(r.Context(), s.connector, s.access, project, req.Platform, req.Name, req.Credentials); err != nil {
-			return err
-		}
-	}
-	saved, created, err := s.store.SaveChannel(r.Context(), c)
+	saved, created, err := s.channels.Connect(r.Context(), mustPrincipal(r).AccountID, connect.NewChannel{
+		ProjectID: req.ProjectID, Platform: req.Platform, Name: req.Name, Credentials: req.Credentials,
+		Sandbox: req.Sandbox, SandboxBehavior: req.SandboxBehavior})
 	if err != nil {
 		return err
 	}
@@ -178,10 +126,7 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteChannel(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return apierr.NotFound("channel")
-		}
+	if err := s.channels.Disconnect(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
@@ -210,14 +155,11 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.store.GetChannel(r.Context(), mustPrincipal(r).AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("channel")
-	}
+	c, err := s.channels.Get(r.Context(), mustPrincipal(r).AccountID, id)
 	if err != nil {
 		return err
 	}
-	options, source := platform.StaticOptions(c.Platform), "registry"
+	options, source := registry.StaticOptions(c.Platform), "registry"
 	if read, ok := s.optionSources[c.Platform]; ok {
 		// The caller renews a token that is due (or refused) first, and marks a channel whose
 		// token the platform still refuses reauth_required.
@@ -235,7 +177,7 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 				return apierr.Field("subreddit", pe.Message)
 			}
 			return apierr.Newf(http.StatusBadGateway, apierr.CodeUpstreamError, "%s answered: %s",
-				platform.DisplayName(c.Platform), pe.Message).Wrap(err)
+				registry.DisplayName(c.Platform), pe.Message).Wrap(err)
 		}
 		source = "platform"
 	}

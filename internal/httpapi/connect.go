@@ -5,12 +5,11 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -33,9 +32,6 @@ func (s *Server) channelSubresource(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name string) error {
 	q := r.URL.Query()
 	var f apierr.Fields
-	if !platform.Valid(name) {
-		f.Addf("platform", "unknown platform %q; one of %s", name, strings.Join(platform.All, ", "))
-	}
 	projectID := q.Get("project_id")
 	if projectID == "" {
 		projectID = q.Get("projectId")
@@ -48,12 +44,10 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	case "", "false":
 	case "true":
 		sandbox = true
-		if !s.sandbox {
-			f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
-		}
 	default:
 		f.Add("sandbox", "must be true or false")
 	}
+	s.channels.CheckConsent(&f, name, sandbox)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -61,10 +55,7 @@ func (s *Server) connectChannel(w http.ResponseWriter, r *http.Request, name str
 	if err != nil {
 		return err
 	}
-	if s.connector == nil {
-		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this process")
-	}
-	link, err := s.connector.Begin(r.Context(), project.AccountID, project.ID, name, sandbox)
+	link, err := s.channels.BeginConsent(r.Context(), project, name, sandbox, "")
 	if err != nil {
 		return err
 	}
@@ -171,7 +162,7 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		s.log.Warn("channel connection failed", "platform", name, "error", err)
 		return s.connectResult(w, r, returnTo, http.StatusBadGateway, name, nil,
-			platform.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
+			registry.DisplayName(name)+" could not be reached to finish the connection; try again in a moment.")
 	}
 	return s.connectResult(w, r, returnTo, http.StatusOK, name, done.Channels, "")
 }
@@ -204,12 +195,12 @@ func (s *Server) connectResult(w http.ResponseWriter, r *http.Request, returnURL
 		Failed   bool
 		Channels []connectedChannel
 		Message  string
-	}{Title: platform.DisplayName(name) + " connected", Message: message}
+	}{Title: registry.DisplayName(name) + " connected", Message: message}
 	if status != http.StatusOK {
-		data.Title, data.Failed = "Could not connect "+platform.DisplayName(name), true
+		data.Title, data.Failed = "Could not connect "+registry.DisplayName(name), true
 	}
 	for _, c := range channels {
-		data.Channels = append(data.Channels, connectedChannel{platform.DisplayName(c.Platform), c.Name, c.Username, c.ID})
+		data.Channels = append(data.Channels, connectedChannel{registry.DisplayName(c.Platform), c.Name, c.Username, c.ID})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

@@ -10,6 +10,7 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sim/simset"
 )
 
@@ -96,7 +97,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 			platform.MetricSaves: "saves", platform.MetricWatchTime: "watchTimeSeconds",
 		}
 		for _, name := range names {
-			caps, _ := platform.CapabilitiesOf(name)
+			caps, _ := registry.CapabilitiesOf(name)
 			figures := breakdown[name].(map[string]any)
 			for metric, key := range keys {
 				given := slices.Contains(caps.Analytics, metric)
@@ -123,7 +124,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 			}
 		}
 		for _, name := range names {
-			caps, _ := platform.CapabilitiesOf(name)
+			caps, _ := registry.CapabilitiesOf(name)
 			c, ok := first[name]
 			if ok != caps.Comments {
 				t.Errorf("%s: comments %v, capabilities say %v", name, ok, caps.Comments)

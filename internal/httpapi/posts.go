@@ -1,16 +1,13 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -126,19 +123,13 @@ func (s *Server) getPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.store.GetPost(r.Context(), mustPrincipal(r).AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("post")
-	}
+	p, err := s.posts.Get(r.Context(), mustPrincipal(r).AccountID, id)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, postResponse(p))
 	return nil
 }
-
-var postStatuses = []string{store.PostScheduled, store.PostProcessing, store.PostPublished,
-	store.PostPartiallyPublished, store.PostFailed, store.PostCanceled}
 
 // listPosts is the post history, newest first, paged by an opaque cursor.
 func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
@@ -151,25 +142,15 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 	if filter.ProjectID != "" && !store.ValidID(filter.ProjectID) {
 		f.Add("project_id", "must be a UUID")
 	}
-	if filter.Status != "" && !slices.Contains(postStatuses, filter.Status) {
-		f.Addf("status", "must be one of %s", strings.Join(postStatuses, ", "))
-	}
-	if filter.Platform = q.Get("platform"); filter.Platform == "all" {
-		filter.Platform = ""
-	}
-	if filter.Platform != "" && !platform.Valid(filter.Platform) {
-		f.Add("platform", "must be all or a platform reelay knows")
-	}
+	filter.Platform = q.Get("platform")
 	filter.CreatedSince, filter.CreatedBefore = timeRangeQuery(q, &f, "created_since", "created_before")
 	filter.ScheduledSince, filter.ScheduledBefore = timeRangeQuery(q, &f, "scheduled_since", "scheduled_before")
 	limit, err := limitQuery(r, 20, 100)
 	if err != nil {
 		return err
 	}
-	filter.Limit = limit + 1
-	if filter.AfterTime, filter.AfterID, err = cursorQuery(r); err != nil {
-		return err
-	}
+	pq := publish.PostQuery{Filter: filter, Limit: limit, Cursor: q.Get("cursor")}
+	s.posts.CheckList(&f, pq)
 	if err := f.Err(); err != nil {
 		return err
 	}
@@ -178,11 +159,10 @@ func (s *Server) listPosts(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	posts, err := s.store.ListPosts(r.Context(), mustPrincipal(r).AccountID, filter)
+	posts, next, err := s.posts.List(r.Context(), mustPrincipal(r).AccountID, pq)
 	if err != nil {
 		return err
 	}
-	posts, next := store.Page(posts, limit, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
 	out := make([]postJSON, len(posts))
 	for i, p := range posts {
 		out[i] = toPostJSON(p)

@@ -1,6 +1,6 @@
 // Package httpapi is reelay's HTTP API: plain net/http handlers, one file per resource, each
-// reading as decode → validate → store → respond. Errors become the contract's error body in
-// one place (writeError).
+// reading as decode → service (which validates and stores) → respond. Errors become the
+// contract's error body in one place (writeError).
 package httpapi
 
 import (
@@ -25,6 +25,7 @@ import (
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // APIPrefix is the base path of the versioned API.
@@ -123,14 +124,18 @@ type Server struct {
 	connectReturnURL string
 	analytics        *analytics.Syncer
 	inbox            *inbox.Service
-	// webhookPolicy is where webhook URLs may point.
-	webhookPolicy media.AddressPolicy
-	ai            AIEngine
-	aiVideo       *aivideo.Service
-	aiWait        time.Duration
-	web           http.Handler
+	ai               AIEngine
+	aiVideo          *aivideo.Service
+	aiWait           time.Duration
+	web              http.Handler
 	// pace is how slowly a body may arrive and how long a request may take.
 	pace pace
+
+	// The services this API shares with the dashboard, built on Options.
+	keys     auth.Keys
+	webhooks webhooks.Service
+	channels connect.Channels
+	posts    publish.Posts
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -143,24 +148,23 @@ type Server struct {
 // New builds the API.
 func New(o Options) *Server {
 	s := &Server{
-		store: o.Store, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
+		store: o.Store, keys: auth.Keys{Store: o.Store}, usage: o.Usage, oidc: o.OIDC, oidcAutoCreate: o.OIDCAutoCreate,
 		sandbox: o.Sandbox, log: o.Logger, limits: o.Limits,
 		registry: o.Registry, metricsAccess: o.Metrics, openapiJSON: o.OpenAPIJSON,
 		publisher: o.Publisher, queue: o.Queue, media: o.Media, publishWait: o.PublishWait, access: o.Access,
 		optionSources: o.ChannelOptions, connector: o.Connector, connectReturnURL: o.ConnectReturnURL,
 		analytics: o.Analytics, inbox: o.Inbox,
-		webhookPolicy: o.WebhookPolicy,
-		ai:            o.AI,
-		aiVideo:       o.AIVideo,
-		aiWait:        o.AIWait,
-		web:           o.Web,
-		pace:          newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
+		webhooks: webhooks.Service{Store: o.Store, Box: o.Access.Box, Policy: o.WebhookPolicy},
+		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
+		posts:    publish.Posts{Store: o.Store},
+		ai:       o.AI,
+		aiVideo:  o.AIVideo,
+		aiWait:   o.AIWait,
+		web:      o.Web,
+		pace:     newPace(o.MinBodyRate, o.BodyRateWindow, o.RequestTimeout),
 	}
 	if s.limits == nil {
 		s.limits = NewLimits(LimitsConfig{RPS: o.RateLimitRPS, Burst: o.RateLimitBurst, Shared: o.RateBuckets, Logger: o.Logger})
-	}
-	if s.webhookPolicy == nil {
-		s.webhookPolicy = media.PublicOnly
 	}
 	if s.ai == nil {
 		s.ai = ai.Builtin{}

@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/store"
-	"github.com/reelay/reelay/internal/webhooks"
 )
 
 type webhookJSON struct {
@@ -54,7 +52,7 @@ func toWebhookDeliveryJSON(d store.WebhookDelivery) webhookDeliveryJSON {
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	hooks, err := s.store.ListWebhooks(r.Context(), mustPrincipal(r).AccountID)
+	hooks, err := s.webhooks.List(r.Context(), mustPrincipal(r).AccountID)
 	if err != nil {
 		return err
 	}
@@ -75,8 +73,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	hook, secretText, err := webhooks.Register(r.Context(), s.store, s.access.Box, s.webhookPolicy,
-		mustPrincipal(r).AccountID, req.URL, req.Events)
+	hook, secretText, err := s.webhooks.Register(r.Context(), mustPrincipal(r).AccountID, req.URL, req.Events)
 	if err != nil {
 		return err
 	}
@@ -101,10 +98,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if req.Enabled == nil {
 		return apierr.Field("enabled", "is required: true to enable the webhook, false to disable it")
 	}
-	hook, err := s.store.SetWebhookEnabled(r.Context(), mustPrincipal(r).AccountID, id, *req.Enabled)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("webhook")
-	}
+	hook, err := s.webhooks.SetEnabled(r.Context(), mustPrincipal(r).AccountID, id, *req.Enabled)
 	if err != nil {
 		return err
 	}
@@ -117,10 +111,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteWebhook(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return apierr.NotFound("webhook")
-		}
+	if err := s.webhooks.Delete(r.Context(), mustPrincipal(r).AccountID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
@@ -137,18 +128,10 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	filter := store.DeliveryFilter{Limit: limit + 1}
-	if filter.AfterTime, filter.AfterID, err = cursorQuery(r); err != nil {
-		return err
-	}
-	ds, err := s.store.ListWebhookDeliveries(r.Context(), mustPrincipal(r).AccountID, id, filter)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("webhook")
-	}
+	ds, next, err := s.webhooks.Deliveries(r.Context(), mustPrincipal(r).AccountID, id, r.URL.Query().Get("cursor"), limit)
 	if err != nil {
 		return err
 	}
-	ds, next := store.Page(ds, limit, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	out := make([]webhookDeliveryJSON, len(ds))
 	for i, d := range ds {
 		out[i] = toWebhookDeliveryJSON(d)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -157,14 +157,14 @@ func (s *Service) Reply(ctx context.Context, accountID, commentID, platformName,
 	if parent.Platform != platformName {
 		return store.Comment{}, false, apierr.Field("platform", fmt.Sprintf("the comment is on %s", parent.Platform))
 	}
-	caps, _ := platform.CapabilitiesOf(parent.Platform)
+	caps, _ := registry.CapabilitiesOf(parent.Platform)
 	src := s.Sources[parent.Platform]
 	if !caps.Replies || src == nil {
-		return store.Comment{}, false, apierr.Field("platform", fmt.Sprintf("%s does not take replies through its API", platform.DisplayName(parent.Platform)))
+		return store.Comment{}, false, apierr.Field("platform", fmt.Sprintf("%s does not take replies through its API", registry.DisplayName(parent.Platform)))
 	}
 	if !caps.ReplyText.Check(text) {
 		return store.Comment{}, false, apierr.Field("replyText", fmt.Sprintf("is longer than %s allows (%d %s, this is %d)",
-			platform.DisplayName(parent.Platform), caps.ReplyText.Max, caps.ReplyText.Unit, caps.ReplyText.Count(text)))
+			registry.DisplayName(parent.Platform), caps.ReplyText.Max, caps.ReplyText.Unit, caps.ReplyText.Count(text)))
 	}
 	item, err := s.Store.PublishedItem(ctx, parent.DestinationID)
 	if err != nil {
@@ -245,7 +245,7 @@ func maybePosted(sent bool, err error) bool {
 // anything else is the platform's trouble (502).
 func upstreamError(platformName string, err error) error {
 	pe := provider.AsError(err)
-	name := platform.DisplayName(platformName)
+	name := registry.DisplayName(platformName)
 	switch {
 	case pe.Category == provider.CategoryRateLimited || pe.Category == provider.CategoryQuotaExceeded:
 		ae := apierr.Newf(http.StatusTooManyRequests, apierr.CodeRateLimited, "%s limited the rate: %s", name, pe.Message).Wrap(err)

@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// forbiddenForProviders are, with the simulators (isSimulator), what a provider package must not depend on, directly or through
-// another package: the publisher, the store and the simulators are the service around the
-// providers, and the drivers, the job queue and the blob storage come with them. A provider is
-// an HTTP client of one platform; everything it needs from reelay is in internal/provider.
+// forbiddenForProviders are, with the simulators (isSimulator), what a provider package must
+// not depend on, directly or through another package: the publisher, the store and the
+// simulators are the service around the providers, and the drivers, the job queue and the blob
+// storage come with them. A provider is an HTTP client of one platform; everything it needs
+// from reelay is in internal/provider.
 var forbiddenForProviders = []string{
 	"github.com/reelay/reelay/internal/publish",
 	"github.com/reelay/reelay/internal/store",

@@ -1,21 +1,24 @@
-package platform
+package platform_test
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // fuzzPlatforms are the twelve platforms whose text limits FuzzTextLimit checks.
 var fuzzPlatforms = []string{"youtube", "instagram", "tiktok", "linkedin", "pinterest", "threads", "facebook",
 	"bluesky", "telegram", "discord", "mastodon", "reddit"}
 
-var fuzzUnits = []string{UnitCharacters, UnitGraphemes, UnitUTF16, UnitBytes, "furlongs"}
+var fuzzUnits = []string{platform.UnitCharacters, platform.UnitGraphemes, platform.UnitUTF16, platform.UnitBytes, "furlongs"}
 
 // checkTruncate asserts what Truncate promises for lim and s: the result is a prefix of s that
 // fits, cut between grapheme clusters, the longest such, valid UTF-8 when s is, and a fixed
 // point of Truncate.
-func checkTruncate(t *testing.T, name string, lim TextLimit, s string) {
+func checkTruncate(t *testing.T, name string, lim platform.TextLimit, s string) {
 	t.Helper()
 	n := lim.Count(s)
 	if n < 0 || n > len(s) {
@@ -39,7 +42,7 @@ func checkTruncate(t *testing.T, name string, lim TextLimit, s string) {
 	}
 	// The cut is at a cluster boundary, and the next cluster would not have fitted.
 	next, atBoundary := -1, len(cut) == 0
-	graphemeStarts(s, func(i int) bool {
+	platform.GraphemeStarts(s, func(i int) bool {
 		if i == len(cut) {
 			atBoundary = true
 		}
@@ -86,10 +89,10 @@ func FuzzTextLimit(f *testing.F) {
 		f.Add(s, uint16(i%7+1), uint8(i), uint16(i*3))
 	}
 	f.Fuzz(func(t *testing.T, s string, max uint16, unit uint8, maxBytes uint16) {
-		own := TextLimit{Max: int(max % 512), Unit: fuzzUnits[int(unit)%len(fuzzUnits)], MaxBytes: int(maxBytes % 1024)}
+		own := platform.TextLimit{Max: int(max % 512), Unit: fuzzUnits[int(unit)%len(fuzzUnits)], MaxBytes: int(maxBytes % 1024)}
 		checkTruncate(t, "arbitrary", own, s)
 		for _, name := range fuzzPlatforms {
-			caps, ok := CapabilitiesOf(name)
+			caps, ok := registry.CapabilitiesOf(name)
 			if !ok {
 				t.Fatalf("no capabilities for %s", name)
 			}
@@ -99,19 +102,19 @@ func FuzzTextLimit(f *testing.F) {
 			}
 			checkTruncate(t, name+" replies", caps.ReplyText, s)
 		}
-		for _, perURL := range []int{0, MastodonURLLength, int(max % 64)} {
-			n := MastodonLength(s, "", perURL)
+		for _, perURL := range []int{0, platform.MastodonURLLength, int(max % 64)} {
+			n := platform.MastodonLength(s, "", perURL)
 			if n < 0 {
-				t.Fatalf("MastodonLength(%q) = %d", s, n)
+				t.Fatalf("platform.MastodonLength(%q) = %d", s, n)
 			}
 			if !strings.Contains(s, "://") && !strings.Contains(s, "@") && strings.TrimSpace(s) != "" {
-				if want := countGraphemes(s); n != want {
-					t.Fatalf("MastodonLength(%q) = %d, yet it holds no link or mention and counts %d graphemes", s, n, want)
+				if want := platform.CountGraphemes(s); n != want {
+					t.Fatalf("platform.MastodonLength(%q) = %d, yet it holds no link or mention and counts %d graphemes", s, n, want)
 				}
 			}
-			MastodonLength(s, s, perURL)
+			platform.MastodonLength(s, s, perURL)
 		}
-		if CountTags(s, '#') < 0 || CountTags(s, '@') < 0 {
+		if platform.CountTags(s, '#') < 0 || platform.CountTags(s, '@') < 0 {
 			t.Fatal("negative tag count")
 		}
 	})

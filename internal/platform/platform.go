@@ -1,18 +1,17 @@
-// Package platform is reelay's registry of the twelve social platforms it
-// publishes to: their identifiers, their limits and capabilities (shown to API
-// users as channel.capabilities), the credentials a token-based connection
-// needs, and static publish options.
+// Package platform is the vocabulary reelay uses to describe the social platforms it
+// publishes to: their identifiers, and the shape of a platform's description
+// (Description: capabilities, text limits and how each platform counts text, credentials,
+// static publish options). It imports nothing of reelay, so that every platform package can
+// describe itself with it; internal/platform/registry lists the twelve descriptions.
 //
-// Every number here describes the platform itself. The service-wide limits of
-// the interface (video up to 100 MB, title 100 characters, caption 5000
-// characters) apply on top of these, so a check against a destination must use
-// the stricter of the two.
-//
-// Where sources disagree, the comment next to the value says which sources and
-// which value was chosen (the stricter one when unsure). Each number is written
-// once, in the registry table in capabilities.go; everything else reads it
-// from there.
+// Every number in a description describes the platform itself. The service-wide limits of
+// the interface (video up to 100 MB, title 100 characters, caption 5000 characters) apply on
+// top of these, so a check against a destination must use the stricter of the two. Where
+// sources disagree, the comment next to the value says which sources and which value was
+// chosen (the stricter one when unsure).
 package platform
+
+import "slices"
 
 // Platform identifiers, as used in the API's platforms array and in channel.platform.
 const (
@@ -56,21 +55,5 @@ var Defaults = []string{YouTube, Instagram, TikTok}
 // Valid reports whether name is a supported platform identifier. The match is
 // exact: identifiers are lower case and "YouTube" is not one.
 func Valid(name string) bool {
-	_, ok := registry[name]
-	return ok
-}
-
-var displayNames = map[string]string{
-	YouTube: "YouTube", Instagram: "Instagram", TikTok: "TikTok", LinkedIn: "LinkedIn",
-	Pinterest: "Pinterest", Threads: "Threads", Facebook: "Facebook", Bluesky: "Bluesky",
-	Telegram: "Telegram", Discord: "Discord", Mastodon: "Mastodon", Reddit: "Reddit",
-}
-
-// DisplayName is how people write the platform's name ("TikTok" for tiktok); an unknown name
-// is returned as it is.
-func DisplayName(name string) string {
-	if d, ok := displayNames[name]; ok {
-		return d
-	}
-	return name
+	return slices.Contains(All, name)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // CheckVideo checks a probed video against one platform's capabilities: container, size,
@@ -17,11 +17,11 @@ import (
 // "video_url"), naming the platform, so that a user learns before anything is sent that,
 // say, a 20-minute video is fine for YouTube and too long for TikTok.
 func CheckVideo(f *apierr.Fields, field, name string, size int64, info media.Info) {
-	caps, ok := platform.CapabilitiesOf(name)
+	caps, ok := registry.CapabilitiesOf(name)
 	if !ok {
 		return
 	}
-	display := platform.DisplayName(name)
+	display := registry.DisplayName(name)
 	if len(caps.VideoFormats) > 0 && !slices.Contains(caps.VideoFormats, info.Kind.Name) {
 		f.Addf(field, "%s accepts %s video, not %s", display, strings.ToUpper(strings.Join(caps.VideoFormats, "/")), strings.ToUpper(info.Kind.Name))
 	}

@@ -6,13 +6,14 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // TestTextFallbackMatchesEffectiveOptions holds TextFallback to what EffectiveOptions really
 // sends for every text field of every platform, with and without a caption.
 func TestTextFallbackMatchesEffectiveOptions(t *testing.T) {
 	for _, name := range platform.All {
-		caps, _ := platform.CapabilitiesOf(name)
+		caps, _ := registry.CapabilitiesOf(name)
 		for key := range caps.Text {
 			want := map[string][2]string{ // fallback → (sent with title and caption, sent with title only)
 				FromTitle:          {"T", "T"},

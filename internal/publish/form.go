@@ -20,6 +20,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -28,8 +29,7 @@ import (
 var (
 	formStrings = []string{"project_id", "video_url", "thumbnail_url", "title", "caption", "scheduled_for"}
 	formArrays  = []string{"platforms", "channel_ids"}
-	formObjects = []string{"youtube", "instagram", "tiktok", "linkedin", "pinterest", "threads", "facebook",
-		"bluesky", "telegram", "discord", "mastodon", "reddit"}
+	formObjects = platform.All
 )
 
 // maxFormField bounds one non-file form field (a caption is at most 5000 characters).

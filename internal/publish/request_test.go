@@ -7,6 +7,18 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform/bluesky"
+	"github.com/reelay/reelay/internal/platform/discord"
+	"github.com/reelay/reelay/internal/platform/facebook"
+	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/linkedin"
+	"github.com/reelay/reelay/internal/platform/mastodon"
+	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/reddit"
+	"github.com/reelay/reelay/internal/platform/telegram"
+	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/platform/tiktok"
+	"github.com/reelay/reelay/internal/platform/youtube"
 )
 
 var testNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -53,51 +65,51 @@ func TestCheckStatic(t *testing.T) {
 		{"schedule minutes, no offset", func(r *Request) { r.ScheduledFor = "2026-11-22T09:00" }, false, "scheduled_for"},
 		{"schedule date only", func(r *Request) { r.ScheduledFor = "2026-11-22" }, false, "scheduled_for"},
 		{"schedule far", func(r *Request) { r.ScheduledFor = "2028-01-01T00:00:00Z" }, false, "scheduled_for"},
-		{"youtube privacy", func(r *Request) { r.YouTube = &YouTubeOptions{PrivacyStatus: "friends"} }, false, "youtube.privacy_status"},
-		{"tiktok mode", func(r *Request) { r.TikTok = &TikTokOptions{Mode: "draft"} }, false, "tiktok.mode"},
-		{"tiktok privacy", func(r *Request) { r.TikTok = &TikTokOptions{PrivacyLevel: "public"} }, false, "tiktok.privacy_level"},
-		{"linkedin 3000", func(r *Request) { r.LinkedIn = &LinkedInOptions{Commentary: strings.Repeat("l", 3000)} }, false, ""},
-		{"linkedin 3001", func(r *Request) { r.LinkedIn = &LinkedInOptions{Commentary: strings.Repeat("l", 3001)} }, false, "linkedin.commentary"},
-		{"linkedin title", func(r *Request) { r.LinkedIn = &LinkedInOptions{Title: strings.Repeat("l", 201)} }, false, "linkedin.title"},
-		{"pinterest title", func(r *Request) { r.Pinterest = &PinterestOptions{Title: strings.Repeat("p", 101)} }, false, "pinterest.title"},
-		{"pinterest description", func(r *Request) { r.Pinterest = &PinterestOptions{Description: strings.Repeat("p", 501)} }, false, "pinterest.description"},
-		{"pinterest link", func(r *Request) { r.Pinterest = &PinterestOptions{Link: "javascript:alert(1)"} }, false, "pinterest.link"},
-		{"threads", func(r *Request) { r.Threads = &ThreadsOptions{Text: strings.Repeat("t", 501)} }, false, "threads.text"},
-		{"facebook description", func(r *Request) { r.Facebook = &FacebookOptions{Description: strings.Repeat("f", 5001)} }, false, "facebook.description"},
-		{"facebook title", func(r *Request) { r.Facebook = &FacebookOptions{Title: strings.Repeat("f", 201)} }, false, "facebook.title"},
-		{"bluesky 120 emoji", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("👩‍👩‍👧", 120)} }, false, ""},
-		{"bluesky 300 emoji, over 3000 bytes", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("👩‍👩‍👧", 300)} }, false, "bluesky.text"},
-		{"youtube title with <", func(r *Request) { r.YouTube = &YouTubeOptions{Title: "a <b> title"} }, false, "youtube.title"},
-		{"youtube description with >", func(r *Request) { r.YouTube = &YouTubeOptions{Description: "1 > 0"} }, false, "youtube.description"},
-		{"youtube category", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"22"`)} }, false, ""},
-		{"youtube category not a number", func(r *Request) { r.YouTube = &YouTubeOptions{CategoryID: json.RawMessage(`"music"`)} }, false, "youtube.category_id"},
-		{"reddit flair text without template", func(r *Request) { r.Reddit = &RedditOptions{FlairText: "OC"} }, false, "reddit.flair_text"},
-		{"reddit flair text on a template", func(r *Request) { r.Reddit = &RedditOptions{FlairID: "abc", FlairText: "OC"} }, false, ""},
-		{"reddit two-letter subreddit", func(r *Request) { r.Reddit = &RedditOptions{Subreddit: "de"} }, false, ""},
-		{"instagram 31 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 31)} }, false, "instagram.caption"},
-		{"instagram 30 hashtags", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("#tag ", 30)} }, false, ""},
-		{"instagram 21 mentions", func(r *Request) { r.Instagram = &InstagramOptions{Caption: strings.Repeat("@someone ", 21)} }, false, "instagram.caption"},
-		{"bluesky 301", func(r *Request) { r.Bluesky = &BlueskyOptions{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
-		{"telegram", func(r *Request) { r.Telegram = &TelegramOptions{Caption: strings.Repeat("t", 1025)} }, false, "telegram.caption"},
-		{"discord", func(r *Request) { r.Discord = &DiscordOptions{Content: strings.Repeat("d", 2001)} }, false, "discord.content"},
-		{"mastodon", func(r *Request) { r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
+		{"youtube privacy", func(r *Request) { r.YouTube = &youtube.Options{PrivacyStatus: "friends"} }, false, "youtube.privacy_status"},
+		{"tiktok mode", func(r *Request) { r.TikTok = &tiktok.Options{Mode: "draft"} }, false, "tiktok.mode"},
+		{"tiktok privacy", func(r *Request) { r.TikTok = &tiktok.Options{PrivacyLevel: "public"} }, false, "tiktok.privacy_level"},
+		{"linkedin 3000", func(r *Request) { r.LinkedIn = &linkedin.Options{Commentary: strings.Repeat("l", 3000)} }, false, ""},
+		{"linkedin 3001", func(r *Request) { r.LinkedIn = &linkedin.Options{Commentary: strings.Repeat("l", 3001)} }, false, "linkedin.commentary"},
+		{"linkedin title", func(r *Request) { r.LinkedIn = &linkedin.Options{Title: strings.Repeat("l", 201)} }, false, "linkedin.title"},
+		{"pinterest title", func(r *Request) { r.Pinterest = &pinterest.Options{Title: strings.Repeat("p", 101)} }, false, "pinterest.title"},
+		{"pinterest description", func(r *Request) { r.Pinterest = &pinterest.Options{Description: strings.Repeat("p", 501)} }, false, "pinterest.description"},
+		{"pinterest link", func(r *Request) { r.Pinterest = &pinterest.Options{Link: "javascript:alert(1)"} }, false, "pinterest.link"},
+		{"threads", func(r *Request) { r.Threads = &threads.Options{Text: strings.Repeat("t", 501)} }, false, "threads.text"},
+		{"facebook description", func(r *Request) { r.Facebook = &facebook.Options{Description: strings.Repeat("f", 5001)} }, false, "facebook.description"},
+		{"facebook title", func(r *Request) { r.Facebook = &facebook.Options{Title: strings.Repeat("f", 201)} }, false, "facebook.title"},
+		{"bluesky 120 emoji", func(r *Request) { r.Bluesky = &bluesky.Options{Text: strings.Repeat("👩‍👩‍👧", 120)} }, false, ""},
+		{"bluesky 300 emoji, over 3000 bytes", func(r *Request) { r.Bluesky = &bluesky.Options{Text: strings.Repeat("👩‍👩‍👧", 300)} }, false, "bluesky.text"},
+		{"youtube title with <", func(r *Request) { r.YouTube = &youtube.Options{Title: "a <b> title"} }, false, "youtube.title"},
+		{"youtube description with >", func(r *Request) { r.YouTube = &youtube.Options{Description: "1 > 0"} }, false, "youtube.description"},
+		{"youtube category", func(r *Request) { r.YouTube = &youtube.Options{CategoryID: json.RawMessage(`"22"`)} }, false, ""},
+		{"youtube category not a number", func(r *Request) { r.YouTube = &youtube.Options{CategoryID: json.RawMessage(`"music"`)} }, false, "youtube.category_id"},
+		{"reddit flair text without template", func(r *Request) { r.Reddit = &reddit.Options{FlairText: "OC"} }, false, "reddit.flair_text"},
+		{"reddit flair text on a template", func(r *Request) { r.Reddit = &reddit.Options{FlairID: "abc", FlairText: "OC"} }, false, ""},
+		{"reddit two-letter subreddit", func(r *Request) { r.Reddit = &reddit.Options{Subreddit: "de"} }, false, ""},
+		{"instagram 31 hashtags", func(r *Request) { r.Instagram = &instagram.Options{Caption: strings.Repeat("#tag ", 31)} }, false, "instagram.caption"},
+		{"instagram 30 hashtags", func(r *Request) { r.Instagram = &instagram.Options{Caption: strings.Repeat("#tag ", 30)} }, false, ""},
+		{"instagram 21 mentions", func(r *Request) { r.Instagram = &instagram.Options{Caption: strings.Repeat("@someone ", 21)} }, false, "instagram.caption"},
+		{"bluesky 301", func(r *Request) { r.Bluesky = &bluesky.Options{Text: strings.Repeat("b", 301)} }, false, "bluesky.text"},
+		{"telegram", func(r *Request) { r.Telegram = &telegram.Options{Caption: strings.Repeat("t", 1025)} }, false, "telegram.caption"},
+		{"discord", func(r *Request) { r.Discord = &discord.Options{Content: strings.Repeat("d", 2001)} }, false, "discord.content"},
+		{"mastodon", func(r *Request) { r.Mastodon = &mastodon.Options{Text: strings.Repeat("m", 501)} }, false, "mastodon.text"},
 		{"mastodon with its extension", func(r *Request) {
-			r.Mastodon = &MastodonOptions{Text: "hi", Visibility: "unlisted", Sensitive: true, SpoilerText: "cw", Language: "de", Description: "alt"}
+			r.Mastodon = &mastodon.Options{Text: "hi", Visibility: "unlisted", Sensitive: true, SpoilerText: "cw", Language: "de", Description: "alt"}
 		}, false, ""},
 		{"mastodon warning and text together", func(r *Request) {
-			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 300), SpoilerText: strings.Repeat("w", 201)}
+			r.Mastodon = &mastodon.Options{Text: strings.Repeat("m", 300), SpoilerText: strings.Repeat("w", 201)}
 		}, false, "mastodon.spoiler_text"},
 		{"mastodon long link counts 23", func(r *Request) {
-			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 470) + " https://example.com/" + strings.Repeat("p", 80)}
+			r.Mastodon = &mastodon.Options{Text: strings.Repeat("m", 470) + " https://example.com/" + strings.Repeat("p", 80)}
 		}, false, ""},
 		{"mastodon long link over", func(r *Request) {
-			r.Mastodon = &MastodonOptions{Text: strings.Repeat("m", 480) + " https://example.com/" + strings.Repeat("p", 80)}
+			r.Mastodon = &mastodon.Options{Text: strings.Repeat("m", 480) + " https://example.com/" + strings.Repeat("p", 80)}
 		}, false, "mastodon.text"},
-		{"mastodon visibility", func(r *Request) { r.Mastodon = &MastodonOptions{Visibility: "followers"} }, false, "mastodon.visibility"},
-		{"mastodon language", func(r *Request) { r.Mastodon = &MastodonOptions{Language: "eng"} }, false, "mastodon.language"},
-		{"mastodon alt text", func(r *Request) { r.Mastodon = &MastodonOptions{Description: strings.Repeat("a", 1501)} }, false, "mastodon.description"},
-		{"reddit title", func(r *Request) { r.Reddit = &RedditOptions{Title: strings.Repeat("r", 301)} }, false, "reddit.title"},
-		{"reddit subreddit", func(r *Request) { r.Reddit = &RedditOptions{Subreddit: "r/golang"} }, false, "reddit.subreddit"},
+		{"mastodon visibility", func(r *Request) { r.Mastodon = &mastodon.Options{Visibility: "followers"} }, false, "mastodon.visibility"},
+		{"mastodon language", func(r *Request) { r.Mastodon = &mastodon.Options{Language: "eng"} }, false, "mastodon.language"},
+		{"mastodon alt text", func(r *Request) { r.Mastodon = &mastodon.Options{Description: strings.Repeat("a", 1501)} }, false, "mastodon.description"},
+		{"reddit title", func(r *Request) { r.Reddit = &reddit.Options{Title: strings.Repeat("r", 301)} }, false, "reddit.title"},
+		{"reddit subreddit", func(r *Request) { r.Reddit = &reddit.Options{Subreddit: "r/golang"} }, false, "reddit.subreddit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,7 +163,7 @@ func TestEffectiveOptions(t *testing.T) {
 	}
 	// The platform's own value wins over the fallback; an explicit false stays false.
 	no := false
-	r.Instagram = &InstagramOptions{Caption: "IG only", ShareToFeed: &no}
+	r.Instagram = &instagram.Options{Caption: "IG only", ShareToFeed: &no}
 	ig = decode(r.EffectiveOptions("instagram", &f))
 	if ig["caption"] != "IG only" || ig["share_to_feed"] != false {
 		t.Errorf("instagram explicit: %v", ig)
@@ -170,7 +182,7 @@ func TestEffectiveOptions(t *testing.T) {
 		t.Errorf("derived limit: %v", f)
 	}
 	// Setting the platform's own text resolves it.
-	r.Bluesky = &BlueskyOptions{Text: "short"}
+	r.Bluesky = &bluesky.Options{Text: "short"}
 	f = nil
 	r.EffectiveOptions("bluesky", &f)
 	if len(f) != 0 {
@@ -180,7 +192,7 @@ func TestEffectiveOptions(t *testing.T) {
 	// Mastodon's extension reaches the provider as given; a content warning counts with the
 	// caption the text falls back to.
 	r = valid()
-	r.Mastodon = &MastodonOptions{Visibility: "private", SpoilerText: "spoilers", Language: "fr", Description: "a cat"}
+	r.Mastodon = &mastodon.Options{Visibility: "private", SpoilerText: "spoilers", Language: "fr", Description: "a cat"}
 	f = nil
 	md := decode(r.EffectiveOptions("mastodon", &f))
 	if md["text"] != "A caption #go" || md["visibility"] != "private" || md["spoiler_text"] != "spoilers" || md["language"] != "fr" ||
@@ -263,7 +275,7 @@ func TestCheckStaticRefusesControlCharacters(t *testing.T) {
 func TestNormalizeNewlines(t *testing.T) {
 	t.Parallel()
 	r := Request{Title: "a\r\nb", Caption: "one\r\ntwo\r\n", PlatformObjects: PlatformObjects{
-		Mastodon: &MastodonOptions{SpoilerText: "cw\r\nx"}, Reddit: &RedditOptions{FlairText: "x\ry"}}}
+		Mastodon: &mastodon.Options{SpoilerText: "cw\r\nx"}, Reddit: &reddit.Options{FlairText: "x\ry"}}}
 	r.NormalizeNewlines()
 	if r.Title != "a\nb" || r.Caption != "one\ntwo\n" || r.Mastodon.SpoilerText != "cw\nx" || r.Reddit.FlairText != "x\ry" {
 		t.Errorf("normalised: %q %q %q %q", r.Title, r.Caption, r.Mastodon.SpoilerText, r.Reddit.FlairText)

@@ -18,6 +18,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -358,7 +359,7 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 				continue
 			}
 			if len(req.Platforms) > 0 && !slices.Contains(req.Platforms, c.Platform) {
-				f.Addf(fmt.Sprintf("channel_ids[%d]", i), "is a %s channel, and %s is not in platforms", platform.DisplayName(c.Platform), c.Platform)
+				f.Addf(fmt.Sprintf("channel_ids[%d]", i), "is a %s channel, and %s is not in platforms", registry.DisplayName(c.Platform), c.Platform)
 				continue
 			}
 			out = append(out, c)
@@ -385,12 +386,12 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 	}
 	for _, p := range requested {
 		if platform.Valid(p) && !slices.ContainsFunc(all, func(c store.Channel) bool { return c.Platform == p }) {
-			f.Addf(field, "project %s has no %s channel; connect one with POST /channels or leave %s out", project.ID, platform.DisplayName(p), p)
+			f.Addf(field, "project %s has no %s channel; connect one with POST /channels or leave %s out", project.ID, registry.DisplayName(p), p)
 		}
 	}
 	for _, c := range out {
 		if c.Status == store.ChannelReauthRequired {
-			f.Addf("channel_ids", "the %s channel %q must be reconnected first: the platform refused its token", platform.DisplayName(c.Platform), c.Name)
+			f.Addf("channel_ids", "the %s channel %q must be reconnected first: the platform refused its token", registry.DisplayName(c.Platform), c.Name)
 		}
 	}
 	return out, nil

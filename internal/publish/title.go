@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -20,12 +21,12 @@ import (
 
 // Derived names the texts of one platform's payload that reelay filled in, each with where it
 // came from: {"title": "caption_first_line", "description": "caption"}.
-type Derived map[string]string
+type Derived = platform.Derived
 
 // Where a text reelay filled in came from: the values of Derived.
 const (
-	FromTitle            = "title"              // the post's title
-	FromCaption          = "caption"            // the post's caption
+	FromTitle            = platform.FromTitle   // the post's title
+	FromCaption          = platform.FromCaption // the post's caption
 	FromCaptionFirstLine = "caption_first_line" // the caption's first line, cut to the platform's limit
 	FromVideoFileName    = "video_file_name"    // the uploaded video's file name, without its extension
 	FromVideoURL         = "video_url"          // the last segment of video_url's path, without its extension
@@ -37,7 +38,7 @@ const (
 // something once made fit for YouTube (fitText). from is one of FromCaptionFirstLine,
 // FromVideoFileName and FromVideoURL; title is "" when none of them gives one.
 func (r *Request) derivedTitle() (title, from string) {
-	caps, _ := platform.CapabilitiesOf(platform.YouTube)
+	caps, _ := registry.CapabilitiesOf(platform.YouTube)
 	lim := caps.Text["title"]
 	for _, c := range []struct{ text, from string }{
 		{firstLine(r.Caption), FromCaptionFirstLine},

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform/bluesky"
+	"github.com/reelay/reelay/internal/platform/youtube"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -41,7 +43,7 @@ func TestDerivedTitle(t *testing.T) {
 			if got != c.want || from != c.from {
 				t.Errorf("derived %q from %q, want %q from %q", got, from, c.want, c.from)
 			}
-			if does, _, _ := textExcess("youtube", "title", got); does != "" {
+			if does, _, _ := youtube.Description.TextExcess("title", got); does != "" {
 				t.Errorf("YouTube would refuse %q: %s", got, does)
 			}
 		})
@@ -67,7 +69,7 @@ func TestDerivedTitleFits(t *testing.T) {
 			t.Errorf("caption %q: derived %q from %q", caption, got, from)
 			continue
 		}
-		if does, _, _ := textExcess("youtube", "title", got); does != "" {
+		if does, _, _ := youtube.Description.TextExcess("title", got); does != "" {
 			t.Errorf("caption %q: YouTube would refuse %q: %s", caption, got, does)
 		}
 		clean := strings.NewReplacer("<", "", ">", "", "\xff", "").Replace(caption)
@@ -89,12 +91,12 @@ func TestDerivedTexts(t *testing.T) {
 		{"youtube without a title", Request{Caption: "hi\nmore"}, "youtube",
 			Derived{"title": FromCaptionFirstLine, "description": FromCaption}},
 		{"youtube with a title", Request{Title: "T", Caption: "C"}, "youtube", Derived{"title": FromTitle, "description": FromCaption}},
-		{"youtube's own title", Request{Caption: "C", PlatformObjects: PlatformObjects{YouTube: &YouTubeOptions{Title: "Own"}}}, "youtube",
+		{"youtube's own title", Request{Caption: "C", PlatformObjects: PlatformObjects{YouTube: &youtube.Options{Title: "Own"}}}, "youtube",
 			Derived{"description": FromCaption}},
 		{"youtube from the file name", Request{VideoFileName: "clip.mp4"}, "youtube", Derived{"title": FromVideoFileName}},
 		{"instagram from the title", Request{Title: "T"}, "instagram", Derived{"caption": FromTitle}},
 		{"mastodon from the caption", Request{Caption: "C"}, "mastodon", Derived{"text": FromCaption}},
-		{"bluesky's own text", Request{Caption: "C", PlatformObjects: PlatformObjects{Bluesky: &BlueskyOptions{Text: "own"}}}, "bluesky",
+		{"bluesky's own text", Request{Caption: "C", PlatformObjects: PlatformObjects{Bluesky: &bluesky.Options{Text: "own"}}}, "bluesky",
 			Derived{}},
 	}
 	for _, c := range cases {
@@ -131,7 +133,7 @@ func TestEditDerivesTheSameTitle(t *testing.T) {
 	}
 	p := store.Post{Request: raw, Destinations: []store.Destination{{Platform: "youtube", Options: opts}}}
 	title := func() string {
-		var o YouTubeOptions
+		var o youtube.Options
 		json.Unmarshal(p.Destinations[0].Options, &o)
 		return o.Title
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -91,7 +92,7 @@ func (h *Handler) aiForms(r *http.Request, s *session) (aiData, error) {
 	if err != nil {
 		return d, err
 	}
-	channels, err := h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID)
+	channels, err := h.channels.List(r.Context(), s.AccountID, p.Project.ID)
 	if err != nil {
 		return d, err
 	}
@@ -164,7 +165,7 @@ func (h *Handler) aiAdapt(w http.ResponseWriter, r *http.Request, s *session) er
 			continue
 		}
 		lim, _ := ai.LimitsOf(name)
-		out := aiCopy{Copy: c, Platform: name, Name: platform.DisplayName(name), TextField: lim.TextField, TitleField: lim.TitleField}
+		out := aiCopy{Copy: c, Platform: name, Name: registry.DisplayName(name), TextField: lim.TextField, TitleField: lim.TitleField}
 		if len(lim.Text) > 0 {
 			out.TextCount = countText(c.Text, lim.Text[0])
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -124,12 +124,12 @@ func (h *Handler) analyticsPage(w http.ResponseWriter, r *http.Request, s *sessi
 	for _, pt := range perPlatform {
 		all.Add(pt.Figures)
 		v := d.Metric.get(pt.Figures)
-		labels, values = append(labels, platform.DisplayName(pt.Platform)), append(values, v)
+		labels, values = append(labels, registry.DisplayName(pt.Platform)), append(values, v)
 		text := "not reported"
 		if v != nil {
 			text = d.Metric.format(*v)
 		}
-		d.Platforms = append(d.Platforms, platformRow{Name: platform.DisplayName(pt.Platform), Posts: pt.Posts, Destinations: pt.Destinations, Text: text})
+		d.Platforms = append(d.Platforms, platformRow{Name: registry.DisplayName(pt.Platform), Posts: pt.Posts, Destinations: pt.Destinations, Text: text})
 	}
 	for _, m := range metrics {
 		t := totalFigure{Name: m.Name, Text: "—"}

@@ -11,6 +11,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -46,9 +47,9 @@ func (h *Handler) channelsPage(w http.ResponseWriter, r *http.Request, s *sessio
 	d := channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"}}
 	switch {
 	case q.Get("status") == "connected":
-		d.Notice = platform.DisplayName(q.Get("platform")) + " channel connected."
+		d.Notice = registry.DisplayName(q.Get("platform")) + " channel connected."
 	case q.Get("status") == "error":
-		d.Error = "Could not connect " + platform.DisplayName(q.Get("platform")) + ": " + q.Get("message")
+		d.Error = "Could not connect " + registry.DisplayName(q.Get("platform")) + ": " + q.Get("message")
 	default:
 		d.Notice = notices[q.Get("done")]
 	}
@@ -61,7 +62,7 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *sess
 		return err
 	}
 	if p.Project.ID != "" {
-		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
+		if d.Channels, err = h.channels.List(r.Context(), s.AccountID, p.Project.ID); err != nil {
 			return err
 		}
 	}
@@ -86,69 +87,61 @@ func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *sess
 	form := sandboxForm{Platform: r.PostFormValue("platform"), Name: strings.TrimSpace(r.PostFormValue("name")),
 		Fail: r.PostFormValue("fail"), ProcessingMS: strings.TrimSpace(r.PostFormValue("processing_ms")),
 		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate"))}
+	// What the form itself gets wrong (numbers that do not read as numbers); the service checks
+	// the rest, as it does the API's requests.
 	var f apierr.Fields
-	if !h.o.Sandbox {
-		f.Add("sandbox", "sandbox channels are disabled on this server (REELAY_SANDBOX=false)")
-	}
-	if !platform.Valid(form.Platform) {
-		f.Add("platform", "choose a platform")
-	}
-	f.Label("name", form.Name, 100)
 	b := connect.SandboxBehavior{Fail: form.Fail}
 	if form.ProcessingMS != "" {
-		n, err := strconv.Atoi(form.ProcessingMS)
-		if err != nil {
+		if n, err := strconv.Atoi(form.ProcessingMS); err != nil {
 			f.Add("sandbox_behavior.processing_ms", "must be a whole number of milliseconds")
+		} else {
+			b.ProcessingMS = &n
 		}
-		b.ProcessingMS = &n
 	}
 	if form.FailRate != "" {
-		x, err := strconv.ParseFloat(form.FailRate, 64)
-		if err != nil {
+		if x, err := strconv.ParseFloat(form.FailRate, 64); err != nil {
 			f.Add("sandbox_behavior.fail_rate", "must be a number from 0 to 1")
+		} else {
+			b.FailRate = &x
 		}
-		b.FailRate = &x
 	}
-	b.Check(form.Platform, &f)
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
 		return err
 	}
-	if p.Project.ID == "" {
-		f.Add("project_id", "this account has no project")
+	noProject(&f, p.Project)
+	req := connect.NewChannel{ProjectID: p.Project.ID, Platform: form.Platform, Name: form.Name, Sandbox: true, SandboxBehavior: &b}
+	refuse := func(status int, fields map[string]string, message string) error {
+		return h.renderChannels(w, r, s, status, channelsData{Form: form, Errors: fields, Error: message})
 	}
 	if len(f) > 0 {
-		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: form, Errors: f,
-			Error: "The channel was not connected: see the messages beside the fields."})
+		h.channels.Check(&f, req)
+		return refuse(http.StatusBadRequest, f, notConnectedFields)
 	}
-	c, err := connect.NewSandboxChannel(r.Context(), h.o.Store, p.Project, form.Platform, form.Name, b)
-	if err != nil {
-		return err
-	}
-	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
-		if ae := limitReached(err); ae != nil {
-			return h.renderChannels(w, r, s, ae.Status, channelsData{Form: form, Error: capRefusal(ae)})
+	_, _, err = h.channels.Connect(r.Context(), s.AccountID, req)
+	if ae := refusal(err); ae != nil {
+		if len(ae.Fields) > 0 {
+			return refuse(ae.Status, ae.Fields, notConnectedFields)
 		}
+		return refuse(ae.Status, nil, pageSentence(ae))
+	}
+	if err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)
 	return nil
 }
 
-// limitReached is err when it refuses a create past one of the account's caps (nil
-// otherwise): the page of the form says so (capRefusal), above the list of what could be freed.
-func limitReached(err error) *apierr.Error {
-	var ae *apierr.Error
-	if errors.As(err, &ae) && ae.Code == apierr.CodeLimitReached {
-		return ae
+// noProject says so when the session has no project to connect a channel to: the dashboard's
+// own state, which the API's request names instead (project_id).
+func noProject(f *apierr.Fields, p store.Project) {
+	if p.ID == "" {
+		f.Add("project_id", "this account has no project")
 	}
-	return nil
 }
 
-// capRefusal is a cap's refusal as a sentence on a page.
-func capRefusal(ae *apierr.Error) string {
-	return strings.ToUpper(ae.Message[:1]) + ae.Message[1:] + "."
-}
+// notConnectedFields heads a connect form refused for its fields.
+const notConnectedFields = "The channel was not connected: see the messages beside the fields."
 
 // connectOAuth starts a platform's OAuth consent for the current project (the same flow as
 // GET /api/v1/channels/connect/{platform}): the browser goes to reelay's start page, which
@@ -156,25 +149,16 @@ func capRefusal(ae *apierr.Error) string {
 // sends it back to the API's callback, which stores the channel and returns here.
 // Reconnecting a channel is the same consent: the account connected again replaces its tokens.
 func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *session) error {
-	name := r.PostFormValue("platform")
-	if !connect.OAuthPlatform(name) {
-		return apierr.Field("platform", "does not connect by OAuth; choose another platform")
-	}
-	sandbox := r.PostFormValue("sandbox") == "true"
-	if sandbox && !h.o.Sandbox {
-		return apierr.Field("sandbox", "sandbox channels are disabled on this server")
-	}
-	if h.o.Connector == nil {
-		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "connecting channels is not available on this server")
-	}
+	name, sandbox := r.PostFormValue("platform"), r.PostFormValue("sandbox") == "true"
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
 		return err
 	}
-	if p.Project.ID == "" {
-		return apierr.Field("project_id", "this account has no project")
+	var f apierr.Fields
+	if noProject(&f, p.Project); len(f) > 0 {
+		return f.Err()
 	}
-	link, err := h.o.Connector.BeginReturning(r.Context(), s.AccountID, p.Project.ID, name, sandbox, "/channels")
+	link, err := h.channels.BeginConsent(r.Context(), p.Project, name, sandbox, "/channels")
 	if err != nil {
 		return err
 	}
@@ -187,11 +171,7 @@ func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *sessio
 
 // deleteChannel removes one of the account's channels.
 func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, s *session) error {
-	err := h.o.Store.DeleteChannel(r.Context(), s.AccountID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("channel")
-	}
-	if err != nil {
+	if err := h.channels.Disconnect(r.Context(), s.AccountID, r.PathValue("id")); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=deleted", http.StatusSeeOther)
@@ -224,9 +204,9 @@ func isSecretField(key string) bool {
 func credentialForms(chosen string, form map[string]string, errs map[string]string) []credentialPlatform {
 	var out []credentialPlatform
 	for _, name := range platform.All {
-		caps, _ := platform.CapabilitiesOf(name)
-		cp := credentialPlatform{Platform: name, Name: platform.DisplayName(name)}
-		required := platform.RequiredCredentials(name)
+		caps, _ := registry.CapabilitiesOf(name)
+		cp := credentialPlatform{Platform: name, Name: registry.DisplayName(name)}
+		required := registry.RequiredCredentials(name)
 		for _, k := range caps.CredentialFields {
 			f := credentialField{Key: k, Label: labelOf(k), Required: slices.Contains(required, k), Secret: isSecretField(k)}
 			if name == chosen {
@@ -250,50 +230,42 @@ func (h *Handler) connectWithCredentials(w http.ResponseWriter, r *http.Request,
 	label := strings.TrimSpace(r.PostFormValue("name"))
 	creds := map[string]string{}
 	if platform.Valid(name) {
-		caps, _ := platform.CapabilitiesOf(name)
+		caps, _ := registry.CapabilitiesOf(name)
 		for _, k := range caps.CredentialFields {
 			if v := strings.TrimSpace(r.PostFormValue("cred." + name + "." + k)); v != "" {
 				creds[k] = v
 			}
 		}
 	}
-	var f apierr.Fields
-	if !platform.Valid(name) {
-		f.Add("platform", "choose a platform")
-	} else {
-		connect.CheckCredentials(&f, name, creds)
-	}
-	f.Label("name", label, 100)
-	refuse := func(fields map[string]string, message string) error {
-		return h.renderChannels(w, r, s, http.StatusBadRequest, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
-			CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, fields), CredErrors: fields,
-			Error: "The channel was not connected: " + message})
-	}
-	if len(f) > 0 {
-		return refuse(f, "see the messages beside the fields (secrets are not shown again: enter them once more).")
-	}
 	p, err := h.pageFor(r, s, "", "", nil)
 	if err != nil {
 		return err
 	}
-	c, err := connect.CredentialChannel(r.Context(), h.o.Connector, h.o.Access, p.Project, name, label, creds)
-	var ae *apierr.Error
-	if errors.As(err, &ae) && ae.Status < 500 {
+	req := connect.NewChannel{ProjectID: p.Project.ID, Platform: name, Name: label, Credentials: creds}
+	refuse := func(status int, fields map[string]string, message string) error {
+		return h.renderChannels(w, r, s, status, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
+			CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, fields), CredErrors: fields,
+			Error: message})
+	}
+	// The shape first, then the platform (Connect checks the shape again, at no cost): a refusal
+	// of the fields sends the user to them, the platform's refusal is told as the platform said it.
+	var f apierr.Fields
+	noProject(&f, p.Project)
+	if h.channels.Check(&f, req); len(f) > 0 {
+		return refuse(http.StatusBadRequest, f, "The channel was not connected: see the messages beside the fields (secrets are not shown again: enter them once more).")
+	}
+	_, _, err = h.channels.Connect(r.Context(), s.AccountID, req)
+	ae := refusal(err)
+	switch {
+	case ae != nil && ae.Code == apierr.CodeLimitReached:
+		return refuse(ae.Status, nil, pageSentence(ae))
+	case ae != nil:
 		fields := ae.Fields
 		if len(fields) == 0 {
 			fields = map[string]string{"credentials": ae.Message}
 		}
-		return refuse(fields, ae.Message)
-	}
-	if err != nil {
-		return err
-	}
-	if _, _, err := h.o.Store.SaveChannel(r.Context(), c); err != nil {
-		if ae := limitReached(err); ae != nil {
-			return h.renderChannels(w, r, s, ae.Status, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"},
-				CredPlatform: name, CredName: label, CredForms: credentialForms(name, creds, nil),
-				Error: capRefusal(ae)})
-		}
+		return refuse(http.StatusBadRequest, fields, "The channel was not connected: "+ae.Message)
+	case err != nil:
 		return err
 	}
 	http.Redirect(w, r, "/channels?done=connected", http.StatusSeeOther)

@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -130,7 +131,7 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 		d.Next = "/inbox?" + v.Encode()
 	}
 	for _, c := range comments {
-		caps, _ := platform.CapabilitiesOf(c.Platform)
+		caps, _ := registry.CapabilitiesOf(c.Platform)
 		ic := inboxComment{Comment: c, CanReply: caps.Replies && !c.Own, ReplyMax: caps.ReplyText.Max, ReplyUnit: caps.ReplyText.Unit}
 		if c.ID == failedID {
 			ic.Typed, ic.Error = typed, message

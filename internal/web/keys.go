@@ -1,12 +1,9 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
-	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/auth"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -24,7 +21,7 @@ type keysData struct {
 }
 
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s *session, status int, d keysData) error {
-	keys, err := h.o.Store.ListAPIKeys(r.Context(), s.AccountID)
+	keys, err := h.keys.List(r.Context(), s.AccountID)
 	if err != nil {
 		return err
 	}
@@ -46,30 +43,25 @@ func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request, s *session) e
 // in a URL; the page is not cached).
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	var f apierr.Fields
-	f.Name("name", name, 100)
-	if len(f) > 0 {
-		return h.renderKeys(w, r, s, http.StatusBadRequest, keysData{Name: name, Errors: f})
-	}
-	raw, rec := auth.NewKey(name)
-	if _, err := h.o.Store.CreateAPIKey(r.Context(), s.AccountID, rec); err != nil {
-		if ae := limitReached(err); ae != nil {
-			return h.renderKeys(w, r, s, ae.Status, keysData{Name: name, Error: capRefusal(ae)})
+	raw, key, err := h.keys.Create(r.Context(), s.AccountID, name)
+	if ae := refusal(err); ae != nil {
+		d := keysData{Name: name, Errors: ae.Fields}
+		if len(ae.Fields) == 0 {
+			d.Error = pageSentence(ae)
 		}
+		return h.renderKeys(w, r, s, ae.Status, d)
+	}
+	if err != nil {
 		return err
 	}
-	logger(r).Info("API key created in the dashboard", "account_id", s.AccountID, "prefix", rec.Prefix)
+	logger(r).Info("API key created in the dashboard", "account_id", s.AccountID, "prefix", key.Prefix)
 	return h.renderKeys(w, r, s, http.StatusCreated, keysData{Created: raw, CreatedName: name})
 }
 
 // revokeKey revokes one of the account's keys; sessions signed in with it end at once (this
 // one too, when it is its own key).
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, s *session) error {
-	err := h.o.Store.RevokeAPIKey(r.Context(), s.AccountID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("API key")
-	}
-	if err != nil {
+	if err := h.keys.Revoke(r.Context(), s.AccountID, r.PathValue("id")); err != nil {
 		return err
 	}
 	if r.PathValue("id") == s.APIKeyID {

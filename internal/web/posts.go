@@ -2,11 +2,9 @@ package web
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,10 +13,6 @@ import (
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
-
-// postStatuses are the statuses the post list filters by.
-var postStatuses = []string{store.PostScheduled, store.PostProcessing, store.PostPublished,
-	store.PostPartiallyPublished, store.PostFailed, store.PostCanceled}
 
 const postsPerPage = 25
 
@@ -77,17 +71,11 @@ func (h *Handler) postsPage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	q := r.URL.Query()
 	loc := userZone(r)
-	d := postsData{Statuses: postStatuses, Platforms: platform.All, Status: q.Get("status"), ProjectID: q.Get("project"),
+	d := postsData{Statuses: publish.PostStatuses, Platforms: platform.All, Status: q.Get("status"), ProjectID: q.Get("project"),
 		Platform: q.Get("platform"), Dates: q.Get("dates"), From: strings.TrimSpace(q.Get("from")),
 		To: strings.TrimSpace(q.Get("to")), Zone: loc.String()}
 	var f apierr.Fields
-	filter := store.PostFilter{Status: d.Status, Platform: d.Platform, Limit: postsPerPage + 1}
-	if d.Status != "" && !slices.Contains(postStatuses, d.Status) {
-		f.Addf("status", "must be one of %s", strings.Join(postStatuses, ", "))
-	}
-	if d.Platform != "" && !platform.Valid(d.Platform) {
-		f.Add("platform", "is not a platform reelay knows")
-	}
+	filter := store.PostFilter{Status: d.Status, Platform: d.Platform}
 	switch d.ProjectID {
 	case "":
 		d.ProjectID = p.Project.ID
@@ -109,25 +97,20 @@ func (h *Handler) postsPage(w http.ResponseWriter, r *http.Request, s *session) 
 	default:
 		f.Add("dates", "must be created or scheduled")
 	}
-	if c := q.Get("cursor"); c != "" {
-		t, id, ok := store.DecodeCursor(c)
-		if !ok {
-			f.Add("cursor", "is not a page this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, id
+	pq := publish.PostQuery{Filter: filter, Limit: postsPerPage, Cursor: q.Get("cursor")}
+	if pq.Cursor != "" {
 		d.First = d.query("")
 	}
-	if len(f) > 0 {
+	if h.posts.CheckList(&f, pq); len(f) > 0 {
 		d.Errors = f
 		p.Data = d
 		h.render(w, r, http.StatusBadRequest, "posts", p)
 		return nil
 	}
-	posts, err := h.o.Store.ListPosts(r.Context(), s.AccountID, filter)
+	posts, next, err := h.posts.List(r.Context(), s.AccountID, pq)
 	if err != nil {
 		return err
 	}
-	posts, next := store.Page(posts, postsPerPage, func(p store.Post) (time.Time, string) { return p.CreatedAt, p.ID })
 	d.Posts = posts
 	if next != nil {
 		d.Next = d.query(*next)
@@ -213,11 +196,7 @@ func (h *Handler) ownPost(r *http.Request, s *session) (store.Post, error) {
 	if !store.ValidID(id) {
 		return store.Post{}, apierr.NotFound("post")
 	}
-	p, err := h.o.Store.GetPost(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, apierr.NotFound("post")
-	}
-	return p, err
+	return h.posts.Get(r.Context(), s.AccountID, id)
 }
 
 // postPage shows one post and each destination's live status.

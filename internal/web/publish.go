@@ -13,6 +13,7 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -74,7 +75,7 @@ func (h *Handler) publishPage(w http.ResponseWriter, r *http.Request, s *session
 		d.VideoURL = v
 	}
 	if p.Project.ID != "" {
-		if d.Channels, err = h.o.Store.ListChannels(r.Context(), s.AccountID, p.Project.ID); err != nil {
+		if d.Channels, err = h.channels.List(r.Context(), s.AccountID, p.Project.ID); err != nil {
 			return err
 		}
 	}
@@ -95,9 +96,9 @@ func (h *Handler) publishPage(w http.ResponseWriter, r *http.Request, s *session
 // publish.PlatformObjects (what the API takes); texts get the registry's limit and unit, options
 // the registry's choices and defaults.
 func sectionOf(name string) platformSection {
-	caps, _ := platform.CapabilitiesOf(name)
-	sec := platformSection{Platform: name, Name: platform.DisplayName(name), Video: videoSummary(caps), Notes: caps.Notes}
-	static := platform.StaticOptions(name)
+	caps, _ := registry.CapabilitiesOf(name)
+	sec := platformSection{Platform: name, Name: registry.DisplayName(name), Video: videoSummary(caps), Notes: caps.Notes}
+	static := registry.StaticOptions(name)
 	objects := reflect.TypeOf(publish.PlatformObjects{})
 	for i := range objects.NumField() {
 		sf := objects.Field(i)
@@ -240,7 +241,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, s *session) er
 	if dr := res.DryRun; dr != nil {
 		dests := make([]map[string]any, len(dr.Destinations))
 		for i, d := range dr.Destinations {
-			dests[i] = map[string]any{"platform": d.Platform, "platform_name": platform.DisplayName(d.Platform),
+			dests[i] = map[string]any{"platform": d.Platform, "platform_name": registry.DisplayName(d.Platform),
 				"channel_title": d.ChannelTitle, "payload": json.RawMessage(d.Payload)}
 			if len(d.Derived) > 0 {
 				dests[i]["derived"] = d.Derived

@@ -17,7 +17,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/httpapi"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -116,7 +116,7 @@ var funcs = template.FuncMap{
 		}
 		return "/static/" + name + "?v=" + f.version
 	},
-	"platformName": platform.DisplayName,
+	"platformName": registry.DisplayName,
 	// isoTime and shortTime write times in UTC; the page's script shows them in the reader's
 	// own timezone.
 	"isoTime": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },

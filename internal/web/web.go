@@ -1,8 +1,9 @@
 // Package web is reelay's web dashboard: server-rendered pages (html/template) with a little
 // plain JavaScript, all embedded in the binary, served by `reelay serve` at / beside the API.
 // A user signs in with an API key into a server-side session (cookie); every form carries a
-// CSRF token. Handlers call the same services and store methods as the HTTP API, scoped by the
-// session's account, so validation and tenant isolation are the API's own.
+// CSRF token. Handlers call the same services as the HTTP API (and the store only for reads
+// the API has no service for), scoped by the session's account, so validation, its words and
+// tenant isolation are the API's own.
 //
 // Layout: one file per page (signin.go and oidc.go, posts.go, calendar.go, publish.go,
 // analytics.go with charts.go, inbox.go, ai.go, channels.go, webhooks.go, keys.go), the session and
@@ -34,6 +35,7 @@ import (
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
+	"github.com/reelay/reelay/internal/webhooks"
 )
 
 // Options are what the dashboard needs from the process that serves it.
@@ -97,6 +99,11 @@ const (
 type Handler struct {
 	o   Options
 	mux *http.ServeMux
+	// The services this dashboard shares with the API, built on Options.
+	keys     auth.Keys
+	webhooks webhooks.Service
+	channels connect.Channels
+	posts    publish.Posts
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -129,7 +136,10 @@ func New(o Options) *Handler {
 			formAction += " http://" + u.Host
 		}
 	}
-	h := &Handler{o: o, mux: http.NewServeMux(),
+	h := &Handler{o: o, mux: http.NewServeMux(), keys: auth.Keys{Store: o.Store},
+		webhooks: webhooks.Service{Store: o.Store, Box: o.Box, Policy: o.WebhookPolicy},
+		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
+		posts:    publish.Posts{Store: o.Store},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()

@@ -1,14 +1,11 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/store"
-	"github.com/reelay/reelay/internal/webhooks"
 )
 
 type webhooksData struct {
@@ -26,7 +23,7 @@ type webhooksData struct {
 }
 
 func (h *Handler) renderWebhooks(w http.ResponseWriter, r *http.Request, s *session, status int, d webhooksData) error {
-	hooks, err := h.o.Store.ListWebhooks(r.Context(), s.AccountID)
+	hooks, err := h.webhooks.List(r.Context(), s.AccountID)
 	if err != nil {
 		return err
 	}
@@ -47,7 +44,7 @@ func (h *Handler) webhooksPage(w http.ResponseWriter, r *http.Request, s *sessio
 	return h.renderWebhooks(w, r, s, http.StatusOK, webhooksData{Notice: notices[r.URL.Query().Get("done")]})
 }
 
-// createWebhook registers a webhook (webhooks.Register, as POST /api/v1/webhooks does) and
+// createWebhook registers a webhook (webhooks.Service, as POST /api/v1/webhooks does) and
 // shows its signing secret once, on the answer to the form.
 func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
 	d := webhooksData{URL: strings.TrimSpace(r.PostFormValue("url")), Chosen: map[string]bool{}}
@@ -56,15 +53,14 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 		events = append(events, e)
 		d.Chosen[e] = true
 	}
-	hook, secretText, err := webhooks.Register(r.Context(), h.o.Store, h.o.Box, h.o.WebhookPolicy, s.AccountID, d.URL, events)
-	var ae *apierr.Error
-	if errors.As(err, &ae) && ae.Status < 500 {
+	hook, secretText, err := h.webhooks.Register(r.Context(), s.AccountID, d.URL, events)
+	if ae := refusal(err); ae != nil {
 		d.Errors, d.Error = ae.Fields, "The webhook was not registered."
 		if len(ae.Fields) == 0 {
 			d.Error += " " + ae.Message
 		}
 		if ae.Code == apierr.CodeLimitReached {
-			d.Error = capRefusal(ae)
+			d.Error = pageSentence(ae)
 		}
 		return h.renderWebhooks(w, r, s, ae.Status, d)
 	}
@@ -77,11 +73,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 
 // deleteWebhook removes one of the account's webhooks.
 func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
-	err := h.o.Store.DeleteWebhook(r.Context(), s.AccountID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("webhook")
-	}
-	if err != nil {
+	if err := h.webhooks.Delete(r.Context(), s.AccountID, r.PathValue("id")); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/webhooks?done=webhook_deleted", http.StatusSeeOther)
@@ -91,11 +83,7 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 // enableWebhook enables a webhook reelay disabled (its receiver failed for days or said 410
 // Gone), for the events that come after.
 func (h *Handler) enableWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
-	_, err := h.o.Store.SetWebhookEnabled(r.Context(), s.AccountID, r.PathValue("id"), true)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("webhook")
-	}
-	if err != nil {
+	if _, err := h.webhooks.SetEnabled(r.Context(), s.AccountID, r.PathValue("id"), true); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/webhooks?done=webhook_enabled", http.StatusSeeOther)
@@ -114,28 +102,19 @@ type deliveriesData struct {
 // webhookPage is a webhook's delivery log, newest first, paged like the posts.
 func (h *Handler) webhookPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	id := r.PathValue("id")
-	hook, err := h.o.Store.GetWebhook(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("webhook")
-	}
+	hook, err := h.webhooks.Get(r.Context(), s.AccountID, id)
 	if err != nil {
 		return err
 	}
 	d := deliveriesData{Hook: hook}
-	filter := store.DeliveryFilter{Limit: deliveriesPerPage + 1}
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		t, cid, ok := store.DecodeCursor(c)
-		if !ok {
-			return apierr.Field("cursor", "is not a page this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, cid
+	cursor := r.URL.Query().Get("cursor")
+	if cursor != "" {
 		d.First = "/webhooks/" + hook.ID
 	}
-	ds, err := h.o.Store.ListWebhookDeliveries(r.Context(), s.AccountID, hook.ID, filter)
+	ds, next, err := h.webhooks.Deliveries(r.Context(), s.AccountID, hook.ID, cursor, deliveriesPerPage)
 	if err != nil {
 		return err
 	}
-	ds, next := store.Page(ds, deliveriesPerPage, func(d store.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	d.Deliveries = ds
 	if next != nil {
 		d.Next = "/webhooks/" + hook.ID + "?cursor=" + *next

@@ -234,17 +234,10 @@ type State struct {
 	URL string `json:"url,omitempty"`
 }
 
-// Options is the bluesky object of a publish request.
-type Options struct {
-	Text *string `json:"text"`
-}
-
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
 	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
+		if err := json.Unmarshal(raw, &o); err != nil {
 			return o, fmt.Errorf("bluesky options: %w", err)
 		}
 	}
@@ -254,8 +247,8 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 // postText is the post's text: bluesky.text, else the caption, else the title.
 func postText(d *provider.Destination, o Options) string {
 	switch {
-	case o.Text != nil:
-		return *o.Text
+	case o.Text != "":
+		return o.Text
 	case d.Caption != "":
 		return d.Caption
 	}
@@ -297,7 +290,7 @@ func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.
 
 // checkText applies the post record's limits: 300 graphemes and 3000 UTF-8 bytes.
 func checkText(text string) error {
-	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	caps := Description.Capabilities
 	lim := caps.Text["text"]
 	if n := lim.Count(text); n > lim.Max {
 		return provider.Permanent(provider.CategoryInvalidOptions, 0,
@@ -331,7 +324,7 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, c channel
 	if err := checkText(text); err != nil {
 		return provider.Outcome{}, err
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Bluesky)
+	caps := Description.Capabilities
 	v := d.Video
 	if v.Size <= 0 || v.Open == nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
@@ -877,7 +870,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, err
 	}
-	opts := platform.StaticOptions(platform.Bluesky)
+	opts := map[string]any{}
 	did, handle := s.identity()
 	opts["account"] = map[string]any{"did": did, "handle": handle}
 	if p.cfg.Upload != UploadVideoService {

@@ -146,11 +146,6 @@ type doneState struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the discord object of a publish request.
-type Options struct {
-	Content *string `json:"content"`
-}
-
 var webhookPath = regexp.MustCompile(`/webhooks/([0-9A-Za-z_]+)/[A-Za-z0-9_.-]+$`)
 
 // target is one channel's way in.
@@ -202,8 +197,8 @@ func content(d *provider.Destination) (string, error) {
 			return "", fmt.Errorf("discord options: %v", err)
 		}
 	}
-	if o.Content != nil {
-		return *o.Content, nil
+	if o.Content != "" {
+		return o.Content, nil
 	}
 	if d.Caption != "" {
 		return d.Caption, nil
@@ -244,7 +239,7 @@ func (p *Provider) start(ctx context.Context, t target, d *provider.Destination,
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Discord)
+	caps := Description.Capabilities
 	if lim := caps.Text["content"]; !lim.Check(text) {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Discord message is %d UTF-16 units long; Discord accepts at most %d", lim.Count(text), lim.Max)
@@ -441,8 +436,8 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, err
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Discord)
-	opts := platform.StaticOptions(platform.Discord)
+	caps := Description.Capabilities
+	opts := map[string]any{}
 	opts["content"] = map[string]any{"type": "string", "max": caps.Text["content"].Max, "unit": caps.Text["content"].Unit,
 		"note": "mentions in it do not ping anyone; defaults to the post's caption, else its title"}
 	tg := map[string]any{"max_video_bytes": p.cfg.MaxVideoBytes}

@@ -144,14 +144,6 @@ type State struct {
 
 const maxRestarts = 2
 
-// Options is the facebook object of a publish request.
-type Options struct {
-	// Description is the reel's text (the post's caption when empty).
-	Description string `json:"description,omitempty"`
-	// Title is the reel's title (the post's title when empty).
-	Title string `json:"title,omitempty"`
-}
-
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	token := d.Credentials["access_token"]

@@ -48,7 +48,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -172,14 +171,6 @@ type State = metagraph.ContainerState
 // three times is not coming back soon.
 const maxRefetches = 2
 
-// Options is the instagram object of a publish request.
-type Options struct {
-	// Caption overrides the post's caption.
-	Caption string `json:"caption,omitempty"`
-	// ShareToFeed also shows the Reel in the profile feed (true when absent).
-	ShareToFeed *bool `json:"share_to_feed,omitempty"`
-}
-
 // Step implements provider.Provider: one move of the container flow (see the package comment).
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	return p.flow.Step(ctx, d)
@@ -302,7 +293,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 		}
 		account["publishing_limit"] = lim
 	}
-	opts := platform.StaticOptions(platform.Instagram)
+	opts := staticOptions()
 	opts["account"] = account
 	return opts, nil
 }

@@ -186,12 +186,6 @@ type Part struct {
 	ETag  string `json:"etag,omitempty"`
 }
 
-// Options is the linkedin object of a publish request.
-type Options struct {
-	Commentary string `json:"commentary"`
-	Title      string `json:"title"`
-}
-
 // texts returns the commentary (plain text, before little escaping) and the video title.
 func texts(d *provider.Destination) (commentary, title string, err error) {
 	var o Options
@@ -211,7 +205,7 @@ func texts(d *provider.Destination) (commentary, title string, err error) {
 	if title == "" {
 		title = d.Title
 	}
-	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
+	caps := Description.Capabilities
 	if lim := caps.Text["commentary"]; !lim.Check(commentary) {
 		return "", "", fmt.Errorf("the LinkedIn commentary is %d UTF-16 units long; LinkedIn accepts at most %d", lim.Count(commentary), lim.Max)
 	}
@@ -291,7 +285,7 @@ func (p *Provider) start(ctx context.Context, c client, d *provider.Destination,
 	if v.Size <= 0 || v.Open == nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
-	caps, _ := platform.CapabilitiesOf(platform.LinkedIn)
+	caps := Description.Capabilities
 	if v.Size < caps.MinVideoBytes || (caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes) {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0,
 			"the video is %d bytes; LinkedIn takes %d to %d", v.Size, caps.MinVideoBytes, caps.MaxVideoBytes)
@@ -698,10 +692,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, err
 	}
-	opts := platform.StaticOptions(platform.LinkedIn)
-	if opts == nil {
-		opts = map[string]any{}
-	}
+	opts := map[string]any{}
 	account := map[string]any{"id": id.ExternalID, "author": authorURN(id.ExternalID), "name": id.Name}
 	if id.AvatarURL != "" {
 		account["avatar_url"] = id.AvatarURL

@@ -166,18 +166,6 @@ type State struct {
 	Message  string `json:"message,omitempty"`
 }
 
-// Options is the mastodon object of a publish request. The request schema carries text today;
-// the other fields are the status's own parameters, read when present.
-type Options struct {
-	Text        *string `json:"text"`
-	Visibility  string  `json:"visibility"`
-	Sensitive   bool    `json:"sensitive"`
-	SpoilerText string  `json:"spoiler_text"`
-	Language    string  `json:"language"`
-	// Description is the video's alt text (at most platform.MastodonAltTextMax characters).
-	Description string `json:"description"`
-}
-
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
 	if len(raw) > 0 && string(raw) != "null" {
@@ -188,22 +176,22 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.Visibility == "" {
 		o.Visibility = "public"
 	}
-	if !slices.Contains(platform.MastodonVisibilities, o.Visibility) {
+	if !slices.Contains(visibilities, o.Visibility) {
 		return o, fmt.Errorf("mastodon.visibility %q is not one of public, unlisted, private, direct", o.Visibility)
 	}
-	if o.Language != "" && !platform.ValidLanguageCode(o.Language) {
+	if o.Language != "" && !validLanguageCode(o.Language) {
 		return o, fmt.Errorf("mastodon.language %q is not an ISO 639-1 language code", o.Language)
 	}
-	if n := utf8.RuneCountInString(o.Description); n > platform.MastodonAltTextMax {
-		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, platform.MastodonAltTextMax)
+	if n := utf8.RuneCountInString(o.Description); n > altTextMax {
+		return o, fmt.Errorf("mastodon.description is %d characters; Mastodon allows %d", n, altTextMax)
 	}
 	return o, nil
 }
 
 // text is the status text: the options' own, else the caption, else the title.
 func (o Options) text(d *provider.Destination) string {
-	if o.Text != nil {
-		return *o.Text
+	if o.Text != "" {
+		return o.Text
 	}
 	if d.Caption != "" {
 		return d.Caption
@@ -589,10 +577,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, classify(err, "")
 	}
-	opts := platform.StaticOptions(platform.Mastodon)
-	if opts == nil {
-		opts = map[string]any{}
-	}
+	opts := map[string]any{}
 	opts["text"] = map[string]any{"type": "string", "max_length": inst.MaxCharacters, "unit": platform.UnitGraphemes,
 		"note": fmt.Sprintf("%s allows %d characters; each link counts as %d and a mention @user@domain as @user",
 			c.host, inst.MaxCharacters, inst.CharactersReservedPerURL)}

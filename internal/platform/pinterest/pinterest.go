@@ -172,15 +172,6 @@ type State struct {
 	Found bool   `json:"found,omitempty"` // the Pin was found on the board, not created by the last Step
 }
 
-// Options is the pinterest object of a publish request (publish.PinterestOptions, after
-// defaults: title from the post's title, description from its caption).
-type Options struct {
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Link        string `json:"link"`
-	BoardID     string `json:"board_id"`
-}
-
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
@@ -269,7 +260,7 @@ func videoType(v provider.Media) (string, error) {
 	if v.Size <= 0 || v.Open == nil {
 		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
-	if caps, _ := platform.CapabilitiesOf(platform.Pinterest); caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
+	if caps := Description.Capabilities; caps.MaxVideoBytes > 0 && v.Size > caps.MaxVideoBytes {
 		return "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is %d bytes; Pinterest accepts at most %d", v.Size, caps.MaxVideoBytes)
 	}
 	if v.Duration > 0 && (v.Duration < minDuration || v.Duration > maxDuration) {
@@ -652,7 +643,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	} else if len(boards) == 1 {
 		opt["default"] = boards[0].ID
 	}
-	opts := platform.StaticOptions(platform.Pinterest)
+	opts := staticOptions()
 	opts["board_id"] = opt
 	opts["boards"] = list
 	return opts, nil

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -180,7 +179,7 @@ func TestReplyRefused(t *testing.T) {
 	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id, _ := e.publishPost(t)
 	top := e.comments(t, id)[0]
-	limit := func() int { c, _ := platform.CapabilitiesOf(platform.Reddit); return c.ReplyText.Max }()
+	limit := Description.Capabilities.ReplyText.Max
 	for _, c := range []struct {
 		name, text, why string
 		to              provider.Comment

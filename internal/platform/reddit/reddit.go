@@ -190,16 +190,6 @@ type State struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the reddit object of a publish request.
-type Options struct {
-	Title     string `json:"title"`
-	Subreddit string `json:"subreddit"`
-	NSFW      bool   `json:"nsfw"`
-	Spoiler   bool   `json:"spoiler"`
-	FlairID   string `json:"flair_id"`
-	FlairText string `json:"flair_text"`
-}
-
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
@@ -211,7 +201,7 @@ func parseOptions(d *provider.Destination) (Options, error) {
 		o.Title = d.Title
 	}
 	o.Subreddit = cleanSubreddit(o.Subreddit)
-	caps, _ := platform.CapabilitiesOf(platform.Reddit)
+	caps := Description.Capabilities
 	switch lim := caps.Text["title"]; {
 	case strings.TrimSpace(o.Title) == "":
 		return o, fmt.Errorf("reddit.title is required (or set the post's title)")
@@ -379,7 +369,7 @@ func (p *Provider) checkSubreddit(ctx context.Context, c client, o Options) (str
 // videoType returns the video's media type and file name for the lease, or why Reddit would
 // not take it.
 func videoType(v provider.Media) (mimetype, filename string, err error) {
-	caps, _ := platform.CapabilitiesOf(platform.Reddit)
+	caps := Description.Capabilities
 	if v.Size <= 0 || v.Open == nil {
 		return "", "", provider.Permanent(provider.CategoryMediaRejected, 0, "the video is empty")
 	}
@@ -537,7 +527,7 @@ func (p *Provider) submit(ctx context.Context, c client, d *provider.Destination
 	form := url.Values{
 		"api_type": {"json"}, "kind": {"video"}, "sr": {st.Subreddit}, "title": {o.Title},
 		"url": {st.Video.URL}, "video_poster_url": {st.Poster.URL},
-		"nsfw": {fmt.Sprint(o.NSFW)}, "spoiler": {fmt.Sprint(o.Spoiler)},
+		"nsfw": {fmt.Sprint(o.NSFW != nil && *o.NSFW)}, "spoiler": {fmt.Sprint(o.Spoiler != nil && *o.Spoiler)},
 		"sendreplies": {"true"}, "resubmit": {"true"},
 	}
 	if o.FlairID != "" {

@@ -159,11 +159,6 @@ type doneState struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// Options is the telegram object of a publish request.
-type Options struct {
-	Caption *string `json:"caption"`
-}
-
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
@@ -214,8 +209,8 @@ func caption(d *provider.Destination) (string, error) {
 			return "", fmt.Errorf("telegram options: %v", err)
 		}
 	}
-	if o.Caption != nil {
-		return *o.Caption, nil
+	if o.Caption != "" {
+		return o.Caption, nil
 	}
 	if d.Caption != "" {
 		return d.Caption, nil
@@ -232,7 +227,7 @@ func (p *Provider) start(ctx context.Context, c client, chatID string, d *provid
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Telegram)
+	caps := Description.Capabilities
 	if lim := caps.Text["caption"]; !lim.Check(text) {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0,
 			"the Telegram caption is %d UTF-16 units long; Telegram accepts at most %d", lim.Count(text), lim.Max)
@@ -490,8 +485,8 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	if err != nil {
 		return nil, err
 	}
-	caps, _ := platform.CapabilitiesOf(platform.Telegram)
-	opts := platform.StaticOptions(platform.Telegram)
+	caps := Description.Capabilities
+	opts := map[string]any{}
 	opts["caption"] = map[string]any{"type": "string", "max": caps.Text["caption"].Max, "unit": caps.Text["caption"].Unit,
 		"note": "sent as plain text (no Markdown or HTML); defaults to the post's caption, else its title"}
 	rights := map[string]any{"status": m.Status}

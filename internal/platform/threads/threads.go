@@ -160,12 +160,6 @@ type State = metagraph.ContainerState
 // maxRefetches bounds the new containers made after failed downloads.
 const maxRefetches = 2
 
-// Options is the threads object of a publish request.
-type Options struct {
-	// Text is the post's text (the request's caption, else its title, when empty).
-	Text string `json:"text,omitempty"`
-}
-
 // Step implements provider.Provider: one move of the container flow (see the package comment).
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	return p.flow.Step(ctx, d)

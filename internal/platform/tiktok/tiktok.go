@@ -170,17 +170,6 @@ func (st *State) plan() Plan {
 	return Plan{VideoSize: st.VideoSize, ChunkSize: st.ChunkSize, ChunkCount: st.TotalChunks}
 }
 
-// Options is the tiktok object of a publish request.
-type Options struct {
-	Mode         string  `json:"mode"`
-	Title        *string `json:"title"`
-	PrivacyLevel string  `json:"privacy_level"`
-	IsAIGC       bool    `json:"is_aigc"`
-	AllowComment *bool   `json:"allow_comment"`
-	AllowDuet    *bool   `json:"allow_duet"`
-	AllowStitch  *bool   `json:"allow_stitch"`
-}
-
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
 	if len(raw) > 0 && string(raw) != "null" {
@@ -258,7 +247,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	if err != nil {
 		return nil, classify(err)
 	}
-	opts := platform.StaticOptions(platform.TikTok)
+	opts := staticOptions()
 
 	choices := make([]any, 0, len(ci.PrivacyOptions))
 	for _, l := range ci.PrivacyOptions {
@@ -294,7 +283,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	}
 
 	if ci.MaxDurationSec > 0 {
-		caps, _ := platform.CapabilitiesOf(platform.TikTok)
+		caps := Description.Capabilities
 		opts["max_video_post_duration_sec"] = map[string]any{"type": "integer", "default": ci.MaxDurationSec,
 			"note": fmt.Sprintf("this creator's maximum for direct posts; inbox uploads may last up to %g s", caps.MaxDurationSeconds)}
 	}
@@ -372,14 +361,14 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "%v", err)
 	}
-	caps, _ := platform.CapabilitiesOf(platform.TikTok)
+	caps := Description.Capabilities
 
 	title := d.Caption
 	if title == "" {
 		title = d.Title
 	}
-	if opts.Title != nil {
-		title = *opts.Title
+	if opts.Title != "" {
+		title = opts.Title
 	}
 	if opts.Mode == ModeDirect {
 		if lim := caps.Text["title"]; !lim.Check(title) {
@@ -445,7 +434,7 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 			DisableComment: !allowed(opts.AllowComment) || ci.CommentDisabled,
 			DisableDuet:    !allowed(opts.AllowDuet) || ci.DuetDisabled,
 			DisableStitch:  !allowed(opts.AllowStitch) || ci.StitchDisabled,
-			IsAIGC:         opts.IsAIGC,
+			IsAIGC:         opts.IsAIGC != nil && *opts.IsAIGC,
 		}
 		for _, o := range []struct {
 			asked, off bool

@@ -254,7 +254,7 @@ func TestReplyRefused(t *testing.T) {
 	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
-	limit := func() int { c, _ := platform.CapabilitiesOf(platform.YouTube); return c.ReplyText.Max }()
+	limit := Description.Capabilities.ReplyText.Max
 	for _, c := range []struct {
 		name, text, why string
 		to              provider.Comment

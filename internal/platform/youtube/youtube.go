@@ -95,7 +95,7 @@ const (
 )
 
 var titleLimit, descLimit = func() (platform.TextLimit, platform.TextLimit) {
-	caps, _ := platform.CapabilitiesOf(platform.YouTube)
+	caps := Description.Capabilities
 	return caps.Text["title"], caps.Text["description"]
 }()
 
@@ -198,18 +198,6 @@ const (
 	thumbFailed  = "failed"
 )
 
-// PostOptions is the youtube object of a publish request (docs/CONTRACT.md, Platform
-// objects): title, description, privacy_status (public, unlisted or private; default public)
-// and made_for_kids (default false), plus category_id as the channel options offer it
-// (default 22, People & Blogs).
-type PostOptions struct {
-	Title         string          `json:"title"`
-	Description   string          `json:"description"`
-	PrivacyStatus string          `json:"privacy_status"`
-	MadeForKids   bool            `json:"made_for_kids"`
-	CategoryID    json.RawMessage `json:"category_id,omitempty"`
-}
-
 // metadata is what videos.insert sends, resolved from the options and the post's texts.
 type metadata struct {
 	title, description, privacy, category string
@@ -220,7 +208,7 @@ type metadata struct {
 // description; description → caption) and checks YouTube's rules, so that a video YouTube
 // would refuse spends no quota.
 func resolve(d *provider.Destination) (metadata, error) {
-	var o PostOptions
+	var o Options
 	if len(d.Options) > 0 && string(d.Options) != "null" {
 		if err := json.Unmarshal(d.Options, &o); err != nil {
 			return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
@@ -228,7 +216,7 @@ func resolve(d *provider.Destination) (metadata, error) {
 	}
 	m := metadata{
 		title: strings.TrimSpace(o.Title), description: o.Description,
-		privacy: o.PrivacyStatus, madeForKids: o.MadeForKids, category: defaultCategory,
+		privacy: o.PrivacyStatus, madeForKids: o.MadeForKids != nil && *o.MadeForKids, category: defaultCategory,
 	}
 	if m.description == "" {
 		m.description = d.Caption
@@ -738,7 +726,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 			choices = append(choices, map[string]any{"id": it.Id, "title": it.Snippet.Title})
 		}
 	}
-	opts := platform.StaticOptions(platform.YouTube)
+	opts := staticOptions()
 	opts["category_id"] = map[string]any{
 		"type": "string", "choices": choices, "default": defaultCategory,
 		"note": "YouTube videoCategories assignable in region " + p.cfg.Region + "; the default is People & Blogs",

@@ -162,11 +162,26 @@ type fbSim struct {
 	png    []byte
 }
 
+// fbLimits: the simulator states its platform's limits itself rather than reading reelay's description
+// of the platform: it stands for the platform, and a description that drifts from the
+// documentation is then caught by a refusal here.
+// Sources: Facebook's Reels publishing guide (specifications, 30 API-published Reels a Page
+// in 24 hours) and the Graph API's video fields.
+var fbLimits = platform.Capabilities{
+	MaxVideoBytes: 1 * platform.GB, MinDurationSeconds: 3, MaxDurationSeconds: 90,
+	VideoFormats: []string{platform.FormatMP4},
+	Text: map[string]platform.TextLimit{
+		"description": {Max: 5000, Unit: platform.UnitUTF16},
+		"title":       {Max: 200, Unit: platform.UnitUTF16},
+	},
+	ReplyText:   platform.TextLimit{Max: 8000, Unit: platform.UnitUTF16},
+	PostsPerDay: 30,
+}
+
 // New returns the simulator of Facebook Pages Reels publishing.
 func New(cfg sim.Config) http.Handler {
 	cfg.Normalize()
-	caps, _ := platform.CapabilitiesOf(platform.Facebook)
-	s := &fbSim{cfg: cfg, caps: caps}
+	s := &fbSim{cfg: cfg, caps: fbLimits}
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		s.prefix = u.Path
 	}

@@ -174,11 +174,26 @@ func New(cfg sim.Config) http.Handler {
 	return NewWith(cfg, Options{})
 }
 
+// igLimits: the simulator states its platform's limits itself rather than reading reelay's description
+// of the platform: it stands for the platform, and a description that drifts from the
+// documentation is then caught by a refusal here.
+// Sources: the Reels specifications of the Graph API's media reference (size, duration,
+// width, containers), the caption rules (2,200 characters, 30 hashtags, 20 mentions) and
+// content publishing limits (100 API-published posts in 24 hours).
+var igLimits = platform.Capabilities{
+	MaxVideoBytes: 300 * platform.MB, MinDurationSeconds: 3, MaxDurationSeconds: 15 * 60,
+	VideoFormats: []string{platform.FormatMP4, platform.FormatMOV}, MaxWidth: 1920,
+	Text: map[string]platform.TextLimit{
+		"caption": {Max: 2200, Unit: platform.UnitUTF16, MaxHashtags: 30, MaxMentions: 20},
+	},
+	ReplyText:   platform.TextLimit{Max: 2200, Unit: platform.UnitUTF16},
+	PostsPerDay: 100,
+}
+
 // NewWith returns the simulator of the Instagram Graph API tuned by opt.
 func NewWith(cfg sim.Config, opt Options) http.Handler {
 	cfg.Normalize()
-	caps, _ := platform.CapabilitiesOf(platform.Instagram)
-	s := &igSim{cfg: cfg, opt: opt, caps: caps}
+	s := &igSim{cfg: cfg, opt: opt, caps: igLimits}
 	s.fetcher = metasim.Fetcher[igContainer, igFetched]{Config: cfg, Timeout: igFetchTimeout,
 		Pull: func(c *igContainer) *metasim.Pull { return &c.Pull },
 		Fetch: func(ctx context.Context, c igContainer) (igFetched, *sim.Upload) {

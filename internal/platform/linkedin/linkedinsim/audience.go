@@ -72,11 +72,9 @@ const linkedinMetricTypeKey = "com.linkedin.adsexternalapi.memberanalytics.v1.Cr
 // linkedinVideoDataLife is how long after the post VIDEO_PLAY and VIDEO_VIEWER have data.
 const linkedinVideoDataLife = 365 * 24 * time.Hour
 
-// linkedinReplyLimit is the registry's limit of a comment (1,250 UTF-16 units).
-var linkedinReplyLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.LinkedIn)
-	return c.ReplyText
-}()
+// linkedinReplyLimit is LinkedIn's limit of a comment: 1,250 characters as integrators enforce
+// it, counted in UTF-16 units.
+var linkedinReplyLimit = platform.TextLimit{Max: 1250, Unit: platform.UnitUTF16}
 
 // linkedinMetric computes one statistic of a post from its audience and its comment count.
 type linkedinMetric func(a sim.Audience, comments int64) int64

@@ -108,16 +108,14 @@ const (
 	linkedinCommentaryUnit = "ShareCommentary"
 )
 
-// linkedinCommentaryLimit is the registry's limit of commentary (3000 UTF-16 units).
-var linkedinCommentaryLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.LinkedIn)
-	return c.Text["commentary"]
-}()
-
-var linkedinTitleLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.LinkedIn)
-	return c.Text["title"]
-}()
+// linkedinCommentaryLimit and linkedinTitleLimit are the Posts API's limits of commentary
+// (3,000) and of a video's title (200), counted in UTF-16 units, the stricter reading of an
+// unstated unit. The simulator states them itself: it stands for LinkedIn, not for reelay's
+// description of it.
+var (
+	linkedinCommentaryLimit = platform.TextLimit{Max: 3000, Unit: platform.UnitUTF16}
+	linkedinTitleLimit      = platform.TextLimit{Max: 200, Unit: platform.UnitUTF16}
+)
 
 // Options tunes the simulator; the zero value is LinkedIn's documented behaviour.
 type Options struct {

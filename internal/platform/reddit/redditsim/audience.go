@@ -60,11 +60,8 @@ const (
 	redditDefaultDepth     = 10
 )
 
-// redditReplyLimit is the registry's limit of a comment's text.
-var redditReplyLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.Reddit)
-	return c.ReplyText
-}()
+// redditReplyLimit is Reddit's limit of a comment's text: 10,000 characters.
+var redditReplyLimit = platform.TextLimit{Max: 10000, Unit: platform.UnitCharacters}
 
 // redditFullname is what r2 takes for a fullname.
 var redditFullname = regexp.MustCompile(`^t[1-6]_[0-9a-z]+$`)

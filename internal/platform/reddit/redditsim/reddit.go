@@ -128,11 +128,8 @@ const (
 	redditRateWindow    = 10 * time.Minute
 )
 
-// redditTitleLimit is the registry's limit of a post title.
-var redditTitleLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.Reddit)
-	return c.Text["title"]
-}()
+// redditTitleLimit is Reddit's limit of a post title: 300 characters, counted in UTF-16 units.
+var redditTitleLimit = platform.TextLimit{Max: 300, Unit: platform.UnitUTF16}
 
 // Flair is one link flair template of a subreddit.
 type Flair struct {

@@ -152,11 +152,24 @@ type thFetched struct {
 	sum    string
 }
 
+// thLimits: the simulator states its platform's limits itself rather than reading reelay's description
+// of the platform: it stands for the platform, and a description that drifts from the
+// documentation is then caught by a refusal here.
+// Sources: the Threads API's media specifications (1 GB, 5 minutes, 1920 px wide, MP4 or
+// MOV), its text limit (500, counted in UTF-8 bytes here, the stricter reading) and its
+// publishing limit (250 posts in 24 hours).
+var thLimits = platform.Capabilities{
+	MaxVideoBytes: 1 * platform.GB, MaxDurationSeconds: 5 * 60,
+	VideoFormats: []string{platform.FormatMP4, platform.FormatMOV}, MaxWidth: 1920,
+	Text:        map[string]platform.TextLimit{"text": {Max: 500, Unit: platform.UnitBytes}},
+	ReplyText:   platform.TextLimit{Max: 500, Unit: platform.UnitBytes},
+	PostsPerDay: 250,
+}
+
 // New returns the simulator of the Threads API (video posts).
 func New(cfg sim.Config) http.Handler {
 	cfg.Normalize()
-	caps, _ := platform.CapabilitiesOf(platform.Threads)
-	s := &thSim{cfg: cfg, caps: caps}
+	s := &thSim{cfg: cfg, caps: thLimits}
 	s.fetcher = metasim.Fetcher[thContainer, thFetched]{Config: cfg, Timeout: thFetchTimeout,
 		Pull: func(c *thContainer) *metasim.Pull { return &c.Pull },
 		Fetch: func(ctx context.Context, c thContainer) (thFetched, *sim.Upload) {

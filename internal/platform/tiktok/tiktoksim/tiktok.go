@@ -98,11 +98,9 @@ const (
 	tiktokMaxSide        = 4096
 )
 
-// tiktokTitleLimit is the registry's limit of post_info.title.
-var tiktokTitleLimit = func() platform.TextLimit {
-	c, _ := platform.CapabilitiesOf(platform.TikTok)
-	return c.Text["title"]
-}()
+// tiktokTitleLimit is TikTok's limit of post_info.title: 2,200 UTF-16 units (Content Posting
+// API, Direct Post reference).
+var tiktokTitleLimit = platform.TextLimit{Max: 2200, Unit: platform.UnitUTF16}
 
 // Privacy levels of TikTok posts.
 const (

@@ -57,8 +57,9 @@ import (
 // ytInlineReplies is how many replies a comment thread carries; comments.list has the rest.
 const ytInlineReplies = 5
 
-// ytReplyLimit is the registry's length limit of a reply (snippet.textOriginal).
-var ytReplyLimit = ytCaps.ReplyText
+// ytReplyLimit is the length limit of a reply (snippet.textOriginal): 10,000 characters as
+// commonly reported (comments.insert refuses a longer one as commentTextTooLong).
+var ytReplyLimit = platform.TextLimit{Max: 10000, Unit: platform.UnitCharacters}
 
 // ytReply is a reply an account posted, kept in the video's record.
 type ytReply struct {

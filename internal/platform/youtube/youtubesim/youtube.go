@@ -160,14 +160,15 @@ const (
 	ytFailureReason = "invalidFile"
 )
 
-// Limits that platform.Capabilities holds: the largest file, the longest video (of a channel
-// without phone verification), title and description lengths.
+// YouTube's documented limits: the largest file (256 GB), the longest video of a channel
+// without phone verification (15 minutes), and the videos resource's title (100 characters)
+// and description (5,000 bytes), neither with < or >. The simulator states them itself: it
+// stands for YouTube, not for reelay's description of it.
 var (
-	ytCaps          = func() platform.Capabilities { c, _ := platform.CapabilitiesOf(platform.YouTube); return c }()
-	ytMaxVideoBytes = ytCaps.MaxVideoBytes
-	ytMaxDuration   = time.Duration(ytCaps.MaxDurationSeconds * float64(time.Second))
-	ytTitleLimit    = ytCaps.Text["title"]
-	ytDescLimit     = ytCaps.Text["description"]
+	ytMaxVideoBytes int64 = 256 * platform.GB
+	ytMaxDuration         = 15 * time.Minute
+	ytTitleLimit          = platform.TextLimit{Max: 100, Unit: platform.UnitCharacters, Forbidden: "<>"}
+	ytDescLimit           = platform.TextLimit{Max: 5000, Unit: platform.UnitBytes, Forbidden: "<>"}
 )
 
 // ytCategory is a video category of region US, as videoCategories.list returns it.

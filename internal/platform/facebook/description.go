@@ -1,0 +1,50 @@
+package facebook
+
+import "github.com/reelay/reelay/internal/platform"
+
+// Description is Facebook as reelay describes it: its limits and abilities (shown as
+// channel.capabilities and checked before anything is sent), what connecting a channel takes,
+// and the choices of its publish options. Sources are those named beside each value.
+var Description = platform.Description{
+	ID:         platform.Facebook,
+	Name:       "Facebook",
+	APIVersion: APIVersion,
+	Capabilities: platform.Capabilities{
+		// Reels: 1 GB or 2 GB depending on the source; the stricter is kept.
+		MaxVideoBytes:      1 * platform.GB,
+		MinDurationSeconds: 3,
+		MaxDurationSeconds: 90,
+		VideoFormats:       []string{platform.FormatMP4},
+		AspectRatios:       []string{"9:16"},
+		Text: map[string]platform.TextLimit{
+			"description": {Max: 5000, Unit: platform.UnitUTF16},
+			"title":       {Max: 200, Unit: platform.UnitUTF16},
+		},
+		Thumbnail:    false,
+		UploadMethod: platform.UploadResumable,
+		// Reels metrics of video_insights (video-api insights guide):
+		// blue_reels_play_count (views), post_impressions_unique (reach),
+		// post_video_likes_by_reaction_type (likes),
+		// post_video_social_actions (comments and shares),
+		// post_video_view_time (watch time). No impressions or saves.
+		Analytics: []string{platform.MetricViews, platform.MetricLikes, platform.MetricComments, platform.MetricShares, platform.MetricReach, platform.MetricWatchTime},
+		Comments:  true,
+		Replies:   true,
+		// Graph comments: message up to 8,000 characters (from memory; no
+		// stored copy of Meta's documentation states a limit).
+		ReplyText:        platform.TextLimit{Max: 8000, Unit: platform.UnitUTF16},
+		Connect:          platform.ConnectOAuth,
+		CredentialFields: platform.OAuthCredentialFields(),
+		PostsPerDay:      30, // API-published Reels per Page per 24 hours
+		Notes: []string{
+			"publishes as a Page with a Page access token, not a user token",
+			"Reels must be at least 540x960, 24-60 fps",
+			"30 API-published Reels per Page per 24 hours",
+			"views are plays without replays; likes are all reactions; watch time includes replays",
+			"comments are two levels deep: a reply to a reply is posted under its top-level comment",
+		},
+	},
+	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"description": platform.FromCaption, "title": platform.FromTitle},
+}

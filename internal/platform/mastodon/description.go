@@ -1,0 +1,66 @@
+package mastodon
+
+import (
+	"net/url"
+
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Description is Mastodon as reelay describes it: its limits and abilities (shown as
+// channel.capabilities and checked before anything is sent), what connecting a channel takes,
+// and the choices of its publish options. Sources are those named beside each value.
+var Description = platform.Description{
+	ID:   platform.Mastodon,
+	Name: "Mastodon",
+	Capabilities: platform.Capabilities{
+		// Defaults of a stock server (MediaAttachment video limit 99 MiB);
+		// every server can change them, see Notes.
+		MaxVideoBytes: 99 * platform.MiB,
+		VideoFormats:  []string{platform.FormatMP4, platform.FormatMOV, platform.FormatWebM},
+		Text: map[string]platform.TextLimit{
+			// StatusLengthValidator counts each_grapheme_cluster.size
+			// (checked in Mastodon's source); 500 is the stock maximum.
+			"text": {Max: 500, Unit: platform.UnitGraphemes},
+		},
+		Thumbnail:    true,
+		UploadMethod: platform.UploadMultipart,
+		// Status: favourites_count, reblogs_count (+ quotes_count from 4.5; shares),
+		// replies_count (comments).
+		Analytics: []string{platform.MetricLikes, platform.MetricComments, platform.MetricShares},
+		Comments:  true,
+		Replies:   true,
+		// A reply is a status: the instance's max_characters, 500 on a stock server,
+		// counted as for any status (StatusLengthValidator).
+		ReplyText:        platform.TextLimit{Max: 500, Unit: platform.UnitGraphemes},
+		Connect:          platform.ConnectToken,
+		CredentialFields: []string{"instance_url", "access_token"},
+		Notes: []string{
+			"limits are per server: GET /api/v2/instance configuration overrides these defaults",
+			"each URL counts as 23 characters, and a content warning counts toward the same limit",
+			"30 media uploads per 30 minutes; 300 requests per 5 minutes",
+			"no views or impressions",
+			"comments count direct replies only, as Mastodon does",
+			"a reply begins with @author (as Mastodon's apps do), which counts toward the limit as @user",
+		},
+	},
+	RequiredCredentials: []string{"instance_url", "access_token"},
+	CheckCredentials:    checkCredentials,
+	AccountOf:           accountOf,
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"text": platform.FromCaptionOrTitle},
+	OwnTexts:            []string{"text"},
+}
+
+// checkCredentials: the instance's address beside the token.
+func checkCredentials(f *apierr.Fields, creds map[string]string) {
+	if !platform.IsWebURL(creds["instance_url"]) {
+		f.Add("credentials.instance_url", "must be the instance's https URL, e.g. https://mastodon.social")
+	}
+}
+
+// accountOf names the instance and a fingerprint of the token.
+func accountOf(creds map[string]string) (externalID, username string) {
+	u, _ := url.Parse(creds["instance_url"])
+	return u.Host + ":" + platform.Fingerprint(creds["access_token"]), "@" + u.Host
+}

@@ -1,0 +1,19 @@
+package threads
+
+import (
+	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/platform"
+)
+
+// Options is the threads object of a publish request; the provider reads it back from the
+// destination.
+type Options struct {
+	// Text is the post's text (the request's caption, else its title, when empty).
+	Text string `json:"text,omitempty"`
+}
+
+// UnmarshalJSON decodes the object strictly, naming a bad field threads.<field>.
+func (o *Options) UnmarshalJSON(b []byte) error {
+	type plain Options
+	return apierr.DecodeObject(platform.Threads, b, (*plain)(o))
+}

@@ -1,0 +1,99 @@
+package youtube
+
+import "github.com/reelay/reelay/internal/platform"
+
+// Description is YouTube as reelay describes it: its limits and abilities (shown as
+// channel.capabilities and checked before anything is sent), what connecting a channel takes,
+// and the choices of its publish options. Sources are those named beside each value.
+var Description = platform.Description{
+	ID:   platform.YouTube,
+	Name: "YouTube",
+	Capabilities: platform.Capabilities{
+		MaxVideoBytes: 256 * platform.GB,
+		// 15 minutes is the cap for channels that have not verified a
+		// phone number (12 hours once verified); the stricter is kept
+		// because verification cannot be seen from the API.
+		MaxDurationSeconds: 15 * 60,
+		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV, platform.FormatWebM},
+		Text: map[string]platform.TextLimit{
+			// videos resource: title "maximum length of 100 characters",
+			// description "maximum length of 5000 bytes" (PLATFORMS.md had
+			// this from memory; confirmed against a copy of the videos
+			// resource reference. Third-party schedulers say 5,000
+			// characters: bytes is the stricter and the documented one).
+			"title":       {Max: 100, Unit: platform.UnitCharacters, Forbidden: "<>"},
+			"description": {Max: 5000, Unit: platform.UnitBytes, Forbidden: "<>"},
+		},
+		Thumbnail:    true,
+		UploadMethod: platform.UploadResumable,
+		// What videos.list's statistics part gives. Shares and watch time are only in
+		// the YouTube Analytics API (another scope, 48-72 h lag), which reelay does not
+		// read; impressions are in neither.
+		Analytics: []string{platform.MetricViews, platform.MetricLikes, platform.MetricComments},
+		Comments:  true,
+		Replies:   true,
+		// comments.insert refuses a long textOriginal (commentTextTooLong) without
+		// giving the number. 10,000 characters is the commonly reported limit; no
+		// stored copy of Google's documentation confirms it (checked for issue 5).
+		ReplyText:        platform.TextLimit{Max: 10000, Unit: platform.UnitCharacters},
+		Connect:          platform.ConnectOAuth,
+		CredentialFields: platform.OAuthCredentialFields(),
+		// The publish cap is a quota of the API project, shared by every
+		// channel of the deployment, not a per-channel cap: see Notes.
+		PostsPerDay: 0,
+		Notes: []string{
+			"a vertical or square video of at most 3 minutes is classified as a Short; the API has no Shorts flag",
+			"videos uploaded by an API project that has not passed Google's audit are forced to private",
+			"upload quota belongs to the API project and is shared by all channels: an insert costs 1,600 of the default 10,000 daily units (about 6 uploads a day); newer projects have a separate bucket of 100 uploads a day",
+			"title and description must not contain < or >",
+			"videos longer than 15 minutes need a verified channel",
+			"custom thumbnails need a verified channel",
+			"figures are the public counts of videos.list (views, likes, comments); shares and watch time need the YouTube Analytics API, which reelay does not read",
+			"replies attach to the top-level comment: YouTube threads are one level deep",
+			"a reply costs 50 quota units, a comment listing 1",
+		},
+	},
+	RequiredCredentials: platform.OAuthRequiredCredentials(),
+	StaticOptions:       staticOptions,
+	NewOptions:          func() any { return new(Options) },
+	TextFallbacks:       map[string]string{"title": platform.FromTitleOrDerived, "description": platform.FromCaption},
+}
+
+// staticOptions are the youtube object's choices, and the video categories of region US
+// (the live ones depend on the channel's region).
+func staticOptions() map[string]any {
+	return map[string]any{
+		"privacy_status": platform.Option("string", []any{"public", "unlisted", "private"}, "public"),
+		"made_for_kids":  platform.Option("boolean", nil, false),
+		"category_id": platform.WithNote(platform.Option("string", categoriesUS(), "22"),
+			"YouTube videoCategories assignable in region US; the default is People & Blogs"),
+	}
+}
+
+// categoriesUS lists the video categories that videos.insert accepts (assignable) for region
+// US, as videoCategories.list?regionCode=US returns them. Categories 18, 21 and 30-44 exist
+// but are not assignable.
+func categoriesUS() []any {
+	cats := []struct{ id, title string }{
+		{"1", "Film & Animation"},
+		{"2", "Autos & Vehicles"},
+		{"10", "Music"},
+		{"15", "Pets & Animals"},
+		{"17", "Sports"},
+		{"19", "Travel & Events"},
+		{"20", "Gaming"},
+		{"22", "People & Blogs"},
+		{"23", "Comedy"},
+		{"24", "Entertainment"},
+		{"25", "News & Politics"},
+		{"26", "Howto & Style"},
+		{"27", "Education"},
+		{"28", "Science & Technology"},
+		{"29", "Nonprofits & Activism"},
+	}
+	out := make([]any, 0, len(cats))
+	for _, c := range cats {
+		out = append(out, map[string]any{"id": c.id, "title": c.title})
+	}
+	return out
+}
