@@ -38,7 +38,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 	"github.com/reelay/reelay/internal/platform/telegram"
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/platform/tiktok"
@@ -121,24 +121,6 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 		platform.Threads:   threads.New(threads.Config{PollInitial: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{PollInitial: poll}),
 	}
-}
-
-// Simulators are the platform simulators sandbox channels publish to. Only callers holding a
-// sandbox token can drive them, and only this server mints those (from its secret key), so the
-// simulators' pulls of media URLs (Instagram) are requests reelay itself asked for.
-var Simulators = map[string]httpapi.SimulatorFactory{
-	platform.YouTube:   sim.NewYouTube,
-	platform.Instagram: sim.NewInstagram,
-	platform.TikTok:    sim.NewTikTok,
-	platform.LinkedIn:  sim.NewLinkedIn,
-	platform.Pinterest: sim.NewPinterest,
-	platform.Bluesky:   sim.NewBluesky,
-	platform.Telegram:  sim.NewTelegram,
-	platform.Discord:   sim.NewDiscord,
-	platform.Mastodon:  sim.NewMastodon,
-	platform.Reddit:    sim.NewReddit,
-	platform.Threads:   sim.NewThreads,
-	platform.Facebook:  sim.NewFacebook,
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
@@ -399,7 +381,7 @@ func (a *App) api(w *wiring) (http.Handler, error) {
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,
 		Sandbox: cfg.Sandbox, Registry: w.p.Registry, Metrics: metricsAccess(cfg, log), OpenAPIJSON: spec,
-		SandboxKey: w.access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: Simulators,
+		SandboxKey: w.access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: simset.All,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: w.access, ChannelOptions: options, Connector: w.connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: w.syncer, Inbox: w.comments, SimulatorClock: w.p.SimulatorClock,

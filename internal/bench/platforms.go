@@ -14,8 +14,8 @@ import (
 
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/registry"
-	"github.com/reelay/reelay/internal/platform/sim"
 )
 
 // PlatformsConfig describes `reelay bench platforms`.
@@ -229,7 +229,7 @@ func (f *Fixture) platformForm(k, i int, video []byte, boards map[string]string)
 }
 
 // pinterestBoards maps each Pinterest channel of the fixture to the first board of its
-// sandbox account, as the simulator makes them (sim.PinterestDefaultBoards).
+// sandbox account, as the simulator makes them (pinterestsim.DefaultBoards).
 func pinterestBoards(ctx context.Context, c *Client, f *Fixture) (map[string]string, error) {
 	k := slices.Index(f.Platforms, platform.Pinterest)
 	if k < 0 {
@@ -245,7 +245,7 @@ func pinterestBoards(ctx context.Context, c *Client, f *Fixture) (map[string]str
 		if !ok || account == "" {
 			return nil, fmt.Errorf("Pinterest channel %s has no external_account_id", g.channels[k])
 		}
-		boards[g.channels[k]] = sim.PinterestDefaultBoards(account)[0].ID
+		boards[g.channels[k]] = pinterestsim.DefaultBoards(account)[0].ID
 	}
 	return boards, nil
 }

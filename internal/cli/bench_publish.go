@@ -25,11 +25,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/bench"
 	"github.com/reelay/reelay/internal/config"
-	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 	"github.com/reelay/reelay/internal/secret"
 )
 
@@ -595,11 +594,7 @@ func newBenchSimulatorsCmd() *cobra.Command {
 			introspectKey := make([]byte, 16)
 			rand.Read(introspectKey)
 			hostURL := "http://" + ln.Addr().String()
-			simulators := map[string]func(sim.Config) http.Handler{}
-			for name, f := range app.Simulators {
-				simulators[name] = f
-			}
-			host, err := simhost.New(simhost.Config{URL: hostURL, SecretKey: key, Simulators: simulators,
+			host, err := simhost.New(simhost.Config{URL: hostURL, SecretKey: key, Simulators: simset.All,
 				Behavior: bench.SandboxBehavior, IntrospectKey: hex.EncodeToString(introspectKey)})
 			if err != nil {
 				ln.Close()

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 )
 
 // sandboxPlatforms are the platforms these tests publish to through the server's own sandbox:
@@ -32,7 +32,7 @@ func sandboxOptions(p string, ch channel) string {
 		return `{"mode":"direct"}`
 	case "pinterest":
 		// The first of the boards its simulated account has.
-		return `{"board_id":"` + sim.PinterestDefaultBoards(ch.Account)[0].ID + `"}`
+		return `{"board_id":"` + pinterestsim.DefaultBoards(ch.Account)[0].ID + `"}`
 	case "reddit":
 		return `{"subreddit":"reelay_sandbox"}`
 	}

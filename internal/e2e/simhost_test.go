@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 )
 
 // platforms are the platforms with a simulator.
@@ -54,7 +57,7 @@ func newSimHost(t *testing.T, rate int64) *simHost {
 	h.host, err = simhost.New(simhost.Config{
 		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0},
 		Simulators: map[string]func(sim.Config) http.Handler{
-			"youtube": sim.NewYouTube, "instagram": sim.NewInstagram, "tiktok": sim.NewTikTok,
+			"youtube": youtubesim.New, "instagram": instagramsim.New, "tiktok": tiktoksim.New,
 		},
 		Wrap: h.wrap,
 		PullClient: func(name string) *http.Client {

@@ -10,7 +10,7 @@ import (
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 )
 
 // flakyPosts and flakyPostsPerChannel: twenty posts per platform, five to a channel, so that
@@ -83,7 +83,7 @@ func (e *env) publishThroughFlaky(name, media string, sums []string) {
 		case platform.TikTok:
 			body[name] = map[string]any{"mode": "direct"}
 		case platform.Pinterest:
-			body[name] = map[string]any{"board_id": sim.PinterestDefaultBoards(accounts[k])[0].ID}
+			body[name] = map[string]any{"board_id": pinterestsim.DefaultBoards(accounts[k])[0].ID}
 		case platform.Reddit:
 			body[name] = map[string]any{"subreddit": "reelay_sandbox", "title": title}
 		}

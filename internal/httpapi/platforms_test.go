@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/registry"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 )
 
 // One post to every platform reelay has a simulator for reaches each of them, once, with the
@@ -20,7 +20,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 	eachApp(t, func(t *testing.T, e *env) {
 		var names []string
 		for _, p := range platform.All {
-			if _, ok := app.Simulators[p]; ok {
+			if _, ok := simset.All[p]; ok {
 				names = append(names, p)
 			}
 		}
@@ -43,7 +43,7 @@ func TestPublishToEveryPlatform(t *testing.T) {
 			"reddit":   map[string]any{"subreddit": "reelay_sandbox", "title": "Five seconds of sunrise"},
 		}
 		if slices.Contains(names, platform.Pinterest) {
-			body["pinterest"] = map[string]any{"board_id": sim.PinterestDefaultBoards(accounts[platform.Pinterest])[0].ID}
+			body["pinterest"] = map[string]any{"board_id": pinterestsim.DefaultBoards(accounts[platform.Pinterest])[0].ID}
 		}
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: body})
 		if r.Code != http.StatusAccepted {

@@ -19,8 +19,9 @@ import (
 	"github.com/reelay/reelay/internal/store"
 )
 
-// SimulatorFactory builds one platform's simulator.
-type SimulatorFactory func(cfg sim.Config) http.Handler
+// SimulatorFactory builds one platform's simulator (simset.Factory, which app passes the
+// list of).
+type SimulatorFactory = func(cfg sim.Config) http.Handler
 
 // mountSandbox serves each platform's simulator at /sandbox/{platform}/ (its own paths below
 // that prefix) and what it received at /sandbox/{platform}/_introspect. The simulators keep

@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/internal/media"
-	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simstate"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -117,7 +117,7 @@ func (h *Housekeeper) purgeSim(ctx context.Context, now time.Time) (int64, error
 		return 0, err
 	}
 	for _, k := range keys {
-		if err := sim.DeleteBlobs(ctx, h.Media.Bucket(), k); err != nil {
+		if err := simstate.DeleteBlobs(ctx, h.Media.Bucket(), k); err != nil {
 			return 0, err
 		}
 		if err := h.Store.DeleteSimRecord(ctx, k, now); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/bluesky/blueskysim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -22,7 +23,7 @@ func (e *env) channel() provider.Channel {
 
 // published publishes a short video and returns its post: URI (the external id) and the
 // simulator's record (whose At is when its audience starts).
-func (e *env) published() sim.BlueskyPost {
+func (e *env) published() blueskysim.Post {
 	e.T.Helper()
 	outs, err := e.Run(e.prov, e.dest(providertest.NewVideo(64<<10, 5*time.Second, 720, 1280), ""), 50)
 	if err != nil {
@@ -35,12 +36,12 @@ func (e *env) published() sim.BlueskyPost {
 		}
 	}
 	e.T.Fatalf("the simulator has no post %s", id)
-	return sim.BlueskyPost{}
+	return blueskysim.Post{}
 }
 
 func TestMetricsAreTheAudienceFigures(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	item := e.published()
 	for _, after := range []time.Duration{0, 37 * time.Minute, 5 * time.Hour} {
 		e.Clock.Advance(after)
@@ -74,13 +75,13 @@ func TestMetricsAreTheAudienceFigures(t *testing.T) {
 
 func TestMetricsBatchesOf25(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	first, second := e.published(), e.published()
 	e.Clock.Advance(time.Hour)
 	// 58 posts that do not exist, two that do, an id that is no at:// URI and a repeat.
 	ids := []string{first.URI, "https://bsky.app/profile/x/post/y", first.URI}
 	for i := range 58 {
-		ids = append(ids, "at://"+sim.BlueskyDID(account)+"/app.bsky.feed.post/"+NewTID(e.Clock.Now().Add(time.Duration(i)*time.Second)))
+		ids = append(ids, "at://"+blueskysim.DID(account)+"/app.bsky.feed.post/"+NewTID(e.Clock.Now().Add(time.Duration(i)*time.Second)))
 	}
 	ids = append(ids, second.URI)
 	got, err := e.prov.Metrics(context.Background(), e.channel(), ids)
@@ -110,7 +111,7 @@ func TestMetricsBatchesOf25(t *testing.T) {
 
 func TestCommentsAreTheAudienceComments(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	item := e.published()
 	e.Clock.Advance(45 * time.Minute)
 	got, err := e.prov.Comments(context.Background(), e.channel(), item.URI)
@@ -123,8 +124,8 @@ func TestCommentsAreTheAudienceComments(t *testing.T) {
 	}
 	for i, c := range want {
 		g := got[i]
-		if g.ID != sim.BlueskyAudienceURI(item.URI, c) || g.ParentID != "" || g.Own ||
-			g.Author != sim.BlueskyAudienceHandle(c.Author) || g.Text != c.Text || !g.CreatedAt.Equal(c.At) ||
+		if g.ID != blueskysim.AudienceURI(item.URI, c) || g.ParentID != "" || g.Own ||
+			g.Author != blueskysim.AudienceHandle(c.Author) || g.Text != c.Text || !g.CreatedAt.Equal(c.At) ||
 			g.LikeCount == nil || *g.LikeCount != int64(c.N%3) {
 			t.Errorf("comment %d = %+v; want %+v", i, g, c)
 		}
@@ -138,7 +139,7 @@ func TestCommentsAreTheAudienceComments(t *testing.T) {
 
 func TestReplyRoundTrip(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	item := e.published()
 	e.Clock.Advance(20 * time.Minute)
 	ctx := context.Background()
@@ -152,7 +153,7 @@ func TestReplyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(reply.ID, "at://"+sim.BlueskyDID(account)+"/app.bsky.feed.post/") || reply.ParentID != to.ID ||
+	if !strings.HasPrefix(reply.ID, "at://"+blueskysim.DID(account)+"/app.bsky.feed.post/") || reply.ParentID != to.ID ||
 		!reply.Own || reply.Text != text || reply.Author != sandboxtoken.BlueskyHandle(account) {
 		t.Fatalf("reply = %+v", reply)
 	}
@@ -226,14 +227,14 @@ func TestReplyRoundTrip(t *testing.T) {
 
 func TestReplyRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	item := e.published()
 	comments, err := e.prov.Comments(context.Background(), e.channel(), item.URI)
 	if err != nil || len(comments) == 0 {
 		t.Fatalf("comments = %+v, %v", comments, err)
 	}
 	other := e.published()
-	unknown := provider.Comment{ID: "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
+	unknown := provider.Comment{ID: "at://" + blueskysim.DID(account) + "/app.bsky.feed.post/" + NewTID(e.Clock.Now())}
 	for _, c := range []struct {
 		name string
 		item string
@@ -261,7 +262,7 @@ func TestReplyRefusals(t *testing.T) {
 
 func TestAudienceFaults(t *testing.T) {
 	t.Parallel()
-	uri := "at://" + sim.BlueskyDID(account) + "/app.bsky.feed.post/3kabcdefghij2"
+	uri := "at://" + blueskysim.DID(account) + "/app.bsky.feed.post/3kabcdefghij2"
 	calls := map[string]func(p *Provider, ch provider.Channel) error{
 		"metrics": func(p *Provider, ch provider.Channel) error {
 			_, err := p.Metrics(context.Background(), ch, []string{uri})
@@ -288,7 +289,7 @@ func TestAudienceFaults(t *testing.T) {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t, sim.Behavior{Fail: c.fail}, sim.BlueskyOptions{}, providertest.Options{})
+				e := newEnv(t, sim.Behavior{Fail: c.fail}, blueskysim.Options{}, providertest.Options{})
 				pe := providertest.WantError(t, call(e.prov, e.channel()), c.category, c.transient, "")
 				if c.fail == sim.FailRateLimit && pe.RetryAfter <= 0 {
 					t.Errorf("rate limited without RetryAfter: %v", pe)
@@ -315,11 +316,11 @@ func TestMetricsKeepFiguresReadBeforeAFailure(t *testing.T) {
 		}
 		return 0
 	}
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: sim.FailFlaky, FailRate: 0.5}, sim.BlueskyOptions{}, providertest.Options{Rand: draw})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: sim.FailFlaky, FailRate: 0.5}, blueskysim.Options{}, providertest.Options{Rand: draw})
 	item := e.published()
 	ids := []string{item.URI}
 	for i := range 30 {
-		ids = append(ids, "at://"+sim.BlueskyDID(account)+"/app.bsky.feed.post/"+NewTID(e.Clock.Now().Add(time.Duration(i+1)*time.Second)))
+		ids = append(ids, "at://"+blueskysim.DID(account)+"/app.bsky.feed.post/"+NewTID(e.Clock.Now().Add(time.Duration(i+1)*time.Second)))
 	}
 	mu.Lock()
 	succeed = 1 // the first getPosts call; the second fails

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/bluesky/blueskysim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -22,17 +23,17 @@ const account = "sbx_0a1b2c3d"
 
 type env struct {
 	*providertest.Env
-	sim   *sim.Bluesky
+	sim   *blueskysim.Sim
 	prov  *Provider
 	creds map[string]string
 }
 
-func newEnv(t *testing.T, b sim.Behavior, o sim.BlueskyOptions, po providertest.Options) *env {
+func newEnv(t *testing.T, b sim.Behavior, o blueskysim.Options, po providertest.Options) *env {
 	t.Helper()
 	accounts := sim.StaticAccounts{"app-pw-1": {ID: account, Username: "Reelay Demo", Behavior: b}}
 	e := &env{}
 	e.Env = providertest.NewEnv(t, platform.Bluesky, accounts, func(cfg sim.Config) http.Handler {
-		e.sim = sim.NewBlueskySim(cfg, o)
+		e.sim = blueskysim.NewSim(cfg, o)
 		return e.sim
 	}, po)
 	// Retry-Afters of a second (the simulator's rate_limit) go back to the caller, as longer
@@ -52,7 +53,7 @@ func count(e *env, nsid string) int { return len(e.Requests("", "/xrpc/"+nsid)) 
 
 func TestPublish(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	v := providertest.ShortVideo()
 	text := "Café crème ☕ #reelay, see https://example.com/a?b=c. 👨‍👩‍👧 #été!"
 	d := e.dest(v, `{"text":`+mustJSON(text)+`}`)
@@ -61,7 +62,7 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := outs[len(outs)-1]
-	did := sim.BlueskyDID(account)
+	did := blueskysim.DID(account)
 	if last.Status != provider.StatusPublished || !strings.HasPrefix(last.ExternalID, "at://"+did+"/app.bsky.feed.post/") {
 		t.Fatalf("outcome = %+v", last)
 	}
@@ -150,7 +151,7 @@ func mustJSON(s string) string {
 
 func TestCaptionIsTheDefaultText(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	d := e.dest(providertest.ShortVideo(), "")
 	if _, err := e.Run(e.prov, d, 50); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestCaptionIsTheDefaultText(t *testing.T) {
 
 func TestProcessingIsPolledWithBackoff(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 90_000}, sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 90_000}, blueskysim.Options{}, providertest.Options{})
 	outs, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 100)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +209,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: c.fail}, sim.BlueskyOptions{}, providertest.Options{})
+			e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: c.fail}, blueskysim.Options{}, providertest.Options{})
 			_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
 			if c.fail == sim.FailRateLimit && (pe.RetryAfter < time.Second || pe.RetryAfter > 3*time.Second) {
@@ -227,7 +228,7 @@ func TestFaults(t *testing.T) {
 func TestFlakyPublishesOnce(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: sim.FailFlaky, FailRate: 0.5}, sim.BlueskyOptions{},
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1, Fail: sim.FailFlaky, FailRate: 0.5}, blueskysim.Options{},
 		providertest.Options{Rand: r.Float64})
 	outs, err := e.RunRetrying(e.prov, e.dest(providertest.ShortVideo(), ""), 200)
 	if err != nil {
@@ -272,7 +273,7 @@ func stepUntil(t *testing.T, e *env, d *provider.Destination, phase string) json
 
 func TestCrashAfterUploadResumesWithTheSameJob(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	d := e.dest(providertest.ShortVideo(), "")
 	beforeUpload := stepUntil(t, e, d, phaseUpload)
 	afterUpload := stepUntil(t, e, d, phaseProcessing)
@@ -308,7 +309,7 @@ type failingVideo struct {
 
 func TestVideoReaderFailingMidUpload(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, "")
 	stepUntil(t, e, d, phaseUpload)
@@ -347,7 +348,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("storage went 
 
 func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	d := e.dest(providertest.ShortVideo(), "")
 	beforePost := stepUntil(t, e, d, phasePost)
 	first, err := providertest.Step(context.Background(), e.prov, d)
@@ -383,7 +384,7 @@ func TestCrashAfterCreateDoesNotPostTwice(t *testing.T) {
 
 func TestLostJobUploadsAgain(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	d := e.dest(providertest.ShortVideo(), "")
 	stepUntil(t, e, d, phaseUpload)
 	var st State
@@ -404,7 +405,7 @@ func TestLostJobUploadsAgain(t *testing.T) {
 
 func TestSessionIsCachedRefreshedAndRecreated(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	publishOne := func() {
 		t.Helper()
 		if _, err := e.Run(e.prov, e.dest(providertest.NewVideo(1<<20+int64(len(e.Introspect().Uploads)), 5*time.Second, 720, 1280), ""), 50); err != nil {
@@ -444,7 +445,7 @@ func TestSessionIsCachedRefreshedAndRecreated(t *testing.T) {
 
 func TestCreateSessionRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	for i := range 30 {
 		// A new provider has no cached session: each Identify signs in.
 		p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now})
@@ -471,14 +472,14 @@ func TestCreateSessionRateLimit(t *testing.T) {
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{Profiles: map[string]sim.BlueskyProfile{
+	e := newEnv(t, okBehavior(), blueskysim.Options{Profiles: map[string]blueskysim.Profile{
 		account: {DisplayName: "Reelay on Bluesky", Avatar: "https://cdn.example/avatar.jpg"},
 	}}, providertest.Options{})
 	id, err := e.prov.Identify(context.Background(), e.BaseURL, e.creds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := provider.Identity{ExternalID: sim.BlueskyDID(account), Name: "Reelay on Bluesky",
+	want := provider.Identity{ExternalID: blueskysim.DID(account), Name: "Reelay on Bluesky",
 		Username: sandboxtoken.BlueskyHandle(account), AvatarURL: "https://cdn.example/avatar.jpg"}
 	if id != want {
 		t.Errorf("identity = %+v, want %+v", id, want)
@@ -496,7 +497,7 @@ func TestIdentify(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	opts, err := e.prov.Options(context.Background(), e.BaseURL, e.creds)
 	if err != nil {
 		t.Fatal(err)
@@ -514,7 +515,7 @@ func TestOptions(t *testing.T) {
 	if v := opts["remaining_daily_videos"].(map[string]any)["default"]; v != int64(24) {
 		t.Errorf("after one video: remaining_daily_videos = %v", v)
 	}
-	if a := opts["account"].(map[string]any); a["did"] != sim.BlueskyDID(account) {
+	if a := opts["account"].(map[string]any); a["did"] != blueskysim.DID(account) {
 		t.Errorf("account = %v", a)
 	}
 }
@@ -523,7 +524,7 @@ func TestUploadAllowance(t *testing.T) {
 	t.Parallel()
 	t.Run("daily cap", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, okBehavior(), sim.BlueskyOptions{VideosPerDay: 1}, providertest.Options{})
+		e := newEnv(t, okBehavior(), blueskysim.Options{VideosPerDay: 1}, providertest.Options{})
 		if _, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50); err != nil {
 			t.Fatal(err)
 		}
@@ -535,7 +536,7 @@ func TestUploadAllowance(t *testing.T) {
 	})
 	t.Run("unverified e-mail", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, okBehavior(), sim.BlueskyOptions{Profiles: map[string]sim.BlueskyProfile{account: {EmailUnconfirmed: true}}}, providertest.Options{})
+		e := newEnv(t, okBehavior(), blueskysim.Options{Profiles: map[string]blueskysim.Profile{account: {EmailUnconfirmed: true}}}, providertest.Options{})
 		_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50)
 		providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "verify your email")
 	})
@@ -543,7 +544,7 @@ func TestUploadAllowance(t *testing.T) {
 
 func TestInvalidInput(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, okBehavior(), sim.BlueskyOptions{}, providertest.Options{})
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
 	family := "👨‍👩‍👧‍👦" // one grapheme, 25 bytes
 	for _, c := range []struct {
 		name     string
@@ -586,10 +587,10 @@ func TestBlobUpload(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cfg  Config
-		o    sim.BlueskyOptions
+		o    blueskysim.Options
 	}{
-		{"configured", Config{Upload: UploadBlob}, sim.BlueskyOptions{}},
-		{"no video service", Config{}, sim.BlueskyOptions{NoVideoService: true}},
+		{"configured", Config{Upload: UploadBlob}, blueskysim.Options{}},
+		{"no video service", Config{}, blueskysim.Options{NoVideoService: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/discord"
+	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -30,7 +31,7 @@ const (
 type setup struct {
 	behavior sim.Behavior
 	rand     func() float64
-	simOpts  sim.DiscordOptions
+	simOpts  discordsim.Options
 	cfg      discord.Config
 	wrap     func(http.Handler) http.Handler
 }
@@ -39,7 +40,7 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *discord.Provider) {
 	t.Helper()
 	a := sim.Account{ID: account, Username: "Reelay hook", Behavior: s.behavior}
 	env := providertest.NewEnv(t, "discord", sim.StaticAccounts{hookToken: a, botToken: a}, func(c sim.Config) http.Handler {
-		var h http.Handler = sim.NewDiscordSim(c, s.simOpts)
+		var h http.Handler = discordsim.NewSim(c, s.simOpts)
 		if s.wrap != nil {
 			h = s.wrap(h)
 		}
@@ -60,11 +61,11 @@ func hookCreds(env *providertest.Env) map[string]string {
 }
 
 func botCreds() map[string]string {
-	return map[string]string{"bot_token": botToken, "channel_id": sim.DiscordChannelID(account)}
+	return map[string]string{"bot_token": botToken, "channel_id": discordsim.ChannelID(account)}
 }
 
 func link(msgID string) string {
-	return fmt.Sprintf("https://discord.com/channels/%s/%s/%s", sim.DiscordGuildID(account), sim.DiscordChannelID(account), msgID)
+	return fmt.Sprintf("https://discord.com/channels/%s/%s/%s", discordsim.GuildID(account), discordsim.ChannelID(account), msgID)
 }
 
 // payloads records the payload_json of every message create, passing the body through.
@@ -185,7 +186,7 @@ func TestPublishBot(t *testing.T) {
 	if out.URL != link(out.ExternalID) {
 		t.Fatalf("outcome %+v", out)
 	}
-	reqs := env.Requests(http.MethodPost, "/channels/"+sim.DiscordChannelID(account)+"/messages")
+	reqs := env.Requests(http.MethodPost, "/channels/"+discordsim.ChannelID(account)+"/messages")
 	if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != "Bot "+botToken {
 		t.Fatalf("create requests %+v", reqs)
 	}
@@ -529,7 +530,7 @@ func TestIdentify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (provider.Identity{ExternalID: "channel:" + sim.DiscordChannelID(account), Name: "#sandbox-videos", Username: "reelay-sandbox"}); id != want {
+	if want := (provider.Identity{ExternalID: "channel:" + discordsim.ChannelID(account), Name: "#sandbox-videos", Username: "reelay-sandbox"}); id != want {
 		t.Fatalf("bot identity %+v; want %+v", id, want)
 	}
 	bad := map[string]string{"webhook_url": env.BaseURL + "/api/webhooks/" + account + "/not-the-token"}
@@ -563,7 +564,7 @@ func TestOptions(t *testing.T) {
 	}
 	json.Unmarshal(raw, &got)
 	if got.Content.Max != 2000 || got.Target.Webhook.ID != account || got.Target.Webhook.Name != "Reelay hook" ||
-		got.Target.ChannelID != sim.DiscordChannelID(account) || got.Target.GuildID != sim.DiscordGuildID(account) ||
+		got.Target.ChannelID != discordsim.ChannelID(account) || got.Target.GuildID != discordsim.GuildID(account) ||
 		got.Target.MaxVideoBytes != discord.DefaultMaxVideoBytes {
 		t.Fatalf("options %s", raw)
 	}

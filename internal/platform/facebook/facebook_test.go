@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/facebook"
+	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -32,7 +33,7 @@ type fixture struct {
 func newFixture(t *testing.T, b sim.Behavior, o providertest.Options) fixture {
 	t.Helper()
 	accts := sim.StaticAccounts{tok: {ID: page, Username: "reelaytest", Behavior: b}}
-	e := providertest.NewEnv(t, "facebook", accts, sim.NewFacebook, o)
+	e := providertest.NewEnv(t, "facebook", accts, facebooksim.New, o)
 	return fixture{e: e, p: facebook.New(facebook.Config{HTTPClient: e.Client, Now: e.Clock.Now})}
 }
 

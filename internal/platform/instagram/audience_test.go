@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/metagraph"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -33,7 +34,7 @@ type audience struct {
 func newAudience(t *testing.T, b sim.Behavior) audience {
 	t.Helper()
 	accts := sim.StaticAccounts{audToken: {ID: audAccount, Username: audUser, Behavior: b}}
-	e := providertest.NewEnv(t, "instagram", accts, sim.NewInstagram, providertest.Options{})
+	e := providertest.NewEnv(t, "instagram", accts, instagramsim.New, providertest.Options{})
 	return audience{
 		e:  e,
 		p:  instagram.New(instagram.Config{HTTPClient: e.Client, Now: e.Clock.Now}),
@@ -288,7 +289,7 @@ func TestOtherAccountsItems(t *testing.T) {
 
 	// A second account of the simulator sees neither figures nor comments of the first's.
 	accts := sim.StaticAccounts{audToken: {ID: audAccount, Username: audUser}, "second": {ID: "17841400000000078", Username: "second"}}
-	e := providertest.NewEnv(t, "instagram", accts, sim.NewInstagram, providertest.Options{})
+	e := providertest.NewEnv(t, "instagram", accts, instagramsim.New, providertest.Options{})
 	b := audience{e: e, p: instagram.New(instagram.Config{HTTPClient: e.Client, Now: e.Clock.Now}),
 		ch: provider.Channel{Account: audAccount, Credentials: map[string]string{"access_token": audToken}, BaseURL: e.BaseURL + "/" + instagram.APIVersion}}
 	mine, at := b.publish(t)

@@ -19,6 +19,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/instagram/instagramsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -46,11 +47,11 @@ type envOption func(*sim.Config, *instagram.Config)
 
 func newEnv(t *testing.T, b sim.Behavior, opts ...envOption) *env {
 	t.Helper()
-	return newEnvWith(t, b, sim.InstagramOptions{}, opts...)
+	return newEnvWith(t, b, instagramsim.Options{}, opts...)
 }
 
 // newEnvWith is newEnv with the simulator tuned by sopt.
-func newEnvWith(t *testing.T, b sim.Behavior, sopt sim.InstagramOptions, opts ...envOption) *env {
+func newEnvWith(t *testing.T, b sim.Behavior, sopt instagramsim.Options, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, clock: clocktest.New(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), rec: &sim.Recorder{}, behavior: b}
 	e.media = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +76,7 @@ func newEnvWith(t *testing.T, b sim.Behavior, sopt sim.InstagramOptions, opts ..
 	for _, o := range opts {
 		o(&scfg, &pcfg)
 	}
-	h := sim.NewInstagramWith(scfg, sopt)
+	h := instagramsim.NewWith(scfg, sopt)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.RawQuery, token) || r.Header.Get("Authorization") != "Bearer "+token {
 			e.leaks.Add(1)
@@ -714,20 +715,20 @@ func TestRefetchAfterFailedDownload(t *testing.T) {
 }
 
 // withPages is a simulator where the test account's user manages these Facebook Pages.
-func withPages(pages ...sim.InstagramPage) sim.InstagramOptions {
-	return sim.InstagramOptions{Pages: map[string][]sim.InstagramPage{account: pages}}
+func withPages(pages ...instagramsim.Page) instagramsim.Options {
+	return instagramsim.Options{Pages: map[string][]instagramsim.Page{account: pages}}
 }
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name string
-		sim  sim.InstagramOptions
+		sim  instagramsim.Options
 	}{
-		{"default page", sim.InstagramOptions{}},
+		{"default page", instagramsim.Options{}},
 		// The first Page with a linked account names the channel, past Pages without one and
 		// past a page of results (100 Pages each).
-		{"after unlinked pages", withPages(append(make([]sim.InstagramPage, 120), sim.InstagramPage{Name: "Linked", Linked: true})...)},
+		{"after unlinked pages", withPages(append(make([]instagramsim.Page, 120), instagramsim.Page{Name: "Linked", Linked: true})...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -761,21 +762,21 @@ func TestIdentify(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		behavior  sim.Behavior
-		sim       sim.InstagramOptions
+		sim       instagramsim.Options
 		token     string
 		category  string
 		transient bool
 		contains  string
 	}{
-		{"rejected token", sim.Behavior{}, sim.InstagramOptions{}, "wrong", provider.CategoryAuthExpired, false, "code 190"},
-		{"expired session", sim.Behavior{Fail: sim.FailAuth}, sim.InstagramOptions{}, token, provider.CategoryAuthExpired, false, "code 190, subcode 463"},
-		{"no token", sim.Behavior{}, sim.InstagramOptions{}, "", provider.CategoryAuthExpired, false, "no access token"},
-		{"unlinked page", sim.Behavior{}, withPages(sim.InstagramPage{Name: "Shop"}), token,
+		{"rejected token", sim.Behavior{}, instagramsim.Options{}, "wrong", provider.CategoryAuthExpired, false, "code 190"},
+		{"expired session", sim.Behavior{Fail: sim.FailAuth}, instagramsim.Options{}, token, provider.CategoryAuthExpired, false, "code 190, subcode 463"},
+		{"no token", sim.Behavior{}, instagramsim.Options{}, "", provider.CategoryAuthExpired, false, "no access token"},
+		{"unlinked page", sim.Behavior{}, withPages(instagramsim.Page{Name: "Shop"}), token,
 			provider.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
 		{"no page", sim.Behavior{}, withPages(), token,
 			provider.CategoryInvalidOptions, false, "no Instagram professional account is linked to a Facebook Page of this user"},
-		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, sim.InstagramOptions{}, token, provider.CategoryUpstreamUnavailable, true, "code 2"},
-		{"throttled", sim.Behavior{Fail: sim.FailRateLimit}, sim.InstagramOptions{}, token, provider.CategoryRateLimited, true, "code 4"},
+		{"unavailable", sim.Behavior{Fail: sim.FailUnavailable}, instagramsim.Options{}, token, provider.CategoryUpstreamUnavailable, true, "code 2"},
+		{"throttled", sim.Behavior{Fail: sim.FailRateLimit}, instagramsim.Options{}, token, provider.CategoryRateLimited, true, "code 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -16,9 +17,9 @@ import (
 
 // audienceEnv is a simulator where the member publishes with "tok" and reads with tokens of
 // every behavior; "tok-other" is another member.
-func audienceEnv(t *testing.T) (*providertest.Env, *sim.LinkedIn, *Provider) {
+func audienceEnv(t *testing.T) (*providertest.Env, *linkedinsim.Sim, *Provider) {
 	t.Helper()
-	var s *sim.LinkedIn
+	var s *linkedinsim.Sim
 	acc := func(fail string) sim.Account {
 		return sim.Account{ID: member, Username: "Ada Lovelace", Behavior: sim.Behavior{ProcessingMS: 2000, Fail: fail}}
 	}
@@ -29,14 +30,14 @@ func audienceEnv(t *testing.T) (*providertest.Env, *sim.LinkedIn, *Provider) {
 		"tok-unavailable": acc(sim.FailUnavailable),
 		"tok-other":       {ID: "someoneElse"},
 	}, func(c sim.Config) http.Handler {
-		s = sim.NewLinkedInSim(c, sim.LinkedInOptions{})
+		s = linkedinsim.NewSim(c, linkedinsim.Options{})
 		return s
 	}, providertest.Options{})
 	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 }
 
 // publishPost publishes a post as the member and returns it as the simulator knows it.
-func publishPost(t *testing.T, e *providertest.Env, s *sim.LinkedIn, p *Provider, caption string) sim.LinkedInPost {
+func publishPost(t *testing.T, e *providertest.Env, s *linkedinsim.Sim, p *Provider, caption string) linkedinsim.Post {
 	t.Helper()
 	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 	d.Caption = caption
@@ -50,7 +51,7 @@ func publishPost(t *testing.T, e *providertest.Env, s *sim.LinkedIn, p *Provider
 		}
 	}
 	t.Fatalf("the simulator has no post %s", outs[len(outs)-1].ExternalID)
-	return sim.LinkedInPost{}
+	return linkedinsim.Post{}
 }
 
 func channel(e *providertest.Env, token string) provider.Channel {
@@ -103,7 +104,7 @@ func TestMetrics(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("figures for %d items, want the 2 posts: %v", len(got), got)
 	}
-	for _, post := range []sim.LinkedInPost{first, second} {
+	for _, post := range []linkedinsim.Post{first, second} {
 		comments := int64(len(sim.AudienceComments(post.URN, post.Created, now)))
 		sameMetrics(t, got[post.URN], wantMetrics(sim.AudienceOf(post.URN, post.Created, now), comments))
 		if got[post.URN].Saves != nil {
@@ -169,7 +170,7 @@ func TestCommentsAndReplies(t *testing.T) {
 	}
 	for i, a := range audience {
 		c := got[i]
-		if c.ID != sim.LinkedInAudienceCommentURN(post, a.N) || c.ParentID != "" || c.Author != sim.LinkedInAudienceActor(a.Author) ||
+		if c.ID != linkedinsim.AudienceCommentURN(post, a.N) || c.ParentID != "" || c.Author != linkedinsim.AudienceActor(a.Author) ||
 			c.Text != a.Text || !c.CreatedAt.Equal(a.At) || c.Own || c.LikeCount == nil || *c.LikeCount != 0 {
 			t.Errorf("comment %d = %+v; want audience comment %+v", i, c, a)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/linkedin/linkedinsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -28,14 +29,14 @@ func creds() map[string]string { return sandboxtoken.Credentials("linkedin", "",
 
 // env starts the simulator (with opts) for one account of behavior b, and a provider on the
 // test clock.
-func env(t *testing.T, b sim.Behavior, opts sim.LinkedInOptions) (*providertest.Env, *sim.LinkedIn, *Provider) {
+func env(t *testing.T, b sim.Behavior, opts linkedinsim.Options) (*providertest.Env, *linkedinsim.Sim, *Provider) {
 	t.Helper()
 	if b.ProcessingMS == 0 {
 		b.ProcessingMS = 2000
 	}
-	var s *sim.LinkedIn
+	var s *linkedinsim.Sim
 	e := providertest.NewEnv(t, "linkedin", accounts(b), func(c sim.Config) http.Handler {
-		s = sim.NewLinkedInSim(c, opts)
+		s = linkedinsim.NewSim(c, opts)
 		return s
 	}, providertest.Options{})
 	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
@@ -84,7 +85,7 @@ func TestLittle(t *testing.T) {
 			t.Errorf("Little(%q) = %q, want %q", c.in, got, c.want)
 		}
 		// What LinkedIn shows is the text itself, whole.
-		if shown, cut := sim.RenderLittle(got); shown != c.in || cut {
+		if shown, cut := linkedinsim.RenderLittle(got); shown != c.in || cut {
 			t.Errorf("LinkedIn would show %q (cut %v) for Little(%q)", shown, cut, c.in)
 		}
 	}
@@ -92,7 +93,7 @@ func TestLittle(t *testing.T) {
 
 func TestPublish(t *testing.T) {
 	t.Parallel()
-	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, s, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920) // three parts
 	d := e.Destination(member, creds(), v, `{"title":"Launch video"}`)
 	d.Caption = "Our launch (beta) is live: #reelay for C# fans, *really* [1] ~ {ok} @team"
@@ -141,7 +142,7 @@ func TestPublish(t *testing.T) {
 
 func TestProcessingIsPolledWithBackoff(t *testing.T) {
 	t.Parallel()
-	e, _, p := env(t, sim.Behavior{ProcessingMS: 40_000}, sim.LinkedInOptions{})
+	e, _, p := env(t, sim.Behavior{ProcessingMS: 40_000}, linkedinsim.Options{})
 	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 	outs, err := e.Run(p, d, 40)
 	if err != nil {
@@ -195,7 +196,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e, _, p := env(t, c.b, sim.LinkedInOptions{})
+			e, _, p := env(t, c.b, linkedinsim.Options{})
 			d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 			_, err := e.Run(p, d, 40)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
@@ -209,14 +210,14 @@ func TestFaults(t *testing.T) {
 	}
 	t.Run("unknown token", func(t *testing.T) {
 		t.Parallel()
-		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 		d := e.Destination(member, map[string]string{"access_token": "nope"}, providertest.ShortVideo(), "")
 		_, err := e.Run(p, d, 5)
 		providertest.WantError(t, err, provider.CategoryAuthExpired, false, "INVALID_ACCESS_TOKEN")
 	})
 	t.Run("daily post cap", func(t *testing.T) {
 		t.Parallel()
-		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{PostsPerDay: 1})
+		e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{PostsPerDay: 1})
 		if _, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 40); err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("inactive version", func(t *testing.T) {
 		t.Parallel()
-		e, _, _ := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		e, _, _ := env(t, sim.Behavior{}, linkedinsim.Options{})
 		p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202301"})
 		_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 5)
 		providertest.WantError(t, err, provider.CategoryInternal, false, "Requested version 20230101 is not active")
@@ -239,7 +240,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	var n atomic.Uint64
 	rnd := func() float64 { return float64(n.Add(1)*7919%100) / 100 } // about 40% of calls fail
 	e := providertest.NewEnv(t, "linkedin", accounts(sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.4, ProcessingMS: 3000}),
-		sim.NewLinkedIn, providertest.Options{Rand: rnd})
+		linkedinsim.New, providertest.Options{Rand: rnd})
 	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Tries: 1}})
 	v := providertest.NewVideo(9<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
@@ -288,7 +289,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("storage went 
 
 func TestResumeMidPart(t *testing.T) {
 	t.Parallel()
-	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
 	open, failed := failingOpen(d.Video, 4<<20) // the second part
@@ -356,7 +357,7 @@ func runTo(t *testing.T, e *providertest.Env, p *Provider, d *provider.Destinati
 
 func TestCrashAfterFinalizeDoesNotFinalizeAgain(t *testing.T) {
 	t.Parallel()
-	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, s, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.Destination(member, creds(), v, "")
 	before := runTo(t, e, p, d, phaseFinalizing)
@@ -382,7 +383,7 @@ func TestCrashAfterFinalizeDoesNotFinalizeAgain(t *testing.T) {
 
 func TestCrashAfterPostDoesNotPostAgain(t *testing.T) {
 	t.Parallel()
-	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, s, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 	before := runTo(t, e, p, d, phasePosting)
 	first, err := providertest.Step(context.Background(), p, d)
@@ -407,7 +408,7 @@ func TestCrashAfterPostDoesNotPostAgain(t *testing.T) {
 
 func TestExpiredUploadURLsStartOver(t *testing.T) {
 	t.Parallel()
-	e, s, p := env(t, sim.Behavior{}, sim.LinkedInOptions{UploadURLTTL: time.Hour})
+	e, s, p := env(t, sim.Behavior{}, linkedinsim.Options{UploadURLTTL: time.Hour})
 	v := providertest.NewVideo(10<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
 	if _, err := providertest.Step(context.Background(), p, d); err != nil { // initialize
@@ -438,7 +439,7 @@ func TestBadOptions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+			e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 			_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), c.options), 3)
 			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.text)
 			if n := len(e.Requests("", "")); n != 0 {
@@ -448,7 +449,7 @@ func TestBadOptions(t *testing.T) {
 	}
 	t.Run("video", func(t *testing.T) {
 		t.Parallel()
-		e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+		e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 		v := providertest.NewVideo(2<<20, 2*time.Second, 1080, 1920)
 		_, err := e.Run(p, e.Destination(member, creds(), v, ""), 3)
 		providertest.WantError(t, err, provider.CategoryMediaRejected, false, "LinkedIn takes 3s")
@@ -457,7 +458,7 @@ func TestBadOptions(t *testing.T) {
 
 func TestIdentifyAndOptions(t *testing.T) {
 	t.Parallel()
-	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	id, err := p.Identify(context.Background(), e.BaseURL, creds())
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +488,7 @@ func TestIdentifyAndOptions(t *testing.T) {
 
 func TestStateHoldsNoToken(t *testing.T) {
 	t.Parallel()
-	e, _, p := env(t, sim.Behavior{}, sim.LinkedInOptions{})
+	e, _, p := env(t, sim.Behavior{}, linkedinsim.Options{})
 	d := e.Destination(member, creds(), providertest.ShortVideo(), "")
 	outs, err := e.Run(p, d, 40)
 	if err != nil {

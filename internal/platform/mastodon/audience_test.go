@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
@@ -21,7 +22,7 @@ func (e *env) channel() provider.Channel {
 
 // published publishes a short video, as a destination of its own, and returns the
 // simulator's status.
-func (e *env) published() sim.MastodonStatus {
+func (e *env) published() mastodonsim.Status {
 	e.T.Helper()
 	d := e.dest(providertest.NewVideo(64<<10, 5*time.Second, 720, 1280), "")
 	d.ID += "_" + strconv.Itoa(len(e.sim.Statuses(accountID))) // its own Idempotency-Key
@@ -36,12 +37,12 @@ func (e *env) published() sim.MastodonStatus {
 		}
 	}
 	e.T.Fatalf("the instance has no status %s", id)
-	return sim.MastodonStatus{}
+	return mastodonsim.Status{}
 }
 
 func TestMetricsAreTheAudienceFigures(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
-		e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{LegacyInstance: legacy})
+		e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{LegacyInstance: legacy})
 		item := e.published()
 		for _, after := range []time.Duration{0, 41 * time.Minute, 6 * time.Hour} {
 			e.Clock.Advance(after)
@@ -78,7 +79,7 @@ func TestMetricsAreTheAudienceFigures(t *testing.T) {
 }
 
 func TestMetricsBatchesOf20(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{})
 	first, second := e.published(), e.published()
 	e.Clock.Advance(time.Hour)
 	ids := []string{first.ID, first.ID, ""}
@@ -109,7 +110,7 @@ func TestMetricsBatchesOf20(t *testing.T) {
 }
 
 func TestCommentsAreTheAudienceComments(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{})
 	item := e.published()
 	e.Clock.Advance(50 * time.Minute)
 	got, err := e.p.Comments(context.Background(), e.channel(), item.ID)
@@ -122,7 +123,7 @@ func TestCommentsAreTheAudienceComments(t *testing.T) {
 	}
 	for i, c := range want {
 		g := got[i]
-		if g.ID != sim.MastodonAudienceID(item.ID, c) || g.ParentID != "" || g.Own || g.Author != sim.MastodonAudienceAcct(c.Author) ||
+		if g.ID != mastodonsim.AudienceID(item.ID, c) || g.ParentID != "" || g.Own || g.Author != mastodonsim.AudienceAcct(c.Author) ||
 			g.Text != c.Text || !g.CreatedAt.Equal(c.At) || g.LikeCount == nil || *g.LikeCount != int64(c.N%3) {
 			t.Errorf("comment %d = %+v; want %+v", i, g, c)
 		}
@@ -130,7 +131,7 @@ func TestCommentsAreTheAudienceComments(t *testing.T) {
 }
 
 func TestReplyRoundTrip(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{})
 	item := e.published()
 	e.Clock.Advance(30 * time.Minute)
 	ctx := context.Background()
@@ -204,7 +205,7 @@ func TestReplyRoundTrip(t *testing.T) {
 }
 
 func TestReplyRefusals(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{MaxCharacters: 100})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{MaxCharacters: 100})
 	item := e.published()
 	comments, err := e.p.Comments(context.Background(), e.channel(), item.ID)
 	if err != nil || len(comments) == 0 {
@@ -262,7 +263,7 @@ func TestAudienceFaults(t *testing.T) {
 	} {
 		for name, call := range calls {
 			t.Run(c.fail+"/"+name, func(t *testing.T) {
-				e := newEnv(t, sim.Behavior{Fail: c.fail}, sim.MastodonOptions{})
+				e := newEnv(t, sim.Behavior{Fail: c.fail}, mastodonsim.Options{})
 				pe := providertest.WantError(t, call(e), c.category, c.transient, "")
 				if c.fail == sim.FailRateLimit && pe.RetryAfter <= 0 {
 					t.Errorf("rate limited without RetryAfter: %v", pe)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/mastodon"
+	"github.com/reelay/reelay/internal/platform/mastodon/mastodonsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -28,20 +29,20 @@ const (
 
 type env struct {
 	*providertest.Env
-	sim *sim.Mastodon
+	sim *mastodonsim.Sim
 	p   *mastodon.Provider
 }
 
-func newEnv(t *testing.T, b sim.Behavior, opts sim.MastodonOptions) *env {
+func newEnv(t *testing.T, b sim.Behavior, opts mastodonsim.Options) *env {
 	return newEnvRand(t, b, opts, nil, mastodon.Config{})
 }
 
-func newEnvRand(t *testing.T, b sim.Behavior, opts sim.MastodonOptions, rnd func() float64, cfg mastodon.Config) *env {
+func newEnvRand(t *testing.T, b sim.Behavior, opts mastodonsim.Options, rnd func() float64, cfg mastodon.Config) *env {
 	t.Helper()
 	e := &env{}
 	accounts := sim.StaticAccounts{token: {ID: accountID, Username: "reelay", Behavior: b}}
 	e.Env = providertest.NewEnv(t, "mastodon", accounts, func(c sim.Config) http.Handler {
-		e.sim = sim.NewMastodonSim(c, opts)
+		e.sim = mastodonsim.NewSim(c, opts)
 		return e.sim
 	}, providertest.Options{Rand: rnd})
 	cfg.HTTPClient, cfg.Now = e.Client, e.Clock.Now
@@ -71,7 +72,7 @@ func stateOf(t testing.TB, raw json.RawMessage) mastodon.State {
 	return st
 }
 
-func (e *env) wantPublishedOnce(v *providertest.Video, out provider.Outcome, text string) sim.MastodonStatus {
+func (e *env) wantPublishedOnce(v *providertest.Video, out provider.Outcome, text string) mastodonsim.Status {
 	e.T.Helper()
 	rec := e.Introspect()
 	if len(rec.Published) != 1 {
@@ -89,7 +90,7 @@ func (e *env) wantPublishedOnce(v *providertest.Video, out provider.Outcome, tex
 }
 
 func TestPublish(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, "")
 	outs, err := e.Run(e.p, d, 20)
@@ -139,7 +140,7 @@ func TestPublish(t *testing.T) {
 }
 
 func TestPublishFields(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, `{"text":"Custom text https://example.com/a/very/long/link","visibility":"unlisted","spoiler_text":"cw","language":"de","description":"A cat"}`)
 	d.BaseURL = "" // a real channel: the instance comes from the credentials
@@ -161,7 +162,7 @@ func TestPublishFields(t *testing.T) {
 }
 
 func TestProcessingBackoff(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 60_000}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 60_000}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	start := e.Clock.Now()
 	outs, err := e.Run(e.p, e.dest(v, ""), 40)
@@ -209,7 +210,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.fail, func(t *testing.T) {
-			e := newEnv(t, sim.Behavior{ProcessingMS: 1000, Fail: c.fail}, sim.MastodonOptions{})
+			e := newEnv(t, sim.Behavior{ProcessingMS: 1000, Fail: c.fail}, mastodonsim.Options{})
 			_, err := e.Run(e.p, e.dest(providertest.ShortVideo(), ""), 20)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
 			if c.fail == sim.FailRateLimit {
@@ -234,7 +235,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 		}
 		return 0.9
 	}
-	e := newEnvRand(t, sim.Behavior{ProcessingMS: 2000, Fail: sim.FailFlaky, FailRate: 0.5}, sim.MastodonOptions{}, alternate, mastodon.Config{})
+	e := newEnvRand(t, sim.Behavior{ProcessingMS: 2000, Fail: sim.FailFlaky, FailRate: 0.5}, mastodonsim.Options{}, alternate, mastodon.Config{})
 	v := providertest.ShortVideo()
 	outs, err := e.RunRetrying(e.p, e.dest(v, ""), 60)
 	if err != nil {
@@ -277,7 +278,7 @@ type errReader struct{}
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("storage read failed") }
 
 func TestCrashDuringUpload(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, "")
 	if _, err := providertest.Step(context.Background(), e.p, d); err != nil {
@@ -349,7 +350,7 @@ func TestCrashAfterPost(t *testing.T) {
 		{"after the key expired", 3 * time.Hour, 1, true},        // the media is attached: found
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, sim.MastodonOptions{})
+			e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, mastodonsim.Options{})
 			v := providertest.ShortVideo()
 			d := e.dest(v, "")
 			e.runUntil(d, "post")
@@ -381,7 +382,7 @@ func TestCrashAfterPost(t *testing.T) {
 }
 
 func TestMediaLostBeforePost(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 1000}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, "")
 	e.runUntil(d, "processing")
@@ -400,7 +401,7 @@ func TestMediaLostBeforePost(t *testing.T) {
 
 func TestPostBeforeProcessingEnds(t *testing.T) {
 	// A post step that finds the media not yet processed goes back to polling.
-	e := newEnv(t, sim.Behavior{ProcessingMS: 30_000}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 30_000}, mastodonsim.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest(v, "")
 	e.runUntil(d, "processing")
@@ -419,7 +420,7 @@ func TestPostBeforeProcessingEnds(t *testing.T) {
 }
 
 func TestInstanceLimits(t *testing.T) {
-	strict := sim.MastodonOptions{MaxCharacters: 100, VideoSizeLimit: 1 << 20, VideoMatrixLimit: 1280 * 720,
+	strict := mastodonsim.Options{MaxCharacters: 100, VideoSizeLimit: 1 << 20, VideoMatrixLimit: 1280 * 720,
 		SupportedMimeTypes: []string{"image/jpeg", "video/mp4"}, ImageSizeLimit: 1000}
 	long := strings.Repeat("a", 70) + " https://example.com/" + strings.Repeat("x", 300)
 	cases := []struct {
@@ -478,7 +479,7 @@ func TestInstanceLimits(t *testing.T) {
 }
 
 func TestInstanceCacheAndLegacy(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.MastodonOptions{LegacyInstance: true})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, mastodonsim.Options{LegacyInstance: true})
 	for range 2 {
 		d := e.dest(providertest.ShortVideo(), "")
 		if _, err := providertest.Step(context.Background(), e.p, d); err != nil {
@@ -501,7 +502,7 @@ func TestInstanceCacheAndLegacy(t *testing.T) {
 }
 
 func TestUploadRateLimitRetries(t *testing.T) {
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.MastodonOptions{MediaUploadsPerWindow: 1})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, mastodonsim.Options{MediaUploadsPerWindow: 1})
 	v1, v2 := providertest.ShortVideo(), providertest.NewVideo(1<<20, 5*time.Second, 720, 1280)
 	if _, err := e.Run(e.p, e.dest(v1, ""), 20); err != nil {
 		t.Fatal(err)
@@ -522,7 +523,7 @@ func TestUploadRateLimitRetries(t *testing.T) {
 }
 
 func TestIdentify(t *testing.T) {
-	e := newEnv(t, sim.Behavior{}, sim.MastodonOptions{})
+	e := newEnv(t, sim.Behavior{}, mastodonsim.Options{})
 	id, err := e.p.Identify(context.Background(), "", e.creds())
 	if err != nil {
 		t.Fatal(err)
@@ -541,7 +542,7 @@ func TestIdentify(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	e := newEnv(t, sim.Behavior{}, sim.MastodonOptions{MaxCharacters: 1000, VideoSizeLimit: 99 << 20})
+	e := newEnv(t, sim.Behavior{}, mastodonsim.Options{MaxCharacters: 1000, VideoSizeLimit: 99 << 20})
 	opts, err := e.p.Options(context.Background(), e.BaseURL, e.creds())
 	if err != nil {
 		t.Fatal(err)

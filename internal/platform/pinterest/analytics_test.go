@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
 // publishPin publishes a Pin with "tok" and returns it as the simulator knows it.
-func (e *env) publishPin(t *testing.T, title string) sim.PinterestPin {
+func (e *env) publishPin(t *testing.T, title string) pinterestsim.Pin {
 	t.Helper()
 	d := e.dest("tok", providertest.ShortVideo(), fmt.Sprintf(`{"board_id":%q,"title":%q}`, board(), title))
 	outs, err := e.Run(e.prov, d, 30)
@@ -31,7 +32,7 @@ func (e *env) publishPin(t *testing.T, title string) sim.PinterestPin {
 		}
 	}
 	t.Fatalf("the simulator has no Pin %s", id)
-	return sim.PinterestPin{}
+	return pinterestsim.Pin{}
 }
 
 func (e *env) channel(token string) provider.Channel {
@@ -81,7 +82,7 @@ func (e *env) analyticsCalls() (multi, single []providertest.Request) {
 
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	first := e.publishPin(t, "first")
 	e.Clock.Advance(20 * time.Minute)
 	second := e.publishPin(t, "second")
@@ -94,7 +95,7 @@ func TestMetrics(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("figures for %v; want the 2 Pins", got)
 	}
-	for _, pin := range []sim.PinterestPin{first, second} {
+	for _, pin := range []pinterestsim.Pin{first, second} {
 		checkMetrics(t, pin.ID, got[pin.ID], wantPinMetrics(sim.AudienceOf(pin.ID, pin.CreatedAt, e.Clock.Now())))
 	}
 	multi, single := e.analyticsCalls()
@@ -110,7 +111,7 @@ func TestMetrics(t *testing.T) {
 
 func TestMetricsAreLifetime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	pin := e.publishPin(t, "old")
 	// Far beyond the 90 days a window may reach back: the figures are the Pin's whole life.
 	e.Clock.Advance(200 * 24 * time.Hour)
@@ -123,8 +124,8 @@ func TestMetricsAreLifetime(t *testing.T) {
 
 func TestMetricsBatches(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
-	pins := []sim.PinterestPin{e.publishPin(t, "a"), e.publishPin(t, "b"), e.publishPin(t, "c")}
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
+	pins := []pinterestsim.Pin{e.publishPin(t, "a"), e.publishPin(t, "b"), e.publishPin(t, "c")}
 	e.Clock.Advance(time.Hour)
 	// 250 ids, the Pins among Pin ids Pinterest does not know: three calls of at most 100.
 	var ids []string
@@ -158,7 +159,7 @@ func TestMetricsBatches(t *testing.T) {
 
 func TestMetricsWithoutBetaAccess(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{NoBetaAccess: true}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{NoBetaAccess: true}, providertest.Options{})
 	first, second := e.publishPin(t, "a"), e.publishPin(t, "b")
 	e.Clock.Advance(time.Hour)
 	// 150 ids, more than one batch: the Pins and ids Pinterest does not know.
@@ -174,7 +175,7 @@ func TestMetricsWithoutBetaAccess(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("figures for %v; want the 2 Pins", got)
 	}
-	for _, pin := range []sim.PinterestPin{first, second} {
+	for _, pin := range []pinterestsim.Pin{first, second} {
 		checkMetrics(t, pin.ID, got[pin.ID], wantPinMetrics(sim.AudienceOf(pin.ID, pin.CreatedAt, e.Clock.Now())))
 	}
 	// One refused multi-Pin call, then one call a Pin: the refusal is not asked again.
@@ -187,7 +188,7 @@ func TestMetricsWithoutBetaAccess(t *testing.T) {
 func TestMetricsFaults(t *testing.T) {
 	t.Parallel()
 	for _, beta := range []bool{true, false} {
-		e := newEnv(t, sim.PinterestOptions{NoBetaAccess: !beta}, providertest.Options{})
+		e := newEnv(t, pinterestsim.Options{NoBetaAccess: !beta}, providertest.Options{})
 		pin := e.publishPin(t, "a")
 		for _, c := range []struct {
 			token, category, text string

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -38,15 +39,15 @@ func accounts() sim.StaticAccounts {
 
 type env struct {
 	*providertest.Env
-	sim  *sim.Pinterest
+	sim  *pinterestsim.Sim
 	prov *pinterest.Provider
 }
 
-func newEnv(t *testing.T, opts sim.PinterestOptions, o providertest.Options) *env {
+func newEnv(t *testing.T, opts pinterestsim.Options, o providertest.Options) *env {
 	t.Helper()
 	e := &env{}
 	e.Env = providertest.NewEnv(t, "pinterest", accounts(), func(c sim.Config) http.Handler {
-		e.sim = sim.NewPinterestSim(c, opts)
+		e.sim = pinterestsim.NewSim(c, opts)
 		return e.sim
 	}, o)
 	e.prov = e.newProvider()
@@ -58,7 +59,7 @@ func (e *env) newProvider() *pinterest.Provider {
 	return pinterest.New(pinterest.Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
 }
 
-func board() string { return sim.PinterestDefaultBoards(acct)[0].ID }
+func board() string { return pinterestsim.DefaultBoards(acct)[0].ID }
 
 func (e *env) dest(token string, v *providertest.Video, options string) *provider.Destination {
 	if options == "" {
@@ -83,7 +84,7 @@ func step(t *testing.T, p provider.Provider, d *provider.Destination) (provider.
 
 func TestPublish(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	v := providertest.ShortVideo()
 	d := e.dest("tok", v, "")
 
@@ -157,7 +158,7 @@ func TestLargeVideo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large upload")
 	}
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	v := providertest.NewVideo(48<<20+13, 30*time.Second, 1080, 1920)
 	if _, err := e.Run(e.prov, e.dest("tok", v, ""), 30); err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestLargeVideo(t *testing.T) {
 
 func TestTextsDefaultToTheCommonOnes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	d := e.dest("tok", providertest.ShortVideo(), fmt.Sprintf(`{"board_id":%q}`, board()))
 	if _, err := e.Run(e.prov, d, 30); err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestTextsDefaultToTheCommonOnes(t *testing.T) {
 // TestProcessingDelay: processing is polled with back-off, bounded, while the clock moves.
 func TestProcessingDelay(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	start := e.Clock.Now()
 	outs, err := e.Run(e.prov, e.dest("tok-slow", providertest.ShortVideo(), ""), 60)
 	if err != nil {
@@ -233,7 +234,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+			e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 			_, err := e.Run(e.prov, e.dest(c.token, providertest.ShortVideo(), ""), 30)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
 			if pe.RetryAfter != c.retryAfter {
@@ -253,7 +254,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	// two calls).
 	var mu sync.Mutex
 	rnd := rand.New(rand.NewPCG(7, 11))
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{Rand: func() float64 {
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{Rand: func() float64 {
 		mu.Lock()
 		defer mu.Unlock()
 		return rnd.Float64()
@@ -330,7 +331,7 @@ func TestCrashResume(t *testing.T) {
 		d *provider.Destination
 	}
 	setup := func(t *testing.T) run {
-		e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+		e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 		v := providertest.ShortVideo()
 		return run{e, v, e.dest("tok", v, "")}
 	}
@@ -532,11 +533,11 @@ func TestBadOptions(t *testing.T) {
 		"long title":      {fmt.Sprintf(`{"board_id":%q,"title":%q}`, board(), long(101)), "title is 101 characters"},
 		"long desc":       {fmt.Sprintf(`{"board_id":%q,"description":%q}`, board(), long(801)), "description is 801 characters"},
 		"bad link":        {fmt.Sprintf(`{"board_id":%q,"link":"ftp://x"}`, board()), "not an http or https URL"},
-		"another's board": {fmt.Sprintf(`{"board_id":%q}`, sim.PinterestDefaultBoards("someone_else")[0].ID), "Board not found."},
+		"another's board": {fmt.Sprintf(`{"board_id":%q}`, pinterestsim.DefaultBoards("someone_else")[0].ID), "Board not found."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+			e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 			_, err := e.Run(e.prov, e.dest("tok", providertest.ShortVideo(), c.options), 30)
 			providertest.WantError(t, err, provider.CategoryInvalidOptions, false, c.text)
 			if n := len(e.Requests(http.MethodPost, "")); n != 0 {
@@ -548,7 +549,7 @@ func TestBadOptions(t *testing.T) {
 
 func TestVideoRefusedBeforeUpload(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	short := providertest.NewVideo(1<<20, 3*time.Second, 1080, 1920)
 	_, err := e.Run(e.prov, e.dest("tok", short, ""), 10)
 	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "Pinterest takes videos of 4s to 15m0s")
@@ -565,7 +566,7 @@ func TestVideoRefusedBeforeUpload(t *testing.T) {
 // is refused by Pinterest's processing, with the provider's explanation.
 func TestSimulatorRefusesTooShortVideo(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	d := e.dest("tok", providertest.NewVideo(1<<20, 3*time.Second, 1080, 1920), "")
 	d.Video.Duration = 0
 	_, err := e.Run(e.prov, d, 30)
@@ -588,7 +589,7 @@ func TestThumbnailCover(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	d := e.dest("tok", providertest.ShortVideo(), "")
 	d.Thumbnail = &provider.Media{ContentType: "image/png", URL: srv.URL + "/cover.png"}
 	if _, err := e.Run(e.prov, d, 30); err != nil {
@@ -599,7 +600,7 @@ func TestThumbnailCover(t *testing.T) {
 		t.Fatalf("pins %+v", pins)
 	}
 
-	e = newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e = newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	d = e.dest("tok", providertest.ShortVideo(), "")
 	d.Thumbnail = &provider.Media{ContentType: "image/png", URL: srv.URL + "/broken.png"}
 	_, err := e.Run(e.prov, d, 30)
@@ -608,7 +609,7 @@ func TestThumbnailCover(t *testing.T) {
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	id, err := e.prov.Identify(context.Background(), e.BaseURL, sandboxtoken.Credentials("pinterest", e.BaseURL, acct, "tok"))
 	if err != nil {
 		t.Fatal(err)
@@ -624,12 +625,12 @@ func TestIdentify(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.PinterestOptions{}, providertest.Options{})
+	e := newEnv(t, pinterestsim.Options{}, providertest.Options{})
 	opts, err := e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sim.PinterestDefaultBoards(acct)
+	want := pinterestsim.DefaultBoards(acct)
 	b := opts["board_id"].(map[string]any)
 	choices := b["choices"].([]any)
 	list := opts["boards"].([]any)
@@ -639,11 +640,11 @@ func TestOptions(t *testing.T) {
 	}
 
 	// Many boards come in pages.
-	many := make([]sim.PinterestBoard, 130)
+	many := make([]pinterestsim.Board, 130)
 	for i := range many {
-		many[i] = sim.PinterestBoard{ID: fmt.Sprint(9000 + i), Name: fmt.Sprint("Board ", i), Privacy: "PUBLIC"}
+		many[i] = pinterestsim.Board{ID: fmt.Sprint(9000 + i), Name: fmt.Sprint("Board ", i), Privacy: "PUBLIC"}
 	}
-	e = newEnv(t, sim.PinterestOptions{Boards: map[string][]sim.PinterestBoard{acct: many}}, providertest.Options{})
+	e = newEnv(t, pinterestsim.Options{Boards: map[string][]pinterestsim.Board{acct: many}}, providertest.Options{})
 	opts, err = e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "tok"})
 	if err != nil {
 		t.Fatal(err)

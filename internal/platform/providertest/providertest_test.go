@@ -6,13 +6,14 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/tiktok"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 )
 
 // The harness drives a real provider against its simulator to the end, and what the simulator
 // received is the video, byte for byte.
 func TestHarnessDrivesAProviderToItsSimulator(t *testing.T) {
 	t.Parallel()
-	e := providertest.NewEnv(t, "tiktok", sim.StaticAccounts{"tok": {ID: "acct"}}, sim.NewTikTok, providertest.Options{})
+	e := providertest.NewEnv(t, "tiktok", sim.StaticAccounts{"tok": {ID: "acct"}}, tiktoksim.New, providertest.Options{})
 	prov := tiktok.New(tiktok.Config{HTTPClient: e.Client, Now: e.Clock.Now})
 	v := providertest.NewVideo(3<<20+17, 12e9, 1080, 1920)
 	d := e.Destination("acct", map[string]string{"access_token": "tok"}, v, `{"privacy_level":"SELF_ONLY"}`)

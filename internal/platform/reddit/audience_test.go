@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -67,7 +68,7 @@ func deref(p *int64) string {
 // TestMetrics reads two posts' figures; a post Reddit does not know has no entry.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id1, at1 := e.publishPost(t)
 	e.Clock.Advance(7 * time.Minute)
 	id2, at2 := e.publishPost(t)
@@ -86,7 +87,7 @@ func TestMetrics(t *testing.T) {
 // TestMetricsBatching: 250 fullnames take 3 calls of at most 100.
 func TestMetricsBatching(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id, at := e.publishPost(t)
 	e.Clock.Advance(time.Hour)
 	ids := []string{id}
@@ -109,7 +110,7 @@ func TestMetricsBatching(t *testing.T) {
 // TestComments reads the audience's comments, newest first, none a reply, none the channel's.
 func TestComments(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id, at := e.publishPost(t)
 	e.Clock.Advance(40 * time.Minute)
 	want := sim.AudienceComments(id, at, e.Clock.Now())
@@ -131,7 +132,7 @@ func TestComments(t *testing.T) {
 // recorded, and count in num_comments.
 func TestReplyRoundTrip(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id, at := e.publishPost(t)
 	e.Clock.Advance(15 * time.Minute)
 	top := e.comments(t, id)[0]
@@ -175,7 +176,7 @@ func TestReplyRoundTrip(t *testing.T) {
 // an empty one in json.errors; the provider passes them on as permanent invalid_options.
 func TestReplyRefused(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	id, _ := e.publishPost(t)
 	top := e.comments(t, id)[0]
 	limit := Description.Capabilities.ReplyText.Max
@@ -203,7 +204,7 @@ func TestReplyRefused(t *testing.T) {
 // TestCommentsUnknownPost: the comments of a post Reddit does not know are refused, not empty.
 func TestCommentsUnknownPost(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	_, err := e.prov.Comments(context.Background(), e.channel(), "t3_zzzzzzz")
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "404")
 }
@@ -223,7 +224,7 @@ func TestAudienceFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.Behavior{Fail: c.fail}, sim.RedditOptions{}, Config{})
+			e := newEnv(t, sim.Behavior{Fail: c.fail}, redditsim.Options{}, Config{})
 			_, err := e.prov.Metrics(context.Background(), e.channel(), []string{"t3_abcdefg"})
 			pe := providertest.WantError(t, err, c.category, c.transient, "")
 			if pe.RetryAfter != c.retryAfter {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/providertest"
+	"github.com/reelay/reelay/internal/platform/reddit/redditsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -31,20 +32,20 @@ func accounts(b sim.Behavior) sim.StaticAccounts {
 // env is a Reddit simulator on a test server and a provider pointed at it.
 type env struct {
 	*providertest.Env
-	sim  *sim.Reddit
+	sim  *redditsim.Sim
 	prov *Provider
 }
 
-func newEnv(t *testing.T, b sim.Behavior, opts sim.RedditOptions, cfg Config) *env {
+func newEnv(t *testing.T, b sim.Behavior, opts redditsim.Options, cfg Config) *env {
 	t.Helper()
 	return newEnvRand(t, b, opts, cfg, nil)
 }
 
-func newEnvRand(t *testing.T, b sim.Behavior, opts sim.RedditOptions, cfg Config, rnd func() float64) *env {
+func newEnvRand(t *testing.T, b sim.Behavior, opts redditsim.Options, cfg Config, rnd func() float64) *env {
 	t.Helper()
 	e := &env{}
 	e.Env = providertest.NewEnv(t, "reddit", accounts(b), func(c sim.Config) http.Handler {
-		e.sim = sim.NewRedditSim(c, opts)
+		e.sim = redditsim.NewSim(c, opts)
 		return e.sim
 	}, providertest.Options{Rand: rnd})
 	cfg.HTTPClient = e.Client
@@ -93,7 +94,7 @@ func TestPublish(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.Behavior{ProcessingMS: 4000}, sim.RedditOptions{}, Config{})
+			e := newEnv(t, sim.Behavior{ProcessingMS: 4000}, redditsim.Options{}, Config{})
 			v := providertest.ShortVideo()
 			d := e.dest(v, c.options)
 			var thumb []byte
@@ -168,7 +169,7 @@ func TestPublish(t *testing.T) {
 // TestProcessingDelay polls a long processing with a bounded back-off on the moved clock.
 func TestProcessingDelay(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 120_000}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 120_000}, redditsim.Options{}, Config{})
 	start := e.Clock.Now()
 	outs, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`), 40)
 	if err != nil {
@@ -213,7 +214,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.Behavior{Fail: c.fail, ProcessingMS: 1000}, sim.RedditOptions{}, Config{})
+			e := newEnv(t, sim.Behavior{Fail: c.fail, ProcessingMS: 1000}, redditsim.Options{}, Config{})
 			_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`), 30)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
 			if pe.RetryAfter != c.retry {
@@ -240,7 +241,7 @@ func TestFlaky(t *testing.T) {
 		defer mu.Unlock()
 		return r.Float64()
 	}
-	e := newEnvRand(t, sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5, ProcessingMS: 3000}, sim.RedditOptions{}, Config{}, rnd)
+	e := newEnvRand(t, sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5, ProcessingMS: 3000}, redditsim.Options{}, Config{}, rnd)
 	v := providertest.ShortVideo()
 	outs, err := e.RunRetrying(e.prov, e.dest(v, `{"subreddit":"reelay_sandbox"}`), 200)
 	if err != nil {
@@ -289,7 +290,7 @@ func TestResumeUpload(t *testing.T) {
 	t.Parallel()
 	t.Run("lease lost before the upload", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 		d := e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`)
 		st := e.stepUntil(t, e.prov, d, phaseVideo)
 		for st.Video.AssetID == "" {
@@ -313,7 +314,7 @@ func TestResumeUpload(t *testing.T) {
 	})
 	t.Run("uploaded but State lost", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 		d := e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`)
 		e.stepUntil(t, e.prov, d, phaseVideo)
 		if _, err := providertest.Step(context.Background(), e.prov, d); err != nil { // lease
@@ -339,7 +340,7 @@ func TestResumeUpload(t *testing.T) {
 	})
 	t.Run("reader breaks mid-upload", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 		v := providertest.ShortVideo()
 		d := e.dest(v, `{"subreddit":"reelay_sandbox"}`)
 		var opens atomic.Int64
@@ -382,7 +383,7 @@ func TestResumeUpload(t *testing.T) {
 	})
 	t.Run("lease expired before the upload", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+		e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 		d := e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`)
 		e.stepUntil(t, e.prov, d, phaseVideo)
 		if _, err := providertest.Step(context.Background(), e.prov, d); err != nil { // lease
@@ -420,7 +421,7 @@ func TestResumeAfterSubmit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, sim.Behavior{ProcessingMS: 30_000}, sim.RedditOptions{}, Config{})
+			e := newEnv(t, sim.Behavior{ProcessingMS: 30_000}, redditsim.Options{}, Config{})
 			d := e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_shorts"}`)
 			e.stepUntil(t, e.prov, d, phaseProcessing)
 			e.prov.Close() // the process dies with its websocket
@@ -468,7 +469,7 @@ func (d *dropSubmitAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 // is not submitted again; the websocket opened before tells the result.
 func TestSubmitAnswerLost(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 5000}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 5000}, redditsim.Options{}, Config{})
 	hc := *e.Client
 	hc.Transport = &dropSubmitAnswer{rt: e.Client.Transport}
 	p := New(Config{HTTPClient: &hc, Now: e.Clock.Now, ResultWait: 150 * time.Millisecond})
@@ -492,7 +493,7 @@ func TestSubmitAnswerLost(t *testing.T) {
 // appears.
 func TestResultTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: int((3 * time.Hour).Milliseconds())}, sim.RedditOptions{}, Config{ResultTimeout: 10 * time.Minute})
+	e := newEnv(t, sim.Behavior{ProcessingMS: int((3 * time.Hour).Milliseconds())}, redditsim.Options{}, Config{ResultTimeout: 10 * time.Minute})
 	_, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`), 60)
 	providertest.WantError(t, err, provider.CategoryInternal, false, "it is not submitted again")
 	if n := len(e.Requests(http.MethodPost, "/api/submit")); n != 1 {
@@ -521,8 +522,8 @@ func TestBadOptions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			subs := append(sim.RedditDefaultSubreddits(), sim.RedditSubreddit{Name: "reelay_strict", AllowVideos: true, TitleMinLength: 10})
-			e := newEnv(t, sim.Behavior{}, sim.RedditOptions{Subreddits: subs, OnlyListed: true}, Config{})
+			subs := append(redditsim.DefaultSubreddits(), redditsim.Subreddit{Name: "reelay_strict", AllowVideos: true, TitleMinLength: 10})
+			e := newEnv(t, sim.Behavior{}, redditsim.Options{Subreddits: subs, OnlyListed: true}, Config{})
 			d := e.dest(providertest.ShortVideo(), c.options)
 			if c.ctype != "" {
 				d.Video.ContentType = c.ctype
@@ -562,7 +563,7 @@ func TestSubmitRefusals(t *testing.T) {
 // submit; Reddit's NO_VIDEOS is an invalid option naming it.
 func TestSubmitRefusedBySubreddit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{ProcessingMS: 0}, redditsim.Options{}, Config{})
 	d := e.dest(providertest.ShortVideo(), `{"subreddit":"reelay_sandbox"}`)
 	e.stepUntil(t, e.prov, d, phaseSubmit)
 	st := stateOf(t, d.State)
@@ -574,7 +575,7 @@ func TestSubmitRefusedBySubreddit(t *testing.T) {
 
 func TestIdentify(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{}, sim.RedditOptions{}, Config{})
+	e := newEnv(t, sim.Behavior{}, redditsim.Options{}, Config{})
 	id, err := e.prov.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": token})
 	if err != nil {
 		t.Fatal(err)
@@ -590,11 +591,11 @@ func TestIdentify(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	t.Parallel()
-	subs := sim.RedditDefaultSubreddits()
+	subs := redditsim.DefaultSubreddits()
 	for i := range 140 {
-		subs = append(subs, sim.RedditSubreddit{Name: "extra_" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26)), AllowVideos: i%2 == 0})
+		subs = append(subs, redditsim.Subreddit{Name: "extra_" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26)), AllowVideos: i%2 == 0})
 	}
-	e := newEnv(t, sim.Behavior{}, sim.RedditOptions{Subreddits: subs}, Config{})
+	e := newEnv(t, sim.Behavior{}, redditsim.Options{Subreddits: subs}, Config{})
 	opts, err := e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": token})
 	if err != nil {
 		t.Fatal(err)
@@ -620,7 +621,7 @@ func TestOptions(t *testing.T) {
 
 func TestSubredditOptions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sim.Behavior{}, sim.RedditOptions{OnlyListed: true}, Config{})
+	e := newEnv(t, sim.Behavior{}, redditsim.Options{OnlyListed: true}, Config{})
 	creds := map[string]string{"access_token": token}
 	opts, err := e.prov.SubredditOptions(context.Background(), e.BaseURL, creds, "r/REELAY_FLAIR")
 	if err != nil {

@@ -71,7 +71,7 @@ type AudienceComment struct {
 const MaxAudienceComments = 12
 
 var (
-	audienceAuthors = []string{"ada_films", "bo.travels", "chen_cooks", "dee-runs", "eli.makes", "fatima_draws", "gus.plays", "hana_reads"}
+	AudienceAuthors = []string{"ada_films", "bo.travels", "chen_cooks", "dee-runs", "eli.makes", "fatima_draws", "gus.plays", "hana_reads"}
 	audienceTexts   = []string{
 		"Love this! 🔥",
 		"How long did this take to make?",
@@ -99,7 +99,7 @@ func AudienceComments(itemID string, publishedAt, now time.Time) []AudienceComme
 		pick := (seed >> (i % 8 * 8)) + uint64(i)
 		out[i] = AudienceComment{
 			N:      i + 1,
-			Author: audienceAuthors[pick%uint64(len(audienceAuthors))],
+			Author: AudienceAuthors[pick%uint64(len(AudienceAuthors))],
 			Text:   fmt.Sprintf("%s (#%d)", audienceTexts[(pick/8)%uint64(len(audienceTexts))], i+1),
 			At:     publishedAt.Add(time.Duration(i) * every),
 		}

@@ -321,7 +321,7 @@ func (s *oauthServer) issueCode(r *http.Request, c oauthCode) (string, error) {
 	}
 	code := oauthRandom()
 	err = s.cfg.State.Update(ctx, func(tx Tx) error {
-		return save(tx, Record{Key: s.codeKey(code), Account: address, Expires: s.cfg.Now().Add(oauthCodeTTL)}, c)
+		return Save(tx, Record{Key: s.codeKey(code), Account: address, Expires: s.cfg.Now().Add(oauthCodeTTL)}, c)
 	})
 	return code, err
 }
@@ -331,7 +331,7 @@ func (s *oauthServer) issueCode(r *http.Request, c oauthCode) (string, error) {
 func (s *oauthServer) takeCode(ctx context.Context, code string) (c oauthCode, found bool, err error) {
 	err = s.cfg.State.Update(ctx, func(tx Tx) error {
 		var rec Record
-		c, rec, found, err = loadTx[oauthCode](tx, s.codeKey(code))
+		c, rec, found, err = LoadTx[oauthCode](tx, s.codeKey(code))
 		if err != nil || !found {
 			return err
 		}
@@ -499,7 +499,7 @@ func oauthPKCEMatches(challenge, verifier string) bool {
 	return hmac.Equal([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge))
 }
 
-func oauthRandom() string { return base64.RawURLEncoding.EncodeToString(randomBytes(24)) }
+func oauthRandom() string { return base64.RawURLEncoding.EncodeToString(RandomBytes(24)) }
 
 func oauthJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

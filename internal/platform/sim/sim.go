@@ -1,11 +1,15 @@
-// Package sim holds faithful simulators of the platforms' APIs. Each speaks its platform's wire
+// Package sim is the core of the platforms' simulators: what every simulator shares. Each
+// simulator is a package of its own beside its platform's provider
+// (internal/platform/<name>/<name>sim, listed in sim/simset) that speaks its platform's wire
 // protocol (paths, fields, status values, error shapes, processing delays) and is exactly as
 // strict as the platform's documentation: a simulator that accepts what the platform would
 // refuse is a bug. Sandbox channels publish to them, mounted on the server at
 // /sandbox/{platform}/, and every test uses them.
 //
-// This file holds what all simulators share: accounts and their misbehaviour, the record of
-// what was received (served as _introspect), and sandbox access tokens.
+// The core holds accounts and their misbehaviour (this file), the record of what was received
+// (served as _introspect), the State simulators keep between requests (state.go), the spool of
+// an upload's bytes (spool.go), the simulated OAuth consent (oauth.go) and the audience of
+// published items (audience.go).
 package sim
 
 import (
@@ -13,10 +17,12 @@ import (
 	cryptorand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -150,11 +156,11 @@ func (r *Recorder) stateOr(now func() time.Time) State {
 }
 
 // record appends an entry in a transaction of its own, for a stand-in simulator that keeps no
-// records (the tests'); the twelve simulators record what they receive with recordTx, in the
+// records (the tests'); the simulators record what they receive with RecordTx, in the
 // transaction of the change it belongs to. A failing State loses the entry rather than the
 // request.
 func (r *Recorder) record(v any) {
-	_ = r.stateOr(nil).Update(context.Background(), func(tx Tx) error { return recordTx(tx, r.platform, v) })
+	_ = r.stateOr(nil).Update(context.Background(), func(tx Tx) error { return RecordTx(tx, r.platform, v) })
 }
 
 // RecordUpload notes a complete upload.
@@ -270,12 +276,12 @@ func (c *Config) Normalize() {
 
 // What follows is shared by the simulators.
 
-// drainLimit bounds what drain reads: TikTok's largest chunk, more than any simulator's
-// single request body.
-const drainLimit = tiktokMaxFinalChunk + 1
+// drainLimit bounds what Drain reads: more than any simulator's single request body (TikTok's
+// largest chunk, 128 MB, is the largest).
+const drainLimit = 128_000_000 + 1
 
-// pruneBefore drops the times at or before cutoff from a sorted list (rate-limit windows).
-func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
+// PruneBefore drops the times at or before cutoff from a sorted list (rate-limit windows).
+func PruneBefore(times []time.Time, cutoff time.Time) []time.Time {
 	i := 0
 	for i < len(times) && !times[i].After(cutoff) {
 		i++
@@ -283,31 +289,31 @@ func pruneBefore(times []time.Time, cutoff time.Time) []time.Time {
 	return times[i:]
 }
 
-// uploadError answers a storage host's plain-text error (upload URLs are not the JSON API).
-func uploadError(w http.ResponseWriter, status int, msg string) {
+// UploadError answers a storage host's plain-text error (upload URLs are not the JSON API).
+func UploadError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// drain reads what is left of a request body (at most drainLimit), so the connection can be
+// Drain reads what is left of a request body (at most drainLimit), so the connection can be
 // reused.
-func drain(body io.ReadCloser) {
+func Drain(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
 	_ = body.Close()
 }
 
-func randomBytes(n int) []byte {
+func RandomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = cryptorand.Read(b)
 	return b
 }
 
-func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+func RandomHex(n int) string { return hex.EncodeToString(RandomBytes(n)) }
 
-// randomDigits is n random decimal digits, the first not 0 (numeric ids).
-func randomDigits(n int) string {
-	b := randomBytes(n)
+// RandomDigits is n random decimal digits, the first not 0 (numeric ids).
+func RandomDigits(n int) string {
+	b := RandomBytes(n)
 	for i := range b {
 		b[i] = '0' + b[i]%10
 	}
@@ -315,4 +321,13 @@ func randomDigits(n int) string {
 		b[0] = '1'
 	}
 	return string(b)
+}
+
+// ParseDigits parses a non-negative decimal number written with digits only (no sign, no
+// spaces), as the platforms' headers and parameters write them.
+func ParseDigits(s string) (int64, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, errors.New("not a number")
+	}
+	return strconv.ParseInt(s, 10, 64)
 }

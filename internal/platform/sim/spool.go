@@ -16,9 +16,9 @@ import (
 	"github.com/reelay/reelay/internal/fileperm"
 )
 
-// errSpoolFile marks a failure to keep an upload's bytes (the spool's temporary file, or the
+// ErrSpoolFile marks a failure to keep an upload's bytes (the spool's temporary file, or the
 // bookkeeping around it): the simulator's fault, not the upload's.
-var errSpoolFile = errors.New("spool file")
+var ErrSpoolFile = errors.New("spool file")
 
 // errSpoolSkipped answers a read of media data a spool did not keep (see spool).
 var errSpoolSkipped = errors.New("spool: media data not kept")
@@ -59,14 +59,14 @@ const (
 // upload's requests.
 //
 // An upload whose requests may reach other processes, or one after a restart, keeps what it
-// stored between them in blob storage: save writes what the request stored (the tail, in
+// stored between them in blob storage: Save writes what the request stored (the tail, in
 // memory or in the file) as one blob, a chunk, and answers the spool's state, which the
-// simulator keeps in its record; resumeSpool takes the upload up again from it, reading the
+// simulator keeps in its record; ResumeSpool takes the upload up again from it, reading the
 // chunks back where the bytes asked for are in them. A chunk sent again after a crash is a new
 // blob: chunks are never appended to (S3 cannot) nor rewritten. Stored bytes that are in
 // chunks cannot be truncated.
-type spool struct {
-	dir     string
+type Spool struct {
+	Dir     string
 	pattern string
 	mem     []byte
 	file    *os.File
@@ -78,20 +78,20 @@ type spool struct {
 	// hold [base, stored).
 	bucket *blob.Bucket
 	ctx    context.Context
-	chunks []spoolChunk
+	chunks []SpoolChunk
 	base   int64
 }
 
 // spoolChunk is one blob of a spool's stored bytes, in order.
-type spoolChunk struct {
+type SpoolChunk struct {
 	Key string `json:"key"`
 	Len int64  `json:"len"`
 }
 
-// spoolState is what a spool keeps between requests (its bytes being in its chunks).
-type spoolState struct {
+// SpoolState is what a spool keeps between requests (its bytes being in its chunks).
+type SpoolState struct {
 	Size   int64        `json:"size,omitempty"`
-	Chunks []spoolChunk `json:"chunks,omitempty"`
+	Chunks []SpoolChunk `json:"chunks,omitempty"`
 	// Boxes are the top-level boxes followed (start, data, end, skip); Header the bytes so far
 	// of the next one's header; Whole, when set, where the upload is kept whole from.
 	Boxes  [][4]int64 `json:"boxes,omitempty"`
@@ -117,15 +117,15 @@ type topBox struct {
 	start, data, end, skip int64
 }
 
-func newSpool(dir, pattern string) *spool {
-	return &spool{dir: dir, pattern: pattern, boxes: boxScan{stopped: -1}}
+func NewSpool(dir, pattern string) *Spool {
+	return &Spool{Dir: dir, pattern: pattern, boxes: boxScan{stopped: -1}}
 }
 
-// resumeSpool takes up an upload from its state (the zero state: a new upload), its chunks in
+// ResumeSpool takes up an upload from its state (the zero state: a new upload), its chunks in
 // bucket, read with ctx; what it stores from now on is in memory or a temporary file until
-// save.
-func resumeSpool(ctx context.Context, bucket *blob.Bucket, st spoolState, pattern string) *spool {
-	s := newSpool("", pattern)
+// Save.
+func ResumeSpool(ctx context.Context, bucket *blob.Bucket, st SpoolState, pattern string) *Spool {
+	s := NewSpool("", pattern)
 	s.bucket, s.ctx = bucket, ctx
 	s.size, s.chunks = st.Size, st.Chunks
 	for _, c := range st.Chunks {
@@ -142,28 +142,28 @@ func resumeSpool(ctx context.Context, bucket *blob.Bucket, st spoolState, patter
 	return s
 }
 
-// save stores what the spool holds since it was resumed as a new chunk below prefix (none when
+// Save stores what the spool holds since it was resumed as a new chunk below prefix (none when
 // it stored nothing) and answers its state. The spool goes on with an empty tail.
-func (s *spool) save(ctx context.Context, prefix string) (spoolState, error) {
+func (s *Spool) Save(ctx context.Context, prefix string) (SpoolState, error) {
 	if tail := s.stored - s.base; tail > 0 {
-		key := fmt.Sprintf("%s%016x-%s", prefix, s.base, randomHex(6))
+		key := fmt.Sprintf("%s%016x-%s", prefix, s.base, RandomHex(6))
 		var src io.Reader = bytes.NewReader(s.mem)
 		if s.file != nil {
 			src = io.NewSectionReader(s.file, 0, tail)
 		}
 		if err := s.bucket.Upload(ctx, key, src, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: fileperm.BeforeWrite}); err != nil {
-			return spoolState{}, fmt.Errorf("%w: storing a chunk: %v", errSpoolFile, err)
+			return SpoolState{}, fmt.Errorf("%w: storing a chunk: %v", ErrSpoolFile, err)
 		}
-		s.chunks = append(s.chunks, spoolChunk{Key: key, Len: tail})
+		s.chunks = append(s.chunks, SpoolChunk{Key: key, Len: tail})
 		s.base = s.stored
 		s.mem = s.mem[:0]
 		if s.file != nil {
 			if err := s.file.Truncate(0); err != nil {
-				return spoolState{}, fmt.Errorf("%w: %v", errSpoolFile, err)
+				return SpoolState{}, fmt.Errorf("%w: %v", ErrSpoolFile, err)
 			}
 		}
 	}
-	st := spoolState{Size: s.size, Chunks: slices.Clone(s.chunks), Header: slices.Clone(s.boxes.header)}
+	st := SpoolState{Size: s.size, Chunks: slices.Clone(s.chunks), Header: slices.Clone(s.boxes.header)}
 	for _, b := range s.boxes.boxes {
 		st.Boxes = append(st.Boxes, [4]int64{b.start, b.data, b.end, b.skip})
 	}
@@ -175,7 +175,7 @@ func (s *spool) save(ctx context.Context, prefix string) (spoolState, error) {
 }
 
 // readChunks reads stored bytes [at, at+len(p)) from the chunks.
-func (s *spool) readChunks(p []byte, at int64) error {
+func (s *Spool) readChunks(p []byte, at int64) error {
 	var start int64
 	for _, c := range s.chunks {
 		if len(p) == 0 {
@@ -185,25 +185,25 @@ func (s *spool) readChunks(p []byte, at int64) error {
 			k := min(int64(len(p)), end-at)
 			r, err := s.bucket.NewRangeReader(s.ctx, c.Key, at-start, k, nil)
 			if err != nil {
-				return fmt.Errorf("%w: reading a chunk: %v", errSpoolFile, err)
+				return fmt.Errorf("%w: reading a chunk: %v", ErrSpoolFile, err)
 			}
 			_, err = io.ReadFull(r, p[:k])
 			r.Close()
 			if err != nil {
-				return fmt.Errorf("%w: reading a chunk: %v", errSpoolFile, err)
+				return fmt.Errorf("%w: reading a chunk: %v", ErrSpoolFile, err)
 			}
 			p, at = p[k:], at+k
 		}
 		start += c.Len
 	}
 	if len(p) > 0 {
-		return fmt.Errorf("%w: the chunks end before byte %d", errSpoolFile, at)
+		return fmt.Errorf("%w: the chunks end before byte %d", ErrSpoolFile, at)
 	}
 	return nil
 }
 
 // WriteAt writes p at off (see spool for what that means before or past the end).
-func (s *spool) WriteAt(p []byte, off int64) (int, error) {
+func (s *Spool) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("spool: negative offset %d", off)
 	}
@@ -217,7 +217,7 @@ func (s *spool) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // append adds p at the end, storing what is kept.
-func (s *spool) append(p []byte) error {
+func (s *Spool) append(p []byte) error {
 	b := &s.boxes
 	for len(p) > 0 {
 		if b.stopped >= 0 {
@@ -310,7 +310,7 @@ func (b *boxScan) read() {
 }
 
 // skipped is how many bytes of [0, off) were not kept.
-func (s *spool) skipped(off int64) int64 {
+func (s *Spool) skipped(off int64) int64 {
 	var n int64
 	for _, b := range s.boxes.boxes {
 		if hi := min(b.end, off, s.size); hi > b.skip {
@@ -321,7 +321,7 @@ func (s *spool) skipped(off int64) int64 {
 }
 
 // store appends p to what is stored.
-func (s *spool) store(p []byte) error {
+func (s *Spool) store(p []byte) error {
 	end := s.stored + int64(len(p))
 	if s.file == nil && end-s.base > spoolInMemory {
 		if err := s.toFile(); err != nil {
@@ -330,7 +330,7 @@ func (s *spool) store(p []byte) error {
 	}
 	if s.file != nil {
 		if _, err := s.file.WriteAt(p, s.stored-s.base); err != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, err)
+			return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 		}
 	} else {
 		s.mem = append(s.mem, p...)
@@ -340,15 +340,15 @@ func (s *spool) store(p []byte) error {
 }
 
 // toFile moves the stored bytes to a new temporary file.
-func (s *spool) toFile() error {
-	f, err := os.CreateTemp(s.dir, s.pattern)
+func (s *Spool) toFile() error {
+	f, err := os.CreateTemp(s.Dir, s.pattern)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errSpoolFile, err)
+		return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 	}
 	if _, err := f.Write(s.mem); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return fmt.Errorf("%w: %v", errSpoolFile, err)
+		return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 	}
 	s.file, s.mem = f, nil
 	return nil
@@ -356,7 +356,7 @@ func (s *spool) toFile() error {
 
 // ReadAt reads like os.File.ReadAt (io.EOF when p reaches past the end); bytes that were not
 // kept fail with errSpoolSkipped.
-func (s *spool) ReadAt(p []byte, off int64) (int, error) {
+func (s *Spool) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("spool: negative offset %d", off)
 	}
@@ -399,7 +399,7 @@ func (s *spool) ReadAt(p []byte, off int64) (int, error) {
 var spoolZeros [32 << 10]byte
 
 // Truncate cuts the spool to size bytes, or fills it with zeros up to size.
-func (s *spool) Truncate(size int64) error {
+func (s *Spool) Truncate(size int64) error {
 	if size >= s.size {
 		for s.size < size {
 			if err := s.append(spoolZeros[:min(size-s.size, int64(len(spoolZeros)))]); err != nil {
@@ -419,12 +419,12 @@ func (s *spool) Truncate(size int64) error {
 	}
 	stored := size - s.skipped(size)
 	if stored < s.base {
-		return fmt.Errorf("%w: cannot cut bytes kept in chunks", errSpoolFile)
+		return fmt.Errorf("%w: cannot cut bytes kept in chunks", ErrSpoolFile)
 	}
 	s.size = size
 	if s.file != nil {
 		if err := s.file.Truncate(stored - s.base); err != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, err)
+			return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 		}
 	} else {
 		s.mem = s.mem[:stored-s.base]
@@ -435,14 +435,14 @@ func (s *spool) Truncate(size int64) error {
 		// In the middle of the next box's header: take its bytes back.
 		b.header = append(b.header, make([]byte, size-next)...)
 		if _, err := s.ReadAt(b.header, next); err != nil {
-			return fmt.Errorf("%w: %v", errSpoolFile, err)
+			return fmt.Errorf("%w: %v", ErrSpoolFile, err)
 		}
 	}
 	return nil
 }
 
 // Close frees the spool: its memory, or its file, which it removes.
-func (s *spool) Close() error {
+func (s *Spool) Close() error {
 	s.mem = nil
 	if s.file == nil {
 		return nil

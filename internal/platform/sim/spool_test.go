@@ -54,7 +54,7 @@ func TestSpool(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newSpool(dir, "spool-*")
+			s := NewSpool(dir, "spool-*")
 			for _, w := range tt.writes {
 				if n, err := s.WriteAt(w.data, w.off); err != nil || n != len(w.data) {
 					t.Fatalf("WriteAt(%d bytes, %d) = %d, %v", len(w.data), w.off, n, err)
@@ -143,7 +143,7 @@ func TestSpoolSkipsMediaData(t *testing.T) {
 		for _, r := range resends {
 			for _, piece := range pieces {
 				t.Run(fmt.Sprintf("%s/%s/%s", f.name, r.name, piece.name), func(t *testing.T) {
-					s := newSpool(t.TempDir(), "spool-*")
+					s := NewSpool(t.TempDir(), "spool-*")
 					defer s.Close()
 					write := func(from int64) {
 						for off := from; off < size; {
@@ -233,7 +233,7 @@ func TestSpoolBoxLimit(t *testing.T) {
 		box("free", 0)
 	}
 	box("mdat", 2*skipMin)
-	s := newSpool(t.TempDir(), "spool-*")
+	s := NewSpool(t.TempDir(), "spool-*")
 	defer s.Close()
 	for off := 0; off < len(data); off += 4096 {
 		end := min(off+4096, len(data))
@@ -298,8 +298,8 @@ func TestSpoolResumed(t *testing.T) {
 			t.Run(f.name+"/"+piece.name, func(t *testing.T) {
 				bucket := memblob.OpenBucket(nil)
 				defer bucket.Close()
-				var st spoolState
-				var s *spool
+				var st SpoolState
+				var s *Spool
 				for off := int64(0); off < size; {
 					end := min(off+piece.at(off), size)
 					// Another process: the state went through the record's JSON.
@@ -307,16 +307,16 @@ func TestSpoolResumed(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					st = spoolState{}
+					st = SpoolState{}
 					if err := json.Unmarshal(b, &st); err != nil {
 						t.Fatal(err)
 					}
-					s = resumeSpool(ctx, bucket, st, "spool-*")
+					s = ResumeSpool(ctx, bucket, st, "spool-*")
 					if n, err := s.WriteAt(data[off:end], off); err != nil || n != int(end-off) {
 						t.Fatalf("WriteAt(%d bytes, %d) = %d, %v", end-off, off, n, err)
 					}
 					if end < size {
-						if st, err = s.save(ctx, "up/"); err != nil {
+						if st, err = s.Save(ctx, "up/"); err != nil {
 							t.Fatal(err)
 						}
 						s.Close()

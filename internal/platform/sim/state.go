@@ -8,41 +8,38 @@ package sim
 // (_introspect) is appended to the same State, in the transaction that changes the record it
 // belongs to, so that it is counted once for each time the platform received it.
 //
-// How a simulator keeps its state (tiktok.go is the example with uploads, instagram.go the one
+// How a simulator keeps its state (tiktoksim is the example with uploads, instagramsim the one
 // with a background fetch):
 //
 //   - Its records are its own structs with exported, JSON-tagged fields, one kind per thing the
 //     platform names (kinds as constants, with a key helper such as tiktokKey). A record that
 //     expires on the platform has Expires (an upload URL's hour, a container's day), one with
 //     blobs Blobs; the others are kept until housekeeping's retention.
-//   - A request reads with load or listJSON (an account's records, oldest first), outside any
-//     transaction. A change is one State.Update: loadTx (which locks the record), the change,
-//     save; what the platform received is recorded with recordTx in the same transaction, so
+//   - A request reads with Load or ListJSON (an account's records, oldest first), outside any
+//     transaction. A change is one State.Update: LoadTx (which locks the record), the change,
+//     Save; what the platform received is recorded with RecordTx in the same transaction, so
 //     a retried request is not counted twice nor a crash once too few. An Update's function may
 //     run twice: it only computes and uses its Tx, and sets the handler's answer afresh.
 //   - A record time moves on (a processing that ended, a scheduled publish) is read with
-//     loadAdvanced, which writes the move once, by the first request to see it due.
-//   - Daily caps and allowances are takeInWindow records; a minute's rate limit may stay in
+//     LoadAdvanced, which writes the move once, by the first request to see it due.
+//   - Daily caps and allowances are TakeInWindow records; a minute's rate limit may stay in
 //     the process (a documented deviation: each process allows it).
-//   - Ids are random (metaNewID, randomDigits), never counted: another process, or the process
+//   - Ids are random (metasim.NewID, RandomDigits), never counted: another process, or the process
 //     before a restart, must not hand out the same.
-//   - An upload's bytes: resumeSpool from the session's saved state, write the request's
-//     bytes, then spool.save to a blob below BlobPrefix of the session's key before the
+//   - An upload's bytes: ResumeSpool from the session's saved state, write the request's
+//     bytes, then Spool.Save to a blob below BlobPrefix of the session's key before the
 //     Update that moves the session on; after the last byte, check the spool as it is (its
 //     chunks are read back) and DeleteBlobs once the Update committed.
 //   - Work a platform does in the background runs under a lease any process takes over when it
-//     lapses (meta_pull.go), and writes its result only while it holds the lease.
+//     lapses (metasim.Fetcher), and writes its result only while it holds the lease.
 //   - A State error answers as the platform answers its own internal errors (tiktokInternal,
-//     metaInternal).
+//     metasim.Internal).
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -80,8 +77,8 @@ type State interface {
 	Entries(ctx context.Context, platform string, accounts []string) ([]Entry, error)
 }
 
-// load reads the record under key and decodes its data into a T.
-func load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found bool, err error) {
+// Load reads the record under key and decodes its data into a T.
+func Load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found bool, err error) {
 	rec, found, err = st.Get(ctx, key)
 	if err != nil || !found {
 		return v, rec, false, err
@@ -92,8 +89,8 @@ func load[T any](ctx context.Context, st State, key Key) (v T, rec Record, found
 	return v, rec, true, nil
 }
 
-// loadTx is load within a transaction: the record stays locked until it ends.
-func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
+// LoadTx is Load within a transaction: the record stays locked until it ends.
+func LoadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
 	rec, found, err = tx.Get(key)
 	if err != nil || !found {
 		return v, Record{Key: key}, false, err
@@ -104,16 +101,16 @@ func loadTx[T any](tx Tx, key Key) (v T, rec Record, found bool, err error) {
 	return v, rec, true, nil
 }
 
-// loadAdvanced reads the record under key. When due says time has moved it on (a processing
+// LoadAdvanced reads the record under key. When due says time has moved it on (a processing
 // that ended), advance moves it within a transaction, recording what that publishes: the
 // change is written once, by whichever request sees it first, and the others read it.
-func loadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) bool, advance func(tx Tx, v *T) error) (T, bool, error) {
-	v, _, found, err := load[T](ctx, st, key)
+func LoadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) bool, advance func(tx Tx, v *T) error) (T, bool, error) {
+	v, _, found, err := Load[T](ctx, st, key)
 	if err != nil || !found || !due(v) {
 		return v, found, err
 	}
 	err = st.Update(ctx, func(tx Tx) error {
-		w, rec, found, err := loadTx[T](tx, key)
+		w, rec, found, err := LoadTx[T](tx, key)
 		if err != nil || !found {
 			return err
 		}
@@ -121,13 +118,13 @@ func loadAdvanced[T any](ctx context.Context, st State, key Key, due func(v T) b
 			return err
 		}
 		v = w
-		return save(tx, rec, w)
+		return Save(tx, rec, w)
 	})
 	return v, true, err
 }
 
-// save encodes v as rec's data and writes rec.
-func save(tx Tx, rec Record, v any) error {
+// Save encodes v as rec's data and writes rec.
+func Save(tx Tx, rec Record, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("sim: encode record %s/%s/%s: %w", rec.Platform, rec.Kind, rec.ID, err)
@@ -136,9 +133,9 @@ func save(tx Tx, rec Record, v any) error {
 	return tx.Put(rec)
 }
 
-// listJSON reads the live records of one kind (key's platform and kind) and account, decoded,
+// ListJSON reads the live records of one kind (key's platform and kind) and account, decoded,
 // in the order they were first written.
-func listJSON[T any](ctx context.Context, st State, kind Key, account string) ([]T, error) {
+func ListJSON[T any](ctx context.Context, st State, kind Key, account string) ([]T, error) {
 	recs, err := st.List(ctx, kind.Platform, kind.Kind, account)
 	if err != nil {
 		return nil, err
@@ -152,23 +149,23 @@ func listJSON[T any](ctx context.Context, st State, kind Key, account string) ([
 	return out, nil
 }
 
-// takeInWindow counts an event at now against those of the last window kept under key (a
+// TakeInWindow counts an event at now against those of the last window kept under key (a
 // []time.Time of at most max, the record expiring with its last): it answers false, and
 // writes nothing, when max are already in the window. Daily caps and allowances are kept so.
-func takeInWindow(tx Tx, key Key, account string, now time.Time, window time.Duration, max int) (bool, error) {
-	times, _, _, err := loadTx[[]time.Time](tx, key)
+func TakeInWindow(tx Tx, key Key, account string, now time.Time, window time.Duration, max int) (bool, error) {
+	times, _, _, err := LoadTx[[]time.Time](tx, key)
 	if err != nil {
 		return false, err
 	}
-	if times = pruneBefore(times, now.Add(-window)); len(times) >= max {
+	if times = PruneBefore(times, now.Add(-window)); len(times) >= max {
 		return false, nil
 	}
 	times = append(times, now)
-	return true, save(tx, Record{Key: key, Account: account, Expires: now.Add(window)}, times)
+	return true, Save(tx, Record{Key: key, Account: account, Expires: now.Add(window)}, times)
 }
 
-// recordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
-func recordTx(tx Tx, platform string, v any) error {
+// RecordTx appends what the simulator of platform received: an Upload, a Published or a Reply.
+func RecordTx(tx Tx, platform string, v any) error {
 	var e Entry
 	switch v := v.(type) {
 	case Upload:
@@ -200,28 +197,12 @@ func stateErr(err error) error {
 	return fmt.Errorf("%w: %w", errNoState, err)
 }
 
-// BlobPrefix is where the blobs of the record under key are stored: below "sandbox/", apart
-// from the media reelay keeps, and named by a hash, so that any id makes a valid key.
-func BlobPrefix(key Key) string {
-	sum := sha256.Sum256([]byte(key.Platform + "\x00" + key.Kind + "\x00" + key.ID))
-	return "sandbox/" + key.Platform + "/" + hex.EncodeToString(sum[:16]) + "/"
-}
+// BlobPrefix is where the blobs of the record under key are stored (simstate.BlobPrefix).
+func BlobPrefix(key Key) string { return simstate.BlobPrefix(key) }
 
-// DeleteBlobs deletes the blobs of the record under key (housekeeping, once it expired).
+// DeleteBlobs deletes the blobs of the record under key (simstate.DeleteBlobs).
 func DeleteBlobs(ctx context.Context, bucket *blob.Bucket, key Key) error {
-	it := bucket.List(&blob.ListOptions{Prefix: BlobPrefix(key)})
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("sim: list blobs: %w", err)
-		}
-		if err := bucket.Delete(ctx, obj.Key); err != nil {
-			return fmt.Errorf("sim: delete blob: %w", err)
-		}
-	}
+	return simstate.DeleteBlobs(ctx, bucket, key)
 }
 
 // NewMemoryState returns a State in memory, whose records expire by now: what the simulators

@@ -22,6 +22,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/telegram"
+	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -33,7 +34,7 @@ const (
 type setup struct {
 	behavior sim.Behavior
 	rand     func() float64
-	simOpts  sim.TelegramOptions
+	simOpts  telegramsim.Options
 	cfg      telegram.Config
 	// wrap wraps the simulator's handler (to break connections, count requests, ...).
 	wrap func(http.Handler) http.Handler
@@ -43,7 +44,7 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *telegram.Provider) {
 	t.Helper()
 	accts := sim.StaticAccounts{token: {ID: account, Username: "Reelay sandbox channel", Behavior: s.behavior}}
 	env := providertest.NewEnv(t, "telegram", accts, func(c sim.Config) http.Handler {
-		var h http.Handler = sim.NewTelegramSim(c, s.simOpts)
+		var h http.Handler = telegramsim.NewSim(c, s.simOpts)
 		if s.wrap != nil {
 			h = s.wrap(h)
 		}
@@ -66,7 +67,7 @@ func dest(env *providertest.Env, v *providertest.Video, options string) *provide
 	return env.Destination(account, creds(env), v, options)
 }
 
-func chatID() int64 { return sim.TelegramChatID(account) }
+func chatID() int64 { return telegramsim.ChatID(account) }
 
 func TestPublish(t *testing.T) {
 	t.Parallel()
@@ -618,7 +619,7 @@ func TestOptions(t *testing.T) {
 	}
 	tg := got.Target
 	if got.Caption.Max != 1024 || got.Caption.Unit != "utf16" || tg.Chat.ID != chatID() || tg.Chat.Type != "channel" ||
-		tg.Chat.Username != account || tg.Chat.Title != "Reelay sandbox channel" || tg.Bot.ID != sim.TelegramBotID(account) ||
+		tg.Chat.Username != account || tg.Chat.Title != "Reelay sandbox channel" || tg.Bot.ID != telegramsim.BotID(account) ||
 		tg.Bot.Rights.Status != "administrator" || !tg.Bot.Rights.CanPostMessages || tg.MaxVideoBytes != telegram.CloudMaxVideoBytes {
 		t.Fatalf("options %s", raw)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/platform/threads/threadssim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -245,7 +246,7 @@ func TestReplyRefusals(t *testing.T) {
 func TestOtherProfilesPosts(t *testing.T) {
 	t.Parallel()
 	accts := sim.StaticAccounts{tok: {ID: user, Username: "reelay.test"}, "other-token": {ID: "27000000000000002", Username: "other"}}
-	e := providertest.NewEnv(t, "threads", accts, sim.NewThreads, providertest.Options{})
+	e := providertest.NewEnv(t, "threads", accts, threadssim.New, providertest.Options{})
 	f := fixture{e: e, p: threads.New(threads.Config{HTTPClient: e.Client, Now: e.Clock.Now})}
 	id, at := f.publishPost(t)
 	f.setClock(at.Add(time.Hour))

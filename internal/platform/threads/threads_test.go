@@ -14,6 +14,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/threads"
+	"github.com/reelay/reelay/internal/platform/threads/threadssim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -30,7 +31,7 @@ type fixture struct {
 func newFixture(t *testing.T, b sim.Behavior, o providertest.Options) fixture {
 	t.Helper()
 	accts := sim.StaticAccounts{tok: {ID: user, Username: "reelay.test", Behavior: b}}
-	e := providertest.NewEnv(t, "threads", accts, sim.NewThreads, o)
+	e := providertest.NewEnv(t, "threads", accts, threadssim.New, o)
 	p := threads.New(threads.Config{HTTPClient: e.Client, Now: e.Clock.Now})
 	return fixture{e: e, p: p}
 }

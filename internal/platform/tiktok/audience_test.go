@@ -9,6 +9,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -76,7 +77,7 @@ func show(m provider.Metrics) string {
 // creator has no entry.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	out, at := e.publishNow(t, `{"mode":"direct"}`)
 	if !isPostID(out.ExternalID) {
 		t.Fatalf("external id %q is not the video id", out.ExternalID)
@@ -94,7 +95,7 @@ func TestMetrics(t *testing.T) {
 // figures of that video, under the publish_id.
 func TestMetricsPublishID(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: 10 * time.Minute}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: 10 * time.Minute}, Config{})
 	out, at := e.publishNow(t, `{"mode":"direct"}`)
 	publishID := stateOf(t, out.State).PublishID
 	if out.ExternalID != publishID {
@@ -121,7 +122,7 @@ func TestMetricsPublishID(t *testing.T) {
 // app; a private post never has any.
 func TestMetricsInbox(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	inbox, _ := e.publishNow(t, `{"mode":"inbox"}`)
 	private, _ := e.publishNow(t, `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
 	e.Clock.Advance(time.Hour)
@@ -144,7 +145,7 @@ func TestMetricsInbox(t *testing.T) {
 // TestMetricsBatching: 45 video ids take 3 queries of at most 20.
 func TestMetricsBatching(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	out, at := e.publishNow(t, `{"mode":"direct"}`)
 	e.Clock.Advance(time.Hour)
 	ids := []string{out.ExternalID}
@@ -165,7 +166,7 @@ func TestMetricsBatching(t *testing.T) {
 // figures read before are returned with the rate-limit error.
 func TestMetricsStatusRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1, StatusPerMinute: 3}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1, StatusPerMinute: 3}, Config{})
 	// Each publish fetches the status once: 2 of the minute's 3 are spent.
 	out, _ := e.publishNow(t, `{"mode":"direct"}`)
 	public, _ := e.publishNow(t, `{"mode":"direct"}`)
@@ -203,7 +204,7 @@ func TestMetricsFaults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			opts := sim.TikTokOptions{}
+			opts := tiktoksim.Options{}
 			if c.scopes != nil {
 				opts.Scopes = map[string][]string{"open_1": c.scopes}
 			}

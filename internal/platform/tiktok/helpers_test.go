@@ -10,6 +10,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -17,21 +18,21 @@ import (
 // provider pointed at it.
 type env struct {
 	*providertest.Env
-	sim  *sim.TikTok
+	sim  *tiktoksim.Sim
 	prov *Provider
 }
 
-func newEnv(t *testing.T, accounts sim.StaticAccounts, opts sim.TikTokOptions, cfg Config) *env {
+func newEnv(t *testing.T, accounts sim.StaticAccounts, opts tiktoksim.Options, cfg Config) *env {
 	t.Helper()
 	return newEnvRand(t, accounts, opts, cfg, nil)
 }
 
 // newEnvRand is newEnv with the simulator's dice for flaky accounts (nil: they never fail).
-func newEnvRand(t *testing.T, accounts sim.StaticAccounts, opts sim.TikTokOptions, cfg Config, rnd func() float64) *env {
+func newEnvRand(t *testing.T, accounts sim.StaticAccounts, opts tiktoksim.Options, cfg Config, rnd func() float64) *env {
 	t.Helper()
 	e := &env{}
 	e.Env = providertest.NewEnv(t, platform.TikTok, accounts, func(c sim.Config) http.Handler {
-		e.sim = sim.NewTikTokSim(c, opts)
+		e.sim = tiktoksim.NewSim(c, opts)
 		return e.sim
 	}, providertest.Options{Rand: rnd})
 	cfg.Now = e.Clock.Now

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/tiktok/tiktoksim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -121,7 +122,7 @@ func TestDirectPublish(t *testing.T) {
 			if testing.Short() && c.size > 20*mb {
 				t.Skip("large upload")
 			}
-			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+			e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 			v := providertest.NewVideo(c.size, 12*time.Second, 1080, 1920)
 			d := e.dest("tok", v.Media(),
 				`{"mode":"direct","title":"Hello #tiktok 🎬","privacy_level":"PUBLIC_TO_EVERYONE","is_aigc":true,"allow_duet":false}`)
@@ -175,7 +176,7 @@ func TestDirectPublish(t *testing.T) {
 
 func TestInboxMode(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
 	d := e.dest("tok", v.Media(), `{}`) // inbox is the default mode (docs/CONTRACT.md)
 	out, err := e.run(d, 20)
@@ -203,7 +204,7 @@ func TestRefusedBeforeUpload(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name     string
-		creator  *sim.TikTokCreator
+		creator  *tiktoksim.Creator
 		options  string
 		dur      time.Duration
 		category string
@@ -212,7 +213,7 @@ func TestRefusedBeforeUpload(t *testing.T) {
 	}{
 		{
 			name:     "privacy level not offered to an unaudited creator",
-			creator:  &sim.TikTokCreator{PrivacyLevelOptions: []string{"SELF_ONLY"}},
+			creator:  &tiktoksim.Creator{PrivacyLevelOptions: []string{"SELF_ONLY"}},
 			options:  `{"mode":"direct","privacy_level":"PUBLIC_TO_EVERYONE"}`,
 			category: provider.CategoryInvalidOptions,
 			message:  "it allows SELF_ONLY",
@@ -225,7 +226,7 @@ func TestRefusedBeforeUpload(t *testing.T) {
 		},
 		{
 			name:     "longer than the creator may post",
-			creator:  &sim.TikTokCreator{MaxVideoPostDurationSec: 60},
+			creator:  &tiktoksim.Creator{MaxVideoPostDurationSec: 60},
 			options:  `{"mode":"direct"}`,
 			dur:      90 * time.Second,
 			category: provider.CategoryMediaRejected,
@@ -247,7 +248,7 @@ func TestRefusedBeforeUpload(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+			e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 			if c.creator != nil {
 				e.sim.SetCreator("open_1", *c.creator)
 			}
@@ -270,7 +271,7 @@ func TestRefusedBeforeUpload(t *testing.T) {
 
 func TestTitleAtLimitAccepted(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 	title := strings.Repeat("😀", 1100) // 2200 UTF-16 units
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct","title":"`+title+`"}`), 20)
@@ -285,8 +286,8 @@ func TestTitleAtLimitAccepted(t *testing.T) {
 // TestCreatorSettingsWin: interactions the creator turned off stay off, and the outcome says so.
 func TestCreatorSettingsWin(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
-	e.sim.SetCreator("open_1", sim.TikTokCreator{CommentDisabled: true, StitchDisabled: true,
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: time.Hour}, Config{})
+	e.sim.SetCreator("open_1", tiktoksim.Creator{CommentDisabled: true, StitchDisabled: true,
 		PrivacyLevelOptions: []string{"FOLLOWER_OF_CREATOR", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"}})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct","privacy_level":"SELF_ONLY"}`)
@@ -308,7 +309,7 @@ func TestCreatorSettingsWin(t *testing.T) {
 
 func TestModerationPending(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: time.Hour}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: time.Hour}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
 	if err != nil || out.Status != provider.StatusPublished {
@@ -333,7 +334,7 @@ func TestFaults(t *testing.T) {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
 			acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}}
-			e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
+			e := newEnv(t, acc, tiktoksim.Options{}, Config{})
 			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 			_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
 			pe := providertest.WantError(t, err, c.category, c.transient, "")
@@ -346,7 +347,7 @@ func TestFaults(t *testing.T) {
 
 func TestUnknownToken(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	_, err := e.step(e.dest("expired", v.Media(), `{}`))
 	if pe := providertest.WantError(t, err, provider.CategoryAuthExpired, false, "access_token_invalid"); pe.Status != http.StatusUnauthorized {
@@ -366,7 +367,7 @@ func TestFlaky(t *testing.T) {
 		}
 		return 0.9
 	}
-	e := newEnvRand(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}}, rnd)
+	e := newEnvRand(t, acc, tiktoksim.Options{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}}, rnd)
 	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	var out provider.Outcome
@@ -401,7 +402,7 @@ func TestFlaky(t *testing.T) {
 func TestReject(t *testing.T) {
 	t.Parallel()
 	acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}}}
-	e := newEnv(t, acc, sim.TikTokOptions{}, Config{})
+	e := newEnv(t, acc, tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	_, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
 	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "file_format_check_failed")
@@ -414,7 +415,7 @@ func TestReject(t *testing.T) {
 // by TikTok after the upload.
 func TestVideoCheckedByTikTok(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(mb, 2*time.Second, 1080, 1920)
 	m := v.Media()
 	m.Duration, m.Width, m.Height = 0, 0, 0 // not probed
@@ -465,7 +466,7 @@ func TestCrashResume(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}})
+			e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{Repeat: provider.Repeat{Tries: 1}})
 			v := providertest.NewVideo(size, 30*time.Second, 1080, 1920)
 			fm := &failingMedia{v: v, failAt: 10 * mb, failAfter: 3 * mb, done: !c.midChunk}
 			m := v.Media()
@@ -514,7 +515,7 @@ func TestCrashResume(t *testing.T) {
 // TikTok still receives one complete upload.
 func TestUploadURLExpired(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	v := providertest.NewVideo(25*mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	for range 2 { // init, chunk 1
@@ -541,7 +542,7 @@ func TestUploadURLExpired(t *testing.T) {
 // expired since; the status fetch says TikTok has every byte, so nothing is sent again.
 func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	v := providertest.NewVideo(3*mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	out, err := e.step(d) // init
@@ -568,7 +569,7 @@ func TestURLExpiredAfterCompleteUpload(t *testing.T) {
 
 func TestDailyCap(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{PostsPerDay: 2}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{PostsPerDay: 2}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	for i := range 3 {
 		_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
@@ -584,7 +585,7 @@ func TestDailyCap(t *testing.T) {
 
 func TestInitRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	for i := range 7 {
 		_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
@@ -610,7 +611,7 @@ func TestInitRateLimit(t *testing.T) {
 // TestDoneStateIsStable: a Step on a finished destination answers the same outcome.
 func TestDoneStateIsStable(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{ModerationDelay: -1}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{ModerationDelay: -1}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 	out, err := e.run(d, 20)
@@ -633,7 +634,7 @@ func TestOptions(t *testing.T) {
 	e := newEnv(t, sim.StaticAccounts{
 		"tok":     {ID: "open_1", Username: "reelaydemo"},
 		"private": {ID: "open_2", Username: "quiet"},
-	}, sim.TikTokOptions{Creators: map[string]sim.TikTokCreator{
+	}, tiktoksim.Options{Creators: map[string]tiktoksim.Creator{
 		"open_2": {Nickname: "Quiet One", CommentDisabled: true, DuetDisabled: true,
 			PrivacyLevelOptions: []string{"SELF_ONLY"}, MaxVideoPostDurationSec: 180},
 	}}, Config{})
@@ -717,8 +718,8 @@ func TestIdentify(t *testing.T) {
 		"down":    {ID: "open_6", Behavior: sim.Behavior{Fail: sim.FailUnavailable}},
 		"busy":    {ID: "open_7", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
 	}
-	e := newEnv(t, accts, sim.TikTokOptions{
-		Creators: map[string]sim.TikTokCreator{"open_1": {Nickname: "Reelay Demo"}},
+	e := newEnv(t, accts, tiktoksim.Options{
+		Creators: map[string]tiktoksim.Creator{"open_1": {Nickname: "Reelay Demo"}},
 		Scopes: map[string][]string{
 			"open_2": {"user.info.basic", "video.publish", "video.upload"}, // no user.info.profile
 			"open_3": {"user.info.basic", "video.upload"},                  // neither profile nor creator_info
@@ -753,7 +754,7 @@ func TestIdentify(t *testing.T) {
 	if out, err := e.run(d, 30); err != nil || !out.Done() {
 		t.Fatalf("publish as the identified creator: %+v, %v", out, err)
 	}
-	if posts := e.sim.Posts(id.ExternalID); len(posts) != 1 || posts[0].Status != sim.TikTokPublishComplete {
+	if posts := e.sim.Posts(id.ExternalID); len(posts) != 1 || posts[0].Status != tiktoksim.PublishComplete {
 		t.Fatalf("posts of %s: %+v", id.ExternalID, posts)
 	}
 
@@ -781,7 +782,7 @@ func TestIdentify(t *testing.T) {
 // goes ahead without it.
 func TestInboxWithUploadScopeOnly(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, accounts(), sim.TikTokOptions{Scopes: map[string][]string{"open_1": {"video.upload"}}}, Config{})
+	e := newEnv(t, accounts(), tiktoksim.Options{Scopes: map[string][]string{"open_1": {"video.upload"}}}, Config{})
 	v := providertest.NewVideo(2*mb, 8*time.Second, 720, 1280)
 	out, err := e.run(e.dest("tok", v.Media(), `{}`), 20)
 	if err != nil || out.Status != provider.StatusSentToInbox || !strings.Contains(out.Message, "video.upload scope only") {
@@ -803,7 +804,7 @@ func TestStatusFetchSchedule(t *testing.T) {
 		t.Run(processing.String(), func(t *testing.T) {
 			t.Parallel()
 			acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{ProcessingMS: int(processing.Milliseconds())}}}
-			e := newEnv(t, acc, sim.TikTokOptions{ModerationDelay: -1}, Config{})
+			e := newEnv(t, acc, tiktoksim.Options{ModerationDelay: -1}, Config{})
 			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 			d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
 			start := e.Clock.Now()

@@ -11,6 +11,7 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -21,7 +22,7 @@ type audienceEnv struct {
 	p *Provider
 }
 
-func newAudienceEnv(t *testing.T, opt sim.YouTubeOptions) *audienceEnv {
+func newAudienceEnv(t *testing.T, opt youtubesim.Options) *audienceEnv {
 	t.Helper()
 	opt.SpoolDir = t.TempDir()
 	accounts := sim.StaticAccounts{
@@ -31,7 +32,7 @@ func newAudienceEnv(t *testing.T, opt sim.YouTubeOptions) *audienceEnv {
 		"tok-slow": {ID: "slow", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
 	}
 	e := providertest.NewEnv(t, platform.YouTube, accounts, func(c sim.Config) http.Handler {
-		return sim.NewYouTubeWith(c, opt)
+		return youtubesim.NewWith(c, opt)
 	}, providertest.Options{})
 	return &audienceEnv{Env: e, p: New(Config{HTTPClient: e.Client})}
 }
@@ -72,7 +73,7 @@ func (e *audienceEnv) comments(t *testing.T, id string) []provider.Comment {
 // audience's at the simulator's clock; shares, watch time, impressions, reach and saves are
 // not in videos.list and stay nil; an unknown video has no entry.
 func TestMetrics(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id1, at1 := e.publish(t)
 	e.Clock.Advance(11 * time.Minute)
 	id2, at2 := e.publish(t)
@@ -100,7 +101,7 @@ func TestMetrics(t *testing.T) {
 
 // TestMetricsBatching asks for 120 ids: videos.list takes 50 a call, so 3 calls.
 func TestMetricsBatching(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, at := e.publish(t)
 	e.Clock.Advance(time.Hour)
 	ids := []string{id}
@@ -134,7 +135,7 @@ func statisticsCalls(e *audienceEnv) []providertest.Request {
 // TestComments reads the audience's comments: each with its author, text and time, none a
 // reply, none the channel's own.
 func TestComments(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, at := e.publish(t)
 	e.Clock.Advance(40 * time.Minute)
 	want := sim.AudienceComments(id, at, e.Clock.Now())
@@ -156,7 +157,7 @@ func TestComments(t *testing.T) {
 // top-level comment, come back from Comments as the channel's own, are recorded, and count in
 // commentCount.
 func TestReplyRoundTrip(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, at := e.publish(t)
 	e.Clock.Advance(20 * time.Minute)
 	top := e.comments(t, id)[0]
@@ -202,7 +203,7 @@ func TestReplyRoundTrip(t *testing.T) {
 // TestCommentsReplyPages posts more replies than a thread carries inline: Comments fetches
 // the rest with comments.list.
 func TestCommentsReplyPages(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
 	for i := range 7 {
@@ -229,7 +230,7 @@ func TestCommentsReplyPages(t *testing.T) {
 // comments.list call. The library asks for part=snippet&part=replies, which YouTube reads as
 // snippet,replies.
 func TestCommentsInlineReplies(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
 	for _, text := range []string{"first", "second"} {
@@ -250,7 +251,7 @@ func TestCommentsInlineReplies(t *testing.T) {
 // TestReplyRefused: YouTube refuses a reply to a comment it does not know, an over-long reply
 // and an empty one; the provider passes them on as permanent invalid_options errors.
 func TestReplyRefused(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
 	limit := Description.Capabilities.ReplyText.Max
@@ -277,7 +278,7 @@ func TestReplyRefused(t *testing.T) {
 
 // TestCommentsUnknownVideo: comments of a video YouTube does not know are refused, not empty.
 func TestCommentsUnknownVideo(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	_, err := e.p.Comments(context.Background(), e.channel("tok"), "unknownVid0")
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "videoNotFound")
 }
@@ -286,7 +287,7 @@ func TestCommentsUnknownVideo(t *testing.T) {
 // left, the reply fails for the day while a 1-unit read still works.
 func TestReplyQuota(t *testing.T) {
 	// Publishing costs 1,600 units and a few 1-unit polls.
-	e := newAudienceEnv(t, sim.YouTubeOptions{DailyQuota: 1640})
+	e := newAudienceEnv(t, youtubesim.Options{DailyQuota: 1640})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
 	if _, err := e.p.Metrics(context.Background(), e.channel("tok"), []string{id}); err != nil {
@@ -298,7 +299,7 @@ func TestReplyQuota(t *testing.T) {
 
 // TestAudienceFaults: the account's faults reach every call as classified errors.
 func TestAudienceFaults(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	for _, c := range []struct {
 		token, category string
 		transient       bool

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -34,7 +35,7 @@ func (e *audienceEnv) libraryCall(t *testing.T, token string) *call {
 // with the channel's token, the library's own headers and system parameters, and parts as
 // repeated parameters.
 func TestLibraryRequests(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	if _, err := e.p.Identify(context.Background(), e.BaseURL, map[string]string{"access_token": "tok"}); err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestLibraryRequests(t *testing.T) {
 // (videos.list): both give the same provider.Error, for every fault the simulator has, for
 // the daily quota and for a request YouTube refuses.
 func TestLibraryErrorsAsHandWritten(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{DailyQuota: 2})
+	e := newAudienceEnv(t, youtubesim.Options{DailyQuota: 2})
 	tooMany := make([]string, 51)
 	for i := range tooMany {
 		tooMany[i] = "vid" + string(rune('A'+i%26)) + string(rune('a'+i/26))
@@ -184,7 +185,7 @@ func TestBoundedBody(t *testing.T) {
 // URL's path, so the sandbox never sees it. Should a later version keep the path, this test
 // fails, and thumbnails.set can move to the library.
 func TestLibraryThumbnailUploadDropsBasePath(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{})
+	e := newAudienceEnv(t, youtubesim.Options{})
 	id, _ := e.publish(t)
 	api, err := e.libraryCall(t, "tok").api()
 	if err != nil {
@@ -202,7 +203,7 @@ func TestLibraryThumbnailUploadDropsBasePath(t *testing.T) {
 // TestMetricsHiddenLikes: a like count the owner hides stays nil, where the library's
 // VideoStatistics would read it as 0 (why videos.list?part=statistics is hand-written).
 func TestMetricsHiddenLikes(t *testing.T) {
-	e := newAudienceEnv(t, sim.YouTubeOptions{HiddenLikes: map[string]bool{"acct": true}})
+	e := newAudienceEnv(t, youtubesim.Options{HiddenLikes: map[string]bool{"acct": true}})
 	id, at := e.publish(t)
 	e.Clock.Advance(time.Hour)
 	got, err := e.p.Metrics(context.Background(), e.channel("tok"), []string{id})

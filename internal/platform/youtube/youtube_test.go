@@ -22,6 +22,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/youtube/youtubesim"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -55,7 +56,7 @@ type harness struct {
 
 type setup struct {
 	behavior sim.Behavior
-	sim      sim.YouTubeOptions
+	sim      youtubesim.Options
 	cfg      Config
 	rand     func() float64
 }
@@ -69,7 +70,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + "/sandbox/youtube"
 	s.sim.SpoolDir = t.TempDir()
-	h := sim.NewYouTubeWith(sim.Config{
+	h := youtubesim.NewWith(sim.Config{
 		BaseURL:  base,
 		Accounts: sim.StaticAccounts{"tok": {ID: "acct", Username: "Channel", Behavior: s.behavior}},
 		Recorder: rec, Now: c.Now, Rand: s.rand,
@@ -394,12 +395,12 @@ func TestQuota(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name    string
-		opt     sim.YouTubeOptions
+		opt     youtubesim.Options
 		status  int
 		message string
 	}{
-		{"daily units", sim.YouTubeOptions{DailyQuota: 1600 + 50}, 403, "or a negative number for none.) (quotaExceeded)"},
-		{"uploads per day", sim.YouTubeOptions{DailyUploads: 1}, 400, "The user has exceeded the number of videos they may upload. (uploadLimitExceeded)"},
+		{"daily units", youtubesim.Options{DailyQuota: 1600 + 50}, 403, "or a negative number for none.) (quotaExceeded)"},
+		{"uploads per day", youtubesim.Options{DailyUploads: 1}, 400, "The user has exceeded the number of videos they may upload. (uploadLimitExceeded)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -864,7 +865,7 @@ func TestIdentify(t *testing.T) {
 		{"rejected token", setup{}, "wrong", provider.CategoryAuthExpired, "invalid authentication credentials"},
 		{"token revoked", setup{behavior: sim.Behavior{Fail: sim.FailAuth}}, "tok", provider.CategoryAuthExpired, "authError"},
 		{"no token", setup{}, "", provider.CategoryAuthExpired, "no YouTube access token"},
-		{"no channel", setup{sim: sim.YouTubeOptions{NoChannel: map[string]bool{"acct": true}}}, "tok",
+		{"no channel", setup{sim: youtubesim.Options{NoChannel: map[string]bool{"acct": true}}}, "tok",
 			provider.CategoryInvalidOptions, "this Google account has no YouTube channel"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

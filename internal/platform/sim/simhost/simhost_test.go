@@ -17,6 +17,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
+	"github.com/reelay/reelay/internal/platform/sim/simset"
 	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
@@ -27,7 +28,7 @@ var serverKey = bytes.Repeat([]byte{0x42}, 32)
 // simulators are the server's own, as simhost's callers pass them.
 func simulators() map[string]func(sim.Config) http.Handler {
 	out := map[string]func(sim.Config) http.Handler{}
-	for name, f := range app.Simulators {
+	for name, f := range simset.All {
 		out[name] = f
 	}
 	return out

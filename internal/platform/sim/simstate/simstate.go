@@ -1,7 +1,8 @@
 // Package simstate holds the data the platform simulators keep between requests, in the shape
 // every implementation of sim.State shares: the records and the entries of what the simulators
-// received. It is a package of its own, with nothing but the standard library, so that the
-// store can implement sim.State without depending on the simulators.
+// received, and where a record's blobs are (blobs.go). It is a package of its own, with nothing
+// but the standard library and the blob API, so that the store can implement sim.State, and
+// housekeeping delete what the simulators left, without depending on the simulators.
 package simstate
 
 import (

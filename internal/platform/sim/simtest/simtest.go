@@ -1,6 +1,8 @@
-// Package simtest holds the conformance tests every sim.State passes: the State in memory
-// (package sim's tests) and the one in the database (package store's tests, on SQLite and
-// PostgreSQL) run the same ones.
+// Package simtest holds what the simulators' tests share: the conformance tests every sim.State
+// passes (the State in memory, in package sim's tests, and the one in the database, in package
+// store's tests on SQLite and PostgreSQL, run the same ones); the States and processes the
+// simulators' persistence tests run on (helpers.go); and the fuzzing of a simulator through its
+// handler (fuzz.go).
 package simtest
 
 import (
