@@ -47,6 +47,7 @@
 package bluesky
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -143,45 +144,18 @@ var (
 
 // New returns a Bluesky provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultPDS
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.VideoServiceURL == "" {
-		cfg.VideoServiceURL = DefaultVideoServiceURL
-	}
-	cfg.VideoServiceURL = strings.TrimRight(cfg.VideoServiceURL, "/")
-	if cfg.VideoServiceDID == "" {
-		cfg.VideoServiceDID = DefaultVideoServiceDID
-	}
-	if cfg.AppURL == "" {
-		cfg.AppURL = DefaultAppURL
-	}
-	cfg.AppURL = strings.TrimRight(cfg.AppURL, "/")
-	if cfg.Upload == "" {
-		cfg.Upload = UploadVideoService
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 15 * time.Second
-	}
-	if cfg.JobTimeout <= 0 {
-		cfg.JobTimeout = 30 * time.Minute
-	}
-	if cfg.ServiceAuthTTL <= 0 {
-		cfg.ServiceAuthTTL = 30 * time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultPDS)
+	cfg.VideoServiceURL = provider.BaseURL(cfg.VideoServiceURL, DefaultVideoServiceURL)
+	cfg.VideoServiceDID = cmp.Or(cfg.VideoServiceDID, DefaultVideoServiceDID)
+	cfg.AppURL = provider.BaseURL(cfg.AppURL, DefaultAppURL)
+	cfg.Upload = cmp.Or(cfg.Upload, UploadVideoService)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 15*time.Second)
+	cfg.JobTimeout = provider.Positive(cfg.JobTimeout, 30*time.Minute)
+	cfg.ServiceAuthTTL = provider.Positive(cfg.ServiceAuthTTL, 30*time.Minute)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg, sessions: map[string]*session{}}
 }
 

@@ -94,25 +94,12 @@ var (
 
 // New returns a Discord provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.MaxVideoBytes <= 0 {
-		cfg.MaxVideoBytes = DefaultMaxVideoBytes
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.MaxSends <= 0 {
-		cfg.MaxSends = sendonce.DefaultMaxSends(cfg.Repeat)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.MaxVideoBytes = provider.Positive(cfg.MaxVideoBytes, DefaultMaxVideoBytes)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.MaxSends = provider.Positive(cfg.MaxSends, sendonce.DefaultMaxSends(cfg.Repeat))
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg}
 }
 

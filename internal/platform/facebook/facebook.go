@@ -33,6 +33,7 @@
 package facebook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,24 +102,12 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 2 * time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 2*time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
 	return &Provider{cfg: cfg}
 }
 

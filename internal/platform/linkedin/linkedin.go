@@ -107,28 +107,13 @@ var (
 
 // New returns a LinkedIn provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 500 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.ThrottleWait <= 0 {
-		cfg.ThrottleWait = time.Minute
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 500*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.ThrottleWait = provider.Positive(cfg.ThrottleWait, time.Minute)
 	return &Provider{cfg: cfg}
 }
 

@@ -104,30 +104,14 @@ var (
 
 // New returns a Mastodon provider.
 func New(cfg Config) *Provider {
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 15 * time.Second
-	}
-	if cfg.InstanceTTL <= 0 {
-		cfg.InstanceTTL = 10 * time.Minute
-	}
-	if cfg.IdempotencyWindow <= 0 {
-		cfg.IdempotencyWindow = 55 * time.Minute
-	}
-	if cfg.MaxUploads <= 0 {
-		cfg.MaxUploads = 3
-	}
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 15*time.Second)
+	cfg.InstanceTTL = provider.Positive(cfg.InstanceTTL, 10*time.Minute)
+	cfg.IdempotencyWindow = provider.Positive(cfg.IdempotencyWindow, 55*time.Minute)
+	cfg.MaxUploads = provider.Positive(cfg.MaxUploads, 3)
 	return &Provider{cfg: cfg}
 }
 

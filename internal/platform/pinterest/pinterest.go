@@ -101,43 +101,18 @@ var (
 
 // New returns a Pinterest provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.ProcessingTimeout <= 0 {
-		cfg.ProcessingTimeout = time.Hour
-	}
-	if cfg.LostUploadAfter <= 0 {
-		cfg.LostUploadAfter = 5 * time.Minute
-	}
-	if cfg.CoverFrame <= 0 {
-		cfg.CoverFrame = time.Second
-	}
-	if cfg.MaxRegistrations <= 0 {
-		cfg.MaxRegistrations = 3
-	}
-	if cfg.DedupPages <= 0 {
-		cfg.DedupPages = 3
-	}
-	if cfg.DedupSkew <= 0 {
-		cfg.DedupSkew = 10 * time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.ProcessingTimeout = provider.Positive(cfg.ProcessingTimeout, time.Hour)
+	cfg.LostUploadAfter = provider.Positive(cfg.LostUploadAfter, 5*time.Minute)
+	cfg.CoverFrame = provider.Positive(cfg.CoverFrame, time.Second)
+	cfg.MaxRegistrations = provider.Positive(cfg.MaxRegistrations, 3)
+	cfg.DedupPages = provider.Positive(cfg.DedupPages, 3)
+	cfg.DedupSkew = provider.Positive(cfg.DedupSkew, 10*time.Minute)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg, tickets: map[string]*ticket{}}
 }
 

@@ -35,6 +35,7 @@
 package threads
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -96,24 +97,12 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(60 * time.Second)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
-	if cfg.FindAttempts <= 0 {
-		cfg.FindAttempts = 5
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 60*time.Second)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
+	cfg.FindAttempts = provider.Positive(cfg.FindAttempts, 5)
 	return &Provider{cfg: cfg, flow: &metagraph.Container[Options, mediaNode]{
 		Platform:                 "Threads",
 		BaseURL:                  cfg.BaseURL,

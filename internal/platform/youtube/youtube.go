@@ -57,6 +57,7 @@
 package youtube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,22 +143,14 @@ var (
 
 // New returns a YouTube provider.
 func New(cfg Config) *Provider {
-	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = 8 << 20
-	}
+	cfg.ChunkSize = provider.Positive(cfg.ChunkSize, 8<<20)
 	cfg.ChunkSize = (cfg.ChunkSize + chunkQuantum - 1) / chunkQuantum * chunkQuantum
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 500 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 500*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
 	if cfg.PollMax < cfg.PollInitial {
 		cfg.PollMax = cfg.PollInitial
 	}
-	if cfg.Region == "" {
-		cfg.Region = "US"
-	}
+	cfg.Region = cmp.Or(cfg.Region, "US")
 	client := provider.NewHTTPClient(0)
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
