@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,7 +157,7 @@ func (c client) get(ctx context.Context, u string, out any) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", provider.WithoutURL(err))
 	}
 	defer resp.Body.Close()
 	return c.decode(resp, out)
@@ -169,7 +168,7 @@ func (c client) get(ctx context.Context, u string, out any) error {
 func (c client) decode(resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", provider.WithoutURL(err))
 	}
 	if resp.StatusCode/100 == 2 {
 		if out != nil {
@@ -291,13 +290,4 @@ func (c client) create(ctx context.Context, u string, f sendonce.Form) (message,
 		return message{}, err
 	}
 	return message{}, &sendonce.UnknownError{Err: err}
-}
-
-// stripURL drops the URL from an *url.Error: webhook URLs carry their token.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

@@ -374,10 +374,7 @@ func (p *Provider) send(ctx context.Context, g metagraph.Client, d *provider.Des
 	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := g.HTTP.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		// The next try asks the platform how many bytes arrived and goes on from there.
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
 	}

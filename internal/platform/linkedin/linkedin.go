@@ -468,10 +468,7 @@ func (p *Provider) put(ctx context.Context, c client, target, ctype string, n in
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // keep the signed URL out of messages
-		}
+		err = provider.WithoutURL(err) // keep the signed URL out of messages
 		return 0, "", "", err
 	}
 	defer resp.Body.Close()

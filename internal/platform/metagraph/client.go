@@ -116,10 +116,7 @@ func (c Client) do(req *http.Request, path string, out any) error {
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		// The *url.Error names the URL; ours carry no token, but the message stays short.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
 	}
 	defer resp.Body.Close()

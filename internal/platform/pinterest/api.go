@@ -108,10 +108,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	}
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()

@@ -107,10 +107,7 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	path, _, _ := strings.Cut(pathQuery, "?")
 	resp, err := c.p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Reddit: %s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
