@@ -1,8 +1,12 @@
 package provider
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"net/url"
+	"strings"
 )
 
 // WithoutURL is err without the URL that net/http's *url.Error puts in front of it, for a
@@ -15,4 +19,28 @@ func WithoutURL(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// Answer sends req with hc and reads the answer's body whole, at most limit bytes of it, and
+// closes it: what a provider's JSON call does before it reads the platform's words. A request
+// that got no answer, or whose answer was cut short, is a transient upstream_unavailable *Error
+// (the call did not complete: the provider may make it again or leave it to the publisher)
+// whose message is what ("Pinterest: GET /v5/pins") and the cause, without the URL.
+func Answer(hc *http.Client, req *http.Request, limit int64, what string) (*http.Response, []byte, error) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, Transient(CategoryUpstreamUnavailable, 0, 0, "%s: %v", what, WithoutURL(err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, nil, Transient(CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: reading the answer: %v", what, err)
+	}
+	return resp, raw, nil
+}
+
+// Excerpt is the start of an answer that is not the platform's own error format (a proxy's
+// page, a body cut short), for a message: at most n bytes, made valid UTF-8, trimmed.
+func Excerpt(raw []byte, n int) string {
+	return strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), n)], nil)))
 }

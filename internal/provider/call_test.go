@@ -2,7 +2,11 @@ package provider
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -14,5 +18,29 @@ func TestWithoutURL(t *testing.T) {
 	}
 	if got := WithoutURL(cause); got != cause {
 		t.Errorf("WithoutURL changed an error without a URL: %v", got)
+	}
+}
+
+func TestAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "0123456789")
+	}))
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/x?token=secret", nil)
+	resp, raw, err := Answer(srv.Client(), req, 4, "P: GET /x")
+	if err != nil || resp.StatusCode != http.StatusTeapot || string(raw) != "0123" {
+		t.Errorf("Answer = %v, %q, %v; want 418 and the first 4 bytes", resp, raw, err)
+	}
+	srv.Close()
+	_, _, err = Answer(srv.Client(), req, 4, "P: GET /x")
+	var pe *Error
+	if !errors.As(err, &pe) || !pe.Transient || pe.Category != CategoryUpstreamUnavailable || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "P: GET /x: ") {
+		t.Errorf("Answer to a closed server = %v, want a transient upstream_unavailable error without the URL", err)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	if got := Excerpt([]byte("  <html>\xff bad gateway</html>"), 21); got != "<html> bad gateway" {
+		t.Errorf("Excerpt = %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,7 +192,7 @@ func (c client) decode(resp *http.Response, out any) error {
 			// Cloudflare's ban page, not JSON: still a rate limit.
 			return &apiError{Status: resp.StatusCode, Message: "Too many requests", RetryAfter: headerRetryAfter(resp.Header)}
 		}
-		text := strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 200)], nil)))
+		text := provider.Excerpt(raw, 200)
 		var ra time.Duration
 		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
 			ra = time.Duration(n) * time.Second

@@ -200,7 +200,7 @@ func parseError(resp *http.Response, raw []byte, now time.Time) *apiError {
 		}
 		return ae
 	}
-	ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+	ae.Message = provider.Excerpt(raw, 300)
 	return ae
 }
 

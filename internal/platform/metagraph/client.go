@@ -12,12 +12,10 @@
 package metagraph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -113,16 +111,10 @@ func (c Client) Post(ctx context.Context, path string, form url.Values, out any)
 func (c Client) do(req *http.Request, path string, out any) error {
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.HTTP.Do(req)
+	// Answer leaves the URL out of messages: ours carry no token, but the message stays short.
+	resp, body, err := provider.Answer(c.HTTP, req, 1<<20, c.Platform+": "+req.Method+" "+path)
 	if err != nil {
-		// The *url.Error names the URL; ours carry no token, but the message stays short.
-		err = provider.WithoutURL(err)
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: reading the answer: %v", c.Platform, req.Method, path, err)
+		return err
 	}
 	var env struct {
 		Error *ErrorBody `json:"error"`
@@ -133,7 +125,7 @@ func (c Client) do(req *http.Request, path string, out any) error {
 		if env.Error != nil {
 			ae.Body = *env.Error
 		} else {
-			ae.Raw = strings.TrimSpace(string(bytes.ToValidUTF8(body[:min(len(body), 300)], nil)))
+			ae.Raw = provider.Excerpt(body, 300)
 		}
 		return ae
 	}

@@ -106,15 +106,9 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := p.cfg.HTTPClient.Do(req)
+	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, "Pinterest: "+method+" "+path)
 	if err != nil {
-		err = provider.WithoutURL(err)
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: reading the answer: %v", method, path, err)
+		return err
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{HTTP: resp.StatusCode, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
@@ -125,7 +119,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 		if json.Unmarshal(raw, &eb) == nil && eb.Message != "" {
 			ae.Code, ae.Message = eb.Code, eb.Message
 		} else {
-			ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+			ae.Message = provider.Excerpt(raw, 300)
 		}
 		return ae
 	}

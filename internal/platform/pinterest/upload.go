@@ -157,7 +157,7 @@ func (p *Provider) postFile(ctx context.Context, d *provider.Destination, t tick
 		if xml.Unmarshal(raw, &e) == nil && e.Code != "" {
 			res.code, res.message = e.Code, e.Message
 		} else {
-			res.message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+			res.message = provider.Excerpt(raw, 300)
 		}
 	}
 	return res, nil

@@ -172,7 +172,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m provider.Media, filen
 	e := &s3Error{status: resp.StatusCode}
 	if xml.Unmarshal(raw, e) != nil || e.Code == "" {
 		e.Code = http.StatusText(resp.StatusCode)
-		e.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+		e.Message = provider.Excerpt(raw, 300)
 	}
 	return e
 }

@@ -1,7 +1,6 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,7 +169,7 @@ func (c client) decode(resp *http.Response, method string, out any) error {
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil || (!env.OK && env.ErrorCode == 0 && env.Description == "") {
-		body := strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 200)], nil)))
+		body := provider.Excerpt(raw, 200)
 		if resp.StatusCode == http.StatusRequestEntityTooLarge {
 			// The front proxy refuses an oversized body before the Bot API sees it.
 			return &apiError{Method: method, Status: resp.StatusCode, Code: resp.StatusCode, Description: "Request Entity Too Large"}
