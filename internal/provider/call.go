@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -43,4 +44,17 @@ func Answer(hc *http.Client, req *http.Request, limit int64, what string) (*http
 // page, a body cut short), for a message: at most n bytes, made valid UTF-8, trimmed.
 func Excerpt(raw []byte, n int) string {
 	return strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), n)], nil)))
+}
+
+// Decode reads a successful answer's JSON into out (nothing when out is nil). An answer that
+// is not the JSON the call expects (a proxy's page, a changed API) is a transient
+// upstream_unavailable *Error: what ("Pinterest: GET /v5/pins"), then the cause.
+func Decode(resp *http.Response, raw []byte, out any, what string) error {
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return Transient(CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: unexpected answer: %v", what, err)
+	}
+	return nil
 }

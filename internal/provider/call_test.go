@@ -44,3 +44,19 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("Excerpt = %q", got)
 	}
 }
+
+func TestDecode(t *testing.T) {
+	resp := &http.Response{StatusCode: http.StatusOK}
+	var out struct{ ID string }
+	if err := Decode(resp, []byte(`{"ID":"7"}`), &out, "P: GET /x"); err != nil || out.ID != "7" {
+		t.Errorf("Decode = %v, %+v", err, out)
+	}
+	if err := Decode(resp, []byte(`<html>`), nil, "P: GET /x"); err != nil {
+		t.Errorf("Decode without out = %v, want nil", err)
+	}
+	err := Decode(resp, []byte(`<html>`), &out, "P: GET /x")
+	var pe *Error
+	if !errors.As(err, &pe) || !pe.Transient || pe.Status != http.StatusOK || !strings.Contains(err.Error(), "P: GET /x: unexpected answer: ") {
+		t.Errorf("Decode of a page = %v, want a transient unexpected answer", err)
+	}
+}

@@ -170,12 +170,7 @@ func (c client) decode(resp *http.Response, out any) error {
 		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", provider.WithoutURL(err))
 	}
 	if resp.StatusCode/100 == 2 {
-		if out != nil {
-			if err := json.Unmarshal(raw, out); err != nil {
-				return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: unexpected answer: %v", err)
-			}
-		}
-		return nil
+		return provider.Decode(resp, raw, out, "Discord")
 	}
 	var body struct {
 		Code       int             `json:"code"`

@@ -112,7 +112,8 @@ func (c Client) do(req *http.Request, path string, out any) error {
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
 	// Answer leaves the URL out of messages: ours carry no token, but the message stays short.
-	resp, body, err := provider.Answer(c.HTTP, req, 1<<20, c.Platform+": "+req.Method+" "+path)
+	what := c.Platform + ": " + req.Method + " " + path
+	resp, body, err := provider.Answer(c.HTTP, req, 1<<20, what)
 	if err != nil {
 		return err
 	}
@@ -129,12 +130,7 @@ func (c Client) do(req *http.Request, path string, out any) error {
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: unexpected answer: %v", c.Platform, req.Method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, body, out, what)
 }
 
 // Quota is a publishing limit: the posts published through the API in the rolling window,

@@ -106,7 +106,8 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, "Pinterest: "+method+" "+path)
+	what := "Pinterest: " + method + " " + path
+	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
 		return err
 	}
@@ -123,12 +124,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: unexpected answer: %v", method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, raw, out, what)
 }
 
 // classify turns a call's error into a *provider.Error; other is the category of an

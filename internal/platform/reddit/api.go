@@ -104,7 +104,8 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	req.Header.Set("User-Agent", c.p.cfg.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	path, _, _ := strings.Cut(pathQuery, "?")
-	resp, raw, err := provider.Answer(c.p.cfg.HTTPClient, req, 4<<20, "Reddit: "+method+" "+path)
+	what := "Reddit: " + method + " " + path
+	resp, raw, err := provider.Answer(c.p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
 		return err
 	}
@@ -121,12 +122,7 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: unexpected answer: %v", method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, raw, out, what)
 }
 
 // classify turns a failed call into a *provider.Error; what names the call for the message.
