@@ -210,32 +210,22 @@ type State struct {
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return o, fmt.Errorf("bluesky options: %w", err)
-		}
+	if err := provider.UnmarshalStored(raw, &o); err != nil {
+		return o, fmt.Errorf("bluesky options: %w", err)
 	}
 	return o, nil
 }
 
 // postText is the post's text: bluesky.text, else the caption, else the title.
 func postText(d *provider.Destination, o Options) string {
-	switch {
-	case o.Text != "":
-		return o.Text
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Bluesky state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Bluesky", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -763,8 +753,7 @@ func (p *Provider) finish(st State, ref recordRef) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

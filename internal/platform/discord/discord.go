@@ -179,27 +179,17 @@ func (t target) bot() bool { return t.c.webhook == "" }
 // title.
 func content(d *provider.Destination) (string, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", fmt.Errorf("discord options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", fmt.Errorf("discord options: %v", err)
 	}
-	if o.Content != "" {
-		return o.Content, nil
-	}
-	if d.Caption != "" {
-		return d.Caption, nil
-	}
-	return d.Title, nil
+	return d.Text(o.Content), nil
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Discord state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Discord", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	t, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -452,8 +442,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 }
 
 func (st State) next() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusUploading, State: raw}
+	return provider.Next(st, provider.StatusUploading, 0)
 }
 
 func (st State) outcome() provider.Outcome {

@@ -168,13 +168,7 @@ func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.
 // caption is the text sent: the instagram object's caption, else the post's caption, else its
 // title.
 func caption(d *provider.Destination, o Options) string {
-	switch {
-	case o.Caption != "":
-		return o.Caption
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Caption)
 }
 
 // reelsForm is the Reels container's creation form (POST /{ig-user-id}/media). A container

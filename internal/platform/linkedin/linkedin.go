@@ -174,18 +174,10 @@ type Part struct {
 // texts returns the commentary (plain text, before little escaping) and the video title.
 func texts(d *provider.Destination) (commentary, title string, err error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", "", fmt.Errorf("linkedin options: %w", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", "", fmt.Errorf("linkedin options: %w", err)
 	}
-	commentary = o.Commentary
-	if commentary == "" {
-		commentary = d.Caption
-	}
-	if commentary == "" {
-		commentary = d.Title
-	}
+	commentary = d.Text(o.Commentary)
 	title = o.Title
 	if title == "" {
 		title = d.Title
@@ -203,10 +195,8 @@ func texts(d *provider.Destination) (commentary, title string, err error) {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored LinkedIn state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "LinkedIn", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -639,8 +629,7 @@ func (p *Provider) restart(st State, why string) (provider.Outcome, error) {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

@@ -152,10 +152,8 @@ type State struct {
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return o, fmt.Errorf("mastodon options: %w", err)
-		}
+	if err := provider.UnmarshalStored(raw, &o); err != nil {
+		return o, fmt.Errorf("mastodon options: %w", err)
 	}
 	if o.Visibility == "" {
 		o.Visibility = "public"
@@ -174,22 +172,14 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 
 // text is the status text: the options' own, else the caption, else the title.
 func (o Options) text(d *provider.Destination) string {
-	if o.Text != "" {
-		return o.Text
-	}
-	if d.Caption != "" {
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Mastodon state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Mastodon", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -509,8 +499,7 @@ func (st State) done(s status, msg string) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

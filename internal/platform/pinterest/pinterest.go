@@ -149,10 +149,8 @@ type State struct {
 
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return o, provider.Permanent(provider.CategoryInvalidOptions, 0, "pinterest options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return o, provider.Permanent(provider.CategoryInvalidOptions, 0, "pinterest options: %v", err)
 	}
 	if o.Title == "" {
 		o.Title = d.Title
@@ -187,10 +185,8 @@ func parseOptions(d *provider.Destination) (Options, error) {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Pinterest state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Pinterest", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -543,8 +539,7 @@ func (st State) done(id string) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

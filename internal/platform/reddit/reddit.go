@@ -170,10 +170,8 @@ type State struct {
 
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return o, fmt.Errorf("reddit options: %w", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return o, fmt.Errorf("reddit options: %w", err)
 	}
 	if o.Title == "" {
 		o.Title = d.Title
@@ -204,10 +202,8 @@ func cleanSubreddit(s string) string {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Reddit state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Reddit", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -690,8 +686,7 @@ func (p *Provider) pollDelay(polls int) time.Duration {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

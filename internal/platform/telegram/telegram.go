@@ -151,10 +151,8 @@ type doneState struct {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Telegram state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Telegram", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, chatID, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -193,18 +191,10 @@ func (p *Provider) client(baseURL string, creds map[string]string) (client, stri
 // title.
 func caption(d *provider.Destination) (string, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", fmt.Errorf("telegram options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", fmt.Errorf("telegram options: %v", err)
 	}
-	if o.Caption != "" {
-		return o.Caption, nil
-	}
-	if d.Caption != "" {
-		return d.Caption, nil
-	}
-	return d.Title, nil
+	return d.Text(o.Caption), nil
 }
 
 // start reports a pending error once, checks the post, and arms the send.
@@ -493,8 +483,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 }
 
 func (st State) next() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusUploading, State: raw}
+	return provider.Next(st, provider.StatusUploading, 0)
 }
 
 func (st State) outcome() provider.Outcome {

@@ -163,13 +163,7 @@ func (p *Provider) graph(baseURL, token string) metagraph.Client {
 
 // text is the text sent: the threads object's, else the post's caption, else its title.
 func text(d *provider.Destination, o Options) string {
-	switch {
-	case o.Text != "":
-		return o.Text
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // videoForm is the video container's creation form (POST /{threads-user-id}/threads). A

@@ -202,10 +202,8 @@ type metadata struct {
 // would refuse spends no quota.
 func resolve(d *provider.Destination) (metadata, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
 	}
 	m := metadata{
 		title: strings.TrimSpace(o.Title), description: o.Description,
@@ -261,10 +259,8 @@ func truncateRunes(s string, n int) string {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored youtube state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "youtube", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.newCall(ctx, d)
 	if err != nil {
