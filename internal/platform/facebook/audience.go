@@ -45,9 +45,9 @@ const commentFields = "id,message,from{id,name},created_time,like_count,parent{i
 
 // channelGraph is a Graph client with the channel's Page token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	return p.graph(ch.BaseURL, token), nil
 }

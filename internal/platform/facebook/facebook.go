@@ -135,9 +135,9 @@ const maxRestarts = 2
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", d.Credentials)
+	if err != nil {
+		return provider.Outcome{}, err
 	}
 	var st State
 	var opts Options
@@ -507,9 +507,9 @@ func (p *Provider) outcome(status string, st State, after time.Duration) (provid
 // A user access token is refused (Reels publish as the Page), as is a rejected token: both
 // are auth_expired *provider.Error values. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	g := p.graph(baseURL, token)
 	ctx, cancel := p.apiContext(ctx)
@@ -526,7 +526,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 		} `json:"picture"`
 	}
 	// category exists on Pages only: with a user token, Graph refuses the field.
-	err := g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
+	err = g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
 	if ae := (*metagraph.APIError)(nil); errors.As(err, &ae) && (ae.Body.Code == metagraph.CodeInvalidParameter || ae.Body.Code == 12) &&
 		strings.Contains(ae.Body.Message, "(User)") {
 		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, ae.Status,

@@ -42,9 +42,9 @@ const commentFields = "id,text,username,timestamp,like_count,from{id,username}"
 
 // channelGraph is a Graph client with the channel's token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	token, err := metagraph.AccessToken("Instagram", "access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	base := p.cfg.BaseURL
 	if ch.BaseURL != "" {

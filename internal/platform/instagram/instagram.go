@@ -333,9 +333,9 @@ const maxPageReads = 10
 // is a permanent invalid_options error. The token needs pages_show_list and instagram_basic.
 // (Instagram Login's tokens have no Pages: their account is GET /me.)
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	token, err := metagraph.AccessToken("Instagram", "access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL

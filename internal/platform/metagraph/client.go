@@ -162,3 +162,14 @@ func (c Client) PublishingLimit(ctx context.Context, path string) (Quota, error)
 	l := lim.Data[0]
 	return Quota{Usage: l.Usage, Total: l.Config.Total, Window: time.Duration(l.Config.Duration) * time.Second}, nil
 }
+
+// AccessToken is a Meta channel's Graph token, its credential access_token. A channel without
+// one must be connected again: a permanent auth_expired *provider.Error, "{platform}: the
+// channel has no {name}" (name is "access token", or Facebook's "Page access token").
+func AccessToken(platform, name string, creds map[string]string) (string, error) {
+	token := creds["access_token"]
+	if token == "" {
+		return "", provider.Permanent(provider.CategoryAuthExpired, 0, "%s: the channel has no %s", platform, name)
+	}
+	return token, nil
+}

@@ -43,9 +43,9 @@ const replyFields = "id,text,username,timestamp,replied_to,is_reply_owned_by_me"
 
 // channelGraph is a Graph client with the channel's token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	return p.graph(ch.BaseURL, token), nil
 }

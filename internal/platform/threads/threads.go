@@ -239,9 +239,9 @@ func (p *Provider) me(ctx context.Context, g metagraph.Client) (profile, error) 
 // id (the channel's external account id), name, username and profile picture. A rejected token
 // is an auth_expired *provider.Error. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	pr, err := p.me(ctx, p.graph(baseURL, token))
 	if err != nil {
@@ -256,9 +256,9 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 // through the API in the rolling window, the limit and the window). Errors are *provider.Error
 // values, classified as for Step. baseURL "" means the configured one.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", credentials)
+	if err != nil {
+		return nil, err
 	}
 	g := p.graph(baseURL, token)
 	pr, err := p.me(ctx, g)
