@@ -58,3 +58,24 @@ func Decode(resp *http.Response, raw []byte, out any, what string) error {
 	}
 	return nil
 }
+
+// Extension is the file name extension of a media's content type, for the file name of a
+// multipart upload (platforms read the kind of file from the name as well as from the part's
+// Content-Type): .mov, .webm, .jpg, .png, .webp or .gif, and .mp4 for any other.
+func Extension(contentType string) string {
+	switch contentType {
+	case "video/quicktime":
+		return ".mov"
+	case "video/webm":
+		return ".webm"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/png":
+		return ".png"
+	case "image/webp":
+		return ".webp"
+	case "image/gif":
+		return ".gif"
+	}
+	return ".mp4"
+}

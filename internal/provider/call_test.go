@@ -60,3 +60,11 @@ func TestDecode(t *testing.T) {
 		t.Errorf("Decode of a page = %v, want a transient unexpected answer", err)
 	}
 }
+
+func TestExtension(t *testing.T) {
+	for ctype, want := range map[string]string{"video/mp4": ".mp4", "video/quicktime": ".mov", "video/webm": ".webm", "image/jpeg": ".jpg", "": ".mp4"} {
+		if got := Extension(ctype); got != want {
+			t.Errorf("Extension(%q) = %q, want %q", ctype, got, want)
+		}
+	}
+}

@@ -272,7 +272,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *provider.Destinatio
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "%v", err)
 	}
-	filename := "video" + extension(d.Video.ContentType)
+	filename := "video" + provider.Extension(d.Video.ContentType)
 	if !p.tickets.Take(st.Ticket) {
 		if !t.bot() {
 			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
@@ -472,14 +472,4 @@ func snowflake(t time.Time) uint64 {
 		return 0
 	}
 	return uint64(ms) << 22
-}
-
-func extension(ctype string) string {
-	switch ctype {
-	case "video/quicktime":
-		return ".mov"
-	case "video/webm":
-		return ".webm"
-	}
-	return ".mp4"
 }

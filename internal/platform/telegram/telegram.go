@@ -353,7 +353,7 @@ func (p *Provider) sendForm(chatID, text string, d *provider.Destination) (sendo
 	}
 	f := sendonce.NewForm(
 		sendonce.Part{Name: "chat_id", Value: chatID},
-		sendonce.Part{Name: "video", Filename: "video" + extension(ctype), ContentType: ctype, Size: v.Size, Open: v.Open},
+		sendonce.Part{Name: "video", Filename: "video" + provider.Extension(ctype), ContentType: ctype, Size: v.Size, Open: v.Open},
 	)
 	if text != "" {
 		f.Parts = append(f.Parts, sendonce.Part{Name: "caption", Value: text})
@@ -498,14 +498,4 @@ func classify(err error) *provider.Error {
 		return ae.publishError()
 	}
 	return provider.AsError(err)
-}
-
-func extension(ctype string) string {
-	switch ctype {
-	case "video/quicktime":
-		return ".mov"
-	case "video/webm":
-		return ".webm"
-	}
-	return ".mp4"
 }
