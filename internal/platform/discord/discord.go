@@ -119,18 +119,12 @@ type State struct {
 	// Attempt holds the ticket that arms one send (phase sending) or one report of Pending
 	// (phase start), and counts the sends made.
 	sendonce.Attempt
-	Checked   bool       `json:"checked,omitempty"`
-	WebhookID string     `json:"webhook_id,omitempty"`
-	BotID     string     `json:"bot_id,omitempty"`
-	GuildID   string     `json:"guild_id,omitempty"`
-	ChannelID string     `json:"channel_id,omitempty"`
-	Result    *doneState `json:"result,omitempty"`
-}
-
-type doneState struct {
-	ExternalID string `json:"external_id"`
-	URL        string `json:"url,omitempty"`
-	Message    string `json:"message,omitempty"`
+	Checked   bool             `json:"checked,omitempty"`
+	WebhookID string           `json:"webhook_id,omitempty"`
+	BotID     string           `json:"bot_id,omitempty"`
+	GuildID   string           `json:"guild_id,omitempty"`
+	ChannelID string           `json:"channel_id,omitempty"`
+	Result    *sendonce.Result `json:"result,omitempty"`
 }
 
 var webhookPath = regexp.MustCompile(`/webhooks/([0-9A-Za-z_]+)/[A-Za-z0-9_.-]+$`)
@@ -367,7 +361,7 @@ func (p *Provider) done(st State, msg message, note string) provider.Outcome {
 		channel = st.ChannelID
 	}
 	st.Phase, st.Ticket, st.ChannelID = phaseDone, "", channel
-	res := &doneState{ExternalID: msg.ID, Message: note}
+	res := &sendonce.Result{ExternalID: msg.ID, Message: note}
 	if st.GuildID != "" && channel != "" {
 		res.URL = fmt.Sprintf("https://discord.com/channels/%s/%s/%s", st.GuildID, channel, msg.ID)
 	}
@@ -446,8 +440,7 @@ func (st State) next() provider.Outcome {
 }
 
 func (st State) outcome() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return st.Result.Outcome(st)
 }
 
 func classify(err error) *provider.Error {

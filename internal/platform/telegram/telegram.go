@@ -29,7 +29,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -134,18 +133,12 @@ type State struct {
 	// (phase start), and counts the sendVideo requests made.
 	sendonce.Attempt
 	// Checked is set once getMe and getChatMember allowed the post.
-	Checked  bool       `json:"checked,omitempty"`
-	BotID    int64      `json:"bot_id,omitempty"`
-	ChatID   int64      `json:"chat_id,omitempty"`
-	ChatUser string     `json:"chat_username,omitempty"`
-	Message  int64      `json:"message_id,omitempty"`
-	Result   *doneState `json:"result,omitempty"`
-}
-
-type doneState struct {
-	ExternalID string `json:"external_id"`
-	URL        string `json:"url,omitempty"`
-	Message    string `json:"message,omitempty"`
+	Checked  bool             `json:"checked,omitempty"`
+	BotID    int64            `json:"bot_id,omitempty"`
+	ChatID   int64            `json:"chat_id,omitempty"`
+	ChatUser string           `json:"chat_username,omitempty"`
+	Message  int64            `json:"message_id,omitempty"`
+	Result   *sendonce.Result `json:"result,omitempty"`
 }
 
 // Step implements provider.Provider.
@@ -328,7 +321,7 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *provide
 	}
 	st.Phase, st.Ticket = phaseDone, ""
 	st.ChatID, st.ChatUser, st.Message = msg.Chat.ID, msg.Chat.Username, msg.MessageID
-	res := &doneState{ExternalID: fmt.Sprintf("%d:%d", msg.Chat.ID, msg.MessageID), URL: postURL(msg.Chat, msg.MessageID)}
+	res := &sendonce.Result{ExternalID: fmt.Sprintf("%d:%d", msg.Chat.ID, msg.MessageID), URL: postURL(msg.Chat, msg.MessageID)}
 	var notes []string
 	if note != "" {
 		notes = append(notes, note)
@@ -487,8 +480,7 @@ func (st State) next() provider.Outcome {
 }
 
 func (st State) outcome() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return st.Result.Outcome(st)
 }
 
 // classify turns a call's error into a *provider.Error.
