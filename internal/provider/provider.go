@@ -2,7 +2,8 @@
 // publishes to: what a provider is handed (a destination, its media, a channel), what it
 // answers (an outcome, a classified error), the abilities it may have beyond publishing
 // (identifying an account, reading options, figures and comments, replying, closing), and
-// the helpers every provider shares (repeating a call, pacing polls, its HTTP client).
+// the helpers every provider shares (repeating a call, pacing polls, its HTTP client, the
+// defaults of its Config, sending a call and reading its answer, reading its stored state).
 //
 // It imports nothing of reelay but leaf packages, so that a provider, an HTTP client of one
 // platform, does not bring the publisher, the store or the simulators along.

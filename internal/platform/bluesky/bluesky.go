@@ -47,6 +47,7 @@
 package bluesky
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -143,45 +144,18 @@ var (
 
 // New returns a Bluesky provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultPDS
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.VideoServiceURL == "" {
-		cfg.VideoServiceURL = DefaultVideoServiceURL
-	}
-	cfg.VideoServiceURL = strings.TrimRight(cfg.VideoServiceURL, "/")
-	if cfg.VideoServiceDID == "" {
-		cfg.VideoServiceDID = DefaultVideoServiceDID
-	}
-	if cfg.AppURL == "" {
-		cfg.AppURL = DefaultAppURL
-	}
-	cfg.AppURL = strings.TrimRight(cfg.AppURL, "/")
-	if cfg.Upload == "" {
-		cfg.Upload = UploadVideoService
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 15 * time.Second
-	}
-	if cfg.JobTimeout <= 0 {
-		cfg.JobTimeout = 30 * time.Minute
-	}
-	if cfg.ServiceAuthTTL <= 0 {
-		cfg.ServiceAuthTTL = 30 * time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultPDS)
+	cfg.VideoServiceURL = provider.BaseURL(cfg.VideoServiceURL, DefaultVideoServiceURL)
+	cfg.VideoServiceDID = cmp.Or(cfg.VideoServiceDID, DefaultVideoServiceDID)
+	cfg.AppURL = provider.BaseURL(cfg.AppURL, DefaultAppURL)
+	cfg.Upload = cmp.Or(cfg.Upload, UploadVideoService)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 15*time.Second)
+	cfg.JobTimeout = provider.Positive(cfg.JobTimeout, 30*time.Minute)
+	cfg.ServiceAuthTTL = provider.Positive(cfg.ServiceAuthTTL, 30*time.Minute)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg, sessions: map[string]*session{}}
 }
 
@@ -236,32 +210,22 @@ type State struct {
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return o, fmt.Errorf("bluesky options: %w", err)
-		}
+	if err := provider.UnmarshalStored(raw, &o); err != nil {
+		return o, fmt.Errorf("bluesky options: %w", err)
 	}
 	return o, nil
 }
 
 // postText is the post's text: bluesky.text, else the caption, else the title.
 func postText(d *provider.Destination, o Options) string {
-	switch {
-	case o.Text != "":
-		return o.Text
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Bluesky state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Bluesky", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -789,8 +753,7 @@ func (p *Provider) finish(st State, ref recordRef) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,7 +156,7 @@ func (c client) get(ctx context.Context, u string, out any) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Discord: %v", provider.WithoutURL(err))
 	}
 	defer resp.Body.Close()
 	return c.decode(resp, out)
@@ -169,15 +167,10 @@ func (c client) get(ctx context.Context, u string, out any) error {
 func (c client) decode(resp *http.Response, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: reading the answer: %v", provider.WithoutURL(err))
 	}
 	if resp.StatusCode/100 == 2 {
-		if out != nil {
-			if err := json.Unmarshal(raw, out); err != nil {
-				return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Discord: unexpected answer: %v", err)
-			}
-		}
-		return nil
+		return provider.Decode(resp, raw, out, "Discord")
 	}
 	var body struct {
 		Code       int             `json:"code"`
@@ -194,7 +187,7 @@ func (c client) decode(resp *http.Response, out any) error {
 			// Cloudflare's ban page, not JSON: still a rate limit.
 			return &apiError{Status: resp.StatusCode, Message: "Too many requests", RetryAfter: headerRetryAfter(resp.Header)}
 		}
-		text := strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 200)], nil)))
+		text := provider.Excerpt(raw, 200)
 		var ra time.Duration
 		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
 			ra = time.Duration(n) * time.Second
@@ -291,13 +284,4 @@ func (c client) create(ctx context.Context, u string, f sendonce.Form) (message,
 		return message{}, err
 	}
 	return message{}, &sendonce.UnknownError{Err: err}
-}
-
-// stripURL drops the URL from an *url.Error: webhook URLs carry their token.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

@@ -94,25 +94,12 @@ var (
 
 // New returns a Discord provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.MaxVideoBytes <= 0 {
-		cfg.MaxVideoBytes = DefaultMaxVideoBytes
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.MaxSends <= 0 {
-		cfg.MaxSends = sendonce.DefaultMaxSends(cfg.Repeat)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.MaxVideoBytes = provider.Positive(cfg.MaxVideoBytes, DefaultMaxVideoBytes)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.MaxSends = provider.Positive(cfg.MaxSends, sendonce.DefaultMaxSends(cfg.Repeat))
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg}
 }
 
@@ -132,18 +119,12 @@ type State struct {
 	// Attempt holds the ticket that arms one send (phase sending) or one report of Pending
 	// (phase start), and counts the sends made.
 	sendonce.Attempt
-	Checked   bool       `json:"checked,omitempty"`
-	WebhookID string     `json:"webhook_id,omitempty"`
-	BotID     string     `json:"bot_id,omitempty"`
-	GuildID   string     `json:"guild_id,omitempty"`
-	ChannelID string     `json:"channel_id,omitempty"`
-	Result    *doneState `json:"result,omitempty"`
-}
-
-type doneState struct {
-	ExternalID string `json:"external_id"`
-	URL        string `json:"url,omitempty"`
-	Message    string `json:"message,omitempty"`
+	Checked   bool             `json:"checked,omitempty"`
+	WebhookID string           `json:"webhook_id,omitempty"`
+	BotID     string           `json:"bot_id,omitempty"`
+	GuildID   string           `json:"guild_id,omitempty"`
+	ChannelID string           `json:"channel_id,omitempty"`
+	Result    *sendonce.Result `json:"result,omitempty"`
 }
 
 var webhookPath = regexp.MustCompile(`/webhooks/([0-9A-Za-z_]+)/[A-Za-z0-9_.-]+$`)
@@ -192,27 +173,17 @@ func (t target) bot() bool { return t.c.webhook == "" }
 // title.
 func content(d *provider.Destination) (string, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", fmt.Errorf("discord options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", fmt.Errorf("discord options: %v", err)
 	}
-	if o.Content != "" {
-		return o.Content, nil
-	}
-	if d.Caption != "" {
-		return d.Caption, nil
-	}
-	return d.Title, nil
+	return d.Text(o.Content), nil
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Discord state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Discord", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	t, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -295,7 +266,7 @@ func (p *Provider) sending(ctx context.Context, t target, d *provider.Destinatio
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "%v", err)
 	}
-	filename := "video" + extension(d.Video.ContentType)
+	filename := "video" + provider.Extension(d.Video.ContentType)
 	if !p.tickets.Take(st.Ticket) {
 		if !t.bot() {
 			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0,
@@ -390,7 +361,7 @@ func (p *Provider) done(st State, msg message, note string) provider.Outcome {
 		channel = st.ChannelID
 	}
 	st.Phase, st.Ticket, st.ChannelID = phaseDone, "", channel
-	res := &doneState{ExternalID: msg.ID, Message: note}
+	res := &sendonce.Result{ExternalID: msg.ID, Message: note}
 	if st.GuildID != "" && channel != "" {
 		res.URL = fmt.Sprintf("https://discord.com/channels/%s/%s/%s", st.GuildID, channel, msg.ID)
 	}
@@ -465,13 +436,11 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 }
 
 func (st State) next() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusUploading, State: raw}
+	return provider.Next(st, provider.StatusUploading, 0)
 }
 
 func (st State) outcome() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return st.Result.Outcome(st)
 }
 
 func classify(err error) *provider.Error {
@@ -496,14 +465,4 @@ func snowflake(t time.Time) uint64 {
 		return 0
 	}
 	return uint64(ms) << 22
-}
-
-func extension(ctype string) string {
-	switch ctype {
-	case "video/quicktime":
-		return ".mov"
-	case "video/webm":
-		return ".webm"
-	}
-	return ".mp4"
 }

@@ -19,6 +19,7 @@ package facebook
 //     so a reply's top-level comment is answered.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -44,9 +45,9 @@ const commentFields = "id,message,from{id,name},created_time,like_count,parent{i
 
 // channelGraph is a Graph client with the channel's Page token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
@@ -58,48 +59,33 @@ func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []s
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]provider.Metrics, len(itemIDs))
-	for _, id := range itemIDs {
-		vals, err := p.insights(ctx, g, id)
-		if metagraph.NotFound(err) {
-			continue
-		}
-		if err != nil {
-			return out, classify(err)
-		}
-		if len(vals) == 0 {
-			continue
-		}
-		m := provider.Metrics{}
-		if n, ok := metagraph.Count(vals["blue_reels_play_count"]); ok {
-			m.Views = provider.N(n)
-		}
-		if n, ok := metagraph.Count(vals["post_impressions_unique"]); ok {
-			m.Reach = provider.N(n)
-		}
-		if ms, ok := metagraph.Count(vals["post_video_view_time"]); ok {
-			m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
-		}
-		if reactions, ok := metagraph.Breakdown(vals["post_video_likes_by_reaction_type"]); ok {
-			var sum int64
-			for _, n := range reactions {
-				sum += n
-			}
-			m.Likes = provider.N(sum)
-		}
-		if actions, ok := metagraph.Breakdown(vals["post_video_social_actions"]); ok {
-			m.Comments, m.Shares = provider.N(actions["COMMENT"]), provider.N(actions["SHARE"])
-		}
-		out[id] = m
+	// Each reel's video_insights is read within the API timeout.
+	insights := func(ctx context.Context, videoID string) (map[string]json.RawMessage, error) {
+		ctx, cancel := p.apiContext(ctx)
+		defer cancel()
+		return g.Insights(ctx, "/"+url.PathEscape(videoID)+"/video_insights", insightMetrics)
 	}
-	return out, nil
+	return metagraph.Metrics(ctx, itemIDs, insights, classify, figures)
 }
 
-// insights reads one reel's video_insights within the API timeout.
-func (p *Provider) insights(ctx context.Context, g metagraph.Client, videoID string) (map[string]json.RawMessage, error) {
-	ctx, cancel := p.apiContext(ctx)
-	defer cancel()
-	return g.Insights(ctx, "/"+url.PathEscape(videoID)+"/video_insights", insightMetrics)
+// figures are a reel's figures of its video_insights.
+func figures(vals map[string]json.RawMessage) provider.Metrics {
+	m := provider.Metrics{}
+	metagraph.Counts(vals, map[string]**int64{"blue_reels_play_count": &m.Views, "post_impressions_unique": &m.Reach})
+	if ms, ok := metagraph.Count(vals["post_video_view_time"]); ok {
+		m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
+	}
+	if reactions, ok := metagraph.Breakdown(vals["post_video_likes_by_reaction_type"]); ok {
+		var sum int64
+		for _, n := range reactions {
+			sum += n
+		}
+		m.Likes = provider.N(sum)
+	}
+	if actions, ok := metagraph.Breakdown(vals["post_video_social_actions"]); ok {
+		m.Comments, m.Shares = provider.N(actions["COMMENT"]), provider.N(actions["SHARE"])
+	}
+	return m
 }
 
 // fbComment is a comment as Comments reads it.
@@ -174,17 +160,9 @@ func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string
 		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Facebook: the reply was posted but Facebook answered no id")
 	}
 	sent := provider.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
-	var stored fbComment
-	if g.Get(ctx, "/"+url.PathEscape(created.ID), url.Values{"fields": {commentFields}}, &stored) != nil {
-		return sent, nil
-	}
-	c := stored.comment(ch.Account)
-	c.Own = true
-	if c.ParentID == "" {
-		c.ParentID = target
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = sent.CreatedAt
-	}
-	return c, nil
+	return metagraph.ReadBack(ctx, g, sent, commentFields, func(s fbComment) provider.Comment {
+		c := s.comment(ch.Account)
+		c.ParentID = cmp.Or(c.ParentID, target)
+		return c
+	}), nil
 }

@@ -33,6 +33,7 @@
 package facebook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,24 +102,12 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 2 * time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 2*time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
 	return &Provider{cfg: cfg}
 }
 
@@ -146,9 +135,9 @@ const maxRestarts = 2
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", d.Credentials)
+	if err != nil {
+		return provider.Outcome{}, err
 	}
 	var st State
 	var opts Options
@@ -385,10 +374,7 @@ func (p *Provider) send(ctx context.Context, g metagraph.Client, d *provider.Des
 	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := g.HTTP.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		// The next try asks the platform how many bytes arrived and goes on from there.
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Facebook: uploading from byte %d: %v", offset, err)
 	}
@@ -521,9 +507,9 @@ func (p *Provider) outcome(status string, st State, after time.Duration) (provid
 // A user access token is refused (Reels publish as the Page), as is a rejected token: both
 // are auth_expired *provider.Error values. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Facebook: the channel has no Page access token")
+	token, err := metagraph.AccessToken("Facebook", "Page access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	g := p.graph(baseURL, token)
 	ctx, cancel := p.apiContext(ctx)
@@ -540,7 +526,7 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 		} `json:"picture"`
 	}
 	// category exists on Pages only: with a user token, Graph refuses the field.
-	err := g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
+	err = g.Get(ctx, "/me", url.Values{"fields": {"id,name,username,category,picture"}}, &page)
 	if ae := (*metagraph.APIError)(nil); errors.As(err, &ae) && (ae.Body.Code == metagraph.CodeInvalidParameter || ae.Body.Code == 12) &&
 		strings.Contains(ae.Body.Message, "(User)") {
 		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, ae.Status,

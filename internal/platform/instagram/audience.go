@@ -17,7 +17,9 @@ package instagram
 //     a reply's parent is answered; hidden comments refuse replies (invalid_options).
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
@@ -40,9 +42,9 @@ const commentFields = "id,text,username,timestamp,like_count,from{id,username}"
 
 // channelGraph is a Graph client with the channel's token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	token, err := metagraph.AccessToken("Instagram", "access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	base := p.cfg.BaseURL
 	if ch.BaseURL != "" {
@@ -58,32 +60,22 @@ func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []s
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]provider.Metrics, len(itemIDs))
-	for _, id := range itemIDs {
-		vals, err := g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
-		if metagraph.NotFound(err) {
-			continue
-		}
-		if err != nil {
-			return out, classify(err)
-		}
-		if len(vals) == 0 {
-			continue // no figures yet
-		}
-		m := provider.Metrics{}
-		for name, field := range map[string]**int64{
-			"views": &m.Views, "reach": &m.Reach, "likes": &m.Likes, "comments": &m.Comments, "shares": &m.Shares, "saved": &m.Saves,
-		} {
-			if n, ok := metagraph.Count(vals[name]); ok {
-				*field = provider.N(n)
-			}
-		}
-		if ms, ok := metagraph.Count(vals["ig_reels_video_view_total_time"]); ok {
-			m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
-		}
-		out[id] = m
+	insights := func(ctx context.Context, id string) (map[string]json.RawMessage, error) {
+		return g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
 	}
-	return out, nil
+	return metagraph.Metrics(ctx, itemIDs, insights, classify, figures)
+}
+
+// figures are a Reel's figures of its insights.
+func figures(vals map[string]json.RawMessage) provider.Metrics {
+	m := provider.Metrics{}
+	metagraph.Counts(vals, map[string]**int64{
+		"views": &m.Views, "reach": &m.Reach, "likes": &m.Likes, "comments": &m.Comments, "shares": &m.Shares, "saved": &m.Saves,
+	})
+	if ms, ok := metagraph.Count(vals["ig_reels_video_view_total_time"]); ok {
+		m.WatchTimeSeconds = provider.N((ms + 500) / 1000)
+	}
+	return m
 }
 
 // igComment is an IG Comment as Comments reads it.
@@ -160,19 +152,8 @@ func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string
 	if created.ID == "" {
 		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Instagram: the reply was posted but Instagram answered no id")
 	}
-	reply := provider.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
-	var stored igComment
-	if g.Get(ctx, "/"+url.PathEscape(created.ID), url.Values{"fields": {commentFields + ",parent_id"}}, &stored) == nil {
-		parent := stored.ParentID
-		if parent == "" {
-			parent = target
-		}
-		r := stored.comment(ch.Account, parent)
-		r.Own = true
-		if r.CreatedAt.IsZero() {
-			r.CreatedAt = reply.CreatedAt
-		}
-		return r, nil
-	}
-	return reply, nil
+	sent := provider.Comment{ID: created.ID, ParentID: target, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
+	return metagraph.ReadBack(ctx, g, sent, commentFields+",parent_id", func(c igComment) provider.Comment {
+		return c.comment(ch.Account, cmp.Or(c.ParentID, target))
+	}), nil
 }

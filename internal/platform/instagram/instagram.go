@@ -41,6 +41,7 @@
 package instagram
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -98,24 +99,12 @@ type Provider struct {
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(60 * time.Second)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 100 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
-	if cfg.FindAttempts <= 0 {
-		cfg.FindAttempts = 5
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 60*time.Second)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 100*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
+	cfg.FindAttempts = provider.Positive(cfg.FindAttempts, 5)
 	return &Provider{cfg: cfg, flow: &metagraph.Container[Options, mediaNode]{
 		Platform:                 "Instagram",
 		BaseURL:                  cfg.BaseURL,
@@ -179,13 +168,7 @@ func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.
 // caption is the text sent: the instagram object's caption, else the post's caption, else its
 // title.
 func caption(d *provider.Destination, o Options) string {
-	switch {
-	case o.Caption != "":
-		return o.Caption
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Caption)
 }
 
 // reelsForm is the Reels container's creation form (POST /{ig-user-id}/media). A container
@@ -350,9 +333,9 @@ const maxPageReads = 10
 // is a permanent invalid_options error. The token needs pages_show_list and instagram_basic.
 // (Instagram Login's tokens have no Pages: their account is GET /me.)
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Instagram: the channel has no access token")
+	token, err := metagraph.AccessToken("Instagram", "access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	if baseURL == "" {
 		baseURL = p.cfg.BaseURL

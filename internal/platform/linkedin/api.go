@@ -89,10 +89,7 @@ func (p *Provider) classify(err error) *provider.Error {
 		if errors.As(err, &pe) {
 			return pe
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL may be a signed upload URL: keep it out of messages
-		}
+		err = provider.WithoutURL(err) // the URL may be a signed upload URL: keep it out of messages
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "LinkedIn: %v", err)
 	}
 	msg := ae.Error()
@@ -203,7 +200,7 @@ func parseError(resp *http.Response, raw []byte, now time.Time) *apiError {
 		}
 		return ae
 	}
-	ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+	ae.Message = provider.Excerpt(raw, 300)
 	return ae
 }
 

@@ -107,28 +107,13 @@ var (
 
 // New returns a LinkedIn provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 500 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.ThrottleWait <= 0 {
-		cfg.ThrottleWait = time.Minute
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 500*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.ThrottleWait = provider.Positive(cfg.ThrottleWait, time.Minute)
 	return &Provider{cfg: cfg}
 }
 
@@ -189,18 +174,10 @@ type Part struct {
 // texts returns the commentary (plain text, before little escaping) and the video title.
 func texts(d *provider.Destination) (commentary, title string, err error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", "", fmt.Errorf("linkedin options: %w", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", "", fmt.Errorf("linkedin options: %w", err)
 	}
-	commentary = o.Commentary
-	if commentary == "" {
-		commentary = d.Caption
-	}
-	if commentary == "" {
-		commentary = d.Title
-	}
+	commentary = d.Text(o.Commentary)
 	title = o.Title
 	if title == "" {
 		title = d.Title
@@ -218,10 +195,8 @@ func texts(d *provider.Destination) (commentary, title string, err error) {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored LinkedIn state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "LinkedIn", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -483,10 +458,7 @@ func (p *Provider) put(ctx context.Context, c client, target, ctype string, n in
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // keep the signed URL out of messages
-		}
+		err = provider.WithoutURL(err) // keep the signed URL out of messages
 		return 0, "", "", err
 	}
 	defer resp.Body.Close()
@@ -657,8 +629,7 @@ func (p *Provider) restart(st State, why string) (provider.Outcome, error) {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

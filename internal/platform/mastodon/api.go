@@ -368,7 +368,7 @@ func newUploadBody(ctx context.Context, video provider.Media, videoType string, 
 		_, err := mw.CreatePart(h)
 		return err
 	}
-	if err := part("file", "video"+extension(videoType), videoType); err != nil {
+	if err := part("file", "video"+provider.Extension(videoType), videoType); err != nil {
 		return nil, err
 	}
 	b := &uploadBody{contentType: mw.FormDataContentType()}
@@ -381,7 +381,7 @@ func newUploadBody(ctx context.Context, video provider.Media, videoType string, 
 	readers := []io.Reader{bytes.NewReader(head), io.LimitReader(rc, video.Size)}
 	b.length = int64(len(head)) + video.Size
 	if thumb != nil {
-		if err := part("thumbnail", "thumbnail"+extension(thumbType), thumbType); err != nil {
+		if err := part("thumbnail", "thumbnail"+provider.Extension(thumbType), thumbType); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -404,24 +404,6 @@ func newUploadBody(ctx context.Context, video provider.Media, videoType string, 
 	b.length += int64(len(tail))
 	b.Reader = io.MultiReader(readers...)
 	return b, nil
-}
-
-func extension(ctype string) string {
-	switch ctype {
-	case "video/quicktime":
-		return ".mov"
-	case "video/webm":
-		return ".webm"
-	case "image/jpeg":
-		return ".jpg"
-	case "image/png":
-		return ".png"
-	case "image/webp":
-		return ".webp"
-	case "image/gif":
-		return ".gif"
-	}
-	return ".mp4"
 }
 
 // instanceBase normalizes an instance URL: https:// when no scheme is given, no trailing

@@ -104,30 +104,14 @@ var (
 
 // New returns a Mastodon provider.
 func New(cfg Config) *Provider {
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 15 * time.Second
-	}
-	if cfg.InstanceTTL <= 0 {
-		cfg.InstanceTTL = 10 * time.Minute
-	}
-	if cfg.IdempotencyWindow <= 0 {
-		cfg.IdempotencyWindow = 55 * time.Minute
-	}
-	if cfg.MaxUploads <= 0 {
-		cfg.MaxUploads = 3
-	}
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 15*time.Second)
+	cfg.InstanceTTL = provider.Positive(cfg.InstanceTTL, 10*time.Minute)
+	cfg.IdempotencyWindow = provider.Positive(cfg.IdempotencyWindow, 55*time.Minute)
+	cfg.MaxUploads = provider.Positive(cfg.MaxUploads, 3)
 	return &Provider{cfg: cfg}
 }
 
@@ -168,10 +152,8 @@ type State struct {
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return o, fmt.Errorf("mastodon options: %w", err)
-		}
+	if err := provider.UnmarshalStored(raw, &o); err != nil {
+		return o, fmt.Errorf("mastodon options: %w", err)
 	}
 	if o.Visibility == "" {
 		o.Visibility = "public"
@@ -190,22 +172,14 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 
 // text is the status text: the options' own, else the caption, else the title.
 func (o Options) text(d *provider.Destination) string {
-	if o.Text != "" {
-		return o.Text
-	}
-	if d.Caption != "" {
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Mastodon state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Mastodon", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -525,8 +499,7 @@ func (st State) done(s status, msg string) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/reelay/reelay/internal/provider"
 )
 
 // What the Meta providers share of reading figures and comments: the insights edges
 // (Instagram's /{media-id}/insights, Threads' /{media-id}/insights, Facebook's
 // /{video-id}/video_insights) all answer data[{name, period, values[{value}], title,
-// description, id}], and every comment listing is a Graph list edge paged by cursor.
+// description, id}] and are read item by item the same way, every comment listing is a Graph
+// list edge paged by cursor, and a reply just posted is read back by its id.
 
 // Insights reads GET path?metric=metrics and answers the latest value of each metric Graph
 // gave, by name. A metric Graph left out is absent from the map: Instagram answers an empty
@@ -34,6 +37,40 @@ func (c Client) Insights(ctx context.Context, path string, metrics []string) (ma
 		}
 	}
 	return out, nil
+}
+
+// Metrics reads the figures of each of itemIDs, one item's insights at a time: insights reads
+// them (Client.Insights with the platform's edge and metrics) and figures makes the item's
+// figures of them. An item Graph does not show (NotFound: deleted, or another account's) or
+// has no figures for yet (an empty set) is left out. The first other failure ends the reads:
+// it is answered classified, with the figures read before it.
+func Metrics(ctx context.Context, itemIDs []string, insights func(ctx context.Context, id string) (map[string]json.RawMessage, error),
+	classify func(error) *provider.Error, figures func(vals map[string]json.RawMessage) provider.Metrics) (map[string]provider.Metrics, error) {
+	out := make(map[string]provider.Metrics, len(itemIDs))
+	for _, id := range itemIDs {
+		vals, err := insights(ctx, id)
+		if NotFound(err) {
+			continue
+		}
+		if err != nil {
+			return out, classify(err)
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		out[id] = figures(vals)
+	}
+	return out, nil
+}
+
+// Counts sets each of fields to the count of the metric its key names, where Graph gave it as
+// a number; the others are left as they are.
+func Counts(vals map[string]json.RawMessage, fields map[string]**int64) {
+	for name, field := range fields {
+		if n, ok := Count(vals[name]); ok {
+			*field = provider.N(n)
+		}
+	}
 }
 
 // Count reads a metric whose value is a number; ok is false when the metric is absent or
@@ -114,4 +151,20 @@ func cloneValues(q url.Values) url.Values {
 		out[k] = append([]string(nil), v...)
 	}
 	return out
+}
+
+// ReadBack answers a reply just posted as Graph stored it (its author, its time): GET
+// /{sent.ID}?fields=fields, made a comment by comment, the channel's own, with sent's time when
+// Graph gave none. When the read fails the reply is posted all the same, and sent is answered.
+func ReadBack[T any](ctx context.Context, g Client, sent provider.Comment, fields string, comment func(T) provider.Comment) provider.Comment {
+	var stored T
+	if g.Get(ctx, "/"+url.PathEscape(sent.ID), url.Values{"fields": {fields}}, &stored) != nil {
+		return sent
+	}
+	c := comment(stored)
+	c.Own = true
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = sent.CreatedAt
+	}
+	return c
 }

@@ -12,12 +12,10 @@
 package metagraph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -113,19 +111,11 @@ func (c Client) Post(ctx context.Context, path string, form url.Values, out any)
 func (c Client) do(req *http.Request, path string, out any) error {
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.HTTP.Do(req)
+	// Answer leaves the URL out of messages: ours carry no token, but the message stays short.
+	what := c.Platform + ": " + req.Method + " " + path
+	resp, body, err := provider.Answer(c.HTTP, req, 1<<20, what)
 	if err != nil {
-		// The *url.Error names the URL; ours carry no token, but the message stays short.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %s %s: %v", c.Platform, req.Method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: reading the answer: %v", c.Platform, req.Method, path, err)
+		return err
 	}
 	var env struct {
 		Error *ErrorBody `json:"error"`
@@ -136,16 +126,11 @@ func (c Client) do(req *http.Request, path string, out any) error {
 		if env.Error != nil {
 			ae.Body = *env.Error
 		} else {
-			ae.Raw = strings.TrimSpace(string(bytes.ToValidUTF8(body[:min(len(body), 300)], nil)))
+			ae.Raw = provider.Excerpt(body, 300)
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "%s: %s %s: unexpected answer: %v", c.Platform, req.Method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, body, out, what)
 }
 
 // Quota is a publishing limit: the posts published through the API in the rolling window,
@@ -176,4 +161,15 @@ func (c Client) PublishingLimit(ctx context.Context, path string) (Quota, error)
 	}
 	l := lim.Data[0]
 	return Quota{Usage: l.Usage, Total: l.Config.Total, Window: time.Duration(l.Config.Duration) * time.Second}, nil
+}
+
+// AccessToken is a Meta channel's Graph token, its credential access_token. A channel without
+// one must be connected again: a permanent auth_expired *provider.Error, "{platform}: the
+// channel has no {name}" (name is "access token", or Facebook's "Page access token").
+func AccessToken(platform, name string, creds map[string]string) (string, error) {
+	token := creds["access_token"]
+	if token == "" {
+		return "", provider.Permanent(provider.CategoryAuthExpired, 0, "%s: the channel has no %s", platform, name)
+	}
+	return token, nil
 }

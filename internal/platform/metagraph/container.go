@@ -108,9 +108,9 @@ type Container[O any, M Media] struct {
 
 // Step implements provider.Provider's Step for the platform.
 func (f *Container[O, M]) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
-	token := d.Credentials["access_token"]
-	if token == "" {
-		return provider.Outcome{}, provider.Permanent(provider.CategoryAuthExpired, 0, "%s: the channel has no access token", f.Platform)
+	token, err := AccessToken(f.Platform, "access token", d.Credentials)
+	if err != nil {
+		return provider.Outcome{}, err
 	}
 	var st ContainerState
 	var opts O

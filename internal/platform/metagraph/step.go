@@ -10,15 +10,11 @@ import (
 // Decode reads a destination's stored state into st and its platform object into opts
 // (both pointers); an empty or null one leaves its target as it is.
 func Decode(platform string, d *provider.Destination, st, opts any) error {
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, st); err != nil {
-			return provider.Permanent(provider.CategoryInternal, 0, "%s: stored state is unreadable: %v", platform, err)
-		}
+	if err := provider.UnmarshalStored(d.State, st); err != nil {
+		return provider.Permanent(provider.CategoryInternal, 0, "%s: stored state is unreadable: %v", platform, err)
 	}
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, opts); err != nil {
-			return provider.Permanent(provider.CategoryInvalidOptions, 0, "%s: options: %v", platform, err)
-		}
+	if err := provider.UnmarshalStored(d.Options, opts); err != nil {
+		return provider.Permanent(provider.CategoryInvalidOptions, 0, "%s: options: %v", platform, err)
 	}
 	return nil
 }

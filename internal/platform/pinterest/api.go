@@ -106,18 +106,10 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := p.cfg.HTTPClient.Do(req)
+	what := "Pinterest: " + method + " " + path
+	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Pinterest: %s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: reading the answer: %v", method, path, err)
+		return err
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{HTTP: resp.StatusCode, RetryAfter: retryAfter(resp.Header, p.cfg.Now())}
@@ -128,16 +120,11 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 		if json.Unmarshal(raw, &eb) == nil && eb.Message != "" {
 			ae.Code, ae.Message = eb.Code, eb.Message
 		} else {
-			ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+			ae.Message = provider.Excerpt(raw, 300)
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Pinterest: %s %s: unexpected answer: %v", method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, raw, out, what)
 }
 
 // classify turns a call's error into a *provider.Error; other is the category of an

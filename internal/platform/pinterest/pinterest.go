@@ -101,43 +101,18 @@ var (
 
 // New returns a Pinterest provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.ProcessingTimeout <= 0 {
-		cfg.ProcessingTimeout = time.Hour
-	}
-	if cfg.LostUploadAfter <= 0 {
-		cfg.LostUploadAfter = 5 * time.Minute
-	}
-	if cfg.CoverFrame <= 0 {
-		cfg.CoverFrame = time.Second
-	}
-	if cfg.MaxRegistrations <= 0 {
-		cfg.MaxRegistrations = 3
-	}
-	if cfg.DedupPages <= 0 {
-		cfg.DedupPages = 3
-	}
-	if cfg.DedupSkew <= 0 {
-		cfg.DedupSkew = 10 * time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.ProcessingTimeout = provider.Positive(cfg.ProcessingTimeout, time.Hour)
+	cfg.LostUploadAfter = provider.Positive(cfg.LostUploadAfter, 5*time.Minute)
+	cfg.CoverFrame = provider.Positive(cfg.CoverFrame, time.Second)
+	cfg.MaxRegistrations = provider.Positive(cfg.MaxRegistrations, 3)
+	cfg.DedupPages = provider.Positive(cfg.DedupPages, 3)
+	cfg.DedupSkew = provider.Positive(cfg.DedupSkew, 10*time.Minute)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg, tickets: map[string]*ticket{}}
 }
 
@@ -174,10 +149,8 @@ type State struct {
 
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return o, provider.Permanent(provider.CategoryInvalidOptions, 0, "pinterest options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return o, provider.Permanent(provider.CategoryInvalidOptions, 0, "pinterest options: %v", err)
 	}
 	if o.Title == "" {
 		o.Title = d.Title
@@ -212,10 +185,8 @@ func parseOptions(d *provider.Destination) (Options, error) {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Pinterest state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Pinterest", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	if st.Phase == phaseDone {
 		return st.outcome(), nil
@@ -568,8 +539,7 @@ func (st State) done(id string) provider.Outcome {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

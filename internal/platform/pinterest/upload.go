@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -145,10 +143,7 @@ func (p *Provider) postFile(ctx context.Context, d *provider.Destination, t tick
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return s3Result{}, err
 	}
 	defer resp.Body.Close()
@@ -162,7 +157,7 @@ func (p *Provider) postFile(ctx context.Context, d *provider.Destination, t tick
 		if xml.Unmarshal(raw, &e) == nil && e.Code != "" {
 			res.code, res.message = e.Code, e.Message
 		} else {
-			res.message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+			res.message = provider.Excerpt(raw, 300)
 		}
 	}
 	return res, nil

@@ -1,7 +1,6 @@
 package reddit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,18 +104,10 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 	req.Header.Set("User-Agent", c.p.cfg.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	path, _, _ := strings.Cut(pathQuery, "?")
-	resp, err := c.p.cfg.HTTPClient.Do(req)
+	what := "Reddit: " + method + " " + path
+	resp, raw, err := provider.Answer(c.p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Reddit: %s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: reading the answer: %v", method, path, err)
+		return err
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{status: resp.StatusCode, header: resp.Header}
@@ -127,16 +118,11 @@ func (c client) do(ctx context.Context, method, pathQuery string, form url.Value
 		if json.Unmarshal(raw, &e) == nil && (e.Message != "" || e.Reason != "") {
 			ae.message, ae.reason = e.Message, e.Reason
 		} else {
-			ae.raw = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+			ae.raw = provider.Excerpt(raw, 300)
 		}
 		return ae
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Reddit: %s %s: unexpected answer: %v", method, path, err)
-		}
-	}
-	return nil
+	return provider.Decode(resp, raw, out, what)
 }
 
 // classify turns a failed call into a *provider.Error; what names the call for the message.

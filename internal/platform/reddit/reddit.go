@@ -20,6 +20,7 @@
 package reddit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,40 +105,17 @@ var (
 
 // New returns a Reddit provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = DefaultUserAgent
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.ResultWait <= 0 {
-		cfg.ResultWait = 3 * time.Second
-	}
-	if cfg.ResultTimeout <= 0 {
-		cfg.ResultTimeout = 30 * time.Minute
-	}
-	if cfg.ListingEvery <= 0 {
-		cfg.ListingEvery = 5
-	}
-	if cfg.WatchTTL <= 0 {
-		cfg.WatchTTL = time.Hour
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 2 * time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.ResultWait = provider.Positive(cfg.ResultWait, 3*time.Second)
+	cfg.ResultTimeout = provider.Positive(cfg.ResultTimeout, 30*time.Minute)
+	cfg.ListingEvery = provider.Positive(cfg.ListingEvery, 5)
+	cfg.WatchTTL = provider.Positive(cfg.WatchTTL, time.Hour)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 2*time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg, leases: map[string]*lease{}, watches: map[string]*watch{}}
 }
 
@@ -192,10 +170,8 @@ type State struct {
 
 func parseOptions(d *provider.Destination) (Options, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return o, fmt.Errorf("reddit options: %w", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return o, fmt.Errorf("reddit options: %w", err)
 	}
 	if o.Title == "" {
 		o.Title = d.Title
@@ -226,10 +202,8 @@ func cleanSubreddit(s string) string {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Reddit state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Reddit", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -712,8 +686,7 @@ func (p *Provider) pollDelay(polls int) time.Duration {
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

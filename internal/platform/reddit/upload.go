@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -162,10 +161,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m provider.Media, filen
 	req.Header.Set("User-Agent", p.cfg.UserAgent)
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "uploading %s to Reddit's storage: %v", filename, err)
 	}
 	defer resp.Body.Close()
@@ -176,7 +172,7 @@ func (p *Provider) upload(ctx context.Context, l *lease, m provider.Media, filen
 	e := &s3Error{status: resp.StatusCode}
 	if xml.Unmarshal(raw, e) != nil || e.Code == "" {
 		e.Code = http.StatusText(resp.StatusCode)
-		e.Message = strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 300)], nil)))
+		e.Message = provider.Excerpt(raw, 300)
 	}
 	return e
 }
@@ -205,10 +201,7 @@ func (p *Provider) exists(ctx context.Context, objectURL string) (bool, error) {
 	req.Header.Set("User-Agent", p.cfg.UserAgent)
 	resp, err := p.cfg.HTTPClient.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = provider.WithoutURL(err)
 		return false, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "checking an earlier upload on Reddit's storage: %v", err)
 	}
 	resp.Body.Close()

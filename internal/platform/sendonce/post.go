@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
-	"net/url"
 	"sync/atomic"
 
 	"github.com/reelay/reelay/internal/provider"
@@ -179,20 +178,11 @@ func Post(ctx context.Context, hc *http.Client, name string, f Form, newRequest 
 		case srcErr != nil:
 			return nil, srcErr
 		case !connected.Load():
-			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, stripURL(err))
+			return nil, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "%s: %v", name, provider.WithoutURL(err))
 		}
-		return nil, &UnknownError{fmt.Errorf("%s: %v", name, stripURL(err))}
+		return nil, &UnknownError{fmt.Errorf("%s: %v", name, provider.WithoutURL(err))}
 	}
 	pr.CloseWithError(errors.New("answered"))
 	<-done
 	return resp, nil
-}
-
-// stripURL drops the URL from an *url.Error.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

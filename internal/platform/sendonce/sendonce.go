@@ -30,6 +30,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -186,4 +187,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Result is what a send that posted leaves in State for the outcome: the message's id on the
+// platform, its link, and a note for the user (a video posted as a document).
+type Result struct {
+	ExternalID string `json:"external_id"`
+	URL        string `json:"url,omitempty"`
+	Message    string `json:"message,omitempty"`
+}
+
+// Outcome is the published outcome of a destination whose State st holds r: st is stored with
+// it, so that a Step of the done State answers the same.
+func (r *Result) Outcome(st any) provider.Outcome {
+	raw, _ := json.Marshal(st)
+	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: r.ExternalID, URL: r.URL, Message: r.Message}
 }

@@ -1,7 +1,6 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +154,7 @@ func (c client) call(ctx context.Context, method string, params url.Values, out 
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Telegram %s: %v", method, stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "Telegram %s: %v", method, provider.WithoutURL(err))
 	}
 	defer resp.Body.Close()
 	return c.decode(resp, method, out)
@@ -166,11 +165,11 @@ func (c client) call(ctx context.Context, method string, params url.Values, out 
 func (c client) decode(resp *http.Response, method string, out any) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: reading the answer: %v", method, stripURL(err))
+		return provider.Transient(provider.CategoryUpstreamUnavailable, resp.StatusCode, 0, "Telegram %s: reading the answer: %v", method, provider.WithoutURL(err))
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil || (!env.OK && env.ErrorCode == 0 && env.Description == "") {
-		body := strings.TrimSpace(string(bytes.ToValidUTF8(raw[:min(len(raw), 200)], nil)))
+		body := provider.Excerpt(raw, 200)
 		if resp.StatusCode == http.StatusRequestEntityTooLarge {
 			// The front proxy refuses an oversized body before the Bot API sees it.
 			return &apiError{Method: method, Status: resp.StatusCode, Code: resp.StatusCode, Description: "Request Entity Too Large"}
@@ -243,15 +242,6 @@ func (c client) upload(ctx context.Context, method string, f sendonce.Form) (mes
 	}
 	// A 2xx or 5xx that is not the Bot API's JSON: a proxy's answer, or a result cut short.
 	return message{}, &sendonce.UnknownError{Err: err}
-}
-
-// stripURL drops the URL from an *url.Error: Bot API URLs carry the token.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 func retryAfterHeader(h http.Header) time.Duration {

@@ -29,7 +29,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -103,28 +102,17 @@ var (
 
 // New returns a Telegram provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
 	if cfg.MaxVideoBytes <= 0 {
 		cfg.MaxVideoBytes = CloudMaxVideoBytes
 		if cfg.LocalServer {
 			cfg.MaxVideoBytes = LocalMaxVideoBytes
 		}
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.MaxSends <= 0 {
-		cfg.MaxSends = sendonce.DefaultMaxSends(cfg.Repeat)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.MaxSends = provider.Positive(cfg.MaxSends, sendonce.DefaultMaxSends(cfg.Repeat))
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg}
 }
 
@@ -145,27 +133,19 @@ type State struct {
 	// (phase start), and counts the sendVideo requests made.
 	sendonce.Attempt
 	// Checked is set once getMe and getChatMember allowed the post.
-	Checked  bool       `json:"checked,omitempty"`
-	BotID    int64      `json:"bot_id,omitempty"`
-	ChatID   int64      `json:"chat_id,omitempty"`
-	ChatUser string     `json:"chat_username,omitempty"`
-	Message  int64      `json:"message_id,omitempty"`
-	Result   *doneState `json:"result,omitempty"`
-}
-
-type doneState struct {
-	ExternalID string `json:"external_id"`
-	URL        string `json:"url,omitempty"`
-	Message    string `json:"message,omitempty"`
+	Checked  bool             `json:"checked,omitempty"`
+	BotID    int64            `json:"bot_id,omitempty"`
+	ChatID   int64            `json:"chat_id,omitempty"`
+	ChatUser string           `json:"chat_username,omitempty"`
+	Message  int64            `json:"message_id,omitempty"`
+	Result   *sendonce.Result `json:"result,omitempty"`
 }
 
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored Telegram state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "Telegram", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, chatID, err := p.client(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -204,18 +184,10 @@ func (p *Provider) client(baseURL string, creds map[string]string) (client, stri
 // title.
 func caption(d *provider.Destination) (string, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return "", fmt.Errorf("telegram options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return "", fmt.Errorf("telegram options: %v", err)
 	}
-	if o.Caption != "" {
-		return o.Caption, nil
-	}
-	if d.Caption != "" {
-		return d.Caption, nil
-	}
-	return d.Title, nil
+	return d.Text(o.Caption), nil
 }
 
 // start reports a pending error once, checks the post, and arms the send.
@@ -349,7 +321,7 @@ func (p *Provider) send(ctx context.Context, c client, chatID string, d *provide
 	}
 	st.Phase, st.Ticket = phaseDone, ""
 	st.ChatID, st.ChatUser, st.Message = msg.Chat.ID, msg.Chat.Username, msg.MessageID
-	res := &doneState{ExternalID: fmt.Sprintf("%d:%d", msg.Chat.ID, msg.MessageID), URL: postURL(msg.Chat, msg.MessageID)}
+	res := &sendonce.Result{ExternalID: fmt.Sprintf("%d:%d", msg.Chat.ID, msg.MessageID), URL: postURL(msg.Chat, msg.MessageID)}
 	var notes []string
 	if note != "" {
 		notes = append(notes, note)
@@ -374,7 +346,7 @@ func (p *Provider) sendForm(chatID, text string, d *provider.Destination) (sendo
 	}
 	f := sendonce.NewForm(
 		sendonce.Part{Name: "chat_id", Value: chatID},
-		sendonce.Part{Name: "video", Filename: "video" + extension(ctype), ContentType: ctype, Size: v.Size, Open: v.Open},
+		sendonce.Part{Name: "video", Filename: "video" + provider.Extension(ctype), ContentType: ctype, Size: v.Size, Open: v.Open},
 	)
 	if text != "" {
 		f.Parts = append(f.Parts, sendonce.Part{Name: "caption", Value: text})
@@ -504,13 +476,11 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 }
 
 func (st State) next() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusUploading, State: raw}
+	return provider.Next(st, provider.StatusUploading, 0)
 }
 
 func (st State) outcome() provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: provider.StatusPublished, State: raw, ExternalID: st.Result.ExternalID, URL: st.Result.URL, Message: st.Result.Message}
+	return st.Result.Outcome(st)
 }
 
 // classify turns a call's error into a *provider.Error.
@@ -520,14 +490,4 @@ func classify(err error) *provider.Error {
 		return ae.publishError()
 	}
 	return provider.AsError(err)
-}
-
-func extension(ctype string) string {
-	switch ctype {
-	case "video/quicktime":
-		return ".mov"
-	case "video/webm":
-		return ".webm"
-	}
-	return ".mp4"
 }

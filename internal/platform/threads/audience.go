@@ -20,6 +20,7 @@ package threads
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
@@ -42,9 +43,9 @@ const replyFields = "id,text,username,timestamp,replied_to,is_reply_owned_by_me"
 
 // channelGraph is a Graph client with the channel's token.
 func (p *Provider) channelGraph(ch provider.Channel) (metagraph.Client, error) {
-	token := ch.Credentials["access_token"]
-	if token == "" {
-		return metagraph.Client{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", ch.Credentials)
+	if err != nil {
+		return metagraph.Client{}, err
 	}
 	return p.graph(ch.BaseURL, token), nil
 }
@@ -56,35 +57,25 @@ func (p *Provider) Metrics(ctx context.Context, ch provider.Channel, itemIDs []s
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]provider.Metrics, len(itemIDs))
-	for _, id := range itemIDs {
-		vals, err := g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
-		if metagraph.NotFound(err) {
-			continue
-		}
-		if err != nil {
-			return out, classify(err)
-		}
-		if len(vals) == 0 {
-			continue
-		}
-		m := provider.Metrics{}
-		for name, field := range map[string]**int64{"views": &m.Views, "likes": &m.Likes, "replies": &m.Comments} {
-			if n, ok := metagraph.Count(vals[name]); ok {
-				*field = provider.N(n)
-			}
-		}
-		for _, name := range []string{"reposts", "quotes", "shares"} {
-			if n, ok := metagraph.Count(vals[name]); ok {
-				if m.Shares == nil {
-					m.Shares = provider.N(0)
-				}
-				*m.Shares += n
-			}
-		}
-		out[id] = m
+	insights := func(ctx context.Context, id string) (map[string]json.RawMessage, error) {
+		return g.Insights(ctx, "/"+url.PathEscape(id)+"/insights", insightMetrics)
 	}
-	return out, nil
+	return metagraph.Metrics(ctx, itemIDs, insights, classify, figures)
+}
+
+// figures are a post's figures of its insights.
+func figures(vals map[string]json.RawMessage) provider.Metrics {
+	m := provider.Metrics{}
+	metagraph.Counts(vals, map[string]**int64{"views": &m.Views, "likes": &m.Likes, "replies": &m.Comments})
+	for _, name := range []string{"reposts", "quotes", "shares"} {
+		if n, ok := metagraph.Count(vals[name]); ok {
+			if m.Shares == nil {
+				m.Shares = provider.N(0)
+			}
+			*m.Shares += n
+		}
+	}
+	return m
 }
 
 // reply is a Threads reply as Comments reads it.
@@ -160,14 +151,5 @@ func (p *Provider) Reply(ctx context.Context, ch provider.Channel, itemID string
 		return provider.Comment{}, provider.Permanent(provider.CategoryInternal, 0, "Threads: the reply was published but Threads answered no id")
 	}
 	sent := provider.Comment{ID: published.ID, ParentID: to.ID, Text: text, CreatedAt: p.cfg.Now().UTC(), Own: true}
-	var stored reply
-	if g.Get(ctx, "/"+url.PathEscape(published.ID), url.Values{"fields": {replyFields}}, &stored) != nil {
-		return sent, nil
-	}
-	c := stored.comment(itemID)
-	c.Own = true
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = sent.CreatedAt
-	}
-	return c, nil
+	return metagraph.ReadBack(ctx, g, sent, replyFields, func(r reply) provider.Comment { return r.comment(itemID) }), nil
 }

@@ -35,6 +35,7 @@
 package threads
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -96,24 +97,12 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(60 * time.Second)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = time.Second
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
-	if cfg.FindAttempts <= 0 {
-		cfg.FindAttempts = 5
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 60*time.Second)
+	cfg.Now = provider.Clock(cfg.Now)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
+	cfg.FindAttempts = provider.Positive(cfg.FindAttempts, 5)
 	return &Provider{cfg: cfg, flow: &metagraph.Container[Options, mediaNode]{
 		Platform:                 "Threads",
 		BaseURL:                  cfg.BaseURL,
@@ -174,13 +163,7 @@ func (p *Provider) graph(baseURL, token string) metagraph.Client {
 
 // text is the text sent: the threads object's, else the post's caption, else its title.
 func text(d *provider.Destination, o Options) string {
-	switch {
-	case o.Text != "":
-		return o.Text
-	case d.Caption != "":
-		return d.Caption
-	}
-	return d.Title
+	return d.Text(o.Text)
 }
 
 // videoForm is the video container's creation form (POST /{threads-user-id}/threads). A
@@ -256,9 +239,9 @@ func (p *Provider) me(ctx context.Context, g metagraph.Client) (profile, error) 
 // id (the channel's external account id), name, username and profile picture. A rejected token
 // is an auth_expired *provider.Error. baseURL "" means the configured one.
 func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map[string]string) (provider.Identity, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return provider.Identity{}, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", credentials)
+	if err != nil {
+		return provider.Identity{}, err
 	}
 	pr, err := p.me(ctx, p.graph(baseURL, token))
 	if err != nil {
@@ -273,9 +256,9 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, credentials map
 // through the API in the rolling window, the limit and the window). Errors are *provider.Error
 // values, classified as for Step. baseURL "" means the configured one.
 func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[string]string) (map[string]any, error) {
-	token := credentials["access_token"]
-	if token == "" {
-		return nil, provider.Permanent(provider.CategoryAuthExpired, 0, "Threads: the channel has no access token")
+	token, err := metagraph.AccessToken("Threads", "access token", credentials)
+	if err != nil {
+		return nil, err
 	}
 	g := p.graph(baseURL, token)
 	pr, err := p.me(ctx, g)

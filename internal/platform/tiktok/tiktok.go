@@ -103,28 +103,13 @@ var (
 
 // New returns a TikTok provider.
 func New(cfg Config) *Provider {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = provider.NewHTTPClient(0)
-	}
-	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = defaultChunk
-	}
-	if cfg.APITimeout <= 0 {
-		cfg.APITimeout = 30 * time.Second
-	}
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 500 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = 30 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
+	cfg.ChunkSize = provider.Positive(cfg.ChunkSize, defaultChunk)
+	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 500*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, 30*time.Second)
+	cfg.Now = provider.Clock(cfg.Now)
 	return &Provider{cfg: cfg}
 }
 
@@ -172,10 +157,8 @@ func (st *State) plan() Plan {
 
 func parseOptions(raw json.RawMessage) (Options, error) {
 	var o Options
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return o, fmt.Errorf("tiktok options: %w", err)
-		}
+	if err := provider.UnmarshalStored(raw, &o); err != nil {
+		return o, fmt.Errorf("tiktok options: %w", err)
 	}
 	if o.Mode == "" {
 		o.Mode = ModeInbox
@@ -197,10 +180,8 @@ func allowed(b *bool) bool { return b == nil || *b }
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored TikTok state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "TikTok", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	base, token, err := p.target(d.BaseURL, d.Credentials)
 	if err != nil {
@@ -733,8 +714,7 @@ var failGuidance = map[string]string{
 
 // next returns the outcome of a step that is not final.
 func (st State) next(status string, after time.Duration) provider.Outcome {
-	raw, _ := json.Marshal(st)
-	return provider.Outcome{Status: status, State: raw, After: after}
+	return provider.Next(st, status, after)
 }
 
 // outcome returns the final outcome stored in a done State.

@@ -57,6 +57,7 @@
 package youtube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,22 +143,14 @@ var (
 
 // New returns a YouTube provider.
 func New(cfg Config) *Provider {
-	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = 8 << 20
-	}
+	cfg.ChunkSize = provider.Positive(cfg.ChunkSize, 8<<20)
 	cfg.ChunkSize = (cfg.ChunkSize + chunkQuantum - 1) / chunkQuantum * chunkQuantum
-	if cfg.PollInitial <= 0 {
-		cfg.PollInitial = 500 * time.Millisecond
-	}
-	if cfg.PollMax <= 0 {
-		cfg.PollMax = time.Minute
-	}
+	cfg.PollInitial = provider.Positive(cfg.PollInitial, 500*time.Millisecond)
+	cfg.PollMax = provider.Positive(cfg.PollMax, time.Minute)
 	if cfg.PollMax < cfg.PollInitial {
 		cfg.PollMax = cfg.PollInitial
 	}
-	if cfg.Region == "" {
-		cfg.Region = "US"
-	}
+	cfg.Region = cmp.Or(cfg.Region, "US")
 	client := provider.NewHTTPClient(0)
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
@@ -209,10 +202,8 @@ type metadata struct {
 // would refuse spends no quota.
 func resolve(d *provider.Destination) (metadata, error) {
 	var o Options
-	if len(d.Options) > 0 && string(d.Options) != "null" {
-		if err := json.Unmarshal(d.Options, &o); err != nil {
-			return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
-		}
+	if err := provider.UnmarshalStored(d.Options, &o); err != nil {
+		return metadata{}, provider.Permanent(provider.CategoryInvalidOptions, 0, "youtube options: %v", err)
 	}
 	m := metadata{
 		title: strings.TrimSpace(o.Title), description: o.Description,
@@ -268,10 +259,8 @@ func truncateRunes(s string, n int) string {
 // Step implements provider.Provider.
 func (p *Provider) Step(ctx context.Context, d *provider.Destination) (provider.Outcome, error) {
 	var st State
-	if len(d.State) > 0 && string(d.State) != "null" {
-		if err := json.Unmarshal(d.State, &st); err != nil {
-			return provider.Outcome{}, provider.Permanent(provider.CategoryInternal, 0, "stored youtube state is unreadable: %v", err)
-		}
+	if err := provider.ReadState(d, "youtube", &st); err != nil {
+		return provider.Outcome{}, err
 	}
 	c, err := p.newCall(ctx, d)
 	if err != nil {
