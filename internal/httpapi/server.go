@@ -137,6 +137,7 @@ type Server struct {
 	channels connect.Channels
 	posts    publish.Posts
 	comments inbox.Comments
+	figures  analytics.Figures
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -159,6 +160,7 @@ func New(o Options) *Server {
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
 		posts:    publish.Posts{Store: o.Store},
 		comments: inbox.Comments{Store: o.Store},
+		figures:  analytics.Figures{Store: o.Store},
 		ai:       o.AI,
 		aiVideo:  o.AIVideo,
 		aiWait:   o.AIWait,

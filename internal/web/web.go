@@ -105,6 +105,7 @@ type Handler struct {
 	channels connect.Channels
 	posts    publish.Posts
 	comments inbox.Comments
+	figures  analytics.Figures
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -142,6 +143,7 @@ func New(o Options) *Handler {
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
 		posts:    publish.Posts{Store: o.Store},
 		comments: inbox.Comments{Store: o.Store},
+		figures:  analytics.Figures{Store: o.Store},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()
