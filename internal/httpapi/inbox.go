@@ -53,13 +53,6 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 		fields.Add("project_id", "must be a UUID")
 	}
 	f.Since = timeQuery(q, &fields, "since")
-	switch q.Get("unanswered") {
-	case "", "false":
-	case "true":
-		f.Unanswered = true
-	default:
-		fields.Add("unanswered", "must be true or false")
-	}
 	refresh := q.Get("refresh")
 	if refresh != "" && refresh != "true" && refresh != "false" {
 		fields.Add("refresh", "must be true or false")
@@ -68,7 +61,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cq := inbox.CommentQuery{Filter: f, Limit: limit, Cursor: q.Get("cursor")}
+	cq := inbox.CommentQuery{Filter: f, Unanswered: q.Get("unanswered"), Limit: limit, Cursor: q.Get("cursor")}
 	s.comments.CheckList(&fields, cq)
 	if err := fields.Err(); err != nil {
 		return err

@@ -19,15 +19,18 @@ type Comments struct {
 // CommentQuery asks for one page of an account's comments, newest first.
 type CommentQuery struct {
 	// Filter selects the comments: project (checked by the caller: each front door has its
-	// own way to name one), platform ("all" or "" for every one), post, since and unanswered.
-	// Its Limit and After are set from Limit and Cursor.
+	// own way to name one), platform ("all" or "" for every one), post and since. Its
+	// Unanswered is set from Unanswered, its Limit and After from Limit and Cursor.
 	Filter store.CommentFilter
+	// Unanswered is the parameter as sent: "true" keeps the comments not replied to, "" or
+	// "false" keeps them all.
+	Unanswered string
 	// Limit is the page's size; Cursor where the previous page ended ("" for the first).
 	Limit  int
 	Cursor string
 }
 
-// CheckList adds to f what is wrong with q's platform, post and cursor.
+// CheckList adds to f what is wrong with q's platform, post, unanswered and cursor.
 func (c Comments) CheckList(f *apierr.Fields, q CommentQuery) {
 	c.pageFilter(f, q)
 }
@@ -43,6 +46,14 @@ func (c Comments) pageFilter(f *apierr.Fields, q CommentQuery) store.CommentFilt
 	}
 	if filter.PostID != "" && !store.ValidID(filter.PostID) {
 		f.Add("post_id", "must be a UUID")
+	}
+	switch q.Unanswered {
+	case "", "false":
+		filter.Unanswered = false
+	case "true":
+		filter.Unanswered = true
+	default:
+		f.Add("unanswered", "must be true or false")
 	}
 	filter.Limit = q.Limit + 1
 	filter.AfterTime, filter.AfterID = store.ReadCursor(f, q.Cursor)

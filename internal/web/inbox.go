@@ -66,13 +66,7 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 	d := inboxData{Platform: q.Get("platform"), PostID: q.Get("post"), Platforms: platform.All, CSRF: s.CSRF(), ReplyKey: newToken(),
 		Notice: notices[q.Get("done")]}
 	var f apierr.Fields
-	switch q.Get("unanswered") {
-	case "":
-	case "true":
-		d.Unanswered = true
-	default:
-		f.Add("unanswered", "must be true or left out")
-	}
+	d.Unanswered = q.Get("unanswered") == "true"
 	if q.Get("done") == "refreshed" {
 		switch n := q.Get("added"); n {
 		case "0":
@@ -83,8 +77,8 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 			d.Notice = fmt.Sprintf("Read the platforms: %d new comments.", atoiOr(n, 0))
 		}
 	}
-	cq := inbox.CommentQuery{Filter: store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID,
-		Unanswered: d.Unanswered}, Limit: commentsPerPage, Cursor: q.Get("cursor")}
+	cq := inbox.CommentQuery{Filter: store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID},
+		Unanswered: q.Get("unanswered"), Limit: commentsPerPage, Cursor: q.Get("cursor")}
 	keep := url.Values{}
 	if d.Platform != "" {
 		keep.Set("platform", d.Platform)

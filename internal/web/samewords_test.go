@@ -76,6 +76,8 @@ func TestSameMistakeSameWords(t *testing.T) {
 			formPath: "/inbox?post=nope"},
 		{name: "inbox cursor not handed out", apiPath: "/api/v1/inbox/comments?cursor=nope", field: "cursor",
 			formPath: "/inbox?cursor=nope"},
+		{name: "inbox unanswered not true or false", apiPath: "/api/v1/inbox/comments?unanswered=maybe", field: "unanswered",
+			formPath: "/inbox?unanswered=maybe"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)
