@@ -2,14 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -72,7 +70,7 @@ func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	perPlatform, posts, err := s.store.AnalyticsTotals(r.Context(), mustPrincipal(r).AccountID, f)
+	perPlatform, posts, err := s.figures.Totals(r.Context(), mustPrincipal(r).AccountID, f)
 	if err != nil {
 		return err
 	}
@@ -99,8 +97,9 @@ type filterEcho struct {
 }
 
 // analyticsFilter reads the filters the overview and the listing share: projectId, postId,
-// platform, startDate and endDate (each also in snake_case). Dates are whole UTC days, both
-// ends included, and select destinations by when they were published.
+// platform, startDate and endDate (each also in snake_case). Post and platform are checked by
+// analytics.Figures, as for the dashboard; the project and the dates are the API's own. Dates
+// are whole UTC days, both ends included, and select destinations by when they were published.
 func (s *Server) analyticsFilter(r *http.Request) (store.AnalyticsFilter, filterEcho, error) {
 	q := r.URL.Query()
 	var f store.AnalyticsFilter
@@ -115,15 +114,7 @@ func (s *Server) analyticsFilter(r *http.Request) (store.AnalyticsFilter, filter
 		}
 		echo.projectID = &f.ProjectID
 	}
-	if f.PostID != "" && !store.ValidID(f.PostID) {
-		fields.Add("postId", "must be a UUID")
-	}
-	if f.Platform == "all" {
-		f.Platform = ""
-	}
-	if f.Platform != "" && !platform.Valid(f.Platform) {
-		fields.Add("platform", "is not a platform reelay knows")
-	}
+	f = s.figures.CheckFilter(&fields, f)
 	start, startOK := parseDay(q, &fields, "startDate", "start_date")
 	end, endOK := parseDay(q, &fields, "endDate", "end_date")
 	if startOK && endOK && end.Before(start) {
@@ -208,23 +199,18 @@ func (s *Server) analyticsMetrics(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	afterTime, afterID, err := cursorQuery(r)
-	if err != nil {
-		return err
-	}
 	accountID := mustPrincipal(r).AccountID
-	items, err := s.store.ListItemFigures(r.Context(), accountID, f, limit+1, afterTime, afterID)
+	items, next, err := s.figures.List(r.Context(), accountID, analytics.ItemQuery{Filter: f, Limit: limit, Cursor: r.URL.Query().Get("cursor")})
 	if err != nil {
 		return err
 	}
-	items, next := store.Page(items, limit, func(it store.ItemFigures) (time.Time, string) { return it.PublishedAt, it.DestinationID })
 	var samples map[string][]store.Sample
 	if r.URL.Query().Get("samples") == "true" {
 		ids := make([]string, len(items))
 		for i, it := range items {
 			ids[i] = it.DestinationID
 		}
-		if samples, err = s.store.MetricSamples(r.Context(), accountID, ids); err != nil {
+		if samples, err = s.figures.Samples(r.Context(), accountID, ids); err != nil {
 			return err
 		}
 	}
@@ -258,9 +244,7 @@ func (s *Server) analyticsSync(w http.ResponseWriter, r *http.Request) error {
 	}
 	accountID := mustPrincipal(r).AccountID
 	if body.PostID != "" {
-		if _, err := s.store.GetPost(r.Context(), accountID, body.PostID); errors.Is(err, store.ErrNotFound) {
-			return apierr.NotFound("post")
-		} else if err != nil {
+		if _, err := s.posts.Get(r.Context(), accountID, body.PostID); err != nil {
 			return err
 		}
 	}

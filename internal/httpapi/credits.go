@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -43,7 +42,7 @@ func (s *Server) accountCredits(w http.ResponseWriter, r *http.Request) error {
 	if c := r.URL.Query().Get("cursor"); c != "" {
 		id, ok := decodeLedgerCursor(c)
 		if !ok {
-			return apierr.Field("cursor", "is not a cursor this server handed out")
+			return store.CursorRefused()
 		}
 		filter.BeforeID = id
 	}

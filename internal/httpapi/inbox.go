@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
-	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -49,26 +49,10 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 		ProjectID: firstParam(q, "project_id", "projectId"),
 		PostID:    firstParam(q, "post_id", "postId"),
 	}
-	if f.Platform == "all" {
-		f.Platform = ""
-	}
-	if f.Platform != "" && !platform.Valid(f.Platform) {
-		fields.Add("platform", "must be all or a platform reelay knows")
-	}
 	if f.ProjectID != "" && !store.ValidID(f.ProjectID) {
 		fields.Add("project_id", "must be a UUID")
 	}
-	if f.PostID != "" && !store.ValidID(f.PostID) {
-		fields.Add("post_id", "must be a UUID")
-	}
 	f.Since = timeQuery(q, &fields, "since")
-	switch q.Get("unanswered") {
-	case "", "false":
-	case "true":
-		f.Unanswered = true
-	default:
-		fields.Add("unanswered", "must be true or false")
-	}
 	refresh := q.Get("refresh")
 	if refresh != "" && refresh != "true" && refresh != "false" {
 		fields.Add("refresh", "must be true or false")
@@ -77,10 +61,8 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f.Limit = limit + 1
-	if f.AfterTime, f.AfterID, err = cursorQuery(r); err != nil {
-		return err
-	}
+	cq := inbox.CommentQuery{Filter: f, Unanswered: q.Get("unanswered"), Limit: limit, Cursor: q.Get("cursor")}
+	s.comments.CheckList(&fields, cq)
 	if err := fields.Err(); err != nil {
 		return err
 	}
@@ -95,7 +77,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), syncTimeout)
 		defer cancel()
 		af := store.AudienceFilter{AccountID: accountID, ProjectID: f.ProjectID, PostID: f.PostID, Limit: maxSyncDestinations}
-		if f.Platform != "" {
+		if f.Platform != "" && f.Platform != "all" {
 			af.Platforms = []string{f.Platform}
 		}
 		sum, err := s.inbox.Sync(ctx, af)
@@ -105,11 +87,10 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 		sum.Errors = nonNil(sum.Errors)
 		body["sync"] = sum
 	}
-	comments, err := s.store.ListComments(r.Context(), accountID, f)
+	comments, next, err := s.comments.List(r.Context(), accountID, cq)
 	if err != nil {
 		return err
 	}
-	comments, next := store.Page(comments, limit, func(c store.Comment) (time.Time, string) { return c.CreatedAt, c.ID })
 	out := make([]commentJSON, len(comments))
 	for i, c := range comments {
 		out[i] = toCommentJSON(c)

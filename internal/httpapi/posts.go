@@ -211,20 +211,6 @@ func limitQuery(r *http.Request, def, max int) (int, error) {
 	return n, nil
 }
 
-// cursorQuery reads the cursor parameter: where the previous page ended (nil time when there is
-// no cursor). A cursor this server did not hand out is a 400 naming the field.
-func cursorQuery(r *http.Request) (after *time.Time, afterID string, err error) {
-	c := r.URL.Query().Get("cursor")
-	if c == "" {
-		return nil, "", nil
-	}
-	t, id, ok := store.DecodeCursor(c)
-	if !ok {
-		return nil, "", apierr.Field("cursor", "is not a cursor this server handed out")
-	}
-	return &t, id, nil
-}
-
 func (s *Server) cancelPost(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {

@@ -136,6 +136,8 @@ type Server struct {
 	webhooks webhooks.Service
 	channels connect.Channels
 	posts    publish.Posts
+	comments inbox.Comments
+	figures  analytics.Figures
 
 	// mcpHandler speaks the agent-tool protocol at /api/v1/mcp (mcp.go).
 	mcpHandler http.Handler
@@ -157,6 +159,8 @@ func New(o Options) *Server {
 		webhooks: webhooks.Service{Store: o.Store, Box: o.Access.Box, Policy: o.WebhookPolicy},
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
 		posts:    publish.Posts{Store: o.Store},
+		comments: inbox.Comments{Store: o.Store},
+		figures:  analytics.Figures{Store: o.Store},
 		ai:       o.AI,
 		aiVideo:  o.AIVideo,
 		aiWait:   o.AIWait,

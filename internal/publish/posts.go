@@ -51,14 +51,8 @@ func (p Posts) pageFilter(f *apierr.Fields, q PostQuery) store.PostFilter {
 	if filter.Platform != "" && !platform.Valid(filter.Platform) {
 		f.Add("platform", "must be all or a platform reelay knows")
 	}
-	filter.Limit, filter.AfterTime, filter.AfterID = q.Limit+1, nil, ""
-	if q.Cursor != "" {
-		t, id, ok := store.DecodeCursor(q.Cursor)
-		if !ok {
-			f.Add("cursor", "is not a cursor this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, id
-	}
+	filter.Limit = q.Limit + 1
+	filter.AfterTime, filter.AfterID = store.ReadCursor(f, q.Cursor)
 	return filter
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"time"
+
+	"github.com/reelay/reelay/internal/apierr"
 )
 
 // Listings are paged by keyset: each page ends at a row's (time, id), and the next page starts
@@ -37,4 +39,28 @@ func DecodeCursor(c string) (t time.Time, id string, ok bool) {
 		return time.Time{}, "", false
 	}
 	return t, id, true
+}
+
+// cursorRefusal is what every listing says of a cursor it did not hand out, through either
+// front door: written here, beside the only code that makes and reads cursors.
+const cursorRefusal = "is not a cursor this server handed out"
+
+// ReadCursor reads a listing's cursor parameter: where the previous page ended, nil for ""
+// (the first page). A cursor EncodeCursor did not make is refused in f under "cursor".
+func ReadCursor(f *apierr.Fields, c string) (afterTime *time.Time, afterID string) {
+	if c == "" {
+		return nil, ""
+	}
+	t, id, ok := DecodeCursor(c)
+	if !ok {
+		f.Add("cursor", cursorRefusal)
+		return nil, ""
+	}
+	return &t, id
+}
+
+// CursorRefused is the refusal of a cursor for a listing with cursors of another shape (the
+// credit ledger's), in the same words as ReadCursor's.
+func CursorRefused() *apierr.Error {
+	return apierr.Field("cursor", cursorRefusal)
 }

@@ -108,11 +108,11 @@ func (h *Handler) analyticsPage(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	until := to.AddDate(0, 0, 1)
 	filter := store.AnalyticsFilter{ProjectID: p.Project.ID, From: &from, Until: &until}
-	perPlatform, posts, err := h.o.Store.AnalyticsTotals(r.Context(), s.AccountID, filter)
+	perPlatform, posts, err := h.figures.Totals(r.Context(), s.AccountID, filter)
 	if err != nil {
 		return err
 	}
-	days, err := h.o.Store.AnalyticsByDay(r.Context(), s.AccountID, filter)
+	days, err := h.figures.ByDay(r.Context(), s.AccountID, filter)
 	if err != nil {
 		return err
 	}

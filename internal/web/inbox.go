@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/store"
@@ -66,13 +66,7 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 	d := inboxData{Platform: q.Get("platform"), PostID: q.Get("post"), Platforms: platform.All, CSRF: s.CSRF(), ReplyKey: newToken(),
 		Notice: notices[q.Get("done")]}
 	var f apierr.Fields
-	switch q.Get("unanswered") {
-	case "":
-	case "true":
-		d.Unanswered = true
-	default:
-		f.Add("unanswered", "must be true or left out")
-	}
+	d.Unanswered = q.Get("unanswered") == "true"
 	if q.Get("done") == "refreshed" {
 		switch n := q.Get("added"); n {
 		case "0":
@@ -83,14 +77,8 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 			d.Notice = fmt.Sprintf("Read the platforms: %d new comments.", atoiOr(n, 0))
 		}
 	}
-	filter := store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID, Unanswered: d.Unanswered,
-		Limit: commentsPerPage + 1}
-	if d.Platform != "" && !platform.Valid(d.Platform) {
-		f.Add("platform", "is not a platform reelay knows")
-	}
-	if d.PostID != "" && !store.ValidID(d.PostID) {
-		f.Add("post", "is not a post id")
-	}
+	cq := inbox.CommentQuery{Filter: store.CommentFilter{Platform: d.Platform, PostID: d.PostID, ProjectID: p.Project.ID},
+		Unanswered: q.Get("unanswered"), Limit: commentsPerPage, Cursor: q.Get("cursor")}
 	keep := url.Values{}
 	if d.Platform != "" {
 		keep.Set("platform", d.Platform)
@@ -106,22 +94,16 @@ func (h *Handler) renderInbox(w http.ResponseWriter, r *http.Request, s *session
 		keep.Set("post", d.PostID)
 	}
 	d.Query = keep.Encode()
-	if c := q.Get("cursor"); c != "" {
-		t, id, ok := store.DecodeCursor(c)
-		if !ok {
-			f.Add("cursor", "is not a page this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, id
+	if cq.Cursor != "" {
 		d.First = "/inbox?" + d.Query
 	}
-	if err := f.Err(); err != nil {
-		return err
+	if h.comments.CheckList(&f, cq); len(f) > 0 {
+		return f.Err()
 	}
-	comments, err := h.o.Store.ListComments(r.Context(), s.AccountID, filter)
+	comments, next, err := h.comments.List(r.Context(), s.AccountID, cq)
 	if err != nil {
 		return err
 	}
-	comments, next := store.Page(comments, commentsPerPage, func(c store.Comment) (time.Time, string) { return c.CreatedAt, c.ID })
 	if next != nil {
 		v := url.Values{}
 		for k, vs := range keep {

@@ -7,9 +7,10 @@ import (
 	"github.com/reelay/reelay/internal/apierr"
 )
 
-// The services (auth.Keys, webhooks.Service, connect.Channels) word a refusal once, as the
-// API's error body; a form's page shows the same words: the fields' messages beside the fields,
-// any other message as a sentence above the form.
+// The services (auth.Keys, webhooks.Service, connect.Channels, and for the lists
+// publish.Posts and inbox.Comments) word a refusal once, as the API's error body; a form's
+// page shows the same words: the fields' messages beside the fields, any other message as a
+// sentence above the form.
 
 // refusal is err when it is the caller's mistake (an *apierr.Error below 500), which the page
 // of the form shows; nil otherwise.

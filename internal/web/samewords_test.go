@@ -70,6 +70,14 @@ func TestSameMistakeSameWords(t *testing.T) {
 			formPath: "/posts?status=lost"},
 		{name: "post list cursor not handed out", apiPath: "/api/v1/posts?cursor=nope", field: "cursor",
 			formPath: "/posts?cursor=nope"},
+		{name: "inbox platform unknown", apiPath: "/api/v1/inbox/comments?platform=myspace", field: "platform",
+			formPath: "/inbox?platform=myspace"},
+		{name: "inbox post not an id", apiPath: "/api/v1/inbox/comments?post_id=nope", field: "post_id",
+			formPath: "/inbox?post=nope"},
+		{name: "inbox cursor not handed out", apiPath: "/api/v1/inbox/comments?cursor=nope", field: "cursor",
+			formPath: "/inbox?cursor=nope"},
+		{name: "inbox unanswered not true or false", apiPath: "/api/v1/inbox/comments?unanswered=maybe", field: "unanswered",
+			formPath: "/inbox?unanswered=maybe"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			words := apiFieldMessage(t, e, m)

@@ -104,6 +104,8 @@ type Handler struct {
 	webhooks webhooks.Service
 	channels connect.Channels
 	posts    publish.Posts
+	comments inbox.Comments
+	figures  analytics.Figures
 	// csp is the Content-Security-Policy of every answer.
 	csp string
 }
@@ -140,6 +142,8 @@ func New(o Options) *Handler {
 		webhooks: webhooks.Service{Store: o.Store, Box: o.Box, Policy: o.WebhookPolicy},
 		channels: connect.Channels{Store: o.Store, Connector: o.Connector, Access: o.Access, Sandbox: o.Sandbox},
 		posts:    publish.Posts{Store: o.Store},
+		comments: inbox.Comments{Store: o.Store},
+		figures:  analytics.Figures{Store: o.Store},
 		csp: "default-src 'self'; img-src 'self' data: https:; media-src " + mediaSrc + "; style-src 'self'; script-src 'self'; " +
 			"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action " + formAction}
 	h.routes()

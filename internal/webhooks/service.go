@@ -66,12 +66,10 @@ func (s Service) Delete(ctx context.Context, accountID, id string) error {
 // after cursor ("" for the first page), and the cursor of the next page (nil on the last).
 func (s Service) Deliveries(ctx context.Context, accountID, id, cursor string, limit int) ([]store.WebhookDelivery, *string, error) {
 	filter := store.DeliveryFilter{Limit: limit + 1}
-	if cursor != "" {
-		t, afterID, ok := store.DecodeCursor(cursor)
-		if !ok {
-			return nil, nil, apierr.Field("cursor", "is not a cursor this server handed out")
-		}
-		filter.AfterTime, filter.AfterID = &t, afterID
+	var f apierr.Fields
+	filter.AfterTime, filter.AfterID = store.ReadCursor(&f, cursor)
+	if err := f.Err(); err != nil {
+		return nil, nil, err
 	}
 	ds, err := s.Store.ListWebhookDeliveries(ctx, accountID, id, filter)
 	if err != nil {
