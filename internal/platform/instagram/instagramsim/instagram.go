@@ -481,14 +481,14 @@ func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 
 // status answers a container's status_code and status at now.
 func (s *igSim) status(c igContainer, now time.Time) (code, text string) {
-	switch {
-	case c.MediaID != "":
+	switch metasim.ContainerPhase(now, c.Created, c.Ready, igContainerLifetime, c.Pull.Done, c.ErrSub != 0, c.ErrAtOnce, c.MediaID != "") {
+	case metasim.Published:
 		return igStPublished, "Published: Media has been successfully published."
-	case c.Pull.Done && c.ErrSub != 0 && (c.ErrAtOnce || !now.Before(c.Ready)):
+	case metasim.Failed:
 		return igStError, fmt.Sprintf("Error: Media upload has failed with error code %d", c.ErrSub)
-	case now.Sub(c.Created) >= igContainerLifetime:
+	case metasim.Expired:
 		return igStExpired, "Expired: Media has not been published within 24 hours."
-	case !c.Pull.Done || now.Before(c.Ready):
+	case metasim.InProgress:
 		return igStInProgress, "In Progress: Media is still being processed."
 	default:
 		return igStFinished, "Finished: Media has been uploaded and it is ready to be published."
@@ -508,19 +508,15 @@ func (s *igSim) container(ctx context.Context, acct sim.Account, id string) (igC
 
 // publish is POST /{ig-user-id}/media_publish.
 func (s *igSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
-	if userID != acct.ID {
-		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
-	}
-	cid := p.Get("creation_id")
-	if cid == "" {
-		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+	cid, gerr := metasim.CreationID(acct, userID, p)
+	if gerr != nil {
+		return nil, gerr
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
 		return nil, metasim.Internal()
 	}
 	now := s.cfg.Now()
 	var res any
-	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := sim.LoadTx[igContainer](tx, igKey(igContainerKind, cid))

@@ -353,15 +353,14 @@ func (s *thSim) check(r io.ReaderAt, size int64) string {
 
 // status answers a container's status and error_message at now.
 func (s *thSim) status(c thContainer, now time.Time) (status, errMsg string) {
-	fetched := c.Pull.Done
-	switch {
-	case c.MediaID != "":
+	switch metasim.ContainerPhase(now, c.Created, c.Ready, thContainerLifetime, c.Pull.Done, c.ErrMsg != "", c.ErrAtOnce, c.MediaID != "") {
+	case metasim.Published:
 		return thStPublished, ""
-	case fetched && c.ErrMsg != "" && (c.ErrAtOnce || !now.Before(c.Ready)):
+	case metasim.Failed:
 		return thStError, c.ErrMsg
-	case now.Sub(c.Created) >= thContainerLifetime:
+	case metasim.Expired:
 		return thStExpired, ""
-	case !fetched || now.Before(c.Ready):
+	case metasim.InProgress:
 		return thStInProgress, ""
 	default:
 		return thStFinished, ""
@@ -395,12 +394,9 @@ func (s *thSim) container(ctx context.Context, acct sim.Account, id string) (thC
 
 // publish is POST /{threads-user-id}/threads_publish.
 func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p url.Values) (any, *metasim.Error) {
-	if userID != acct.ID {
-		return nil, metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(http.MethodPost, userID))
-	}
-	cid := p.Get("creation_id")
-	if cid == "" {
-		return nil, metasim.Err(http.StatusBadRequest, 100, 0, "(#100) The parameter creation_id is required")
+	cid, gerr := metasim.CreationID(acct, userID, p)
+	if gerr != nil {
+		return nil, gerr
 	}
 	if _, _, err := s.container(ctx, acct, cid); err != nil {
 		return nil, metasim.Internal()
@@ -418,7 +414,6 @@ func (s *thSim) publish(ctx context.Context, acct sim.Account, userID string, p 
 		}
 	}
 	var res any
-	var gerr *metasim.Error
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		res, gerr = nil, nil
 		c, crec, found, err := sim.LoadTx[thContainer](tx, thKey(thContainerKind, cid))
