@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/platform/metagraph"
+	"github.com/reelay/reelay/internal/platform/reddit"
 	"github.com/reelay/reelay/internal/provider"
 )
 
@@ -27,8 +28,11 @@ type dialect struct {
 	scopeSep          string
 	clientParam       string // "client_id", or TikTok's "client_key"
 	basicAuth         bool   // client credentials in an Authorization: Basic header (Pinterest, Reddit)
-	pkce              bool
-	authParams        map[string]string
+	// userAgent is sent with every token call where the platform throttles an HTTP library's
+	// default one (Reddit's, the same as its API calls carry).
+	userAgent  string
+	pkce       bool
+	authParams map[string]string
 	// Meta: a short-lived token is exchanged for a long-lived one at exchangeURL (grant
 	// exchangeGrant, token in exchangeParam), and a long-lived one is extended at refreshURL (grant
 	// refreshGrant) or, where there is none (Facebook Login), by exchanging it again.
@@ -69,7 +73,7 @@ var dialects = map[string]dialect{
 	"reddit": {
 		authURL: "https://www.reddit.com/api/v1/authorize", tokenURL: "https://www.reddit.com/api/v1/access_token",
 		scopes:   []string{"identity", "submit", "read", "mysubreddits", "flair"},
-		scopeSep: " ", clientParam: "client_id", basicAuth: true,
+		scopeSep: " ", clientParam: "client_id", basicAuth: true, userAgent: reddit.DefaultUserAgent,
 		authParams: map[string]string{"duration": "permanent"},
 	},
 	"instagram": {
@@ -213,6 +217,9 @@ func (d dialect) get(ctx context.Context, hc *http.Client, endpoint string) (tok
 // do sends a token request and classifies its failure: a refused grant or client is permanent
 // (auth_expired: the user must consent again), a platform in trouble transient.
 func (d dialect) do(hc *http.Client, req *http.Request) (token, error) {
+	if d.userAgent != "" {
+		req.Header.Set("User-Agent", d.userAgent)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return token{}, provider.Transient(provider.CategoryUpstreamUnavailable, 0, 0, "token endpoint: %v", err)

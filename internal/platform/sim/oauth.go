@@ -32,14 +32,18 @@ type oauthDialect struct {
 	versioned        bool   // Meta: paths below a /vNN.N segment
 	clientParam      string // client_id, or TikTok's client_key
 	basicOnly        bool   // client credentials in Authorization: Basic only (Reddit, Pinterest)
-	scopeSep         string
-	pkce             bool   // accepts code_challenge (S256)
-	style            string // "oauth2", "tiktok" or "meta"
-	accessTTL        time.Duration
-	refresh          bool // issues refresh tokens
-	offlineOnly      bool // ... only when the consent asked access_type=offline (Google)
-	rotate           bool // a refresh grant answers a new refresh token
-	required         map[string]string
+	// namedAgent: a token call without a descriptive User-Agent (none, or an HTTP library's
+	// default) is throttled with 429 (Reddit: "Many default User-Agents ... are drastically
+	// limited", github.com/reddit/reddit/wiki/API).
+	namedAgent  bool
+	scopeSep    string
+	pkce        bool   // accepts code_challenge (S256)
+	style       string // "oauth2", "tiktok" or "meta"
+	accessTTL   time.Duration
+	refresh     bool // issues refresh tokens
+	offlineOnly bool // ... only when the consent asked access_type=offline (Google)
+	rotate      bool // a refresh grant answers a new refresh token
+	required    map[string]string
 	// Meta's long-lived token endpoints: exchange turns a short token into a long one; metaRefresh
 	// extends a long one. Paths and grant types.
 	exchangePath, exchangeGrant, exchangeParam string
@@ -61,7 +65,7 @@ var oauthDialects = map[string]oauthDialect{
 		style: "oauth2", accessTTL: 30 * 24 * time.Hour, refresh: true,
 		required: map[string]string{"response_type": "code"}},
 	"reddit": {authorize: "/api/v1/authorize", token: "/api/v1/access_token", clientParam: "client_id", basicOnly: true, scopeSep: " ",
-		style: "oauth2", accessTTL: time.Hour, refresh: true,
+		namedAgent: true, style: "oauth2", accessTTL: time.Hour, refresh: true,
 		required: map[string]string{"response_type": "code", "duration": "permanent"}},
 	"instagram": {authorize: "/dialog/oauth", token: "/oauth/access_token", versioned: true, clientParam: "client_id", scopeSep: ",",
 		style: "meta", accessTTL: time.Hour,
@@ -357,6 +361,12 @@ func (s *oauthServer) client(r *http.Request) bool {
 
 func (s *oauthServer) exchange(w http.ResponseWriter, r *http.Request) {
 	d := s.dialect
+	if d.namedAgent && LibraryUserAgent(r.Header.Get("User-Agent")) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"message": "Too Many Requests", "error": 429}`))
+		return
+	}
 	if r.Method == http.MethodPost && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") && d.style != "meta" {
 		s.oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
 		return
@@ -506,4 +516,10 @@ func oauthJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// LibraryUserAgent reports whether ua names no application: empty, or the default of Go's HTTP
+// client. Platforms that ask for a descriptive User-Agent (Reddit) refuse or throttle those.
+func LibraryUserAgent(ua string) bool {
+	return ua == "" || strings.HasPrefix(ua, "Go-http-client/")
 }

@@ -154,3 +154,31 @@ func TestOAuthConsentBounded(t *testing.T) {
 		t.Errorf("%d records stored after the expired codes went, want 1", n)
 	}
 }
+
+// TestRedditTokenNeedsANamedAgent: Reddit's token endpoint throttles a call that names no
+// application (no User-Agent, or Go's default) with 429, and answers one that does.
+func TestRedditTokenNeedsANamedAgent(t *testing.T) {
+	clock := clocktest.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	mint := sandboxtoken.Mint{Key: []byte("0123456789abcdef0123456789abcdef"), Platform: "reddit"}
+	h := WithOAuth("reddit", OAuthConfig{Mint: mint, RedirectURIs: []string{testRedirect}, Now: clock.Now,
+		State: NewMemoryState(clock.Now)}, http.NotFoundHandler())
+	for _, c := range []struct {
+		agent string
+		want  int
+	}{
+		{"", http.StatusTooManyRequests},
+		{"Go-http-client/1.1", http.StatusTooManyRequests},
+		{"server:reelay:1.0 (self-hosted reelay)", http.StatusBadRequest}, // past the agent: the made-up code is refused
+	} {
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {"nope"}, "redirect_uri": {testRedirect}}
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/access_token", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("User-Agent", c.agent)
+		r.SetBasicAuth(sandboxtoken.ClientID, mint.ClientSecret())
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("User-Agent %q: %d %s, want %d", c.agent, w.Code, w.Body, c.want)
+		}
+	}
+}

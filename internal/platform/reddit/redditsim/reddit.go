@@ -494,7 +494,7 @@ func (rd *Sim) api(w http.ResponseWriter, r *http.Request, h func(http.ResponseW
 		redditUnauthorized(w)
 		return
 	}
-	if ua := r.Header.Get("User-Agent"); ua == "" || strings.HasPrefix(ua, "Go-http-client/") {
+	if sim.LibraryUserAgent(r.Header.Get("User-Agent")) {
 		redditJSON(w, http.StatusForbidden, map[string]any{"message": "Forbidden", "error": 403,
 			"reason": "a unique and descriptive User-Agent is required"})
 		return
