@@ -365,6 +365,8 @@ func unitName(unit string) string {
 		return "UTF-16 code units (an emoji counts 2)"
 	case platform.UnitBytes:
 		return "UTF-8 bytes (an emoji counts 4, an accented letter 2)"
+	case platform.UnitEmojiBytes:
+		return "characters, but an emoji counts its UTF-8 bytes (usually 4)"
 	default:
 		return "characters"
 	}

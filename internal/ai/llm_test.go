@@ -175,7 +175,7 @@ func TestLLMAdapt(t *testing.T) {
 		t.Errorf("response_format = %v, want json_object", c.Body["response_format"])
 	}
 	for _, want := range []string{"Tone: educational", "bluesky: text at most 300 graphemes", "tiktok: text at most 2200 UTF-16",
-		"threads: text at most 500 UTF-8 bytes", "youtube: text at most 5000 UTF-8 bytes (an emoji counts 4, an accented letter 2); title at most 100 characters",
+		"threads: text at most 500 characters, but an emoji counts its UTF-8 bytes", "youtube: text at most 5000 UTF-8 bytes (an emoji counts 4, an accented letter 2); title at most 100 characters",
 		"Cold brew keeps for two weeks"} {
 		if !strings.Contains(c.Prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, c.Prompt)

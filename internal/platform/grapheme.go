@@ -1,6 +1,10 @@
 package platform
 
-import "unicode"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // This file counts extended grapheme clusters (Unicode UAX #29) closely enough
 // for length limits, without a dependency. It follows the boundary rules
@@ -243,6 +247,33 @@ type graphemeState struct {
 	// marks, and 2 once a virama has been among those marks, so that a
 	// following consonant joins (GB9c).
 	conjunct int
+}
+
+// countEmojiBytes counts s in UnitEmojiBytes: each grapheme cluster that holds an
+// Extended_Pictographic character or a regional indicator (an emoji, a flag) as its UTF-8
+// bytes, every other code point as one.
+func countEmojiBytes(s string) int {
+	n, start := 0, 0
+	count := func(cluster string) {
+		if strings.IndexFunc(cluster, func(r rune) bool {
+			return unicode.Is(extendedPictographic, r) || graphemeClass(r) == gcbRegionalIndicator
+		}) >= 0 {
+			n += len(cluster)
+		} else {
+			n += utf8.RuneCountInString(cluster)
+		}
+	}
+	graphemeStarts(s, func(i int) bool {
+		if i > start {
+			count(s[start:i])
+		}
+		start = i
+		return true
+	})
+	if start < len(s) {
+		count(s[start:])
+	}
+	return n
 }
 
 // countGraphemes counts extended grapheme clusters in s by walking it once and

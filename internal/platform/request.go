@@ -178,6 +178,8 @@ func unitWord(unit string) string {
 		return "UTF-16 units"
 	case UnitBytes:
 		return "bytes"
+	case UnitEmojiBytes:
+		return "characters (an emoji as its UTF-8 bytes)"
 	default:
 		return "characters"
 	}

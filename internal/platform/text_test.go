@@ -200,3 +200,58 @@ func TestMastodonLength(t *testing.T) {
 		}
 	}
 }
+
+// TestEmojiBytes: Threads' unit counts a character as one and an emoji, a flag or an emoji
+// sequence as its UTF-8 bytes.
+func TestEmojiBytes(t *testing.T) {
+	lim := TextLimit{Max: 500, Unit: UnitEmojiBytes}
+	tests := []struct {
+		s    string
+		want int
+	}{
+		{"hello", 5},
+		{"日本語のテキスト", 8},
+		{"é", 1},
+		{"\U0001F600", 4},                  // 😀
+		{"hi \U0001F600!", 8},              // 3 + 4 + 1
+		{"\U0001F1EB\U0001F1F7", 8},        // a flag: two regional indicators
+		{"\u2764\ufe0f", 6},                // ❤️: pictograph and variation selector, one cluster
+		{"\U0001F44D\U0001F3FD", 8},        // 👍🏽 with a skin tone
+		{"\U0001F468\u200D\U0001F469", 11}, // 👨‍👩: 4 + 3 + 4
+	}
+	for _, tt := range tests {
+		if got := lim.Count(tt.s); got != tt.want {
+			t.Errorf("Count(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+	long := strings.Repeat("日本語", 160) // 480 characters, 1,440 bytes
+	if !lim.Check(long) {
+		t.Errorf("480 Japanese characters do not fit Threads' 500")
+	}
+	if got := lim.Truncate(strings.Repeat("\U0001F600", 200)); lim.Count(got) != 500 {
+		t.Errorf("Truncate of 200 emoji counts %d, want 500 (125 emoji)", lim.Count(got))
+	}
+}
+
+// TestCountLinks: distinct links, with or without a scheme, trailing punctuation not included.
+func TestCountLinks(t *testing.T) {
+	tests := []struct {
+		s    string
+		want int
+	}{
+		{"no links here", 0},
+		{"see https://example.com/a.", 1},
+		{"www.facebook.com and https://www.facebook.com", 2},
+		{"https://a.example https://a.example HTTPS://A.EXAMPLE", 1},
+		{"http://1.example http://2.example www.3.example (https://4.example) https://5.example, https://6.example", 6},
+	}
+	for _, tt := range tests {
+		if got := CountLinks(tt.s); got != tt.want {
+			t.Errorf("CountLinks(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+	lim := TextLimit{Max: 500, Unit: UnitEmojiBytes, MaxLinks: 5}
+	if does, allows := lim.Refusal(tests[4].s); does != "has 6 links" || allows != "at most 5" {
+		t.Errorf("Refusal of six links = %q, %q", does, allows)
+	}
+}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,6 +23,11 @@ const (
 	UnitUTF16 = "utf16"
 	// UnitBytes counts UTF-8 bytes. YouTube's description limit is in bytes.
 	UnitBytes = "bytes"
+	// UnitEmojiBytes counts code points, but an emoji (a grapheme cluster holding an
+	// Extended_Pictographic character or a regional indicator) as its UTF-8 bytes. Threads
+	// counts so: "Emojis are counted as the number of UTF-8 bytes"
+	// (developers.facebook.com/documentation/threads/posts, Limitations).
+	UnitEmojiBytes = "emoji_bytes"
 )
 
 // TextLimit is the maximum length of one text field on one platform, with the
@@ -40,6 +46,9 @@ type TextLimit struct {
 	// (Instagram: 30 and 20, counted as CountTags does); 0 means no cap.
 	MaxHashtags int `json:"max_hashtags,omitempty"`
 	MaxMentions int `json:"max_mentions,omitempty"`
+	// MaxLinks caps the distinct links the text may hold (Threads: 5, counted as CountLinks
+	// does); 0 means no cap.
+	MaxLinks int `json:"max_links,omitempty"`
 }
 
 // Count returns the length of s in the limit's unit. An unknown unit counts
@@ -53,6 +62,8 @@ func (l TextLimit) Count(s string) int {
 		return countGraphemes(s)
 	case UnitUTF16:
 		return countUTF16(s)
+	case UnitEmojiBytes:
+		return countEmojiBytes(s)
 	default:
 		return len(s)
 	}
@@ -80,7 +91,27 @@ func (l TextLimit) Refusal(s string) (does, allows string) {
 			return fmt.Sprintf("has %d @-mentions", n), fmt.Sprintf("at most %d", l.MaxMentions)
 		}
 	}
+	if l.MaxLinks > 0 {
+		if n := CountLinks(s); n > l.MaxLinks {
+			return fmt.Sprintf("has %d links", n), fmt.Sprintf("at most %d", l.MaxLinks)
+		}
+	}
 	return "", ""
+}
+
+// link is what CountLinks takes for a link: a run of non-space characters starting with a
+// scheme or with www. (Meta's own example of a link in a Threads text is www.facebook.com).
+var link = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s]+`)
+
+// CountLinks counts the distinct links in s, as Threads does: "All unique URLs found in the
+// text field are counted as links" (developers.facebook.com/documentation/threads/
+// create-posts/text-attachments). Trailing punctuation is not part of a link.
+func CountLinks(s string) int {
+	seen := map[string]bool{}
+	for _, m := range link.FindAllString(s, -1) {
+		seen[strings.ToLower(strings.TrimRight(m, ".,;:!?)]}'\""))] = true
+	}
+	return len(seen)
 }
 
 // CountTags counts the tags marked with mark (# or @) in s as Instagram does: the mark at the

@@ -281,3 +281,25 @@ func TestNormalizeNewlines(t *testing.T) {
 		t.Errorf("normalised: %q %q %q %q", r.Title, r.Caption, r.Mastodon.SpoilerText, r.Reddit.FlairText)
 	}
 }
+
+// TestThreadsCountsAsThreads: a Threads text is counted in characters, each emoji as its
+// UTF-8 bytes, and may hold at most five distinct links, as Threads' documentation says.
+func TestThreadsCountsAsThreads(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name, text string
+		refused    bool
+	}{
+		{"300 Japanese characters", strings.Repeat("日本語", 100), false},
+		{"500 characters of €", strings.Repeat("€", 500), false},
+		{"126 emoji", strings.Repeat("\U0001F600", 126), true},
+		{"six links", "https://1.example https://2.example https://3.example https://4.example https://5.example https://6.example", true},
+	} {
+		r := Request{ProjectID: "9b2f6f37-1a2b-4c3d-8e9f-0a1b2c3d4e5f", VideoURL: "https://cdn.example/v.mp4",
+			PlatformObjects: PlatformObjects{Threads: &threads.Options{Text: c.text}}}
+		_, f := r.CheckStatic(now, false, false)
+		if got := f["threads.text"] != ""; got != c.refused {
+			t.Errorf("%s: refused %v (%v), want %v", c.name, got, f, c.refused)
+		}
+	}
+}

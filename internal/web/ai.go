@@ -179,7 +179,7 @@ func (h *Handler) aiAdapt(w http.ResponseWriter, r *http.Request, s *session) er
 
 func countText(s string, l platform.TextLimit) string {
 	unit := map[string]string{platform.UnitGraphemes: "characters", platform.UnitUTF16: "UTF-16 units",
-		platform.UnitCharacters: "characters", platform.UnitBytes: "bytes"}[l.Unit]
+		platform.UnitCharacters: "characters", platform.UnitBytes: "bytes", platform.UnitEmojiBytes: "characters"}[l.Unit]
 	return fmt.Sprintf("%d / %d %s", l.Count(s), l.Max, unit)
 }
 

@@ -36,7 +36,7 @@ func TestEveryPlatformHasCapabilities(t *testing.T) {
 	formats := []string{platform.FormatMP4, platform.FormatMOV, platform.FormatWebM}
 	metrics := []string{platform.MetricViews, platform.MetricLikes, platform.MetricComments, platform.MetricShares,
 		platform.MetricImpressions, platform.MetricReach, platform.MetricSaves, platform.MetricWatchTime}
-	units := []string{platform.UnitCharacters, platform.UnitGraphemes, platform.UnitUTF16, platform.UnitBytes}
+	units := []string{platform.UnitCharacters, platform.UnitGraphemes, platform.UnitUTF16, platform.UnitBytes, platform.UnitEmojiBytes}
 	for _, name := range platform.All {
 		t.Run(name, func(t *testing.T) {
 			c, ok := CapabilitiesOf(name)
@@ -164,7 +164,7 @@ func TestPlatformTextLimits(t *testing.T) {
 		{"tiktok", "title", platform.TextLimit{Max: 2200, Unit: platform.UnitUTF16}},
 		{"bluesky", "text", platform.TextLimit{Max: 300, Unit: platform.UnitGraphemes, MaxBytes: 3000}},
 		{"mastodon", "text", platform.TextLimit{Max: 500, Unit: platform.UnitGraphemes}},
-		{"threads", "text", platform.TextLimit{Max: 500, Unit: platform.UnitBytes}},
+		{"threads", "text", platform.TextLimit{Max: 500, Unit: platform.UnitEmojiBytes, MaxLinks: 5}},
 		{"pinterest", "link", platform.TextLimit{Max: 2048, Unit: platform.UnitUTF16}},
 	}
 	for _, tt := range tests {

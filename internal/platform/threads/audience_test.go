@@ -228,7 +228,7 @@ func TestReplyRefusals(t *testing.T) {
 		want string
 	}{
 		{"unknown reply", provider.Comment{ID: "17950000000000001"}, "hi", "reply_to_id"},
-		{"too long", got[0], strings.Repeat("a", 499) + "é", "too long"},
+		{"too long", got[0], strings.Repeat("a", 497) + "\U0001F600", "too long"}, // 497 + 4: an emoji counts its bytes
 		{"empty", got[0], "", "text is required"},
 	} {
 		_, err := f.p.Reply(ctx, ch, id, c.to, c.text)

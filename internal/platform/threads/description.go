@@ -15,11 +15,12 @@ var Description = platform.Description{
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
 		MaxWidth:           1920,
 		Text: map[string]platform.TextLimit{
-			// Threads: "Text posts are limited to 500 characters. Emojis
-			// are counted as the number of UTF-8 bytes." That mixed count
-			// is not one of the units; counting every character in UTF-8
-			// bytes is never below it, so bytes is the stricter reading.
-			"text": {Max: 500, Unit: platform.UnitBytes},
+			// Threads Posts, Limitations: "Text posts are limited to 500
+			// characters. Emojis are counted as the number of UTF-8 bytes."
+			// (developers.facebook.com/documentation/threads/posts). Text
+			// attachments: a post with more than 5 links fails at container
+			// creation, THREADS_API__LINK_LIMIT_EXCEEDED (since 2025-12-22).
+			"text": {Max: 500, Unit: platform.UnitEmojiBytes, MaxLinks: 5},
 		},
 		Thumbnail:    false,
 		UploadMethod: platform.UploadPull,
@@ -32,13 +33,13 @@ var Description = platform.Description{
 		Replies:   true,
 		// A reply is a Threads post (a TEXT container with reply_to_id):
 		// the same 500 limit as text.
-		ReplyText:        platform.TextLimit{Max: 500, Unit: platform.UnitBytes},
+		ReplyText:        platform.TextLimit{Max: 500, Unit: platform.UnitEmojiBytes, MaxLinks: 5},
 		Connect:          platform.ConnectOAuth,
 		CredentialFields: platform.OAuthCredentialFields(),
 		PostsPerDay:      250, // plus 1000 replies, per rolling 24 hours
 		Notes: []string{
 			"the video URL must be publicly reachable: Meta fetches it",
-			"text is counted in UTF-8 bytes here: Threads counts each emoji as its UTF-8 byte length, and non-ASCII text may therefore fit better than shown",
+			"text is counted in characters, each emoji as its UTF-8 bytes (a smiley counts 4), as Threads counts it; at most 5 distinct links",
 			"250 API posts and 1000 replies per rolling 24 hours",
 			"23-60 fps",
 			"shares count reposts, quotes and shares together; replies have no like counts",

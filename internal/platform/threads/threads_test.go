@@ -333,7 +333,7 @@ func TestBadOptions(t *testing.T) {
 	_, err := f.e.Run(f.p, d, 5)
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "options")
 
-	long, _ := json.Marshal(map[string]string{"text": strings.Repeat("é", 251)}) // 502 UTF-8 bytes
+	long, _ := json.Marshal(map[string]string{"text": strings.Repeat("\U0001F600", 126)}) // 126 emoji of 4 UTF-8 bytes: 504
 	d = f.dest(t, nil, string(long))
 	_, err = f.e.Run(f.p, d, 5)
 	providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "too long")

@@ -96,10 +96,14 @@
         return Array.from(text).length;
       case "utf16": return text.length;
       case "characters": return Array.from(text).length;
+      case "emoji_bytes": // code points, but an emoji (a cluster with a pictograph or a flag) as its UTF-8 bytes
+        var m = 0, parts = segmenter ? Array.from(segmenter.segment(text), function (s) { return s.segment; }) : Array.from(text);
+        parts.forEach(function (p) { m += /\p{Extended_Pictographic}|\p{Regional_Indicator}/u.test(p) ? encoder.encode(p).length : Array.from(p).length; });
+        return m;
       default: return encoder.encode(text).length; // bytes, and any unit not known here
     }
   };
-  window.reelayUnitWords = { graphemes: "characters", utf16: "UTF-16 units", characters: "characters", bytes: "bytes" };
+  window.reelayUnitWords = { graphemes: "characters", utf16: "UTF-16 units", characters: "characters", bytes: "bytes", emoji_bytes: "characters" };
 
   // Counters of fields outside the publish form (which counts its own way, with fallbacks).
   function updateCounter(el) {

@@ -156,13 +156,13 @@ type thFetched struct {
 // of the platform: it stands for the platform, and a description that drifts from the
 // documentation is then caught by a refusal here.
 // Sources: the Threads API's media specifications (1 GB, 5 minutes, 1920 px wide, MP4 or
-// MOV), its text limit (500, counted in UTF-8 bytes here, the stricter reading) and its
+// MOV), its text limit (500 characters, an emoji as its UTF-8 bytes; at most 5 links) and its
 // publishing limit (250 posts in 24 hours).
 var thLimits = platform.Capabilities{
 	MaxVideoBytes: 1 * platform.GB, MaxDurationSeconds: 5 * 60,
 	VideoFormats: []string{platform.FormatMP4, platform.FormatMOV}, MaxWidth: 1920,
-	Text:        map[string]platform.TextLimit{"text": {Max: 500, Unit: platform.UnitBytes}},
-	ReplyText:   platform.TextLimit{Max: 500, Unit: platform.UnitBytes},
+	Text:        map[string]platform.TextLimit{"text": {Max: 500, Unit: platform.UnitEmojiBytes, MaxLinks: 5}},
+	ReplyText:   platform.TextLimit{Max: 500, Unit: platform.UnitEmojiBytes, MaxLinks: 5},
 	PostsPerDay: 250,
 }
 
@@ -258,6 +258,11 @@ func (s *thSim) create(ctx context.Context, acct sim.Account, userID string, p u
 		// Threads counts characters, emoji as their UTF-8 bytes; the wording is the simulator's.
 		return nil, metasim.Err(http.StatusBadRequest, 100, 0,
 			fmt.Sprintf("(#100) Param text is too long: %d of at most %d characters (emoji count as their UTF-8 bytes)", limit.Count(text), limit.Max))
+	}
+	if n := platform.CountLinks(text); n > s.caps.Text["text"].MaxLinks {
+		// Text attachments' reference: more than 5 links fail at container creation.
+		return nil, metasim.Err(http.StatusBadRequest, 100, 0,
+			fmt.Sprintf("THREADS_API__LINK_LIMIT_EXCEEDED: the post has %d links; at most %d are allowed", n, s.caps.Text["text"].MaxLinks))
 	}
 
 	now := s.cfg.Now()

@@ -1,6 +1,7 @@
 package threadssim_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -104,7 +105,9 @@ func TestThreadsContainerValidation(t *testing.T) {
 		{"no video_url", thUser, with("video_url", ""), 100},
 		{"relative video_url", thUser, with("video_url", "/v.mp4"), 100},
 		{"bad reply_control", thUser, with("reply_control", "friends"), 100},
-		{"text over 500 bytes", thUser, with("text", strings.Repeat("€", 167)), 100},
+		{"text over 500 characters", thUser, with("text", strings.Repeat("€", 501)), 100},
+		{"emoji count their bytes", thUser, with("text", strings.Repeat("\U0001F600", 126)), 100}, // 504
+		{"six links", thUser, with("text", "https://1.example https://2.example https://3.example https://4.example https://5.example https://6.example"), 100},
 		{"another user", "27000000000000099", thVideoParams(good), 100},
 	} {
 		a := thPost(t, e, "/"+c.user+"/threads", c.p)
@@ -112,9 +115,17 @@ func TestThreadsContainerValidation(t *testing.T) {
 			t.Fatalf("%s: %d %v", c.name, a.Status, a.Body)
 		}
 	}
-	// 500 bytes exactly is accepted.
-	if a := thPost(t, e, "/"+thUser+"/threads", with("text", strings.Repeat("a", 500))); a.Status != 200 || a.Str("id") == "" {
-		t.Fatalf("500 bytes: %d %v", a.Status, a.Body)
+	links := with("text", "https://1.example https://2.example https://3.example https://4.example https://5.example https://6.example")
+	if a := thPost(t, e, "/"+thUser+"/threads", links); a.Status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(a.Body), "THREADS_API__LINK_LIMIT_EXCEEDED") {
+		t.Fatalf("six links: %d %v, want THREADS_API__LINK_LIMIT_EXCEEDED", a.Status, a.Body)
+	}
+	// 500 characters are accepted, Latin or not (Threads counts characters, only emoji as their
+	// UTF-8 bytes), and so are five links.
+	for _, text := range []string{strings.Repeat("a", 500), strings.Repeat("€", 500), strings.Repeat("日本語", 166),
+		"https://1.example https://2.example https://3.example https://4.example https://5.example https://1.example"} {
+		if a := thPost(t, e, "/"+thUser+"/threads", with("text", text)); a.Status != 200 || a.Str("id") == "" {
+			t.Fatalf("%.40q: %d %v", text, a.Status, a.Body)
+		}
 	}
 }
 
