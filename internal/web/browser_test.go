@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/render/rendertest"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -176,6 +178,14 @@ func TestBrowserPublishJourney(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.getElementById("opt-tiktok-title-count").textContent`); !strings.HasPrefix(got, "8 / 2200 ") {
 		t.Errorf("tiktok counter: %q", got)
+	}
+	// Threads counts characters and each emoji as its UTF-8 bytes; the page counts as the
+	// server does.
+	for _, text := range []string{"日本語のテキスト", "hi 😀!", "🇫🇷 👩‍👩‍👧 ❤️ 👍🏽"} {
+		lim := platform.TextLimit{Unit: platform.UnitEmojiBytes}
+		if got := eval[int](t, ctx, fmt.Sprintf(`window.reelayCount(%q, "emoji_bytes")`, text)); got != lim.Count(text) {
+			t.Errorf("the page counts %q as %d in emoji_bytes, the server %d", text, got, lim.Count(text))
+		}
 	}
 	// Unchosen platforms' sections disappear with their channel.
 	do(t, ctx, "untick bluesky", chromedp.Click(chromedp.CSS(`input[name=channel][data-platform=bluesky]`)))
