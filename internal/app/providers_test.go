@@ -1,11 +1,15 @@
 package app
 
 import (
+	"context"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 
+	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/provider"
 )
@@ -28,5 +32,23 @@ func TestProvidersAreEveryPlatform(t *testing.T) {
 		if p.Platform() != name {
 			t.Errorf("the provider filed under %s says it is %s", name, p.Platform())
 		}
+	}
+}
+
+// TestPinterestAPIURLReachesTheProvider: REELAY_PINTEREST_API_URL is where a channel's calls
+// go (Pinterest's API Sandbox, for an app with Trial access).
+func TestPinterestAPIURLReachesTheProvider(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.Path)
+		http.Error(w, `{"code":2,"message":"Authentication failed."}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	p := Providers(&config.Config{PinterestAPIURL: srv.URL}, 0, http.DefaultClient)[platform.Pinterest]
+	if _, err := p.(provider.Identifier).Identify(context.Background(), "", map[string]string{"access_token": "t"}); err == nil {
+		t.Fatal("identified with a refused token")
+	}
+	if got, _ := asked.Load().(string); got != "/v5/user_account" {
+		t.Errorf("the configured Pinterest API was asked %q, want /v5/user_account", got)
 	}
 }
