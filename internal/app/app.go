@@ -119,7 +119,7 @@ func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) m
 		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, PollInitial: poll}),
 		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
-		platform.Discord:   discord.New(discord.Config{}),
+		platform.Discord:   discord.New(discord.Config{APIVersion: version(platform.Discord)}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
 		platform.Threads:   threads.New(threads.Config{APIVersion: version(platform.Threads), PollInitial: poll}),
@@ -202,7 +202,7 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	}
 	for _, d := range registry.Descriptions() {
 		if d.API.InPath {
-			w.access.SandboxAPIPaths[d.ID] = "/" + cfg.APIVersion(d.ID)
+			w.access.SandboxAPIPaths[d.ID] = d.API.PathPrefix + "/" + cfg.APIVersion(d.ID)
 		}
 	}
 	allowHosts, err := media.ParseAllowList(cfg.AllowHosts)

@@ -59,9 +59,12 @@ type APIVersion struct {
 	// Version is written as the platform writes it: "v26.0" (a Graph API path segment),
 	// "202603" (LinkedIn-Version), "3.1.3" (the oldest Mastodon server reelay works with).
 	Version string
-	// InPath says Version is the first segment of every call's path below the API's root
-	// (Meta's Graph API: /v26.0/me), so a sandbox channel's simulator URL carries it too.
+	// InPath says Version is a segment of every call's path, after PathPrefix (Meta's Graph
+	// API: /v26.0/me; Discord: /api/v10/channels/…), so a sandbox channel's simulator URL
+	// carries both too.
 	InPath bool
+	// PathPrefix is what comes before the version in call paths ("/api" for Discord).
+	PathPrefix string
 	// Checked is the day (YYYY-MM-DD) Version was last compared with Source.
 	Checked string
 	// Sunset is the day (YYYY-MM-DD) the platform stops serving Version, where it has said
