@@ -116,7 +116,7 @@ func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) m
 		platform.Instagram: instagram.New(instagram.Config{APIVersion: version(platform.Instagram), PollInitial: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{APIVersion: version(platform.LinkedIn), PollInitial: poll}),
-		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, PollInitial: poll}),
+		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, APIVersion: version(platform.Pinterest), PollInitial: poll}),
 		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
 		platform.Discord:   discord.New(discord.Config{APIVersion: version(platform.Discord)}),

@@ -35,20 +35,31 @@ func TestProvidersAreEveryPlatform(t *testing.T) {
 	}
 }
 
-// TestPinterestAPIURLReachesTheProvider: REELAY_PINTEREST_API_URL is where a channel's calls
-// go (Pinterest's API Sandbox, for an app with Trial access).
-func TestPinterestAPIURLReachesTheProvider(t *testing.T) {
+// TestPinterestSettingsReachTheProvider: REELAY_PINTEREST_API_URL is where a channel's calls
+// go (Pinterest's API Sandbox, for an app with Trial access), and REELAY_PINTEREST_API_VERSION
+// the first segment of their paths.
+func TestPinterestSettingsReachTheProvider(t *testing.T) {
 	var asked atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Store(r.URL.Path)
 		http.Error(w, `{"code":2,"message":"Authentication failed."}`, http.StatusUnauthorized)
 	}))
 	defer srv.Close()
-	p := Providers(&config.Config{PinterestAPIURL: srv.URL}, 0, http.DefaultClient)[platform.Pinterest]
-	if _, err := p.(provider.Identifier).Identify(context.Background(), "", map[string]string{"access_token": "t"}); err == nil {
-		t.Fatal("identified with a refused token")
-	}
-	if got, _ := asked.Load().(string); got != "/v5/user_account" {
-		t.Errorf("the configured Pinterest API was asked %q, want /v5/user_account", got)
+	v6 := "v6"
+	for _, c := range []struct {
+		versions map[string]*string
+		want     string
+	}{
+		{nil, "/v5/user_account"},
+		{map[string]*string{platform.Pinterest: &v6}, "/v6/user_account"},
+	} {
+		cfg := &config.Config{PinterestAPIURL: srv.URL, APIVersions: c.versions}
+		p := Providers(cfg, 0, http.DefaultClient)[platform.Pinterest]
+		if _, err := p.(provider.Identifier).Identify(context.Background(), "", map[string]string{"access_token": "t"}); err == nil {
+			t.Fatal("identified with a refused token")
+		}
+		if got, _ := asked.Load().(string); got != c.want {
+			t.Errorf("the configured Pinterest API was asked %q, want %q", got, c.want)
+		}
 	}
 }

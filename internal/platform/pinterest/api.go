@@ -17,12 +17,12 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-// API paths (Pinterest API v5 reference), below the base URL.
+// API paths (Pinterest API v5 reference), below the base URL and the version (/v5).
 const (
-	pathUserAccount = "/v5/user_account"
-	pathBoards      = "/v5/boards"
-	pathMedia       = "/v5/media"
-	pathPins        = "/v5/pins"
+	pathUserAccount = "/user_account"
+	pathBoards      = "/boards"
+	pathMedia       = "/media"
+	pathPins        = "/pins"
 )
 
 // Pinterest's error codes the provider tells apart (Error schema examples of the v5 reference
@@ -101,7 +101,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
 	defer cancel()
-	u := base + path
+	u := base + "/" + p.cfg.APIVersion + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -114,7 +114,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	what := "Pinterest: " + method + " " + path
+	what := "Pinterest: " + method + " /" + p.cfg.APIVersion + path
 	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
 		return err

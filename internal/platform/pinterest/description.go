@@ -8,6 +8,12 @@ import "github.com/reelay/reelay/internal/platform"
 var Description = platform.Description{
 	ID:   platform.Pinterest,
 	Name: "Pinterest",
+	API: platform.APIVersion{
+		// API v5 is the version Pinterest documents, whose reference the provider follows;
+		// Pinterest has announced neither a successor nor a sunset.
+		Version: "v5", Checked: "2026-11-28",
+		Source: "https://developers.pinterest.com/docs/api/v5/",
+	},
 	Capabilities: platform.Capabilities{
 		MaxVideoBytes:      2 * platform.GB,
 		MinDurationSeconds: 4,
