@@ -69,6 +69,9 @@ type SandboxBehavior struct {
 	// DailyQuotaUnits sets a YouTube sandbox channel's simulated daily quota in units (default
 	// 10,000; an upload costs 1,600); negative means none.
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// TikTokAudited makes a TikTok sandbox channel's app one TikTok has audited. By default it
+	// is unaudited, as a new TikTok app is, and its direct posts may only be SELF_ONLY.
+	TikTokAudited bool `json:"tiktok_audited,omitempty"`
 }
 
 type channelResponse struct {

@@ -23,6 +23,9 @@ type SandboxBehavior struct {
 	FailRate     *float64 `json:"fail_rate,omitempty"`
 	// DailyQuotaUnits sets the YouTube simulator's daily quota of units (negative: none).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// TikTokAudited makes the TikTok simulator's app one TikTok has audited; without it the app
+	// is a new, unaudited one, whose direct posts may only be SELF_ONLY.
+	TikTokAudited bool `json:"tiktok_audited,omitempty"`
 }
 
 // SandboxFailures are the values of SandboxBehavior.Fail.
@@ -44,6 +47,10 @@ func (b *SandboxBehavior) Check(platformName string, f *apierr.Fields) {
 		// Only YouTube counts a quota in units; the other simulators' limits are counts of
 		// posts or requests, as their platforms' are.
 		f.Add("sandbox_behavior.daily_quota_units", "applies to YouTube sandbox channels only")
+	}
+	if b.TikTokAudited && platformName != platform.TikTok {
+		// Only TikTok audits API clients before their posts may be public.
+		f.Add("sandbox_behavior.tiktok_audited", "applies to TikTok sandbox channels only")
 	}
 }
 

@@ -46,6 +46,10 @@ type Behavior struct {
 	// DailyQuotaUnits replaces the YouTube simulator's daily quota of units for this account
 	// (nil: the simulator's own, 10,000; negative: no quota).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// TikTokAudited makes the TikTok simulator's app one that has passed TikTok's audit. The
+	// zero value is an unaudited app, as every new TikTok app is: its direct posts may only be
+	// SELF_ONLY (developers.tiktok.com/doc/content-sharing-guidelines/).
+	TikTokAudited bool `json:"tiktok_audited,omitempty"`
 }
 
 // Failure kinds.
