@@ -38,6 +38,8 @@ type channelsData struct {
 
 type sandboxForm struct {
 	Platform, Name, Fail, ProcessingMS, FailRate string
+	// TikTokAudited is the checkbox of a TikTok app that has passed TikTok's audit.
+	TikTokAudited bool
 }
 
 // channelsPage lists the current project's channels with their state, and the forms that
@@ -86,11 +88,11 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *sess
 func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *session) error {
 	form := sandboxForm{Platform: r.PostFormValue("platform"), Name: strings.TrimSpace(r.PostFormValue("name")),
 		Fail: r.PostFormValue("fail"), ProcessingMS: strings.TrimSpace(r.PostFormValue("processing_ms")),
-		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate"))}
+		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate")), TikTokAudited: r.PostFormValue("tiktok_audited") != ""}
 	// What the form itself gets wrong (numbers that do not read as numbers); the service checks
 	// the rest, as it does the API's requests.
 	var f apierr.Fields
-	b := connect.SandboxBehavior{Fail: form.Fail}
+	b := connect.SandboxBehavior{Fail: form.Fail, TikTokAudited: form.TikTokAudited}
 	if form.ProcessingMS != "" {
 		if n, err := strconv.Atoi(form.ProcessingMS); err != nil {
 			f.Add("sandbox_behavior.processing_ms", "must be a whole number of milliseconds")
