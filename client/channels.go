@@ -69,6 +69,10 @@ type SandboxBehavior struct {
 	// DailyQuotaUnits sets a YouTube sandbox channel's simulated daily quota in units (default
 	// 10,000; an upload costs 1,600); negative means none.
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// AppAccess is the access level the simulated platform granted reelay's app: Pinterest
+	// "standard" (default) or "trial" (production refuses its Pins); TikTok "unaudited"
+	// (default, as a new app: its direct posts may only be SELF_ONLY) or "audited".
+	AppAccess string `json:"app_access,omitempty"`
 }
 
 type channelResponse struct {

@@ -127,9 +127,12 @@ func (c *Client) CreateSandboxChannel(ctx context.Context, projectID, platform s
 			ID string `json:"id"`
 		} `json:"channel"`
 	}
+	behavior := map[string]any{"processing_ms": SandboxBehavior.ProcessingMS}
+	if platform == "tiktok" {
+		behavior["app_access"] = SandboxBehavior.AppAccess
+	}
 	err := c.callJSON(ctx, http.MethodPost, "/api/v1/channels", map[string]any{
-		"project_id": projectID, "platform": platform, "sandbox": true,
-		"sandbox_behavior": map[string]any{"processing_ms": SandboxBehavior.ProcessingMS},
+		"project_id": projectID, "platform": platform, "sandbox": true, "sandbox_behavior": behavior,
 	}, &out)
 	return out.Channel.ID, err
 }

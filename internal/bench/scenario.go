@@ -54,10 +54,12 @@ func ParsePlatforms(s string) ([]string, error) {
 }
 
 // SandboxBehavior is how every sandbox channel the scenarios create behaves: instantly
-// processed, never failing. A simulator host apart from the server is told it (it does not
-// read the behaviour the server stores with each channel); the server is sent its
-// ProcessingMS, the rest being the defaults.
-var SandboxBehavior = sim.Behavior{ProcessingMS: 0}
+// processed, never failing, and on TikTok an app TikTok has audited (the scenarios post direct
+// with the default privacy, PUBLIC_TO_EVERYONE, which TikTok refuses from an unaudited app). A
+// simulator host apart from the server is told it (it does not read the behaviour the server
+// stores with each channel); the server is sent its ProcessingMS and, for TikTok channels,
+// AppAccess, the rest being the defaults.
+var SandboxBehavior = sim.Behavior{ProcessingMS: 0, AppAccess: sim.AppAccessAudited}
 
 // Fixture is what a run publishes to: groups of instant sandbox channels (SandboxBehavior),
 // one channel of each platform per group, each group in a project of its own (as a customer's

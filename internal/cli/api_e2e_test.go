@@ -80,7 +80,8 @@ func testCLIAgainstServer(t *testing.T, srv *apiServer) {
 		if !strings.HasPrefix(r.stdout, "connected sandbox youtube channel ") {
 			t.Errorf("connect youtube: %q", r.stdout)
 		}
-		decodeJSON(t, srv.cli(t, "channels", "connect", "tiktok", "--sandbox", "--json").ok(t), &tiktok)
+		// The tests publish direct with the default privacy, which TikTok takes only from an audited app.
+		decodeJSON(t, srv.cli(t, "channels", "connect", "tiktok", "--sandbox", "--sandbox-behavior", `{"app_access":"audited"}`, "--json").ok(t), &tiktok)
 		if tiktok.Platform != client.TikTok || !tiktok.Sandbox || tiktok.ProjectID != srv.ProjectID {
 			t.Errorf("connect tiktok --json: %+v", tiktok)
 		}

@@ -32,6 +32,7 @@ type SandboxBehavior struct {
 // simulate, the default first.
 var SandboxAppAccess = map[string][]string{
 	platform.Pinterest: {"standard", "trial"},
+	platform.TikTok:    {"unaudited", "audited"},
 }
 
 // SandboxFailures are the values of SandboxBehavior.Fail.

@@ -353,9 +353,14 @@ func (c *client) sandboxChannels(projectID string, platforms []string, processin
 	c.t.Helper()
 	channels := map[string]channel{}
 	for _, p := range platforms {
+		behavior := map[string]any{"processing_ms": processing.Milliseconds()}
+		if p == "tiktok" {
+			// The tests publish direct with reelay's default privacy, PUBLIC_TO_EVERYONE, which
+			// TikTok refuses from the unaudited app a sandbox channel has by default.
+			behavior["app_access"] = "audited"
+		}
 		out := c.must(http.StatusCreated, "POST", "/api/v1/channels", map[string]any{
-			"project_id": projectID, "platform": p, "sandbox": true,
-			"sandbox_behavior": map[string]any{"processing_ms": processing.Milliseconds()},
+			"project_id": projectID, "platform": p, "sandbox": true, "sandbox_behavior": behavior,
 		})
 		ch := out["channel"].(map[string]any)
 		channels[p] = channel{ID: ch["id"].(string), Platform: p, Account: ch["external_account_id"].(string)}

@@ -55,7 +55,9 @@ func newSimHost(t *testing.T, rate int64) *simHost {
 	}
 	var err error
 	h.host, err = simhost.New(simhost.Config{
-		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0},
+		// The host does not read the behaviour the server stores with each channel: its TikTok
+		// app is an audited one here, as the tests publish direct with the default privacy.
+		URL: h.URL, SecretKey: testSecretKey, Platforms: platforms, Behavior: sim.Behavior{ProcessingMS: 0, AppAccess: sim.AppAccessAudited},
 		Simulators: map[string]func(sim.Config) http.Handler{
 			"youtube": youtubesim.New, "instagram": instagramsim.New, "tiktok": tiktoksim.New,
 		},

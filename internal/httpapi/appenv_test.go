@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -51,10 +52,17 @@ func eachApp(t *testing.T, fn func(t *testing.T, e *env), tune ...func(*config.C
 }
 
 // sandboxChannel connects a sandbox channel of platform to the tenant's project and returns
-// its id and external account id.
+// its id and external account id. A TikTok channel's app is an audited one unless behavior
+// says otherwise: the tests publish direct with reelay's default privacy, PUBLIC_TO_EVERYONE,
+// which TikTok refuses from the unaudited app a sandbox channel has by default.
 func (e *env) sandboxChannel(tn tenant, platform string, behavior map[string]any) (id, account string) {
 	e.t.Helper()
 	body := map[string]any{"project_id": tn.ProjectID, "platform": platform, "sandbox": true}
+	if platform == "tiktok" {
+		b := map[string]any{"app_access": "audited"}
+		maps.Copy(b, behavior)
+		behavior = b
+	}
 	if behavior != nil {
 		body["sandbox_behavior"] = behavior
 	}

@@ -72,7 +72,10 @@ func TestOAuthRoundTrip(t *testing.T) {
 		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
 		pub := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
 			"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"youtube", "tiktok", "threads", "facebook", "instagram"},
-			"title": "Connected", "caption": "Through OAuth", "tiktok": map[string]any{"mode": "direct"}}})
+			"title": "Connected", "caption": "Through OAuth",
+			// A channel connected through the simulator's consent is a new TikTok app's, which
+			// TikTok has not audited: it may only post SELF_ONLY.
+			"tiktok": map[string]any{"mode": "direct", "privacy_level": "SELF_ONLY"}}})
 		if pub.Code != http.StatusAccepted {
 			t.Fatalf("publish: %d %s", pub.Code, pub.Body)
 		}
@@ -209,7 +212,7 @@ func TestRefusedTokenIsRenewed(t *testing.T) {
 		publishTo := func() string {
 			r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Header: map[string]string{"Prefer": "wait=0"}, Body: map[string]any{
 				"project_id": e.a.ProjectID, "video_url": ms.URL + "/clip.mp4", "platforms": []string{"tiktok"},
-				"title": "Renewed", "tiktok": map[string]any{"mode": "direct"}, "allow_duplicate": true}})
+				"title": "Renewed", "tiktok": map[string]any{"mode": "direct", "privacy_level": "SELF_ONLY"}, "allow_duplicate": true}})
 			if r.Code != http.StatusAccepted {
 				t.Fatalf("publish: %d %s", r.Code, r.Body)
 			}

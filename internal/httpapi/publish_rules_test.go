@@ -499,7 +499,8 @@ func TestMissingVideoFailsAtOnce(t *testing.T) {
 func TestPinterestTrialApp(t *testing.T) {
 	e := newAppEnv(t, store.SQLite)
 	for _, c := range []struct{ platform, level, field string }{
-		{"youtube", "trial", "applies to sandbox channels of Pinterest only"},
+		{"youtube", "trial", "applies to sandbox channels of TikTok, Pinterest only"},
+		{"tiktok", "trial", "must be one of unaudited, audited for TikTok"},
 		{"pinterest", "gold", "must be one of standard, trial"},
 	} {
 		r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: map[string]any{

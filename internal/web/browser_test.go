@@ -228,6 +228,9 @@ func TestBrowserPublishJourney(t *testing.T) {
 	do(t, ctx, "fix", chromedp.SetValue(chromedp.CSS("#title"), "Launch day"),
 		chromedp.SendKeys(chromedp.CSS("#caption"), "Shipped from the dashboard #launch"),
 		chromedp.SetValue(chromedp.CSS("#opt-tiktok-mode"), "direct"), // published, not sent to the creator's inbox
+		// The sandbox channel's app is unaudited, as a new TikTok app is: TikTok takes its
+		// direct posts only as SELF_ONLY.
+		chromedp.SetValue(chromedp.CSS("#opt-tiktok-privacy_level"), "SELF_ONLY"),
 		chromedp.SetUploadFiles(chromedp.CSS("#video"), []string{clip}), chromedp.Click(chromedp.CSS("#check")))
 	waitFor(t, ctx, "check result", `!document.getElementById("check-result").hidden`, 20*time.Second)
 	if txt := eval[string](t, ctx, `document.getElementById("check-result").textContent`); !strings.Contains(txt, "TikTok") || !strings.Contains(txt, "Bluesky") || !strings.Contains(txt, "Check passed") {

@@ -21,6 +21,7 @@ type channelsData struct {
 	Platforms      []string
 	OAuthPlatforms []string
 	Failures       []string
+	AppAccess      []appAccessChoice
 	Sandbox        bool
 	CanConnect     bool
 	// Form is what the sandbox form was sent with, shown again with Errors beside its fields.
@@ -37,7 +38,22 @@ type channelsData struct {
 }
 
 type sandboxForm struct {
-	Platform, Name, Fail, ProcessingMS, FailRate string
+	Platform, Name, Fail, ProcessingMS, FailRate, AppAccess string
+}
+
+// appAccessChoice is an access level of reelay's app the sandbox form offers, with the
+// platform it is one of.
+type appAccessChoice struct{ Level, Platform string }
+
+// appAccessChoices are the levels of connect.SandboxAppAccess, platform by platform.
+func appAccessChoices() []appAccessChoice {
+	var out []appAccessChoice
+	for _, p := range platform.All {
+		for _, level := range connect.SandboxAppAccess[p] {
+			out = append(out, appAccessChoice{Level: level, Platform: registry.DisplayName(p)})
+		}
+	}
+	return out
 }
 
 // channelsPage lists the current project's channels with their state, and the forms that
@@ -67,6 +83,7 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	}
 	d.Platforms, d.Failures, d.Sandbox, d.CanConnect = platform.All, connect.SandboxFailures, h.o.Sandbox, h.o.Connector != nil
+	d.AppAccess = appAccessChoices()
 	if d.CredForms == nil {
 		d.CredPlatform = platform.Bluesky
 		d.CredForms = credentialForms("", nil, nil)
@@ -86,11 +103,11 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, s *sess
 func (h *Handler) connectSandbox(w http.ResponseWriter, r *http.Request, s *session) error {
 	form := sandboxForm{Platform: r.PostFormValue("platform"), Name: strings.TrimSpace(r.PostFormValue("name")),
 		Fail: r.PostFormValue("fail"), ProcessingMS: strings.TrimSpace(r.PostFormValue("processing_ms")),
-		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate"))}
+		FailRate: strings.TrimSpace(r.PostFormValue("fail_rate")), AppAccess: r.PostFormValue("app_access")}
 	// What the form itself gets wrong (numbers that do not read as numbers); the service checks
 	// the rest, as it does the API's requests.
 	var f apierr.Fields
-	b := connect.SandboxBehavior{Fail: form.Fail}
+	b := connect.SandboxBehavior{Fail: form.Fail, AppAccess: form.AppAccess}
 	if form.ProcessingMS != "" {
 		if n, err := strconv.Atoi(form.ProcessingMS); err != nil {
 			f.Add("sandbox_behavior.processing_ms", "must be a whole number of milliseconds")

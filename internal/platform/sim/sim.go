@@ -47,14 +47,18 @@ type Behavior struct {
 	// (nil: the simulator's own, 10,000; negative: no quota).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 	// AppAccess is the access level the platform granted reelay's app, where the platform
-	// grades apps and a low grade refuses what a channel asks: Pinterest's "trial" (Trial
-	// access creates no Pins in production). "" is the grade that refuses nothing.
+	// grades apps and a grade refuses what a channel asks: Pinterest's "trial" (Trial access
+	// creates no Pins in production), TikTok's "audited" (an app TikTok has not audited, as
+	// every new one, posts only SELF_ONLY:
+	// developers.tiktok.com/doc/content-sharing-guidelines/). "" is Pinterest's Standard
+	// access and a TikTok app not yet audited.
 	AppAccess string `json:"app_access,omitempty"`
 }
 
 // App access levels (Behavior.AppAccess).
 const (
-	AppAccessTrial = "trial" // Pinterest
+	AppAccessTrial   = "trial"   // Pinterest
+	AppAccessAudited = "audited" // TikTok
 )
 
 // Failure kinds.

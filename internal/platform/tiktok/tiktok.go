@@ -234,15 +234,20 @@ func (p *Provider) Options(ctx context.Context, baseURL string, credentials map[
 	for _, l := range ci.PrivacyOptions {
 		choices = append(choices, l)
 	}
+	// creator_info answers the account's own levels (its reference ties them to the account
+	// being public or private) whether or not TikTok has audited the app; an unaudited app may
+	// still only use SELF_ONLY (developers.tiktok.com/doc/content-sharing-guidelines/), which
+	// TikTok says only when a post is refused. The note says so beside the choices.
+	const auditNote = "; until TikTok has audited the app reelay posts through, TikTok takes direct posts only as " + PrivacySelfOnly
 	privacy := map[string]any{"type": "string", "choices": choices,
-		"note": "the privacy levels this creator's account allows; direct posts must use one of them"}
+		"note": "the privacy levels this creator's account allows; direct posts must use one of them" + auditNote}
 	if slices.Contains(ci.PrivacyOptions, PrivacyPublic) {
 		privacy["default"] = PrivacyPublic
 	} else {
 		// Step applies PUBLIC_TO_EVERYONE when privacy_level is absent, which this creator
 		// would refuse: a direct post has to choose.
 		privacy["required"] = true
-		privacy["note"] = "this creator's account does not allow " + PrivacyPublic + ": direct posts must set one of these"
+		privacy["note"] = "this creator's account does not allow " + PrivacyPublic + ": direct posts must set one of these" + auditNote
 	}
 	opts["privacy_level"] = privacy
 
@@ -451,6 +456,9 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	// upload must be completed in this time range", developers.tiktok.com/doc/
 	// content-posting-api-reference-direct-post). It costs one of the 6 inits a minute.
 	err = p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, path, req, &data) })
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Code == codeUnaudited {
+		return provider.Outcome{}, unaudited(opts.PrivacyLevel, ae)
+	}
 	if err != nil {
 		return provider.Outcome{}, classify(err)
 	}
@@ -645,6 +653,27 @@ func (p *Provider) poll(ctx context.Context, base, token string, st State) (prov
 
 func (p *Provider) pollDelay(polls int) time.Duration {
 	return provider.PollDelay(p.cfg.PollInitial, p.cfg.PollMax, polls)
+}
+
+// codeUnaudited is TikTok's refusal of a direct post whose privacy an unaudited app may not
+// use.
+const codeUnaudited = "unaudited_client_can_only_post_to_private_accounts"
+
+// unaudited explains TikTok's refusal of a direct post with privacy level asked from an app
+// TikTok has not audited, and how to get past it. TikTok's Content Sharing Guidelines
+// (https://developers.tiktok.com/doc/content-sharing-guidelines/, "Direct Post API - Developer
+// Guidelines"): an API client that has not been audited may post only SELF_ONLY content, for
+// at most 5 users a day, whose accounts are set to private when they post; the audit, which
+// checks the client against TikTok's terms of service, lifts the restriction. The Direct Post
+// reference (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post) says
+// the same of all content unaudited clients post. Retrying cannot help: it is invalid_options.
+func unaudited(asked string, ae *apiError) *provider.Error {
+	return provider.Permanent(provider.CategoryInvalidOptions, ae.HTTP,
+		"TikTok refused privacy_level %s because the TikTok app reelay posts through has not passed TikTok's audit: "+
+			"until it does, TikTok takes direct posts only as %s, and only for accounts set to private. "+
+			"To fix it, submit the app for TikTok's audit in the TikTok for Developers portal, "+
+			"or post with tiktok.privacy_level %s (or tiktok.mode inbox, where the creator picks the privacy in the TikTok app). [%s]",
+		asked, PrivacySelfOnly, PrivacySelfOnly, ae.Error())
 }
 
 // finish turns a final status into the destination's outcome.

@@ -22,8 +22,10 @@ const (
 	mib = 1 << 20
 )
 
+// accounts is one creator of an audited app, which may post with any of the creator's
+// privacy levels (TestUnauditedApp has the new app's rules).
 func accounts() sim.StaticAccounts {
-	return sim.StaticAccounts{"tok": {ID: "open_1", Username: "reelaydemo"}}
+	return sim.StaticAccounts{"tok": {ID: "open_1", Username: "reelaydemo", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited}}}
 }
 
 func TestPlanChunks(t *testing.T) {
@@ -333,7 +335,7 @@ func TestFaults(t *testing.T) {
 	} {
 		t.Run(c.fail, func(t *testing.T) {
 			t.Parallel()
-			acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}}
+			acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: c.fail}}}
 			e := newEnv(t, acc, tiktoksim.Options{}, Config{})
 			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 			_, err := e.step(e.dest("tok", v.Media(), `{"mode":"direct"}`))
@@ -359,7 +361,7 @@ func TestUnknownToken(t *testing.T) {
 // transient errors still publish, and once.
 func TestFlaky(t *testing.T) {
 	t.Parallel()
-	acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}}}
+	acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailFlaky, FailRate: 0.5}}}
 	var n atomic.Int64
 	rnd := func() float64 {
 		if n.Add(1)%3 == 1 {
@@ -401,7 +403,7 @@ func TestFlaky(t *testing.T) {
 
 func TestReject(t *testing.T) {
 	t.Parallel()
-	acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailReject, ProcessingMS: 500}}}
+	acc := sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailReject, ProcessingMS: 500}}}
 	e := newEnv(t, acc, tiktoksim.Options{}, Config{})
 	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 	_, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct"}`), 20)
@@ -632,7 +634,7 @@ func TestDoneStateIsStable(t *testing.T) {
 func TestOptions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sim.StaticAccounts{
-		"tok":     {ID: "open_1", Username: "reelaydemo"},
+		"tok":     {ID: "open_1", Username: "reelaydemo", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited}},
 		"private": {ID: "open_2", Username: "quiet"},
 	}, tiktoksim.Options{Creators: map[string]tiktoksim.Creator{
 		"open_2": {Nickname: "Quiet One", CommentDisabled: true, DuetDisabled: true,
@@ -710,13 +712,13 @@ func TestOptions(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	t.Parallel()
 	accts := sim.StaticAccounts{
-		"tok":     {ID: "open_1", Username: "reelaydemo"},
+		"tok":     {ID: "open_1", Username: "reelaydemo", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited}},
 		"basic":   {ID: "open_2", Username: "basicuser"},
 		"inbox":   {ID: "open_3", Username: "inboxonly"},
 		"noinfo":  {ID: "open_4", Username: "noinfo"},
-		"revoked": {ID: "open_5", Behavior: sim.Behavior{Fail: sim.FailAuth}},
-		"down":    {ID: "open_6", Behavior: sim.Behavior{Fail: sim.FailUnavailable}},
-		"busy":    {ID: "open_7", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
+		"revoked": {ID: "open_5", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailAuth}},
+		"down":    {ID: "open_6", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailUnavailable}},
+		"busy":    {ID: "open_7", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailRateLimit}},
 	}
 	e := newEnv(t, accts, tiktoksim.Options{
 		Creators: map[string]tiktoksim.Creator{"open_1": {Nickname: "Reelay Demo"}},
@@ -803,7 +805,7 @@ func TestStatusFetchSchedule(t *testing.T) {
 	for _, processing := range []time.Duration{0, 3 * time.Second, 5 * time.Minute} {
 		t.Run(processing.String(), func(t *testing.T) {
 			t.Parallel()
-			acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{ProcessingMS: int(processing.Milliseconds())}}}
+			acc := sim.StaticAccounts{"tok": {ID: "open_1", Username: "u", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, ProcessingMS: int(processing.Milliseconds())}}}
 			e := newEnv(t, acc, tiktoksim.Options{ModerationDelay: -1}, Config{})
 			v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
 			d := e.dest("tok", v.Media(), `{"mode":"direct"}`)
@@ -852,5 +854,51 @@ func TestStatusFetchSchedule(t *testing.T) {
 				t.Logf("%d status fetches for 5 minutes of processing: %v", len(fetches), fetches)
 			}
 		})
+	}
+}
+
+// TestUnauditedApp: TikTok refuses a direct post from an app it has not audited unless it is
+// SELF_ONLY; the error is invalid_options and says why and how to fix it. SELF_ONLY and inbox
+// uploads go through, and the channel's options say what the app may use.
+func TestUnauditedApp(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.StaticAccounts{"tok": {ID: "open_1", Username: "fresh"}}, tiktoksim.Options{ModerationDelay: -1}, Config{})
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+
+	for _, privacy := range []string{"", PrivacyPublic, PrivacyFriends} {
+		options := `{"mode":"direct"}`
+		asked := PrivacyPublic // reelay's default
+		if privacy != "" {
+			options = `{"mode":"direct","privacy_level":"` + privacy + `"}`
+			asked = privacy
+		}
+		_, err := e.step(e.dest("tok", v.Media(), options))
+		pe := providertest.WantError(t, err, provider.CategoryInvalidOptions, false, "privacy_level "+asked)
+		for _, want := range []string{"has not passed TikTok's audit", "only as SELF_ONLY", "submit the app for TikTok's audit",
+			"tiktok.privacy_level SELF_ONLY", "unaudited_client_can_only_post_to_private_accounts"} {
+			if !strings.Contains(pe.Message, want) {
+				t.Errorf("%s: message %q lacks %q", asked, pe.Message, want)
+			}
+		}
+	}
+	if n := len(e.Requests(http.MethodPut, "/video/")); n != 0 {
+		t.Errorf("%d chunks sent after refusals", n)
+	}
+
+	out, err := e.run(e.dest("tok", v.Media(), `{"mode":"direct","privacy_level":"SELF_ONLY"}`), 20)
+	if err != nil || out.Status != provider.StatusPublished || !strings.Contains(out.Message, "privacy SELF_ONLY") {
+		t.Fatalf("SELF_ONLY: %+v, %v", out, err)
+	}
+	if out, err := e.run(e.dest("tok", v.Media(), `{}`), 20); err != nil || out.Status != provider.StatusSentToInbox {
+		t.Fatalf("inbox: %+v, %v", out, err)
+	}
+
+	opts, err := e.prov.Options(context.Background(), e.BaseURL, map[string]string{"access_token": "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note, _ := opts["privacy_level"].(map[string]any)["note"].(string); !strings.Contains(note, "until TikTok has audited the app") ||
+		!strings.Contains(note, "only as SELF_ONLY") {
+		t.Errorf("privacy_level note %q", note)
 	}
 }

@@ -41,9 +41,16 @@ var Description = platform.Description{
 		// The publish cap is a quota of the API project, shared by every
 		// channel of the deployment, not a per-channel cap: see Notes.
 		PostsPerDay: 0,
+		// From 28 July 2020 YouTube locked videos.insert uploads of unverified API projects
+		// to private until the project passed an audit; the YouTube Data API revision
+		// history of 2 November 2026 reverses that (https://developers.google.com/youtube/
+		// data/revision_history, "Videos uploaded through the videos.insert method from
+		// unverified API projects are no longer restricted to private viewing mode"), and
+		// status.privacyStatus in the videos resource says the same. The note is for those
+		// who remember the old rule.
 		Notes: []string{
 			"a vertical or square video of at most 3 minutes is classified as a Short; the API has no Shorts flag",
-			"videos uploaded by an API project that has not passed Google's audit are forced to private",
+			"uploads of API projects Google has not audited keep the privacy asked for: YouTube stopped locking them to private on 2 November 2026",
 			"upload quota belongs to the API project and is shared by all channels: an insert costs 1,600 of the default 10,000 daily units (about 6 uploads a day); newer projects have a separate bucket of 100 uploads a day",
 			"title and description must not contain < or >",
 			"videos longer than 15 minutes need a verified channel",

@@ -22,7 +22,7 @@ func TestTikTokAcrossProcesses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			st, blobs := open(t, clock.Now), memblob.OpenBucket(nil)
-			accounts := sim.StaticAccounts{"tok": {ID: "open_1", Username: "creator1", Behavior: sim.Behavior{ProcessingMS: -1}}}
+			accounts := sim.StaticAccounts{"tok": {ID: "open_1", Username: "creator1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, ProcessingMS: -1}}}
 			e := &ttEnv{t: t, clock: clock}
 			mux := http.NewServeMux()
 			e.srv = httptest.NewServer(mux)

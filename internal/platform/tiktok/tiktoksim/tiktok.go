@@ -53,9 +53,22 @@ package tiktoksim
 //     need video.publish, the inbox init video.upload, the status fetch either, the video
 //     query (audience.go) video.list.
 //
+//   - Unaudited apps (Behavior.AppAccess not "audited", the default: a new TikTok app is not
+//     audited). TikTok's Content Sharing Guidelines (developers.tiktok.com/doc/
+//     content-sharing-guidelines/, "Direct Post API - Developer Guidelines") say an API client
+//     that has not passed TikTok's audit "can only post contents in SELF_ONLY viewership", and
+//     the Direct Post reference says all content it posts "will be restricted to private
+//     viewing mode". A direct post init with any other privacy_level is refused with 403
+//     unaudited_client_can_only_post_to_private_accounts (the code TikTok answers, as API users
+//     report it; the message is this simulator's). creator_info still answers the account's
+//     own privacy_level_options: its reference ties them to whether the account is public or
+//     private and says nothing of the app's audit. Inbox uploads are not Direct Posts and are
+//     not restricted.
+//
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
-// the frame-rate check (media.Probe does not report it), unaudited clients' private-only rule
-// (configure a creator with SELF_ONLY alone instead), photo posts and /publish/cancel/.
+// the frame-rate check (media.Probe does not report it), the rest of the unaudited clients'
+// rules (at most 5 posting users a day; accounts set to private at posting time: the simulated
+// creators have no visibility of their own), photo posts and /publish/cancel/.
 
 import (
 	"cmp"
@@ -124,7 +137,7 @@ type Creator struct {
 	Nickname  string
 	AvatarURL string
 	// PrivacyLevelOptions defaults to PUBLIC_TO_EVERYONE, MUTUAL_FOLLOW_FRIENDS, SELF_ONLY (a
-	// public account of an audited client). An account of an unaudited client has SELF_ONLY only.
+	// public account). Whether the app is audited does not change them (Behavior.AppAccess).
 	PrivacyLevelOptions []string
 	CommentDisabled     bool
 	DuetDisabled        bool
@@ -757,6 +770,11 @@ func (t *Sim) initPost(w http.ResponseWriter, r *http.Request, acc sim.Account, 
 				return
 			}
 			p.Title = *pi.Title
+		}
+		if acc.Behavior.AppAccess != sim.AppAccessAudited && *pi.PrivacyLevel != SelfOnly {
+			tiktokError(w, http.StatusForbidden, "unaudited_client_can_only_post_to_private_accounts",
+				"This API client has not passed TikTok's audit: its posts can only be SELF_ONLY.", nil)
+			return
 		}
 		p.Privacy = *pi.PrivacyLevel
 		// The creator's own settings win: TikTok disables what the creator set to "No one".

@@ -108,8 +108,8 @@ func newTTEnvRand(t *testing.T, opts Options, accounts sim.StaticAccounts, rnd f
 	t.Helper()
 	if accounts == nil {
 		accounts = sim.StaticAccounts{
-			"tok":   {ID: "open_1", Username: "creator1", Behavior: sim.Behavior{ProcessingMS: -1}},
-			"other": {ID: "open_2", Username: "creator2", Behavior: sim.Behavior{ProcessingMS: -1}},
+			"tok":   {ID: "open_1", Username: "creator1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, ProcessingMS: -1}},
+			"other": {ID: "open_2", Username: "creator2", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, ProcessingMS: -1}},
 		}
 	}
 	e := &ttEnv{t: t, clock: clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
@@ -530,7 +530,7 @@ func TestTikTokVideoChecks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail, ProcessingMS: -1}}})
+			e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: c.fail, ProcessingMS: -1}}})
 			if c.creator != nil {
 				e.sim.SetCreator("open_1", *c.creator)
 			}
@@ -554,7 +554,7 @@ func TestTikTokVideoChecks(t *testing.T) {
 
 func TestTikTokInbox(t *testing.T) {
 	t.Parallel()
-	e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Username: "c", Behavior: sim.Behavior{ProcessingMS: 0}}})
+	e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Username: "c", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, ProcessingMS: 0}}})
 	v := newTTVideo(1_000_000, 5*time.Second, 720, 1280)
 	id := e.upload("tok", "inbox", v, nil)
 	if s := e.status("tok", id); s.data["status"] != SendToUserInbox {
@@ -633,7 +633,7 @@ func TestTikTokFaults(t *testing.T) {
 		{sim.FailAuth, 401, "access_token_invalid"},
 		{sim.FailRateLimit, 429, "rate_limit_exceeded"},
 	} {
-		e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: c.fail}}})
+		e := newTTEnv(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: c.fail}}})
 		for _, path := range []string{"/v2/post/publish/creator_info/query/", "/v2/post/publish/video/init/", "/v2/post/publish/status/fetch/"} {
 			a := e.api(path, "tok", map[string]any{})
 			if a.status != c.status || a.code != c.code {
@@ -646,7 +646,7 @@ func TestTikTokFaults(t *testing.T) {
 	}
 	// Server faults reach the upload URL too.
 	var failNext atomic.Bool
-	e := newTTEnvRand(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.5}}},
+	e := newTTEnvRand(t, Options{}, sim.StaticAccounts{"tok": {ID: "open_1", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailFlaky, FailRate: 0.5}}},
 		func() float64 {
 			if failNext.Load() {
 				return 0
@@ -768,9 +768,9 @@ func TestTikTokUserInfoFaults(t *testing.T) {
 	t.Parallel()
 	e := newTTEnv(t, Options{UserInfoPerMinute: 2}, sim.StaticAccounts{
 		"tok":   {ID: "open_1"},
-		"down":  {ID: "d", Behavior: sim.Behavior{Fail: sim.FailUnavailable}},
-		"authx": {ID: "a", Behavior: sim.Behavior{Fail: sim.FailAuth}},
-		"slow":  {ID: "s", Behavior: sim.Behavior{Fail: sim.FailRateLimit}},
+		"down":  {ID: "d", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailUnavailable}},
+		"authx": {ID: "a", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailAuth}},
+		"slow":  {ID: "s", Behavior: sim.Behavior{AppAccess: sim.AppAccessAudited, Fail: sim.FailRateLimit}},
 	})
 	for tok, want := range map[string]struct {
 		status int
@@ -792,5 +792,42 @@ func TestTikTokUserInfoFaults(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	if a := e.userInfo("GET", "fields=open_id", "tok"); a.status != 200 {
 		t.Fatalf("a minute later: %d %s", a.status, a.code)
+	}
+}
+
+// TestUnauditedApp: an app TikTok has not audited (a sandbox account's default) may direct-post
+// SELF_ONLY only; any other privacy level is refused with TikTok's code, while creator_info
+// still offers the account's levels and inbox uploads are not restricted. An audited app may
+// use every level the creator has.
+func TestUnauditedApp(t *testing.T) {
+	t.Parallel()
+	e := newTTEnv(t, Options{}, sim.StaticAccounts{
+		"new":     {ID: "open_1", Username: "fresh", Behavior: sim.Behavior{ProcessingMS: -1}},
+		"audited": {ID: "open_2", Username: "known", Behavior: sim.Behavior{ProcessingMS: -1, AppAccess: sim.AppAccessAudited}},
+	})
+	if a := e.api("/v2/post/publish/creator_info/query/", "new", nil); a.status != 200 ||
+		fmt.Sprint(a.data["privacy_level_options"]) != "[PUBLIC_TO_EVERYONE MUTUAL_FOLLOW_FRIENDS SELF_ONLY]" {
+		t.Fatalf("creator_info of an unaudited app's creator: %+v", a)
+	}
+	for _, c := range []struct {
+		token, mode, privacy string
+		status               int
+		code                 string
+	}{
+		{"new", "direct", Public, 403, "unaudited_client_can_only_post_to_private_accounts"},
+		{"new", "direct", Friends, 403, "unaudited_client_can_only_post_to_private_accounts"},
+		{"new", "direct", SelfOnly, 200, "ok"},
+		{"new", "inbox", "", 200, "ok"},
+		{"audited", "direct", Public, 200, "ok"},
+		{"audited", "direct", Friends, 200, "ok"},
+	} {
+		var post map[string]any
+		if c.privacy != "" {
+			post = map[string]any{"privacy_level": c.privacy, "title": "t"}
+		}
+		a := e.init(c.token, c.mode, 1_000_000, 1_000_000, 1, post)
+		if a.status != c.status || a.code != c.code {
+			t.Errorf("%s %s %s: %d %s %q, want %d %s", c.token, c.mode, c.privacy, a.status, a.code, a.msg, c.status, c.code)
+		}
 	}
 }

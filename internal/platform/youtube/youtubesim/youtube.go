@@ -68,10 +68,14 @@ package youtubesim
 // upload session received blobs of Config.Blobs, so that any process serving the simulator, or
 // the one after a restart, goes on with them.
 //
+// An upload keeps the privacy it asked for whether or not the API project is verified: YouTube
+// stopped locking unverified projects' uploads to private on 2 November 2026 (the Data API
+// revision history, https://developers.google.com/youtube/data/revision_history, reversing
+// the rule of 28 July 2020), so the simulator has no such behaviour.
+//
 // Not reproduced: the quota belongs to the Google Cloud project in reality (here: to the
-// account); uploads from unaudited projects are not forced to private; "the chunk size must
-// be the same for each request" is not enforced, because a resume after a partial chunk
-// legitimately shifts the chunk boundaries.
+// account); "the chunk size must be the same for each request" is not enforced, because a
+// resume after a partial chunk legitimately shifts the chunk boundaries.
 
 import (
 	"cmp"
