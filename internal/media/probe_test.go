@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/render/rendertest"
 )
 
 // countingReaderAt counts bytes read, to prove the prober skips media data.
@@ -297,9 +298,10 @@ func TestProbeMediaRules(t *testing.T) {
 // the sample entry's 16-bit field.
 func TestProbeMediaRulesFFmpeg(t *testing.T) {
 	t.Parallel()
+	rendertest.RequireFFmpeg(t) // TestProbeMediaRules covers the same with files built box by box
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg is not installed: the files built box by box (TestProbeMediaRules) cover the same")
+		t.Fatal(err)
 	}
 	for _, faststart := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "clip.mp4")
