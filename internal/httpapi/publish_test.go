@@ -220,6 +220,7 @@ func TestPublishRefusals(t *testing.T) {
 	// sets it, with the rule in the message (issue 31, item 8).
 	e.sandboxChannel(e.a, "facebook", map[string]any{"processing_ms": 0})
 	e.sandboxChannel(e.a, "mastodon", map[string]any{"processing_ms": 0})
+	e.sandboxChannel(e.a, "threads", map[string]any{"processing_ms": 0})
 	clip := func(f func(o *mediatest.Options)) []byte {
 		o := mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920}
 		f(&o)
@@ -247,6 +248,8 @@ func TestPublishRefusals(t *testing.T) {
 		{"instagram with an edit list", "/edits.mp4", "instagram", []string{"edit list", "Instagram accepts no edit lists"}},
 		{"instagram with 96 kHz sound", "/96khz.mp4", "instagram", []string{"96 kHz", "Instagram accepts at most 48 kHz"}},
 		{"instagram with 6 channels", "/6ch.mp4", "instagram", []string{"6 sound channels", "Instagram accepts at most 2"}},
+		{"threads at 120 fps", "/120fps.mp4", "threads", []string{"is 120 fps", "Threads accepts 23–60 fps"}},
+		{"threads with an edit list", "/edits.mp4", "threads", []string{"edit list", "Threads accepts no edit lists"}},
 	} {
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: base(map[string]any{
 			"video_url": ruled.URL + c.file, "platforms": []string{c.platform}})})
