@@ -215,6 +215,56 @@ func TestPublishRefusals(t *testing.T) {
 			t.Errorf("%s: no message for field %s: %s", c.name, c.field, r.Body)
 		}
 	}
+
+	// Media rules the probe reads, each refused up front for the platform whose documentation
+	// sets it, with the rule in the message (issue 31, item 8).
+	e.sandboxChannel(e.a, "facebook", map[string]any{"processing_ms": 0})
+	e.sandboxChannel(e.a, "mastodon", map[string]any{"processing_ms": 0})
+	e.sandboxChannel(e.a, "threads", map[string]any{"processing_ms": 0})
+	clip := func(f func(o *mediatest.Options)) []byte {
+		o := mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920}
+		f(&o)
+		return mediatest.MP4Bytes(t, o)
+	}
+	ruled := newMediaServer(t, map[string][]byte{
+		"/120fps.mp4":    clip(func(o *mediatest.Options) { o.FPS = 120 }),
+		"/150fps.mp4":    clip(func(o *mediatest.Options) { o.FPS = 150 }),
+		"/20fps.mp4":     clip(func(o *mediatest.Options) { o.FPS = 20 }),
+		"/moov-last.mp4": clip(func(o *mediatest.Options) { o.MoovAtEnd = true }),
+		"/edits.mp4":     clip(func(o *mediatest.Options) { o.EditList = true }),
+		"/96khz.mp4":     clip(func(o *mediatest.Options) { o.AudioSampleRate = 96000 }),
+		"/6ch.mp4":       clip(func(o *mediatest.Options) { o.AudioSampleRate, o.AudioChannels = 48000, 6 }),
+	})
+	for _, c := range []struct {
+		name, file, platform string
+		want                 []string
+	}{
+		{"instagram at 120 fps", "/120fps.mp4", "instagram", []string{"is 120 fps", "Instagram accepts 23–60 fps"}},
+		{"instagram at 20 fps", "/20fps.mp4", "instagram", []string{"is 20 fps", "Instagram accepts 23–60 fps"}},
+		{"tiktok at 120 fps", "/120fps.mp4", "tiktok", []string{"is 120 fps", "TikTok accepts 23–60 fps"}},
+		{"facebook at 20 fps", "/20fps.mp4", "facebook", []string{"is 20 fps", "Facebook accepts 24–60 fps"}},
+		{"mastodon at 150 fps", "/150fps.mp4", "mastodon", []string{"is 150 fps", "Mastodon accepts at most 120 fps"}},
+		{"instagram with moov after mdat", "/moov-last.mp4", "instagram", []string{"moov", "Instagram needs it at the front"}},
+		{"instagram with an edit list", "/edits.mp4", "instagram", []string{"edit list", "Instagram accepts no edit lists"}},
+		{"instagram with 96 kHz sound", "/96khz.mp4", "instagram", []string{"96 kHz", "Instagram accepts at most 48 kHz"}},
+		{"instagram with 6 channels", "/6ch.mp4", "instagram", []string{"6 sound channels", "Instagram accepts at most 2"}},
+		{"threads at 120 fps", "/120fps.mp4", "threads", []string{"is 120 fps", "Threads accepts 23–60 fps"}},
+		{"threads with an edit list", "/edits.mp4", "threads", []string{"edit list", "Threads accepts no edit lists"}},
+	} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: base(map[string]any{
+			"video_url": ruled.URL + c.file, "platforms": []string{c.platform}})})
+		msg := r.field("video_url")
+		if r.Code != http.StatusBadRequest || r.JSON["error"].(map[string]any)["code"] != "validation_failed" {
+			t.Errorf("%s: status %d, want 400 validation_failed: %s", c.name, r.Code, r.Body)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: the message %q does not say %q", c.name, msg, w)
+			}
+		}
+	}
+
 	list := e.do(req{Method: "GET", Path: "/api/v1/posts", Key: e.a.Key})
 	if n := len(list.JSON["posts"].([]any)); n != 0 {
 		t.Errorf("refused requests left %d posts", n)

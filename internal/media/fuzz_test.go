@@ -25,6 +25,9 @@ func FuzzProbe(f *testing.F) {
 	seeds := [][]byte{
 		mediatest.MP4Bytes(f, small),
 		mediatest.MP4Bytes(f, mediatest.Options{Duration: 100 * time.Millisecond, Width: 32, Height: 48, FPS: 10, Brand: "qt  ", MoovAtEnd: true, LargeSize: true}),
+		// An edit list and an AAC track, for the elst, esds and AudioSpecificConfig readers.
+		mediatest.MP4Bytes(f, mediatest.Options{Duration: 100 * time.Millisecond, Width: 32, Height: 48, FPS: 10, EditList: true, AudioSampleRate: 96000}),
+		mediatest.MP4Bytes(f, mediatest.Options{Duration: 100 * time.Millisecond, Width: 32, Height: 48, FPS: 10, Brand: "qt  ", AudioSampleRate: 50000, AudioChannels: 1}),
 		mediatest.WebMBytes(f, small),
 		mediatest.JPEG(f, 2, 2),
 		mediatest.PNG(f, 2, 2),

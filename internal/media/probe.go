@@ -32,6 +32,24 @@ type Info struct {
 	// AudioCodec names the first audio track's codec the same way ("aac", "opus", ...);
 	// empty when there is no audio track.
 	AudioCodec string
+	// AudioChannels and AudioSampleRate (in Hz) of the first audio track; zero when there is
+	// no audio track or the container does not say. For AAC in MP4/MOV they come from the
+	// decoder configuration (esds), which holds rates the sample entry's 16-bit field cannot.
+	AudioChannels, AudioSampleRate int
+	// FrameRate is the video track's average frame rate (frames over the track's media
+	// duration) and MaxFrameRate the highest rate any stretch of it runs at (the shortest
+	// frame duration in the MP4 sample table, the last frame aside, which writers cut short
+	// to end the track on time). WebM gives one rate (the track's default frame duration), so
+	// both are that. Zero when the container does not say.
+	FrameRate, MaxFrameRate float64
+	// MoovAfterMdat: an MP4/MOV whose metadata (moov) comes after the media data (mdat), as
+	// cameras write it, so that a player reading from the start must seek to its end first.
+	MoovAfterMdat bool
+	// EditList: an MP4/MOV track carries an edit list that does more than play its media
+	// once from one starting point (more than one edit, an empty edit delaying the start, or
+	// a rate other than 1). The single edit that encoders write to skip codec delay is
+	// not counted.
+	EditList bool
 }
 
 // Errors of Probe and Sniff. Errors returned wrap one of these with details of what was
@@ -98,6 +116,12 @@ func readAt(r io.ReaderAt, p []byte, off int64) error {
 		return corrupt("file ends at offset %d, inside data that should be %d bytes long", off+int64(n), len(p))
 	}
 	return fmt.Errorf("reading media at offset %d: %w", off, err)
+}
+
+// roundRate keeps a frame rate to a thousandth of a frame a second: containers store frame
+// durations in integer units (nanoseconds in WebM), so 30 fps reads as 30.0000003.
+func roundRate(fps float64) float64 {
+	return math.Round(fps*1000) / 1000
 }
 
 // ticks converts a duration in timescale units to a time.Duration, refusing values that do

@@ -3,13 +3,17 @@ package media_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/render/rendertest"
 )
 
 // countingReaderAt counts bytes read, to prove the prober skips media data.
@@ -101,6 +105,8 @@ func TestProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := media.Info{Kind: c.kind, Duration: c.duration, Width: c.w, Height: c.h, VideoCodec: c.codec, Rotation: c.rotation}
+			// What media rules look at has its own test (TestProbeMediaRules).
+			want.FrameRate, want.MaxFrameRate, want.MoovAfterMdat = info.FrameRate, info.MaxFrameRate, info.MoovAfterMdat
 			if info != want {
 				t.Errorf("got  %+v\nwant %+v", info, want)
 			}
@@ -231,5 +237,94 @@ func TestSniff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeMediaRules: the probe reports what platforms' media rules look at (frame rate,
+// where moov lies, edit lists, the audio track's codec, channels and sample rate), from files
+// built box by box.
+func TestProbeMediaRules(t *testing.T) {
+	t.Parallel()
+	base := mediatest.Options{Duration: 2 * time.Second, Width: 720, Height: 1280}
+	with := func(f func(o *mediatest.Options)) mediatest.Options { o := base; f(&o); return o }
+	cases := []struct {
+		name          string
+		data          []byte
+		fps, maxFPS   float64
+		moovAfterMdat bool
+		editList      bool
+		audio         string
+		channels      int
+		rate          int
+	}{
+		{name: "30 fps, moov first", data: mediatest.MP4Bytes(t, base), fps: 30, maxFPS: 30},
+		{name: "120 fps", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) { o.FPS = 120 })), fps: 120, maxFPS: 120},
+		{name: "24 fps over 2.5 s (the last frame cut short)", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) {
+			o.FPS, o.Duration = 24, 2510*time.Millisecond
+		})), fps: 24, maxFPS: 24},
+		{name: "moov after mdat", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) { o.MoovAtEnd = true })), fps: 30, maxFPS: 30, moovAfterMdat: true},
+		{name: "edit list", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) { o.EditList = true })), fps: 30, maxFPS: 30, editList: true},
+		{name: "AAC 96 kHz stereo", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) { o.AudioSampleRate = 96000 })),
+			fps: 30, maxFPS: 30, audio: "aac", channels: 2, rate: 96000},
+		{name: "AAC 48 kHz mono in MOV", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) {
+			o.AudioSampleRate, o.AudioChannels, o.Brand = 48000, 1, "qt  "
+		})), fps: 30, maxFPS: 30, audio: "aac", channels: 1, rate: 48000},
+		{name: "AAC at an explicit rate", data: mediatest.MP4Bytes(t, with(func(o *mediatest.Options) { o.AudioSampleRate = 50000 })),
+			fps: 30, maxFPS: 30, audio: "aac", channels: 2, rate: 50000},
+		{name: "WebM 25 fps", data: mediatest.WebMBytes(t, with(func(o *mediatest.Options) { o.FPS = 25 })), fps: 25, maxFPS: 25},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			info, err := probeBytes(c.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(info.FrameRate-c.fps) > 0.001 || math.Abs(info.MaxFrameRate-c.maxFPS) > 0.001 {
+				t.Errorf("frame rate %v, max %v; want %v, %v", info.FrameRate, info.MaxFrameRate, c.fps, c.maxFPS)
+			}
+			if info.MoovAfterMdat != c.moovAfterMdat || info.EditList != c.editList {
+				t.Errorf("moov after mdat %v, edit list %v; want %v, %v", info.MoovAfterMdat, info.EditList, c.moovAfterMdat, c.editList)
+			}
+			if info.AudioCodec != c.audio || info.AudioChannels != c.channels || info.AudioSampleRate != c.rate {
+				t.Errorf("audio %q %d ch %d Hz; want %q %d ch %d Hz", info.AudioCodec, info.AudioChannels, info.AudioSampleRate, c.audio, c.channels, c.rate)
+			}
+		})
+	}
+}
+
+// TestProbeMediaRulesFFmpeg checks the same against what ffmpeg writes: moov at the end (its
+// default) or first (+faststart), the one edit it writes to skip the AAC encoder's delay (not
+// an edit list in the sense of Info.EditList), and a 96 kHz AAC track whose rate does not fit
+// the sample entry's 16-bit field.
+func TestProbeMediaRulesFFmpeg(t *testing.T) {
+	t.Parallel()
+	rendertest.RequireFFmpeg(t) // TestProbeMediaRules covers the same with files built box by box
+	ffmpeg, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, faststart := range []bool{false, true} {
+		out := filepath.Join(t.TempDir(), "clip.mp4")
+		args := []string{"-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=120:duration=1",
+			"-f", "lavfi", "-i", "sine=sample_rate=96000:duration=1", "-c:v", "libx264", "-c:a", "aac", "-shortest"}
+		if faststart {
+			args = append(args, "-movflags", "+faststart")
+		}
+		cmd := exec.Command(ffmpeg, append(args, out)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := probeBytes(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(info.FrameRate-120) > 0.5 || info.MoovAfterMdat == faststart || info.EditList ||
+			info.AudioCodec != "aac" || info.AudioSampleRate != 96000 || info.AudioChannels != 1 {
+			t.Errorf("faststart %v: %+v", faststart, info)
+		}
 	}
 }

@@ -27,6 +27,11 @@ const (
 	mkvVideo         = 0xE0
 	mkvPixelWidth    = 0xB0
 	mkvPixelHeight   = 0xBA
+	mkvDefaultDur    = 0x23E383 // nanoseconds per frame
+	mkvAudio         = 0xE1
+	mkvSamplingFreq  = 0xB5
+	mkvOutputFreq    = 0x78B5 // the rate that plays, when SBR doubles the coded one
+	mkvChannels      = 0x9F
 	mkvCluster       = 0x1F43B675
 )
 
@@ -126,10 +131,13 @@ func ebmlFloat(p []byte) (float64, error) {
 }
 
 type webmTrack struct {
-	typ    uint64
-	codec  string
-	width  uint64
-	height uint64
+	typ           uint64
+	codec         string
+	width         uint64
+	height        uint64
+	frameNS       uint64 // DefaultDuration
+	rate, outRate float64
+	channels      uint64
 }
 
 type webmState struct {
@@ -242,8 +250,22 @@ func probeWebM(r io.ReaderAt, size int64) (Info, error) {
 	}
 	info.Width, info.Height = int(video.width), int(video.height)
 	info.VideoCodec = codecName(video.codec)
+	if video.frameNS > 0 {
+		info.FrameRate = roundRate(1e9 / float64(video.frameNS))
+		info.MaxFrameRate = info.FrameRate
+	}
 	if audio != nil {
 		info.AudioCodec = codecName(audio.codec)
+		rate := audio.rate
+		if audio.outRate > 0 {
+			rate = audio.outRate
+		}
+		if rate > 0 && rate < 1e7 {
+			info.AudioSampleRate = int(math.Round(rate))
+		}
+		if audio.channels < 256 {
+			info.AudioChannels = int(audio.channels)
+		}
 	}
 	if st.duration != 0 {
 		ns := st.duration * float64(st.scale)
@@ -361,6 +383,21 @@ func (st *webmState) element(r io.ReaderAt, e ebmlElement) error {
 					t.typ, err = ebmlUint(v)
 				case mkvCodecID:
 					t.codec = string(v)
+				case mkvDefaultDur:
+					t.frameNS, err = ebmlUint(v)
+				case mkvAudio:
+					err = eachChild(v, func(id uint32, v []byte) error {
+						var err error
+						switch id {
+						case mkvSamplingFreq:
+							t.rate, err = ebmlFloat(v)
+						case mkvOutputFreq:
+							t.outRate, err = ebmlFloat(v)
+						case mkvChannels:
+							t.channels, err = ebmlUint(v)
+						}
+						return err
+					})
 				case mkvVideo:
 					err = eachChild(v, func(id uint32, v []byte) error {
 						var err error

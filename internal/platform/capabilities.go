@@ -26,6 +26,22 @@ type Capabilities struct {
 	MaxAspectRatio float64 `json:"max_aspect_ratio"`
 	// MaxWidth is the largest frame width in pixels; 0 = none known.
 	MaxWidth int `json:"max_width"`
+	// MinFrameRate and MaxFrameRate bound a video's average frame rate in frames per
+	// second; 0 = unbounded.
+	MinFrameRate float64 `json:"min_frame_rate"`
+	MaxFrameRate float64 `json:"max_frame_rate"`
+	// MoovFirst: an MP4 or MOV must have its metadata (the moov box) before its media data,
+	// as "fast start" files do.
+	MoovFirst bool `json:"moov_first"`
+	// NoEditLists: an MP4 or MOV must not carry an edit list (the single edit encoders
+	// write to skip codec delay aside; media.Info.EditList says which count).
+	NoEditLists bool `json:"no_edit_lists"`
+	// AudioCodecs lists the accepted codecs of a video's sound ("aac"); empty = any.
+	AudioCodecs []string `json:"audio_codecs"`
+	// MaxAudioSampleRate is the highest sample rate of a video's sound in Hz; 0 = none known.
+	MaxAudioSampleRate int `json:"max_audio_sample_rate"`
+	// MaxAudioChannels is the most channels a video's sound may have; 0 = none known.
+	MaxAudioChannels int `json:"max_audio_channels"`
 	// Text holds the length limit of each text field, keyed by the field's
 	// name in the interface's per-platform object (youtube.title, bluesky.text, ...).
 	Text map[string]TextLimit `json:"text"`
@@ -125,6 +141,7 @@ func (c Capabilities) Clone() Capabilities {
 	out := c
 	out.VideoFormats = CloneStrings(c.VideoFormats)
 	out.AspectRatios = CloneStrings(c.AspectRatios)
+	out.AudioCodecs = CloneStrings(c.AudioCodecs)
 	out.Analytics = CloneStrings(c.Analytics)
 	out.CredentialFields = CloneStrings(c.CredentialFields)
 	out.Notes = CloneStrings(c.Notes)

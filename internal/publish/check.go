@@ -9,6 +9,7 @@ import (
 
 	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/registry"
 )
 
@@ -55,6 +56,57 @@ func CheckVideo(f *apierr.Fields, field, name string, size int64, info media.Inf
 			f.Addf(field, "is %d pixels wide; %s accepts at most %d", info.Width, display, caps.MaxWidth)
 		}
 	}
+	checkMediaRules(f, field, display, caps, info)
+}
+
+// frameRateSlack absorbs rounding: a 60 fps video whose timing is stored in units that do
+// not divide evenly must not read as over 60.
+const frameRateSlack = 0.01
+
+// checkMediaRules checks what the probe reads beyond size and shape: frame rate, the layout
+// of an MP4/MOV (moov first, no edit list) and the sound track, each against the platform's
+// documented rule, so that a video the platform would refuse after the upload is refused
+// here, naming the rule.
+func checkMediaRules(f *apierr.Fields, field, display string, caps platform.Capabilities, info media.Info) {
+	if fps := info.FrameRate; fps > 0 {
+		switch {
+		case caps.MinFrameRate > 0 && caps.MaxFrameRate > 0 && (fps < caps.MinFrameRate-frameRateSlack || fps > caps.MaxFrameRate+frameRateSlack):
+			f.Addf(field, "is %s fps; %s accepts %s–%s fps", rate(fps), display, rate(caps.MinFrameRate), rate(caps.MaxFrameRate))
+		case caps.MinFrameRate > 0 && caps.MaxFrameRate == 0 && fps < caps.MinFrameRate-frameRateSlack:
+			f.Addf(field, "is %s fps; %s needs at least %s fps", rate(fps), display, rate(caps.MinFrameRate))
+		case caps.MaxFrameRate > 0 && caps.MinFrameRate == 0 && fps > caps.MaxFrameRate+frameRateSlack:
+			f.Addf(field, "is %s fps; %s accepts at most %s fps", rate(fps), display, rate(caps.MaxFrameRate))
+		}
+	}
+	if info.Kind == media.KindMP4 || info.Kind == media.KindMOV {
+		if caps.MoovFirst && info.MoovAfterMdat {
+			f.Addf(field, "has its moov box (the metadata) after the media data; %s needs it at the front of the file (a \"fast start\" file)", display)
+		}
+		if caps.NoEditLists && info.EditList {
+			f.Addf(field, "carries an edit list; %s accepts no edit lists", display)
+		}
+	}
+	if info.AudioCodec == "" {
+		return
+	}
+	if len(caps.AudioCodecs) > 0 && !slices.Contains(caps.AudioCodecs, info.AudioCodec) {
+		f.Addf(field, "has %s sound; %s accepts %s sound only", strings.ToUpper(info.AudioCodec), display, strings.ToUpper(strings.Join(caps.AudioCodecs, "/")))
+	}
+	if caps.MaxAudioSampleRate > 0 && info.AudioSampleRate > caps.MaxAudioSampleRate {
+		f.Addf(field, "has sound sampled at %s kHz; %s accepts at most %s kHz", kHz(info.AudioSampleRate), display, kHz(caps.MaxAudioSampleRate))
+	}
+	if caps.MaxAudioChannels > 0 && info.AudioChannels > caps.MaxAudioChannels {
+		f.Addf(field, "has %d sound channels; %s accepts at most %d", info.AudioChannels, display, caps.MaxAudioChannels)
+	}
+}
+
+// rate formats a frame rate without trailing zeros: 30, 29.97, 23.976.
+func rate(fps float64) string {
+	return strconv.FormatFloat(math.Round(fps*1000)/1000, 'f', -1, 64)
+}
+
+func kHz(hz int) string {
+	return strconv.FormatFloat(float64(hz)/1000, 'f', -1, 64)
 }
 
 // matchesRatio reports whether ratio is one of "W:H" within 1%.

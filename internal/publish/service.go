@@ -408,8 +408,11 @@ func distinctPlatforms(channels []store.Channel) []string {
 }
 
 func storedMedia(m *media.Stored) store.Media {
-	return store.Media{SHA256: m.Blob.SHA256, BlobKey: m.Blob.Key, Kind: m.Info.Kind.Name, ContentType: m.Blob.ContentType,
-		Size: m.Blob.Size, Width: m.Info.Width, Height: m.Info.Height, Duration: m.Info.Duration}
+	i := m.Info
+	return store.Media{SHA256: m.Blob.SHA256, BlobKey: m.Blob.Key, Kind: i.Kind.Name, ContentType: m.Blob.ContentType,
+		Size: m.Blob.Size, Width: i.Width, Height: i.Height, Duration: i.Duration,
+		VideoCodec: i.VideoCodec, AudioCodec: i.AudioCodec, AudioChannels: i.AudioChannels, AudioSampleRate: i.AudioSampleRate,
+		FrameRate: i.FrameRate, MaxFrameRate: i.MaxFrameRate, MoovAfterMdat: i.MoovAfterMdat, EditList: i.EditList}
 }
 
 // contentHash identifies "the same video with the same text" for duplicate detection.

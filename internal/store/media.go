@@ -73,8 +73,7 @@ func (t *Tx) holdMedia(ctx context.Context, m Media, at time.Time) (purged bool,
 	for range 3 {
 		// A new row is this transaction's alone until it commits.
 		res, err := t.tx.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (sha256) DO NOTHING`,
-			m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), at)
+			VALUES (`+mediaValues+`, $17, $17) ON CONFLICT (sha256) DO NOTHING`, append(mediaArgs(m), at)...)
 		if err != nil {
 			return false, fmt.Errorf("store: claim media: %w", err)
 		}
@@ -248,7 +247,7 @@ func (s *Store) DeleteUnknownMedia(ctx context.Context, ids []string, deleteFile
 			// A row of our own, while the bytes go: a request claiming the same file meanwhile
 			// waits for it (or finds its own row first, and this leaves the file alone).
 			res, err := tx.tx.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at, purged_at)
-				VALUES ($1, '', '', '', 0, 0, 0, 0, $2, $2, $2) ON CONFLICT (sha256) DO NOTHING`, sha, now())
+				VALUES ($1, '', '', '', 0, 0, 0, 0, '', '', 0, 0, 0, 0, FALSE, FALSE, $2, $2, $2) ON CONFLICT (sha256) DO NOTHING`, sha, now())
 			if err != nil {
 				return fmt.Errorf("store: delete unknown media: %w", err)
 			}
@@ -318,12 +317,20 @@ func saveMedia(ctx context.Context, q queryer, m *Media, t time.Time) error {
 		return fmt.Errorf("store: save media: %w", err)
 	}
 	_, err = q.ExecContext(ctx, `INSERT INTO media (`+mediaColumns+`, last_used_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (sha256) DO NOTHING`,
-		m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(), t)
+		VALUES (`+mediaValues+`, $17, $17) ON CONFLICT (sha256) DO NOTHING`, append(mediaArgs(*m), t)...)
 	if err != nil {
 		return fmt.Errorf("store: save media: %w", err)
 	}
 	return nil
+}
+
+// mediaValues are the placeholders of mediaColumns but created_at, in order; mediaArgs their
+// values.
+const mediaValues = `$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16`
+
+func mediaArgs(m Media) []any {
+	return []any{m.SHA256, m.BlobKey, m.Kind, m.ContentType, m.Size, m.Width, m.Height, m.Duration.Milliseconds(),
+		m.VideoCodec, m.AudioCodec, m.AudioChannels, m.AudioSampleRate, m.FrameRate, m.MaxFrameRate, m.MoovAfterMdat, m.EditList}
 }
 
 // GetMedia reads a stored file's description.

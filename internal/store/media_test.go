@@ -339,3 +339,26 @@ func TestPostEndsItsClaims(t *testing.T) {
 		}
 	})
 }
+
+// TestMediaKeepsProbe: what the probe read for the platforms' media rules is kept with the
+// stored file and read back as it was (issue 31, item 8).
+func TestMediaKeepsProbe(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		m := mediaFile("p1")
+		m.Width, m.Height, m.Duration = 1080, 1920, 5*time.Second
+		m.VideoCodec, m.AudioCodec, m.AudioChannels, m.AudioSampleRate = "h264", "aac", 2, 96000
+		m.FrameRate, m.MaxFrameRate, m.MoovAfterMdat, m.EditList = 29.97, 120, true, true
+		if _, _, err := s.ClaimMedia(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetMedia(ctx, "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.CreatedAt = m.CreatedAt
+		if got != m {
+			t.Errorf("read back %+v\nwant      %+v", got, m)
+		}
+	})
+}

@@ -53,7 +53,13 @@ type Media struct {
 	Width       int
 	Height      int
 	Duration    time.Duration
-	CreatedAt   time.Time
+	// What the probe read for the platforms' media rules (media.Info); zero values are
+	// unknown, as for files stored before these were kept.
+	VideoCodec, AudioCodec         string
+	AudioChannels, AudioSampleRate int
+	FrameRate, MaxFrameRate        float64
+	MoovAfterMdat, EditList        bool
+	CreatedAt                      time.Time
 }
 
 // Post is a publish request and its destinations.
@@ -353,7 +359,8 @@ func nullLimit(limit sql.NullInt64) int64 {
 // The scans below each read one table's columns (the matching *Columns list) from a row; a
 // row that joins several tables is read by several scans at once (LoadDelivery).
 
-const mediaColumns = `sha256, blob_key, kind, content_type, size, width, height, duration_ms, created_at`
+const mediaColumns = `sha256, blob_key, kind, content_type, size, width, height, duration_ms,
+	video_codec, audio_codec, audio_channels, audio_sample_rate, frame_rate, max_frame_rate, moov_after_mdat, edit_list, created_at`
 
 type mediaScan struct {
 	m  Media
@@ -362,7 +369,8 @@ type mediaScan struct {
 
 func (s *mediaScan) targets() []any {
 	m := &s.m
-	return []any{&m.SHA256, &m.BlobKey, &m.Kind, &m.ContentType, &m.Size, &m.Width, &m.Height, &s.ms, &m.CreatedAt}
+	return []any{&m.SHA256, &m.BlobKey, &m.Kind, &m.ContentType, &m.Size, &m.Width, &m.Height, &s.ms,
+		&m.VideoCodec, &m.AudioCodec, &m.AudioChannels, &m.AudioSampleRate, &m.FrameRate, &m.MaxFrameRate, &m.MoovAfterMdat, &m.EditList, &m.CreatedAt}
 }
 
 func (s *mediaScan) media() Media {

@@ -44,6 +44,15 @@ type Options struct {
 	// MoovAtEnd writes the moov box after mdat, as cameras do, so that readers must look
 	// past the media data to find the metadata. MP4/MOV only.
 	MoovAtEnd bool
+	// EditList gives the video track an edit list that starts it with a 100 ms empty edit
+	// (a delay) before playing the media: an edit list beyond the single edit encoders
+	// write, which Instagram refuses. MP4/MOV only.
+	EditList bool
+	// AudioSampleRate, when not zero, adds an AAC (LC) audio track at this rate in Hz with
+	// AudioChannels channels (default 2). The track holds no samples: it exists for the
+	// metadata that probes and platforms check. MP4/MOV only.
+	AudioSampleRate int
+	AudioChannels   int
 	// LargeSize writes the mdat header with a 64-bit size, which readers must handle for
 	// files over 4 GiB. MP4/MOV only. It is implied when the mdat would exceed 4 GiB.
 	LargeSize bool
@@ -64,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Brand == "" {
 		o.Brand = "isom"
+	}
+	if o.AudioSampleRate > 0 && o.AudioChannels <= 0 {
+		o.AudioChannels = 2
 	}
 	return o
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -141,9 +142,13 @@ func moov(o Options, enc *h264Stream, sizes []uint32, chunkOffset uint32) []byte
 	mediaDur := uint32(o.Duration.Milliseconds() * int64(o.FPS))
 	lastDelta := mediaDur - uint32(n-1)*1000
 
+	nextTrack := uint32(2)
+	if o.AudioSampleRate > 0 {
+		nextTrack = 3
+	}
 	mvhd := fullBox("mvhd", 0, 0,
 		u32(0), u32(0), u32(1000), u32(movieMS),
-		u32(0x00010000), u16(0x0100), make([]byte, 10), unityMatrix, make([]byte, 24), u32(2))
+		u32(0x00010000), u16(0x0100), make([]byte, 10), unityMatrix, make([]byte, 24), u32(nextTrack))
 	tkhd := fullBox("tkhd", 0, 3, // enabled, in movie
 		u32(0), u32(0), u32(1), u32(0), u32(movieMS), make([]byte, 8),
 		u16(0), u16(0), u16(0), u16(0), unityMatrix,
@@ -186,6 +191,70 @@ func moov(o Options, enc *h264Stream, sizes []uint32, chunkOffset uint32) []byte
 	stbl := box("stbl", stsd, stts, stss, stsc, stsz, stco)
 	minf := box("minf", vmhd, dinf, stbl)
 	mdia := box("mdia", mdhd, hdlr, minf)
-	trak := box("trak", tkhd, mdia)
+	parts := [][]byte{tkhd}
+	if o.EditList {
+		// An empty edit of 100 ms (media time -1), then the whole media at rate 1.
+		elst := fullBox("elst", 0, 0, u32(2),
+			u32(100), u32(0xFFFFFFFF), u16(1), u16(0),
+			u32(movieMS), u32(0), u16(1), u16(0))
+		parts = append(parts, box("edts", elst))
+	}
+	trak := box("trak", append(parts, mdia)...)
+	if o.AudioSampleRate > 0 {
+		return box("moov", mvhd, trak, audioTrak(o, dinf))
+	}
 	return box("moov", mvhd, trak)
+}
+
+// audioTrak builds an AAC-LC track with no samples: a sample entry whose esds carries the
+// AudioSpecificConfig for o.AudioSampleRate and o.AudioChannels, as encoders write it.
+func audioTrak(o Options, dinf []byte) []byte {
+	rate, ch := o.AudioSampleRate, o.AudioChannels
+	tkhd := fullBox("tkhd", 0, 3,
+		u32(0), u32(0), u32(2), u32(0), u32(0), make([]byte, 8),
+		u16(0), u16(1), u16(0x0100), u16(0), unityMatrix, u32(0), u32(0))
+	mdhd := fullBox("mdhd", 0, 0, u32(0), u32(0), u32(uint32(rate)), u32(0), u16(0x55C4), u16(0))
+	hdlr := fullBox("hdlr", 0, 0, u32(0), []byte("soun"), make([]byte, 12), []byte("SoundHandler\x00"))
+	smhd := fullBox("smhd", 0, 0, u16(0), u16(0))
+
+	// AudioSpecificConfig (ISO/IEC 14496-3): object type 2 (LC), the rate's index or 15
+	// and the rate itself, the channel configuration, then three zero GASpecificConfig bits.
+	rates := []int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350}
+	var bits uint64
+	var n int
+	put := func(width int, v uint64) { bits, n = bits<<width|v, n+width }
+	put(5, 2)
+	if i := slices.Index(rates, rate); i >= 0 {
+		put(4, uint64(i))
+	} else {
+		put(4, 15)
+		put(24, uint64(rate))
+	}
+	put(4, uint64(ch))
+	put(3, 0)
+	for n%8 != 0 {
+		put(1, 0)
+	}
+	asc := make([]byte, n/8)
+	for i := range asc {
+		asc[i] = byte(bits >> (n - 8*(i+1)))
+	}
+	desc := func(tag byte, body ...[]byte) []byte {
+		var b []byte
+		for _, p := range body {
+			b = append(b, p...)
+		}
+		return append([]byte{tag, byte(len(b))}, b...)
+	}
+	decoderConfig := desc(0x04, []byte{0x40, 0x15, 0, 0, 0}, u32(128000), u32(128000), desc(0x05, asc))
+	esds := fullBox("esds", 0, 0, desc(0x03, u16(2), []byte{0}, decoderConfig, desc(0x06, []byte{0x02})))
+	field := uint32(rate) << 16 // 16.16; rates above 65535 Hz do not fit and are left to esds
+	if rate > 0xFFFF {
+		field = 0
+	}
+	mp4a := box("mp4a", make([]byte, 6), u16(1), make([]byte, 8), u16(uint16(ch)), u16(16), u16(0), u16(0), u32(field), esds)
+	stbl := box("stbl", fullBox("stsd", 0, 0, u32(1), mp4a), fullBox("stts", 0, 0, u32(0)),
+		fullBox("stsc", 0, 0, u32(0)), fullBox("stsz", 0, 0, u32(0), u32(0)), fullBox("stco", 0, 0, u32(0)))
+	minf := box("minf", smhd, dinf, stbl)
+	return box("trak", tkhd, box("mdia", mdhd, hdlr, minf))
 }

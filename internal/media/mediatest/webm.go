@@ -32,6 +32,7 @@ const (
 	idFlagLacing         = 0x9C
 	idCodecID            = 0x86
 	idVideo              = 0xE0
+	idDefaultDuration    = 0x23E383
 	idPixelWidth         = 0xB0
 	idPixelHeight        = 0xBA
 	idCluster            = 0x1F43B675
@@ -135,6 +136,7 @@ func WriteWebM(w io.Writer, o Options) error {
 	tracks := el(idTracks, el(idTrackEntry,
 		elUint(idTrackNumber, 1), elUint(idTrackUID, 1), elUint(idTrackType, 1),
 		elUint(idFlagLacing, 0), elString(idCodecID, "V_VP8"),
+		elUint(idDefaultDuration, uint64(time.Second)/uint64(o.FPS)),
 		el(idVideo, elUint(idPixelWidth, uint64(o.Width)), elUint(idPixelHeight, uint64(o.Height)))))
 
 	// One cluster per five seconds keeps block timestamps (signed 16-bit, relative to the

@@ -20,6 +20,13 @@ var Description = platform.Description{
 		MaxDurationSeconds: 90,
 		VideoFormats:       []string{platform.FormatMP4},
 		AspectRatios:       []string{"9:16"},
+		// Reels Publishing API, video specifications
+		// (developers.facebook.com/docs/video-api/guides/reels-publishing):
+		// "Frame Rate: 24 to 60 frames per second". Its audio settings (AAC
+		// LC, 48 kHz, stereo) are given as settings to use, not as limits,
+		// and the page names no container layout rule, so none is checked.
+		MinFrameRate: 24,
+		MaxFrameRate: 60,
 		Text: map[string]platform.TextLimit{
 			"description": {Max: 5000, Unit: platform.UnitUTF16},
 			"title":       {Max: 200, Unit: platform.UnitUTF16},

@@ -21,6 +21,18 @@ var Description = platform.Description{
 		MaxDurationSeconds: 15 * 60,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
 		MaxWidth:           1920,
+		// Reel specifications of the IG User Media reference
+		// (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications):
+		// "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov atom at
+		// the front of the file", "Audio codec: AAC, 48khz sample rate maximum,
+		// 1 or 2 channels (mono or stereo)", "Frame rate: 23-60 FPS".
+		MinFrameRate:       23,
+		MaxFrameRate:       60,
+		MoovFirst:          true,
+		NoEditLists:        true,
+		AudioCodecs:        []string{"aac"},
+		MaxAudioSampleRate: 48000,
+		MaxAudioChannels:   2,
 		Text: map[string]platform.TextLimit{
 			// The interface gives no limit for instagram.caption; Instagram
 			// documents 2,200 characters without saying how it counts them,

@@ -18,6 +18,12 @@ var Description = platform.Description{
 		// every server can change them, see Notes.
 		MaxVideoBytes: 99 * platform.MiB,
 		VideoFormats:  []string{platform.FormatMP4, platform.FormatMOV, platform.FormatWebM},
+		// Each server announces its limit as configuration.media_attachments
+		// .video_frame_rate_limit (docs.joinmastodon.org/entities/Instance/);
+		// a stock server's is MediaAttachment::MAX_VIDEO_FRAME_RATE, 120, and it
+		// refuses a faster video ("150fps videos are not supported", checked
+		// in Mastodon's app/models/media_attachment.rb). No audio or layout rule.
+		MaxFrameRate: 120,
 		Text: map[string]platform.TextLimit{
 			// StatusLengthValidator counts each_grapheme_cluster.size
 			// (checked in Mastodon's source); 500 is the stock maximum.

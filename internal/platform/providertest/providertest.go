@@ -217,7 +217,18 @@ var pattern = func() []byte {
 
 // NewVideo returns a w×h MP4 of duration dur, size bytes long (at least a few KB).
 func NewVideo(size int64, dur time.Duration, w, h int) *Video {
-	o := mediatest.Options{Duration: dur, Width: w, Height: h}
+	return NewVideoOf(size, mediatest.Options{Duration: dur, Width: w, Height: h})
+}
+
+// NewVideoOf is NewVideo for any mediatest options with the moov box first (a frame rate, a
+// sound track): the bytes after the metadata are a pattern, not the file's media data.
+func NewVideoOf(size int64, o mediatest.Options) *Video {
+	if o.MoovAtEnd {
+		panic("providertest: a video's metadata must come first")
+	}
+	if o.Duration <= 0 || o.Width <= 0 || o.Height <= 0 {
+		panic("providertest: NewVideoOf needs the duration, width and height")
+	}
 	var small bytes.Buffer
 	if err := mediatest.WriteMP4(&small, o); err != nil {
 		panic(err)
@@ -233,7 +244,7 @@ func NewVideo(size int64, dur time.Duration, w, h int) *Video {
 	if pw.n != size {
 		panic(fmt.Sprintf("mediatest wrote %d bytes, want %d", pw.n, size))
 	}
-	v := &Video{header: pw.b, size: size, duration: dur, width: w, height: h, contentType: "video/mp4"}
+	v := &Video{header: pw.b, size: size, duration: o.Duration, width: o.Width, height: o.Height, contentType: "video/mp4"}
 	h256 := sha256.New()
 	_, _ = io.Copy(h256, io.NewSectionReader(v, 0, v.size))
 	v.checksum = hex.EncodeToString(h256.Sum(nil))

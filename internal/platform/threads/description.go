@@ -18,6 +18,18 @@ var Description = platform.Description{
 		MaxDurationSeconds: 5 * 60,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
 		MaxWidth:           1920,
+		// Video specifications of the Threads API
+		// (developers.facebook.com/docs/threads/overview#video-specifications), the same as
+		// Instagram's Reels: "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov
+		// atom at the front of the file", "Audio codec: AAC, 48khz sample rate maximum, 1 or
+		// 2 channels (mono or stereo)", "Frame rate: 23-60 FPS".
+		MinFrameRate:       23,
+		MaxFrameRate:       60,
+		MoovFirst:          true,
+		NoEditLists:        true,
+		AudioCodecs:        []string{"aac"},
+		MaxAudioSampleRate: 48000,
+		MaxAudioChannels:   2,
 		Text: map[string]platform.TextLimit{
 			// Threads Posts, Limitations: "Text posts are limited to 500
 			// characters. Emojis are counted as the number of UTF-8 bytes."

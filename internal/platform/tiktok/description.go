@@ -23,6 +23,12 @@ var Description = platform.Description{
 		MaxDurationSeconds: maxDurationSeconds,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatWebM, platform.FormatMOV},
 		MaxWidth:           4096,
+		// Media transfer guide, video restrictions
+		// (developers.tiktok.com/doc/content-posting-api-media-transfer-guide):
+		// "Framerate restrictions: Minimum of 23 FPS, Maximum of 60 FPS". It
+		// sets no rule on audio or on the MP4 layout.
+		MinFrameRate: 23,
+		MaxFrameRate: 60,
 		Text: map[string]platform.TextLimit{
 			"title": {Max: 2200, Unit: platform.UnitUTF16},
 		},

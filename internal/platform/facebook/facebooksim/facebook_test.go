@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/facebook/facebooksim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
@@ -249,6 +250,34 @@ func TestFacebookRefusal(t *testing.T) {
 	ge, _ := a.Body["error"].(map[string]any)
 	if a.Code() != 6000 || ge["error_subcode"] != 1363128.0 {
 		t.Fatalf("finish: %v", a.Body)
+	}
+}
+
+// A reel outside 24-60 fps is refused with the frame-rate subcode, 1363129 (issue 31, item 8);
+// 24 and 60 fps pass.
+func TestFacebookFrameRate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fps     int
+		subcode int
+	}{{20, 1363129}, {120, 1363129}, {24, 0}, {60, 0}} {
+		e := newFacebookEnv(t, sim.Behavior{ProcessingMS: 0})
+		id, up := fbStart(t, e)
+		fbUploadAll(t, e, up, providertest.NewVideoOf(1<<20, mediatest.Options{Duration: 5 * time.Second, Width: 1080, Height: 1920, FPS: c.fps}))
+		a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}})
+		ge, _ := a.Body["error"].(map[string]any)
+		switch {
+		case c.subcode == 0 && ge != nil:
+			t.Errorf("%d fps: finish %v", c.fps, a.Body)
+		case c.subcode != 0 && (a.Code() != 6000 || ge["error_subcode"] != float64(c.subcode)):
+			t.Errorf("%d fps: finish %v, want 6000/%d", c.fps, a.Body, c.subcode)
+		}
+		if c.subcode != 0 {
+			proc := phaseOf(fbStatus(t, e, id), "processing_phase")
+			if perr, _ := proc["error"].(map[string]any); perr == nil || !strings.Contains(perr["message"].(string), "frame rate") {
+				t.Errorf("%d fps: processing phase %v", c.fps, proc)
+			}
+		}
 	}
 }
 

@@ -460,8 +460,11 @@ func (s *igSim) download(ctx context.Context, videoURL string, thumbOffset int64
 }
 
 // acceptable checks a downloaded video against the Reels specifications: a MOV or MP4
-// container, H.264 or HEVC video, AAC audio when there is audio, 3 seconds to 15 minutes,
-// at most 1920 pixels wide (as shown). Meta reports every such refusal as subcode 2207026.
+// container with the moov atom at the front and no edit lists, H.264 or HEVC video at 23 to
+// 60 fps, AAC audio when there is audio (at most 48 kHz, one or two channels), 3 seconds to
+// 15 minutes, at most 1920 pixels wide (as shown). Meta reports every such refusal as
+// subcode 2207026, "The video format is not supported" (error codes reference,
+// developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes).
 // It answers the video's duration too.
 func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 	info, err := media.Probe(r, size)
@@ -472,6 +475,13 @@ func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 		return 0, false
 	}
 	if info.AudioCodec != "" && info.AudioCodec != "aac" {
+		return 0, false
+	}
+	if info.MoovAfterMdat || info.EditList || info.AudioSampleRate > 48000 || info.AudioChannels > 2 {
+		return 0, false
+	}
+	// The frame rate as the probe reads it (its average; rounding aside).
+	if fps := info.FrameRate; fps > 0 && (fps < 23-0.01 || fps > 60+0.01) {
 		return 0, false
 	}
 	d := info.Duration.Seconds()

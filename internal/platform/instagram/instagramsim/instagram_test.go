@@ -392,6 +392,13 @@ func TestInstagramContainerErrors(t *testing.T) {
 		{"not a video", sim.Behavior{}, "/v.mp4", []byte("GIF89a not a movie"), "", 2207026},
 		{"too short", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 2900 * time.Millisecond}), "", 2207026},
 		{"cover past the end", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second}), "5000", 2207057},
+		// The Reels specifications' container, frame rate and audio rules (issue 31, item 8).
+		{"120 fps", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, FPS: 120}), "", 2207026},
+		{"20 fps", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, FPS: 20}), "", 2207026},
+		{"moov after mdat", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, MoovAtEnd: true}), "", 2207026},
+		{"edit list", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, EditList: true}), "", 2207026},
+		{"96 kHz sound", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, AudioSampleRate: 96000}), "", 2207026},
+		{"six sound channels", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, AudioSampleRate: 48000, AudioChannels: 6}), "", 2207026},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -412,6 +419,23 @@ func TestInstagramContainerErrors(t *testing.T) {
 				t.Fatalf("%d published", n)
 			}
 		})
+	}
+}
+
+// A Reel inside every rule passes: 24 and 60 fps, stereo AAC at 48 kHz, mono at 44.1 kHz.
+func TestInstagramAcceptsWithinReelsSpecs(t *testing.T) {
+	t.Parallel()
+	for _, o := range []mediatest.Options{
+		{Duration: 5 * time.Second, FPS: 60, AudioSampleRate: 48000},
+		{Duration: 5 * time.Second, FPS: 24, AudioSampleRate: 44100, AudioChannels: 1},
+	} {
+		e := newIGTestEnv(t, sim.Behavior{})
+		e.video = igReel(t, o)
+		id := e.create(e.media.URL+"/v.mp4", "x")
+		e.clock.Advance(3 * time.Second)
+		if code, status := e.statusCode(id); code != "FINISHED" {
+			t.Fatalf("%+v: status %s %q", o, code, status)
+		}
 	}
 }
 
@@ -552,7 +576,8 @@ func TestInstagramVideoChecks(t *testing.T) {
 	}{
 		{"mp4", igReel(t, mediatest.Options{}), true},
 		{"mov", igReel(t, mediatest.Options{Brand: "qt  "}), true},
-		{"moov at the end", igReel(t, mediatest.Options{MoovAtEnd: true}), true},
+		// The Reels specifications want the moov atom at the front of the file.
+		{"moov at the end", igReel(t, mediatest.Options{MoovAtEnd: true}), false},
 		{"3 seconds", igReel(t, mediatest.Options{Duration: 3 * time.Second}), true},
 		{"15 minutes", igReel(t, mediatest.Options{Duration: 15 * time.Minute, FPS: 24}), true},
 		{"1920 wide", igReel(t, mediatest.Options{Width: 1920, Height: 1080}), true},

@@ -28,7 +28,8 @@ package mastodonsim
 //     thumbnail (an image), description (at most 1500 characters) and focus. The file is
 //     spooled to a temporary file and hashed while it streams, checked against the instance's
 //     size limit for its type, and probed: a video whose bytes are not the video type it
-//     claims → 422. A video answers 202 with url null (Mastodon 4 processes video
+//     claims → 422, one faster than video_frame_rate_limit → 422 "150fps videos are not
+//     supported" (Mastodon's MediaAttachment check). A video answers 202 with url null (Mastodon 4 processes video
 //     asynchronously); every accepted upload is recorded;
 //   - GET /api/v1/media/:id: 206 while processing, 200 with url when processed, 422 "Error
 //     processing thumbnail for uploaded media" when processing failed (the reject behavior,
@@ -73,9 +74,8 @@ package mastodonsim
 //
 // Not reproduced: scheduled statuses and polls (refused with 422 naming the simulator), OAuth
 // scopes (every token may do everything), image and audio processing beyond a magic-byte
-// check, the frame-rate limit (media.Probe does not report the frame rate), and the exact
-// URL extraction of twitter-text (a URL here is http:// or https:// up to the next space, less
-// trailing punctuation).
+// check, and the exact URL extraction of twitter-text (a URL here is http:// or https:// up
+// to the next space, less trailing punctuation).
 
 import (
 	"context"
@@ -86,6 +86,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -142,7 +143,8 @@ type Options struct {
 	SupportedMimeTypes []string
 	// ImageSizeLimit (10 MiB), VideoSizeLimit (99 MiB, a stock Mastodon 4 server) in bytes.
 	ImageSizeLimit, VideoSizeLimit int64
-	// VideoFrameRateLimit (60) is announced only; VideoMatrixLimit (2,304,000 pixels, e.g.
+	// VideoFrameRateLimit (120, a stock server's) refuses faster videos at upload;
+	// VideoMatrixLimit (2,304,000 pixels, e.g.
 	// 1920×1200) and ImageMatrixLimit (16,777,216) are width × height maxima.
 	VideoFrameRateLimit                int
 	VideoMatrixLimit, ImageMatrixLimit int64
@@ -189,7 +191,7 @@ func (o *Options) normalize(baseURL string) {
 	}
 	setInt64(&o.ImageSizeLimit, 10<<20)
 	setInt64(&o.VideoSizeLimit, 99<<20)
-	setInt(&o.VideoFrameRateLimit, 60)
+	setInt(&o.VideoFrameRateLimit, 120)
 	setInt64(&o.VideoMatrixLimit, 2_304_000)
 	setInt64(&o.ImageMatrixLimit, 16_777_216)
 	if o.DefaultProcessing <= 0 {
@@ -757,9 +759,15 @@ func (m *Sim) uploadMedia(w http.ResponseWriter, r *http.Request, acc sim.Accoun
 			if file != nil {
 				break // Rails keeps one value per name; the first is used here.
 			}
-			file, fileErr, err = m.receiveFile(part, md)
+			var refusal string
+			file, fileErr, refusal, err = m.receiveFile(part, md)
 			if err != nil {
 				mastodonBrokenBody(w, err)
+				return
+			}
+			if refusal != "" {
+				// Raised by a callback, not a record error: rendered as it is.
+				mastodonError(w, http.StatusUnprocessableEntity, refusal)
 				return
 			}
 		case "thumbnail":
@@ -835,13 +843,14 @@ func (m *Sim) uploadMedia(w http.ResponseWriter, r *http.Request, acc sim.Accoun
 }
 
 // receiveFile spools the file part to a temporary file, hashing it, and checks its type and
-// size. A non-empty message is a validation error; err means the body broke off.
-func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, string, error) {
+// size. A non-empty fileErr is a validation error; a non-empty refusal is an error a
+// callback raises, which Mastodon renders as it is; err means the body broke off.
+func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (file *os.File, fileErr, refusal string, err error) {
 	ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
 	md.ContentType = ct
 	if !slices.Contains(m.opts.SupportedMimeTypes, ct) {
 		_, err := io.Copy(io.Discard, part)
-		return nil, "File content type is invalid, File is invalid", err
+		return nil, "File content type is invalid, File is invalid", "", err
 	}
 	switch {
 	case slices.Contains(mastodonVideoTypes, ct):
@@ -857,19 +866,19 @@ func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, st
 	}
 	f, err := os.CreateTemp("", "reelay-mastodon-sim-*.upload")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(part, limit+1))
 	if err != nil {
-		return f, "", err
+		return f, "", "", err
 	}
 	if n > limit {
 		_, err := io.Copy(io.Discard, part)
-		return f, fmt.Sprintf("File file size must be less than %s", mastodonHumanSize(limit)), err
+		return f, fmt.Sprintf("File file size must be less than %s", mastodonHumanSize(limit)), "", err
 	}
 	if n == 0 {
-		return f, "File can't be blank", nil
+		return f, "File can't be blank", "", nil
 	}
 	md.Bytes, md.SHA256 = n, hex.EncodeToString(h.Sum(nil))
 	const spoofed = "File has contents that are not what they are reported to be"
@@ -878,7 +887,13 @@ func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, st
 		info, err := media.Probe(f, n)
 		want := map[string][]string{"video/mp4": {"mp4", "mov"}, "video/quicktime": {"mov", "mp4"}, "video/webm": {"webm"}}[ct]
 		if err != nil || (want != nil && !slices.Contains(want, info.Kind.Name)) || !info.Kind.IsVideo() {
-			return f, spoofed, nil
+			return f, spoofed, "", nil
+		}
+		// MediaAttachment#check_video_dimensions raises DimensionsValidationError when the
+		// whole frames per second exceed the limit the instance announces (a stock server's
+		// MAX_VIDEO_FRAME_RATE); the API answers it as 422 with its message alone.
+		if fps := math.Floor(info.FrameRate); fps > float64(m.opts.VideoFrameRateLimit) {
+			return f, "", fmt.Sprintf("%dfps videos are not supported", int(fps)), nil
 		}
 		md.Width, md.Height, md.Duration = info.Width, info.Height, info.Duration
 		// The transcoder refuses pictures over the matrix limit: processing fails.
@@ -887,10 +902,10 @@ func (m *Sim) receiveFile(part *multipart.Part, md *mastodonMedia) (*os.File, st
 		head := make([]byte, 16)
 		k, _ := f.ReadAt(head, 0)
 		if _, ok := media.Sniff(head[:k]); !ok {
-			return f, spoofed, nil
+			return f, spoofed, "", nil
 		}
 	}
-	return f, "", nil
+	return f, "", "", nil
 }
 
 // receiveThumbnail reads the thumbnail part, hashing and counting it without keeping it.

@@ -253,6 +253,45 @@ func TestMastodonUploadValidation(t *testing.T) {
 		strings.NewReader(`{}`)), 422, "File can't be blank")
 }
 
+// A video faster than the instance's video_frame_rate_limit is refused at upload with
+// Mastodon's own message, not a record validation error; one at the limit passes (issue 31,
+// item 8).
+func TestMastodonFrameRateLimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int
+		fps   int
+		want  string
+	}{
+		{"stock server, 150 fps", 0, 150, "150fps videos are not supported"},
+		{"stock server, 120 fps", 0, 120, ""},
+		{"a 60 fps server, 90 fps", 60, 90, "90fps videos are not supported"},
+		{"a 60 fps server, 60 fps", 60, 60, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newMDEnv(t, Options{VideoFrameRateLimit: c.limit}, sim.Behavior{ProcessingMS: -1})
+			v := mediatest.MP4Bytes(t, mediatest.Options{Duration: 3 * time.Second, Width: 720, Height: 1280, FPS: c.fps})
+			a := e.upload(mdToken, mdPart{"file", "video/mp4", v})
+			if c.want == "" {
+				if a.code != 202 {
+					t.Fatalf("upload = %d %v", a.code, a.body)
+				}
+				return
+			}
+			if msg, _ := a.body["error"].(string); a.code != 422 || msg != c.want {
+				t.Fatalf("upload = %d %v, want 422 %q", a.code, a.body, c.want)
+			}
+			if n := len(e.sim.Recorder().Snapshot(nil).Uploads); n != 0 {
+				t.Errorf("%d refused uploads were recorded", n)
+			}
+		})
+	}
+	if a := newMDEnv(t, Options{}, sim.Behavior{}).do(http.MethodGet, "/api/v2/instance", "", nil, nil); a.code != 200 ||
+		!strings.Contains(fmt.Sprint(a.body["configuration"]), "video_frame_rate_limit:120") {
+		t.Errorf("a stock server announces 120 fps: %v", a.body["configuration"])
+	}
+}
+
 func TestMastodonProcessingFailures(t *testing.T) {
 	// The reject behavior, and a frame over the matrix limit, fail processing.
 	for _, c := range []struct {

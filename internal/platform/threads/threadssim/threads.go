@@ -68,6 +68,11 @@ const (
 	// Aspect ratio bounds of the video specifications (0.01:1 to 10:1).
 	thMinAspect = 0.01
 	thMaxAspect = 10.0
+	// Frame rate and audio bounds of the video specifications ("Frame rate: 23-60 FPS",
+	// "AAC, 48khz sample rate maximum, 1 or 2 channels").
+	thMinFPS, thMaxFPS = 23, 60
+	thMaxSampleRate    = 48000
+	thMaxChannels      = 2
 )
 
 // Container statuses (troubleshooting guide).
@@ -87,6 +92,8 @@ const (
 	thErrProcessingAudio = "FAILED_PROCESSING_AUDIO"
 	thErrDuration        = "INVALID_DURATION"
 	thErrAspect          = "INVALID_ASPEC_RATIO"
+	thErrFrameRate       = "INVALID_FRAME_RATE"
+	thErrAudioChannels   = "INVALID_AUDIO_CHANNELS"
 )
 
 var thReplyControls = []string{"everyone", "accounts_you_follow", "mentioned_only", "parent_post_author_only", "followers_only"}
@@ -330,9 +337,10 @@ func (s *thSim) download(ctx context.Context, videoURL string) (thFetched, int64
 	return thFetched{msg: s.check(f, n), sum: sum}, n
 }
 
-// check applies the video specifications: MOV or MP4, H.264 or HEVC, AAC audio, longer than
-// 0 and at most 5 minutes, at most 1920 pixels wide, aspect ratio 0.01:1 to 10:1. The frame
-// rate (23-60 fps) is not checked: the prober does not read it.
+// check applies the video specifications: MOV or MP4 with the moov atom at the front and no
+// edit lists, H.264 or HEVC at 23-60 fps, AAC audio at most 48 kHz with one or two channels,
+// longer than 0 and at most 5 minutes, at most 1920 pixels wide, aspect ratio 0.01:1 to 10:1.
+// The frame rate is the probe's average.
 func (s *thSim) check(r io.ReaderAt, size int64) string {
 	info, err := media.Probe(r, size)
 	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) {
@@ -341,8 +349,17 @@ func (s *thSim) check(r io.ReaderAt, size int64) string {
 	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
 		return thErrProcessing
 	}
-	if info.AudioCodec != "" && info.AudioCodec != "aac" {
+	if info.MoovAfterMdat || info.EditList {
+		return thErrProcessing
+	}
+	if info.AudioCodec != "" && (info.AudioCodec != "aac" || info.AudioSampleRate > thMaxSampleRate) {
 		return thErrProcessingAudio
+	}
+	if info.AudioChannels > thMaxChannels {
+		return thErrAudioChannels
+	}
+	if fps := info.FrameRate; fps > 0 && (fps < thMinFPS-0.01 || fps > thMaxFPS+0.01) {
+		return thErrFrameRate
 	}
 	if d := info.Duration.Seconds(); d <= 0 || d > s.caps.MaxDurationSeconds {
 		return thErrDuration

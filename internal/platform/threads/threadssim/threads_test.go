@@ -1,13 +1,16 @@
 package threadssim_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simtest"
@@ -195,6 +198,13 @@ func TestThreadsVideoChecks(t *testing.T) {
 		{"aspect ratio", providertest.NewVideo(1<<20, 5*time.Second, 1800, 160), false, "INVALID_ASPEC_RATIO"},
 		{"reject behavior", providertest.ShortVideo(), true, "FAILED_PROCESSING_VIDEO"},
 		{"accepted", providertest.ShortVideo(), false, ""},
+		// The video specifications' container, frame rate and audio rules (issue 31, item 8).
+		{"120 fps", thVideoOf(mediatest.Options{FPS: 120}), false, "INVALID_FRAME_RATE"},
+		{"20 fps", thVideoOf(mediatest.Options{FPS: 20}), false, "INVALID_FRAME_RATE"},
+		{"edit list", thVideoOf(mediatest.Options{EditList: true}), false, "FAILED_PROCESSING_VIDEO"},
+		{"96 kHz sound", thVideoOf(mediatest.Options{AudioSampleRate: 96000}), false, "FAILED_PROCESSING_AUDIO"},
+		{"six sound channels", thVideoOf(mediatest.Options{AudioSampleRate: 48000, AudioChannels: 6}), false, "INVALID_AUDIO_CHANNELS"},
+		{"60 fps, stereo AAC at 48 kHz", thVideoOf(mediatest.Options{FPS: 60, AudioSampleRate: 48000}), false, ""},
 	} {
 		b := sim.Behavior{}
 		if c.reject {
@@ -210,6 +220,30 @@ func TestThreadsVideoChecks(t *testing.T) {
 		if st.Str("status") != wantStatus || st.Str("error_message") != c.want {
 			t.Fatalf("%s: %v", c.name, st.Body)
 		}
+	}
+}
+
+// thVideoOf is a 5-second 1080x1920 test video with the given frame rate, edit list or sound.
+func thVideoOf(o mediatest.Options) *providertest.Video {
+	o.Duration, o.Width, o.Height = 5*time.Second, 1080, 1920
+	return providertest.NewVideoOf(1<<20, o)
+}
+
+// A video whose moov atom follows its media data fails processing: the specifications want
+// it at the front of the file.
+func TestThreadsMoovFirst(t *testing.T) {
+	t.Parallel()
+	b := mediatest.MP4Bytes(t, mediatest.Options{Duration: 5 * time.Second, MoovAtEnd: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "video/mp4")
+		http.ServeContent(w, r, "video.mp4", time.Time{}, bytes.NewReader(b))
+	}))
+	t.Cleanup(srv.Close)
+	e := newThreadsEnv(t, sim.Behavior{})
+	id := thPost(t, e, "/"+thUser+"/threads", thVideoParams(srv.URL+"/video.mp4")).Str("id")
+	st := thGet(t, e, "/"+id, url.Values{"fields": {"status,error_message"}})
+	if st.Str("status") != "ERROR" || st.Str("error_message") != "FAILED_PROCESSING_VIDEO" {
+		t.Fatalf("moov after mdat: %v", st.Body)
 	}
 }
 

@@ -32,7 +32,7 @@ package tiktoksim
 //     SEND_TO_USER_INBOX until CompleteInbox plays the creator finishing it in the app.
 //   - After the upload the video is checked with media.Probe: MP4/MOV/WebM, H.264/H.265/VP8/VP9,
 //     3 s to the creator's max_video_post_duration_sec (direct) or 600 s (inbox), 360–4096 px
-//     a side; the reject behavior fails it with file_format_check_failed.
+//     a side, 23–60 fps; the reject behavior fails it with file_format_check_failed.
 //   - Limits per token and sliding minute (creator_info 20, each init 6, status 30) → 429
 //     rate_limit_exceeded with Retry-After; 15 direct posts per creator and rolling day →
 //     spam_risk_too_many_posts (creator_info says so with HTTP 200, as documented); 5 pending
@@ -66,9 +66,9 @@ package tiktoksim
 //     not restricted.
 //
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
-// the frame-rate check (media.Probe does not report it), the rest of the unaudited clients'
-// rules (at most 5 posting users a day; accounts set to private at posting time: the simulated
-// creators have no visibility of their own), photo posts and /publish/cancel/.
+// the rest of the unaudited clients' rules (at most 5 posting users a day; accounts set to
+// private at posting time: the simulated creators have no visibility of their own), photo
+// posts and /publish/cancel/.
 
 import (
 	"cmp"
@@ -108,6 +108,8 @@ const (
 	tiktokMinDuration    = 3 * time.Second
 	tiktokDevMaxDuration = 600 * time.Second // longest video a developer can send
 	tiktokMinSide        = 360
+	tiktokMinFPS         = 23
+	tiktokMaxFPS         = 60
 	tiktokMaxSide        = 4096
 )
 
@@ -1223,8 +1225,10 @@ func parseContentRange(s string) (first, last, total int64, ok bool) {
 
 // checkTikTokVideo applies TikTok's video restrictions (media transfer guide) and returns the
 // fail_reason, or "" when the video passes, with what the probe found: MP4, WebM or MOV;
-// H.264, H.265, VP8 or VP9; 3 s to maxDuration; 360 to 4096 pixels on each side. The frame
-// rate (23–60 fps) is not checked: media.Probe does not report it.
+// H.264, H.265, VP8 or VP9; 3 s to maxDuration; 360 to 4096 pixels on each side; 23 to 60
+// fps ("Framerate restrictions: Minimum of 23 FPS, Maximum of 60 FPS",
+// developers.tiktok.com/doc/content-posting-api-media-transfer-guide), the probe's average
+// rate, refused as frame_rate_check_failed (the status reference's fail_reason).
 func checkTikTokVideo(f io.ReaderAt, size int64, maxDuration time.Duration) (string, media.Info) {
 	info, err := media.Probe(f, size)
 	if err != nil || !slices.Contains([]string{"mp4", "mov", "webm"}, info.Kind.Name) ||
@@ -1236,6 +1240,9 @@ func checkTikTokVideo(f io.ReaderAt, size int64, maxDuration time.Duration) (str
 	}
 	if min(info.Width, info.Height) < tiktokMinSide || max(info.Width, info.Height) > tiktokMaxSide {
 		return "picture_size_check_failed", info
+	}
+	if fps := info.FrameRate; fps > 0 && (fps < tiktokMinFPS-0.01 || fps > tiktokMaxFPS+0.01) {
+		return "frame_rate_check_failed", info
 	}
 	return "", info
 }

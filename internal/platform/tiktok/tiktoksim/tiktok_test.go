@@ -28,7 +28,11 @@ type ttVideo struct {
 }
 
 func newTTVideo(size int64, dur time.Duration, w, h int) *ttVideo {
-	o := mediatest.Options{Duration: dur, Width: w, Height: h}
+	return newTTVideoOf(size, mediatest.Options{Duration: dur, Width: w, Height: h})
+}
+
+// newTTVideoOf is newTTVideo for any mediatest options (a frame rate, say).
+func newTTVideoOf(size int64, o mediatest.Options) *ttVideo {
 	var small bytes.Buffer
 	if err := mediatest.WriteMP4(&small, o); err != nil {
 		panic(err)
@@ -527,6 +531,11 @@ func TestTikTokVideoChecks(t *testing.T) {
 		{name: "too small", v: newTTVideo(2_000_000, 10*time.Second, 320, 568), mode: "direct", status: Failed, reason: "picture_size_check_failed"},
 		{name: "too large", v: newTTVideo(2_000_000, 10*time.Second, 2160, 4100), mode: "direct", status: Failed, reason: "picture_size_check_failed"},
 		{name: "reject", v: newTTVideo(2_000_000, 10*time.Second, 1080, 1920), mode: "direct", fail: sim.FailReject, status: Failed, reason: "file_format_check_failed"},
+		// The media transfer guide's frame rate restriction, 23 to 60 fps (issue 31, item 8).
+		{name: "60 fps", v: newTTVideoOf(2_000_000, mediatest.Options{Duration: 10 * time.Second, FPS: 60}), mode: "direct", status: PublishComplete},
+		{name: "23 fps", v: newTTVideoOf(2_000_000, mediatest.Options{Duration: 10 * time.Second, FPS: 23}), mode: "direct", status: PublishComplete},
+		{name: "120 fps", v: newTTVideoOf(2_000_000, mediatest.Options{Duration: 10 * time.Second, FPS: 120}), mode: "direct", status: Failed, reason: "frame_rate_check_failed"},
+		{name: "15 fps", v: newTTVideoOf(2_000_000, mediatest.Options{Duration: 10 * time.Second, FPS: 15}), mode: "direct", status: Failed, reason: "frame_rate_check_failed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
