@@ -69,6 +69,10 @@ type SandboxBehavior struct {
 	// DailyQuotaUnits sets a YouTube sandbox channel's simulated daily quota in units (default
 	// 10,000; an upload costs 1,600); negative means none.
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// BarePDS makes a Bluesky sandbox channel's PDS a self-hosted one with neither AppView nor
+	// video service: the account is named from its session, the video goes to uploadBlob
+	// (at most 5 MiB, the reference PDS's default limit).
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 type channelResponse struct {

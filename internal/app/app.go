@@ -104,7 +104,7 @@ type App struct {
 // requests of the platforms whose host a user names (a Mastodon instance, a Bluesky PDS): it
 // must refuse the server's own network. poll, when positive,
 // replaces every provider's first processing-poll interval (tests).
-func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.Provider {
+func Providers(poll time.Duration, userHosts *http.Client, s ProviderSettings) map[string]provider.Provider {
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
 	return map[string]provider.Provider{
@@ -113,7 +113,7 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{PollInitial: poll}),
 		platform.Pinterest: pinterest.New(pinterest.Config{PollInitial: poll}),
-		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
+		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts, VideoServiceURL: s.BlueskyVideoService}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
 		platform.Discord:   discord.New(discord.Config{}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
@@ -121,6 +121,12 @@ func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.P
 		platform.Threads:   threads.New(threads.Config{PollInitial: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{PollInitial: poll}),
 	}
+}
+
+// ProviderSettings are the operator's settings that providers take (config.Config's).
+type ProviderSettings struct {
+	// BlueskyVideoService is bluesky.Config.VideoServiceURL ("" its default, "none" none).
+	BlueskyVideoService string
 }
 
 // New builds the process for cfg.Role: the API (with the simulators when sandbox is on), the
@@ -214,7 +220,11 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	}
 	providerTransport := media.SafeTransport(policy)
 	provider.KeepConnections(providerTransport)
-	w.providers = Providers(p.PollInterval, &http.Client{Transport: providerTransport})
+	if err := bluesky.CheckVideoService(cfg.BlueskyVideoService); err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvName("bluesky-video-service"), err)
+	}
+	w.providers = Providers(p.PollInterval, &http.Client{Transport: providerTransport},
+		ProviderSettings{BlueskyVideoService: cfg.BlueskyVideoService})
 	a.stop = append(a.stop, func() {
 		for _, prov := range w.providers {
 			if c, ok := prov.(provider.Closer); ok {

@@ -13,7 +13,7 @@ import (
 // TestProvidersAreEveryPlatform: the wiring builds one provider for each platform of the
 // registry, and each says it is the platform it is filed under.
 func TestProvidersAreEveryPlatform(t *testing.T) {
-	providers := Providers(0, http.DefaultClient)
+	providers := Providers(0, http.DefaultClient, ProviderSettings{})
 	t.Cleanup(func() {
 		for _, p := range providers {
 			if c, ok := p.(provider.Closer); ok {

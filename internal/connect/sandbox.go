@@ -23,6 +23,9 @@ type SandboxBehavior struct {
 	FailRate     *float64 `json:"fail_rate,omitempty"`
 	// DailyQuotaUnits sets the YouTube simulator's daily quota of units (negative: none).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// BarePDS makes a Bluesky simulator account's PDS self-hosted, with neither AppView nor
+	// video service.
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 // SandboxFailures are the values of SandboxBehavior.Fail.
@@ -44,6 +47,9 @@ func (b *SandboxBehavior) Check(platformName string, f *apierr.Fields) {
 		// Only YouTube counts a quota in units; the other simulators' limits are counts of
 		// posts or requests, as their platforms' are.
 		f.Add("sandbox_behavior.daily_quota_units", "applies to YouTube sandbox channels only")
+	}
+	if b.BarePDS && platformName != platform.Bluesky {
+		f.Add("sandbox_behavior.bare_pds", "applies to Bluesky sandbox channels only")
 	}
 }
 

@@ -46,6 +46,9 @@ type Behavior struct {
 	// DailyQuotaUnits replaces the YouTube simulator's daily quota of units for this account
 	// (nil: the simulator's own, 10,000; negative: no quota).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// BarePDS makes the Bluesky simulator, for this account, a self-hosted PDS with neither an
+	// AppView nor a video service.
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 // Failure kinds.

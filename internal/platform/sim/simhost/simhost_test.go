@@ -55,7 +55,7 @@ func newHost(t *testing.T, introspectKey string) *httptest.Server {
 // expired.
 func TestHostResolvesTheServersTokens(t *testing.T) {
 	srv := newHost(t, "")
-	providers := app.Providers(20*time.Millisecond, srv.Client())
+	providers := app.Providers(20*time.Millisecond, srv.Client(), app.ProviderSettings{})
 	// What follows a simulator's mount point in its API base URL, as the server has it.
 	apiPaths := map[string]string{platform.Instagram: "/" + instagram.APIVersion, platform.Threads: "/" + threads.APIVersion,
 		platform.Facebook: "/" + facebook.APIVersion}
