@@ -7,6 +7,7 @@ package e2e
 // facets and blobs reelay sends against the PDS's own lexicons and storage.
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -121,17 +122,20 @@ func startBlueskyPeer(t *testing.T) *blueskyPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Not StdoutPipe, whose reads must end before Wait: the launcher may end first.
+	stdout, stdoutW := io.Pipe()
+	cmd.Stdout = stdoutW
 	stderr := &apptest.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the PDS: %v", err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	go func() {
+		cmd.Wait()
+		stdoutW.Close()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		stdin.Close() // the launcher ends when its stdin closes
 		select {
@@ -144,31 +148,27 @@ func startBlueskyPeer(t *testing.T) *blueskyPeer {
 			t.Logf("------ PDS launcher's stderr ------\n%s------", stderr.String())
 		}
 	})
-	ready := make(chan string, 1)
+	// The launcher's first line that is its JSON says it serves; anything else it prints goes
+	// with its stderr into the log of a failed test.
+	ready := make(chan struct{})
 	go func() {
-		line := make([]byte, 0, 256)
-		buf := make([]byte, 1)
-		for {
-			if _, err := stdout.Read(buf); err != nil {
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			var urls struct{ PLC, PDS string }
+			if json.Unmarshal(lines.Bytes(), &urls) == nil && urls.PDS != "" {
 				close(ready)
-				return
+				break
 			}
-			if buf[0] == '\n' {
-				ready <- string(line)
-				io.Copy(io.Discard, stdout)
-				return
-			}
-			line = append(line, buf[0])
+			stderr.Write(append(lines.Bytes(), '\n'))
 		}
+		io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case line, ok := <-ready:
-		var urls struct{ PLC, PDS string }
-		if !ok || json.Unmarshal([]byte(line), &urls) != nil || urls.PDS == "" {
-			t.Fatalf("the PDS launcher did not start: %q\n%s", line, stderr.String())
-		}
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the PDS did not start within 90s\n%s", stderr.String())
+	case <-ready:
+	case <-exited:
+		t.Fatalf("the PDS launcher ended before it served\n%s", stderr.String())
+	case <-time.After(3 * time.Minute): // it takes seconds, unless the machine is very busy
+		t.Fatalf("the PDS did not start within 3 minutes\n%s", stderr.String())
 	}
 	t.Logf("PLC and PDS serving after %s", time.Since(started).Round(time.Millisecond))
 	return &blueskyPeer{PDS: "http://127.0.0.1:" + port}
