@@ -532,6 +532,10 @@ func (p *Provider) upload(ctx context.Context, d *provider.Destination, c channe
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
+	if c.video == "" {
+		// The setting became "none" since the start: there is no service to send to.
+		st.Upload = UploadBlob
+	}
 	if st.Upload == UploadBlob {
 		var out struct {
 			Blob *Blob `json:"blob"`
@@ -627,6 +631,10 @@ func truncate(s string, n int) string {
 
 // poll asks the video service how the job is doing.
 func (p *Provider) poll(ctx context.Context, c channel, st State) (provider.Outcome, error) {
+	if c.video == "" {
+		// The setting became "none" while the job ran: the video goes to the PDS instead.
+		return State{Phase: phaseUpload, Upload: UploadBlob, DID: st.DID, Handle: st.Handle}.next(provider.StatusUploading, 0), nil
+	}
 	var out struct {
 		JobStatus *JobStatus `json:"jobStatus"`
 	}

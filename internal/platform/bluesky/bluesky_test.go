@@ -816,3 +816,34 @@ func TestCheckVideoService(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoServiceSettingChangedMidway: a destination begun with a video service goes on
+// through uploadBlob once the setting says "none" (a restart with the new setting), whether
+// its video had not been sent yet or its job was being processed.
+func TestVideoServiceSettingChangedMidway(t *testing.T) {
+	t.Parallel()
+	for _, phase := range []string{phaseUpload, phaseProcessing} {
+		t.Run(phase, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
+			e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: e.BaseURL})
+			d := e.dest(providertest.ShortVideo(), "")
+			d.BaseURL = ""
+			stepUntil(t, e, d, phase)
+			e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: NoVideoService})
+			outs, err := e.Run(e.prov, d, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := outs[len(outs)-1]; last.Status != provider.StatusPublished {
+				t.Fatalf("outcome = %+v", last)
+			}
+			if n := count(e, "com.atproto.repo.uploadBlob"); n != 1 {
+				t.Errorf("uploadBlob called %d times", n)
+			}
+			if in := e.Introspect(); len(in.Published) != 1 {
+				t.Errorf("published %d", len(in.Published))
+			}
+		})
+	}
+}
