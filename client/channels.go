@@ -73,6 +73,10 @@ type SandboxBehavior struct {
 	// "standard" (default) or "trial" (production refuses its Pins); TikTok "unaudited"
 	// (default, as a new app: its direct posts may only be SELF_ONLY) or "audited".
 	AppAccess string `json:"app_access,omitempty"`
+	// BarePDS makes a Bluesky sandbox channel's PDS a self-hosted one with neither AppView nor
+	// video service: the account is named from its session, the video goes to uploadBlob
+	// (at most 5 MiB, the reference PDS's default limit).
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 type channelResponse struct {

@@ -117,7 +117,7 @@ func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) m
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{APIVersion: version(platform.LinkedIn), PollInitial: poll}),
 		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, APIVersion: version(platform.Pinterest), PollInitial: poll}),
-		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
+		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts, VideoServiceURL: cfg.BlueskyVideoService}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
 		platform.Discord:   discord.New(discord.Config{APIVersion: version(platform.Discord)}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
@@ -218,6 +218,9 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	}
 	providerTransport := media.SafeTransport(policy)
 	provider.KeepConnections(providerTransport)
+	if err := bluesky.CheckVideoService(cfg.BlueskyVideoService); err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvName("bluesky-video-service"), err)
+	}
 	w.providers = Providers(cfg, p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range w.providers {

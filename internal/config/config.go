@@ -117,6 +117,10 @@ type Config struct {
 	MetricsAddr  string
 	MetricsToken string
 
+	// BlueskyVideoService is the root URL of Bluesky's video service for channels that are not
+	// sandbox channels, or "none": their videos then go to their PDS (uploadBlob).
+	BlueskyVideoService string
+
 	// MinBodyRate (bytes a second) and BodyRateWindow are the slowest a request body may
 	// arrive, averaged over each window of waiting for it; RequestTimeout bounds a whole
 	// request. Zero takes the defaults below.
@@ -258,6 +262,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", DefaultMinBodyRate, "slowest a request body may arrive, in bytes a second averaged over --body-rate-window; slower is answered 408 and the connection closed")
 	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", DefaultBodyRateWindow, "the time over which a request body's rate is averaged (only time spent waiting for the client counts)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest a request may take, body included; an upload must finish within it")
+	fs.StringVar(&c.BlueskyVideoService, "bluesky-video-service", "https://video.bsky.app", "root URL of Bluesky's video service, or none: videos then go to the channel's PDS (uploadBlob, at most its blob limit, 5 MiB on a default self-hosted PDS)")
 	fs.IntVar(&c.MaxKeysPerAccount, "max-keys-per-account", DefaultMaxKeysPerAccount, "active API keys one account may hold (0 = no cap)")
 	fs.IntVar(&c.MaxProjectsPerAccount, "max-projects-per-account", DefaultMaxProjectsPerAccount, "projects one account may hold (0 = no cap)")
 	fs.IntVar(&c.MaxChannelsPerAccount, "max-channels-per-account", DefaultMaxChannelsPerAccount, "connected channels one account may hold, across its projects (0 = no cap)")

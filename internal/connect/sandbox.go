@@ -26,6 +26,9 @@ type SandboxBehavior struct {
 	// AppAccess is the access level the simulated platform granted reelay's app, on the
 	// platforms that grade apps (SandboxAppAccess).
 	AppAccess string `json:"app_access,omitempty"`
+	// BarePDS makes a Bluesky simulator account's PDS self-hosted, with neither AppView nor
+	// video service.
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 // SandboxAppAccess are, by platform, the access levels of reelay's app a sandbox channel can
@@ -63,6 +66,9 @@ func (b *SandboxBehavior) Check(platformName string, f *apierr.Fields) {
 		case !slices.Contains(levels, b.AppAccess):
 			f.Addf("sandbox_behavior.app_access", "must be one of %s for %s", strings.Join(levels, ", "), registry.DisplayName(platformName))
 		}
+	}
+	if b.BarePDS && platformName != platform.Bluesky {
+		f.Add("sandbox_behavior.bare_pds", "applies to Bluesky sandbox channels only")
 	}
 }
 

@@ -6,5 +6,8 @@
 // simulators instead, whose state is in the database: through a SIGKILL and a restart, and
 // shared by two API processes behind a load balancer.
 //
+// blueskypds_test.go runs a server against a peer reelay's authors did not write: the
+// reference Bluesky PDS from npm (testdata/peers/bluesky-pds), with Node.js.
+//
 // The tests build ./cmd/reelay once (TestMain) and are skipped with -short.
 package e2e

@@ -206,6 +206,7 @@ func TestChannelValidation(t *testing.T) {
 			"long name":               {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "name": strings.Repeat("n", 101)}, "name"},
 			"quota units not YouTube": {map[string]any{"project_id": p, "platform": "tiktok", "sandbox": true, "sandbox_behavior": map[string]any{"daily_quota_units": 100}}, "sandbox_behavior.daily_quota_units"},
 			"audited not TikTok":      {map[string]any{"project_id": p, "platform": "youtube", "sandbox": true, "sandbox_behavior": map[string]any{"app_access": "audited"}}, "sandbox_behavior.app_access"},
+			"bare PDS not Bluesky":    {map[string]any{"project_id": p, "platform": "mastodon", "sandbox": true, "sandbox_behavior": map[string]any{"bare_pds": true}}, "sandbox_behavior.bare_pds"},
 		}
 		for name, c := range cases {
 			r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: c.body})

@@ -186,7 +186,8 @@ func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Accou
 	if err := json.Unmarshal([]byte(c.SandboxBehavior), &stored); err != nil {
 		return sim.Account{}, err
 	}
-	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, DailyQuotaUnits: stored.DailyQuotaUnits, AppAccess: stored.AppAccess}
+	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, DailyQuotaUnits: stored.DailyQuotaUnits, AppAccess: stored.AppAccess,
+		BarePDS: stored.BarePDS}
 	if stored.ProcessingMS != nil {
 		b.ProcessingMS = *stored.ProcessingMS
 	}

@@ -19,9 +19,10 @@
 //     the raw video streamed from storage → the job id. The video service knows every video an
 //     account sent it: the same bytes again answer 409 already_exists with the first job's id.
 //     That is how a Step repeated after a crash during the upload resumes without a second
-//     job. Without a video service (Config.Upload = UploadBlob, or a PDS whose network answers
-//     404/501 for the video methods) the video goes to com.atproto.repo.uploadBlob on the PDS,
-//     which answers the blob at once.
+//     job. Without a video service (Config.Upload = UploadBlob, Config.VideoServiceURL "none",
+//     a service that answers that nothing serves the video methods, or one that cannot be
+//     reached) the video goes to com.atproto.repo.uploadBlob on the PDS, which answers the blob
+//     at once. The choice is stored in State.Upload, so a Step repeated after a crash keeps it.
 //  3. processing: app.bsky.video.getJobStatus?jobId= is polled with a capped, doubling interval
 //     until the job has its blob (JOB_STATE_COMPLETED, or any state carrying a blob, as the
 //     docs advise for already_exists) or fails (JOB_STATE_FAILED → media_rejected with the
@@ -36,8 +37,17 @@
 // https://bsky.app/profile/{handle}/post/{rkey}.
 //
 // Where things live: the PDS is the channel's pds_url (default https://bsky.social), the video
-// service https://video.bsky.app (did:web:video.bsky.app). A destination with BaseURL (a
-// sandbox channel) has both at BaseURL: the XRPC method names do not collide.
+// service Config.VideoServiceURL (default https://video.bsky.app, did:web:video.bsky.app;
+// "none" for none). A destination with BaseURL (a sandbox channel) has both at BaseURL: the
+// XRPC method names do not collide.
+//
+// A self-hosted PDS may have neither an AppView nor a video service (the reference PDS,
+// @atproto/pds, proxies app.bsky.* calls to the AppView of its PDS_BSKY_APP_VIEW_URL and, with
+// none, answers 400 InvalidRequest "No service configured for <method>": packages/pds/src/
+// pipethrough.ts in github.com/bluesky-social/atproto). Then the account is named from its
+// session (createSession answers the DID and handle) and the video goes to uploadBlob, which
+// the PDS bounds by its blob limit (PDS_BLOB_UPLOAD_LIMIT, 5 MiB by default: packages/pds/src/
+// config/config.ts; beyond it 413 PayloadTooLarge).
 //
 // Errors: XRPC answers {"error","message"}. ExpiredToken renews the session (refreshSession,
 // else createSession) once; a refused app password or token after that is auth_expired; 429 or
@@ -56,6 +66,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,6 +85,13 @@ const (
 	DefaultVideoServiceDID = "did:web:video.bsky.app"
 	DefaultAppURL          = "https://bsky.app"
 )
+
+// NoVideoService as Config.VideoServiceURL says that there is no video service.
+const NoVideoService = "none"
+
+// ReferenceBlobLimit is the reference PDS's default blob upload limit, 5 MiB
+// (PDS_BLOB_UPLOAD_LIMIT; packages/pds/src/config/config.ts in github.com/bluesky-social/atproto).
+const ReferenceBlobLimit = 5 << 20
 
 // Upload methods of Config.Upload.
 const (
@@ -96,8 +114,9 @@ type Config struct {
 	// BaseURL is the PDS of channels without pds_url (DefaultPDS). A destination's BaseURL wins
 	// over it and over pds_url, and then serves the video service too.
 	BaseURL string
-	// VideoServiceURL and VideoServiceDID locate the video service (DefaultVideoServiceURL,
-	// DefaultVideoServiceDID).
+	// VideoServiceURL and VideoServiceDID locate the video service of channels that are not
+	// sandbox channels (DefaultVideoServiceURL; the DID is the URL's did:web). VideoServiceURL
+	// NoVideoService means there is none: their videos go to the PDS with uploadBlob.
 	VideoServiceURL string
 	VideoServiceDID string
 	// AppURL is the web app the post links point to (DefaultAppURL).
@@ -124,6 +143,19 @@ type Config struct {
 	Repeat provider.Repeat
 }
 
+// CheckVideoService checks a Config.VideoServiceURL setting: "" (the default), NoVideoService,
+// or an absolute http(s) URL.
+func CheckVideoService(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, NoVideoService) {
+		return nil
+	}
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is neither an http(s) URL nor %q", s, NoVideoService)
+	}
+	return nil
+}
+
 // Provider is Bluesky's provider.Provider.
 type Provider struct {
 	cfg Config
@@ -145,8 +177,12 @@ var (
 // New returns a Bluesky provider.
 func New(cfg Config) *Provider {
 	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultPDS)
-	cfg.VideoServiceURL = provider.BaseURL(cfg.VideoServiceURL, DefaultVideoServiceURL)
-	cfg.VideoServiceDID = cmp.Or(cfg.VideoServiceDID, DefaultVideoServiceDID)
+	if strings.EqualFold(strings.TrimSpace(cfg.VideoServiceURL), NoVideoService) {
+		cfg.VideoServiceURL, cfg.VideoServiceDID = NoVideoService, ""
+	} else {
+		cfg.VideoServiceURL = provider.BaseURL(cfg.VideoServiceURL, DefaultVideoServiceURL)
+		cfg.VideoServiceDID = cmp.Or(cfg.VideoServiceDID, didWeb(cfg.VideoServiceURL), DefaultVideoServiceDID)
+	}
 	cfg.AppURL = provider.BaseURL(cfg.AppURL, DefaultAppURL)
 	cfg.Upload = cmp.Or(cfg.Upload, UploadVideoService)
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
@@ -309,6 +345,9 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, c channel
 		return provider.Outcome{}, err
 	}
 	st := State{Phase: phaseUpload, Upload: p.cfg.Upload}
+	if c.video == "" {
+		st.Upload = UploadBlob
+	}
 	st.DID, st.Handle = s.identity()
 	if st.Upload == UploadVideoService {
 		lim, err := p.uploadLimits(ctx, c, s)
@@ -375,10 +414,31 @@ func nonEmpty(ss ...string) []string {
 // errNoVideoService marks a network without a video service (the method is unknown there).
 var errNoVideoService = errors.New("no Bluesky video service")
 
-func noVideoService(err error) bool {
+// noService reports an answer saying that nothing serves the method: unknown there (404, 501
+// MethodNotImplemented, XRPCNotSupported), or a PDS without the service it would proxy the
+// method to (400 InvalidRequest "No service configured for app.bsky.…", the reference PDS's
+// words in packages/pds/src/pipethrough.ts, github.com/bluesky-social/atproto).
+func noService(err error) bool {
 	var xe *xrpcError
-	return errors.As(err, &xe) && (xe.Status == http.StatusNotFound || xe.Status == http.StatusNotImplemented ||
-		xe.Name == "MethodNotImplemented" || xe.Name == "XRPCNotSupported")
+	if !errors.As(err, &xe) {
+		return false
+	}
+	return xe.Status == http.StatusNotFound || xe.Status == http.StatusNotImplemented ||
+		xe.Name == "MethodNotImplemented" || xe.Name == "XRPCNotSupported" ||
+		(xe.Status == http.StatusBadRequest && strings.HasPrefix(xe.Message, "No service configured for "))
+}
+
+// noVideoService reports that the video service is not there: nothing serves its methods
+// (noService), or its host cannot be reached at all (its name does not resolve, or nothing
+// takes the connection). Only a failure before a connection was made counts: once one was,
+// the service may have taken the video, and the error is transient as any other.
+func noVideoService(err error) bool {
+	if noService(err) {
+		return true
+	}
+	var dns *net.DNSError
+	var op *net.OpError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
 }
 
 // serviceToken asks the PDS for a service token for aud and lxm.
@@ -472,6 +532,10 @@ func (p *Provider) upload(ctx context.Context, d *provider.Destination, c channe
 	if err != nil {
 		return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, 0, "%v", err)
 	}
+	if c.video == "" {
+		// The setting became "none" since the start: there is no service to send to.
+		st.Upload = UploadBlob
+	}
 	if st.Upload == UploadBlob {
 		var out struct {
 			Blob *Blob `json:"blob"`
@@ -484,6 +548,17 @@ func (p *Provider) upload(ctx context.Context, d *provider.Destination, c channe
 			return p.authed(ctx, c, s, request{method: http.MethodPost, base: c.pds, nsid: nsidUploadBlob,
 				open: p.openVideo(ctx, d), contentType: ctype, size: d.Video.Size, timeout: -1}, &out)
 		})
+		var xe *xrpcError
+		if errors.As(err, &xe) && (xe.Status == http.StatusRequestEntityTooLarge || xe.Name == "BlobTooLarge") {
+			// The PDS does not say its limit; the reference PDS's is PDS_BLOB_UPLOAD_LIMIT, 5 MiB
+			// unless its operator set another (packages/pds/src/config/config.ts, env.ts in
+			// github.com/bluesky-social/atproto). Sending it again cannot help.
+			return provider.Outcome{}, provider.Permanent(provider.CategoryMediaRejected, xe.Status,
+				"the PDS at %s refused the %d-byte video as too large (%s): a PDS takes blobs up to its upload limit, "+
+					"which on the reference PDS is PDS_BLOB_UPLOAD_LIMIT, %d bytes (5 MiB) unless its operator set it higher; "+
+					"send a smaller video, have the limit raised, or use a video service (--bluesky-video-service)",
+				c.pds, d.Video.Size, xe.Error(), ReferenceBlobLimit)
+		}
 		if err != nil {
 			return provider.Outcome{}, classifyXRPC(err, provider.CategoryMediaRejected)
 		}
@@ -556,6 +631,10 @@ func truncate(s string, n int) string {
 
 // poll asks the video service how the job is doing.
 func (p *Provider) poll(ctx context.Context, c channel, st State) (provider.Outcome, error) {
+	if c.video == "" {
+		// The setting became "none" while the job ran: the video goes to the PDS instead.
+		return State{Phase: phaseUpload, Upload: UploadBlob, DID: st.DID, Handle: st.Handle}.next(provider.StatusUploading, 0), nil
+	}
 	var out struct {
 		JobStatus *JobStatus `json:"jobStatus"`
 	}
@@ -809,7 +888,12 @@ func (p *Provider) Identify(ctx context.Context, baseURL string, creds map[strin
 		Avatar      string `json:"avatar"`
 	}
 	err = p.authed(ctx, c, s, request{method: http.MethodGet, base: c.pds, nsid: nsidGetProfile, query: url.Values{"actor": {did}}}, &prof)
-	if err != nil {
+	switch {
+	case err == nil:
+	case noService(err):
+		// A PDS without an AppView has no profiles to show (see the package comment); the
+		// session it opened names the account, by DID and handle, and that is enough.
+	default:
 		return provider.Identity{}, classifyXRPC(err, provider.CategoryInternal)
 	}
 	id := provider.Identity{ExternalID: did, Name: prof.DisplayName, Username: handle, AvatarURL: prof.Avatar}
@@ -836,7 +920,7 @@ func (p *Provider) Options(ctx context.Context, baseURL string, creds map[string
 	opts := map[string]any{}
 	did, handle := s.identity()
 	opts["account"] = map[string]any{"did": did, "handle": handle}
-	if p.cfg.Upload != UploadVideoService {
+	if p.cfg.Upload != UploadVideoService || c.video == "" {
 		return opts, nil
 	}
 	l, err := p.uploadLimits(ctx, c, s)

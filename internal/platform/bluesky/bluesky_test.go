@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -681,5 +682,168 @@ func TestRetryAfterFromRateLimitReset(t *testing.T) {
 	h.Set("Retry-After", "7")
 	if d := retryAfter(h, now); d != 7*time.Second {
 		t.Errorf("retryAfter with Retry-After = %s", d)
+	}
+}
+
+// closedURL is the URL of a loopback port that nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String()
+	ln.Close()
+	return u
+}
+
+// TestSelfHostedPDS publishes from a channel whose PDS is self-hosted and bare (no AppView, no
+// video service), as the reference PDS runs without PDS_BSKY_APP_VIEW_URL: the channel is
+// named from its session, and the video goes to uploadBlob, whether the video service setting
+// is the PDS itself (which answers "No service configured"), none, or a host nobody answers on.
+func TestSelfHostedPDS(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		video func(e *env) string
+		// asked is whether the video service setting was asked (and answered that it is not one).
+		asked bool
+	}{
+		{"the PDS as video service", func(e *env) string { return e.BaseURL }, true},
+		{"none", func(*env) string { return NoVideoService }, false},
+		{"unreachable", func(*env) string { return closedURL(t) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, sim.Behavior{ProcessingMS: -1, BarePDS: true}, blueskysim.Options{}, providertest.Options{})
+			e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: c.video(e),
+				Repeat: provider.Repeat{Delay: time.Millisecond, MaxWait: 100 * time.Millisecond}})
+			// A channel of its own PDS (pds_url), not a sandbox destination.
+			id, err := e.prov.Identify(context.Background(), "", e.creds)
+			if err != nil {
+				t.Fatalf("Identify: %v", err)
+			}
+			handle := sandboxtoken.BlueskyHandle(account)
+			if want := (provider.Identity{ExternalID: blueskysim.DID(account), Name: handle, Username: handle}); id != want {
+				t.Errorf("identity = %+v, want %+v", id, want)
+			}
+			if r := e.Requests(http.MethodGet, "/xrpc/app.bsky.actor.getProfile"); len(r) != 1 || r[0].Status != http.StatusBadRequest {
+				t.Errorf("getProfile requests = %+v, want one answered 400 (no AppView)", r)
+			}
+
+			v := providertest.ShortVideo()
+			d := e.dest(v, "")
+			d.BaseURL = ""
+			beforePost := stepUntil(t, e, d, phasePost)
+			outs, err := e.Run(e.prov, d, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := outs[len(outs)-1]
+			if last.Status != provider.StatusPublished {
+				t.Fatalf("outcome = %+v", last)
+			}
+			// A restart after the blob was stored (here, after the create too) neither uploads nor
+			// posts again.
+			d.State = beforePost
+			again, err := providertest.Step(context.Background(), e.prov, d)
+			if err != nil || again.ExternalID != last.ExternalID {
+				t.Errorf("after a restart: %+v, %v; first %+v", again, err, last)
+			}
+			if n := count(e, "com.atproto.repo.uploadBlob"); n != 1 {
+				t.Errorf("uploadBlob called %d times", n)
+			}
+			if n := count(e, "app.bsky.video.uploadVideo"); n != 0 {
+				t.Errorf("uploadVideo called %d times", n)
+			}
+			limits := e.Requests(http.MethodGet, "/xrpc/app.bsky.video.getUploadLimits")
+			if c.asked != (len(limits) > 0) {
+				t.Errorf("getUploadLimits requests = %+v", limits)
+			}
+			for _, r := range limits {
+				if r.Status != http.StatusBadRequest {
+					t.Errorf("getUploadLimits answered %d, want 400 (No service configured)", r.Status)
+				}
+			}
+			in := e.Introspect()
+			if len(in.Uploads) != 1 || in.Uploads[0].SHA256 != v.SHA256() || len(in.Published) != 1 || in.Published[0].SHA256 != v.SHA256() {
+				t.Errorf("introspect = %+v", in)
+			}
+			if opts, err := e.prov.Options(context.Background(), "", e.creds); err != nil || opts["can_upload_video"] != nil {
+				t.Errorf("options = %v, %v", opts, err)
+			}
+		})
+	}
+}
+
+// TestBlobTooLarge: a PDS refuses a blob over its upload limit (the reference PDS: 413
+// PayloadTooLarge, 5 MiB by default); that is final, and the message names the limit.
+func TestBlobTooLarge(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.Behavior{ProcessingMS: -1, BarePDS: true}, blueskysim.Options{}, providertest.Options{})
+	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: NoVideoService})
+	d := e.dest(providertest.NewVideo(6<<20, 10*time.Second, 1080, 1920), "")
+	d.BaseURL = ""
+	_, err := e.Run(e.prov, d, 50)
+	providertest.WantError(t, err, provider.CategoryMediaRejected, false, "PDS_BLOB_UPLOAD_LIMIT, 5242880 bytes")
+	if n := len(e.Introspect().Published); n != 0 {
+		t.Errorf("%d posts", n)
+	}
+}
+
+// TestNoVideoServiceSettingKeepsSandboxes: "none" is about the platform's video service; a
+// sandbox channel's simulator is its video service still.
+func TestNoVideoServiceSettingKeepsSandboxes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
+	e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: NoVideoService})
+	if _, err := e.Run(e.prov, e.dest(providertest.ShortVideo(), ""), 50); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := count(e, "app.bsky.video.uploadVideo"), count(e, "com.atproto.repo.uploadBlob"); n != 1 || m != 0 {
+		t.Errorf("uploadVideo called %d times, uploadBlob %d", n, m)
+	}
+}
+
+func TestCheckVideoService(t *testing.T) {
+	t.Parallel()
+	for s, ok := range map[string]bool{
+		"": true, "none": true, "None": true, "https://video.bsky.app": true, "http://10.0.0.5:8080": true,
+		"video.bsky.app": false, "ftp://video.example": false, "https://": false,
+	} {
+		if err := CheckVideoService(s); (err == nil) != ok {
+			t.Errorf("CheckVideoService(%q) = %v", s, err)
+		}
+	}
+}
+
+// TestVideoServiceSettingChangedMidway: a destination begun with a video service goes on
+// through uploadBlob once the setting says "none" (a restart with the new setting), whether
+// its video had not been sent yet or its job was being processed.
+func TestVideoServiceSettingChangedMidway(t *testing.T) {
+	t.Parallel()
+	for _, phase := range []string{phaseUpload, phaseProcessing} {
+		t.Run(phase, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, okBehavior(), blueskysim.Options{}, providertest.Options{})
+			e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: e.BaseURL})
+			d := e.dest(providertest.ShortVideo(), "")
+			d.BaseURL = ""
+			stepUntil(t, e, d, phase)
+			e.prov = New(Config{HTTPClient: e.Client, Now: e.Clock.Now, VideoServiceURL: NoVideoService})
+			outs, err := e.Run(e.prov, d, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := outs[len(outs)-1]; last.Status != provider.StatusPublished {
+				t.Fatalf("outcome = %+v", last)
+			}
+			if n := count(e, "com.atproto.repo.uploadBlob"); n != 1 {
+				t.Errorf("uploadBlob called %d times", n)
+			}
+			if in := e.Introspect(); len(in.Published) != 1 {
+				t.Errorf("published %d", len(in.Published))
+			}
+		})
 	}
 }

@@ -39,6 +39,7 @@ var Description = platform.Description{
 		Notes: []string{
 			"text is also limited to 3000 UTF-8 bytes",
 			"connect with an app password, never the account password; pds_url is optional (default https://bsky.social)",
+			"a self-hosted PDS without video service takes the video itself, up to its blob limit (5 MiB unless its operator raised PDS_BLOB_UPLOAD_LIMIT)",
 			"video upload needs a verified e-mail address on the account",
 			"25 videos or 10 GB per day",
 			"no views or impressions",

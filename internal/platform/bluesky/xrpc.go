@@ -233,7 +233,7 @@ type session struct {
 // channel is where a destination's account lives and how it signs in.
 type channel struct {
 	pds      string // PDS root URL
-	video    string // video service root URL
+	video    string // video service root URL ("" when there is none)
 	videoDID string // video service DID (audience of getUploadLimits tokens)
 	handle   string
 	password string
@@ -252,6 +252,9 @@ func (p *Provider) channelOf(baseURL string, creds map[string]string) (channel, 
 		password: creds["app_password"],
 		video:    p.cfg.VideoServiceURL,
 		videoDID: p.cfg.VideoServiceDID,
+	}
+	if c.video == NoVideoService {
+		c.video = ""
 	}
 	if c.handle == "" || c.password == "" {
 		return c, provider.Permanent(provider.CategoryAuthExpired, 0, "the Bluesky channel needs a handle and an app password")

@@ -53,6 +53,9 @@ type Behavior struct {
 	// developers.tiktok.com/doc/content-sharing-guidelines/). "" is Pinterest's Standard
 	// access and a TikTok app not yet audited.
 	AppAccess string `json:"app_access,omitempty"`
+	// BarePDS makes the Bluesky simulator, for this account, a self-hosted PDS with neither an
+	// AppView nor a video service.
+	BarePDS bool `json:"bare_pds,omitempty"`
 }
 
 // App access levels (Behavior.AppAccess).

@@ -54,6 +54,13 @@ package blueskysim
 //   - uploadBlob takes up to MaxVideoBytes, records the upload and answers {blob}; with
 //     Behavior reject it refuses a video with 400 InvalidRequest (the live PDS stores anything
 //     and the video fails later; the simulator refuses where a test can see it).
+//   - An account with Behavior.BarePDS is on a self-hosted PDS with neither AppView nor video
+//     service, as the reference PDS (@atproto/pds) runs without PDS_BSKY_APP_VIEW_URL: every
+//     app.bsky.* call its token makes (getProfile, getPosts, the video methods) answers 400
+//     InvalidRequest "No service configured for <method>" (packages/pds/src/pipethrough.ts),
+//     and uploadBlob takes at most Options.BarePDSBlobLimit, 5 MiB as PDS_BLOB_UPLOAD_LIMIT's
+//     default (packages/pds/src/config/config.ts), answering a larger one 413 PayloadTooLarge
+//     "request entity too large", as its XRPC server does (packages/xrpc-server/src/util.ts).
 //   - createRecord validates app.bsky.feed.post as the lexicon says (text ≤ 300 graphemes and
 //     ≤ 3000 UTF-8 bytes, createdAt a datetime, ≤ 3 langs, facets with byteSlice ≥ 0 and
 //     tag/link/mention features, tag ≤ 64 graphemes / 640 bytes) and the video embed (video/mp4
@@ -135,6 +142,9 @@ type Options struct {
 	// NoVideoService makes app.bsky.video.* unknown methods (501), as on a network without a
 	// video service.
 	NoVideoService bool
+	// BarePDSBlobLimit is the largest blob uploadBlob takes from an account whose PDS is bare
+	// (0: 5 MiB, the reference PDS's default PDS_BLOB_UPLOAD_LIMIT).
+	BarePDSBlobLimit int64
 }
 
 // Profile is what the simulator knows of an account beyond its ID.
@@ -293,6 +303,9 @@ func NewSim(cfg sim.Config, opts Options) *Sim {
 	if opts.VideoBytesPerDay <= 0 {
 		opts.VideoBytesPerDay = 10_000_000_000
 	}
+	if opts.BarePDSBlobLimit <= 0 {
+		opts.BarePDSBlobLimit = 5 << 20
+	}
 	host := ""
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		host = u.Host
@@ -350,6 +363,12 @@ func (b *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"app.bsky.video.uploadVideo":        {http.MethodPost, b.uploadVideo, true},
 		"app.bsky.video.getJobStatus":       {http.MethodGet, b.getJobStatus, true},
 	}
+	if strings.HasPrefix(nsid, "app.bsky.") && b.barePDS(r) {
+		// What the reference PDS answers a method it would proxy to a service it has none of
+		// (packages/pds/src/pipethrough.ts, github.com/bluesky-social/atproto).
+		bskyError(w, http.StatusBadRequest, "InvalidRequest", "No service configured for "+nsid)
+		return
+	}
 	rt, ok := routes[nsid]
 	if !ok || (rt.video && b.opts.NoVideoService) {
 		bskyError(w, http.StatusNotImplemented, "MethodNotImplemented", "Method Not Implemented")
@@ -360,6 +379,30 @@ func (b *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.h(w, r)
+}
+
+// barePDS reports whether a request's token, an access or a service token that is valid and
+// not expired, is an account's whose PDS is bare (Behavior.BarePDS). Any other request goes to
+// its method, which answers a missing or bad token as the PDS does before anything else.
+func (b *Sim) barePDS(r *http.Request) bool {
+	token, ok := bearer(r)
+	if !ok {
+		return false
+	}
+	keys, err := b.tokenKeys(r.Context())
+	if err != nil {
+		return false
+	}
+	c, expired, ok := keys.parse(token, b.cfg.Now())
+	if !ok || expired {
+		return false
+	}
+	did := c.Sub
+	if did == "" {
+		did = c.Iss
+	}
+	acc, ok := b.resolve(r.Context(), keys, c, did)
+	return ok && acc.Behavior.BarePDS
 }
 
 // bskyError writes an XRPC error.
@@ -1230,11 +1273,15 @@ func (b *Sim) uploadBlob(w http.ResponseWriter, r *http.Request) {
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "Content-Type is required")
 		return
 	}
-	if r.ContentLength > b.opts.MaxVideoBytes {
+	limit := b.opts.MaxVideoBytes
+	if acc.Behavior.BarePDS {
+		limit = b.opts.BarePDSBlobLimit
+	}
+	if r.ContentLength > limit {
 		bskyError(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request entity too large")
 		return
 	}
-	_, size, sha, tooLarge, err := receive(r, b.opts.MaxVideoBytes, false)
+	_, size, sha, tooLarge, err := receive(r, limit, false)
 	switch {
 	case err != nil || (r.ContentLength >= 0 && size != r.ContentLength):
 		bskyError(w, http.StatusBadRequest, "InvalidRequest", "the upload was interrupted")
