@@ -156,4 +156,3 @@ func CheckJob() *river.PeriodicJob {
 		func() (river.JobArgs, *river.InsertOpts) { return CheckArgs{}, nil },
 		&river.PeriodicJobOpts{ID: "check_channels"})
 }
-

@@ -32,8 +32,9 @@ type Check struct {
 	Detail string
 	// Fix says what to do about a failed check ("" otherwise).
 	Fix string
-	// Category classifies a failure as errors are (auth_expired, upstream_unavailable, ...):
-	// an auth_expired token check marks the channel reauth_required, as a refused publish does.
+	// Category classifies a failure that came from an error as errors are (auth_expired,
+	// upstream_unavailable, ...): an auth_expired token check marks the channel
+	// reauth_required, as a refused publish does. "" for a failure the platform's answer shows.
 	Category string
 }
 
@@ -99,7 +100,9 @@ func ScopeCheck(granted []string, need [][2]string) Check {
 		}
 	}
 	if len(missing) > 0 {
-		return Check{Name: CheckScopes, Status: CheckFailed, Category: CategoryAuthExpired,
+		// No category: a missing scope for figures does not stop publishing, so it must not mark
+		// the channel reauth_required; reconnecting is still the fix.
+		return Check{Name: CheckScopes, Status: CheckFailed,
 			Detail: "the token lacks " + strings.Join(missing, ", "),
 			Fix:    "reconnect the channel and grant every permission reelay asks for"}
 	}
