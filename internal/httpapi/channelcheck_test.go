@@ -1,11 +1,15 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/store"
 )
 
 // checkLines are the lines of a check answer, by name, and their order.
@@ -74,6 +78,60 @@ func TestChannelCheckRefusedToken(t *testing.T) {
 					t.Errorf("another account's channel: %d %s", r.Code, r.Body)
 				}
 			})
+		}
+	})
+}
+
+// TestChannelCheckJob: the periodic check asks about every channel not checked for a day; a
+// channel whose platform refuses its token is marked reauth_required and announced once, and
+// neither the next run nor a check through the API announces it again. A healthy channel
+// sends nothing.
+func TestChannelCheckJob(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		rc := newReceiver(t, always(http.StatusNoContent))
+		e.webhook(e.a, rc.URL, store.EventChannelReauthRequired, store.EventChannelCheckFailed)
+		e.sandboxChannel(e.a, "tiktok", nil)
+		expired, _ := e.sandboxChannel(e.a, "telegram", map[string]any{"fail": "auth"})
+		run := func() {
+			t.Helper()
+			err := e.st.InTx(ctx, func(tx *store.Tx) error {
+				_, err := e.app.Queue.InsertTx(ctx, tx, connect.CheckArgs{}, nil)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		run()
+		ev := rc.wait(t, store.EventChannelReauthRequired, 1, 15*time.Second)[0]
+		if ev.Data["id"] != expired || ev.Data["status"] != "reauth_required" {
+			t.Errorf("channel.reauth_required: %s", ev.Body)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			due, err := e.st.ChannelsDueForCheck(ctx, time.Now().Add(-connect.CheckEvery), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(due) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d channels still unchecked after the job", len(due))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		run()
+		if r := e.do(req{Method: "POST", Path: "/api/v1/channels/" + expired + "/check", Key: e.a.Key}); r.Code != http.StatusOK || r.JSON["ok"] != false {
+			t.Errorf("check of a reauth_required channel: %d %s", r.Code, r.Body)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if n := len(rc.wait(t, store.EventChannelReauthRequired, 1, time.Second)); n != 1 {
+			t.Errorf("channel.reauth_required announced %d times", n)
+		}
+		if n := len(rc.wait(t, store.EventChannelCheckFailed, 0, 100*time.Millisecond)); n != 0 {
+			t.Errorf("channel.check_failed announced %d times for channels that failed only their token", n)
 		}
 	})
 }
