@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
+	"github.com/reelay/reelay/internal/publish"
+	"github.com/reelay/reelay/internal/secret"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -132,6 +136,68 @@ func TestChannelCheckJob(t *testing.T) {
 		}
 		if n := len(rc.wait(t, store.EventChannelCheckFailed, 0, 100*time.Millisecond)); n != 0 {
 			t.Errorf("channel.check_failed announced %d times for channels that failed only their token", n)
+		}
+	})
+}
+
+// TestChannelCheckRenewsToken: an OAuth channel whose token is about to expire is renewed
+// before its platform is asked; once its access token has expired and its refresh token is
+// revoked, the check fails the token line with the fix and marks the channel reauth_required.
+func TestChannelCheckRenewsToken(t *testing.T) {
+	eachApp(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		r := e.do(req{Method: "GET", Path: "/api/v1/channels/connect/tiktok?sandbox=true", Key: e.a.Key})
+		if code, page, _ := browse(t, r.JSON["url"].(string)); code != http.StatusOK {
+			t.Fatalf("consent: %d %s", code, page)
+		}
+		list := e.do(req{Method: "GET", Path: "/api/v1/channels", Key: e.a.Key}).JSON["channels"].([]any)
+		ch, err := e.st.GetChannel(ctx, e.a.AccountID, list[0].(map[string]any)["id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, _ := secret.NewBox(bytes.Repeat([]byte{4}, 32))
+		access := publish.ChannelAccess{Box: box}
+		_, creds, err := publish.ChannelAccess{Box: box, SimulatorsURL: e.cfg.PublicURL}.Open(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mint := sandboxtoken.Mint{Key: appSandboxKey, Platform: "tiktok"}
+		soon := time.Now().Add(5 * time.Minute)
+		creds["access_token"] = mint.Access(ch.ExternalAccountID, soon)
+		if err := e.st.SaveRefreshedCredentials(ctx, ch.ID, access.Seal(ch, creds), &soon); err != nil {
+			t.Fatal(err)
+		}
+		check := func() *resp {
+			t.Helper()
+			r := e.do(req{Method: "POST", Path: "/api/v1/channels/" + ch.ID + "/check", Key: e.a.Key})
+			if r.Code != http.StatusOK {
+				t.Fatalf("check: %d %s", r.Code, r.Body)
+			}
+			return r
+		}
+		if r := check(); r.JSON["ok"] != true {
+			t.Fatalf("check of a token due for renewal: %s", r.Body)
+		}
+		after, _ := e.st.GetChannel(ctx, e.a.AccountID, ch.ID)
+		_, renewed, _ := access.Open(after)
+		if renewed["access_token"] == creds["access_token"] || after.TokenExpiresAt == nil || !after.TokenExpiresAt.After(soon) {
+			t.Fatalf("the token due for renewal was not renewed (expires %v)", after.TokenExpiresAt)
+		}
+
+		// The access token has expired and the refresh token is revoked.
+		renewed["access_token"] = mint.Access(ch.ExternalAccountID, time.Now().Add(-time.Minute))
+		renewed["refresh_token"] = "revoked"
+		later := time.Now().Add(time.Hour)
+		if err := e.st.SaveRefreshedCredentials(ctx, ch.ID, access.Seal(after, renewed), &later); err != nil {
+			t.Fatal(err)
+		}
+		r = check()
+		lines, _ := checkLines(t, r)
+		if r.JSON["ok"] != false || lines["token"]["status"] != "failed" || !strings.Contains(lines["token"]["fix"].(string), "reconnect") {
+			t.Errorf("check of a revoked token: %s", r.Body)
+		}
+		if c, _ := e.st.GetChannel(ctx, e.a.AccountID, ch.ID); c.Status != "reauth_required" {
+			t.Errorf("channel status %q", c.Status)
 		}
 	})
 }
