@@ -66,6 +66,12 @@ func (c *Connector) check(ctx context.Context, ch store.Channel) ([]provider.Che
 			// reauth_required (channel.reauth_required announces it), and that is the line.
 			checks = replaceToken(checks, provider.Failed(provider.CheckToken, err, provider.ReconnectFix))
 		}
+		if len(checks) == 1 {
+			// Nothing else was asked: say so, so that every answer has the same lines.
+			for _, name := range []string{provider.CheckScopes, provider.CheckAPIVersion, provider.CheckPublish} {
+				checks = append(checks, provider.Skipped(name, "not asked: the token was not accepted"))
+			}
+		}
 	}
 	conclusive, failed := true, []store.CheckLine(nil)
 	for _, k := range checks {
@@ -134,7 +140,13 @@ func (w *CheckWorker) Work(ctx context.Context, _ *river.Job[CheckArgs]) error {
 	if err != nil {
 		return err
 	}
+	// A run ends before the next one is due, whatever the platforms' answering times: the
+	// channels it leaves are the longest unchecked of the next run.
+	stop := time.Now().Add(checkInterval - 30*time.Second)
 	for _, ch := range due {
+		if time.Now().After(stop) {
+			break
+		}
 		if _, ok := c.Checkers[ch.Platform]; !ok {
 			continue
 		}

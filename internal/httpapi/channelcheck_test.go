@@ -70,7 +70,10 @@ func TestChannelCheckRefusedToken(t *testing.T) {
 				if r.Code != http.StatusOK || r.JSON["ok"] != false {
 					t.Fatalf("check: %d %s", r.Code, r.Body)
 				}
-				lines, _ := checkLines(t, r)
+				lines, order := checkLines(t, r)
+				if strings.Join(order, ",") != "token,scopes,api_version,publish" {
+					t.Errorf("lines %v: %s", order, r.Body)
+				}
 				tok := lines["token"]
 				if tok["status"] != "failed" || !strings.Contains(tok["fix"].(string), "reconnect") {
 					t.Errorf("token line: %v", tok)
@@ -129,6 +132,8 @@ func TestChannelCheckJob(t *testing.T) {
 		run()
 		if r := e.do(req{Method: "POST", Path: "/api/v1/channels/" + expired + "/check", Key: e.a.Key}); r.Code != http.StatusOK || r.JSON["ok"] != false {
 			t.Errorf("check of a reauth_required channel: %d %s", r.Code, r.Body)
+		} else if _, order := checkLines(t, r); len(order) != 4 {
+			t.Errorf("check of a reauth_required channel answers %v", order)
 		}
 		time.Sleep(500 * time.Millisecond)
 		if n := len(rc.wait(t, store.EventChannelReauthRequired, 1, time.Second)); n != 1 {

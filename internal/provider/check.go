@@ -84,8 +84,11 @@ func CallChecks(err error, api string) (token, version Check) {
 			Failed(CheckAPIVersion, err, "update reelay, or set the platform's API version to one the platform still serves")
 	}
 	fix := ReconnectFix
-	if pe.Category != CategoryAuthExpired {
+	switch {
+	case pe.Transient:
 		fix = "try again later; if it persists, check the platform's status page"
+	case pe.Category != CategoryAuthExpired:
+		fix = "correct what the platform names, then check again"
 	}
 	return Failed(CheckToken, err, fix), Skipped(CheckAPIVersion, "not proven: the platform did not answer the call")
 }
