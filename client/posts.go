@@ -96,7 +96,8 @@ type DestinationResult struct {
 	Error string `json:"error"`
 	// ErrorCategory classifies a failure: auth_expired (the channel needs reconnecting),
 	// media_rejected, rate_limited, quota_exceeded, upstream_unavailable, invalid_options,
-	// internal.
+	// internal, api_version (the operator must choose another version of the platform's API),
+	// app_access (reelay's app on the platform lacks an access level).
 	ErrorCategory string `json:"error_category"`
 	// Message notes a published destination the platform has not finished with (TikTok's
 	// moderation, an inbox draft to complete in the app).

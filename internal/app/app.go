@@ -100,26 +100,30 @@ type App struct {
 	stop  []func()
 }
 
-// Providers returns the providers of the platforms reelay publishes to. userHosts makes the
-// requests of the platforms whose host a user names (a Mastodon instance, a Bluesky PDS): it
-// must refuse the server's own network. poll, when positive,
-// replaces every provider's first processing-poll interval (tests).
-func Providers(poll time.Duration, userHosts *http.Client) map[string]provider.Provider {
+// Providers returns the providers of the platforms reelay publishes to, set up by cfg (nil:
+// every platform's defaults). userHosts makes the requests of the platforms whose host a user
+// names (a Mastodon instance, a Bluesky PDS): it must refuse the server's own network. poll,
+// when positive, replaces every provider's first processing-poll interval (tests).
+func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) map[string]provider.Provider {
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	version := cfg.APIVersion
 	// One instance per platform per process: some keep what must not leave memory (Bluesky's
 	// sessions, Pinterest's and Reddit's upload policies, Telegram's and Discord's send tickets).
 	return map[string]provider.Provider{
 		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInitial: poll}),
-		platform.Instagram: instagram.New(instagram.Config{PollInitial: poll}),
+		platform.Instagram: instagram.New(instagram.Config{APIVersion: version(platform.Instagram), PollInitial: poll}),
 		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
-		platform.LinkedIn:  linkedin.New(linkedin.Config{PollInitial: poll}),
-		platform.Pinterest: pinterest.New(pinterest.Config{PollInitial: poll}),
+		platform.LinkedIn:  linkedin.New(linkedin.Config{APIVersion: version(platform.LinkedIn), PollInitial: poll}),
+		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, APIVersion: version(platform.Pinterest), PollInitial: poll}),
 		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
-		platform.Discord:   discord.New(discord.Config{}),
+		platform.Discord:   discord.New(discord.Config{APIVersion: version(platform.Discord)}),
 		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
-		platform.Threads:   threads.New(threads.Config{PollInitial: poll}),
-		platform.Facebook:  facebook.New(facebook.Config{PollInitial: poll}),
+		platform.Threads:   threads.New(threads.Config{APIVersion: version(platform.Threads), PollInitial: poll}),
+		platform.Facebook:  facebook.New(facebook.Config{APIVersion: version(platform.Facebook), PollInitial: poll}),
 	}
 }
 
@@ -196,9 +200,9 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 		Box: box, SandboxKey: sandboxtoken.Key(p.SecretKey), SimulatorsURL: simulators,
 		SandboxAPIPaths: map[string]string{},
 	}
-	for _, name := range platform.All {
-		if d, _ := registry.Describe(name); d.APIVersion != "" {
-			w.access.SandboxAPIPaths[name] = "/" + d.APIVersion
+	for _, d := range registry.Descriptions() {
+		if d.API.InPath {
+			w.access.SandboxAPIPaths[d.ID] = d.API.PathPrefix + "/" + cfg.APIVersion(d.ID)
 		}
 	}
 	allowHosts, err := media.ParseAllowList(cfg.AllowHosts)
@@ -214,7 +218,7 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	}
 	providerTransport := media.SafeTransport(policy)
 	provider.KeepConnections(providerTransport)
-	w.providers = Providers(p.PollInterval, &http.Client{Transport: providerTransport})
+	w.providers = Providers(cfg, p.PollInterval, &http.Client{Transport: providerTransport})
 	a.stop = append(a.stop, func() {
 		for _, prov := range w.providers {
 			if c, ok := prov.(provider.Closer); ok {

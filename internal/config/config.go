@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/pinterest"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/spf13/pflag"
 )
 
@@ -77,6 +80,13 @@ type Config struct {
 	// platform (--youtube-client-id, REELAY_YOUTUBE_CLIENT_ID, ...); a platform without one
 	// cannot be connected by consent, only with a pasted token pair or as a sandbox channel.
 	OAuthClients map[string]*OAuthClient
+	// APIVersions are the versions of the platforms' APIs the providers speak, by platform,
+	// for the platforms that version theirs (--linkedin-api-version, REELAY_LINKEDIN_API_VERSION,
+	// ...); each defaults to the version in the platform's description.
+	APIVersions map[string]*string
+	// PinterestAPIURL is Pinterest's API root: https://api-sandbox.pinterest.com for an app
+	// with Trial access, which may create Pins only there.
+	PinterestAPIURL string
 	// ConnectReturnURL is where the OAuth callback sends the browser after connecting a
 	// channel ("" answers a small page instead).
 	ConnectReturnURL string
@@ -252,6 +262,20 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MaxProjectsPerAccount, "max-projects-per-account", DefaultMaxProjectsPerAccount, "projects one account may hold (0 = no cap)")
 	fs.IntVar(&c.MaxChannelsPerAccount, "max-channels-per-account", DefaultMaxChannelsPerAccount, "connected channels one account may hold, across its projects (0 = no cap)")
 	fs.IntVar(&c.MaxWebhooksPerAccount, "max-webhooks-per-account", DefaultMaxWebhooksPerAccount, "webhooks one account may hold (0 = no cap)")
+	c.APIVersions = map[string]*string{}
+	for _, d := range registry.Descriptions() {
+		if d.API.Version == "" {
+			continue
+		}
+		v := new(string)
+		c.APIVersions[d.ID] = v
+		usage := fmt.Sprintf("version of %s's API reelay speaks (checked against %s on %s", d.Name, d.API.Source, d.API.Checked)
+		if d.API.Sunset != "" {
+			usage += "; " + d.API.Version + " is served until " + d.API.Sunset
+		}
+		fs.StringVar(v, d.VersionSetting(), d.API.Version, usage+")")
+	}
+	fs.StringVar(&c.PinterestAPIURL, "pinterest-api-url", pinterest.DefaultBaseURL, "Pinterest's API root; an app with Trial access creates Pins only on https://api-sandbox.pinterest.com")
 	c.OAuthClients = map[string]*OAuthClient{}
 	for _, p := range OAuthPlatforms {
 		cl := &OAuthClient{}
@@ -259,6 +283,16 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 		fs.StringVar(&cl.ID, p+"-client-id", "", "OAuth client id of reelay's app on "+p)
 		fs.StringVar(&cl.Secret, p+"-client-secret", "", "OAuth client secret of reelay's app on "+p)
 	}
+}
+
+// APIVersion is the version of the named platform's API the providers speak: its setting, or
+// the one in the platform's description.
+func (c *Config) APIVersion(name string) string {
+	if v := c.APIVersions[name]; v != nil && *v != "" {
+		return *v
+	}
+	d, _ := registry.Describe(name)
+	return d.API.Version
 }
 
 // EnvName is the environment variable of a flag.
@@ -316,6 +350,15 @@ func (c *Config) Finish() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("public URL %q must be an absolute http(s) URL", c.PublicURL)
 		}
+	}
+	for name, v := range c.APIVersions {
+		// The version goes into call paths (Graph API) or a header (LinkedIn-Version).
+		if *v != "" && (strings.TrimSpace(*v) != *v || strings.ContainsAny(*v, "/?#% \t\r\n")) {
+			return fmt.Errorf("%s %q: a version is one word, as the platform writes it", EnvName(name+"-api-version"), *v)
+		}
+	}
+	if c.PinterestAPIURL != "" && !platform.IsWebURL(c.PinterestAPIURL) {
+		return fmt.Errorf("%s %q must be an absolute http(s) URL", EnvName("pinterest-api-url"), c.PinterestAPIURL)
 	}
 	switch c.Role {
 	case RoleAll, RoleAPI, RoleWorker, "":

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/platform/facebook"
+	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/spf13/pflag"
 )
 
@@ -68,6 +70,8 @@ func TestInvalid(t *testing.T) {
 		"video relative": {"REELAY_VIDEO_URL": "queue.fal.run/fal-ai/x"},
 		"video key only": {"REELAY_VIDEO_API_KEY": "k"},
 		"ai wait":        {"REELAY_AI_WAIT": "-1s"},
+		"api version":    {"REELAY_INSTAGRAM_API_VERSION": "v26.0/../x"},
+		"pinterest url":  {"REELAY_PINTEREST_API_URL": "api-sandbox.pinterest.com"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parse(t, env); err == nil {
@@ -184,5 +188,24 @@ func TestRateLimitDefaults(t *testing.T) {
 		c.RateLimitAddressBurst != 100 || c.TrustedProxies != "" {
 		t.Errorf("defaults: account %v/%d (want 0/0, the key's), address %v/%d (want 5/100), proxies %q",
 			c.RateLimitAccountRPS, c.RateLimitAccountBurst, c.RateLimitAddressRPS, c.RateLimitAddressBurst, c.TrustedProxies)
+	}
+}
+
+func TestAPIVersions(t *testing.T) {
+	c, err := parse(t, map[string]string{"REELAY_LINKEDIN_API_VERSION": "202607"}, "--instagram-api-version", "v25.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"linkedin": "202607", "instagram": "v25.0",
+		"facebook": facebook.Description.API.Version, "threads": threads.Description.API.Version,
+	} {
+		if got := c.APIVersion(name); got != want {
+			t.Errorf("%s API version = %q, want %q", name, got, want)
+		}
+	}
+	// Only platforms that version their API have the setting.
+	if _, err := parse(t, nil, "--telegram-api-version", "9"); err == nil {
+		t.Error("--telegram-api-version accepted: Telegram's Bot API has no version reelay chooses")
 	}
 }

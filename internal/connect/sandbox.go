@@ -23,6 +23,15 @@ type SandboxBehavior struct {
 	FailRate     *float64 `json:"fail_rate,omitempty"`
 	// DailyQuotaUnits sets the YouTube simulator's daily quota of units (negative: none).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// AppAccess is the access level the simulated platform granted reelay's app, on the
+	// platforms that grade apps (SandboxAppAccess).
+	AppAccess string `json:"app_access,omitempty"`
+}
+
+// SandboxAppAccess are, by platform, the access levels of reelay's app a sandbox channel can
+// simulate, the default first.
+var SandboxAppAccess = map[string][]string{
+	platform.Pinterest: {"standard", "trial"},
 }
 
 // SandboxFailures are the values of SandboxBehavior.Fail.
@@ -44,6 +53,15 @@ func (b *SandboxBehavior) Check(platformName string, f *apierr.Fields) {
 		// Only YouTube counts a quota in units; the other simulators' limits are counts of
 		// posts or requests, as their platforms' are.
 		f.Add("sandbox_behavior.daily_quota_units", "applies to YouTube sandbox channels only")
+	}
+	if b.AppAccess != "" {
+		levels, graded := SandboxAppAccess[platformName]
+		switch {
+		case !graded:
+			f.Addf("sandbox_behavior.app_access", "applies to sandbox channels of %s only", gradedPlatforms())
+		case !slices.Contains(levels, b.AppAccess):
+			f.Addf("sandbox_behavior.app_access", "must be one of %s for %s", strings.Join(levels, ", "), registry.DisplayName(platformName))
+		}
 	}
 }
 
@@ -88,4 +106,15 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// gradedPlatforms names the platforms of SandboxAppAccess, in the order of platform.All.
+func gradedPlatforms() string {
+	var names []string
+	for _, p := range platform.All {
+		if _, ok := SandboxAppAccess[p]; ok {
+			names = append(names, registry.DisplayName(p))
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -489,5 +490,40 @@ func TestMissingVideoFailsAtOnce(t *testing.T) {
 	d := p["publish_results"].([]any)[0].(map[string]any)
 	if d["error_category"] != "internal" || !strings.Contains(d["error"].(string), "no longer stored") {
 		t.Errorf("destination: %v", d)
+	}
+}
+
+// A Pinterest app with Trial access may not create Pins in production: the destination fails
+// with app_access and says how to get out, and the channel is not marked for reauth, since no
+// reconnect gives the app Standard access.
+func TestPinterestTrialApp(t *testing.T) {
+	e := newAppEnv(t, store.SQLite)
+	for _, c := range []struct{ platform, level, field string }{
+		{"youtube", "trial", "applies to sandbox channels of Pinterest only"},
+		{"pinterest", "gold", "must be one of standard, trial"},
+	} {
+		r := e.do(req{Method: "POST", Path: "/api/v1/channels", Key: e.a.Key, Body: map[string]any{
+			"project_id": e.a.ProjectID, "platform": c.platform, "sandbox": true,
+			"sandbox_behavior": map[string]any{"app_access": c.level}}})
+		if r.Code != http.StatusBadRequest || !strings.Contains(string(r.Body), c.field) {
+			t.Errorf("%s app_access %q: %d %s", c.platform, c.level, r.Code, r.Body)
+		}
+	}
+
+	trial, account := e.sandboxChannel(e.a, "pinterest", map[string]any{"processing_ms": 0, "app_access": "trial"})
+	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: publishBody(e.a, ms, map[string]any{
+		"channel_ids": []string{trial},
+		"pinterest":   map[string]any{"board_id": pinterestsim.DefaultBoards(account)[0].ID}})})
+	p := e.waitPost(e.a, r.JSON["post_id"].(string), 20*time.Second, statusIs("failed"))
+	d := p["publish_results"].([]any)[0].(map[string]any)
+	if d["error_category"] != "app_access" || !strings.Contains(d["error"].(string), "REELAY_PINTEREST_API_URL=https://api-sandbox.pinterest.com") {
+		t.Errorf("trial app's destination: %v", d)
+	}
+	ch := e.do(req{Method: "GET", Path: "/api/v1/channels?projectId=" + e.a.ProjectID, Key: e.a.Key})
+	for _, x := range ch.JSON["channels"].([]any) {
+		if c := x.(map[string]any); c["id"] == trial && c["status"] != "active" {
+			t.Errorf("trial app's channel is %v, want active", c["status"])
+		}
 	}
 }

@@ -186,7 +186,7 @@ func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Accou
 	if err := json.Unmarshal([]byte(c.SandboxBehavior), &stored); err != nil {
 		return sim.Account{}, err
 	}
-	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, DailyQuotaUnits: stored.DailyQuotaUnits}
+	b := sim.Behavior{ProcessingMS: -1, Fail: stored.Fail, DailyQuotaUnits: stored.DailyQuotaUnits, AppAccess: stored.AppAccess}
 	if stored.ProcessingMS != nil {
 		b.ProcessingMS = *stored.ProcessingMS
 	}

@@ -17,9 +17,9 @@ type Description struct {
 	ID string
 	// Name is how people write the platform's name: "TikTok" for tiktok.
 	Name string
-	// APIVersion is the version of the platform's API the provider speaks, where the platform
-	// puts it in the paths of its calls (Meta's Graph API: "v26.0"); "" where it does not.
-	APIVersion string
+	// API is the version of the platform's API the provider speaks, where the platform
+	// versions its API (the zero value where it does not).
+	API APIVersion
 	// Capabilities are the platform's limits and abilities, shown as channel.capabilities.
 	Capabilities Capabilities
 	// RequiredCredentials are the fields of Capabilities.CredentialFields that connecting a
@@ -49,6 +49,34 @@ type Description struct {
 	// counts them in a way a TextLimit cannot say (Mastodon's text, with its content warning).
 	OwnTexts []string
 }
+
+// APIVersion is a version of a platform's API: the one the provider speaks, when it was last
+// compared with the platform's documentation, and until when the platform serves it. Versions
+// run out (LinkedIn serves each monthly version for about a year, Meta each Graph API version
+// for about two), so the day it was checked and its sunset are kept beside it, and an operator
+// can choose another one without a new build (VersionSetting).
+type APIVersion struct {
+	// Version is written as the platform writes it: "v26.0" (a Graph API path segment),
+	// "202603" (LinkedIn-Version), "3.1.3" (the oldest Mastodon server reelay works with).
+	Version string
+	// InPath says Version is a segment of every call's path, after PathPrefix (Meta's Graph
+	// API: /v26.0/me; Discord: /api/v10/channels/…), so a sandbox channel's simulator URL
+	// carries both too.
+	InPath bool
+	// PathPrefix is what comes before the version in call paths ("/api" for Discord).
+	PathPrefix string
+	// Checked is the day (YYYY-MM-DD) Version was last compared with Source.
+	Checked string
+	// Sunset is the day (YYYY-MM-DD) the platform stops serving Version, where it has said
+	// ("" where it has not).
+	Sunset string
+	// Source is the platform's page that lists its versions and their sunsets.
+	Source string
+}
+
+// VersionSetting is the name of the setting that chooses another version of the platform's API
+// (--<platform>-api-version, REELAY_<PLATFORM>_API_VERSION).
+func (d Description) VersionSetting() string { return d.ID + "-api-version" }
 
 // TokenAccount is the account of credentials that are an access token, when the platform
 // cannot be asked: "token:" and a fingerprint of the token, which names it without revealing

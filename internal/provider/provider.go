@@ -169,6 +169,14 @@ const (
 	CategoryUpstreamUnavailable = "upstream_unavailable"
 	CategoryInvalidOptions      = "invalid_options"
 	CategoryInternal            = "internal"
+	// CategoryAPIVersion: the platform does not serve the version of its API that reelay
+	// speaks (retired, or never released); the operator sets another one
+	// (REELAY_<PLATFORM>_API_VERSION). No reconnect and no retry helps.
+	CategoryAPIVersion = "api_version"
+	// CategoryAppAccess: reelay's app on the platform lacks the access level the call needs
+	// (Pinterest's Trial access creates no Pins in production); the fix is the app's, on the
+	// platform's developer site, not the channel's, so the channel is not marked for reauth.
+	CategoryAppAccess = "app_access"
 )
 
 // Error is a platform failure, classified. Message is the platform's own words, readable.

@@ -14,6 +14,13 @@ import (
 var Description = platform.Description{
 	ID:   platform.Discord,
 	Name: "Discord",
+	API: platform.APIVersion{
+		// Calls go to https://discord.com/api/v{version}; v10 has been the stable version
+		// since April 30, 2022 (discord-api-docs discussion #4510), which decommissioned v6
+		// and v7. Discord publishes no sunset for v10.
+		Version: APIVersion, InPath: true, PathPrefix: "/api", Checked: "2026-11-28",
+		Source: "https://discord.com/developers/docs/reference#api-versioning",
+	},
 	Capabilities: platform.Capabilities{
 		// discord-api-docs: the default upload limit became 10 MiB for
 		// webhooks on 2025-01-16 (it was 8 MiB, then 25 MiB); boosted

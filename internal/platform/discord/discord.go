@@ -29,6 +29,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,9 +47,16 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-// DefaultBaseURL is the Discord API root that bot requests go to. Webhook requests go to the
-// webhook URL as the user gave it.
-const DefaultBaseURL = "https://discord.com/api/v10"
+// DefaultBaseURL is the Discord API root that bot requests go to, version included. Webhook
+// requests go to the webhook URL as the user gave it.
+const DefaultBaseURL = APIRoot + "/" + APIVersion
+
+// APIRoot is the root of Discord's API; bot calls go below it and the version
+// (Config.APIVersion).
+const APIRoot = "https://discord.com/api"
+
+// APIVersion is the version of Discord's API the provider speaks (Description.API).
+const APIVersion = "v10"
 
 // DefaultMaxVideoBytes is Discord's upload limit for a server without boosts (10 MiB since
 // January 2025); boosted servers allow 50 or 100 MiB.
@@ -59,8 +67,12 @@ const discordEpoch = 1420070400000
 
 // Config configures the provider. Zero fields take the defaults in their comments.
 type Config struct {
-	// BaseURL is the API root for bot requests (DefaultBaseURL); a destination's BaseURL wins.
+	// BaseURL is the API root for bot requests, version included (APIRoot and APIVersion); a
+	// destination's BaseURL wins.
 	BaseURL string
+	// APIVersion replaces APIVersion in the API root when BaseURL is empty
+	// (REELAY_DISCORD_API_VERSION).
+	APIVersion string
 	// MaxVideoBytes is the upload limit (DefaultMaxVideoBytes); set it for boosted servers.
 	MaxVideoBytes int64
 	// HTTPClient makes every request (provider.NewHTTPClient(0)).
@@ -94,7 +106,7 @@ var (
 
 // New returns a Discord provider.
 func New(cfg Config) *Provider {
-	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, APIRoot+"/"+cmp.Or(cfg.APIVersion, APIVersion))
 	cfg.MaxVideoBytes = provider.Positive(cfg.MaxVideoBytes, DefaultMaxVideoBytes)
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
 	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)

@@ -57,8 +57,18 @@ func newEnv(t *testing.T, s setup) (*providertest.Env, *discord.Provider) {
 }
 
 func hookCreds(env *providertest.Env) map[string]string {
-	return sandboxtoken.Credentials("discord", env.BaseURL, account, hookToken)
+	return sandboxtoken.Credentials("discord", apiBase(env), account, hookToken)
 }
+
+// dest is a destination on the simulator, whose bot calls go below /api/v10, as Discord's.
+func dest(env *providertest.Env, account string, creds map[string]string, v *providertest.Video, options string) *provider.Destination {
+	d := env.Destination(account, creds, v, options)
+	d.BaseURL = apiBase(env)
+	return d
+}
+
+// apiBase is the simulator's API root, as a sandbox channel's.
+func apiBase(env *providertest.Env) string { return env.BaseURL + "/api/" + discord.APIVersion }
 
 func botCreds() map[string]string {
 	return map[string]string{"bot_token": botToken, "channel_id": discordsim.ChannelID(account)}
@@ -135,7 +145,7 @@ func TestPublishWebhook(t *testing.T) {
 			var pl payloads
 			env, p := newEnv(t, setup{wrap: pl.wrap})
 			v := providertest.ShortVideo()
-			d := env.Destination(account, hookCreds(env), v, c.options)
+			d := dest(env, account, hookCreds(env), v, c.options)
 			d.Caption, d.Title = c.caption, c.title
 			outs, err := env.Run(p, d, 5)
 			if err != nil {
@@ -152,7 +162,7 @@ func TestPublishWebhook(t *testing.T) {
 			if out.Status != provider.StatusPublished || out.ExternalID != in.Published[0].ID || out.URL != link(out.ExternalID) || out.URL != in.Published[0].URL {
 				t.Fatalf("outcome %+v; want message %s at %s", out, in.Published[0].ID, link(in.Published[0].ID))
 			}
-			if got := env.Requests(http.MethodPost, "/api/webhooks/"+account+"/"+hookToken); len(got) != 1 || got[0].Query != "wait=true" {
+			if got := env.Requests(http.MethodPost, "/api/"+discord.APIVersion+"/webhooks/"+account+"/"+hookToken); len(got) != 1 || got[0].Query != "wait=true" {
 				t.Fatalf("execute requests %+v; want one with wait=true", got)
 			}
 			if strings.Contains(string(out.State), hookToken) {
@@ -178,7 +188,7 @@ func TestPublishBot(t *testing.T) {
 	var pl payloads
 	env, p := newEnv(t, setup{wrap: pl.wrap})
 	v := providertest.ShortVideo()
-	outs, err := env.Run(p, env.Destination(account, botCreds(), v, ""), 5)
+	outs, err := env.Run(p, dest(env, account, botCreds(), v, ""), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +232,7 @@ func TestFaults(t *testing.T) {
 			if c.bot {
 				creds = botCreds()
 			}
-			_, err := env.Run(p, env.Destination(account, creds, providertest.ShortVideo(), ""), 5)
+			_, err := env.Run(p, dest(env, account, creds, providertest.ShortVideo(), ""), 5)
 			pe := providertest.WantError(t, err, c.category, c.transient, c.text)
 			if pe.RetryAfter != c.retry {
 				t.Fatalf("RetryAfter %v; want %v", pe.RetryAfter, c.retry)
@@ -272,7 +282,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 					creds = botCreds()
 				}
 				v := providertest.ShortVideo()
-				outs, err := env.RunRetrying(p, env.Destination(account, creds, v, ""), 60)
+				outs, err := env.RunRetrying(p, dest(env, account, creds, v, ""), 60)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -305,7 +315,7 @@ func TestSendFailureSentAgain(t *testing.T) {
 			if bot {
 				creds = botCreds()
 			}
-			d := env.Destination(account, creds, providertest.ShortVideo(), "")
+			d := dest(env, account, creds, providertest.ShortVideo(), "")
 			if _, err := providertest.Step(context.Background(), p, d); err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +343,7 @@ func TestSendFailureSentAgain(t *testing.T) {
 func TestWebhookCrashWhileArmed(t *testing.T) {
 	t.Parallel()
 	env, p := newEnv(t, setup{})
-	d := env.Destination(account, hookCreds(env), providertest.ShortVideo(), "")
+	d := dest(env, account, hookCreds(env), providertest.ShortVideo(), "")
 	if _, err := providertest.Step(context.Background(), p, d); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +385,7 @@ func TestAnswerLost(t *testing.T) {
 	t.Run("webhook", func(t *testing.T) {
 		t.Parallel()
 		env, p := newEnv(t, setup{wrap: loseFirstAnswer})
-		d := env.Destination(account, hookCreds(env), providertest.ShortVideo(), "")
+		d := dest(env, account, hookCreds(env), providertest.ShortVideo(), "")
 		_, err := env.RunRetrying(p, d, 10)
 		providertest.WantError(t, err, provider.CategoryInternal, false, "not known whether the video was posted")
 		_, err = p.Step(context.Background(), d)
@@ -387,7 +397,7 @@ func TestAnswerLost(t *testing.T) {
 	t.Run("bot finds its message", func(t *testing.T) {
 		t.Parallel()
 		env, p := newEnv(t, setup{wrap: loseFirstAnswer})
-		d := env.Destination(account, botCreds(), providertest.ShortVideo(), "")
+		d := dest(env, account, botCreds(), providertest.ShortVideo(), "")
 		if _, err := providertest.Step(context.Background(), p, d); err != nil {
 			t.Fatal(err)
 		}
@@ -421,7 +431,7 @@ func TestAnswerLost(t *testing.T) {
 func TestBotCrashBeforeSend(t *testing.T) {
 	t.Parallel()
 	env, p := newEnv(t, setup{})
-	d := env.Destination(account, botCreds(), providertest.ShortVideo(), "")
+	d := dest(env, account, botCreds(), providertest.ShortVideo(), "")
 	if _, err := providertest.Step(context.Background(), p, d); err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +456,7 @@ func TestVideoReadFailsMidUpload(t *testing.T) {
 	t.Parallel()
 	env, p := newEnv(t, setup{})
 	v := providertest.ShortVideo()
-	d := env.Destination(account, hookCreds(env), v, "")
+	d := dest(env, account, hookCreds(env), v, "")
 	open := d.Video.Open
 	var failed atomic.Bool
 	d.Video.Open = func(ctx context.Context, off int64) (io.ReadCloser, error) {
@@ -504,7 +514,7 @@ func TestBadOptions(t *testing.T) {
 			if creds == nil {
 				creds = hookCreds(env)
 			}
-			_, err := env.Run(p, env.Destination(account, creds, v, c.options), 5)
+			_, err := env.Run(p, dest(env, account, creds, v, c.options), 5)
 			providertest.WantError(t, err, c.category, false, c.text)
 			if got := len(env.Requests("", "")) > 0; got != c.requests {
 				t.Fatalf("requests made = %v; want %v", got, c.requests)
@@ -526,7 +536,7 @@ func TestIdentify(t *testing.T) {
 	if want := (provider.Identity{ExternalID: "webhook:" + account, Name: "Reelay hook", Username: "webhook " + account}); id != want {
 		t.Fatalf("identity %+v; want %+v", id, want)
 	}
-	id, err = p.Identify(context.Background(), env.BaseURL, botCreds())
+	id, err = p.Identify(context.Background(), apiBase(env), botCreds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +546,7 @@ func TestIdentify(t *testing.T) {
 	bad := map[string]string{"webhook_url": env.BaseURL + "/api/webhooks/" + account + "/not-the-token"}
 	_, err = p.Identify(context.Background(), env.BaseURL, bad)
 	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "Invalid Webhook Token")
-	_, err = p.Identify(context.Background(), env.BaseURL, map[string]string{"bot_token": "nope", "channel_id": "1"})
+	_, err = p.Identify(context.Background(), apiBase(env), map[string]string{"bot_token": "nope", "channel_id": "1"})
 	providertest.WantError(t, err, provider.CategoryAuthExpired, false, "401: Unauthorized")
 }
 
@@ -568,7 +578,7 @@ func TestOptions(t *testing.T) {
 		got.Target.MaxVideoBytes != discord.DefaultMaxVideoBytes {
 		t.Fatalf("options %s", raw)
 	}
-	opts, err = p.Options(context.Background(), env.BaseURL, botCreds())
+	opts, err = p.Options(context.Background(), apiBase(env), botCreds())
 	if err != nil || opts["target"].(map[string]any)["channel_name"] != "sandbox-videos" {
 		t.Fatalf("bot options %v, %v", opts, err)
 	}

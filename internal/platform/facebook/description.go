@@ -6,9 +6,13 @@ import "github.com/reelay/reelay/internal/platform"
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:         platform.Facebook,
-	Name:       "Facebook",
-	APIVersion: APIVersion,
+	ID:   platform.Facebook,
+	Name: "Facebook",
+	API: platform.APIVersion{
+		// v26.0 was introduced on July 29, 2026; its "Available until" is still TBD.
+		Version: APIVersion, InPath: true, Checked: "2026-11-28",
+		Source: "https://developers.facebook.com/docs/graph-api/changelog/versions/",
+	},
 	Capabilities: platform.Capabilities{
 		// Reels: 1 GB or 2 GB depending on the source; the stricter is kept.
 		MaxVideoBytes:      1 * platform.GB,

@@ -54,7 +54,10 @@ import (
 const APIVersion = "v26.0"
 
 // DefaultBaseURL is the Graph API root, version included.
-const DefaultBaseURL = "https://graph.facebook.com/" + APIVersion
+const DefaultBaseURL = APIHost + "/" + APIVersion
+
+// APIHost is the API's host; calls go below it and the version (Config.APIVersion).
+const APIHost = "https://graph.facebook.com"
 
 // UploadHost is the host of the upload URLs Meta hands out. The Page token goes to an upload
 // URL only on this host or on the API's own host (a simulator).
@@ -68,6 +71,9 @@ func ReelURL(videoID string) string { return "https://www.facebook.com/reel/" + 
 
 // Config configures the provider. The zero value is usable.
 type Config struct {
+	// APIVersion replaces APIVersion in the API root when BaseURL is empty
+	// (REELAY_FACEBOOK_API_VERSION).
+	APIVersion string
 	// BaseURL is the Graph API root including the version segment (DefaultBaseURL when
 	// empty). A destination's BaseURL, when set, overrides it (sandbox channels, tests).
 	BaseURL string
@@ -102,7 +108,7 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, APIHost+"/"+cmp.Or(cfg.APIVersion, APIVersion))
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
 	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
 	cfg.Now = provider.Clock(cfg.Now)

@@ -58,13 +58,19 @@ import (
 const APIVersion = "v26.0"
 
 // DefaultBaseURL is the Graph API root for Instagram API with Facebook Login, version included.
-const DefaultBaseURL = "https://graph.facebook.com/" + APIVersion
+const DefaultBaseURL = APIHost + "/" + APIVersion
+
+// APIHost is the API's host; calls go below it and the version (Config.APIVersion).
+const APIHost = "https://graph.facebook.com"
 
 // Platform is the provider's platform identifier.
 const Platform = "instagram"
 
 // Config configures the provider. The zero value is usable.
 type Config struct {
+	// APIVersion replaces APIVersion in the API root when BaseURL is empty
+	// (REELAY_INSTAGRAM_API_VERSION).
+	APIVersion string
 	// BaseURL is the Graph API root including the version segment (DefaultBaseURL when empty).
 	// A destination's BaseURL, when set, overrides it (sandbox channels, tests).
 	BaseURL string
@@ -99,7 +105,7 @@ type Provider struct {
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, APIHost+"/"+cmp.Or(cfg.APIVersion, APIVersion))
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 60*time.Second)
 	cfg.Now = provider.Clock(cfg.Now)
 	cfg.PollInitial = provider.Positive(cfg.PollInitial, 100*time.Millisecond)

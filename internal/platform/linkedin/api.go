@@ -102,8 +102,10 @@ func (p *Provider) classify(err error) *provider.Error {
 		// author. Connecting the channel again with the right scopes is the way out.
 		return provider.Permanent(provider.CategoryAuthExpired, ae.HTTP, "%s", msg)
 	case ae.HTTP == http.StatusUpgradeRequired || ae.Code == "NONEXISTENT_VERSION" || ae.Code == "VERSION_MISSING":
-		return provider.Permanent(provider.CategoryInternal, ae.HTTP,
-			"%s; reelay's LinkedIn-Version must be one LinkedIn still serves (set linkedin.Config.Version)", msg)
+		return provider.Permanent(provider.CategoryAPIVersion, ae.HTTP,
+			"%s; LinkedIn does not serve LinkedIn-Version %s: set REELAY_LINKEDIN_API_VERSION to a version "+
+				"LinkedIn lists as active (https://learn.microsoft.com/en-us/linkedin/marketing/versioning)",
+			msg, p.cfg.APIVersion)
 	case ae.HTTP == http.StatusTooManyRequests:
 		if strings.Contains(ae.Message, "DAY limit") {
 			// A daily budget (the member's posts per day, or the application's calls per day)
@@ -153,7 +155,7 @@ func (c client) do(ctx context.Context, method, path string, body, out any, vers
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if versioned {
-		req.Header.Set("LinkedIn-Version", c.p.version())
+		req.Header.Set("LinkedIn-Version", c.p.cfg.APIVersion)
 		req.Header.Set("X-Restli-Protocol-Version", "2.0.0")
 	}
 	resp, err := c.p.cfg.HTTPClient.Do(req)

@@ -33,7 +33,7 @@ func audienceEnv(t *testing.T) (*providertest.Env, *linkedinsim.Sim, *Provider) 
 		s = linkedinsim.NewSim(c, linkedinsim.Options{})
 		return s
 	}, providertest.Options{})
-	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
+	return e, s, New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: testVersion, Repeat: provider.Repeat{Delay: time.Millisecond}})
 }
 
 // publishPost publishes a post as the member and returns it as the simulator knows it.
@@ -133,7 +133,7 @@ func TestMetricsOfLaterVersionsAndOldPosts(t *testing.T) {
 
 	// From 202605 metricType is a string, not an object.
 	e.Clock.Advance(100 * 24 * time.Hour)
-	later := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202605"})
+	later := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: "202605"})
 	got, err := later.Metrics(context.Background(), channel(e, "tok"), []string{post.URN})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestMetricsOfLaterVersionsAndOldPosts(t *testing.T) {
 
 	// A year on, LinkedIn has no plays any more: views stay unknown, not zero.
 	e.Clock.Advance(300 * 24 * time.Hour)
-	got, err = p.Metrics(context.Background(), channel(e, "tok"), []string{post.URN})
+	got, err = later.Metrics(context.Background(), channel(e, "tok"), []string{post.URN})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,15 @@ import "github.com/reelay/reelay/internal/platform"
 var Description = platform.Description{
 	ID:   platform.LinkedIn,
 	Name: "LinkedIn",
+	API: platform.APIVersion{
+		// LinkedIn's Recent Marketing API Changes names "August 2026 - Version 202608
+		// (Latest)"; each version is "supported and stable for a minimum of one year before
+		// sunset" (versioning page), and its sunset date appears on the migrations page once
+		// LinkedIn sets it (202603's is March 16, 2027; 202608's is not listed yet). LinkedIn
+		// released no 202512.
+		Version: "202608", Checked: "2026-11-28",
+		Source: "https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations",
+	},
 	Capabilities: platform.Capabilities{
 		// Videos API: 200 MB to 500 MB depending on the documentation
 		// version; the stricter is kept.

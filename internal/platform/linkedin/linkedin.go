@@ -30,12 +30,13 @@
 // with a new initializeUpload: an unfinalized video can never be posted, so nothing is
 // published twice.
 //
-// Every /rest call carries LinkedIn-Version (Config.Version, by default the month two months
-// before now) and X-Restli-Protocol-Version: 2.0.0. Commentary is sent in little text format
+// Every /rest call carries LinkedIn-Version (Config.APIVersion, by default the month pinned in
+// Description.API) and X-Restli-Protocol-Version: 2.0.0. Commentary is sent in little text format
 // (see Little).
 package linkedin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,9 +73,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock (time.Now).
 	Now func() time.Time
-	// Version is the LinkedIn-Version header, YYYYMM (the month two months before Now: LinkedIn
-	// serves each monthly version for about a year).
-	Version string
+	// APIVersion is the LinkedIn-Version header, YYYYMM (Description.API.Version). It is a
+	// month LinkedIn released, pinned: computing one from the date fails in the months LinkedIn
+	// skipped (it released no 202512), and every call then answers 426.
+	APIVersion string
 	// StepBytes is how many bytes one Step uploads before it returns its State (0: one part).
 	StepBytes int64
 	// Repeat is how a call that failed transiently is made again within a Step (provider.Repeat's
@@ -108,6 +110,7 @@ var (
 // New returns a LinkedIn provider.
 func New(cfg Config) *Provider {
 	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.APIVersion = cmp.Or(cfg.APIVersion, Description.API.Version)
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
 	cfg.Now = provider.Clock(cfg.Now)
 	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
@@ -119,15 +122,6 @@ func New(cfg Config) *Provider {
 
 // Platform implements provider.Provider.
 func (p *Provider) Platform() string { return platform.LinkedIn }
-
-// version is the LinkedIn-Version header.
-func (p *Provider) version() string {
-	if p.cfg.Version != "" {
-		return p.cfg.Version
-	}
-	now := p.cfg.Now().UTC()
-	return time.Date(now.Year(), now.Month()-2, 1, 0, 0, 0, 0, time.UTC).Format("200601")
-}
 
 // Phases of State.
 const (

@@ -39,7 +39,7 @@ func env(t *testing.T, b sim.Behavior, opts linkedinsim.Options) (*providertest.
 		s = linkedinsim.NewSim(c, opts)
 		return s
 	}, providertest.Options{})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Delay: time.Millisecond}})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: testVersion, Repeat: provider.Repeat{Delay: time.Millisecond}})
 	return e, s, p
 }
 
@@ -129,7 +129,7 @@ func TestPublish(t *testing.T) {
 	}
 	for _, r := range e.Requests("", "") {
 		if strings.Contains(r.Path, "/rest/") &&
-			(r.Header.Get("LinkedIn-Version") != p.version() || r.Header.Get("X-Restli-Protocol-Version") != "2.0.0") {
+			(r.Header.Get("LinkedIn-Version") != p.cfg.APIVersion || r.Header.Get("X-Restli-Protocol-Version") != "2.0.0") {
 			t.Errorf("%s %s without LinkedIn's version headers: %v", r.Method, r.Path, r.Header)
 		}
 	}
@@ -226,13 +226,22 @@ func TestFaults(t *testing.T) {
 		_, err := e.Run(p, d, 40)
 		providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "DAY limit")
 	})
-	t.Run("inactive version", func(t *testing.T) {
-		t.Parallel()
-		e, _, _ := env(t, sim.Behavior{}, linkedinsim.Options{})
-		p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202301"})
-		_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 5)
-		providertest.WantError(t, err, provider.CategoryInternal, false, "Requested version 20230101 is not active")
-	})
+	for name, c := range map[string]struct{ version, want string }{
+		// Sunset a year after its month.
+		"sunset version": {"202301", "Requested version 20230101 is not active"},
+		// LinkedIn skipped December 2025: a version computed from the date was 202512 in
+		// February 2026, and every call failed.
+		"never released version": {"202512", "Requested version 20251201 is not active"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e, _, _ := env(t, sim.Behavior{}, linkedinsim.Options{})
+			p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: c.version})
+			_, err := e.Run(p, e.Destination(member, creds(), providertest.ShortVideo(), ""), 5)
+			providertest.WantError(t, err, provider.CategoryAPIVersion, false, c.want)
+			providertest.WantError(t, err, provider.CategoryAPIVersion, false, "REELAY_LINKEDIN_API_VERSION")
+		})
+	}
 }
 
 func TestFlakyPublishesOnce(t *testing.T) {
@@ -241,7 +250,7 @@ func TestFlakyPublishesOnce(t *testing.T) {
 	rnd := func() float64 { return float64(n.Add(1)*7919%100) / 100 } // about 40% of calls fail
 	e := providertest.NewEnv(t, "linkedin", accounts(sim.Behavior{Fail: sim.FailFlaky, FailRate: 0.4, ProcessingMS: 3000}),
 		linkedinsim.New, providertest.Options{Rand: rnd})
-	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Repeat: provider.Repeat{Tries: 1}})
+	p := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: testVersion, Repeat: provider.Repeat{Tries: 1}})
 	v := providertest.NewVideo(9<<20, 10*time.Second, 1080, 1920)
 	d := e.Destination(member, creds(), v, "")
 	outs, err := e.RunRetrying(p, d, 200)
@@ -501,22 +510,20 @@ func TestStateHoldsNoToken(t *testing.T) {
 	}
 }
 
-func TestDefaultVersion(t *testing.T) {
+// testVersion is the LinkedIn-Version the tests speak: the simulator's clock starts in March
+// 2026, when LinkedIn served 202503 to 202602.
+const testVersion = "202601"
+
+func TestVersionIsPinned(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		now  time.Time
-		want string
-	}{
-		{time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC), "202601"},
-		{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), "202511"},
-		{time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC), "202512"},
-	} {
-		p := New(Config{Now: func() time.Time { return c.now }})
-		if got := p.version(); got != c.want {
-			t.Errorf("version at %v = %s, want %s", c.now, got, c.want)
+	// The same version whatever the date: a month LinkedIn released, not one computed.
+	for _, now := range []time.Time{time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		p := New(Config{Now: func() time.Time { return now }})
+		if got := p.cfg.APIVersion; got != Description.API.Version {
+			t.Errorf("version at %v = %s, want the description's %s", now, got, Description.API.Version)
 		}
 	}
-	if got := New(Config{Version: "202509"}).version(); got != "202509" {
+	if got := New(Config{APIVersion: "202509"}).cfg.APIVersion; got != "202509" {
 		t.Errorf("configured version = %s", got)
 	}
 }

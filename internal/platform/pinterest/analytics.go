@@ -24,7 +24,7 @@ import (
 )
 
 // pathPinAnalytics is multi-Pin analytics; a Pin's own is pathPins/{pin_id}/analytics.
-const pathPinAnalytics = "/v5/pins/analytics"
+const pathPinAnalytics = "/pins/analytics"
 
 // maxAnalyticsPins is how many Pins one multi-Pin analytics call takes.
 const maxAnalyticsPins = 100

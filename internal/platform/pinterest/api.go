@@ -17,12 +17,12 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-// API paths (Pinterest API v5 reference), below the base URL.
+// API paths (Pinterest API v5 reference), below the base URL and the version (/v5).
 const (
-	pathUserAccount = "/v5/user_account"
-	pathBoards      = "/v5/boards"
-	pathMedia       = "/v5/media"
-	pathPins        = "/v5/pins"
+	pathUserAccount = "/user_account"
+	pathBoards      = "/boards"
+	pathMedia       = "/media"
+	pathPins        = "/pins"
 )
 
 // Pinterest's error codes the provider tells apart (Error schema examples of the v5 reference
@@ -71,9 +71,17 @@ func (e *apiError) publishError(other string) *provider.Error {
 		return provider.Transient(provider.CategoryRateLimited, e.HTTP, ra, "%s", msg)
 	case e.HTTP >= 500 || e.HTTP == http.StatusRequestTimeout:
 		return provider.Transient(provider.CategoryUpstreamUnavailable, e.HTTP, e.RetryAfter, "%s", msg)
+	case e.HTTP == http.StatusForbidden && e.Code == codeNotPermitted && strings.Contains(e.Message, "Trial access"):
+		// "Apps with Trial access may not create Pins in production": reelay's app, not the
+		// channel, lacks Standard access, so no reconnect helps. Pinterest's API Sandbox
+		// takes a Trial app's Pins, visible only to their creator
+		// (https://developers.pinterest.com/docs/key-concepts/access-tiers/).
+		return provider.Permanent(provider.CategoryAppAccess, e.HTTP,
+			"%s; reelay's Pinterest app has Trial access: apply for Standard access on developers.pinterest.com, "+
+				"or set REELAY_PINTEREST_API_URL=https://api-sandbox.pinterest.com to publish Pins only you can see", msg)
 	case e.HTTP == http.StatusForbidden && e.Code == codeNotPermitted:
-		// A token without pins:write/boards:write (or a Trial app's token against production):
-		// connecting the channel again with the scopes is the cure.
+		// A token without pins:write/boards:write: connecting the channel again with the
+		// scopes is the cure.
 		return provider.Permanent(provider.CategoryAuthExpired, e.HTTP,
 			"%s; the token lacks a scope Pinterest needs for this (boards:read, boards:write, pins:read, pins:write)", msg)
 	}
@@ -93,7 +101,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
 	defer cancel()
-	u := base + path
+	u := base + "/" + p.cfg.APIVersion + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -106,7 +114,7 @@ func (p *Provider) call(ctx context.Context, method, base, token, path string, q
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	what := "Pinterest: " + method + " " + path
+	what := "Pinterest: " + method + " /" + p.cfg.APIVersion + path
 	resp, raw, err := provider.Answer(p.cfg.HTTPClient, req, 4<<20, what)
 	if err != nil {
 		return err

@@ -8,12 +8,24 @@ import "github.com/reelay/reelay/internal/platform"
 var Description = platform.Description{
 	ID:   platform.Pinterest,
 	Name: "Pinterest",
+	API: platform.APIVersion{
+		// API v5 is the version Pinterest documents, whose reference the provider follows;
+		// Pinterest has announced neither a successor nor a sunset.
+		Version: "v5", Checked: "2026-11-28",
+		Source: "https://developers.pinterest.com/docs/api/v5/",
+	},
 	Capabilities: platform.Capabilities{
 		MaxVideoBytes:      2 * platform.GB,
 		MinDurationSeconds: 4,
 		MaxDurationSeconds: 15 * 60,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
-		AspectRatios:       []string{"2:3", "1:1", "9:16"},
+		// "Aspect ratio: Shorter than 1:2 (width:height), taller than 1.91:1. We recommend
+		// making your videos square (1:1) or vertical (2:3, 4:5 or 9:16)": any ratio in the
+		// range, the recommended ones only recommended
+		// (https://help.pinterest.com/en/business/article/pinterest-product-specs, standard
+		// width video Pins).
+		MinAspectRatio: 1.0 / 2,
+		MaxAspectRatio: 1.91,
 		Text: map[string]platform.TextLimit{
 			"title":       {Max: 100, Unit: platform.UnitUTF16},
 			"description": {Max: 500, Unit: platform.UnitUTF16},

@@ -20,6 +20,7 @@
 package pinterest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-// DefaultBaseURL is Pinterest's API host; paths start with /v5.
+// DefaultBaseURL is Pinterest's API host; paths start with the version (/v5).
 const DefaultBaseURL = "https://api.pinterest.com"
 
 // Pinterest's own limits of a video Pin (PinCreate schema; video specifications).
@@ -49,8 +50,12 @@ const (
 
 // Config configures the provider. Zero fields take the defaults in their comments.
 type Config struct {
-	// BaseURL is the API base (DefaultBaseURL); a destination's BaseURL wins over it.
+	// BaseURL is the API base (DefaultBaseURL; https://api-sandbox.pinterest.com for an app with
+	// Trial access); a destination's BaseURL wins over it.
 	BaseURL string
+	// APIVersion is the first segment of every call's path (Description.API.Version, v5;
+	// REELAY_PINTEREST_API_VERSION).
+	APIVersion string
 	// HTTPClient makes every request (a client without an overall timeout: the upload is
 	// large; contexts bound each API call).
 	HTTPClient *http.Client
@@ -102,6 +107,7 @@ var (
 // New returns a Pinterest provider.
 func New(cfg Config) *Provider {
 	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.APIVersion = cmp.Or(cfg.APIVersion, Description.API.Version)
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
 	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
 	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)

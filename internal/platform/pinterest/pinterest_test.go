@@ -34,6 +34,7 @@ func accounts() sim.StaticAccounts {
 		"tok-auth":        {ID: acct, Behavior: sim.Behavior{ProcessingMS: -1, Fail: sim.FailAuth}},
 		"tok-ratelimit":   {ID: acct, Behavior: sim.Behavior{ProcessingMS: -1, Fail: sim.FailRateLimit}},
 		"tok-flaky":       {ID: acct, Username: "reelaydemo", Behavior: sim.Behavior{ProcessingMS: -1, Fail: sim.FailFlaky, FailRate: 0.5}},
+		"tok-trial":       {ID: acct, Username: "reelaydemo", Behavior: sim.Behavior{ProcessingMS: -1, AppAccess: sim.AppAccessTrial}},
 	}
 }
 
@@ -231,6 +232,8 @@ func TestFaults(t *testing.T) {
 		{"tok-auth", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
 		{"tok-ratelimit", provider.CategoryRateLimited, "exceeded a rate limit", true, time.Second},
 		{"nobody", provider.CategoryAuthExpired, "Authentication failed.", false, 0},
+		// Not auth_expired: reconnecting cannot give reelay's app Standard access.
+		{"tok-trial", provider.CategoryAppAccess, "REELAY_PINTEREST_API_URL=https://api-sandbox.pinterest.com", false, 0},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			t.Parallel()

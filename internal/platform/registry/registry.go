@@ -50,6 +50,16 @@ func Describe(name string) (platform.Description, bool) {
 	return out, true
 }
 
+// Descriptions returns every platform's description, in the order of platform.All.
+func Descriptions() []platform.Description {
+	out := make([]platform.Description, 0, len(descriptions))
+	for _, d := range descriptions {
+		c, _ := Describe(d.ID)
+		out = append(out, c)
+	}
+	return out
+}
+
 // CapabilitiesOf returns the capabilities of the named platform, and false when the name is
 // not a platform. The result is a deep copy: callers may change it (to merge live limits, say)
 // without touching the registry.

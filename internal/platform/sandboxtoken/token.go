@@ -67,7 +67,9 @@ func Credentials(platform, baseURL, account, token string) map[string]string {
 	case "telegram":
 		return map[string]string{"bot_token": token, "chat_id": "@" + account}
 	case "discord":
-		return map[string]string{"webhook_url": baseURL + "/api/webhooks/" + account + "/" + token}
+		// baseURL is Discord's API root with its version (…/api/v10), below which webhooks are
+		// executed as well.
+		return map[string]string{"webhook_url": baseURL + "/webhooks/" + account + "/" + token}
 	case "mastodon":
 		return map[string]string{"instance_url": baseURL, "access_token": token}
 	default:

@@ -46,7 +46,16 @@ type Behavior struct {
 	// DailyQuotaUnits replaces the YouTube simulator's daily quota of units for this account
 	// (nil: the simulator's own, 10,000; negative: no quota).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
+	// AppAccess is the access level the platform granted reelay's app, where the platform
+	// grades apps and a low grade refuses what a channel asks: Pinterest's "trial" (Trial
+	// access creates no Pins in production). "" is the grade that refuses nothing.
+	AppAccess string `json:"app_access,omitempty"`
 }
+
+// App access levels (Behavior.AppAccess).
+const (
+	AppAccessTrial = "trial" // Pinterest
+)
 
 // Failure kinds.
 const (

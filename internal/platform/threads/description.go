@@ -6,9 +6,13 @@ import "github.com/reelay/reelay/internal/platform"
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:         platform.Threads,
-	Name:       "Threads",
-	APIVersion: APIVersion,
+	ID:   platform.Threads,
+	Name: "Threads",
+	API: platform.APIVersion{
+		// The Threads API has had one version; Meta announces no sunset for it.
+		Version: APIVersion, InPath: true, Checked: "2026-11-28",
+		Source: "https://developers.facebook.com/docs/threads/changelog",
+	},
 	Capabilities: platform.Capabilities{
 		MaxVideoBytes:      1 * platform.GB,
 		MaxDurationSeconds: 5 * 60,

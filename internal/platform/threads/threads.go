@@ -49,13 +49,19 @@ import (
 const APIVersion = "v1.0"
 
 // DefaultBaseURL is the Threads API root, version included.
-const DefaultBaseURL = "https://graph.threads.net/" + APIVersion
+const DefaultBaseURL = APIHost + "/" + APIVersion
+
+// APIHost is the API's host; calls go below it and the version (Config.APIVersion).
+const APIHost = "https://graph.threads.net"
 
 // Platform is the provider's platform identifier.
 const Platform = "threads"
 
 // Config configures the provider. The zero value is usable.
 type Config struct {
+	// APIVersion replaces APIVersion in the API root when BaseURL is empty
+	// (REELAY_THREADS_API_VERSION).
+	APIVersion string
 	// BaseURL is the API root including the version segment (DefaultBaseURL when empty). A
 	// destination's BaseURL, when set, overrides it (sandbox channels, tests).
 	BaseURL string
@@ -97,7 +103,7 @@ var (
 
 // New returns a provider.
 func New(cfg Config) *Provider {
-	cfg.BaseURL = cmp.Or(cfg.BaseURL, DefaultBaseURL)
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, APIHost+"/"+cmp.Or(cfg.APIVersion, APIVersion))
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 60*time.Second)
 	cfg.Now = provider.Clock(cfg.Now)
 	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)

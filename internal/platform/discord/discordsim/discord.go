@@ -9,7 +9,9 @@ package discordsim
 // limit (discord-api-docs, January 2025).
 //
 // What it reproduces:
-//   - paths with or without the /api and /api/v{N} prefixes: /webhooks/{id}/{token} (GET,
+//   - paths below /api, with or without a version (/api/v{N}), as Discord's API root is
+//     https://discord.com/api (its reference's "Base URL"); anything else is 404:
+//     /webhooks/{id}/{token} (GET,
 //     POST), /users/@me, /channels/{id}, /channels/{id}/messages (GET, POST) with
 //     "Authorization: Bot {token}";
 //   - a webhook's token resolved with Config.Accounts, and its id equal to that account's id
@@ -218,13 +220,15 @@ var dcVersion = regexp.MustCompile(`^v[0-9]+$`)
 
 func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(segs) > 0 && segs[0] == "api" {
-		segs = segs[1:]
+	notFound := dcErr{status: http.StatusNotFound, code: 0, msg: "404: Not Found"}
+	if len(segs) == 0 || segs[0] != "api" {
+		dcFail(w, notFound)
+		return
 	}
+	segs = segs[1:]
 	if len(segs) > 0 && dcVersion.MatchString(segs[0]) {
 		segs = segs[1:]
 	}
-	notFound := dcErr{status: http.StatusNotFound, code: 0, msg: "404: Not Found"}
 	switch {
 	case len(segs) == 3 && segs[0] == "webhooks":
 		acct, ok := s.cfg.Accounts.Resolve(r.Context(), segs[2])

@@ -142,9 +142,12 @@ func TestDiscordRefuses(t *testing.T) {
 		{name: "bad wait", path: hookPath + "?wait=maybe", parts: []dcPart{file}, status: 400, code: 50035, text: "BOOLEAN_TYPE_COERCE"},
 		{name: "file too large", path: hookPath, parts: []dcPart{{name: "files[0]", filename: "v.mp4", data: make([]byte, 1001)}}, opts: discordsim.Options{MaxUploadBytes: 1000}, status: 413, code: 40005},
 		{name: "form urlencoded", path: hookPath, ctype: "application/x-www-form-urlencoded", body: []byte("content=hi"), status: 400, code: 50035},
+		// Discord's API lives below /api: a path without it is nobody's.
+		{name: "webhook without /api", path: "/webhooks/" + dcAccount + "/" + dcHookToken + "?wait=true", parts: []dcPart{file}, status: 404, text: "404: Not Found"},
+		{name: "bot call without /api", method: http.MethodGet, path: "/v10/users/@me", auth: "Bot " + dcBotToken, status: 404, text: "404: Not Found"},
 		{name: "bot without auth", method: http.MethodGet, path: "/api/v10/users/@me", status: 401, text: "401: Unauthorized"},
 		{name: "bot in another channel", path: "/api/v10/channels/42/messages", auth: "Bot " + dcBotToken, parts: []dcPart{file}, status: 404, code: 10003},
-		{name: "nonce too long", path: "/channels/" + discordsim.ChannelID(dcAccount) + "/messages", auth: "Bot " + dcBotToken,
+		{name: "nonce too long", path: "/api/v10/channels/" + discordsim.ChannelID(dcAccount) + "/messages", auth: "Bot " + dcBotToken,
 			parts: []dcPart{{name: "payload_json", value: `{"content":"x","nonce":"` + strings.Repeat("n", 26) + `","enforce_nonce":true}`}}, status: 400, code: 50035, text: "nonce"},
 		{name: "history limit", method: http.MethodGet, path: "/api/v10/channels/" + discordsim.ChannelID(dcAccount) + "/messages?limit=101", auth: "Bot " + dcBotToken, status: 400, code: 50035},
 	} {

@@ -16,7 +16,9 @@ package linkedinsim
 //     2.0.0. A missing version answers 400 VERSION_MISSING; a version that is not active answers
 //     426 NONEXISTENT_VERSION "Requested version 20240901 is not active" (LinkedIn's words). A
 //     version is active from the month after its own for twelve months (on Config.Now): in April
-//     2026 LinkedIn served 202504 to 202603. A missing or other protocol version answers 400
+//     2026 LinkedIn served 202504 to 202603. The months LinkedIn never released are never
+//     active (neverReleased: the migrations page goes from 202511 to 202601). A missing or
+//     other protocol version answers 400
 //     (this simulator's wording). /v2/userinfo is unversioned and needs neither.
 //   - initializeUpload takes 75 KiB to 200 MB (the Videos API pages give 75 KB and 200 MB or
 //     500 MB depending on their version: the stricter of each) and answers one upload URL per
@@ -411,6 +413,12 @@ func linkedinFault(w http.ResponseWriter, fault string) bool {
 	return true
 }
 
+// neverReleased are the months in which LinkedIn released no version: a LinkedIn-Version
+// naming one answers 426 like a sunset one. Source: the version table of
+// https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations, which has no
+// 202512 between 202511 and 202601.
+var neverReleased = map[string]bool{"202512": true}
+
 var linkedinVersionRE = regexp.MustCompile(`^([0-9]{4})([0-9]{2})(?:\.([0-9]{2}))?$`)
 
 // checkVersion applies LinkedIn's versioning; it answers the refusal itself.
@@ -432,7 +440,7 @@ func (l *Sim) checkVersion(w http.ResponseWriter, v string) bool {
 		month, _ := strconv.Atoi(m[2])
 		now := l.cfg.Now().UTC()
 		age := (now.Year()-year)*12 + int(now.Month()) - month
-		if month >= 1 && month <= 12 && age >= 1 && age <= linkedinVersionMonths {
+		if month >= 1 && month <= 12 && age >= 1 && age <= linkedinVersionMonths && !neverReleased[m[1]+m[2]] {
 			return true
 		}
 	}

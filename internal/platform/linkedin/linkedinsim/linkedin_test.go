@@ -214,6 +214,7 @@ func TestLinkedInVersionsAndAuth(t *testing.T) {
 		{"no version", map[string]string{"LinkedIn-Version": ""}, 400, map[string]any{"code": "VERSION_MISSING"}},
 		{"sunset version", map[string]string{"LinkedIn-Version": "202501"}, 426, map[string]any{"code": "NONEXISTENT_VERSION", "message": "Requested version 20250101 is not active"}},
 		{"future version", map[string]string{"LinkedIn-Version": "202603"}, 426, map[string]any{"code": "NONEXISTENT_VERSION"}},
+		{"never released version", map[string]string{"LinkedIn-Version": "202512"}, 426, map[string]any{"code": "NONEXISTENT_VERSION", "message": "Requested version 20251201 is not active"}},
 		{"malformed version", map[string]string{"LinkedIn-Version": "2026-01"}, 426, map[string]any{"code": "NONEXISTENT_VERSION"}},
 		{"oldest active", map[string]string{"LinkedIn-Version": "202503"}, 200, nil},
 		{"patch version", map[string]string{"LinkedIn-Version": "202602.01"}, 200, nil},

@@ -56,6 +56,11 @@ package pinterestsim
 //     counted by each process serving the simulator.
 //   - Published records Text as the Pin's title and description, separated by a blank line.
 //
+// A Trial app (Behavior.AppAccess "trial") may not create Pins: this simulator is Pinterest's
+// production API, and POST /v5/pins answers 403 code 29 naming the API Sandbox
+// (https://developers.pinterest.com/docs/key-concepts/access-tiers/,
+// https://developers.pinterest.com/docs/developer-tools/sandbox/).
+//
 // Not reproduced: image and carousel Pins, board sections (board_section_id is refused),
 // Business Access (ad_account_id), Trial access's daily caps. Pin analytics are in
 // audience.go.
@@ -997,6 +1002,14 @@ func pinterestDigits(s string) bool {
 func (p *Sim) createPin(w http.ResponseWriter, r *http.Request, acc sim.Account) {
 	var req pinterestPinRequest
 	if !decodePinterestJSON(w, r, &req) {
+		return
+	}
+	if acc.Behavior.AppAccess == sim.AppAccessTrial {
+		// Pinterest's words to a Trial app on api.pinterest.com (code 29, as reported in
+		// gitroomhq/postiz-app#1084); the access tiers page says Trial Pins are "visible only
+		// to creator" and the Sandbox page lists Create Pin for Trial apps.
+		pinterestError(w, http.StatusForbidden, 29, "Apps with Trial access may not create Pins in production "+
+			"https://api.pinterest.com - use API Sandbox https://api-sandbox.pinterest.com instead.")
 		return
 	}
 	bad := func(msg string) { pinterestError(w, http.StatusBadRequest, 1, "Invalid parameters: "+msg) }

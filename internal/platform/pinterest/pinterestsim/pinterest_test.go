@@ -34,6 +34,7 @@ func newPinEnv(t *testing.T, opts pinterestsim.Options) *pinEnv {
 		"tok-auth":    {ID: pinAcct, Behavior: sim.Behavior{ProcessingMS: -1, Fail: sim.FailAuth}},
 		"tok-limited": {ID: pinAcct, Behavior: sim.Behavior{ProcessingMS: -1, Fail: sim.FailRateLimit}},
 		"tok-other":   {ID: "someone_else", Behavior: sim.Behavior{ProcessingMS: -1}},
+		"tok-trial":   {ID: pinAcct, Behavior: sim.Behavior{ProcessingMS: -1, AppAccess: sim.AppAccessTrial}},
 	}
 	e.Env = providertest.NewEnv(t, "pinterest", accts, func(c sim.Config) http.Handler {
 		e.sim = pinterestsim.NewSim(c, opts)
@@ -383,6 +384,9 @@ func TestPinterestSimPinStrict(t *testing.T) {
 	} {
 		e.call(t, http.MethodPost, "/v5/pins", "tok", pin(c.mut)).wantError(t, c.status, c.code, c.text)
 	}
+	// A valid Pin from a Trial app: production refuses it.
+	e.call(t, http.MethodPost, "/v5/pins", "tok-trial", pin(func(_, _ map[string]any) {})).
+		wantError(t, 403, 29, "Apps with Trial access may not create Pins in production")
 	if n := len(e.sim.Pins(pinAcct)); n != 0 {
 		t.Fatalf("%d pins from refused requests", n)
 	}

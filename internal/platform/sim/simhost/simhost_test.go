@@ -12,13 +12,11 @@ import (
 	"github.com/reelay/reelay/internal/app"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
-	"github.com/reelay/reelay/internal/platform/facebook"
-	"github.com/reelay/reelay/internal/platform/instagram"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/platform/sim"
 	"github.com/reelay/reelay/internal/platform/sim/simhost"
 	"github.com/reelay/reelay/internal/platform/sim/simset"
-	"github.com/reelay/reelay/internal/platform/threads"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/secret"
 )
@@ -55,10 +53,14 @@ func newHost(t *testing.T, introspectKey string) *httptest.Server {
 // expired.
 func TestHostResolvesTheServersTokens(t *testing.T) {
 	srv := newHost(t, "")
-	providers := app.Providers(20*time.Millisecond, srv.Client())
+	providers := app.Providers(nil, 20*time.Millisecond, srv.Client())
 	// What follows a simulator's mount point in its API base URL, as the server has it.
-	apiPaths := map[string]string{platform.Instagram: "/" + instagram.APIVersion, platform.Threads: "/" + threads.APIVersion,
-		platform.Facebook: "/" + facebook.APIVersion}
+	apiPaths := map[string]string{}
+	for _, d := range registry.Descriptions() {
+		if d.API.InPath {
+			apiPaths[d.ID] = d.API.PathPrefix + "/" + d.API.Version
+		}
+	}
 	const account = "sbx_0123456789abcdef"
 	ours := secret.Derive(serverKey, "sandbox tokens")
 	theirs := secret.Derive(bytes.Repeat([]byte{0x43}, 32), "sandbox tokens")
