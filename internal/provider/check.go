@@ -63,7 +63,7 @@ const ReconnectFix = "reconnect the channel (reelay channels connect, or the das
 const StatusUpgradeRequired = http.StatusUpgradeRequired
 
 // CallChecks are the token and api_version lines that the answer to one authenticated read
-// call gives: err is its error (nil: the platform answered it), api names the version reelay
+// call gives (a refusal for the version is a 426 or an api_version error): err is its error (nil: the platform answered it), api names the version reelay
 // speaks ("Graph API v21.0"; "" for an unversioned API). A call refused for its version fails
 // api_version and says nothing of the token; a call refused for the token fails the token line
 // and leaves the version unproven (skipped); any other failure (the platform unreachable)
@@ -79,7 +79,7 @@ func CallChecks(err error, api string) (token, version Check) {
 		return Passed(CheckToken, "the platform accepted the token"), versionOK()
 	}
 	pe := AsError(err)
-	if pe.Status == StatusUpgradeRequired {
+	if pe.Status == StatusUpgradeRequired || pe.Category == CategoryAPIVersion {
 		return Skipped(CheckToken, "not proven: the call was refused for its API version"),
 			Failed(CheckAPIVersion, err, "update reelay, or set the platform's API version to one the platform still serves")
 	}

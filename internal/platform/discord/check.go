@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"net/url"
 
@@ -15,7 +16,8 @@ var _ provider.Checker = (*Provider)(nil)
 //     https://discord.com/developers/docs/resources/webhook#get-webhook-with-token); a bot
 //     channel reads its bot user (GET /users/@me);
 //   - scopes: skipped, neither a webhook nor a bot token carries OAuth scopes;
-//   - api_version: the call went to API v10 (DefaultBaseURL), which Discord still serves
+//   - api_version: the call went to the API version in Discord's description (v10, or
+//     REELAY_DISCORD_API_VERSION), which Discord still serves
 //     (https://discord.com/developers/docs/reference#api-versioning); a retired version
 //     answers an error to every call, which fails the token line first;
 //   - publish: a bot channel reads its channel (GET /channels/{id}); a webhook posts to its own
@@ -24,7 +26,7 @@ func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Ch
 	scopes := provider.Skipped(provider.CheckScopes, "Discord webhooks and bot tokens have no scopes")
 	t, err := p.target(ch.BaseURL, ch.Credentials)
 	if err != nil {
-		token, version := provider.CallChecks(err, "Discord API v10")
+		token, version := provider.CallChecks(err, "Discord API "+cmp.Or(p.cfg.APIVersion, APIVersion))
 		return []provider.Check{token, scopes, version, provider.Skipped(provider.CheckPublish, "not asked: the credentials are not usable")}
 	}
 	if !t.bot() {
@@ -33,7 +35,7 @@ func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Ch
 		if err != nil {
 			err = classify(err)
 		}
-		token, version := provider.CallChecks(err, "Discord API v10")
+		token, version := provider.CallChecks(err, "Discord API "+cmp.Or(p.cfg.APIVersion, APIVersion))
 		publish := provider.Skipped(provider.CheckPublish, "not asked: the webhook did not answer")
 		if err == nil {
 			token = provider.Passed(provider.CheckToken, "the webhook %q exists", w.Name)
@@ -46,7 +48,7 @@ func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Ch
 	if err != nil {
 		err = classify(err)
 	}
-	token, version := provider.CallChecks(err, "Discord API v10")
+	token, version := provider.CallChecks(err, "Discord API "+cmp.Or(p.cfg.APIVersion, APIVersion))
 	if err != nil {
 		return []provider.Check{token, scopes, version, provider.Skipped(provider.CheckPublish, "not asked: the bot token was not accepted")}
 	}

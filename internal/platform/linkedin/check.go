@@ -32,7 +32,7 @@ func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Ch
 	}
 	token.Detail = "LinkedIn reads " + who.Name + " with the token"
 	c, _ := p.client(ch.BaseURL, ch.Credentials)
-	v := p.version()
+	v := p.cfg.APIVersion
 	_, err = c.do(ctx, http.MethodGet, pathVideos+"/"+url.PathEscape("urn:li:video:0"), nil, nil, true)
 	var ae *apiError
 	var version provider.Check
@@ -41,10 +41,8 @@ func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Ch
 		ae.Code != "VERSION_MISSING" && ae.HTTP != http.StatusUnauthorized && ae.HTTP < 500 && ae.HTTP != http.StatusTooManyRequests:
 		version = provider.Passed(provider.CheckAPIVersion, "LinkedIn-Version %s accepted", v)
 	case ae != nil && (ae.HTTP == http.StatusUpgradeRequired || ae.Code == "NONEXISTENT_VERSION" || ae.Code == "VERSION_MISSING"):
-		pe := p.classify(err)
-		pe.Status = http.StatusUpgradeRequired
-		version = provider.Failed(provider.CheckAPIVersion, pe,
-			"update reelay, or set LinkedIn's API version to a month LinkedIn still serves (its versioning page lists them)")
+		version = provider.Failed(provider.CheckAPIVersion, p.classify(err),
+			"set REELAY_LINKEDIN_API_VERSION to a month LinkedIn lists as active, or update reelay")
 	default:
 		version = provider.Failed(provider.CheckAPIVersion, p.classify(err), "try again later")
 	}

@@ -25,14 +25,14 @@ func TestCheckVersion(t *testing.T) {
 		t.Fatalf("current version: %+v", lines)
 	}
 
-	old := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, Version: "202301"})
+	old := New(Config{HTTPClient: e.Client, Now: e.Clock.Now, APIVersion: "202301"})
 	lines = map[string]provider.Check{}
 	for _, c := range old.Check(context.Background(), ch) {
 		lines[c.Name] = c
 	}
 	v := lines[provider.CheckAPIVersion]
 	if lines[provider.CheckToken].Status != provider.CheckOK || v.Status != provider.CheckFailed ||
-		!strings.Contains(v.Detail, "not active") || !strings.Contains(v.Fix, "version") {
+		!strings.Contains(v.Detail, "not active") || !strings.Contains(v.Fix, "REELAY_LINKEDIN_API_VERSION") {
 		t.Errorf("sunset version: %+v", lines)
 	}
 }

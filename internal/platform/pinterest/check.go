@@ -15,12 +15,12 @@ var _ provider.Checker = (*Provider)(nil)
 //   - scopes: Pinterest has no read of a token's scopes; GET /v5/boards proves boards:read
 //     (https://developers.pinterest.com/docs/api/v5/boards-list/). pins:write shows only in a
 //     publish;
-//   - api_version: the calls went to API v5;
+//   - api_version: the calls went to the API version in Pinterest's description (v5);
 //   - publish: a Pin is created on a board (board_id is required,
 //     https://developers.pinterest.com/docs/api/v5/pins-create/), so the account needs one.
 func (p *Provider) Check(ctx context.Context, ch provider.Channel) []provider.Check {
 	who, err := p.Identify(ctx, ch.BaseURL, ch.Credentials)
-	token, version := provider.CallChecks(err, "Pinterest API v5")
+	token, version := provider.CallChecks(err, "Pinterest API "+p.cfg.APIVersion)
 	if err != nil {
 		return []provider.Check{token, provider.Skipped(provider.CheckScopes, "not asked: the token was not accepted"), version,
 			provider.Skipped(provider.CheckPublish, "not asked: the token was not accepted")}
