@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -176,6 +177,50 @@ func (c *Client) ConnectURL(ctx context.Context, platform Platform, params Conne
 	}
 	var out ConnectURL
 	if err := c.get(ctx, path, encodeQuery(params), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ChannelCheckResult is what CheckChannel answers: the channel as it stands after the check
+// (reauth_required when its platform refused the token), and one line per check.
+type ChannelCheckResult struct {
+	Channel Channel `json:"channel"`
+	// OK is true when no check failed.
+	OK     bool           `json:"ok"`
+	Checks []ChannelCheck `json:"checks"`
+}
+
+// ChannelCheck is one line of a channel's health check.
+type ChannelCheck struct {
+	// Name is "token", "scopes", "api_version" or "publish".
+	Name string `json:"name"`
+	// Status is CheckOK, CheckFailed or CheckSkipped.
+	Status string `json:"status"`
+	// Detail is what the platform answered, or why the check was skipped.
+	Detail string `json:"detail"`
+	// Fix says what to do about a failed check.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Outcomes of a ChannelCheck.
+const (
+	CheckOK      = "ok"
+	CheckFailed  = "failed"
+	CheckSkipped = "skipped"
+)
+
+// CheckChannel asks a channel's platform, with harmless read calls, whether the channel works:
+// its token (renewed first when due), the scopes reelay needs, the API version, and the
+// account's right to publish video. A failed check is an answer, not an error.
+func (c *Client) CheckChannel(ctx context.Context, id string) (*ChannelCheckResult, error) {
+	path, err := idPath("/channels", id, "/check")
+	if err != nil {
+		return nil, err
+	}
+	var out ChannelCheckResult
+	// Only reads on the platform: asking again is harmless.
+	if _, err := c.send(ctx, &call{method: http.MethodPost, path: path, safety: idempotent}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

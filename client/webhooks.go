@@ -14,6 +14,9 @@ const (
 	EventPostPartiallyPublished = "post.partially_published"
 	EventPostFailed             = "post.failed"
 	EventChannelReauthRequired  = "channel.reauth_required"
+	// EventChannelCheckFailed: a channel's health check failed for a reason other than its
+	// token, the first time (until a check passes again).
+	EventChannelCheckFailed = "channel.check_failed"
 )
 
 // Webhook is a URL that receives events, signed per the Standard Webhooks convention.

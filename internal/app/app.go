@@ -230,7 +230,8 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 		}
 	})
 	w.connector = &connect.Connector{
-		Store: st, Access: w.access, Identifiers: abilities[provider.Identifier](w.providers), Clients: map[string]connect.Client{},
+		Store: st, Access: w.access, Identifiers: abilities[provider.Identifier](w.providers),
+		Checkers: abilities[provider.Checker](w.providers), Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
 		HTTPClient: provider.NewHTTPClient(30 * time.Second),
 	}
@@ -298,9 +299,10 @@ func (a *App) queue(w *wiring) error {
 		river.AddWorker(queueCfg.Workers, &publish.Housekeeper{Store: st, Media: a.Media, MediaRetention: cfg.MediaRetention,
 			Log: log.With("component", "housekeeping")})
 		river.AddWorker(queueCfg.Workers, &connect.RefreshWorker{Connector: w.connector, Log: log.With("component", "connect")})
+		river.AddWorker(queueCfg.Workers, &connect.CheckWorker{Connector: w.connector, Log: log.With("component", "connect")})
 		river.AddWorker(queueCfg.Workers, &analytics.SyncWorker{Syncs: map[string]analytics.DueSync{"figures": w.syncer, "comments": w.comments},
 			Log: log.With("component", "analytics")})
-		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), analytics.SyncJob()}
+		queueCfg.PeriodicJobs = []*river.PeriodicJob{publish.HousekeepingJob(), connect.RefreshJob(), connect.CheckJob(), analytics.SyncJob()}
 		queueCfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 10},
 			publish.QueueName:  {MaxWorkers: cfg.PublishWorkers},

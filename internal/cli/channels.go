@@ -25,7 +25,7 @@ func newChannelsCmd() *cobra.Command {
 		Long:  "Manage the channels (connected social accounts) of a project through the HTTP API (REELAY_URL, REELAY_API_KEY).",
 	}
 	a := apiCommand(cmd)
-	cmd.AddCommand(newChannelsListCmd(a), newChannelsConnectCmd(a), newChannelsOptionsCmd(a), newChannelsDeleteCmd(a))
+	cmd.AddCommand(newChannelsListCmd(a), newChannelsConnectCmd(a), newChannelsOptionsCmd(a), newChannelsCheckCmd(a), newChannelsDeleteCmd(a))
 	return cmd
 }
 
@@ -229,6 +229,85 @@ func newChannelsOptionsCmd(a *apiFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&subreddit, "subreddit", "", "Reddit: show this subreddit's requirements and flair")
 	return cmd
+}
+
+func newChannelsCheckCmd(a *apiFlags) *cobra.Command {
+	var project string
+	cmd := &cobra.Command{
+		Use:   "check [CHANNEL_ID] [--project P]",
+		Short: "Ask the platforms whether channels work: token, scopes, API version, right to publish",
+		Long: `Ask a channel's platform, with harmless read calls only, whether the channel works, and
+print one line per check with its status (ok, failed or skipped) and, for a failed one, the
+fix. Without CHANNEL_ID, every channel of the project is checked. The exit code is 1 when a
+check failed.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client(cmd)
+			if err != nil {
+				return err
+			}
+			ids := args
+			if len(ids) == 0 {
+				projectID, err := resolveProject(cmd.Context(), c, project)
+				if err != nil {
+					return err
+				}
+				list, err := c.ListChannels(cmd.Context(), projectID)
+				if err != nil {
+					return err
+				}
+				for _, ch := range list.Channels {
+					ids = append(ids, ch.ID)
+				}
+			}
+			var results []*client.ChannelCheckResult
+			failed := 0
+			for _, id := range ids {
+				r, err := c.CheckChannel(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				results = append(results, r)
+				if !r.OK {
+					failed++
+				}
+			}
+			out := cmd.OutOrStdout()
+			if a.json {
+				if err := printJSON(out, results); err != nil {
+					return err
+				}
+			} else {
+				for i, r := range results {
+					if i > 0 {
+						fmt.Fprintln(out)
+					}
+					printChannelCheck(out, r)
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d channels failed a check", failed, len(results))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "without CHANNEL_ID: the project whose channels to check (default: the account's only project)")
+	return cmd
+}
+
+// printChannelCheck prints one channel's check: a heading, then a line per check.
+func printChannelCheck(w io.Writer, r *client.ChannelCheckResult) {
+	ch := r.Channel
+	fmt.Fprintf(w, "%s %s (%s, %s)\n", ch.Platform, dash(ch.Name), ch.ID, ch.Status)
+	tw := newTable(w)
+	for _, k := range r.Checks {
+		line := k.Detail
+		if k.Fix != "" {
+			line += "; fix: " + k.Fix
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Name, k.Status, line)
+	}
+	_ = tw.Flush()
 }
 
 func newChannelsDeleteCmd(a *apiFlags) *cobra.Command {

@@ -25,7 +25,7 @@ func newWebhooksCmd() *cobra.Command {
 
 // webhookEvents are the event types a webhook can be registered for.
 var webhookEvents = []string{client.EventPostScheduled, client.EventPostPublished, client.EventPostPartiallyPublished,
-	client.EventPostFailed, client.EventChannelReauthRequired}
+	client.EventPostFailed, client.EventChannelReauthRequired, client.EventChannelCheckFailed}
 
 func newWebhooksListCmd(a *apiFlags) *cobra.Command {
 	return &cobra.Command{

@@ -34,6 +34,8 @@ type Connector struct {
 	Access publish.ChannelAccess
 	// Identifiers name accounts, by platform.
 	Identifiers map[string]provider.Identifier
+	// Checkers check channels' health (CheckChannel), by platform.
+	Checkers map[string]provider.Checker
 	// Clients are reelay's OAuth apps, by platform (from configuration).
 	Clients map[string]Client
 	// PublicURL is reelay's, where platforms send the browser back (/oauth/{platform}/callback).

@@ -188,3 +188,34 @@ func (s *Server) channelOptions(w http.ResponseWriter, r *http.Request) error {
 		"options": options, "source": source})
 	return nil
 }
+
+type channelCheckJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// checkChannel asks the channel's platform whether the channel works (connect.CheckChannel)
+// and answers one line per check. A failed check is still a 200: the check itself worked.
+func (s *Server) checkChannel(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if s.connector == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "checking channels is not available on this process")
+	}
+	c, checks, err := s.connector.CheckChannel(r.Context(), mustPrincipal(r).AccountID, id)
+	if err != nil {
+		return err
+	}
+	ok := true
+	out := make([]channelCheckJSON, len(checks))
+	for i, k := range checks {
+		out[i] = channelCheckJSON{Name: k.Name, Status: k.Status, Detail: k.Detail, Fix: k.Fix}
+		ok = ok && k.Status != provider.CheckFailed
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "channel": toChannelJSON(c), "ok": ok, "checks": out})
+	return nil
+}

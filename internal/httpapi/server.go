@@ -235,6 +235,7 @@ func (s *Server) routes() {
 	s.private("GET "+APIPrefix+"/channels", s.listChannels)
 	s.private("POST "+APIPrefix+"/channels", s.createChannel)
 	s.private("DELETE "+APIPrefix+"/channels/{id}", s.deleteChannel)
+	s.private("POST "+APIPrefix+"/channels/{id}/check", s.checkChannel)
 	s.private("GET "+APIPrefix+"/channels/{a}/{b}", s.channelSubresource) // connect/{platform}, {id}/options
 	s.public("GET "+APIPrefix+"/oauth/{platform}/start", s.oauthStart)
 	s.public("GET "+APIPrefix+"/oauth/{platform}/callback", s.oauthCallback)

@@ -92,3 +92,11 @@ type Comment struct {
 type Closer interface {
 	Close()
 }
+
+// Checker asks a platform, with harmless read calls only, whether a channel works: its token,
+// the scopes publishing, figures and comments need, the API version reelay speaks, and the
+// account's right to publish video. It answers one Check per question, in that order (the
+// Check* names); a question the platform cannot be asked is a skipped line saying why.
+type Checker interface {
+	Check(ctx context.Context, ch Channel) []Check
+}

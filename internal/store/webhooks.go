@@ -21,11 +21,15 @@ const (
 	EventPostPartiallyPublished = "post.partially_published"
 	EventPostFailed             = "post.failed"
 	EventChannelReauthRequired  = "channel.reauth_required"
+	// EventChannelCheckFailed is sent the first time a channel's health check fails for a
+	// reason other than its token (a missing scope, a refused API version, an account that may
+	// not publish video); a refused token marks the channel reauth_required instead.
+	EventChannelCheckFailed = "channel.check_failed"
 )
 
 // WebhookEvents lists every event type a webhook can subscribe to.
 var WebhookEvents = []string{EventPostScheduled, EventPostPublished, EventPostPartiallyPublished, EventPostFailed,
-	EventChannelReauthRequired}
+	EventChannelReauthRequired, EventChannelCheckFailed}
 
 // Delivery statuses of a webhook event.
 const (

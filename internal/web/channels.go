@@ -12,6 +12,7 @@ import (
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/registry"
+	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/store"
 )
 
@@ -35,6 +36,15 @@ type channelsData struct {
 	CredPlatform string
 	CredName     string
 	CredErrors   map[string]string
+	// Check is the result of the check a Check button asked for (nil when none).
+	Check *channelCheck
+}
+
+// channelCheck is one channel's health check, as the channels page shows it.
+type channelCheck struct {
+	Channel store.Channel
+	Lines   []provider.Check
+	Failed  bool
 }
 
 type sandboxForm struct {
@@ -184,6 +194,23 @@ func (h *Handler) connectOAuth(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	http.Redirect(w, r, link, http.StatusSeeOther)
 	return nil
+}
+
+// checkChannel asks one of the account's channels' platform whether the channel works (the
+// same check as POST /api/v1/channels/{id}/check) and shows its lines on the channels page.
+func (h *Handler) checkChannel(w http.ResponseWriter, r *http.Request, s *session) error {
+	if h.o.Connector == nil {
+		return apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "checking channels is not available on this process")
+	}
+	ch, lines, err := h.o.Connector.CheckChannel(r.Context(), s.AccountID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	c := &channelCheck{Channel: ch, Lines: lines}
+	for _, l := range lines {
+		c.Failed = c.Failed || l.Status == provider.CheckFailed
+	}
+	return h.renderChannels(w, r, s, http.StatusOK, channelsData{Form: sandboxForm{Platform: platform.TikTok, Fail: "none"}, Check: c})
 }
 
 // deleteChannel removes one of the account's channels.

@@ -206,6 +206,7 @@ func (h *Handler) routes() {
 	h.handle("POST /channels/connect", h.connectOAuth)
 	h.handle("POST /channels/credentials", h.connectWithCredentials)
 	h.handle("POST /channels/{id}/delete", h.deleteChannel)
+	h.handle("POST /channels/{id}/check", h.checkChannel)
 
 	h.handle("GET /analytics", h.analyticsPage)
 	h.handle("POST /analytics/sync", h.syncAnalytics)

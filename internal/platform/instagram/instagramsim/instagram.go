@@ -163,6 +163,10 @@ type Page struct {
 
 // Options tunes the Instagram simulator; the zero value is the default.
 type Options struct {
+	// Declined lists, per account ID, the permissions its user declined: GET /me/permissions
+	// answers them with status "declined", and every other one the sandbox app asks for as
+	// "granted".
+	Declined map[string][]string
 	// Pages overrides, per account ID, the Pages that GET /me/accounts lists, in order. An
 	// account without an entry manages one Page, linked to its Instagram account; an empty
 	// list manages none.
@@ -266,6 +270,7 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// /me is the token's user: its Pages on the accounts edge (a Facebook User's edge), the
 	// IG user elsewhere (as Instagram Login's /me is).
 	pagesEdge := id == "me" && edge == "accounts"
+	permissionsEdge := id == "me" && edge == "permissions"
 	if id == "me" {
 		id = acct.ID
 	}
@@ -276,6 +281,8 @@ func (s *igSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, gerr = s.pages(r.Context(), acct, params)
 	case pagesEdge:
 		gerr = metasim.Err(http.StatusBadRequest, 100, 33, metasim.Unsupported(r.Method, "me"))
+	case permissionsEdge && r.Method == http.MethodGet:
+		res = s.permissions(acct)
 	case r.Method == http.MethodPost && edge == "media":
 		res, gerr = s.createContainer(r.Context(), acct, id, params)
 	case r.Method == http.MethodPost && edge == "media_publish":

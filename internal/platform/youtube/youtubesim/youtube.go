@@ -106,6 +106,9 @@ import (
 
 // Options tunes the YouTube simulator. Zero values take the defaults.
 type Options struct {
+	// Scopes overrides, per account ID, the scopes tokeninfo answers (all those a sandbox
+	// consent grants by default).
+	Scopes map[string][]string
 	// DailyQuota is each account's quota in units per day; 0 means 10,000 and a negative
 	// value disables the quota.
 	DailyQuota int
@@ -418,6 +421,9 @@ func (s *ytSim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var route func(http.ResponseWriter, *http.Request, sim.Account, url.Values, time.Time) *ytErr
 	switch {
+	case p == "/tokeninfo":
+		s.tokeninfo(w, r)
+		return
 	case p == "/upload/youtube/v3/videos" && q.Get("upload_id") != "" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
 		route = s.chunk
 	case p == "/upload/youtube/v3/videos" && r.Method == http.MethodPost:
