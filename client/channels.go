@@ -67,8 +67,9 @@ type SandboxBehavior struct {
 	Fail string `json:"fail,omitempty"`
 	// FailRate is the share of calls that fail with Fail "flaky".
 	FailRate *float64 `json:"fail_rate,omitempty"`
-	// DailyQuotaUnits sets a YouTube sandbox channel's simulated daily quota in units (default
-	// 10,000; an upload costs 1,600); negative means none.
+	// DailyQuotaUnits sets a YouTube sandbox channel's simulated general daily quota in units
+	// (default 10,000), which every call but an upload draws on; negative means none. Uploads
+	// have a bucket of their own, 100 a day.
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 	// AppAccess is the access level the simulated platform granted reelay's app: Pinterest
 	// "standard" (default) or "trial" (production refuses its Pins); TikTok "unaudited"

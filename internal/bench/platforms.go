@@ -37,8 +37,7 @@ type PlatformsResult struct {
 	Scenario         string `json:"scenario"`
 	PostsPerPlatform int    `json:"posts_per_platform"`
 	// PostsPerChannel is how many posts of a platform go to one sandbox channel before the
-	// next (TikTok allows 6 inits a minute per creator, YouTube's daily quota about 6 uploads
-	// per channel); ChannelsPerPlatform follows from it.
+	// next (TikTok allows 6 inits a minute per creator); ChannelsPerPlatform follows from it.
 	PostsPerChannel     int    `json:"posts_per_channel"`
 	ChannelsPerPlatform int    `json:"channels_per_platform"`
 	VideoBytes          int    `json:"video_bytes"`
@@ -272,8 +271,7 @@ func (c *Client) channelAccounts(ctx context.Context, projectID string) (map[str
 func (r PlatformsResult) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "platforms: %d posts to each of %d platforms, alone, one post in flight at a time, the platforms taking turns; "+
-		"%d sandbox channel(s) per platform, up to %d posts each (TikTok allows 6 inits a minute per creator, YouTube's daily quota "+
-		"about 6 uploads per channel); a %d-byte 1080x1920 5 s MP4 by multipart; %.1f s in all.\n",
+		"%d sandbox channel(s) per platform, up to %d posts each (TikTok allows 6 inits a minute per creator); a %d-byte 1080x1920 5 s MP4 by multipart; %.1f s in all.\n",
 		r.PostsPerPlatform, len(r.Platforms), r.ChannelsPerPlatform, r.PostsPerChannel, r.VideoBytes, r.WallSeconds)
 	b.WriteString("latency: from the start of POST /publish to the destination's published_at; accept: the request alone\n")
 	fmt.Fprintf(&b, "%-10s %5s %6s %10s %10s %10s %10s %12s\n", "platform", "posts", "failed", "p50", "p90", "p99", "max", "accept p50")

@@ -27,8 +27,8 @@ import (
 var sandboxPlatforms = []string{"youtube", "instagram", "tiktok"}
 
 // PostsPerChannel is how many posts of one run go to one sandbox channel, so that no
-// simulator's per-account limit is reached: YouTube's daily quota of 10,000 units pays for six
-// videos.insert (1,600 units each) and their polls; TikTok allows a creator 6 inits per minute
+// simulator's per-account limit is reached: YouTube's videos.insert bucket holds 100 uploads
+// a day and its 10,000 daily units pay for the polls; TikTok allows a creator 6 inits per minute
 // and 15 direct posts per day; Instagram 100 posts and 400 containers per day.
 const PostsPerChannel = 5
 

@@ -26,7 +26,7 @@ func newBenchPlatformsCmd() *cobra.Command {
 			"a time, the platforms taking turns; poll GET /api/v1/posts/{id} every --poll until the post settles, and " +
 			"report per platform the time from the start of the publish request to the destination's published_at " +
 			"(count, failures, p50, p90, p99, max). A platform's posts move to a fresh channel every 5 posts: TikTok " +
-			"allows 6 inits a minute per creator and YouTube's daily quota pays for about 6 uploads per channel.\n\n" +
+			"allows 6 inits a minute per creator.\n\n" +
 			"The simulators run apart from the server, in a process of the bench's own (in the server with " +
 			"--platforms-in-server): this measures reelay's own work plus each provider's " +
 			"steps and poll waits against them, not the real platforms.",

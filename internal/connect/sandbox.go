@@ -21,7 +21,8 @@ type SandboxBehavior struct {
 	ProcessingMS *int     `json:"processing_ms,omitempty"`
 	Fail         string   `json:"fail,omitempty"`
 	FailRate     *float64 `json:"fail_rate,omitempty"`
-	// DailyQuotaUnits sets the YouTube simulator's daily quota of units (negative: none).
+	// DailyQuotaUnits sets the YouTube simulator's general daily quota of units, which every
+	// call but an upload draws on (negative: none).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 	// AppAccess is the access level the simulated platform granted reelay's app, on the
 	// platforms that grade apps (SandboxAppAccess).

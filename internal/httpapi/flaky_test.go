@@ -14,8 +14,8 @@ import (
 )
 
 // flakyPosts and flakyPostsPerChannel: twenty posts per platform, five to a channel, so that
-// no simulator's per-account limit is reached (YouTube's daily quota pays for about six
-// uploads, TikTok allows 6 inits a minute per creator).
+// no simulator's per-account limit is reached (TikTok allows 6 inits a minute per creator;
+// YouTube's upload bucket holds 100 a day).
 const (
 	flakyPosts           = 20
 	flakyPostsPerChannel = 5

@@ -43,8 +43,9 @@ type Behavior struct {
 	// Retry-After) or flaky (a share FailRate of calls fail transiently).
 	Fail     string  `json:"fail,omitempty"`
 	FailRate float64 `json:"fail_rate,omitempty"`
-	// DailyQuotaUnits replaces the YouTube simulator's daily quota of units for this account
-	// (nil: the simulator's own, 10,000; negative: no quota).
+	// DailyQuotaUnits replaces the YouTube simulator's general daily quota of units for this
+	// account, the bucket of every method but videos.insert (nil: the simulator's own, 10,000;
+	// negative: no quota).
 	DailyQuotaUnits *int `json:"daily_quota_units,omitempty"`
 	// AppAccess is the access level the platform granted reelay's app, where the platform
 	// grades apps and a grade refuses what a channel asks: Pinterest's "trial" (Trial access

@@ -286,8 +286,9 @@ func TestCommentsUnknownVideo(t *testing.T) {
 // TestReplyQuota: a reply costs 50 units of the project's daily quota; when they are not
 // left, the reply fails for the day while a 1-unit read still works.
 func TestReplyQuota(t *testing.T) {
-	// Publishing costs 1,600 units and a few 1-unit polls.
-	e := newAudienceEnv(t, youtubesim.Options{DailyQuota: 1640})
+	// Publishing spends a few 1-unit polls of the daily units (the upload is charged to a
+	// bucket of its own), a listing and a metrics read 1 each: fewer than 50 are left.
+	e := newAudienceEnv(t, youtubesim.Options{DailyQuota: 40})
 	id, _ := e.publish(t)
 	top := e.comments(t, id)[0]
 	if _, err := e.p.Metrics(context.Background(), e.channel("tok"), []string{id}); err != nil {

@@ -39,7 +39,13 @@ var Description = platform.Description{
 		Connect:          platform.ConnectOAuth,
 		CredentialFields: platform.OAuthCredentialFields(),
 		// The publish cap is a quota of the API project, shared by every
-		// channel of the deployment, not a per-channel cap: see Notes.
+		// channel of the deployment, not a per-channel cap: see Notes. Since 1 June 2026
+		// videos.insert is charged to a bucket of its own, 100 calls a day by default at 1
+		// each, and every other method to the 10,000 daily units
+		// (https://developers.google.com/youtube/v3/determine_quota_cost; the revision
+		// history, https://developers.google.com/youtube/v3/revision_history, dates the
+		// buckets to 1 June 2026 and an upload's former cost of about 1,600 units to before
+		// 4 December 2025).
 		PostsPerDay: 0,
 		// From 28 July 2020 YouTube locked videos.insert uploads of unverified API projects
 		// to private until the project passed an audit; the YouTube Data API revision
@@ -51,7 +57,7 @@ var Description = platform.Description{
 		Notes: []string{
 			"a vertical or square video of at most 3 minutes is classified as a Short; the API has no Shorts flag",
 			"uploads of API projects Google has not audited keep the privacy asked for: YouTube stopped locking them to private on 2 November 2026",
-			"upload quota belongs to the API project and is shared by all channels: an insert costs 1,600 of the default 10,000 daily units (about 6 uploads a day); newer projects have a separate bucket of 100 uploads a day",
+			"upload quota belongs to the API project and is shared by all channels: videos.insert has a bucket of its own, 100 uploads a day by default, apart from the 10,000 daily units all other calls share",
 			"title and description must not contain < or >",
 			"videos longer than 15 minutes need a verified channel",
 			"custom thumbnails need a verified channel",

@@ -399,7 +399,8 @@ func TestQuota(t *testing.T) {
 		status  int
 		message string
 	}{
-		{"daily units", youtubesim.Options{DailyQuota: 1600 + 50}, 403, "or a negative number for none.) (quotaExceeded)"},
+		// Uploads are charged to videos.insert's own bucket, not to the daily units.
+		{"upload bucket", youtubesim.Options{InsertQuota: 1}, 403, "YouTube's videos.insert quota bucket: 1 uploads a day"},
 		{"uploads per day", youtubesim.Options{DailyUploads: 1}, 400, "The user has exceeded the number of videos they may upload. (uploadLimitExceeded)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -410,7 +411,7 @@ func TestQuota(t *testing.T) {
 			}
 			_, err := h.drive(h.dest(testVideo(t, 10_000), `{}`), 10)
 			pe := asError(t, err)
-			if pe.Category != provider.CategoryQuotaExceeded || pe.Transient || pe.Status != c.status || !strings.HasSuffix(pe.Message, c.message) {
+			if pe.Category != provider.CategoryQuotaExceeded || pe.Transient || pe.Status != c.status || !strings.Contains(pe.Message, c.message) {
 				t.Fatalf("error = %+v", pe)
 			}
 			// The next day (Pacific Time) the quota is back.

@@ -444,7 +444,7 @@ func (s *ytSim) insertComment(w http.ResponseWriter, r *http.Request, acct sim.A
 	// valid reply, adds it to its video and records it.
 	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
-		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
+		if e, err = s.charge(tx, acct, 50, now); err != nil || e != nil {
 			return err
 		}
 		if e = ytCheckReply(s.opt.NoChannel[acct.ID], parentID, text); e != nil {

@@ -72,7 +72,7 @@ func TestYouTubeAcrossProcesses(t *testing.T) {
 			st, blobs := open(t, clock.Now), memblob.OpenBucket(nil)
 			accounts := sim.StaticAccounts{
 				"tok-alice": {ID: "alice", Username: "Alice", Behavior: sim.Behavior{ProcessingMS: 2000}},
-				"tok-q":     {ID: "q", Behavior: sim.Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(1601)}},
+				"tok-q":     {ID: "q", Behavior: sim.Behavior{ProcessingMS: -1, DailyQuotaUnits: ptr(1)}},
 			}
 			e, sw, process := newYTProcesses(t, st, blobs, clock, accounts, Options{})
 			sw.set(simtest.Alternating(process(), process()))
@@ -116,7 +116,8 @@ func TestYouTubeAcrossProcesses(t *testing.T) {
 				t.Fatalf("while processing: %+v", l)
 			}
 
-			// 1,600 units at one process and 1 at the other leave none for a third call.
+			// An upload at one process (charged to the upload bucket) and the general quota's
+			// only unit spent at the other leave none for a third call.
 			e.start("tok-q", 1000, ytMeta1)
 			categories := func() int {
 				resp, _ := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-q", nil, nil)

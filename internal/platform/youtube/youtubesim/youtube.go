@@ -52,8 +52,11 @@ package youtubesim
 //     (forHandle, forUsername, id, managedByMe or mine) is required, and this simulator serves
 //     mine=true only. A Google account without a channel (Options.NoChannel) answers
 //     an empty items list there, and 401 youtubeSignupRequired to videos.insert;
-//   - quota per account and per day (days end at midnight Pacific Time, as Google's do):
-//     10,000 units, videos.insert 1,600, thumbnails.set 50, list calls 1 → 403 quotaExceeded;
+//   - quota per account and per day (days end at midnight Pacific Time, as Google's do), in
+//     two buckets as YouTube has charged it since 1 June 2026: videos.insert in a bucket of
+//     its own, 100 calls a day at 1 each, and every other method in the general bucket of
+//     10,000 units (thumbnails.set 50, commentThreads.insert 50, list calls 1); a spent bucket
+//     answers 403 quotaExceeded and leaves the other usable (see ytInsertQuota);
 //     optionally a cap of uploads per day → 400 uploadLimitExceeded;
 //   - the parameters declared repeated (part, id) comma-separated, repeated, or both, as
 //     Google takes them; the system parameters the client libraries send (alt=json,
@@ -109,11 +112,12 @@ type Options struct {
 	// Scopes overrides, per account ID, the scopes tokeninfo answers (all those a sandbox
 	// consent grants by default).
 	Scopes map[string][]string
-	// DailyQuota is each account's quota in units per day; 0 means 10,000 and a negative
-	// value disables the quota.
+	// DailyQuota is each account's general quota in units per day, the bucket of every method
+	// but videos.insert; 0 means 10,000 and a negative value disables it.
 	DailyQuota int
-	// InsertCost is what one videos.insert costs; 0 means 1,600.
-	InsertCost int
+	// InsertQuota is each account's videos.insert bucket in calls per day; 0 means
+	// ytInsertQuota (100) and a negative value disables it.
+	InsertQuota int
 	// DailyUploads caps the uploads an account may start per day (400 uploadLimitExceeded,
 	// the newer per-channel bucket); 0 means no cap.
 	DailyUploads int
@@ -323,11 +327,22 @@ type ytCommentRef struct {
 	Video string `json:"video"`
 }
 
-// ytUsage is an account's usage of its quota day.
+// ytUsage is an account's usage of its quota day: Units of the general bucket, and Uploads,
+// the videos.insert calls charged to their own bucket (and counted against Options.DailyUploads).
 type ytUsage struct {
 	Units   int `json:"units,omitempty"`
 	Uploads int `json:"uploads,omitempty"`
 }
+
+// ytInsertQuota is the default daily bucket of videos.insert: 100 calls, each costing 1, apart
+// from the 10,000 units all other methods share. YouTube's quota calculator
+// (https://developers.google.com/youtube/v3/determine_quota_cost) gives a project 100
+// search.list calls, 100 videos.insert calls and 10,000 units a day for the rest; the revision
+// history (https://developers.google.com/youtube/v3/revision_history) dates the move of
+// videos.insert and search.list to buckets of their own to 1 June 2026, after the upload's
+// cost had gone from about 1,600 units to about 100 on 4 December 2025. An upload therefore no
+// longer spends the general quota, and the general quota no longer limits uploads.
+const ytInsertQuota = 100
 
 type ytSim struct {
 	cfg    sim.Config
@@ -346,8 +361,8 @@ func NewWith(cfg sim.Config, opt Options) http.Handler {
 	if opt.DailyQuota == 0 {
 		opt.DailyQuota = 10_000
 	}
-	if opt.InsertCost == 0 {
-		opt.InsertCost = 1_600
+	if opt.InsertQuota == 0 {
+		opt.InsertQuota = ytInsertQuota
 	}
 	if opt.SessionTTL == 0 {
 		opt.SessionTTL = ytSessionTTL
@@ -515,17 +530,14 @@ func (s *ytSim) fault(acct sim.Account) *ytErr {
 	return nil
 }
 
-// charge takes units of the account's quota for today within tx; upload counts an upload
-// against the daily upload cap. A refusal writes nothing.
-func (s *ytSim) charge(tx sim.Tx, acct sim.Account, units int, upload bool, now time.Time) (*ytErr, error) {
+// charge takes units of the account's general quota for today within tx. A refusal writes
+// nothing.
+func (s *ytSim) charge(tx sim.Tx, acct sim.Account, units int, now time.Time) (*ytErr, error) {
 	key := ytKey(ytQuotaKind, acct.ID)
 	// The record ends at midnight Pacific Time: past it, the day starts from nothing.
 	u, _, _, err := sim.LoadTx[ytUsage](tx, key)
 	if err != nil {
 		return nil, err
-	}
-	if upload && s.opt.DailyUploads > 0 && u.Uploads >= s.opt.DailyUploads {
-		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload."), nil
 	}
 	quota := s.opt.DailyQuota
 	if acct.Behavior.DailyQuotaUnits != nil {
@@ -534,17 +546,43 @@ func (s *ytSim) charge(tx sim.Tx, acct sim.Account, units int, upload bool, now 
 	if quota >= 0 && u.Units+units > quota {
 		// Google's own sentence, then what a sandbox user needs and Google would not say:
 		// that the quota is simulated, when it comes back, and how to change it.
-		return ytError(403, "youtube.quota", "quotaExceeded",
-			`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>. `+
-				`(reelay's sandbox simulates YouTube's daily quota: %d units for this channel, of which %d are left; this call costs %d, an upload %d. `+
-				`It resets at midnight Pacific Time, %s (in %s). Set sandbox_behavior.daily_quota_units on the channel to change it, or a negative number for none.)`,
-			quota, max(quota-u.Units, 0), units, s.opt.InsertCost, ytQuotaReset(now).UTC().Format(time.RFC3339), ytQuotaReset(now).Sub(now).Round(time.Minute)), nil
+		return ytQuotaExceeded(now,
+			"reelay's sandbox simulates YouTube's daily quota: %d units for this channel, of which %d are left; this call costs %d (uploads are charged to a bucket of their own). "+
+				"It resets at midnight Pacific Time, %s (in %s). Set sandbox_behavior.daily_quota_units on the channel to change it, or a negative number for none.",
+			quota, max(quota-u.Units, 0), units), nil
 	}
 	u.Units += units
-	if upload {
-		u.Uploads++
-	}
 	return nil, sim.Save(tx, sim.Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
+}
+
+// chargeInsert takes one call of the account's videos.insert bucket for today within tx, and
+// counts the upload against the daily upload cap. A refusal writes nothing.
+func (s *ytSim) chargeInsert(tx sim.Tx, acct sim.Account, now time.Time) (*ytErr, error) {
+	key := ytKey(ytQuotaKind, acct.ID)
+	u, _, _, err := sim.LoadTx[ytUsage](tx, key)
+	if err != nil {
+		return nil, err
+	}
+	if s.opt.DailyUploads > 0 && u.Uploads >= s.opt.DailyUploads {
+		return ytError(400, "youtube.video", "uploadLimitExceeded", "The user has exceeded the number of videos they may upload."), nil
+	}
+	if s.opt.InsertQuota >= 0 && u.Uploads >= s.opt.InsertQuota {
+		return ytQuotaExceeded(now,
+			"reelay's sandbox simulates YouTube's videos.insert quota bucket: %d uploads a day for this channel, all used; other calls draw on the general quota of units, which is apart. "+
+				"It resets at midnight Pacific Time, %s (in %s).",
+			s.opt.InsertQuota), nil
+	}
+	u.Uploads++
+	return nil, sim.Save(tx, sim.Record{Key: key, Account: acct.ID, Expires: ytQuotaReset(now)}, u)
+}
+
+// ytQuotaExceeded is Google's 403 quotaExceeded, its sentence followed by the sandbox's note
+// (format and args), to which the time of the reset is appended.
+func ytQuotaExceeded(now time.Time, format string, args ...any) *ytErr {
+	reset := ytQuotaReset(now)
+	args = append(args, reset.UTC().Format(time.RFC3339), reset.Sub(now).Round(time.Minute))
+	return ytError(403, "youtube.quota", "quotaExceeded",
+		`The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>. (`+format+`)`, args...)
 }
 
 // chargeCall takes the units of a call that changes nothing else, in a transaction of its own.
@@ -552,7 +590,7 @@ func (s *ytSim) chargeCall(ctx context.Context, acct sim.Account, units int, now
 	var e *ytErr
 	err := s.cfg.State.Update(ctx, func(tx sim.Tx) error {
 		var err error
-		e, err = s.charge(tx, acct, units, false, now)
+		e, err = s.charge(tx, acct, units, now)
 		return err
 	})
 	if err != nil {
@@ -635,7 +673,7 @@ func (s *ytSim) startSession(w http.ResponseWriter, r *http.Request, acct sim.Ac
 	}
 	err := s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
-		if e, err = s.charge(tx, acct, s.opt.InsertCost, true, now); err != nil || e != nil {
+		if e, err = s.chargeInsert(tx, acct, now); err != nil || e != nil {
 			return err
 		}
 		return sim.Save(tx, sim.Record{Key: ytKey(ytSessionKind, sess.ID), Account: acct.ID,
@@ -1297,7 +1335,7 @@ func (s *ytSim) multipartInsert(w http.ResponseWriter, r *http.Request, acct sim
 	}
 	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
-		e, err = s.charge(tx, acct, s.opt.InsertCost, true, now)
+		e, err = s.chargeInsert(tx, acct, now)
 		return err
 	})
 	switch {
@@ -1569,7 +1607,7 @@ func (s *ytSim) setThumbnail(w http.ResponseWriter, r *http.Request, acct sim.Ac
 	var e *ytErr
 	err = s.cfg.State.Update(r.Context(), func(tx sim.Tx) error {
 		var err error
-		if e, err = s.charge(tx, acct, 50, false, now); err != nil || e != nil {
+		if e, err = s.charge(tx, acct, 50, now); err != nil || e != nil {
 			return err
 		}
 		v, rec, _, err := sim.LoadTx[ytVideo](tx, ytKey(ytVideoKind, id))

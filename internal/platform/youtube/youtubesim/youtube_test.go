@@ -657,52 +657,84 @@ func TestYouTubeProcessingEndsUnread(t *testing.T) {
 
 func TestYouTubeQuota(t *testing.T) {
 	t.Parallel()
+	upload := func(e *ytEnv, token string) (*http.Response, []byte) {
+		return e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", token,
+			map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
+	}
+	quotaExceeded := func(t *testing.T, what string, resp *http.Response, body []byte) string {
+		t.Helper()
+		if code, domain, reason := ytErrorOf(t, body); resp.StatusCode != 403 || code != 403 || domain != "youtube.quota" || reason != "quotaExceeded" {
+			t.Fatalf("%s: %d %s", what, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	categories := func(e *ytEnv, token string) (*http.Response, []byte) {
+		return e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", token, nil, nil)
+	}
 	t.Run("units", func(t *testing.T) {
 		t.Parallel()
-		e := newYTEnv(t, Options{DailyQuota: 1600 + 1})
+		// Uploads are charged to their own bucket: a general quota of 2 units still lets one
+		// start, and two 1-unit calls spend it.
+		e := newYTEnv(t, Options{DailyQuota: 2})
 		e.start("tok-alice", 1000, ytMeta1)
-		if resp, body := e.do("GET", "/youtube/v3/videoCategories?part=snippet&regionCode=US", "tok-alice", nil, nil); resp.StatusCode != 200 {
-			t.Fatalf("1 unit left: %d %s", resp.StatusCode, body)
-		}
-		resp, body := e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", "tok-alice",
-			map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
-		if code, domain, reason := ytErrorOf(t, body); resp.StatusCode != 403 || code != 403 || domain != "youtube.quota" || reason != "quotaExceeded" {
-			t.Fatalf("over quota: %d %s", resp.StatusCode, body)
-		}
-		// Quota is per account, and comes back after midnight Pacific Time.
-		e.start("tok-bob", 1000, ytMeta1)
-		e.clock.Advance(24 * time.Hour)
-		e.start("tok-alice", 1000, ytMeta1)
-	})
-	t.Run("the sandbox's default, and a channel's own", func(t *testing.T) {
-		t.Parallel()
-		e := newYTEnv(t, Options{})
-		refused := func(token string) string {
-			t.Helper()
-			resp, body := e.do("POST", "/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status", token,
-				map[string]string{"Content-Type": "application/json", "X-Upload-Content-Length": "1000"}, []byte(ytMeta1))
-			if _, _, reason := ytErrorOf(t, body); resp.StatusCode != 403 || reason != "quotaExceeded" {
-				t.Fatalf("%s over quota: %d %s", token, resp.StatusCode, body)
+		for range 2 {
+			if resp, body := categories(e, "tok-alice"); resp.StatusCode != 200 {
+				t.Fatalf("within quota: %d %s", resp.StatusCode, body)
 			}
-			return string(body)
 		}
-		// 10,000 units a day and 1,600 an upload: six uploads, then the quota is spent. The
-		// message says that the quota is simulated, when it resets (midnight Pacific Time:
+		resp, body := categories(e, "tok-alice")
+		msg := quotaExceeded(t, "over quota", resp, body)
+		// The message says that the quota is simulated, when it resets (midnight Pacific Time:
 		// 07:00 UTC in March's daylight time) and how to change it.
-		for range 6 {
-			e.start("tok-alice", 1000, ytMeta1)
-		}
-		msg := refused("tok-alice")
-		for _, want := range []string{"exceeded your", "reelay's sandbox simulates", "10000 units", "resets at midnight Pacific Time, 2026-03-11T07:00:00Z (in 19h0m0s)", "sandbox_behavior.daily_quota_units"} {
+		for _, want := range []string{"exceeded your", "reelay's sandbox simulates YouTube's daily quota: 2 units for this channel, of which 0 are left; this call costs 1",
+			"resets at midnight Pacific Time, 2026-03-11T07:00:00Z (in 19h0m0s)", "sandbox_behavior.daily_quota_units"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("message %s lacks %q", msg, want)
 			}
 		}
-		e.start("tok-q2000", 1000, ytMeta1)
-		refused("tok-q2000")
+		// A spent general quota leaves the upload bucket usable.
+		e.start("tok-alice", 1000, ytMeta1)
+		// Quota is per account, and comes back after midnight Pacific Time.
+		if resp, body := categories(e, "tok-bob"); resp.StatusCode != 200 {
+			t.Fatalf("another account: %d %s", resp.StatusCode, body)
+		}
+		e.clock.Advance(24 * time.Hour)
+		if resp, body := categories(e, "tok-alice"); resp.StatusCode != 200 {
+			t.Fatalf("the next day: %d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("the upload bucket", func(t *testing.T) {
+		t.Parallel()
+		// 100 uploads a day by default, far more than the six that 1,600 units an upload
+		// allowed out of 10,000; the 101st is refused and the general quota is untouched.
+		e := newYTEnv(t, Options{})
+		for range 100 {
+			e.start("tok-alice", 1000, ytMeta1)
+		}
+		resp, body := upload(e, "tok-alice")
+		msg := quotaExceeded(t, "the 101st upload", resp, body)
+		for _, want := range []string{"exceeded your", "videos.insert quota bucket: 100 uploads a day", "resets at midnight Pacific Time, 2026-03-11T07:00:00Z (in 19h0m0s)"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %s lacks %q", msg, want)
+			}
+		}
+		if resp, body := categories(e, "tok-alice"); resp.StatusCode != 200 {
+			t.Fatalf("the general quota after 100 uploads: %d %s", resp.StatusCode, body)
+		}
+		e.clock.Advance(24 * time.Hour)
+		e.start("tok-alice", 1000, ytMeta1)
+	})
+	t.Run("a channel's own general quota", func(t *testing.T) {
+		t.Parallel()
+		// sandbox_behavior.daily_quota_units is the general quota: 2,000 units no longer
+		// stop a second upload, and a channel without a quota still has the upload bucket.
+		e := newYTEnv(t, Options{InsertQuota: 8})
 		for range 8 {
+			e.start("tok-q2000", 1000, ytMeta1)
 			e.start("tok-noq", 1000, ytMeta1)
 		}
+		resp, body := upload(e, "tok-noq")
+		quotaExceeded(t, "past the upload bucket", resp, body)
 	})
 	t.Run("uploads per day", func(t *testing.T) {
 		t.Parallel()
