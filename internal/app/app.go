@@ -114,7 +114,7 @@ func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) m
 	return map[string]provider.Provider{
 		platform.YouTube:   youtube.New(youtube.Config{UploadStepDuration: 30 * time.Second, PollInitial: poll}),
 		platform.Instagram: instagram.New(instagram.Config{APIVersion: version(platform.Instagram), PollInitial: poll}),
-		platform.TikTok:    tiktok.New(tiktok.Config{PollInitial: poll}),
+		platform.TikTok:    tiktok.New(tiktok.Config{APIVersion: version(platform.TikTok), PollInitial: poll}),
 		platform.LinkedIn:  linkedin.New(linkedin.Config{APIVersion: version(platform.LinkedIn), PollInitial: poll}),
 		platform.Pinterest: pinterest.New(pinterest.Config{BaseURL: cfg.PinterestAPIURL, APIVersion: version(platform.Pinterest), PollInitial: poll}),
 		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts, VideoServiceURL: cfg.BlueskyVideoService}),

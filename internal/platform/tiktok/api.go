@@ -15,13 +15,13 @@ import (
 	"github.com/reelay/reelay/internal/provider"
 )
 
-// API paths (developers.tiktok.com Content Posting API reference).
+// API paths (developers.tiktok.com Content Posting API reference), below the version (/v2).
 const (
-	pathCreatorInfo = "/v2/post/publish/creator_info/query/"
-	pathDirectInit  = "/v2/post/publish/video/init/"
-	pathInboxInit   = "/v2/post/publish/inbox/video/init/"
-	pathStatus      = "/v2/post/publish/status/fetch/"
-	pathUserInfo    = "/v2/user/info/"
+	pathCreatorInfo = "/post/publish/creator_info/query/"
+	pathDirectInit  = "/post/publish/video/init/"
+	pathInboxInit   = "/post/publish/inbox/video/init/"
+	pathStatus      = "/post/publish/status/fetch/"
+	pathUserInfo    = "/user/info/"
 )
 
 // apiError is a TikTok API v2 error: {"error":{"code","message","log_id"}}, which TikTok sends
@@ -110,7 +110,7 @@ func (p *Provider) send(ctx context.Context, method, base, token, path string, b
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.APITimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+"/"+p.cfg.APIVersion+path, rd)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ import (
 )
 
 const (
-	pathVideoQuery = "/v2/video/query/"
+	pathVideoQuery = "/video/query/"
 	// videoQueryFields are the Video Object fields Metrics asks for.
 	videoQueryFields = "id,title,share_url,view_count,like_count,comment_count,share_count"
 	// maxQueryIDs is what one video query takes.

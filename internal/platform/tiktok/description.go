@@ -11,6 +11,12 @@ const maxDurationSeconds = 600
 var Description = platform.Description{
 	ID:   platform.TikTok,
 	Name: "TikTok",
+	API: platform.APIVersion{
+		// Every Content Posting API and Display API call is below /v2/; TikTok has announced
+		// neither a successor nor a sunset for it.
+		Version: "v2", Checked: "2026-11-28",
+		Source: "https://developers.tiktok.com/doc/content-posting-api-reference-direct-post",
+	},
 	Capabilities: platform.Capabilities{
 		// TikTok's video restrictions say "Maximum of 4GB" (PLATFORMS.md
 		// marked it unconfirmed; confirmed against a copy of TikTok's

@@ -14,6 +14,7 @@
 package tiktok
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,9 @@ const maxRestarts = 2
 type Config struct {
 	// BaseURL is the API base (DefaultBaseURL); a destination's BaseURL wins over it.
 	BaseURL string
+	// APIVersion is the first segment of every call's path (Description.API.Version, v2;
+	// REELAY_TIKTOK_API_VERSION).
+	APIVersion string
 	// HTTPClient makes every request (a client without an overall timeout: chunks are large;
 	// contexts bound each call).
 	HTTPClient *http.Client
@@ -104,6 +108,7 @@ var (
 // New returns a TikTok provider.
 func New(cfg Config) *Provider {
 	cfg.BaseURL = provider.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg.APIVersion = cmp.Or(cfg.APIVersion, Description.API.Version)
 	cfg.HTTPClient = provider.HTTPClient(cfg.HTTPClient, 0)
 	cfg.ChunkSize = provider.Positive(cfg.ChunkSize, defaultChunk)
 	cfg.APITimeout = provider.Positive(cfg.APITimeout, provider.DefaultAPITimeout)
