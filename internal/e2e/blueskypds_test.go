@@ -360,6 +360,18 @@ func TestBlueskyPDSPeer(t *testing.T) {
 	}
 	channelIDs := jsonText([]string{ch["id"].(string)})
 
+	// The channel's health check, asked of the PDS: signed in, and nothing failed (the PDS has
+	// no video service to ask about the upload allowance).
+	check := c.must(http.StatusOK, "POST", "/api/v1/channels/"+ch["id"].(string)+"/check", nil)
+	if check["ok"] != true {
+		t.Errorf("check against the PDS: %s", jsonText(check))
+	}
+	for _, x := range check["checks"].([]any) {
+		if l := x.(map[string]any); l["name"] == "token" && l["status"] != "ok" || l["status"] == "failed" {
+			t.Errorf("check line against the PDS: %s", jsonText(l))
+		}
+	}
+
 	// Under the reference PDS's 5 MiB blob limit.
 	video := mediatest.MP4(t, mediatest.Options{Duration: 3 * time.Second, Width: 720, Height: 1280})
 	want, err := os.ReadFile(video)
