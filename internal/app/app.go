@@ -120,7 +120,7 @@ func Providers(cfg *config.Config, poll time.Duration, userHosts *http.Client) m
 		platform.Bluesky:   bluesky.New(bluesky.Config{PollInitial: poll, HTTPClient: userHosts, VideoServiceURL: cfg.BlueskyVideoService}),
 		platform.Telegram:  telegram.New(telegram.Config{}),
 		platform.Discord:   discord.New(discord.Config{APIVersion: version(platform.Discord)}),
-		platform.Mastodon:  mastodon.New(mastodon.Config{PollInitial: poll, HTTPClient: userHosts}),
+		platform.Mastodon:  mastodon.New(mastodon.Config{MinServerVersion: version(platform.Mastodon), PollInitial: poll, HTTPClient: userHosts}),
 		platform.Reddit:    reddit.New(reddit.Config{PollInitial: poll}),
 		platform.Threads:   threads.New(threads.Config{APIVersion: version(platform.Threads), PollInitial: poll}),
 		platform.Facebook:  facebook.New(facebook.Config{APIVersion: version(platform.Facebook), PollInitial: poll}),

@@ -59,3 +59,21 @@ func TestWithMention(t *testing.T) {
 		}
 	}
 }
+
+func TestOlderThan(t *testing.T) {
+	for _, c := range []struct {
+		version, min string
+		older        bool
+	}{
+		{"3.1.3", "3.2.0", true},
+		{"3.2.0", "3.2.0", false},
+		{"3.10.0", "3.2.0", false},
+		{"4.4.0-beta.1+glitch", "4.4.0", false},
+		{"2.9", "3.2.0", true},
+		{"unknown", "3.2.0", false},
+	} {
+		if got := olderThan(c.version, c.min); got != c.older {
+			t.Errorf("olderThan(%q, %q) = %v", c.version, c.min, got)
+		}
+	}
+}

@@ -12,6 +12,14 @@ import (
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
 	ID:   platform.Mastodon,
+	API: platform.APIVersion{
+		// Not a version reelay asks for but the oldest server it works with: POST
+		// /api/v2/media was added in Mastodon 3.1.3 and took its thumbnail parameter in 3.2.0
+		// (the method's version history). Every instance chooses its own release; the channel
+		// check compares the instance's with this one.
+		Version: "3.2.0", Checked: "2026-11-28",
+		Source: "https://docs.joinmastodon.org/methods/media/#v2",
+	},
 	Name: "Mastodon",
 	Capabilities: platform.Capabilities{
 		// Defaults of a stock server (MediaAttachment video limit 99 MiB);

@@ -42,6 +42,7 @@
 package mastodon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,9 @@ type Config struct {
 	PollInitial, PollMax time.Duration
 	// InstanceTTL is how long an instance's configuration is reused (10 min).
 	InstanceTTL time.Duration
+	// MinServerVersion is the oldest Mastodon the channel check accepts (Description.API.Version;
+	// REELAY_MASTODON_API_VERSION).
+	MinServerVersion string
 	// IdempotencyWindow is how long after the post step began a repeated post relies on the
 	// Idempotency-Key alone (55 min; Mastodon keeps keys for an hour). Later, the instance is
 	// asked whether the media is attached already.
@@ -110,6 +114,7 @@ func New(cfg Config) *Provider {
 	cfg.PollInitial = provider.Positive(cfg.PollInitial, time.Second)
 	cfg.PollMax = provider.Positive(cfg.PollMax, 15*time.Second)
 	cfg.InstanceTTL = provider.Positive(cfg.InstanceTTL, 10*time.Minute)
+	cfg.MinServerVersion = cmp.Or(cfg.MinServerVersion, Description.API.Version)
 	cfg.IdempotencyWindow = provider.Positive(cfg.IdempotencyWindow, 55*time.Minute)
 	cfg.MaxUploads = provider.Positive(cfg.MaxUploads, 3)
 	return &Provider{cfg: cfg}
