@@ -11,7 +11,7 @@ import (
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
 var Description = platform.Description{
-	ID:   platform.Mastodon,
+	ID: platform.Mastodon,
 	API: platform.APIVersion{
 		// Not a version reelay asks for but the oldest server it works with: POST
 		// /api/v2/media was added in Mastodon 3.1.3 and took its thumbnail parameter in 3.2.0
