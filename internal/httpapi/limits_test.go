@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -85,10 +86,12 @@ func floodGET(path string, header ...string) func(*env) *http.Request {
 }
 
 // floodForm builds a POST of a URL-encoded form; with signinForm it carries the sign-in form's
-// double-submit cookie and token, as a browser's does.
-func floodForm(path string, form url.Values, signinForm bool) func(*env) *http.Request {
+// double-submit cookie and token, as a browser's does. Each request gets a copy of form: the
+// SQLite and PostgreSQL runs build theirs at the same time.
+func floodForm(path string, shared url.Values, signinForm bool) func(*env) *http.Request {
 	return func(*env) *http.Request {
 		const token = "0123456789abcdef0123456789abcdef"
+		form := maps.Clone(shared)
 		if signinForm {
 			form.Set("csrf_token", token)
 		}
