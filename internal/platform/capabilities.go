@@ -26,6 +26,12 @@ type Capabilities struct {
 	MaxAspectRatio float64 `json:"max_aspect_ratio"`
 	// MaxWidth is the largest frame width in pixels; 0 = none known.
 	MaxWidth int `json:"max_width"`
+	// VideoCodecs lists the accepted video codecs, as media.Info names them ("h264", "hevc",
+	// "vp9", ...); empty = any.
+	VideoCodecs []string `json:"video_codecs"`
+	// MaxVideoBitrate is the highest average bitrate of a whole video file, in bits per
+	// second; 0 = none known.
+	MaxVideoBitrate int64 `json:"max_video_bitrate"`
 	// MinFrameRate and MaxFrameRate bound a video's average frame rate in frames per
 	// second; 0 = unbounded.
 	MinFrameRate float64 `json:"min_frame_rate"`
@@ -73,6 +79,10 @@ type Capabilities struct {
 	PostsPerDay int `json:"posts_per_day"`
 	// Notes are short human-readable remarks that the fields above cannot express.
 	Notes []string `json:"notes"`
+	// Sources gives, for each media rule above that the platform sets (keyed by the rule's
+	// JSON name: "max_video_bytes", "video_codecs", "max_frame_rate", ...), the page of the
+	// platform's own documentation that states it.
+	Sources map[string]string `json:"sources"`
 }
 
 // Ways a channel is connected.
@@ -142,12 +152,17 @@ func (c Capabilities) Clone() Capabilities {
 	out.VideoFormats = CloneStrings(c.VideoFormats)
 	out.AspectRatios = CloneStrings(c.AspectRatios)
 	out.AudioCodecs = CloneStrings(c.AudioCodecs)
+	out.VideoCodecs = CloneStrings(c.VideoCodecs)
 	out.Analytics = CloneStrings(c.Analytics)
 	out.CredentialFields = CloneStrings(c.CredentialFields)
 	out.Notes = CloneStrings(c.Notes)
 	out.Text = maps.Clone(c.Text)
 	if out.Text == nil {
 		out.Text = map[string]TextLimit{}
+	}
+	out.Sources = maps.Clone(c.Sources)
+	if out.Sources == nil {
+		out.Sources = map[string]string{}
 	}
 	return out
 }
