@@ -107,6 +107,18 @@ type DestinationResult struct {
 	// Derived names the texts sent to the platform that reelay filled in, with where each came
 	// from (DerivedFromTitle, ...): {"title": "caption_first_line"}.
 	Derived map[string]string `json:"derived,omitempty"`
+	// Conversion is what the video needed for the platform; nil for posts made before reelay
+	// planned conversions.
+	Conversion *Conversion `json:"conversion,omitempty"`
+}
+
+// Conversion is what a destination's video needed for its platform: Action "none" (sent as
+// it is), "remux" or "reencode"; Changes say what changed, Reasons which of the platform's
+// rules the file broke.
+type Conversion struct {
+	Action  string   `json:"action"`
+	Changes []string `json:"changes"`
+	Reasons []string `json:"reasons"`
 }
 
 // Where a text reelay filled in for a platform came from: the values of Derived.

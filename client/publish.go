@@ -36,6 +36,12 @@ type PublishRequest struct {
 	// AllowDuplicate publishes even when the same video and text went to the same channel in
 	// the last 10 minutes.
 	AllowDuplicate bool `json:"allow_duplicate,omitempty"`
+	// Fit says what may be done to a video whose aspect ratio a platform does not take
+	// (FitRefuse when empty).
+	Fit Fit `json:"fit,omitempty"`
+	// Transcode is "auto" (empty: convert what a platform would refuse, per destination) or
+	// "off" (refuse it instead).
+	Transcode string `json:"transcode,omitempty"`
 
 	// The per-platform settings; nil leaves a platform's defaults.
 	YouTube   *YouTubeOptions   `json:"youtube,omitempty"`
@@ -82,6 +88,8 @@ type PublishRequest struct {
 // YouTubeOptions: Title defaults to the post's title, else to one derived from the caption's
 // first line or the video's file name; Description defaults to the caption.
 type YouTubeOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit         Fit    `json:"fit,omitempty"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	// PrivacyStatus is "public" (default), "unlisted" or "private".
@@ -94,6 +102,8 @@ type YouTubeOptions struct {
 
 // InstagramOptions: Caption defaults to the post's caption; ShareToFeed defaults to true.
 type InstagramOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit         Fit    `json:"fit,omitempty"`
 	Caption     string `json:"caption,omitempty"`
 	ShareToFeed *bool  `json:"share_to_feed,omitempty"`
 }
@@ -102,6 +112,8 @@ type InstagramOptions struct {
 // "direct" publishes at once. PrivacyLevel must be among the creator's (ChannelOptions).
 // IsAIGC must be true for a video made with AI tools.
 type TikTokOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit          Fit    `json:"fit,omitempty"`
 	Mode         string `json:"mode,omitempty"`
 	Title        string `json:"title,omitempty"`
 	PrivacyLevel string `json:"privacy_level,omitempty"`
@@ -113,12 +125,16 @@ type TikTokOptions struct {
 
 // LinkedInOptions are LinkedIn's post texts.
 type LinkedInOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit        Fit    `json:"fit,omitempty"`
 	Commentary string `json:"commentary,omitempty"`
 	Title      string `json:"title,omitempty"`
 }
 
 // PinterestOptions: BoardID is required by Pinterest (ChannelOptions lists the boards).
 type PinterestOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit         Fit    `json:"fit,omitempty"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Link        string `json:"link,omitempty"`
@@ -127,27 +143,37 @@ type PinterestOptions struct {
 
 // ThreadsOptions is the post's text on Threads.
 type ThreadsOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit  Fit    `json:"fit,omitempty"`
 	Text string `json:"text,omitempty"`
 }
 
 // FacebookOptions are the video's texts on Facebook.
 type FacebookOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit         Fit    `json:"fit,omitempty"`
 	Description string `json:"description,omitempty"`
 	Title       string `json:"title,omitempty"`
 }
 
 // BlueskyOptions is the post's text on Bluesky (300 graphemes).
 type BlueskyOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit  Fit    `json:"fit,omitempty"`
 	Text string `json:"text,omitempty"`
 }
 
 // TelegramOptions is the video's caption on Telegram.
 type TelegramOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit     Fit    `json:"fit,omitempty"`
 	Caption string `json:"caption,omitempty"`
 }
 
 // DiscordOptions is the message sent with the video.
 type DiscordOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit     Fit    `json:"fit,omitempty"`
 	Content string `json:"content,omitempty"`
 }
 
@@ -156,6 +182,8 @@ type DiscordOptions struct {
 // against the limit), Sensitive, a Language (ISO 639-1) and the video's alt text
 // (Description, at most 1500 characters).
 type MastodonOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit         Fit    `json:"fit,omitempty"`
 	Text        string `json:"text,omitempty"`
 	Visibility  string `json:"visibility,omitempty"`
 	Sensitive   bool   `json:"sensitive,omitempty"`
@@ -167,6 +195,8 @@ type MastodonOptions struct {
 // RedditOptions: Subreddit without "r/"; FlairID is one of the subreddit's link flair
 // templates (ChannelOptions with a subreddit lists them), required by some subreddits.
 type RedditOptions struct {
+	// Fit overrides PublishRequest.Fit for this platform.
+	Fit       Fit    `json:"fit,omitempty"`
 	Title     string `json:"title,omitempty"`
 	Subreddit string `json:"subreddit,omitempty"`
 	NSFW      *bool  `json:"nsfw,omitempty"`
@@ -239,6 +269,8 @@ type DryRunDestination struct {
 	// from (DerivedFromTitle, ...).
 	Derived  map[string]string `json:"derived,omitempty"`
 	Warnings []string          `json:"warnings"`
+	// Conversion is what the video would need for the platform.
+	Conversion *Conversion `json:"conversion,omitempty"`
 }
 
 // MediaInfo is what the server found in a video.
@@ -358,3 +390,13 @@ func publishForm(req PublishRequest) (*form, error) {
 	files := []formFile{{field: "thumbnail", up: req.Thumbnail}, {field: "video", up: req.Video}}
 	return newForm(fields, files, req.Progress)
 }
+
+// Fit is what may be done to a video whose aspect ratio a platform does not take.
+type Fit string
+
+// Fit choices.
+const (
+	FitRefuse Fit = "refuse" // refuse the destination (the default)
+	FitPad    Fit = "pad"    // black bars, into the platform's nearest ratio
+	FitCrop   Fit = "crop"   // cut the overflow off both sides
+)

@@ -173,6 +173,8 @@ type wiring struct {
 	syncer    *analytics.Syncer
 	comments  *inbox.Service
 	videos    *aivideo.Service
+	// converter runs ffmpeg for the renditions platforms need.
+	converter *render.Renderer
 }
 
 // wire opens the media store and builds the providers and the services every role needs.
@@ -252,8 +254,9 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	w.comments = &inbox.Service{Store: st, Caller: caller, Sources: abilities[provider.CommentSource](w.providers),
 		Log: log.With("component", "inbox")}
 	fetcher := media.NewFetcher(media.FetcherConfig{Policy: w.guard, UserAgent: "reelay/" + p.Version})
+	w.converter = render.New(cfg.FFmpeg)
 	a.Service = &publish.Service{Store: st, Media: a.Media, Fetcher: fetcher, Hub: hub, Log: log.With("component", "publish"),
-		ListeningPoll: p.ListeningPoll}
+		ListeningPoll: p.ListeningPoll, Converter: w.converter}
 	if w.videos, err = aiVideo(cfg, st, a, fetcher, box, p.PollInterval, log); err != nil {
 		return nil, err
 	}
@@ -289,7 +292,7 @@ func (a *App) queue(w *wiring) error {
 	// of the renewals stopping (jobs.DefaultLease).
 	aiTimeout := max(w.worker.Timeout(nil), cfg.VideoTimeout+2*time.Minute)
 	queueCfg := jobs.Config{Logger: log.With("component", "jobs"), JobTimeout: maintenanceTimeout,
-		LongestTimeout: max(w.worker.Timeout(nil), aiTimeout, (&webhooks.Worker{}).Timeout(nil))}
+		LongestTimeout: max(w.worker.Timeout(nil), aiTimeout, (&webhooks.Worker{}).Timeout(nil), publish.RenditionTimeout)}
 	if cfg.Role != config.RoleAPI {
 		w.worker.Metrics = publish.NewMetrics(w.p.Registry)
 		queueCfg.Workers = river.NewWorkers()
@@ -317,6 +320,9 @@ func (a *App) queue(w *wiring) error {
 		river.AddWorker(queueCfg.Workers, &aivideo.Sweeper{Store: st, StaleAfter: aivideo.MaxAttempts*(aiTimeout+2*time.Minute) + time.Hour})
 		queueCfg.PeriodicJobs = append(queueCfg.PeriodicJobs, aivideo.SweepJob())
 		queueCfg.Queues[aivideo.QueueName] = river.QueueConfig{MaxWorkers: aivideo.Concurrency}
+		river.AddWorker(queueCfg.Workers, &publish.RenditionWorker{Store: st, Media: a.Media, Converter: w.converter, Hub: w.worker.Hub,
+			Log: log.With("component", "convert")})
+		queueCfg.Queues[publish.ConvertQueue] = river.QueueConfig{MaxWorkers: cfg.ConvertWorkers}
 		queueCfg.RescueRunningOnStart = w.p.SoleWorker
 	}
 	var err error

@@ -38,6 +38,7 @@ type publishFlags struct {
 	platformJSON    []string
 	dryRun          bool
 	allowDuplicate  bool
+	fit, transcode  string
 	noWait          bool
 	idempotencyKey  string
 	timeout         time.Duration
@@ -98,6 +99,8 @@ refused, 5 the post settled with failed destinations.`,
 	f.StringArrayVar(&pf.platformJSON, "platform-json", nil, `a platform's whole object: platform='{"field":"value"}' (repeatable)`)
 	f.BoolVar(&pf.dryRun, "dry-run", false, "run every check and show what each destination would receive; nothing is stored or sent")
 	f.BoolVar(&pf.allowDuplicate, "allow-duplicate", false, "publish even if the same video and text went to the same channel in the last 10 minutes")
+	f.StringVar(&pf.fit, "fit", "", "what may be done to a video whose aspect ratio a platform does not take: refuse (default), pad or crop")
+	f.StringVar(&pf.transcode, "transcode", "", "auto (default: convert the video for each platform that would refuse it) or off (refuse instead)")
 	f.BoolVar(&pf.noWait, "no-wait", false, "print the post as soon as the server has accepted it, without following its destinations")
 	f.StringVar(&pf.idempotencyKey, "idempotency-key", "", "the publish's Idempotency-Key (default: a new random one, printed on stderr)")
 	f.DurationVar(&pf.timeout, "timeout", defaultWatchTimeout, "stop following the destinations after this long (0: no limit)")
@@ -109,7 +112,8 @@ func runPublish(cmd *cobra.Command, a *apiFlags, pf *publishFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 
 	// Every check of the command line comes before the first request.
-	req := client.PublishRequest{Title: pf.title, Caption: pf.caption, ChannelIDs: pf.channels, AllowDuplicate: pf.allowDuplicate}
+	req := client.PublishRequest{Title: pf.title, Caption: pf.caption, ChannelIDs: pf.channels, AllowDuplicate: pf.allowDuplicate,
+		Fit: client.Fit(pf.fit), Transcode: pf.transcode}
 	if pf.video == "" {
 		return usagef("--video is required: a local file or an http(s) URL")
 	}

@@ -105,8 +105,11 @@ type Config struct {
 	VideoImageURL string
 	VideoAPIKey   string
 	VideoTimeout  time.Duration
-	// FFmpeg is the ffmpeg the local renderer and stitching run.
+	// FFmpeg is the ffmpeg the local renderer, stitching and conversions run.
 	FFmpeg string
+	// ConvertWorkers is how many conversions (ffmpeg processes) one worker process runs at
+	// once.
+	ConvertWorkers int
 	// AIWait is how long POST /ai/generate-video and /ai/storyboard/stitch wait for their job
 	// before answering 202 with the job to read.
 	AIWait time.Duration
@@ -141,6 +144,10 @@ const (
 // would take 27 hours; an hour lets it through at 28 KB/s (about 220 kbit/s), and is far
 // above the longest a request waits by design (60 s for a publish's destinations).
 const DefaultRequestTimeout = time.Hour
+
+// DefaultConvertWorkers is the convert queue's concurrency in a worker process: one ffmpeg
+// encoding 1080p keeps two cores busy on its own.
+const DefaultConvertWorkers = 1
 
 // DefaultPublishWorkers is the publish queue's concurrency in a worker process. A job spends
 // most of its time waiting on a platform, so this is well above the number of cores; but each
@@ -229,6 +236,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RetryAttempts, "retry-attempts", DefaultRetryAttempts, "attempts for a destination step that fails transiently")
 	fs.DurationVar(&c.RetryBaseDelay, "retry-base-delay", 5*time.Second, "first retry delay, doubled per attempt, with jitter")
 	fs.IntVar(&c.PublishWorkers, "publish-workers", DefaultPublishWorkers, "destinations a worker process takes forward at once (each a job on the publish queue)")
+	fs.IntVar(&c.ConvertWorkers, "convert-workers", DefaultConvertWorkers, "conversions (ffmpeg processes) a worker process runs at once, making videos the platforms accept")
 	fs.DurationVar(&c.MediaRetention, "media-retention", DefaultMediaRetention, "how long stored media are kept after their last use (taken in, or a post using them settled); 0 keeps them for good")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 5*time.Second, "first retry delay of a webhook delivery; later ones (5m, 30m, 2h, ... 24h) scale with it")
 	fs.Float64Var(&c.RateLimitRPS, "rate-limit-rps", 20, "requests per second allowed per credential")
@@ -413,6 +421,12 @@ func (c *Config) Finish() error {
 		c.PublishWorkers = DefaultPublishWorkers
 	case c.PublishWorkers < 0:
 		return errors.New("publish workers must be at least 1 (0 = the default, 300)")
+	}
+	switch {
+	case c.ConvertWorkers == 0:
+		c.ConvertWorkers = DefaultConvertWorkers
+	case c.ConvertWorkers < 0:
+		return errors.New("convert workers must be at least 1 (0 = the default, 1)")
 	}
 	for p, cl := range c.OAuthClients {
 		if (cl.ID == "") != (cl.Secret == "") {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/conform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -30,6 +32,30 @@ type destinationJSON struct {
 	// Derived names the texts sent to the platform that reelay filled in, and where each
 	// came from.
 	Derived publish.Derived `json:"derived,omitempty"`
+	// Conversion is what the destination's video needed for its platform, absent for posts
+	// made before reelay planned conversions.
+	Conversion *conversionJSON `json:"conversion,omitempty"`
+}
+
+// conversionJSON is a destination's conform.Plan as the API shows it: what and why, not the
+// encoder's settings.
+type conversionJSON struct {
+	Action  string   `json:"action"`
+	Changes []string `json:"changes"`
+	Reasons []string `json:"reasons"`
+}
+
+func toConversionJSON(p conform.Plan) *conversionJSON {
+	return &conversionJSON{Action: p.Action, Changes: p.Changes, Reasons: p.Reasons}
+}
+
+// storedConversion reads a destination's stored plan; nil when it has none.
+func storedConversion(raw json.RawMessage) *conversionJSON {
+	var p conform.Plan
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil {
+		return nil
+	}
+	return toConversionJSON(p)
 }
 
 func toDestinationJSON(d store.Destination) destinationJSON {
@@ -41,6 +67,7 @@ func toDestinationJSON(d store.Destination) destinationJSON {
 		Published:    d.Status == store.DestPublished,
 		UploadStatus: d.Status, ID: nullable(d.ExternalID), URL: nullable(d.URL), Error: nullable(d.Error),
 		ErrorCategory: nullable(d.ErrorCategory), Message: d.Message, PublishedAt: d.PublishedAt,
+		Conversion: storedConversion(d.Conversion),
 	}
 }
 
@@ -102,7 +129,7 @@ func dryRunJSON(dr *publish.DryRun) map[string]any {
 	dests := make([]map[string]any, len(dr.Destinations))
 	for i, d := range dr.Destinations {
 		dests[i] = map[string]any{"platform": d.Platform, "channel_id": d.ChannelID, "channel_title": d.ChannelTitle,
-			"payload": d.Payload}
+			"payload": d.Payload, "conversion": toConversionJSON(d.Conversion)}
 		if len(d.Derived) > 0 {
 			dests[i]["derived"] = d.Derived
 		}

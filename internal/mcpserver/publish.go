@@ -44,6 +44,8 @@ type PublishInput struct {
 	Reddit    *client.RedditOptions    `json:"reddit,omitempty"`
 
 	AllowDuplicate bool   `json:"allow_duplicate,omitempty" jsonschema:"Publish even though the same video and text went to the same channel in the last 10 minutes (refused as duplicate_post otherwise). Default: false."`
+	Fit            string `json:"fit,omitempty" jsonschema:"What may be done to a video whose aspect ratio a platform does not take: refuse (the default), pad (black bars) or crop (cut the overflow off both sides). A platform's object may set its own fit."`
+	Transcode      string `json:"transcode,omitempty" jsonschema:"auto (the default) converts the video for each platform that would refuse it as it is (the answer's conversion says what changed); off refuses such a publish instead."`
 	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"Makes the call safe to repeat: the same key with the same arguments within 24 h answers the first post instead of publishing again. Optional: without it a key is derived from the arguments, so repeating an identical call never posts twice. 1 to 255 visible ASCII characters."`
 	WaitSeconds    *int   `json:"wait_seconds,omitempty" jsonschema:"How long reelay waits for the destinations to settle before answering, 0 to 60 seconds. Default: the server's (15 s). The answer may still be processing: then poll reelay_get_post."`
 }
@@ -63,6 +65,7 @@ func (t *tools) publishPost(ctx context.Context, api *client.Client, in PublishI
 	req := client.PublishRequest{
 		ProjectID: in.ProjectID, ChannelIDs: in.ChannelIDs, VideoURL: in.VideoURL, ThumbnailURL: in.ThumbnailURL,
 		Title: in.Title, Caption: in.Caption, Platforms: in.Platforms, AllowDuplicate: in.AllowDuplicate,
+		Fit: client.Fit(in.Fit), Transcode: in.Transcode,
 		YouTube: in.YouTube, Instagram: in.Instagram, TikTok: in.TikTok, LinkedIn: in.LinkedIn,
 		Pinterest: in.Pinterest, Threads: in.Threads, Facebook: in.Facebook, Bluesky: in.Bluesky,
 		Telegram: in.Telegram, Discord: in.Discord, Mastodon: in.Mastodon, Reddit: in.Reddit,

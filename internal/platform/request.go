@@ -38,6 +38,9 @@ type Resolver interface {
 // own rules.
 func (d *Description) CheckOptions(f *apierr.Fields, o any) {
 	d.eachText(o, func(key string, v *string) { d.CheckText(f, key, *v) })
+	if fo, ok := o.(fitter); ok {
+		CheckFit(f, d.ID+".fit", fo.FitChoice())
+	}
 	if c, ok := o.(Checker); ok {
 		c.Check(f)
 	}

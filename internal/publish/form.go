@@ -27,7 +27,7 @@ import (
 // Multipart fields of the publish form besides the files: plain strings, JSON arrays, JSON
 // objects (the per-platform objects) and one boolean.
 var (
-	formStrings = []string{"project_id", "video_url", "thumbnail_url", "title", "caption", "scheduled_for"}
+	formStrings = []string{"project_id", "video_url", "thumbnail_url", "title", "caption", "scheduled_for", "fit", "transcode"}
 	formArrays  = []string{"platforms", "channel_ids"}
 	formObjects = platform.All
 )

@@ -80,7 +80,11 @@ func Update(ctx context.Context, st *store.Store, q Enqueuer, accountID, postID 
 			req.ScheduledFor = *c.ScheduledFor
 		}
 		req.PlatformObjects.Merge(c.PlatformObjects)
-		return Edit(&req, p, time.Now())
+		video, err := st.GetMedia(ctx, p.VideoSHA256)
+		if err != nil {
+			return err
+		}
+		return Edit(&req, p, video, time.Now())
 	}, func(tx *store.Tx, p store.Post) error {
 		return EnqueueDestinations(ctx, q, tx, p)
 	})

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/conform"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/bluesky"
 	"github.com/reelay/reelay/internal/platform/discord"
@@ -37,6 +39,10 @@ type Request struct {
 	Platforms      []string `json:"platforms,omitempty"`
 	ScheduledFor   string   `json:"scheduled_for,omitempty"`
 	AllowDuplicate bool     `json:"allow_duplicate,omitempty"`
+	// Fit and Transcode say what may be done to a video a platform would refuse as it is
+	// (conform.Options); a platform object's own fit overrides Fit for its platform.
+	Fit       string `json:"fit,omitempty"`
+	Transcode string `json:"transcode,omitempty"`
 
 	PlatformObjects
 
@@ -149,6 +155,10 @@ func (r *Request) CheckStatic(now time.Time, hasUpload, hasThumbUpload bool) (sc
 	}
 	if r.ScheduledFor != "" {
 		scheduledFor = checkSchedule(&f, r.ScheduledFor, now)
+	}
+	platform.CheckFit(&f, "fit", r.Fit)
+	if r.Transcode != "" && !slices.Contains(conform.TranscodeChoices, r.Transcode) {
+		f.Addf("transcode", "must be one of %s", strings.Join(conform.TranscodeChoices, ", "))
 	}
 	r.checkOptions(&f)
 	return scheduledFor, f
@@ -263,6 +273,15 @@ func (r *Request) EffectiveOptions(name string, f *apierr.Fields) (options json.
 	return options, derived
 }
 
+// conformOptions is what the request says of converting the video for one platform.
+func (r *Request) conformOptions(d platform.Description) conform.Options {
+	o := conform.Options{Fit: r.Fit, Transcode: r.Transcode}
+	if obj, ok := r.PlatformObjects.object(d).(interface{ FitChoice() string }); ok && obj.FitChoice() != "" {
+		o.Fit = obj.FitChoice()
+	}
+	return o
+}
+
 // Empty reports whether no platform object is given.
 func (o PlatformObjects) Empty() bool { return o == PlatformObjects{} }
 
@@ -280,7 +299,7 @@ func (o *PlatformObjects) Merge(other PlatformObjects) {
 // Edit applies an edited request to a scheduled post that has not fired: it validates the
 // request as publishing does (a scheduled post stays scheduled: scheduled_for cannot be
 // removed) and recomputes what each destination will receive. Failures are *apierr.Error.
-func Edit(req *Request, p *store.Post, now time.Time) error {
+func Edit(req *Request, p *store.Post, video store.Media, now time.Time) error {
 	scheduledFor, f := req.CheckStatic(now, req.VideoURL == "", false)
 	if req.ScheduledFor == "" {
 		f.Add("scheduled_for", "cannot be removed from a scheduled post; cancel it and publish again to publish now")
@@ -290,6 +309,8 @@ func Edit(req *Request, p *store.Post, now time.Time) error {
 		d := &p.Destinations[i]
 		d.Options, derived[d.Platform] = req.EffectiveOptions(d.Platform, &f)
 	}
+	// An edited fit may change what a destination's video needs.
+	planConversions(&f, "video", req, p.Destinations, video.SHA256, video.Size, infoOf(video), nil)
 	if err := f.Err(); err != nil {
 		return err
 	}

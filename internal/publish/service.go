@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/conform"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/registry"
@@ -41,6 +42,27 @@ type Service struct {
 	// ListeningPoll is how often Wait reads a post while the Hub hears other processes'
 	// settled posts (2 s when 0).
 	ListeningPoll time.Duration
+	// Converter makes the renditions of videos that a platform would refuse as they are; nil
+	// refuses such a publish, as a server without ffmpeg does.
+	Converter Converter
+}
+
+// converterReady says why a conversion cannot run (nil when it can), asking the converter at
+// most once per request.
+func (s *Service) converterReady(ctx context.Context) func() error {
+	var checked bool
+	var err error
+	return func() error {
+		if !checked {
+			checked = true
+			if s.Converter == nil {
+				err = errors.New("no converter is configured")
+			} else {
+				err = s.Converter.Check(ctx)
+			}
+		}
+		return err
+	}
 }
 
 // Submission is one publish request as it arrived.
@@ -86,6 +108,8 @@ type DryRunDestination struct {
 	Payload      json.RawMessage
 	// Derived names the texts of Payload that reelay filled in, and where each came from.
 	Derived Derived
+	// Conversion is what the video would need for the platform.
+	Conversion conform.Plan
 }
 
 // PublishArgs is the job that takes one destination through its steps.
@@ -201,9 +225,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		sub.Thumbnail = &stored
 		fresh = append(fresh, sub.Thumbnail)
 	}
-	for _, p := range distinctPlatforms(channels) {
-		CheckVideo(&f, videoField, p, sub.Video.Blob.Size, sub.Video.Info)
-	}
+	plans := planConversions(&f, videoField, req, dests, sub.Video.Blob.SHA256, sub.Video.Blob.Size, sub.Video.Info, s.converterReady(ctx))
 	if err := f.Err(); err != nil {
 		return res, err
 	}
@@ -228,7 +250,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (res Result, err e
 		}
 		for i, d := range dests {
 			dr.Destinations = append(dr.Destinations, DryRunDestination{Platform: d.Platform, ChannelID: d.ChannelID,
-				ChannelTitle: channels[i].Name, Payload: d.Options, Derived: derived[d.Platform]})
+				ChannelTitle: channels[i].Name, Payload: d.Options, Derived: derived[d.Platform], Conversion: plans[d.Platform]})
 		}
 		return Result{DryRun: dr}, nil
 	}
@@ -322,8 +344,12 @@ func (s *Service) replay(ctx context.Context, accountID, postID string) (Result,
 }
 
 // EnqueueDestinations inserts one publish job per destination of p: at once, or at the post's
-// scheduled time.
+// scheduled time. The renditions they need are made at once, scheduled or not, so that a
+// scheduled post's file is ready when it fires.
 func EnqueueDestinations(ctx context.Context, q Enqueuer, tx *store.Tx, p store.Post) error {
+	if err := ensureRenditions(ctx, q, tx, p); err != nil {
+		return err
+	}
 	for _, d := range p.Destinations {
 		opts := PublishArgs{}.InsertOpts()
 		if p.ScheduledFor != nil {
@@ -395,16 +421,6 @@ func (s *Service) destinationChannels(ctx context.Context, project store.Project
 		}
 	}
 	return out, nil
-}
-
-func distinctPlatforms(channels []store.Channel) []string {
-	var out []string
-	for _, c := range channels {
-		if !slices.Contains(out, c.Platform) {
-			out = append(out, c.Platform)
-		}
-	}
-	return out
 }
 
 func storedMedia(m *media.Stored) store.Media {

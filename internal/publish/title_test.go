@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reelay/reelay/internal/apierr"
@@ -147,7 +148,7 @@ func TestEditDerivesTheSameTitle(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited.ScheduledFor = "2026-11-23T09:00:00Z"
-	if err := Edit(&edited, &p, testNow); err != nil {
+	if err := Edit(&edited, &p, fittingVideo, testNow); err != nil {
 		t.Fatal(err)
 	}
 	if title() != "Harbour at dawn" || DerivedTexts(p)["youtube"]["title"] != FromVideoFileName {
@@ -157,10 +158,14 @@ func TestEditDerivesTheSameTitle(t *testing.T) {
 	// Given a caption: the title follows it, as publishing would have made it.
 	edited, _ = loadRequest(p.Request)
 	edited.Caption = "Fog lifting over the harbour\n#dawn"
-	if err := Edit(&edited, &p, testNow); err != nil {
+	if err := Edit(&edited, &p, fittingVideo, testNow); err != nil {
 		t.Fatal(err)
 	}
 	if title() != "Fog lifting over the harbour" || DerivedTexts(p)["youtube"]["title"] != FromCaptionFirstLine {
 		t.Errorf("after a caption: title %q, derived %v", title(), DerivedTexts(p))
 	}
 }
+
+// fittingVideo is a stored video every platform takes as it is.
+var fittingVideo = store.Media{Kind: "mp4", Size: 5 << 20, Width: 1080, Height: 1920, Duration: 20 * time.Second,
+	VideoCodec: "h264", AudioCodec: "aac", AudioChannels: 2, AudioSampleRate: 44100, FrameRate: 30, MaxFrameRate: 30}

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
 	"github.com/reelay/reelay/internal/store"
 )
@@ -52,6 +53,9 @@ type Worker struct {
 	// MediaLinkTTL is the lifetime of the signed media links pull-based platforms fetch
 	// (default 24 h).
 	MediaLinkTTL time.Duration
+	// RenditionPoll is how often a destination whose rendition is being made looks whether it
+	// is ready (default 2 s).
+	RenditionPoll time.Duration
 
 	// once fills the defaults before the first job; jobs run concurrently and only read.
 	once sync.Once
@@ -75,6 +79,9 @@ func (w *Worker) defaults() {
 	}
 	if w.MediaLinkTTL <= 0 {
 		w.MediaLinkTTL = 24 * time.Hour
+	}
+	if w.RenditionPoll <= 0 {
+		w.RenditionPoll = 2 * time.Second
 	}
 	if w.Log == nil {
 		w.Log = slog.New(slog.DiscardHandler)
@@ -129,6 +136,21 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	}
 	if dl.Channel.Status == store.ChannelReauthRequired {
 		return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
+	}
+	if key := dl.Destination.RenditionKey; key != "" {
+		r, err := w.Store.GetRendition(ctx, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryInternal, 0, "the converted video is no longer stored on this server; publish it again"))
+		case err != nil:
+			return err
+		case r.Status == store.RenditionFailed:
+			return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryMediaRejected, 0, "reelay could not convert the video for %s: %s", registry.DisplayName(dl.Destination.Platform), r.Error))
+		case r.Status != store.RenditionReady:
+			// The rendition job shows its progress in the destination's message meanwhile.
+			return river.JobSnooze(w.RenditionPoll)
+		}
+		dl.Video = r.Output
 	}
 	if w.Tokens != nil {
 		ch, err := w.Tokens.Refresh(ctx, dl.Channel, false)

@@ -403,7 +403,8 @@ func (t *Tx) lockPost(ctx context.Context, accountID, id string) (Post, error) {
 }
 
 // PostEdit changes a scheduled post; UpdatePost hands it the post as stored and writes back
-// Title, Caption, Request, ScheduledFor and each destination's Options.
+// Title, Caption, Request, ScheduledFor and each destination's Options, Conversion and
+// RenditionKey.
 type PostEdit func(p *Post) error
 
 // UpdatePost edits one of an account's scheduled posts in a transaction: edit changes it, the
@@ -433,8 +434,9 @@ func (s *Store) UpdatePost(ctx context.Context, accountID, id string, edit PostE
 		for i := range p.Destinations {
 			d := &p.Destinations[i]
 			d.Seq++
-			if _, err := tx.tx.ExecContext(ctx, `UPDATE destinations SET options = $1, seq = $2, updated_at = $3 WHERE id = $4`,
-				string(d.Options), d.Seq, t, d.ID); err != nil {
+			if _, err := tx.tx.ExecContext(ctx, `UPDATE destinations SET options = $1, seq = $2, updated_at = $3,
+				conversion = $4, rendition_key = $5 WHERE id = $6`,
+				string(d.Options), d.Seq, t, string(d.Conversion), d.RenditionKey, d.ID); err != nil {
 				return fmt.Errorf("store: update destination: %w", err)
 			}
 		}

@@ -238,3 +238,9 @@ func (s *Store) LoadDeliveriesAsOne(ctx context.Context, ids []string) (batched,
 	}
 	return batched, alone, read
 }
+
+// SetRenditionKey makes a destination wait for a rendition.
+func SetRenditionKey(ctx context.Context, s *Store, destinationID, key string) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE destinations SET rendition_key = $1 WHERE id = $2`, key, destinationID)
+	return err
+}

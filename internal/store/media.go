@@ -202,6 +202,9 @@ func (s *Store) PurgeMedia(ctx context.Context, at time.Time, retention time.Dur
 			if err := deleteBlob(ctx, key); err != nil {
 				return err
 			}
+			if err := tx.deleteRenditions(ctx, sha, deleteBlob); err != nil {
+				return err
+			}
 			res, err := tx.tx.ExecContext(ctx, `DELETE FROM media WHERE sha256 = $1
 				AND NOT EXISTS (SELECT 1 FROM posts WHERE video_sha256 = $1)
 				AND NOT EXISTS (SELECT 1 FROM posts WHERE thumbnail_sha256 = $1)`, sha)

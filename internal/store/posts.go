@@ -107,6 +107,11 @@ type Destination struct {
 	Attempts    int
 	PublishedAt *time.Time
 	UpdatedAt   time.Time
+	// Conversion is what the destination's video needs for its platform (a JSON
+	// conform.Plan), nil when that was never planned; RenditionKey names the rendition sent
+	// instead of the post's video ("" to send the video itself).
+	Conversion   json.RawMessage
+	RenditionKey string
 }
 
 // Errors of CreatePost.
@@ -244,8 +249,9 @@ func (s *Store) CreatePost(ctx context.Context, np NewPost, enqueue func(tx *Tx,
 		for i, d := range np.Destinations {
 			d.ID, d.PostID, d.Position, d.Status, d.Seq, d.UpdatedAt = uuid.NewString(), p.ID, i, DestQueued, 1, t
 			_, err := tx.tx.ExecContext(ctx, `INSERT INTO destinations (id, post_id, channel_id, platform, position, status,
-				options, seq, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				d.ID, d.PostID, d.ChannelID, d.Platform, d.Position, d.Status, string(d.Options), d.Seq, t)
+				options, seq, updated_at, conversion, rendition_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				d.ID, d.PostID, d.ChannelID, d.Platform, d.Position, d.Status, string(d.Options), d.Seq, t,
+				string(d.Conversion), d.RenditionKey)
 			if err != nil {
 				return fmt.Errorf("store: insert destination: %w", err)
 			}
@@ -410,7 +416,7 @@ func (s *postScan) post() Post {
 
 const destinationColumns = `d.id, d.post_id, d.channel_id, c.name, d.platform, d.position, d.status, d.options,
 	COALESCE(d.state, ''), d.seq, d.external_id, d.url, d.message, d.error, d.error_category, d.attempts,
-	d.published_at, d.updated_at`
+	d.published_at, d.updated_at, d.conversion, d.rendition_key`
 
 func scanDestination(r scanner) (Destination, error) {
 	var s destinationScan
@@ -419,20 +425,24 @@ func scanDestination(r scanner) (Destination, error) {
 }
 
 type destinationScan struct {
-	d           Destination
-	opts, state string
-	pub         sql.NullTime
+	d                       Destination
+	opts, state, conversion string
+	pub                     sql.NullTime
 }
 
 func (s *destinationScan) targets() []any {
 	d := &s.d
 	return []any{&d.ID, &d.PostID, &d.ChannelID, &d.ChannelName, &d.Platform, &d.Position, &d.Status, &s.opts,
-		&s.state, &d.Seq, &d.ExternalID, &d.URL, &d.Message, &d.Error, &d.ErrorCategory, &d.Attempts, &s.pub, &d.UpdatedAt}
+		&s.state, &d.Seq, &d.ExternalID, &d.URL, &d.Message, &d.Error, &d.ErrorCategory, &d.Attempts, &s.pub, &d.UpdatedAt,
+		&s.conversion, &d.RenditionKey}
 }
 
 func (s *destinationScan) destination() Destination {
 	d := s.d
 	d.Options = json.RawMessage(s.opts)
+	if s.conversion != "" {
+		d.Conversion = json.RawMessage(s.conversion)
+	}
 	if s.state != "" {
 		d.State = json.RawMessage(s.state)
 	}

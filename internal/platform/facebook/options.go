@@ -8,6 +8,9 @@ import (
 // Options is the facebook object of a publish request; the provider reads it back from the
 // destination.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	// Description is the reel's text (the post's caption when empty).
 	Description string `json:"description,omitempty"`
 	// Title is the reel's title (the post's title when empty).

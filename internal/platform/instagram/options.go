@@ -8,6 +8,9 @@ import (
 // Options is the instagram object of a publish request; the provider reads it back from the
 // destination.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	// Caption overrides the post's caption.
 	Caption string `json:"caption,omitempty"`
 	// ShareToFeed also shows the Reel in the profile feed (true when absent).

@@ -8,6 +8,9 @@ import (
 // Options is the linkedin object of a publish request; the provider reads it back from the
 // destination.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Commentary string `json:"commentary,omitempty"`
 	Title      string `json:"title,omitempty"`
 }

@@ -14,6 +14,9 @@ import (
 // Description (the video's alt text) are reelay's additions to the interface's object
 // (docs/CONTRACT.md, Platform objects): the status's own parameters, sent as they are.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Text        string `json:"text,omitempty"`
 	Visibility  string `json:"visibility,omitempty"`
 	Sensitive   bool   `json:"sensitive,omitempty"`

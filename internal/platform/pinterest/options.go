@@ -8,6 +8,9 @@ import (
 // Options is the pinterest object of a publish request; the provider reads it back from the
 // destination (title from the post's title, description from its caption, when left out).
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Link        string `json:"link,omitempty"`

@@ -10,6 +10,9 @@ import (
 // Options is the reddit object of a publish request; the provider reads it back from the
 // destination. Booleans are pointers so that "not given" takes the default (false).
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Title     string `json:"title,omitempty"`
 	Subreddit string `json:"subreddit,omitempty"`
 	NSFW      *bool  `json:"nsfw,omitempty"`

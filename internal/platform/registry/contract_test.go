@@ -34,9 +34,11 @@ func TestOptionsMatchTheContract(t *testing.T) {
 			schema := ref.Value
 			typ := reflect.TypeOf(d.NewOptions()).Elem()
 			fields := map[string]reflect.Type{}
-			for i := range typ.NumField() {
-				name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-				fields[name] = typ.Field(i).Type
+			for _, sf := range reflect.VisibleFields(typ) {
+				name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+				if !sf.Anonymous {
+					fields[name] = sf.Type
+				}
 			}
 			for name := range schema.Properties {
 				if _, ok := fields[name]; !ok {

@@ -8,6 +8,9 @@ import (
 // Options is the telegram object of a publish request; the provider reads it back from the
 // destination.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	// Caption is the video's caption (the post's caption, else its title, when empty).
 	Caption string `json:"caption,omitempty"`
 }

@@ -8,6 +8,9 @@ import (
 // Options is the tiktok object of a publish request; the provider reads it back from the
 // destination. Booleans are pointers so that "not given" takes the default.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Mode         string `json:"mode,omitempty"`
 	Title        string `json:"title,omitempty"`
 	PrivacyLevel string `json:"privacy_level,omitempty"`

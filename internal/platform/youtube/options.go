@@ -14,6 +14,9 @@ import (
 // or its digits as a string; default 22, People & Blogs). The request decodes into it and the
 // provider reads it back from the destination.
 type Options struct {
+	// Fitting is the object's "fit": what may be done to the video for this platform alone.
+	platform.Fitting
+
 	Title         string `json:"title,omitempty"`
 	Description   string `json:"description,omitempty"`
 	PrivacyStatus string `json:"privacy_status,omitempty"`

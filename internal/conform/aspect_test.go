@@ -1,13 +1,13 @@
-package publish
+package conform
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // Pinterest takes any ratio from 1:2 to 1.91:1, not only the three it recommends.
@@ -28,14 +28,13 @@ func TestPinterestAspectRatios(t *testing.T) {
 		{"21:9, wider than 1.91:1", 2560, 1080, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var f apierr.Fields
-			CheckVideo(&f, "video", platform.Pinterest, 20<<20, media.Info{
-				Kind: media.KindMP4, Duration: 10 * time.Second, Width: c.width, Height: c.height})
-			if refused := len(f) > 0; refused != c.refused {
-				t.Errorf("%dx%d refused %v, want %v: %v", c.width, c.height, refused, c.refused, f)
+			d, _ := registry.Describe(platform.Pinterest)
+			got := Check(d, 20<<20, media.Info{Kind: media.KindMP4, VideoCodec: "h264", Duration: 10 * time.Second, Width: c.width, Height: c.height})
+			if refused := len(got) > 0; refused != c.refused {
+				t.Errorf("%dx%d refused %v, want %v: %v", c.width, c.height, refused, c.refused, got)
 			}
-			if c.refused && !strings.Contains(f["video"], "Pinterest") {
-				t.Errorf("the refusal does not name Pinterest: %v", f)
+			if c.refused && !strings.Contains(strings.Join(got, ";"), "Pinterest") {
+				t.Errorf("the refusal does not name Pinterest: %v", got)
 			}
 		})
 	}

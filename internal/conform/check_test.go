@@ -1,12 +1,12 @@
-package publish
+package conform
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/reelay/reelay/internal/apierr"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 // TestCheckVideoMediaRules: each media rule of a description refuses the video that breaks it,
@@ -47,9 +47,8 @@ func TestCheckVideoMediaRules(t *testing.T) {
 		{"96 kHz on Facebook, which sets no rule", "facebook", with(func(i *media.Info) { i.AudioSampleRate = 96000 }), ""},
 	}
 	for _, c := range cases {
-		var f apierr.Fields
-		CheckVideo(&f, "video", c.platform, 10<<20, c.info)
-		got := f["video"]
+		d, _ := registry.Describe(c.platform)
+		got := strings.Join(Check(d, 10<<20, c.info), "; ")
 		switch {
 		case c.want == "" && got != "":
 			t.Errorf("%s: refused: %s", c.name, got)

@@ -1,0 +1,95 @@
+package media
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/reelay/reelay/internal/fileperm"
+)
+
+// Programs such as ffmpeg read and write files, not blobs. A store in a local folder hands
+// them its own files, and takes theirs in by renaming; any other store (S3) downloads a
+// temporary copy and uploads the result as a stream. Either way no video is held in memory.
+
+// LocalFile gives a path that reads the stored file key: the stored file itself in a file://
+// store, else a copy downloaded into dir. done removes the copy (and does nothing for a stored
+// file), and must be called.
+func (s *Store) LocalFile(ctx context.Context, key, dir string) (path string, done func(), err error) {
+	if s.dir != "" {
+		path = filepath.Join(s.dir, filepath.FromSlash(key))
+		if _, err := os.Stat(path); err != nil {
+			return "", nil, notFound(key, err)
+		}
+		return path, func() {}, nil
+	}
+	r, err := s.Open(ctx, key, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp(dir, ".source-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("media store: local copy: %w", err)
+	}
+	done = func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		done()
+		return "", nil, fmt.Errorf("media store: local copy of %s: %w", key, err)
+	}
+	return f.Name(), done, nil
+}
+
+// TempDir is where a file on its way into the store is best written: inside a file:// store's
+// folder, from where PutFile moves it in with a rename; else dir.
+func (s *Store) TempDir(dir string) (string, error) {
+	if s.dir == "" {
+		return dir, nil
+	}
+	tmp := filepath.Join(s.dir, filepath.FromSlash(tmpPrefix))
+	if err := os.MkdirAll(tmp, fileperm.Dir); err != nil {
+		return "", fmt.Errorf("media store: %w", err)
+	}
+	return tmp, nil
+}
+
+// PutFile stores the local file at path under its content-addressed key, as Put does, and
+// removes path. In a file:// store it is moved in when it lies on the same disk (TempDir).
+func (s *Store) PutFile(ctx context.Context, path string, kind Kind) (Blob, error) {
+	defer os.Remove(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return Blob{}, fmt.Errorf("media store: %w", err)
+	}
+	defer f.Close()
+	if s.dir == "" {
+		return s.Put(ctx, f, kind)
+	}
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return Blob{}, fmt.Errorf("media store: reading %s: %w", path, err)
+	}
+	b := Blob{Size: size, SHA256: hex.EncodeToString(h.Sum(nil)), ContentType: kind.ContentType}
+	b.Key = KeyForSHA256(b.SHA256)
+	dst := filepath.Join(s.dir, filepath.FromSlash(b.Key))
+	if _, err := os.Stat(dst); err == nil {
+		b.Deduplicated = true
+		return b, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), fileperm.Dir); err == nil && os.Chmod(path, fileperm.File) == nil && os.Rename(path, dst) == nil {
+		return b, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Blob{}, fmt.Errorf("media store: %w", err)
+	}
+	return s.Put(ctx, f, kind)
+}
