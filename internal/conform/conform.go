@@ -132,9 +132,8 @@ func Decide(d platform.Description, size int64, info media.Info, o Options) (pla
 		frameRate(c, caps, info)
 		if fixes[fixFrame] {
 			reframe(c, caps, info, o.Fit)
-		} else if caps.MaxWidth > 0 && info.Width > caps.MaxWidth {
-			c.Width, c.Height = even(float64(caps.MaxWidth)), even(float64(info.Height)*float64(caps.MaxWidth)/float64(info.Width))
 		}
+		resize(c, caps, info)
 		if msg := budget(c, d.Name, caps, size, info); msg != "" {
 			refusals = append(refusals, msg)
 		}
@@ -205,6 +204,50 @@ func reframe(c *render.Conversion, caps platform.Capabilities, info media.Info, 
 		w, h = float64(caps.MaxWidth), h*float64(caps.MaxWidth)/w
 	}
 	c.Width, c.Height, c.Fit = even(w), even(h), fit
+}
+
+// resize scales a re-encode's frame, keeping its ratio, into the platform's smallest and
+// largest sizes: up when it is too small (the platform would refuse it), down when too large.
+func resize(c *render.Conversion, caps platform.Capabilities, info media.Info) {
+	w, h := float64(c.Width), float64(c.Height)
+	if w == 0 || h == 0 {
+		w, h = float64(info.Width), float64(info.Height)
+	}
+	if w <= 0 || h <= 0 {
+		return
+	}
+	scale := 1.0
+	for _, r := range []struct {
+		limit int
+		side  float64
+	}{{caps.MinWidth, w}, {caps.MinHeight, h}} {
+		if r.limit > 0 && r.side < float64(r.limit) {
+			scale = max(scale, float64(r.limit)/r.side)
+		}
+	}
+	for _, r := range []struct {
+		limit int
+		side  float64
+	}{{caps.MaxWidth, w}, {caps.MaxHeight, h}} {
+		if r.limit > 0 && r.side*scale > float64(r.limit) {
+			scale = float64(r.limit) / r.side
+		}
+	}
+	if scale != 1 || c.Width > 0 {
+		// Rounding up to even keeps a frame scaled up to a minimum at the minimum at least.
+		c.Width, c.Height = evenUp(w*scale), evenUp(h*scale)
+		if caps.MaxWidth > 0 && c.Width > caps.MaxWidth {
+			c.Width = caps.MaxWidth &^ 1
+		}
+		if caps.MaxHeight > 0 && c.Height > caps.MaxHeight {
+			c.Height = caps.MaxHeight &^ 1
+		}
+	}
+}
+
+// evenUp rounds a pixel count up to an even number.
+func evenUp(x float64) int {
+	return max(2, 2*int(math.Ceil(x/2-1e-9)))
 }
 
 // even rounds a pixel count to an even number (H.264's 4:2:0 needs it), at least 2.

@@ -23,6 +23,8 @@ var (
 		MinFrameRate: 24, MaxFrameRate: 60, MaxVideoBytes: 1 * platform.GB}}
 	bot = platform.Description{ID: "bot", Name: "Bot", Capabilities: platform.Capabilities{
 		VideoFormats: []string{"mp4"}, MaxVideoBytes: 50 * platform.MB}}
+	small = platform.Description{ID: "small", Name: "Small", Capabilities: platform.Capabilities{
+		MinWidth: 360, MinHeight: 360, MaxWidth: 4096, MaxHeight: 4096}}
 	hook = platform.Description{ID: "hook", Name: "Hook", Capabilities: platform.Capabilities{
 		MaxVideoBytes: 10 * platform.MiB}}
 )
@@ -78,6 +80,10 @@ func TestDecide(t *testing.T) {
 			conv: render.Conversion{Video: true, Width: 1080, Height: 1920, Fit: FitPad}, change: "black bars"},
 		{name: "16:9 cropped", d: page, info: wide, opts: Options{Fit: FitCrop}, action: ActionReencode,
 			conv: render.Conversion{Video: true, Width: 608, Height: 1080, Fit: FitCrop}, change: "cropped"},
+		{name: "a picture under the smallest size is scaled up", d: small, info: with(func(i *media.Info) { i.Width, i.Height = 270, 480 }),
+			action: ActionReencode, conv: render.Conversion{Video: true, Width: 360, Height: 640}, change: "360x640"},
+		{name: "a picture over the largest size is scaled down", d: small, info: with(func(i *media.Info) { i.Width, i.Height = 2160, 8192 }),
+			action: ActionReencode, conv: render.Conversion{Video: true, Width: 1080, Height: 4096}},
 		{name: "too long is never trimmed", d: reels, info: with(func(i *media.Info) { i.Duration = 20 * time.Minute }),
 			refused: "Reels accepts at most 15 minutes"},
 		{name: "too short", d: reels, info: with(func(i *media.Info) { i.Duration = time.Second }), refused: "needs at least 3 seconds"},

@@ -93,6 +93,15 @@ func check(display string, caps platform.Capabilities, size int64, info media.In
 		if caps.MaxWidth > 0 && info.Width > caps.MaxWidth {
 			add("max_width", fixVideo, "is %d pixels wide; %s accepts at most %d", info.Width, display, caps.MaxWidth)
 		}
+		if caps.MaxHeight > 0 && info.Height > caps.MaxHeight {
+			add("max_height", fixVideo, "is %d pixels high; %s accepts at most %d", info.Height, display, caps.MaxHeight)
+		}
+		if caps.MinWidth > 0 && info.Width < caps.MinWidth {
+			add("min_width", fixVideo, "is %d pixels wide; %s needs at least %d", info.Width, display, caps.MinWidth)
+		}
+		if caps.MinHeight > 0 && info.Height < caps.MinHeight {
+			add("min_height", fixVideo, "is %d pixels high; %s needs at least %d", info.Height, display, caps.MinHeight)
+		}
 	}
 	if fps := info.FrameRate; fps > 0 {
 		switch {

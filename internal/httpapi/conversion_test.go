@@ -102,18 +102,18 @@ func TestConversionCases(t *testing.T) {
 	rendertest.RequireFFmpeg(t)
 	e, _ := conversionEnv(t, store.SQLite)
 	ctx := context.Background()
-	published := func(t *testing.T, r *resp) string {
+	// published waits for the post r answered, which must publish, and answers it.
+	published := func(t *testing.T, a tenant, r *resp) (string, map[string]any) {
 		t.Helper()
 		if r.Code != http.StatusOK {
 			t.Fatalf("publish: %d %s", r.Code, r.Body)
 		}
 		id := r.JSON["post_id"].(string)
-		e.waitPost(e.a, id, 2*time.Minute, func(p map[string]any) bool { return p["status"] != "processing" })
-		p := e.waitPost(e.a, id, time.Second, func(map[string]any) bool { return true })
+		p := e.waitPost(a, id, 2*time.Minute, func(p map[string]any) bool { return p["status"] != "processing" })
 		if p["status"] != "published" {
 			t.Fatalf("post %s: %s", id, mustJSON(p))
 		}
-		return id
+		return id, p
 	}
 	conversion := func(p map[string]any, platform string) map[string]any {
 		c, _ := results(p)[platform]["conversion"].(map[string]any)
@@ -125,10 +125,8 @@ func TestConversionCases(t *testing.T) {
 		for _, p := range []string{"instagram", "tiktok"} {
 			e.sandboxChannel(a, p, map[string]any{"processing_ms": 0})
 		}
-		src := makeVideo(t, "120fps.mp4", lavfiPicture("270x480", 120), lavfiSound, h264, faststart)
-		r := e.publishFile(a, src, []string{"instagram", "tiktok"}, nil)
-		id := published(t, r)
-		p := e.waitPost(a, id, time.Second, func(map[string]any) bool { return true })
+		src := makeVideo(t, "120fps.mp4", lavfiPicture("540x960", 120), lavfiSound, h264, faststart)
+		id, p := published(t, a, e.publishFile(a, src, []string{"instagram", "tiktok"}, nil))
 		for _, pl := range []string{"instagram", "tiktok"} {
 			c := conversion(p, pl)
 			if c["action"] != "reencode" || !strings.Contains(strings.Join(anyStrings(c["changes"]), ";"), "60 fps") {
@@ -147,9 +145,8 @@ func TestConversionCases(t *testing.T) {
 	t.Run("an MP4 with moov at the end to Instagram", func(t *testing.T) {
 		a := e.newTenant("moov")
 		e.sandboxChannel(a, "instagram", map[string]any{"processing_ms": 0})
-		src := makeVideo(t, "moovlast.mp4", lavfiPicture("270x480", 30), lavfiSound, h264)
-		id := published(t, e.publishFile(a, src, []string{"instagram"}, nil))
-		p := e.waitPost(a, id, time.Second, func(map[string]any) bool { return true })
+		src := makeVideo(t, "moovlast.mp4", lavfiPicture("540x960", 30), lavfiSound, h264)
+		_, p := published(t, a, e.publishFile(a, src, []string{"instagram"}, nil))
 		if c := conversion(p, "instagram"); c["action"] != "remux" {
 			t.Errorf("conversion %v, want a remux", c)
 		}
@@ -160,9 +157,9 @@ func TestConversionCases(t *testing.T) {
 		for _, p := range []string{"instagram", "facebook", "telegram"} {
 			e.sandboxChannel(a, p, map[string]any{"processing_ms": 0})
 		}
-		src := makeVideo(t, "clip.webm", lavfiPicture("270x480", 30), lavfiSound,
+		src := makeVideo(t, "clip.webm", lavfiPicture("540x960", 30), lavfiSound,
 			[]string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k", "-c:a", "libopus"})
-		id := published(t, e.publishFile(a, src, []string{"instagram", "facebook", "telegram"}, nil))
+		id, _ := published(t, a, e.publishFile(a, src, []string{"instagram", "facebook", "telegram"}, nil))
 		keys := e.renditionKeys(a, id)
 		if keys["instagram"] == "" || keys["instagram"] != keys["facebook"] || keys["facebook"] != keys["telegram"] {
 			t.Errorf("renditions %v: want one shared by the three", keys)
@@ -181,17 +178,16 @@ func TestConversionCases(t *testing.T) {
 		a := e.newTenant("discord")
 		e.sandboxChannel(a, "discord", nil)
 		// Constant 60 Mbit/s with filler: 4 s make 30 MB whatever the picture.
-		src := makeVideo(t, "big.mp4", lavfiPicture("270x480", 30), lavfiSound, h264, faststart,
+		src := makeVideo(t, "big.mp4", lavfiPicture("540x960", 30), lavfiSound, h264, faststart,
 			[]string{"-b:v", "60M", "-minrate", "60M", "-maxrate", "60M", "-bufsize", "2M", "-x264-params", "nal-hrd=cbr:filler=1"})
 		if len(src) < 25*platform.MB {
 			t.Fatalf("the source is only %d bytes", len(src))
 		}
-		id := published(t, e.publishFile(a, src, []string{"discord"}, nil))
+		_, p := published(t, a, e.publishFile(a, src, []string{"discord"}, nil))
 		up, _ := e.introspect(a, "discord")
 		if len(up) != 1 || up[0]["bytes"].(float64) > 10*platform.MiB {
 			t.Errorf("Discord received %v, want one file of at most 10 MiB", up)
 		}
-		p := e.waitPost(a, id, time.Second, func(map[string]any) bool { return true })
 		if c := conversion(p, "discord"); !strings.Contains(strings.Join(anyStrings(c["changes"]), ";"), "to fit Discord's") {
 			t.Errorf("conversion %v", c)
 		}
@@ -200,7 +196,7 @@ func TestConversionCases(t *testing.T) {
 	t.Run("a 16:9 video to Facebook", func(t *testing.T) {
 		a := e.newTenant("wide")
 		e.sandboxChannel(a, "facebook", map[string]any{"processing_ms": 0})
-		src := makeVideo(t, "wide.mp4", lavfiPicture("480x270", 30), lavfiSound, h264, faststart)
+		src := makeVideo(t, "wide.mp4", lavfiPicture("960x540", 30), lavfiSound, h264, faststart)
 		r := e.publishFile(a, src, []string{"facebook"}, nil)
 		if r.Code != http.StatusBadRequest || !strings.Contains(r.field("video"), "Facebook") || !strings.Contains(r.field("video"), `"fit"`) {
 			t.Fatalf("the default fit: %d %s", r.Code, r.Body)
@@ -208,8 +204,7 @@ func TestConversionCases(t *testing.T) {
 		if up, _ := e.introspect(a, "facebook"); len(up) != 0 {
 			t.Fatalf("a refused publish uploaded %v", up)
 		}
-		id := published(t, e.publishFile(a, src, []string{"facebook"}, map[string]string{"facebook": `{"fit":"pad"}`}))
-		p := e.waitPost(a, id, time.Second, func(map[string]any) bool { return true })
+		_, p := published(t, a, e.publishFile(a, src, []string{"facebook"}, map[string]string{"facebook": `{"fit":"pad"}`}))
 		if c := conversion(p, "facebook"); !strings.Contains(strings.Join(anyStrings(c["changes"]), ";"), "black bars") {
 			t.Errorf("conversion %v", c)
 		}
@@ -221,9 +216,8 @@ func TestConversionCases(t *testing.T) {
 		for _, p := range all {
 			e.sandboxChannel(a, p, map[string]any{"processing_ms": 0})
 		}
-		src := makeVideo(t, "fits.mp4", lavfiPicture("270x480", 30), lavfiSound, h264, faststart)
-		id := published(t, e.publishFile(a, src, all, nil))
-		p := e.waitPost(a, id, time.Second, func(map[string]any) bool { return true })
+		src := makeVideo(t, "fits.mp4", lavfiPicture("540x960", 30), lavfiSound, h264, faststart)
+		id, p := published(t, a, e.publishFile(a, src, all, nil))
 		for _, pl := range all {
 			if c := conversion(p, pl); c["action"] != "none" {
 				t.Errorf("%s: conversion %v", pl, c)
@@ -242,7 +236,7 @@ func TestConversionCases(t *testing.T) {
 	t.Run("transcode off refuses instead", func(t *testing.T) {
 		a := e.newTenant("off")
 		e.sandboxChannel(a, "instagram", map[string]any{"processing_ms": 0})
-		src := makeVideo(t, "moovlast.mp4", lavfiPicture("270x480", 30), lavfiSound, h264)
+		src := makeVideo(t, "moovlast.mp4", lavfiPicture("540x960", 30), lavfiSound, h264)
 		r := e.publishFile(a, src, []string{"instagram"}, map[string]string{"transcode": "off"})
 		if r.Code != http.StatusBadRequest || !strings.Contains(r.field("video"), "moov") {
 			t.Fatalf("%d %s", r.Code, r.Body)
@@ -253,7 +247,7 @@ func TestConversionCases(t *testing.T) {
 		a := e.newTenant("dry")
 		e.sandboxChannel(a, "instagram", nil)
 		e.sandboxChannel(a, "youtube", nil)
-		src := makeVideo(t, "120fps.mp4", lavfiPicture("270x480", 120), lavfiSound, h264, faststart)
+		src := makeVideo(t, "120fps.mp4", lavfiPicture("540x960", 120), lavfiSound, h264, faststart)
 		list, _ := json.Marshal([]string{"instagram", "youtube"})
 		body, ct := multipartBody(t, map[string]string{"project_id": a.ProjectID, "title": "Clip", "platforms": string(list)}, map[string][]byte{"video": src})
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish?dry_run=true", Key: a.Key, Body: body, Header: map[string]string{"Content-Type": ct}})
@@ -274,12 +268,12 @@ func TestConversionCases(t *testing.T) {
 func TestConversionWithoutFFmpeg(t *testing.T) {
 	rendertest.RequireFFmpeg(t) // to make the files
 	e, _ := conversionEnv(t, store.SQLite, func(c *config.Config) { c.FFmpeg = "/nonexistent/ffmpeg" })
-	moovLast := makeVideo(t, "moovlast.mp4", lavfiPicture("270x480", 30), lavfiSound, h264)
+	moovLast := makeVideo(t, "moovlast.mp4", lavfiPicture("540x960", 30), lavfiSound, h264)
 	r := e.publishFile(e.a, moovLast, []string{"instagram"}, nil)
 	if r.Code != http.StatusBadRequest || !strings.Contains(r.field("video"), "Instagram") || !strings.Contains(r.field("video"), "install ffmpeg") {
 		t.Errorf("a publish that needs ffmpeg: %d %s", r.Code, r.Body)
 	}
-	fits := makeVideo(t, "fits.mp4", lavfiPicture("270x480", 30), lavfiSound, h264, faststart)
+	fits := makeVideo(t, "fits.mp4", lavfiPicture("540x960", 30), lavfiSound, h264, faststart)
 	if r := e.publishFile(e.a, fits, []string{"instagram"}, nil); r.Code != http.StatusOK {
 		t.Errorf("a publish that needs no conversion: %d %s", r.Code, r.Body)
 	}

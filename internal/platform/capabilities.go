@@ -26,6 +26,11 @@ type Capabilities struct {
 	MaxAspectRatio float64 `json:"max_aspect_ratio"`
 	// MaxWidth is the largest frame width in pixels; 0 = none known.
 	MaxWidth int `json:"max_width"`
+	// MaxHeight is the largest frame height in pixels; 0 = none known.
+	MaxHeight int `json:"max_height"`
+	// MinWidth and MinHeight are the smallest frame width and height in pixels; 0 = none.
+	MinWidth  int `json:"min_width"`
+	MinHeight int `json:"min_height"`
 	// VideoCodecs lists the accepted video codecs, as media.Info names them ("h264", "hevc",
 	// "vp9", ...); empty = any.
 	VideoCodecs []string `json:"video_codecs"`

@@ -25,7 +25,7 @@ type Converter interface {
 }
 
 // Interface assertion: the renderer is what converts.
-// var _ Converter = (*render.Renderer)(nil) // restored once Convert lands
+var _ Converter = (*render.Renderer)(nil)
 
 // planConversions decides, for each destination, what its video (size bytes, probed as
 // info, stored as sourceSHA256) needs for its platform (conform.Decide), and records it on the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,6 +125,7 @@ func (w *RenditionWorker) make(ctx context.Context, key string) error {
 	if dir, err = w.Media.TempDir(dir); err != nil {
 		return err
 	}
+	sweep(dir, time.Now().Add(-RenditionTimeout))
 	in, done, err := w.Media.LocalFile(cctx, src.BlobKey, dir)
 	if errors.Is(err, media.ErrNotFound) {
 		return final("the post's video is no longer stored on this server")
@@ -212,6 +214,28 @@ func (w *RenditionWorker) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return w.Log
+}
+
+// Names of the temporary files of a conversion: the rendition on its way, ffmpeg's own (see
+// render), and a copy of the source from S3.
+var tempPrefixes = []string{".rendition-", ".render-", ".source-"}
+
+// sweep deletes from dir the temporary files of conversions that died (a process killed
+// mid-way removes nothing) last written before cutoff, which no running conversion still
+// writes.
+func sweep(dir string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !slices.ContainsFunc(tempPrefixes, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // probeFile probes a local file.

@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -470,6 +471,12 @@ func (r *Renderer) render(ctx context.Context, dst string, args, out, inputs []s
 }
 
 func (r *Renderer) run(ctx context.Context, args, inputs []string) error {
+	return r.runTo(ctx, args, inputs, nil)
+}
+
+// runTo runs ffmpeg with args, its standard output going to stdout (discarded when nil).
+// inputs are the caller's files, to blame when ffmpeg cannot decode them.
+func (r *Renderer) runTo(ctx context.Context, args, inputs []string, stdout io.Writer) error {
 	bin, err := r.binary(ctx)
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -477,7 +484,7 @@ func (r *Renderer) run(ctx context.Context, args, inputs []string) error {
 	args = append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr tail
-	cmd.Stderr = &stderr
+	cmd.Stderr, cmd.Stdout = &stderr, stdout
 	// ffmpeg has no children, but should one ever hold stderr open, Wait must not hang.
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()

@@ -73,7 +73,7 @@ func Start(t testing.TB, st *store.Store, opts ...Option) *Server {
 		Role: config.RoleAll, Sandbox: true, BlobURL: "file://" + t.TempDir(),
 		PublicURL: "http://" + srv.Listener.Addr().String(), AllowPrivateURLs: true,
 		PublishWait: 10 * time.Second, RetryAttempts: 4, RetryBaseDelay: 20 * time.Millisecond,
-		RateLimitRPS: 1000, RateLimitBurst: 1000, PublishWorkers: config.DefaultPublishWorkers,
+		RateLimitRPS: 1000, RateLimitBurst: 1000, PublishWorkers: config.DefaultPublishWorkers, ConvertWorkers: config.DefaultConvertWorkers,
 	}
 	for _, f := range s.config {
 		f(cfg)

@@ -20,6 +20,10 @@ var Description = platform.Description{
 		MaxDurationSeconds: 90,
 		VideoFormats:       []string{platform.FormatMP4},
 		AspectRatios:       []string{"9:16"},
+		// Reels Publishing API, video specifications: "Resolution: 1080 x 1920 pixels
+		// (recommended). Minimum is 540 x 960 pixels".
+		MinWidth:  540,
+		MinHeight: 960,
 		// Reels Publishing API, video specifications
 		// (developers.facebook.com/docs/video-api/guides/reels-publishing):
 		// "Frame Rate: 24 to 60 frames per second". Its audio settings (AAC

@@ -28,7 +28,13 @@ var Description = platform.Description{
 		// maximum (max_video_post_duration_sec in creator_info) may be lower.
 		MaxDurationSeconds: maxDurationSeconds,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatWebM, platform.FormatMOV},
-		MaxWidth:           4096,
+		// Media transfer guide, video restrictions
+		// (developers.tiktok.com/doc/content-posting-api-media-transfer-guide): height and
+		// width each from 360 to 4096 pixels.
+		MaxWidth:  4096,
+		MaxHeight: 4096,
+		MinWidth:  360,
+		MinHeight: 360,
 		// Media transfer guide, video restrictions
 		// (developers.tiktok.com/doc/content-posting-api-media-transfer-guide):
 		// "Framerate restrictions: Minimum of 23 FPS, Maximum of 60 FPS". It
