@@ -174,6 +174,18 @@ func TestConversionCases(t *testing.T) {
 		}
 	})
 
+	t.Run("VP9 in an MP4 to Instagram, which takes H.264 or HEVC", func(t *testing.T) {
+		a := e.newTenant("codec")
+		e.sandboxChannel(a, "instagram", map[string]any{"processing_ms": 0})
+		src := makeVideo(t, "vp9.mp4", lavfiPicture("540x960", 30), lavfiSound,
+			[]string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k", "-c:a", "aac"}, faststart)
+		_, p := published(t, a, e.publishFile(a, src, []string{"instagram"}, nil))
+		c := conversion(p, "instagram")
+		if c["action"] != "reencode" || !strings.Contains(strings.Join(anyStrings(c["reasons"]), ";"), "is VP9 video") {
+			t.Errorf("conversion %v", c)
+		}
+	})
+
 	t.Run("a 30 MB MP4 to Discord", func(t *testing.T) {
 		a := e.newTenant("discord")
 		e.sandboxChannel(a, "discord", nil)

@@ -19,7 +19,10 @@ var Description = platform.Description{
 		MinDurationSeconds: 3,
 		MaxDurationSeconds: 90,
 		VideoFormats:       []string{platform.FormatMP4},
-		AspectRatios:       []string{"9:16"},
+		// Reels Publishing API, video settings: "Compression – H.264, H.265 (VP9, AV1 are also
+		// supported)".
+		VideoCodecs:  []string{"h264", "hevc", "vp9", "av1"},
+		AspectRatios: []string{"9:16"},
 		// Reels Publishing API, video specifications: "Resolution: 1080 x 1920 pixels
 		// (recommended). Minimum is 540 x 960 pixels".
 		MinWidth:  540,

@@ -20,7 +20,10 @@ var Description = platform.Description{
 		MinDurationSeconds: 3,
 		MaxDurationSeconds: 15 * 60,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
-		MaxWidth:           1920,
+		// Reels specifications (IG User Media reference, media_type REELS): HEVC or H.264,
+		// progressive, 4:2:0.
+		VideoCodecs: []string{"h264", "hevc"},
+		MaxWidth:    1920,
 		// Reel specifications of the IG User Media reference
 		// (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications):
 		// "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov atom at

@@ -17,7 +17,9 @@ var Description = platform.Description{
 		MaxVideoBytes:      1 * platform.GB,
 		MaxDurationSeconds: 5 * 60,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatMOV},
-		MaxWidth:           1920,
+		// Threads media specifications (video): HEVC or H264, as Instagram's Reels.
+		VideoCodecs: []string{"h264", "hevc"},
+		MaxWidth:    1920,
 		// Video specifications of the Threads API
 		// (developers.facebook.com/docs/threads/overview#video-specifications), the same as
 		// Instagram's Reels: "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov

@@ -28,6 +28,8 @@ var Description = platform.Description{
 		// maximum (max_video_post_duration_sec in creator_info) may be lower.
 		MaxDurationSeconds: maxDurationSeconds,
 		VideoFormats:       []string{platform.FormatMP4, platform.FormatWebM, platform.FormatMOV},
+		// Media transfer guide, video restrictions: H.264, H.265, VP8 or VP9.
+		VideoCodecs: []string{"h264", "hevc", "vp8", "vp9"},
 		// Media transfer guide, video restrictions
 		// (developers.tiktok.com/doc/content-posting-api-media-transfer-guide): height and
 		// width each from 360 to 4096 pixels.
