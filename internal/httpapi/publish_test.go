@@ -197,6 +197,9 @@ func TestPublishRefusals(t *testing.T) {
 		{"instagram caption of 31 hashtags", base(map[string]any{"caption": strings.Repeat("#tag ", 31)}), 400, "caption"},
 		{"youtube.category_id not an id", base(map[string]any{"youtube": map[string]any{"category_id": "music"}}), 400, "youtube.category_id"},
 		{"unknown field", base(map[string]any{"colour": "red"}), 400, "colour"},
+		{"unknown fit", base(map[string]any{"fit": "stretch"}), 400, "fit"},
+		{"unknown fit of a platform", base(map[string]any{"instagram": map[string]any{"fit": "stretch"}}), 400, "instagram.fit"},
+		{"unknown transcode", base(map[string]any{"transcode": "maybe"}), 400, "transcode"},
 		{"unknown field of a platform", base(map[string]any{"youtube": map[string]any{"colour": "red"}}), 400, "youtube.colour"},
 		{"wrong type in a platform object", base(map[string]any{"youtube": map[string]any{"made_for_kids": "no"}}), 400, "youtube.made_for_kids"},
 		{"platform object not an object", base(map[string]any{"tiktok": "direct"}), 400, "tiktok"},
@@ -217,7 +220,8 @@ func TestPublishRefusals(t *testing.T) {
 	}
 
 	// Media rules the probe reads, each refused up front for the platform whose documentation
-	// sets it, with the rule in the message (issue 31, item 8).
+	// sets it, with the rule in the message (issue 31, item 8), when the request forbids
+	// converting the video (TestConversionCases converts them).
 	e.sandboxChannel(e.a, "facebook", map[string]any{"processing_ms": 0})
 	e.sandboxChannel(e.a, "mastodon", map[string]any{"processing_ms": 0})
 	e.sandboxChannel(e.a, "threads", map[string]any{"processing_ms": 0})
@@ -252,7 +256,7 @@ func TestPublishRefusals(t *testing.T) {
 		{"threads with an edit list", "/edits.mp4", "threads", []string{"edit list", "Threads accepts no edit lists"}},
 	} {
 		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: base(map[string]any{
-			"video_url": ruled.URL + c.file, "platforms": []string{c.platform}})})
+			"video_url": ruled.URL + c.file, "platforms": []string{c.platform}, "transcode": "off"})})
 		msg := r.field("video_url")
 		if r.Code != http.StatusBadRequest || r.JSON["error"].(map[string]any)["code"] != "validation_failed" {
 			t.Errorf("%s: status %d, want 400 validation_failed: %s", c.name, r.Code, r.Body)

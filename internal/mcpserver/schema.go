@@ -10,6 +10,8 @@ import (
 
 	"github.com/reelay/reelay/api"
 	"github.com/reelay/reelay/client"
+	"github.com/reelay/reelay/internal/conform"
+	"github.com/reelay/reelay/internal/platform"
 )
 
 // The input schemas are inferred from the Go argument types (the client's types for the
@@ -149,6 +151,15 @@ func contractObject(platform string) *openapi3.Schema {
 	return ref.Value
 }
 
+// anySlice is a list of choices as a schema enum.
+func anySlice(choices []string) []any {
+	out := make([]any, len(choices))
+	for i, c := range choices {
+		out[i] = c
+	}
+	return out
+}
+
 // platformEnum is the platforms as a schema enum.
 func platformEnum(extra ...any) []any {
 	out := make([]any, 0, len(client.Platforms)+len(extra))
@@ -172,6 +183,8 @@ func toolDefinitions(localFiles bool) map[string]*mcp.Tool {
 	property(publishIn, "thumbnail_path").Description = thumbnailPathDoc
 	property(publishIn, "platforms").Items.Enum = platformEnum()
 	property(publishIn, "platforms").MinItems = new(1)
+	property(publishIn, "fit").Enum = anySlice(platform.FitChoices)
+	property(publishIn, "transcode").Enum = anySlice(conform.TranscodeChoices)
 	wait := property(publishIn, "wait_seconds")
 	wait.Minimum, wait.Maximum = new(0.0), new(60.0)
 	for name, doc := range platformDocs {

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,9 +107,10 @@ func sectionOf(name string) platformSection {
 		if jsonName(sf) != name {
 			continue
 		}
-		obj := sf.Type.Elem()
-		for j := range obj.NumField() {
-			of := obj.Field(j)
+		for _, of := range reflect.VisibleFields(sf.Type.Elem()) {
+			if of.Anonymous {
+				continue // its fields come on their own (the platform's fit)
+			}
 			key := jsonName(of)
 			f := optionField{Key: key, Label: labelOf(key), Kind: "string"}
 			opt, _ := static[key].(map[string]any)
@@ -116,6 +119,10 @@ func sectionOf(name string) platformSection {
 			}
 			if def, ok := opt["default"]; ok {
 				f.Default = fmt.Sprint(def)
+			}
+			if key == "fit" {
+				f.Label, f.Note = "Another aspect ratio", "overrides the post's choice for this platform"
+				opt = map[string]any{"choices": toAny(platform.FitChoices)}
 			}
 			switch {
 			case of.Type.Kind() == reflect.Pointer && of.Type.Elem().Kind() == reflect.Bool:
@@ -139,7 +146,26 @@ func sectionOf(name string) platformSection {
 			sec.Fields = append(sec.Fields, f)
 		}
 	}
+	// The fit every object embeds comes last, after the platform's own fields.
+	slices.SortStableFunc(sec.Fields, func(a, b optionField) int {
+		return cmp.Compare(boolInt(a.Key == "fit"), boolInt(b.Key == "fit"))
+	})
 	return sec
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
 
 func jsonName(f reflect.StructField) string {

@@ -33,9 +33,11 @@ func TestSafeNext(t *testing.T) {
 
 func TestSectionsFollowTheRegistry(t *testing.T) {
 	// Bluesky counts graphemes and its text falls back to the caption (or title).
+	// Then the fit every platform object takes, with its choices.
 	sec := sectionOf("bluesky")
-	if len(sec.Fields) != 1 || sec.Fields[0].Key != "text" || sec.Fields[0].Unit != "graphemes" || sec.Fields[0].Max != 300 ||
-		sec.Fields[0].Fallback != "caption_or_title" {
+	if len(sec.Fields) != 2 || sec.Fields[0].Key != "text" || sec.Fields[0].Unit != "graphemes" || sec.Fields[0].Max != 300 ||
+		sec.Fields[0].Fallback != "caption_or_title" || sec.Fields[1].Key != "fit" || sec.Fields[1].Kind != "choice" ||
+		len(sec.Fields[1].Choices) != 3 {
 		t.Errorf("bluesky section: %+v", sec.Fields)
 	}
 	// TikTok: a choice with the registry's choices, booleans, a title counted in UTF-16 units.

@@ -117,6 +117,10 @@
       objects[p][el.dataset.key] = el.dataset.type === "boolean" ? el.value === "true" : el.value;
     });
     Object.keys(objects).forEach(function (p) { fd.append(p, JSON.stringify(objects[p])); });
+    ["fit", "transcode"].forEach(function (name) {
+      var v = document.getElementById(name).value;
+      if (v) fd.append(name, v);
+    });
     if (form.querySelector("input[name=when][value=later]").checked) {
       var at = document.getElementById("schedule_at").value;
       fd.append("scheduled_for", at ? rfc3339(at, tzSelect.value) : "");
