@@ -18,19 +18,6 @@ import (
 	"github.com/reelay/reelay/internal/render"
 )
 
-// Fit choices: what may happen to a video whose aspect ratio the platform does not take.
-const (
-	// FitRefuse refuses the destination (the default): a picture is not reframed unasked.
-	FitRefuse = "refuse"
-	// FitPad scales the picture to fit inside the platform's frame, with black bars.
-	FitPad = render.FitPad
-	// FitCrop scales it to cover the frame and cuts the overflow off both sides equally.
-	FitCrop = render.FitCrop
-)
-
-// FitChoices are the values fit takes.
-var FitChoices = []string{FitRefuse, FitPad, FitCrop}
-
 // Transcode choices: whether reelay may convert a video at all.
 const (
 	// TranscodeAuto converts what does not fit (the default).
@@ -44,7 +31,7 @@ var TranscodeChoices = []string{TranscodeAuto, TranscodeOff}
 
 // Options are what a post says of conversion for one destination.
 type Options struct {
-	// Fit is one of FitChoices ("" is FitRefuse).
+	// Fit is one of platform.FitChoices ("" is platform.FitRefuse).
 	Fit string
 	// Transcode is one of TranscodeChoices ("" is TranscodeAuto).
 	Transcode string
@@ -115,7 +102,7 @@ func Decide(d platform.Description, size int64, info media.Info, o Options) (pla
 		switch {
 		case v.fix == fixNone:
 			refusals = append(refusals, v.msg)
-		case v.fix == fixFrame && (o.Fit == "" || o.Fit == FitRefuse):
+		case v.fix == fixFrame && (o.Fit == "" || o.Fit == platform.FitRefuse):
 			refusals = append(refusals, v.msg+`; set "fit" to "pad" or "crop" to have reelay reframe it`)
 		default:
 			fixes[v.fix] = true
@@ -188,7 +175,7 @@ func reframe(c *render.Conversion, caps platform.Capabilities, info media.Info, 
 	}
 	// The frame holds the whole picture (pad) or lies inside it (crop), at the picture's scale.
 	w, h := float64(info.Width), float64(info.Height)
-	if (fit == FitPad) == (target < src) {
+	if (fit == platform.FitPad) == (target < src) {
 		h = w / target
 	} else {
 		w = h * target
@@ -307,9 +294,9 @@ func changes(c render.Conversion, broken []violation, display string, caps platf
 			s += fmt.Sprintf(", %dx%d", c.Width, c.Height)
 		}
 		switch c.Fit {
-		case FitPad:
+		case render.FitPad:
 			s += " with black bars to fit " + display + "'s frame"
-		case FitCrop:
+		case render.FitCrop:
 			s += " cropped to " + display + "'s frame"
 		}
 		if c.VideoBitrate > 0 {

@@ -3,7 +3,10 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,6 +291,33 @@ func TestConversionWithoutFFmpeg(t *testing.T) {
 	fits := makeVideo(t, "fits.mp4", lavfiPicture("540x960", 30), lavfiSound, h264, faststart)
 	if r := e.publishFile(e.a, fits, []string{"instagram"}, nil); r.Code != http.StatusOK {
 		t.Errorf("a publish that needs no conversion: %d %s", r.Code, r.Body)
+	}
+}
+
+// TestConversionFails: a conversion ffmpeg cannot make fails the destinations waiting for it,
+// saying why, and nothing reaches the platform.
+func TestConversionFails(t *testing.T) {
+	rendertest.RequireFFmpeg(t) // to make the file
+	// An ffmpeg that runs, and cannot decode anything.
+	fake := filepath.Join(t.TempDir(), "ffmpeg")
+	script := "#!/bin/sh\ncase \"$*\" in *-version*) echo 'ffmpeg version 7 --enable-libx264'; exit 0;; esac\n" +
+		"echo 'Invalid data found when processing input' >&2; exit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := conversionEnv(t, store.SQLite, func(c *config.Config) { c.FFmpeg = fake })
+	moovLast := makeVideo(t, "moovlast.mp4", lavfiPicture("540x960", 30), lavfiSound, h264)
+	r := e.publishFile(e.a, moovLast, []string{"instagram"}, nil)
+	if r.Code != http.StatusOK && r.Code != http.StatusBadGateway {
+		t.Fatalf("publish: %d %s", r.Code, r.Body)
+	}
+	p := e.waitPost(e.a, r.JSON["post_id"].(string), time.Minute, func(p map[string]any) bool { return p["status"] == "failed" })
+	d := results(p)["instagram"]
+	if d["error_category"] != "media_rejected" || !strings.Contains(fmt.Sprint(d["error"]), "could not convert the video for Instagram") {
+		t.Errorf("destination %v", d)
+	}
+	if up, _ := e.introspect(e.a, "instagram"); len(up) != 0 {
+		t.Errorf("Instagram received %v", up)
 	}
 }
 

@@ -137,20 +137,10 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	if dl.Channel.Status == store.ChannelReauthRequired {
 		return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryAuthExpired, 0, "%s refused the channel's credentials earlier; reconnect the channel", dl.Destination.Platform))
 	}
-	if key := dl.Destination.RenditionKey; key != "" {
-		r, err := w.Store.GetRendition(ctx, key)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryInternal, 0, "the converted video is no longer stored on this server; publish it again"))
-		case err != nil:
+	if dl.Destination.RenditionKey != "" {
+		if err := w.useRendition(ctx, args, &dl); err != nil {
 			return err
-		case r.Status == store.RenditionFailed:
-			return w.fail(ctx, args, dl.Destination.Platform, "", provider.Permanent(provider.CategoryMediaRejected, 0, "reelay could not convert the video for %s: %s", registry.DisplayName(dl.Destination.Platform), r.Error))
-		case r.Status != store.RenditionReady:
-			// The rendition job shows its progress in the destination's message meanwhile.
-			return river.JobSnooze(w.RenditionPoll)
 		}
-		dl.Video = r.Output
 	}
 	if w.Tokens != nil {
 		ch, err := w.Tokens.Refresh(ctx, dl.Channel, false)
@@ -247,6 +237,32 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			}
 		}
 	}
+}
+
+// useRendition makes the rendition the destination waits for its video. While the rendition
+// is being made the job snoozes (the rendition job shows its progress in the destination's
+// message); when it could not be made, the destination fails saying why.
+func (w *Worker) useRendition(ctx context.Context, args PublishArgs, dl *store.Delivery) error {
+	name := dl.Destination.Platform
+	r, err := w.Store.GetRendition(ctx, dl.Destination.RenditionKey)
+	var failure *provider.Error
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		failure = provider.Permanent(provider.CategoryInternal, 0, "the converted video is no longer stored on this server; publish it again")
+	case err != nil:
+		return err
+	case r.Status == store.RenditionFailed:
+		failure = provider.Permanent(provider.CategoryMediaRejected, 0, "reelay could not convert the video for %s: %s", registry.DisplayName(name), r.Error)
+	case r.Status != store.RenditionReady:
+		return river.JobSnooze(w.RenditionPoll)
+	default:
+		dl.Video = r.Output
+		return nil
+	}
+	if err := w.fail(ctx, args, name, "", failure); err != nil {
+		return err
+	}
+	return errStop // settled: nothing is sent
 }
 
 // save stores a step's outcome; a destination that moved on meanwhile (canceled) ends the job

@@ -34,7 +34,8 @@ type Conversion struct {
 	AudioChannels   int `json:"audio_channels,omitempty"`
 }
 
-// Ways a picture fills a frame of another aspect ratio (Conversion.Fit).
+// Ways a picture fills a frame of another aspect ratio (Conversion.Fit), named as the
+// request's fit (platform.FitPad, platform.FitCrop) names them.
 const (
 	FitPad  = "pad"
 	FitCrop = "crop"
