@@ -8,6 +8,9 @@ import (
 	"github.com/reelay/reelay/internal/platform"
 )
 
+// embedVideoLexicon is Bluesky's own schema of a video embed (app.bsky.embed.video), which gives the size cap and the accepted type.
+const embedVideoLexicon = "https://github.com/bluesky-social/atproto/blob/main/lexicons/app/bsky/embed/video.json"
+
 // Description is Bluesky as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -44,6 +47,13 @@ var Description = platform.Description{
 			"25 videos or 10 GB per day",
 			"no views or impressions",
 			"shares are reposts plus quotes; comments count direct replies only, as Bluesky does",
+		},
+		// The app.bsky.embed.video lexicon, Bluesky's own schema of a video embed, states the
+		// 100 MB cap and accepts video/mp4 only. The 3-minute cap was announced in the app, not
+		// in any documentation found, so it has no source here.
+		Sources: map[string]string{
+			"max_video_bytes": embedVideoLexicon,
+			"video_formats":   embedVideoLexicon,
 		},
 	},
 	RequiredCredentials: []string{"handle", "app_password"},

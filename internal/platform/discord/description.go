@@ -47,6 +47,12 @@ var Description = platform.Description{
 			"the upload limit is 10 MiB unless the server is boosted",
 			"Discord offers no analytics (reactions only)",
 		},
+		// The API reference's "Uploading Files" gives the default upload limit. Discord
+		// documents no list of video containers (any file can be attached), so the formats
+		// have no source here.
+		Sources: map[string]string{
+			"max_video_bytes": "https://discord.com/developers/docs/reference#uploading-files",
+		},
 	},
 	RequiredCredentials: nil,
 	CheckCredentials:    checkCredentials,

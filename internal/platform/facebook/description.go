@@ -2,6 +2,9 @@ package facebook
 
 import "github.com/reelay/reelay/internal/platform"
 
+// reelsSpecs is the Reels Publishing API guide, whose video specifications state Facebook's Reel rules.
+const reelsSpecs = "https://developers.facebook.com/docs/video-api/guides/reels-publishing"
+
 // Description is Facebook as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -60,6 +63,19 @@ var Description = platform.Description{
 			"30 API-published Reels per Page per 24 hours",
 			"views are plays without replays; likes are all reactions; watch time includes replays",
 			"comments are two levels deep: a reply to a reply is posted under its top-level comment",
+		},
+		// The Reels Publishing API's video specifications state the rules below. The page gives
+		// no file size, so the 1 GB cap has no source here.
+		Sources: map[string]string{
+			"min_duration_seconds": reelsSpecs,
+			"max_duration_seconds": reelsSpecs,
+			"video_formats":        reelsSpecs,
+			"video_codecs":         reelsSpecs,
+			"aspect_ratios":        reelsSpecs,
+			"min_width":            reelsSpecs,
+			"min_height":           reelsSpecs,
+			"min_frame_rate":       reelsSpecs,
+			"max_frame_rate":       reelsSpecs,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

@@ -2,6 +2,9 @@ package instagram
 
 import "github.com/reelay/reelay/internal/platform"
 
+// reelSpecs is the Reel specifications of the IG User Media reference, which state every media rule of Instagram.
+const reelSpecs = "https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications"
+
 // Description is Instagram as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -70,6 +73,22 @@ var Description = platform.Description{
 			"only top-level comments take replies (a reply to a reply is posted under its top-level comment), and hidden comments cannot be replied to",
 			"insights lag up to 48 hours; missing data is an empty set, not zero",
 			"watch time is the total time the Reel was played, replays included; impressions are not available for Reels",
+		},
+		// Every media rule above is in the Reel specifications of the IG User Media reference.
+		Sources: map[string]string{
+			"max_video_bytes":       reelSpecs,
+			"min_duration_seconds":  reelSpecs,
+			"max_duration_seconds":  reelSpecs,
+			"video_formats":         reelSpecs,
+			"video_codecs":          reelSpecs,
+			"max_width":             reelSpecs,
+			"min_frame_rate":        reelSpecs,
+			"max_frame_rate":        reelSpecs,
+			"moov_first":            reelSpecs,
+			"no_edit_lists":         reelSpecs,
+			"audio_codecs":          reelSpecs,
+			"max_audio_sample_rate": reelSpecs,
+			"max_audio_channels":    reelSpecs,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

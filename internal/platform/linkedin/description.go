@@ -2,6 +2,9 @@ package linkedin
 
 import "github.com/reelay/reelay/internal/platform"
 
+// videosAPI is LinkedIn's Videos API reference, which states a video's size, length and format.
+const videosAPI = "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api"
+
 // Description is LinkedIn as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -58,6 +61,16 @@ var Description = platform.Description{
 			"reading comments needs r_member_social, which LinkedIn grants to select developers; replying needs w_member_social",
 			"comments nest one level: a reply to a reply is posted below its first-level comment",
 			"comments name their authors by member URN only",
+		},
+		// The Videos API reference states the file size, length and format of a video. The
+		// 1:2.4 to 2.4:1 aspect range is in no LinkedIn page found (only aggregators state it),
+		// so it has no source here.
+		Sources: map[string]string{
+			"max_video_bytes":      videosAPI,
+			"min_video_bytes":      videosAPI,
+			"min_duration_seconds": videosAPI,
+			"max_duration_seconds": videosAPI,
+			"video_formats":        videosAPI,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

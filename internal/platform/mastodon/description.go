@@ -57,6 +57,13 @@ var Description = platform.Description{
 			"comments count direct replies only, as Mastodon does",
 			"a reply begins with @author (as Mastodon's apps do), which counts toward the limit as @user",
 		},
+		// "Posting to your profile" lists the video containers and the 99 MB cap of a stock
+		// server; the Instance entity documents the frame rate limit a server announces.
+		Sources: map[string]string{
+			"max_video_bytes": "https://docs.joinmastodon.org/user/posting/#media",
+			"video_formats":   "https://docs.joinmastodon.org/user/posting/#media",
+			"max_frame_rate":  "https://docs.joinmastodon.org/entities/Instance/",
+		},
 	},
 	RequiredCredentials: []string{"instance_url", "access_token"},
 	CheckCredentials:    checkCredentials,

@@ -2,6 +2,9 @@ package pinterest
 
 import "github.com/reelay/reelay/internal/platform"
 
+// productSpecs is Pinterest's product specs, which state the rules of standard width video Pins.
+const productSpecs = "https://help.pinterest.com/en/business/article/pinterest-product-specs"
+
 // Description is Pinterest as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -47,6 +50,15 @@ var Description = platform.Description{
 			"pin analytics give lifetime figures; daily figures reach back 90 days only",
 			"multi-Pin analytics (100 Pins a call) is a beta endpoint; without access, each Pin costs a call",
 			"comments are counted, but API v5 cannot read or answer them",
+		},
+		// Pinterest's product specs (standard width video Pins) state every media rule above.
+		Sources: map[string]string{
+			"max_video_bytes":      productSpecs,
+			"min_duration_seconds": productSpecs,
+			"max_duration_seconds": productSpecs,
+			"video_formats":        productSpecs,
+			"min_aspect_ratio":     productSpecs,
+			"max_aspect_ratio":     productSpecs,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

@@ -37,6 +37,9 @@ var Description = platform.Description{
 			"likes are the post's upvotes (its score, with the author's own upvote)",
 			"about 100 requests per minute",
 		},
+		// Reddit's API documentation states no video rule; the values above come from its ad
+		// specs and the 2017 launch, so none has a source here.
+		Sources: map[string]string{},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
 	NewOptions:          func() any { return new(Options) },

@@ -44,6 +44,11 @@ var Description = platform.Description{
 			"about 1 message per second per chat",
 			"the Bot API offers no analytics",
 		},
+		// sendVideo: "Telegram clients support MPEG4 videos" and the 50 MB cap.
+		Sources: map[string]string{
+			"max_video_bytes": "https://core.telegram.org/bots/api#sendvideo",
+			"video_formats":   "https://core.telegram.org/bots/api#sendvideo",
+		},
 	},
 	RequiredCredentials: []string{"bot_token", "chat_id"},
 	CheckCredentials:    checkCredentials,

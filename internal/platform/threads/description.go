@@ -2,6 +2,9 @@ package threads
 
 import "github.com/reelay/reelay/internal/platform"
 
+// videoSpecs is the video specifications of the Threads API overview, which state every media rule of Threads.
+const videoSpecs = "https://developers.facebook.com/docs/threads/overview#video-specifications"
+
 // Description is Threads as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -61,6 +64,21 @@ var Description = platform.Description{
 			"250 API posts and 1000 replies per rolling 24 hours",
 			"23-60 fps",
 			"shares count reposts, quotes and shares together; replies have no like counts",
+		},
+		// Every media rule above is in the video specifications of the Threads API overview.
+		Sources: map[string]string{
+			"max_video_bytes":       videoSpecs,
+			"max_duration_seconds":  videoSpecs,
+			"video_formats":         videoSpecs,
+			"video_codecs":          videoSpecs,
+			"max_width":             videoSpecs,
+			"min_frame_rate":        videoSpecs,
+			"max_frame_rate":        videoSpecs,
+			"moov_first":            videoSpecs,
+			"no_edit_lists":         videoSpecs,
+			"audio_codecs":          videoSpecs,
+			"max_audio_sample_rate": videoSpecs,
+			"max_audio_channels":    videoSpecs,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

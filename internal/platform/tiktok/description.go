@@ -5,6 +5,9 @@ import "github.com/reelay/reelay/internal/platform"
 // maxDurationSeconds is the longest video the API takes (the option list repeats it).
 const maxDurationSeconds = 600
 
+// mediaTransferGuide is the Content Posting API's media transfer guide, whose video restrictions state TikTok's media rules.
+const mediaTransferGuide = "https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide"
+
 // Description is TikTok as reelay describes it: its limits and abilities (shown as
 // channel.capabilities and checked before anything is sent), what connecting a channel takes,
 // and the choices of its publish options. Sources are those named beside each value.
@@ -69,6 +72,21 @@ var Description = platform.Description{
 			"is_aigc must be true for AI-generated video",
 			"comments are not available through these APIs",
 			"figures exist for public posts once TikTok gives their public id (after moderation; inbox uploads once the creator posts them)",
+		},
+		// The media transfer guide's video restrictions state the size, duration, formats,
+		// codecs, frame sizes and frame rates. The 3-second minimum is in no TikTok page found
+		// (only aggregators state it), so it has no source here.
+		Sources: map[string]string{
+			"max_video_bytes":      mediaTransferGuide,
+			"max_duration_seconds": mediaTransferGuide,
+			"video_formats":        mediaTransferGuide,
+			"video_codecs":         mediaTransferGuide,
+			"max_width":            mediaTransferGuide,
+			"max_height":           mediaTransferGuide,
+			"min_width":            mediaTransferGuide,
+			"min_height":           mediaTransferGuide,
+			"min_frame_rate":       mediaTransferGuide,
+			"max_frame_rate":       mediaTransferGuide,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

@@ -65,6 +65,13 @@ var Description = platform.Description{
 			"replies attach to the top-level comment: YouTube threads are one level deep",
 			"a reply costs 50 quota units, a comment listing 1",
 		},
+		// Sources of the media rules: videos.insert states the 256 GB cap and takes any video/*
+		// MIME type (MP4, MOV and WebM among them). The 15-minute cap of unverified channels is
+		// stated only in YouTube Help, which no stored copy confirms: it has no source here.
+		Sources: map[string]string{
+			"max_video_bytes": "https://developers.google.com/youtube/v3/docs/videos/insert",
+			"video_formats":   "https://developers.google.com/youtube/v3/docs/videos/insert",
+		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),
 	StaticOptions:       staticOptions,
