@@ -280,6 +280,13 @@ type MediaInfo struct {
 	DurationSeconds *float64 `json:"duration_seconds"`
 	Width           *int     `json:"width"`
 	Height          *int     `json:"height"`
+	// VideoCodec, VideoProfile, FrameRate (average, per second), Bitrate (bits per second) and
+	// AudioCodec are what the probe read; empty or nil where the file does not say.
+	VideoCodec   string   `json:"video_codec"`
+	VideoProfile string   `json:"video_profile"`
+	FrameRate    *float64 `json:"frame_rate"`
+	Bitrate      *int64   `json:"bitrate"`
+	AudioCodec   string   `json:"audio_codec"`
 }
 
 type publishQuery struct {

@@ -272,6 +272,9 @@ func TestConversionCases(t *testing.T) {
 		got := results(r.JSON)
 		ig, _ := got["instagram"]["conversion"].(map[string]any)
 		yt, _ := got["youtube"]["conversion"].(map[string]any)
+		if v, _ := r.JSON["video"].(map[string]any); v["video_profile"] != "Constrained Baseline" || v["frame_rate"] != float64(120) || v["bitrate"] == nil {
+			t.Errorf("video: %v", v)
+		}
 		if ig["action"] != "reencode" || !strings.Contains(strings.Join(anyStrings(ig["reasons"]), ";"), "120 fps") || yt["action"] != "none" {
 			t.Errorf("plans: instagram %v, youtube %v", ig, yt)
 		}

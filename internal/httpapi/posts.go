@@ -134,8 +134,16 @@ func dryRunJSON(dr *publish.DryRun) map[string]any {
 			dests[i]["derived"] = d.Derived
 		}
 	}
-	video := map[string]any{"content_type": dr.Video.Kind.ContentType, "bytes": dr.VideoBytes,
-		"duration_seconds": nil, "width": nil, "height": nil}
+	v := dr.Video
+	video := map[string]any{"content_type": v.Kind.ContentType, "bytes": dr.VideoBytes,
+		"duration_seconds": nil, "width": nil, "height": nil, "video_codec": v.VideoCodec, "video_profile": v.VideoProfile,
+		"frame_rate": nil, "bitrate": nil, "audio_codec": v.AudioCodec}
+	if v.FrameRate > 0 {
+		video["frame_rate"] = v.FrameRate
+	}
+	if v.Bitrate > 0 {
+		video["bitrate"] = v.Bitrate
+	}
 	if dr.Video.Duration > 0 {
 		video["duration_seconds"] = dr.Video.Duration.Seconds()
 	}

@@ -29,6 +29,13 @@ type Info struct {
 	// "prores", ..., or the container's own code (sample-entry fourcc, Matroska CodecID)
 	// when reelay has no name for it. Empty for images.
 	VideoCodec string
+	// VideoProfile is the video codec's profile as ffprobe names it ("High", "Main 10",
+	// "Profile 0"), read from the MP4/MOV decoder configuration (avcC, hvcC, vpcC); empty
+	// when the file does not say or reelay has no name for it.
+	VideoProfile string
+	// Bitrate is the whole file's average bitrate in bits per second (its size over its
+	// duration); 0 when the duration is unknown.
+	Bitrate int64
 	// AudioCodec names the first audio track's codec the same way ("aac", "opus", ...);
 	// empty when there is no audio track.
 	AudioCodec string
@@ -103,6 +110,9 @@ func Probe(r io.ReaderAt, size int64) (Info, error) {
 		return Info{}, fmt.Errorf("%s: %w", kind.Name, err)
 	}
 	info.Kind = kind
+	if info.Duration > 0 {
+		info.Bitrate = int64(float64(size) * 8 / info.Duration.Seconds())
+	}
 	return info, nil
 }
 

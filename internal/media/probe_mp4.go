@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 )
 
 // maxBoxes bounds how many box headers one probe reads, so that a file made of millions of
@@ -171,6 +172,9 @@ func probeMP4(r io.ReaderAt, size int64) (Info, error) {
 	}
 	if video.timescale > 0 && video.minDelta > 0 {
 		info.MaxFrameRate = roundRate(float64(video.timescale) / float64(video.minDelta))
+	}
+	if video.hasEntry {
+		info.VideoProfile = m.videoProfile(video.entry)
 	}
 	if audio != nil {
 		info.AudioCodec = codecName(audio.codec)
@@ -511,6 +515,53 @@ func (m *mp4Reader) audioEntry(e mp4Box, info *Info) error {
 		}
 	}
 	return nil
+}
+
+// visualEntryFields is the size of a visual sample entry's own fields, after which its boxes
+// (the decoder configuration) begin.
+const visualEntryFields = 78
+
+// videoProfile reads the profile from a visual sample entry's decoder configuration: avcC
+// (H.264), hvcC (HEVC) or vpcC (VP9). "" when there is none or it cannot be read.
+func (m *mp4Reader) videoProfile(e mp4Box) string {
+	if e.data+visualEntryFields >= e.end {
+		return ""
+	}
+	for _, typ := range []string{"avcC", "hvcC", "vpcC"} {
+		b, ok, err := m.find(e.data+visualEntryFields, e.end, typ)
+		if err != nil || !ok {
+			continue
+		}
+		p, err := m.payload(b, 8)
+		if err != nil {
+			return ""
+		}
+		return profileName(typ, p)
+	}
+	return ""
+}
+
+// h264Profiles names AVCProfileIndication values (ISO/IEC 14496-10, Annex A).
+var h264Profiles = map[byte]string{66: "Baseline", 77: "Main", 88: "Extended", 100: "High", 110: "High 10",
+	122: "High 4:2:2", 244: "High 4:4:4 Predictive"}
+
+// hevcProfiles names general_profile_idc values (ITU-T H.265, Annex A).
+var hevcProfiles = map[byte]string{1: "Main", 2: "Main 10", 3: "Main Still Picture", 4: "Rext"}
+
+// profileName names the profile a decoder configuration record p of box type typ declares.
+func profileName(typ string, p []byte) string {
+	switch {
+	case typ == "avcC" && len(p) >= 3:
+		if p[1] == 66 && p[2]&0x40 != 0 { // constraint_set1_flag
+			return "Constrained Baseline"
+		}
+		return h264Profiles[p[1]]
+	case typ == "hvcC" && len(p) >= 2:
+		return hevcProfiles[p[1]&0x1f]
+	case typ == "vpcC" && len(p) >= 5 && p[4] <= 3: // a full box: version and flags first
+		return "Profile " + strconv.Itoa(int(p[4]))
+	}
+	return ""
 }
 
 // find looks for a box of type typ between start and end, descending into the container

@@ -105,8 +105,10 @@ func TestProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := media.Info{Kind: c.kind, Duration: c.duration, Width: c.w, Height: c.h, VideoCodec: c.codec, Rotation: c.rotation}
-			// What media rules look at has its own test (TestProbeMediaRules).
+			// What media rules look at has its own tests (TestProbeMediaRules,
+			// TestProbeProfileAndBitrate).
 			want.FrameRate, want.MaxFrameRate, want.MoovAfterMdat = info.FrameRate, info.MaxFrameRate, info.MoovAfterMdat
+			want.VideoProfile, want.Bitrate = info.VideoProfile, info.Bitrate
 			if info != want {
 				t.Errorf("got  %+v\nwant %+v", info, want)
 			}
