@@ -187,6 +187,10 @@ func New(cfg sim.Config) http.Handler {
 var igLimits = platform.Capabilities{
 	MaxVideoBytes: 300 * platform.MB, MinDurationSeconds: 3, MaxDurationSeconds: 15 * 60,
 	VideoFormats: []string{platform.FormatMP4, platform.FormatMOV}, MaxWidth: 1920,
+	// Reel specifications: HEVC or H.264 video at 23-60 fps, the moov atom at the front, no
+	// edit lists, AAC sound of at most 48 kHz and two channels.
+	VideoCodecs: []string{"h264", "hevc"}, MinFrameRate: 23, MaxFrameRate: 60, MoovFirst: true, NoEditLists: true,
+	AudioCodecs: []string{"aac"}, MaxAudioSampleRate: 48000, MaxAudioChannels: 2,
 	Text: map[string]platform.TextLimit{
 		"caption": {Max: 2200, Unit: platform.UnitUTF16, MaxHashtags: 30, MaxMentions: 20},
 	},
@@ -478,17 +482,19 @@ func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) {
 		return 0, false
 	}
-	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
+	c := s.caps
+	if !slices.Contains(c.VideoCodecs, info.VideoCodec) {
 		return 0, false
 	}
-	if info.AudioCodec != "" && info.AudioCodec != "aac" {
+	if info.AudioCodec != "" && !slices.Contains(c.AudioCodecs, info.AudioCodec) {
 		return 0, false
 	}
-	if info.MoovAfterMdat || info.EditList || info.AudioSampleRate > 48000 || info.AudioChannels > 2 {
+	if (c.MoovFirst && info.MoovAfterMdat) || (c.NoEditLists && info.EditList) ||
+		info.AudioSampleRate > c.MaxAudioSampleRate || info.AudioChannels > c.MaxAudioChannels {
 		return 0, false
 	}
 	// The frame rate as the probe reads it (its average; rounding aside).
-	if fps := info.FrameRate; fps > 0 && (fps < 23-0.01 || fps > 60+0.01) {
+	if fps := info.FrameRate; fps > 0 && (fps < c.MinFrameRate-0.01 || fps > c.MaxFrameRate+0.01) {
 		return 0, false
 	}
 	d := info.Duration.Seconds()

@@ -18,6 +18,7 @@ import (
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const (
@@ -691,5 +692,33 @@ func TestInstagramPages(t *testing.T) {
 	e = newIGTestEnvWith(t, sim.Behavior{}, Options{Pages: map[string][]Page{igTestAccount: {}}})
 	if rows := data(e.get("/me/accounts", url.Values{"fields": {expand}})); len(rows) != 0 {
 		t.Fatalf("no pages = %+v", rows)
+	}
+}
+
+// A VP9 picture in WebM is outside the Reels specifications twice (container and codec), and
+// an HEVC one in MP4 inside them: the simulator reads both from the bytes, as Meta does.
+func TestInstagramRefusesVP9WebM(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		video []byte
+		ok    bool
+	}{
+		{"VP9 WebM", simtest.VP9WebM(t, 360, 640, 4*time.Second), false},
+		{"HEVC MP4", simtest.HEVCMP4(t, 360, 640, 4*time.Second), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newIGTestEnv(t, sim.Behavior{})
+			e.video = c.video
+			id := e.create(e.media.URL+"/v.mp4", "x")
+			e.clock.Advance(3 * time.Second)
+			code, status := e.statusCode(id)
+			if c.ok != (code == "FINISHED") {
+				t.Fatalf("status %s %q", code, status)
+			}
+			if !c.ok && status != "Error: Media upload has failed with error code 2207026" {
+				t.Fatalf("status %q, want subcode 2207026", status)
+			}
+		})
 	}
 }
