@@ -173,6 +173,9 @@ type fbSim struct {
 var fbLimits = platform.Capabilities{
 	MaxVideoBytes: 1 * platform.GB, MinDurationSeconds: 3, MaxDurationSeconds: 90,
 	VideoFormats: []string{platform.FormatMP4},
+	// "Compression – H.264, H.265 (VP9, AV1 are also supported)"; a picture in another codec
+	// fails processing like a file that is no MP4.
+	VideoCodecs:  []string{"h264", "hevc", "vp9", "av1"},
 	MinFrameRate: 24, MaxFrameRate: 60, // "Frame Rate: 24 to 60 frames per second"
 	Text: map[string]platform.TextLimit{
 		"description": {Max: 5000, Unit: platform.UnitUTF16},
@@ -512,7 +515,8 @@ func (s *fbSim) complete(v *fbVideo, acct sim.Account, sha string, c fbCheck) {
 // check applies the reels specifications and answers the refusal's subcode and message.
 func (s *fbSim) check(r io.ReaderAt, size int64) fbCheck {
 	info, err := media.Probe(r, size)
-	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) || info.Width <= 0 || info.Height <= 0 {
+	if err != nil || !slices.Contains(s.caps.VideoFormats, info.Kind.Name) || !slices.Contains(s.caps.VideoCodecs, info.VideoCodec) ||
+		info.Width <= 0 || info.Height <= 0 {
 		return fbCheck{msg: fbProcessingFailed}
 	}
 	d := info.Duration.Seconds()

@@ -322,3 +322,41 @@ func TestFacebookPageNode(t *testing.T) {
 		t.Fatalf("another Page: %v", a.Body)
 	}
 }
+
+// What the Reels specifications refuse is refused from the uploaded bytes: a 16:9 picture with
+// the aspect subcode 1363040, a VP9 picture in WebM (not MP4) as a failed processing; an HEVC
+// 9:16 MP4 ("H.264, H.265") passes.
+func TestFacebookRefusesOutsideReelsSpecs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		video   []byte
+		ok      bool
+		subcode float64
+		msg     string
+	}{
+		{"16:9", mediatest.MP4Bytes(t, mediatest.Options{Duration: 5 * time.Second, Width: 1920, Height: 1080}), false, 1363040, "aspect ratio"},
+		{"VP9 WebM", simtest.VP9WebM(t, 540, 960, 5*time.Second), false, 0, "Request processing failed"},
+		{"HEVC 9:16", simtest.HEVCMP4(t, 540, 960, 5*time.Second), true, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newFacebookEnv(t, sim.Behavior{ProcessingMS: 0})
+			id, up := fbStart(t, e)
+			size := int64(len(c.video))
+			if a := fbUpload(t, e, up, bytes.NewReader(c.video), size, fbHeaders(0, size)); a.status != 200 {
+				t.Fatalf("upload: %d %v", a.status, a.body)
+			}
+			a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}})
+			ge, _ := a.Body["error"].(map[string]any)
+			if c.ok {
+				if ge != nil {
+					t.Fatalf("finish: %v", a.Body)
+				}
+				return
+			}
+			if a.Code() != 6000 || (c.subcode != 0 && ge["error_subcode"] != c.subcode) || !strings.Contains(ge["message"].(string), c.msg) {
+				t.Fatalf("finish: %v, want 6000/%v %q", a.Body, c.subcode, c.msg)
+			}
+		})
+	}
+}
