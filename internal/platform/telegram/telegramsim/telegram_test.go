@@ -12,8 +12,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 	"github.com/reelay/reelay/internal/platform/telegram/telegramsim"
 )
 
@@ -257,5 +259,19 @@ func TestTelegramChatAndMember(t *testing.T) {
 	_, m := tgDo(t, srv, tgToken, "getChatMember", "application/json", []byte(fmt.Sprintf(`{"chat_id":"@%s","user_id":%d}`, tgAccount, bot.ID)))
 	if !strings.Contains(string(m.Result), `"status":"administrator"`) || !strings.Contains(string(m.Result), `"can_post_messages":true`) {
 		t.Fatalf("getChatMember %s", m.Result)
+	}
+}
+
+// A real VP9 WebM is no video to Telegram ("Telegram clients support MPEG4 videos (other
+// formats may be sent as Document)", core.telegram.org/bots/api#sendvideo): the message
+// carries a document, never a video, which the provider reports.
+func TestTelegramVP9WebMIsNoVideo(t *testing.T) {
+	t.Parallel()
+	srv, _ := newTelegramServer(t, sim.Behavior{}, telegramsim.Options{})
+	webm := simtest.VP9WebM(t, 360, 640, 3*time.Second)
+	ct, body := tgMultipart(t, tgPart{name: "chat_id", value: "@" + tgAccount}, tgPart{name: "video", filename: "v.webm", data: webm})
+	_, a := tgDo(t, srv, tgToken, "sendVideo", ct, body)
+	if !a.OK || !strings.Contains(string(a.Result), `"document"`) || strings.Contains(string(a.Result), `"video"`) {
+		t.Fatalf("%+v", a)
 	}
 }
