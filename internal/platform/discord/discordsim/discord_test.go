@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/clocktest"
+	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/discord/discordsim"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
@@ -238,5 +239,30 @@ func TestDiscordBotNonceAndHistory(t *testing.T) {
 	json.Unmarshal([]byte(list["_list"].(string)), &msgs)
 	if len(msgs) != 1 || msgs[0]["id"] == first["id"] || msgs[0]["author"].(map[string]any)["id"] != discordsim.BotID(dcAccount) {
 		t.Fatalf("history %v", msgs)
+	}
+}
+
+// With the default options a webhook refuses a real MP4 one byte over 10 MiB (the attachment
+// limit of a server without boosts, discord.com/developers/docs/reference#uploading-files)
+// with 413, code 40005, and takes one of exactly 10 MiB.
+func TestDiscordWebhookTenMiB(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		size   int64
+		status int
+	}{{10<<20 + 1, 413}, {10 << 20, 200}} {
+		srv, rec, _ := newDiscordServer(t, sim.Behavior{}, discordsim.Options{})
+		video := mediatest.MP4Bytes(t, mediatest.Options{Duration: 5 * time.Second, Size: c.size})
+		if int64(len(video)) != c.size {
+			t.Fatalf("made %d bytes, want %d", len(video), c.size)
+		}
+		ct, body := dcBody(dcPart{name: "files[0]", filename: "v.mp4", data: video})
+		status, _, m := dcDo(t, srv, http.MethodPost, hookPath+"?wait=true", "", ct, body)
+		if status != c.status || (c.status == 413 && m["code"] != 40005.0) {
+			t.Fatalf("%d bytes: %d %v, want %d", c.size, status, m, c.status)
+		}
+		if published := len(rec.Snapshot(nil).Published); (published == 1) != (c.status == 200) {
+			t.Fatalf("%d bytes: %d published", c.size, published)
+		}
 	}
 }
