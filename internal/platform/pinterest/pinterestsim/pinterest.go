@@ -98,9 +98,12 @@ import (
 
 // Pinterest's documented limits.
 const (
-	pinterestMaxVideoBytes   = 2 << 30 // "Max file size: 2GB"
-	pinterestMinDuration     = 4 * time.Second
-	pinterestMaxDuration     = 15 * time.Minute
+	pinterestMaxVideoBytes = 2 << 30 // "Max file size: 2GB"
+	pinterestMinDuration   = 4 * time.Second
+	pinterestMaxDuration   = 15 * time.Minute
+	// Width/height bounds of a standard width video Pin: from 1:2 to 1.91:1.
+	pinterestMinAspect       = 1.0 / 2
+	pinterestMaxAspect       = 1.91
 	pinterestTitleMax        = 100  // PinCreate.title maxLength
 	pinterestDescriptionMax  = 800  // PinCreate.description maxLength
 	pinterestLinkMax         = 2048 // PinCreate.link maxLength
@@ -959,15 +962,28 @@ func (p *Sim) upload(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// pinterestCheckVideo applies Pinterest's video specifications: MP4 or MOV, 4 s to 15 min. It
-// returns the verdict ("" when the video passes) and what the probe learnt.
+// pinterestCheckVideo applies Pinterest's video specifications for standard width video Pins
+// (help.pinterest.com/en/business/article/pinterest-product-specs): MP4 or MOV, "Encoding:
+// H.264 or H.265", 4 s to 15 min, and an aspect ratio "Shorter than 1:2 (width:height), taller
+// than 1.91:1", read from the picture's own width and height. It returns the verdict ("" when
+// the video passes) and what the probe learnt.
 func pinterestCheckVideo(f io.ReaderAt, size int64) (string, media.Info) {
 	info, err := media.Probe(f, size)
 	if err != nil || (info.Kind.Name != "mp4" && info.Kind.Name != "mov") {
 		return "unsupported format", info
 	}
+	if info.VideoCodec != "h264" && info.VideoCodec != "hevc" {
+		return "unsupported encoding", info
+	}
 	if info.Duration < pinterestMinDuration || info.Duration > pinterestMaxDuration {
 		return "duration", info
+	}
+	if info.Width <= 0 || info.Height <= 0 {
+		return "unsupported format", info
+	}
+	// A hundredth of slack: encoders round a frame to even sizes.
+	if r := float64(info.Width) / float64(info.Height); r < pinterestMinAspect-0.01 || r > pinterestMaxAspect+0.01 {
+		return "aspect ratio", info
 	}
 	return "", info
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/reelay/reelay/internal/platform/pinterest/pinterestsim"
 	"github.com/reelay/reelay/internal/platform/providertest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const pinAcct = "pin_sim_acct"
@@ -479,4 +480,40 @@ func TestPinterestSimRateLimit(t *testing.T) {
 	}
 	e.Clock.Advance(51 * time.Second)
 	e.register(t, "tok")
+}
+
+// The simulator reads the picture's width and height and codec from the uploaded bytes and
+// fails a video outside Pinterest's product specs (standard width video Pins: aspect ratio from
+// 1:2 to 1.91:1, H.264 or H.265), as Pinterest's processing does.
+func TestPinterestSimVideoSpecs(t *testing.T) {
+	t.Parallel()
+	e := newPinEnv(t, pinterestsim.Options{})
+	of := func(w, h int) []byte { return providertest.NewVideo(1<<20, 5*time.Second, w, h).Bytes() }
+	cases := []struct {
+		name  string
+		video []byte
+		want  string
+	}{
+		{"9:16", of(1080, 1920), pinterestsim.Succeeded},
+		{"1:2", of(540, 1080), pinterestsim.Succeeded},
+		{"16:9", of(1920, 1080), pinterestsim.Succeeded},
+		{"1:3", of(360, 1080), pinterestsim.Failed},
+		{"2:1", of(1080, 540), pinterestsim.Failed},
+		{"VP9 WebM", simtest.VP9WebM(t, 360, 640, 5*time.Second), pinterestsim.Failed},
+		{"HEVC MP4", simtest.HEVCMP4(t, 360, 640, 5*time.Second), pinterestsim.Succeeded},
+	}
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		r := e.register(t, "tok")
+		if a := e.post(t, r.UploadURL, formOf(r), c.video); a.status != http.StatusNoContent {
+			t.Fatalf("%s: upload %d %s", c.name, a.status, a.body)
+		}
+		ids[i] = r.MediaID
+	}
+	e.Clock.Advance(3 * time.Second)
+	for i, c := range cases {
+		if s := e.status(t, "tok", ids[i]); s != c.want {
+			t.Errorf("%s: %s, want %s", c.name, s, c.want)
+		}
+	}
 }
