@@ -937,6 +937,11 @@ func checkLinkedInVideo(f io.ReaderAt, size int64) (reason string, dur time.Dura
 	if err != nil || info.Kind.Name != "mp4" {
 		return "The video format is not supported: LinkedIn takes MP4", 0, 0, 0
 	}
+	// LinkedIn's video ad specifications (linkedin.com/help/lms/answer/a424737), for videos
+	// that go through this same Videos API: "Codec format: H.264 or VP8". HEVC is refused.
+	if info.VideoCodec != "h264" && info.VideoCodec != "vp8" {
+		return fmt.Sprintf("The video codec %q is not supported: LinkedIn takes H.264 or VP8", info.VideoCodec), info.Duration, info.Width, info.Height
+	}
 	if info.Duration < linkedinMinDuration || info.Duration > linkedinMaxDuration {
 		return fmt.Sprintf("The video lasts %s: LinkedIn takes 3 seconds to 30 minutes", info.Duration), info.Duration, info.Width, info.Height
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/reelay/reelay/internal/clocktest"
 	"github.com/reelay/reelay/internal/media/mediatest"
 	"github.com/reelay/reelay/internal/platform/sim"
+	"github.com/reelay/reelay/internal/platform/sim/simtest"
 )
 
 const liMember = "liMember1"
@@ -363,6 +364,8 @@ func TestLinkedInProcessingFailures(t *testing.T) {
 		{"too short", sim.Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 2*time.Second, 1080, 1920) }, "3 seconds"},
 		{"too tall", sim.Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 400, 1080) }, "aspect ratio"},
 		{"not a video", sim.Behavior{}, func(*testing.T) []byte { return bytes.Repeat([]byte("x"), 100_000) }, "MP4"},
+		// HEVC is no codec LinkedIn takes (H.264 or VP8); the file is made with ffmpeg.
+		{"HEVC", sim.Behavior{}, func(t *testing.T) []byte { return simtest.HEVCMP4(t, 540, 960, 10*time.Second) }, "H.264 or VP8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
