@@ -365,7 +365,7 @@ func TestLinkedInProcessingFailures(t *testing.T) {
 		{"too tall", sim.Behavior{}, func(t *testing.T) []byte { return liVideo(t, 1<<20, 10*time.Second, 400, 1080) }, "aspect ratio"},
 		{"not a video", sim.Behavior{}, func(*testing.T) []byte { return bytes.Repeat([]byte("x"), 100_000) }, "MP4"},
 		// HEVC is no codec LinkedIn takes (H.264 or VP8); the file is made with ffmpeg.
-		{"HEVC", sim.Behavior{}, func(t *testing.T) []byte { return simtest.HEVCMP4(t, 540, 960, 10*time.Second) }, "H.264 or VP8"},
+		{"HEVC", sim.Behavior{}, func(t *testing.T) []byte { return simtest.HEVCMP4(t, 360, 640, 4*time.Second) }, "H.264 or VP8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
