@@ -191,6 +191,8 @@ var igLimits = platform.Capabilities{
 	// edit lists, AAC sound of at most 48 kHz and two channels.
 	VideoCodecs: []string{"h264", "hevc"}, MinFrameRate: 23, MaxFrameRate: 60, MoovFirst: true, NoEditLists: true,
 	AudioCodecs: []string{"aac"}, MaxAudioSampleRate: 48000, MaxAudioChannels: 2,
+	// "Required aspect ratio is between 0.01:1 and 10:1", "Video bitrate: VBR, 25Mbps maximum".
+	MinAspectRatio: 0.01, MaxAspectRatio: 10, MaxVideoBitrate: 25_000_000,
 	Text: map[string]platform.TextLimit{
 		"caption": {Max: 2200, Unit: platform.UnitUTF16, MaxHashtags: 30, MaxMentions: 20},
 	},
@@ -473,7 +475,8 @@ func (s *igSim) download(ctx context.Context, videoURL string, thumbOffset int64
 // acceptable checks a downloaded video against the Reels specifications: a MOV or MP4
 // container with the moov atom at the front and no edit lists, H.264 or HEVC video at 23 to
 // 60 fps, AAC audio when there is audio (at most 48 kHz, one or two channels), 3 seconds to
-// 15 minutes, at most 1920 pixels wide (as shown). Meta reports every such refusal as
+// 15 minutes, at most 1920 pixels wide, an aspect ratio from 0.01:1 to 10:1 and at most
+// 25 Mbps on average. Meta reports every such refusal as
 // subcode 2207026, "The video format is not supported" (error codes reference,
 // developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes).
 // It answers the video's duration too.
@@ -498,8 +501,17 @@ func (s *igSim) acceptable(r io.ReaderAt, size int64) (time.Duration, bool) {
 		return 0, false
 	}
 	d := info.Duration.Seconds()
-	return info.Duration, d >= s.caps.MinDurationSeconds && d <= s.caps.MaxDurationSeconds &&
-		info.Width > 0 && info.Height > 0 && info.Width <= s.caps.MaxWidth
+	if d <= 0 || info.Width <= 0 || info.Height <= 0 {
+		return info.Duration, false
+	}
+	// The whole file's average bitrate, sound included: what the probe can tell of VBR video.
+	if float64(size)*8/d > float64(c.MaxVideoBitrate) {
+		return info.Duration, false
+	}
+	if a := float64(info.Width) / float64(info.Height); a < c.MinAspectRatio || a > c.MaxAspectRatio {
+		return info.Duration, false
+	}
+	return info.Duration, d >= c.MinDurationSeconds && d <= c.MaxDurationSeconds && info.Width <= c.MaxWidth
 }
 
 // status answers a container's status_code and status at now.

@@ -399,6 +399,9 @@ func TestInstagramContainerErrors(t *testing.T) {
 		{"moov after mdat", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, MoovAtEnd: true}), "", 2207026},
 		{"edit list", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, EditList: true}), "", 2207026},
 		{"96 kHz sound", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, AudioSampleRate: 96000}), "", 2207026},
+		// Over 25 Mbps on average (20 MB in 5 s is 32 Mbps); the aspect ratio past 10:1.
+		{"32 Mbps", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, Size: 20_000_000}), "", 2207026},
+		{"11:1", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, Width: 1100, Height: 100}), "", 2207026},
 		{"six sound channels", sim.Behavior{}, "/v.mp4", igReel(t, mediatest.Options{Duration: 5 * time.Second, AudioSampleRate: 48000, AudioChannels: 6}), "", 2207026},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -423,12 +426,13 @@ func TestInstagramContainerErrors(t *testing.T) {
 	}
 }
 
-// A Reel inside every rule passes: 24 and 60 fps, stereo AAC at 48 kHz, mono at 44.1 kHz.
+// A Reel inside every rule passes: 24 and 60 fps, stereo AAC at 48 kHz, mono at 44.1 kHz, 16 Mbps.
 func TestInstagramAcceptsWithinReelsSpecs(t *testing.T) {
 	t.Parallel()
 	for _, o := range []mediatest.Options{
 		{Duration: 5 * time.Second, FPS: 60, AudioSampleRate: 48000},
 		{Duration: 5 * time.Second, FPS: 24, AudioSampleRate: 44100, AudioChannels: 1},
+		{Duration: 5 * time.Second, Size: 10_000_000}, // 16 Mbps
 	} {
 		e := newIGTestEnv(t, sim.Behavior{})
 		e.video = igReel(t, o)
