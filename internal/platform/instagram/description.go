@@ -27,6 +27,12 @@ var Description = platform.Description{
 		// progressive, 4:2:0.
 		VideoCodecs: []string{"h264", "hevc"},
 		MaxWidth:    1920,
+		// Reel specifications: "Required aspect ratio is between 0.01:1 and 10:1 but we
+		// recommend 9:16" and "Video bitrate: VBR, 25Mbps maximum" (confirmed in several
+		// publishers' copies of the reference; no stored copy of Meta's page itself).
+		MinAspectRatio:  0.01,
+		MaxAspectRatio:  10,
+		MaxVideoBitrate: 25_000_000,
 		// Reel specifications of the IG User Media reference
 		// (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reel-specifications):
 		// "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov atom at
@@ -82,6 +88,9 @@ var Description = platform.Description{
 			"video_formats":         reelSpecs,
 			"video_codecs":          reelSpecs,
 			"max_width":             reelSpecs,
+			"min_aspect_ratio":      reelSpecs,
+			"max_aspect_ratio":      reelSpecs,
+			"max_video_bitrate":     reelSpecs,
 			"min_frame_rate":        reelSpecs,
 			"max_frame_rate":        reelSpecs,
 			"moov_first":            reelSpecs,

@@ -31,6 +31,10 @@ var Description = platform.Description{
 		VideoFormats:       []string{platform.FormatMP4},
 		MinAspectRatio:     1 / 2.4,
 		MaxAspectRatio:     2.4,
+		// LinkedIn's video ad specifications, for videos uploaded through this same Videos
+		// API: "Codec format: H.264 or VP8". An HEVC picture is re-encoded (the simulator
+		// refuses it).
+		VideoCodecs: []string{"h264", "vp8"},
 		Text: map[string]platform.TextLimit{
 			// How LinkedIn counts is not documented: UTF-16 units, the
 			// stricter of the plausible units.
@@ -71,6 +75,7 @@ var Description = platform.Description{
 			"min_duration_seconds": videosAPI,
 			"max_duration_seconds": videosAPI,
 			"video_formats":        videosAPI,
+			"video_codecs":         "https://www.linkedin.com/help/lms/answer/a424737",
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

@@ -29,6 +29,9 @@ var Description = platform.Description{
 		// width video Pins).
 		MinAspectRatio: 1.0 / 2,
 		MaxAspectRatio: 1.91,
+		// Product specs, standard width video Pins: "Encoding: H.264 or H.265" (older copies
+		// said H.264 only). The simulator refuses other codecs.
+		VideoCodecs: []string{"h264", "hevc"},
 		Text: map[string]platform.TextLimit{
 			"title":       {Max: 100, Unit: platform.UnitUTF16},
 			"description": {Max: 500, Unit: platform.UnitUTF16},
@@ -59,6 +62,7 @@ var Description = platform.Description{
 			"video_formats":        productSpecs,
 			"min_aspect_ratio":     productSpecs,
 			"max_aspect_ratio":     productSpecs,
+			"video_codecs":         productSpecs,
 		},
 	},
 	RequiredCredentials: platform.OAuthRequiredCredentials(),

@@ -23,6 +23,9 @@ var Description = platform.Description{
 		// Threads media specifications (video): HEVC or H264, as Instagram's Reels.
 		VideoCodecs: []string{"h264", "hevc"},
 		MaxWidth:    1920,
+		// Video specifications: "Aspect ratio: 0.01:1 to 10:1" (the simulator enforces it).
+		MinAspectRatio: 0.01,
+		MaxAspectRatio: 10,
 		// Video specifications of the Threads API
 		// (developers.facebook.com/docs/threads/overview#video-specifications), the same as
 		// Instagram's Reels: "Container: MOV or MP4 (MPEG-4 Part 14), no edit lists, moov
@@ -72,6 +75,8 @@ var Description = platform.Description{
 			"video_formats":         videoSpecs,
 			"video_codecs":          videoSpecs,
 			"max_width":             videoSpecs,
+			"min_aspect_ratio":      videoSpecs,
+			"max_aspect_ratio":      videoSpecs,
 			"min_frame_rate":        videoSpecs,
 			"max_frame_rate":        videoSpecs,
 			"moov_first":            videoSpecs,
