@@ -189,6 +189,21 @@ func TestConversionCases(t *testing.T) {
 		}
 	})
 
+	t.Run("HEVC to LinkedIn, which takes H.264 or VP8", func(t *testing.T) {
+		a := e.newTenant("hevc")
+		e.sandboxChannel(a, "linkedin", map[string]any{"processing_ms": 0})
+		src := makeVideo(t, "hevc.mp4", lavfiPicture("540x960", 30), lavfiSound,
+			[]string{"-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-pix_fmt", "yuv420p", "-tag:v", "hvc1", "-c:a", "aac"}, faststart)
+		_, p := published(t, a, e.publishFile(a, src, []string{"linkedin"}, nil))
+		c := conversion(p, "linkedin")
+		if c["action"] != "reencode" || !strings.Contains(strings.Join(anyStrings(c["reasons"]), ";"), "HEVC") {
+			t.Errorf("conversion %v", c)
+		}
+		if got := e.uploadedSHA(a, "linkedin"); got == sha(src) {
+			t.Error("LinkedIn received the HEVC file itself")
+		}
+	})
+
 	t.Run("a 30 MB MP4 to Discord", func(t *testing.T) {
 		a := e.newTenant("discord")
 		e.sandboxChannel(a, "discord", nil)
