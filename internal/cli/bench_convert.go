@@ -38,8 +38,8 @@ func newBenchConvertCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--size: %w", err)
 			}
-			if n < 4e6 || cfg.Seconds < 4 || cfg.Runs < 1 {
-				return errors.New("--size must be at least 4MB, --seconds at least 4, --runs at least 1")
+			if n < 1e6 || cfg.Seconds < 1 || cfg.Runs < 1 {
+				return errors.New("--size must be at least 1MB, --seconds and --runs at least 1")
 			}
 			if runtime.GOOS != "linux" {
 				return errors.New("bench convert reads its memory from /proc: Linux only")
