@@ -205,7 +205,9 @@ func Convert(ctx context.Context, cfg ConvertConfig) (ConvertResult, error) {
 					out := filepath.Join(dir, "alone.mp4")
 					defer os.Remove(out)
 					start := time.Now()
-					err := render.New(cfg.FFmpeg).Convert(ctx, out, source.path, k.c, nil)
+					// The worker's own renderer, which has checked ffmpeg already (a new one
+					// would run ffmpeg -version first).
+					err := rig.worker.Converter.Convert(ctx, out, source.path, k.c, nil)
 					alone = append(alone, round3(time.Since(start).Seconds()))
 					return err
 				}
