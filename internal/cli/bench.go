@@ -31,7 +31,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the server's throughput and latency"}
 	cmd.AddCommand(newBenchAPICmd(), newBenchIngestCmd(), newBenchBurstCmd(), newBenchThroughputCmd(), newBenchReadsCmd(),
-		newBenchServerCmd(), newBenchSimulatorsCmd(), newBenchPlatformsCmd(), newBenchAnalyticsCmd())
+		newBenchServerCmd(), newBenchSimulatorsCmd(), newBenchPlatformsCmd(), newBenchAnalyticsCmd(), newBenchConvertCmd())
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelay/reelay/internal/render/rendertest"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
 
@@ -276,5 +277,44 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(bad); err == nil {
 			t.Errorf("parseSize(%q) accepted", bad)
 		}
+	}
+}
+
+// TestBenchConvert runs `reelay bench convert` on tiny videos: both cases are made by reelay
+// and by plain ffmpeg, and the memory is read at both sizes.
+func TestBenchConvert(t *testing.T) {
+	rendertest.RequireFFmpeg(t)
+	t.Parallel()
+	res := runBench(t, "convert", "--size", "2MB", "--seconds", "1", "--runs", "1")
+	for _, c := range []struct{ name, reference string }{
+		{"remux", "-c copy -movflags +faststart"},
+		{"reencode", "-c:v libx264"},
+	} {
+		k, _ := res[c.name].(map[string]any)
+		if ref, _ := k["reference"].(string); !strings.Contains(ref, c.reference) {
+			t.Errorf("%s: reference %q, want one with %q", c.name, ref, c.reference)
+		}
+		if num(t, k, "reelay_median_seconds") <= 0 || num(t, k, "reference_median_seconds") <= 0 || num(t, k, "ratio") <= 0 {
+			t.Errorf("%s: %v", c.name, k)
+		}
+		if num(t, k, "output_bytes") <= 0 || num(t, k, "source.width") != 1080 || num(t, k, "source.height") != 1920 {
+			t.Errorf("%s: %v", c.name, k)
+		}
+		if moov, _ := k["source"].(map[string]any)["moov_after_mdat"].(bool); !moov {
+			t.Errorf("%s: the source's moov is not at the end, as a camera writes it: %v", c.name, k["source"])
+		}
+	}
+	mem, _ := res["memory"].([]any)
+	if len(mem) != 4 {
+		t.Fatalf("memory %v, want each case at two sizes", mem)
+	}
+	for _, m := range mem {
+		m := m.(map[string]any)
+		if before, peak := num(t, m, "rss_before_mb"), num(t, m, "peak_rss_mb"); before <= 0 || peak < before {
+			t.Errorf("memory %v", m)
+		}
+	}
+	if a, b := num(t, mem[0].(map[string]any), "source_bytes"), num(t, mem[1].(map[string]any), "source_bytes"); a >= b {
+		t.Errorf("remux sources of %v and %v bytes, want a smaller one first", a, b)
 	}
 }

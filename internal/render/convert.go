@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,8 +61,7 @@ func (r *Renderer) Convert(ctx context.Context, dst, src string, c Conversion, p
 		if pass < passes {
 			out = os.DevNull
 		}
-		args := append([]string{"-i", "file:" + src}, c.outputArgs(info, pass, passes, passlog)...)
-		args = append(args, "-progress", "pipe:1", "-nostats", out)
+		args := c.passArgs(info, src, out, pass, passes, passlog)
 		pw := &progressWriter{total: info.Duration, from: float64(pass-1) / float64(passes), span: 1 / float64(passes), report: progress}
 		if err := r.runTo(ctx, args, []string{src}, pw); err != nil {
 			return err
@@ -80,6 +80,35 @@ func (r *Renderer) Convert(ctx context.Context, dst, src string, c Conversion, p
 	ok = true
 	progress(1)
 	return nil
+}
+
+// ConvertCommands are the argument lists (after the program's name) of the ffmpeg commands,
+// one a pass, that Convert runs to make out from src, a video probed as info, by c; passlog
+// prefixes the log files of a two-pass encode. Convert itself writes to a temporary file
+// beside dst and reads the progress ffmpeg writes to its standard output. The lists are
+// exported so that a benchmark can run the very same commands by hand, as the reference
+// reelay's conversions are measured against.
+func ConvertCommands(info media.Info, out, src string, c Conversion, passlog string) [][]string {
+	passes := 1
+	if c.Video && c.VideoBitrate > 0 {
+		passes = 2
+	}
+	cmds := make([][]string, 0, passes)
+	for pass := 1; pass <= passes; pass++ {
+		o := "file:" + out
+		if pass < passes {
+			o = os.DevNull
+		}
+		cmds = append(cmds, append(slices.Clone(commonArgs), c.passArgs(info, src, o, pass, passes, passlog)...))
+	}
+	return cmds
+}
+
+// passArgs are the arguments of pass (of passes) of a conversion from src to out, without the
+// options every command shares (commonArgs).
+func (c Conversion) passArgs(info media.Info, src, out string, pass, passes int, passlog string) []string {
+	args := append([]string{"-i", "file:" + src}, c.outputArgs(info, pass, passes, passlog)...)
+	return append(args, "-progress", "pipe:1", "-nostats", out)
 }
 
 // outputArgs are ffmpeg's output options for pass (of passes) of a conversion of a video

@@ -474,6 +474,10 @@ func (r *Renderer) run(ctx context.Context, args, inputs []string) error {
 	return r.runTo(ctx, args, inputs, nil)
 }
 
+// commonArgs come first in every ffmpeg command: no keyboard, errors only, and an existing
+// output file replaced.
+var commonArgs = []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}
+
 // runTo runs ffmpeg with args, its standard output going to stdout (discarded when nil).
 // inputs are the caller's files, to blame when ffmpeg cannot decode them.
 func (r *Renderer) runTo(ctx context.Context, args, inputs []string, stdout io.Writer) error {
@@ -481,7 +485,7 @@ func (r *Renderer) runTo(ctx context.Context, args, inputs []string, stdout io.W
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	args = append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
+	args = append(slices.Clone(commonArgs), args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr tail
 	cmd.Stderr, cmd.Stdout = &stderr, stdout
