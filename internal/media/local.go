@@ -2,8 +2,6 @@ package media
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -61,35 +59,31 @@ func (s *Store) TempDir(dir string) (string, error) {
 	return tmp, nil
 }
 
-// PutFile stores the local file at path under its content-addressed key, as Put does, and
-// removes path. In a file:// store it is moved in when it lies on the same disk (TempDir).
-func (s *Store) PutFile(ctx context.Context, path string, kind Kind) (Blob, error) {
+// PutFileAt stores the local file at path under key, and removes path. In a file:// store it
+// is moved in when it lies on the same disk (TempDir), without reading it; any other store
+// receives it as a stream. The Blob's SHA-256 is known only when the bytes were read ("" for
+// a file moved in).
+func (s *Store) PutFileAt(ctx context.Context, key, path string, kind Kind) (Blob, error) {
 	defer os.Remove(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return Blob{}, fmt.Errorf("media store: %w", err)
+	}
+	b := Blob{Key: key, Size: st.Size(), ContentType: kind.ContentType}
+	if s.dir != "" {
+		dst := filepath.Join(s.dir, filepath.FromSlash(key))
+		if os.MkdirAll(filepath.Dir(dst), fileperm.Dir) == nil && os.Chmod(path, fileperm.File) == nil && os.Rename(path, dst) == nil {
+			return b, nil
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Blob{}, fmt.Errorf("media store: %w", err)
 	}
 	defer f.Close()
-	if s.dir == "" {
-		return s.Put(ctx, f, kind)
+	if b.Size, b.SHA256, err = s.write(ctx, key, f, kind.ContentType); err != nil {
+		s.deleteQuietly(key)
+		return Blob{}, err
 	}
-	h := sha256.New()
-	size, err := io.Copy(h, f)
-	if err != nil {
-		return Blob{}, fmt.Errorf("media store: reading %s: %w", path, err)
-	}
-	b := Blob{Size: size, SHA256: hex.EncodeToString(h.Sum(nil)), ContentType: kind.ContentType}
-	b.Key = KeyForSHA256(b.SHA256)
-	dst := filepath.Join(s.dir, filepath.FromSlash(b.Key))
-	if _, err := os.Stat(dst); err == nil {
-		b.Deduplicated = true
-		return b, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), fileperm.Dir); err == nil && os.Chmod(path, fileperm.File) == nil && os.Rename(path, dst) == nil {
-		return b, nil
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Blob{}, fmt.Errorf("media store: %w", err)
-	}
-	return s.Put(ctx, f, kind)
+	return b, nil
 }

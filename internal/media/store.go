@@ -167,14 +167,25 @@ func (s *Store) Bucket() *blob.Bucket { return s.bucket }
 const (
 	keyPrefix = "media/sha256/"
 	tmpPrefix = "media/tmp/"
+	// renditionPrefix holds renditions, named by what they are made from (a digest of their
+	// source's SHA-256 and their conversion) rather than by their own bytes, which would take
+	// another read of the whole file to hash. Their links carry renditionID before the name.
+	renditionPrefix = "media/rendition/"
+	renditionID     = "r-"
 )
+
+// KeyForRendition returns the key of the rendition named by the hex digest name.
+func KeyForRendition(name string) string { return renditionPrefix + name }
 
 // KeyForSHA256 returns the key of the media whose SHA-256 is the given hex digest.
 func KeyForSHA256(hexDigest string) string { return keyPrefix + hexDigest }
 
-// IDFromKey returns the media id (the hex SHA-256) of a content-addressed key, as it
-// appears in media links.
+// IDFromKey returns the media id of a key, as it appears in media links: the hex SHA-256 of
+// a content-addressed file, "r-" and the name of a rendition.
 func IDFromKey(key string) (string, bool) {
+	if name, ok := strings.CutPrefix(key, renditionPrefix); ok && isHexDigest(name) {
+		return renditionID + name, true
+	}
 	id, ok := strings.CutPrefix(key, keyPrefix)
 	if !ok || !isHexDigest(id) {
 		return "", false
@@ -182,9 +193,12 @@ func IDFromKey(key string) (string, bool) {
 	return id, true
 }
 
-// KeyFromID is the inverse of IDFromKey; it refuses anything but a hex SHA-256, so that an
-// id from a URL cannot name another key.
+// KeyFromID is the inverse of IDFromKey; it refuses anything but a hex SHA-256 (after "r-"
+// for a rendition), so that an id from a URL cannot name another key.
 func KeyFromID(id string) (string, bool) {
+	if name, ok := strings.CutPrefix(id, renditionID); ok && isHexDigest(name) {
+		return renditionPrefix + name, true
+	}
 	if !isHexDigest(id) {
 		return "", false
 	}

@@ -92,8 +92,11 @@ type Destination struct {
 
 // Media is a stored video or image.
 type Media struct {
-	Size        int64
-	SHA256      string // hex
+	Size int64
+	// SHA256 names the bytes, stable across attempts: the hex SHA-256 of the file, or for a
+	// rendition stored without being read, the digest that names it (of its source's SHA-256
+	// and its conversion).
+	SHA256      string
 	ContentType string // video/mp4, video/quicktime, video/webm, image/jpeg, ...
 	Width       int
 	Height      int

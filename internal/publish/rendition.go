@@ -162,7 +162,9 @@ func (w *RenditionWorker) make(ctx context.Context, key string) error {
 			return final("the converted video still does not fit: it %s", strings.Join(broken, "; "))
 		}
 	}
-	b, err := w.Media.PutFile(ctx, out, media.KindMP4)
+	// Stored under its own name, which is not its bytes' hash: that would mean reading the
+	// whole file once more (a third of a remux's time on a local disk).
+	b, err := w.Media.PutFileAt(ctx, media.KeyForRendition(key), out, media.KindMP4)
 	if err != nil {
 		return err
 	}

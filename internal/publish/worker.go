@@ -257,6 +257,11 @@ func (w *Worker) useRendition(ctx context.Context, args PublishArgs, dl *store.D
 		return river.JobSnooze(w.RenditionPoll)
 	default:
 		dl.Video = r.Output
+		if dl.Video.SHA256 == "" {
+			// Moved into storage without being read: its name (a digest of its source and
+			// conversion) names its bytes as well.
+			dl.Video.SHA256 = r.Key
+		}
 		return nil
 	}
 	if err := w.fail(ctx, args, name, "", failure); err != nil {

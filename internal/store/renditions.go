@@ -30,7 +30,8 @@ type Rendition struct {
 	// Progress is the share of the conversion done, from 0 to 1.
 	Progress float64
 	Error    string
-	// Output is the made file: its blob key, SHA-256, size and picture (Kind "mp4").
+	// Output is the made file: its blob key, size and picture (Kind "mp4"), and its SHA-256
+	// where storing it read it (S3; "" for a file moved into a local store).
 	Output    Media
 	UpdatedAt time.Time
 }
@@ -154,11 +155,7 @@ func settled(res sql.Result, err error, what string) error {
 // deleteRenditions deletes, through deleteBlob, the renditions of source with their files:
 // they go when it goes.
 func (t *Tx) deleteRenditions(ctx context.Context, sourceSHA256 string, deleteBlob func(ctx context.Context, key string) error) error {
-	// Files are stored by their content, so one may also be an uploaded file, or another
-	// source's rendition: those stay.
-	rows, err := t.tx.QueryContext(ctx, `SELECT r.blob_key FROM renditions r WHERE r.source_sha256 = $1 AND r.blob_key <> ''
-		AND NOT EXISTS (SELECT 1 FROM media m WHERE m.sha256 = r.sha256)
-		AND NOT EXISTS (SELECT 1 FROM renditions o WHERE o.sha256 = r.sha256 AND o.source_sha256 <> r.source_sha256)`, sourceSHA256)
+	rows, err := t.tx.QueryContext(ctx, `SELECT blob_key FROM renditions WHERE source_sha256 = $1 AND blob_key <> ''`, sourceSHA256)
 	keys, err := collect(func(r scanner) (k string, err error) { return k, r.Scan(&k) })(rows, err)
 	if err != nil {
 		return fmt.Errorf("store: rendition files: %w", err)
