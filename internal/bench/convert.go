@@ -96,7 +96,7 @@ type ConvertMemory struct {
 
 // convertPath describes reelay's side of the measurement.
 const convertPath = "publish.RenditionWorker.Work with a file:// media store and SQLite: read the rendition and its source, " +
-	"LocalFile, render.Convert (probe, ffmpeg, probe), probe, media.Store.PutFile (SHA-256, rename), record it ready"
+	"LocalFile, render.Convert (probe, ffmpeg, probe), probe, media.Store.PutFileAt (a rename), record it ready"
 
 // Targets of issue 32.
 const (
