@@ -32,7 +32,9 @@ func runCrash(t *testing.T, cc crashCase) {
 	project := c.projectID()
 	channels := c.sandboxChannels(project, platforms, 0)
 
-	video := mediatest.MP4(t, mediatest.Options{Duration: 10 * time.Second, Width: 1080, Height: 1920, Size: cc.size})
+	// 20 s: a 40 MiB file of 10 s would run at 34 Mbit/s, over Instagram's 25, and wait for a
+	// conversion instead of uploading.
+	video := mediatest.MP4(t, mediatest.Options{Duration: 20 * time.Second, Width: 1080, Height: 1920, Size: cc.size})
 	sum, size := fileSHA256(t, video)
 	caption := fmt.Sprintf("crash test %s #e2e", filepath.Base(t.Name()))
 	fields := map[string]string{

@@ -49,7 +49,9 @@ func TestWorkerKilledMidUpload(t *testing.T) {
 
 	c := newClient(t, base, acct.APIKey)
 	channels := c.sandboxChannels(acct.ProjectID, platforms, 0)
-	video := mediatest.MP4(t, mediatest.Options{Duration: 10 * time.Second, Width: 1080, Height: 1920, Size: 40 << 20})
+	// 20 s: a 40 MiB file of 10 s would run at 34 Mbit/s, over Instagram's 25, and wait for a
+	// conversion instead of uploading.
+	video := mediatest.MP4(t, mediatest.Options{Duration: 20 * time.Second, Width: 1080, Height: 1920, Size: 40 << 20})
 	sum, size := fileSHA256(t, video)
 	id := c.publishForm(map[string]string{
 		"project_id": acct.ProjectID, "title": "Worker killed", "caption": "worker killed mid-upload #e2e",
