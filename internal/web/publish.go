@@ -122,7 +122,7 @@ func sectionOf(name string) platformSection {
 			}
 			if key == "fit" {
 				f.Label, f.Note = "Another aspect ratio", "overrides the post's choice for this platform"
-				opt = map[string]any{"choices": toAny(platform.FitChoices)}
+				f.Choices = platform.FitChoices
 			}
 			switch {
 			case of.Type.Kind() == reflect.Pointer && of.Type.Elem().Kind() == reflect.Bool:
@@ -133,6 +133,8 @@ func sectionOf(name string) platformSection {
 				if lim.Max > 300 {
 					f.Kind = "textarea"
 				}
+			case len(f.Choices) > 0:
+				f.Kind = "choice"
 			case opt["choices"] != nil:
 				for _, c := range opt["choices"].([]any) {
 					if s, ok := c.(string); ok {
@@ -158,14 +160,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 func jsonName(f reflect.StructField) string {
