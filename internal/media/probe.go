@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
 	"time"
 )
 
@@ -72,6 +73,21 @@ var (
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// ProbeFile probes the local file at path, answering its size too.
+func ProbeFile(path string) (Info, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Info{}, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Info{}, 0, err
+	}
+	info, err := Probe(f, st.Size())
+	return info, st.Size(), err
 }
 
 // Probe reads the format, duration, picture size and codecs of the file of the given size

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -385,17 +386,11 @@ func badAspect(aspect string) error {
 // probe reads an input's format with reelay's own prober, which knows exactly the formats
 // reelay accepts and reads only headers.
 func probe(path string) (media.Info, error) {
-	f, err := os.Open(path)
+	info, _, err := media.ProbeFile(path)
 	if err != nil {
-		return media.Info{}, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return media.Info{}, err
-	}
-	info, err := media.Probe(f, st.Size())
-	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return media.Info{}, err
+		}
 		return media.Info{}, fmt.Errorf("%w: %s: %w", ErrInput, filepath.Base(path), err)
 	}
 	return info, nil
