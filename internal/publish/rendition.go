@@ -85,7 +85,9 @@ func (w *RenditionWorker) Work(ctx context.Context, job *river.Job[RenditionArgs
 		if ferr := w.Store.FailRendition(context.WithoutCancel(ctx), job.Args.Key, err.Error()); ferr != nil && !errors.Is(ferr, store.ErrStale) {
 			return ferr
 		}
-		w.notify(context.WithoutCancel(ctx), job.Args.Key)
+		if _, posts, err := w.Store.RenditionPlatforms(context.WithoutCancel(ctx), job.Args.Key); err == nil {
+			w.notify(posts)
+		}
 		return nil
 	}
 	return err
@@ -134,9 +136,15 @@ func (w *RenditionWorker) make(ctx context.Context, key string) error {
 		return err
 	}
 	defer done()
+	// The posts told of the progress are read once, not at each tick; one that comes to share
+	// the rendition meanwhile sees its progress at its next poll, and is told of the end.
+	_, waiting, err := w.Store.RenditionPlatforms(ctx, key)
+	if err != nil {
+		return err
+	}
 	out := filepath.Join(dir, ".rendition-"+key[:16]+".mp4")
 	defer os.Remove(out)
-	err = w.Converter.Convert(cctx, out, in, c, w.progress(ctx, key))
+	err = w.Converter.Convert(cctx, out, in, c, w.progress(ctx, key, waiting))
 	switch {
 	case err == nil:
 	case ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -147,11 +155,11 @@ func (w *RenditionWorker) make(ctx context.Context, key string) error {
 		return err
 	}
 
-	info, size, err := probeFile(out)
+	info, size, err := media.ProbeFile(out)
 	if err != nil {
 		return final("the converted file cannot be read: %v", err)
 	}
-	platforms, _, err := w.Store.RenditionPlatforms(ctx, key)
+	platforms, posts, err := w.Store.RenditionPlatforms(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -177,13 +185,13 @@ func (w *RenditionWorker) make(ctx context.Context, key string) error {
 		return err
 	}
 	w.log().Info("rendition made", "rendition", key, "bytes", b.Size)
-	w.notify(ctx, key)
+	w.notify(posts)
 	return nil
 }
 
 // progress shows a conversion's progress on the destinations that wait for it, at most once a
 // second and only when the whole percentage moves.
-func (w *RenditionWorker) progress(ctx context.Context, key string) func(float64) {
+func (w *RenditionWorker) progress(ctx context.Context, key string, posts []string) func(float64) {
 	last, lastAt := -1, time.Time{}
 	return func(fraction float64) {
 		pct := int(fraction * 100)
@@ -195,19 +203,17 @@ func (w *RenditionWorker) progress(ctx context.Context, key string) func(float64
 			w.log().Warn("could not record a conversion's progress", "rendition", key, "error", err)
 			return
 		}
-		w.notify(ctx, key)
+		w.notify(posts)
 	}
 }
 
 // notify wakes those who wait on the posts whose destinations wait for the rendition.
-func (w *RenditionWorker) notify(ctx context.Context, key string) {
+func (w *RenditionWorker) notify(posts []string) {
 	if w.Hub == nil {
 		return
 	}
-	if _, posts, err := w.Store.RenditionPlatforms(ctx, key); err == nil {
-		for _, id := range posts {
-			w.Hub.Notify(id)
-		}
+	for _, id := range posts {
+		w.Hub.Notify(id)
 	}
 }
 
@@ -238,19 +244,4 @@ func sweep(dir string, cutoff time.Time) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// probeFile probes a local file.
-func probeFile(path string) (media.Info, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return media.Info{}, 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return media.Info{}, 0, err
-	}
-	info, err := media.Probe(f, st.Size())
-	return info, st.Size(), err
 }
