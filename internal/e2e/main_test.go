@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/app/apptest"
+	"github.com/reelay/reelay/internal/media/s3test"
 )
 
 // binary is the reelay executable TestMain builds; empty under -short.
@@ -48,6 +49,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	s3test.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

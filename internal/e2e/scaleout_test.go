@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -17,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/media/s3test"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
@@ -33,25 +29,6 @@ const (
 	// init 6 posts a minute.
 	scaleGroups = 5
 )
-
-// s3BlobURL starts an in-process S3 fake with bucket "media" and returns the blob URL that
-// names it, as the media package's tests do.
-func s3BlobURL(t *testing.T) string {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("media"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	return "s3://media?" + url.Values{
-		"endpoint":       {srv.URL},
-		"region":         {"us-east-1"},
-		"use_path_style": {"true"},
-		"disable_https":  {"true"},
-		"anonymous":      {"true"},
-	}.Encode()
-}
 
 // logLines returns the JSON log records of a process's output whose msg is msg.
 func logLines(out, msg string) []map[string]any {
@@ -108,8 +85,9 @@ func needPostgres(t *testing.T, why string) {
 }
 
 // fleet is reelay's processes as an operator of a fleet runs them: on one PostgreSQL database
-// (a schema of the test's own) and one S3 bucket, with an account made beforehand by the
-// administration command.
+// (a schema of the test's own) and one bucket of a real S3 server (SeaweedFS, s3test; its
+// credentials reach the processes through the AWS environment), with an account made
+// beforehand by the administration command.
 type fleet struct {
 	t        *testing.T
 	dbURL    string
@@ -145,7 +123,7 @@ func metricsGet(t *testing.T, url string) string {
 func newFleet(t *testing.T, name string, settings map[string]string) *fleet {
 	t.Helper()
 	f := &fleet{t: t, dbURL: storetest.URL(t, store.Postgres)}
-	f.settings = map[string]string{"REELAY_DATA_DIR": t.TempDir(), "REELAY_DATABASE_URL": f.dbURL, "REELAY_BLOB_URL": s3BlobURL(t),
+	f.settings = map[string]string{"REELAY_DATA_DIR": t.TempDir(), "REELAY_DATABASE_URL": f.dbURL, "REELAY_BLOB_URL": s3test.BlobURL(t),
 		"REELAY_METRICS_TOKEN": fleetMetricsToken}
 	maps.Copy(f.settings, settings)
 	f.acct = createAccount(t, f.dbURL, f.settings["REELAY_DATA_DIR"], name)
