@@ -136,7 +136,7 @@ func TestFleet(t *testing.T) {
 		settledBefore[i] = len(logLines(w.out.String(), "destination settled"))
 	}
 	t.Run("burst of 500 scheduled posts", func(t *testing.T) {
-		runFleetBurst(t, ctx, balancer.URL, f, clients[0], h, kill.accounts)
+		runFleetBurst(t, ctx, balancer.URL, f, clients[0], h, kill.accounts, workers[1-kill.victim])
 		for i, w := range workers {
 			n := len(logLines(w.out.String(), "destination settled")) - settledBefore[i]
 			t.Logf("%s settled %d of the burst's destinations", w.name, n)
@@ -477,16 +477,26 @@ func listPosts(t *testing.T, c *client) []fleetPost {
 // runFleetBurst runs bench's burst scenario through base (both API processes), prints the
 // lateness, and checks that each post was published exactly once: its YouTube destination's
 // video is a published item of the simulator, and the simulator published nothing else for
-// the burst's accounts (those not in earlier, which other posts used).
-func runFleetBurst(t *testing.T, ctx context.Context, base string, f *fleet, c *client, h *simHost, earlier map[string]bool) {
+// the burst's accounts (those not in earlier, which other posts used). It prints the CPU time
+// worker and the test process (the simulators, under -race when the tests are) used during
+// the drain.
+func runFleetBurst(t *testing.T, ctx context.Context, base string, f *fleet, c *client, h *simHost, earlier map[string]bool, worker *proc) {
 	bc := bench.NewClient(base, f.acct.APIKey, 8)
 	defer bc.Close()
 	res, err := bench.Burst(ctx, bench.BurstConfig{Client: bc, Posts: fleetBurstPosts, Concurrency: 4,
-		Lead: fleetBurstLead, Platforms: []string{"youtube"}, Timeout: 5 * time.Minute})
+		Lead: fleetBurstLead, Platforms: []string{"youtube"}, Timeout: 5 * time.Minute,
+		ServerPID: worker.cmd.Process.Pid, PlatformsPID: os.Getpid()})
 	if err != nil {
 		t.Fatalf("burst: %v", err)
 	}
-	t.Log(res.Summary())
+	cpu := func(s *float64) string {
+		if s == nil {
+			return "unknown"
+		}
+		return fmt.Sprintf("%.1f s", *s)
+	}
+	t.Logf("CPU over the drain of %.1f s: %s %s, the test process (simulators) %s, the machine %s",
+		res.DrainWallSeconds, worker.name, cpu(res.DrainCPUSeconds), cpu(res.DrainPlatformsCPUSeconds), cpu(res.DrainMachineCPUSeconds))
 
 	var lateness []time.Duration
 	ids := map[string]int{} // the destinations' YouTube ids
