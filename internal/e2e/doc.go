@@ -6,6 +6,10 @@
 // simulators instead, whose state is in the database: through a SIGKILL and a restart, and
 // shared by two API processes behind a load balancer.
 //
+// fleet_test.go runs a whole fleet, two API and two worker processes on PostgreSQL and S3
+// (SeaweedFS), and kills a worker during uploads and an API process during a multipart publish,
+// shows the rate limit shared by API processes, and drains a burst of 500 scheduled posts.
+//
 // blueskypds_test.go runs a server against a peer reelay's authors did not write: the
 // reference Bluesky PDS from npm (testdata/peers/bluesky-pds), with Node.js.
 //

@@ -16,6 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/memblob" // mem:// stores, for tests of other packages
@@ -34,6 +38,7 @@ var ErrNotFound = errors.New("media not found")
 type Store struct {
 	bucket   *blob.Bucket
 	dir      string // the folder of a file:// store, for Put's rename shortcut
+	s3Bucket string // the bucket's name on an s3:// store, for CleanupTemp's multipart uploads
 	linkKey  []byte // HMAC key for media links, derived from the signing key
 	public   string
 	now      func() time.Time
@@ -135,8 +140,11 @@ func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...S
 		bucket.Close()
 		return nil, err
 	}
-	if u.Scheme == "file" {
+	switch u.Scheme {
+	case "file":
 		s.dir = filepath.FromSlash(u.Path)
+	case "s3":
+		s.s3Bucket = u.Host
 	}
 	return s, nil
 }
@@ -453,11 +461,17 @@ func (s *Store) ListStoredBefore(ctx context.Context, cutoff time.Time, page int
 }
 
 // CleanupTemp deletes temporary objects older than age, which a process killed in the
-// middle of a Put leaves behind, and returns how many it deleted.
+// middle of a Put leaves behind, and, on S3, aborts the multipart uploads of temporary objects
+// begun before then: a Put of more than a part that a kill cut off leaves no object, only
+// its parts, which no listing of objects shows but the bucket keeps (and bills) until the
+// upload is aborted. It returns how many objects and uploads it removed.
 func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error) {
-	it := s.bucket.List(&blob.ListOptions{Prefix: tmpPrefix})
 	cutoff := s.now().Add(-age)
-	n := 0
+	n, err := s.abortTempUploads(ctx, cutoff)
+	if err != nil {
+		return n, err
+	}
+	it := s.bucket.List(&blob.ListOptions{Prefix: tmpPrefix})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -473,6 +487,47 @@ func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error)
 			return n, err
 		}
 		n++
+	}
+}
+
+// abortTempUploads aborts the multipart uploads under tmpPrefix begun before cutoff, on an
+// s3:// store (other stores have none), and returns how many it aborted.
+func (s *Store) abortTempUploads(ctx context.Context, cutoff time.Time) (int, error) {
+	var client *s3.Client
+	if s.s3Bucket == "" || !s.bucket.As(&client) {
+		return 0, nil
+	}
+	n := 0
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(s.s3Bucket), Prefix: aws.String(tmpPrefix)}
+	for {
+		out, err := client.ListMultipartUploads(ctx, in)
+		var api smithy.APIError
+		if err != nil && errors.As(err, &api) && (api.ErrorCode() == "AccessDenied" || api.ErrorCode() == "NotImplemented") {
+			// A credential without s3:ListBucketMultipartUploads, or a store that does not
+			// list uploads: the cleanup of objects goes on as it did before this one existed.
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("media store: listing temporary multipart uploads: %w", err)
+		}
+		for _, u := range out.Uploads {
+			if u.Initiated == nil || u.Initiated.After(cutoff) {
+				continue
+			}
+			_, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(s.s3Bucket), Key: u.Key, UploadId: u.UploadId})
+			var gone *types.NoSuchUpload
+			if err != nil && !errors.As(err, &gone) {
+				return n, fmt.Errorf("media store: aborting the multipart upload of %s: %w", aws.ToString(u.Key), err)
+			}
+			if err == nil {
+				n++
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) || aws.ToString(out.NextKeyMarker) == "" {
+			return n, nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
 	}
 }
 

@@ -16,11 +16,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
@@ -28,6 +31,7 @@ import (
 
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/media/s3test"
 )
 
 var signingKey = []byte("0123456789abcdef0123456789abcdef")
@@ -43,7 +47,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(srv.URL)
 		select {}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	s3test.StopShared()
+	os.Exit(code)
 }
 
 // s3URL starts an in-process S3 fake (path-style, as gofakes3 wants) with bucket "media".
@@ -384,6 +390,66 @@ func TestStoreCleanupTemp(t *testing.T) {
 	}
 	if keys := allKeys(t, s); len(keys) != 1 || !strings.HasPrefix(keys[0], "media/sha256/") {
 		t.Fatalf("left %v", keys)
+	}
+}
+
+// TestStoreCleanupTempAbortsS3Uploads: a Put of more than a part to S3 that a kill cut off
+// leaves a multipart upload under the temporary prefix and no object; CleanupTemp aborts it
+// once it is older than the age, and leaves young ones and other prefixes' alone.
+func TestStoreCleanupTempAbortsS3Uploads(t *testing.T) {
+	t.Parallel()
+	blobURL := s3test.BlobURL(t)
+	u, err := url.Parse(blobURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := aws.String(u.Host)
+	client := s3test.Shared(t).Client()
+	var clock atomic.Int64
+	clock.Store(time.Now().Unix())
+	s := openStore(t, blobURL, media.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
+	ctx := context.Background()
+
+	// What a killed Put leaves: an upload begun, a part stored, never completed. And one of
+	// another application sharing the bucket.
+	for _, key := range []string{"media/tmp/0123456789abcdef", "elsewhere/upload"} {
+		up, err := client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: bucket, Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.UploadPart(ctx, &s3.UploadPartInput{Bucket: bucket, Key: aws.String(key), UploadId: up.UploadId,
+			PartNumber: aws.Int32(1), Body: bytes.NewReader(bytes.Repeat([]byte{7}, 5<<20))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uploads := func() []string {
+		t.Helper()
+		out, err := client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: bucket})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, u := range out.Uploads {
+			keys = append(keys, aws.ToString(u.Key))
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	if keys := allKeys(t, s); len(keys) != 0 {
+		t.Fatalf("objects %v: an upload in progress is no object", keys)
+	}
+	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("cleanup of a young upload: %d %v", n, err)
+	}
+	if got := uploads(); len(got) != 2 {
+		t.Fatalf("uploads after a cleanup with none old: %v", got)
+	}
+	clock.Add(7200)
+	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 1 {
+		t.Fatalf("cleanup: %d %v", n, err)
+	}
+	if got := uploads(); !slices.Equal(got, []string{"elsewhere/upload"}) {
+		t.Errorf("uploads left %v, want only the other prefix's", got)
 	}
 }
 
