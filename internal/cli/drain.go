@@ -24,7 +24,7 @@ const probeWindow = 5 * time.Minute
 //  2. The HTTP side drains: /readyz answers 503, responses close their connections (and idle
 //     ones are closed) so that clients open their next ones to other processes, and the long
 //     waits end with what they have. If something probed /readyz lately, the listener stays
-//     open for cfg.DrainDelay, so that load balancers see the 503 and stop routing here
+//     open for cfg.DrainDelay (at most half the bound), so that load balancers see the 503 and stop routing here
 //     before connections would be refused; otherwise there is nobody to tell, and no delay.
 //  3. The listeners close and the requests in flight finish (an upload being streamed, a
 //     publish being stored), until the bound; past it their connections are closed.
@@ -42,9 +42,10 @@ func shutdown(log *slog.Logger, cfg *config.Config, a *app.App, drain *httpapi.D
 	for _, srv := range servers {
 		srv.SetKeepAlivesEnabled(false)
 	}
-	if cfg.DrainDelay > 0 && drain.ProbedSince(begun.Add(-probeWindow)) {
-		log.Info("answering /readyz 503 before closing the listener", "for", cfg.DrainDelay)
-		wait := time.NewTimer(cfg.DrainDelay)
+	// At most half the bound, so that the requests in flight keep the other half.
+	if delay := min(cfg.DrainDelay, cfg.ShutdownTimeout/2); delay > 0 && drain.ProbedSince(begun.Add(-probeWindow)) {
+		log.Info("answering /readyz 503 before closing the listener", "for", delay)
+		wait := time.NewTimer(delay)
 		select {
 		case <-wait.C:
 		case <-ctx.Done():

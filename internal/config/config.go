@@ -288,7 +288,7 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", DefaultBodyRateWindow, "the time over which a request body's rate is averaged (only time spent waiting for the client counts)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest a request may take, body included; an upload must finish within it")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "longest a stop (SIGTERM, Ctrl-C) takes: the drain delay, requests in flight and the running jobs' current steps; steps still running then are cut and resume elsewhere")
-	fs.DurationVar(&c.DrainDelay, "drain-delay", DefaultDrainDelay, "how long a stopping process answers /readyz 503 before closing its listener, when /readyz was probed in the last 5 minutes (0 = close at once)")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", DefaultDrainDelay, "how long a stopping process answers /readyz 503 before closing its listener, when /readyz was probed in the last 5 minutes (at most half of --shutdown-timeout; 0 = close at once)")
 	fs.StringVar(&c.BlueskyVideoService, "bluesky-video-service", "https://video.bsky.app", "root URL of Bluesky's video service, or none: videos then go to the channel's PDS (uploadBlob, at most its blob limit, 5 MiB on a default self-hosted PDS)")
 	fs.IntVar(&c.MaxKeysPerAccount, "max-keys-per-account", DefaultMaxKeysPerAccount, "active API keys one account may hold (0 = no cap)")
 	fs.IntVar(&c.MaxProjectsPerAccount, "max-projects-per-account", DefaultMaxProjectsPerAccount, "projects one account may hold (0 = no cap)")
@@ -498,9 +498,6 @@ func (c *Config) Finish() error {
 		return errors.New("the shutdown timeout and the drain delay must not be negative")
 	case c.ShutdownTimeout == 0:
 		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.DrainDelay >= c.ShutdownTimeout {
-		return fmt.Errorf("%s must be shorter than %s, which it is part of", EnvName("drain-delay"), EnvName("shutdown-timeout"))
 	}
 	if c.VideoTimeout < 0 || c.AIWait < 0 {
 		return errors.New("the video timeout and the AI wait must not be negative")

@@ -72,7 +72,7 @@ func TestInvalid(t *testing.T) {
 		"ai wait":        {"REELAY_AI_WAIT": "-1s"},
 		"api version":    {"REELAY_INSTAGRAM_API_VERSION": "v26.0/../x"},
 		"pinterest url":  {"REELAY_PINTEREST_API_URL": "api-sandbox.pinterest.com"},
-		"drain delay":    {"REELAY_DRAIN_DELAY": "30s", "REELAY_SHUTDOWN_TIMEOUT": "30s"},
+		"drain delay":    {"REELAY_DRAIN_DELAY": "-1s"},
 		"shutdown":       {"REELAY_SHUTDOWN_TIMEOUT": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
