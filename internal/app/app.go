@@ -490,11 +490,18 @@ func (a *App) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the workers (waiting for running jobs until ctx ends) and flushes what is pending.
+// Stop stops the workers (StopJobs) and flushes what is pending.
 func (a *App) Stop(ctx context.Context) error {
-	err := a.Queue.Stop(ctx)
+	err := a.StopJobs(ctx)
 	a.Close()
 	return err
+}
+
+// StopJobs stops fetching jobs and lets the running ones end or reach a step where they can
+// stop, until shortly before ctx's deadline; those still running then are cut, and resume from
+// their stored state (jobs.Queue.Stop). What the API serves keeps working: Close ends it.
+func (a *App) StopJobs(ctx context.Context) error {
+	return a.Queue.Stop(ctx)
 }
 
 // Close releases what New acquired, last first.

@@ -36,6 +36,21 @@ var keyPattern = regexp.MustCompile(`rly_live_[0-9A-Za-z]{43}`)
 // tune changes the configuration first.
 func startServer(t *testing.T, dataDir string, tune ...func(*config.Config)) (string, *apptest.SyncBuffer) {
 	t.Helper()
+	url, stderr, stop, done := launchServer(t, dataDir, tune...)
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return url, stderr
+}
+
+// launchServer runs serve on dataDir and returns its URL, its stderr, the function that stops
+// it as a signal would (serve's context ends), and where serve's result arrives; the caller
+// stops it.
+func launchServer(t *testing.T, dataDir string, tune ...func(*config.Config)) (string, *apptest.SyncBuffer, context.CancelFunc, <-chan error) {
+	t.Helper()
 	cfg := config.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Sandbox: true, PublishWait: time.Second,
 		RetryAttempts: 3, RetryBaseDelay: time.Second, RateLimitRPS: 100, RateLimitBurst: 100,
 		Role: config.RoleAll, LogLevel: "info", LogFormat: "text"}
@@ -56,15 +71,10 @@ func startServer(t *testing.T, dataDir string, tune ...func(*config.Config)) (st
 	case err := <-done:
 		t.Fatalf("serve ended before listening: %v\n%s", err, stderr.String())
 	case <-time.After(30 * time.Second):
+		cancel()
 		t.Fatalf("serve did not start:\n%s", stderr.String())
 	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + addr, stderr
+	return "http://" + addr, stderr, cancel, done
 }
 
 func getJSON(t *testing.T, url, key string) (int, map[string]any) {

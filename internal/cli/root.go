@@ -28,6 +28,10 @@ var Version = "dev"
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks for a graceful stop (serve's drain, bounded by
+	// REELAY_SHUTDOWN_TIMEOUT); a second one ends the process at once, as it would without
+	// reelay catching signals.
+	context.AfterFunc(ctx, stop)
 	return execute(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -108,20 +107,19 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		a.Close()
 		return err
 	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := a.Stop(stopCtx); err != nil {
-			log.Warn("stop jobs", "error", err)
-		}
-	}()
 
-	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, ctx)
+	// Requests do not end with the signal: the drain lets those in flight finish (drain.go),
+	// and their context ends only once the servers have shut down.
+	drain := httpapi.NewDrain()
+	requestCtx, cancelRequests := context.WithCancel(httpapi.WithDrain(context.WithoutCancel(ctx), drain))
+	defer cancelRequests()
+	srv := httpapi.NewHTTPServer(cfg.Addr, a.Handler, requestCtx)
+	servers := []*http.Server{srv}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	var metricsSrv *http.Server
 	if metricsLn != nil {
-		metricsSrv = httpapi.NewHTTPServer(cfg.MetricsAddr, a.MetricsHandler, ctx)
+		metricsSrv := httpapi.NewHTTPServer(cfg.MetricsAddr, a.MetricsHandler, requestCtx)
+		servers = append(servers, metricsSrv)
 		go func() { errc <- metricsSrv.Serve(metricsLn) }()
 		log.Info("serving metrics", "url", "http://"+metricsLn.Addr().String()+"/metrics", "token", cfg.MetricsToken != "")
 	}
@@ -141,23 +139,13 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 		ready <- ln.Addr().String()
 	}
 
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("http shutdown", "error", err)
-	}
-	if metricsSrv != nil {
-		if err := metricsSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("metrics listener shutdown", "error", err)
-		}
-	}
-	return nil
+	shutdown(log, cfg, a, drain, servers, cancelRequests)
+	return serveErr
 }
 
 // tightenDataFiles makes what reelay keeps on local disk private to the user running it again:

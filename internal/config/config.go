@@ -130,7 +130,24 @@ type Config struct {
 	MinBodyRate    int64
 	BodyRateWindow time.Duration
 	RequestTimeout time.Duration
+
+	// ShutdownTimeout bounds a stop (SIGTERM, Ctrl-C) from the signal to the exit: the drain
+	// delay, the requests in flight and the running jobs' current steps (0 takes
+	// DefaultShutdownTimeout). DrainDelay is how long /readyz answers 503 before the listener
+	// closes, when something probed it lately (see serve).
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
+
+// DefaultShutdownTimeout bounds a stop from the signal to the exit. It stays below the 30 s an
+// orchestrator commonly allows before it kills (Kubernetes' terminationGracePeriodSeconds), so
+// that reelay ends its own runs, their state saved, rather than being killed in them.
+const DefaultShutdownTimeout = 25 * time.Second
+
+// DefaultDrainDelay is how long a stopping process keeps serving with /readyz answering 503, so
+// that load balancers that probe it every few seconds stop sending it requests before its
+// listener closes (a closed listener would refuse their requests instead).
+const DefaultDrainDelay = 5 * time.Second
 
 // A request body must arrive at DefaultMinBodyRate or faster over each DefaultBodyRateWindow
 // spent waiting for it: 30 KB in 30 s, far below any real uplink, so that only a client that
@@ -270,6 +287,8 @@ func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", DefaultMinBodyRate, "slowest a request body may arrive, in bytes a second averaged over --body-rate-window; slower is answered 408 and the connection closed")
 	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", DefaultBodyRateWindow, "the time over which a request body's rate is averaged (only time spent waiting for the client counts)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest a request may take, body included; an upload must finish within it")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "longest a stop (SIGTERM, Ctrl-C) takes: the drain delay, requests in flight and the running jobs' current steps; steps still running then are cut and resume elsewhere")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", DefaultDrainDelay, "how long a stopping process answers /readyz 503 before closing its listener, when /readyz was probed in the last 5 minutes (at most half of --shutdown-timeout; 0 = close at once)")
 	fs.StringVar(&c.BlueskyVideoService, "bluesky-video-service", "https://video.bsky.app", "root URL of Bluesky's video service, or none: videos then go to the channel's PDS (uploadBlob, at most its blob limit, 5 MiB on a default self-hosted PDS)")
 	fs.IntVar(&c.MaxKeysPerAccount, "max-keys-per-account", DefaultMaxKeysPerAccount, "active API keys one account may hold (0 = no cap)")
 	fs.IntVar(&c.MaxProjectsPerAccount, "max-projects-per-account", DefaultMaxProjectsPerAccount, "projects one account may hold (0 = no cap)")
@@ -473,6 +492,12 @@ func (c *Config) Finish() error {
 	}
 	if c.RequestTimeout > 0 && c.AIWait >= c.RequestTimeout {
 		return fmt.Errorf("%s must be shorter than %s", EnvName("ai-wait"), EnvName("request-timeout"))
+	}
+	switch {
+	case c.ShutdownTimeout < 0 || c.DrainDelay < 0:
+		return errors.New("the shutdown timeout and the drain delay must not be negative")
+	case c.ShutdownTimeout == 0:
+		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.VideoTimeout < 0 || c.AIWait < 0 {
 		return errors.New("the video timeout and the AI wait must not be negative")

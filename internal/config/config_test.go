@@ -33,13 +33,13 @@ func TestEnvAndFlags(t *testing.T) {
 	c, err := parse(t, map[string]string{
 		"REELAY_PUBLISH_WAIT": "3s", "REELAY_ADDR": "127.0.0.1:9999", "REELAY_SANDBOX": "false",
 		"REELAY_RATE_LIMIT_RPS": "5", "REELAY_DATA_DIR": "/tmp/x", "REELAY_PUBLISH_WORKERS": "40",
-		"REELAY_MEDIA_RETENTION": "168h",
+		"REELAY_MEDIA_RETENTION": "168h", "REELAY_SHUTDOWN_TIMEOUT": "40s", "REELAY_DRAIN_DELAY": "0s",
 	}, "--addr", "127.0.0.1:7000", "--data", "/srv/reelay")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.PublishWait != 3*time.Second || c.Sandbox || c.RateLimitRPS != 5 || c.PublishWorkers != 40 ||
-		c.MediaRetention != 7*24*time.Hour {
+		c.MediaRetention != 7*24*time.Hour || c.ShutdownTimeout != 40*time.Second || c.DrainDelay != 0 {
 		t.Errorf("env not applied: %+v", c)
 	}
 	if c.Addr != "127.0.0.1:7000" || c.DataDir != "/srv/reelay" {
@@ -72,6 +72,8 @@ func TestInvalid(t *testing.T) {
 		"ai wait":        {"REELAY_AI_WAIT": "-1s"},
 		"api version":    {"REELAY_INSTAGRAM_API_VERSION": "v26.0/../x"},
 		"pinterest url":  {"REELAY_PINTEREST_API_URL": "api-sandbox.pinterest.com"},
+		"drain delay":    {"REELAY_DRAIN_DELAY": "-1s"},
+		"shutdown":       {"REELAY_SHUTDOWN_TIMEOUT": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := parse(t, env); err == nil {

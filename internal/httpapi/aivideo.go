@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/apierr"
@@ -67,7 +69,9 @@ var errNoAIVideo = apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavaila
 // answerAIJob waits for a job started by this request: its result or its error when it ends in
 // time, else 202 with the job to read.
 func (s *Server) answerAIJob(w http.ResponseWriter, r *http.Request, j store.AIJob) error {
-	j, err := s.aiVideo.Await(r.Context(), j.AccountID, j.ID, s.aiWait)
+	j, err := waitUnlessDraining(r, s.aiWait, func(ctx context.Context, d time.Duration) (store.AIJob, error) {
+		return s.aiVideo.Await(ctx, j.AccountID, j.ID, d)
+	})
 	if err != nil {
 		return err
 	}

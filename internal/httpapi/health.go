@@ -13,8 +13,17 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readyz says whether the process can serve: database reachable, schema current.
+// readyz says whether the process can serve: database reachable, schema current, and not
+// stopping. A stopping process answers 503 while it still serves what it is sent (see Drain),
+// so that load balancers send the next requests elsewhere before its listener closes.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if d := drainOf(r.Context()); d != nil {
+		d.probed.Store(time.Now().UnixNano())
+		if d.began() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "stopping", "checks": map[string]string{}})
+			return nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	checks := map[string]string{}

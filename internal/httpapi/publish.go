@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -75,7 +76,10 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	if post.Status == store.PostProcessing && wait > 0 {
-		if post, err = s.publisher.Wait(r.Context(), sub.AccountID, post.ID, wait); err != nil {
+		post, err = waitUnlessDraining(r, wait, func(ctx context.Context, d time.Duration) (store.Post, error) {
+			return s.publisher.Wait(ctx, sub.AccountID, post.ID, d)
+		})
+		if err != nil {
 			return err
 		}
 	}

@@ -357,8 +357,9 @@ func (s *Server) private(pattern string, h handlerFunc) {
 // NewHTTPServer returns the http.Server settings reelay runs with: headers must arrive within
 // ReadHeaderTimeout, and the handler limits the rest of each request (limitTime: a minimum
 // body rate and a time limit, long enough for a large upload, rather than a read timeout of
-// the server's, which would have to be as long for every request). Requests inherit baseCtx,
-// so that shutdown reaches long waits.
+// the server's, which would have to be as long for every request). Requests inherit baseCtx:
+// it carries the process's Drain (WithDrain), which ends the long waits when the process
+// begins to stop, and its end cancels whatever requests are left.
 func NewHTTPServer(addr string, h http.Handler, baseCtx context.Context) *http.Server {
 	return &http.Server{
 		Addr:              addr,

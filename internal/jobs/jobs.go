@@ -61,6 +61,8 @@ type Queue struct {
 	sqliteDriver *sqliteDriver
 	// leases renews the leases of the jobs this process runs (PostgreSQL, working only).
 	leases *leases
+	// stopper tells the running jobs that the process stops, and cuts them (stop.go).
+	stopper *stopper
 }
 
 // New builds a Queue on the store's database.
@@ -74,8 +76,9 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 		FetchCooldown:     50 * time.Millisecond,
 		JobTimeout:        cfg.JobTimeout,
 		MaxAttempts:       cfg.MaxAttempts,
-		Middleware:        []rivertype.Middleware{&onTime{}},
 	}
+	stop := newStopper()
+	rc.Middleware = []rivertype.Middleware{&onTime{}, &stopMiddleware{s: stop}}
 	// Without workers there is nothing to work: the queue only inserts (River refuses to start
 	// queues with no worker).
 	if rc.Workers == nil {
@@ -99,7 +102,7 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 		// moment River cancels the run: the minute is the run's time to stop.
 		rc.RescueStuckJobsAfter = longest + time.Minute
 	}
-	q := &Queue{working: len(rc.Queues) > 0, st: st, rescue: cfg.RescueRunningOnStart, log: rc.Logger}
+	q := &Queue{working: len(rc.Queues) > 0, st: st, rescue: cfg.RescueRunningOnStart, log: rc.Logger, stopper: stop}
 	var err error
 	switch st.Dialect() {
 	case store.Postgres:
@@ -119,11 +122,14 @@ func New(st *store.Store, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
-// Start starts working jobs (a no-op for an insert-only queue).
+// Start starts working jobs (a no-op for an insert-only queue). They run until Stop, whatever
+// becomes of ctx: River would take the end of its start context for a stop that cuts every
+// running job at once, where Stop lets their steps finish first.
 func (q *Queue) Start(ctx context.Context) error {
 	if !q.working {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	if q.pg != nil {
 		if err := q.pg.Start(ctx); err != nil {
 			return err
@@ -145,17 +151,35 @@ func (q *Queue) Start(ctx context.Context) error {
 	return q.sqlite.Start(ctx)
 }
 
-// Stop stops fetching new jobs and waits for running ones, until ctx ends.
+// Stop stops fetching new jobs and lets the running ones reach a point where they can stop
+// (Stopping), until shortly before ctx's deadline: then it cuts those still running, which
+// snooze to resume from their stored state (CutByStop), and waits for them until the
+// deadline. Without a deadline it waits for the running jobs as long as they take.
 func (q *Queue) Stop(ctx context.Context) error {
 	if !q.working {
 		return nil
 	}
+	stop, stopAndCancel := q.sqlite.Stop, q.sqlite.StopAndCancel
 	if q.pg != nil {
+		stop, stopAndCancel = q.pg.Stop, q.pg.StopAndCancel
 		// The leases are renewed until the last run has ended.
 		defer q.leases.halt()
-		return q.pg.Stop(ctx)
 	}
-	return q.sqlite.Stop(ctx)
+	q.stopper.begin()
+	soft := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		soft, cancel = context.WithDeadline(ctx, deadline.Add(-min(time.Until(deadline)/4, maxCutReserve)))
+		defer cancel()
+	}
+	err := stop(soft)
+	if err == nil || soft.Err() == nil || ctx.Err() != nil {
+		return err
+	}
+	if n := q.stopper.cut(); n > 0 {
+		q.log.Warn("jobs still running at the shutdown timeout: cutting them; they resume from their stored state", "jobs", n)
+	}
+	return stopAndCancel(ctx)
 }
 
 // InsertTx inserts a job inside a store transaction: it runs only if the transaction commits.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/reelay/reelay/internal/jobs"
 	"github.com/reelay/reelay/internal/media"
 	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/provider"
@@ -107,6 +108,13 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
 	if errors.Is(err, errStop) {
 		return nil
 	}
+	if err != nil && jobs.CutByStop(ctx) {
+		// The process stopped in the middle of a step, past its shutdown timeout: the step
+		// says nothing of the platform, and the job resumes from the last stored step
+		// without an attempt spent (nor the destination failed on a last one).
+		w.Log.Info("stopping: a step was cut; the destination resumes from its last stored step", "destination", job.Args.DestinationID)
+		return river.JobSnooze(0)
+	}
 	var snooze *river.JobSnoozeError
 	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
 		// River gives up on the job after this; the destination must not stay open forever.
@@ -162,6 +170,12 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 	status := dl.Destination.Status
 	renewed := false
 	for {
+		if jobs.IsStopping(ctx) {
+			// The process is stopping: the state stored after the last step is where
+			// another worker, or this one restarted, takes the destination on at once.
+			log.Info("stopping: the destination resumes after its last step")
+			return river.JobSnooze(0)
+		}
 		stepCtx, cancel := context.WithTimeout(ctx, w.StepTimeout)
 		stepStarted := time.Now()
 		out, err := prov.Step(stepCtx, d)
@@ -215,7 +229,12 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			status = out.Status
 		}
 		u := store.StepUpdate{Status: status, State: out.State, ExternalID: out.ExternalID, URL: out.URL, Message: out.Message}
-		if err := w.save(ctx, args, u); err != nil {
+		// Stored even when the run is being cut meanwhile: the platform did the step, and the
+		// next run must not do it again (a second upload, a second post).
+		saveCtx, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+		err = w.save(saveCtx, args, u)
+		cancelSave()
+		if err != nil {
 			return err
 		}
 		if out.Done() {
@@ -233,6 +252,8 @@ func (w *Worker) work(ctx context.Context, args PublishArgs) error {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-jobs.Stopping(ctx):
+				return river.JobSnooze(out.After)
 			case <-time.After(out.After):
 			}
 		}
@@ -296,6 +317,9 @@ func (w *Worker) missingMedia(ctx context.Context, dl store.Delivery) string {
 	}
 	return ""
 }
+
+// saveTimeout bounds the store write of a step's outcome, which does not end with the run.
+const saveTimeout = 10 * time.Second
 
 // errStop ends a job whose destination moved on without it.
 var errStop = errors.New("destination moved on")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/apierr"
+	"github.com/reelay/reelay/internal/httpapi"
 	"github.com/reelay/reelay/internal/platform"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
@@ -269,6 +270,10 @@ func (h *Handler) postEvents(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-httpapi.Draining(ctx):
+			// The server is stopping: the browser reconnects by itself, to a process that
+			// is not (a stream would otherwise hold the shutdown open for minutes).
 			return nil
 		case <-deadline.C:
 			return nil

@@ -1491,7 +1491,9 @@ func (rd *Sim) serveWebsocket(w http.ResponseWriter, r *http.Request, key string
 		return
 	}
 	defer c.CloseNow()
-	ctx := c.CloseRead(context.Background())
+	// The request's context, which a hijacked connection keeps: the server's shutdown, which
+	// does not wait for hijacked connections, ends it when it cancels its requests.
+	ctx := c.CloseRead(r.Context())
 	tick := time.NewTicker(rd.opts.Tick)
 	defer tick.Stop()
 	renewed := time.Now()
