@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/memblob" // mem:// stores, for tests of other packages
@@ -38,6 +39,9 @@ type Store struct {
 	public   string
 	now      func() time.Time
 	registry Registry
+	// s3 uploads to an s3:// store with a bounded memory (s3upload.go) instead of gocloud's
+	// writer; nil for other stores.
+	s3 *s3Target
 }
 
 // Registry records which stored files are in use (the database does): retention deletes a
@@ -135,8 +139,14 @@ func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...S
 		bucket.Close()
 		return nil, err
 	}
-	if u.Scheme == "file" {
+	switch u.Scheme {
+	case "file":
 		s.dir = filepath.FromSlash(u.Path)
+	case "s3":
+		var client *s3.Client
+		if bucket.As(&client) {
+			s.s3 = newS3Target(client, u.Host)
+		}
 	}
 	return s, nil
 }
@@ -228,10 +238,6 @@ type Blob struct {
 	Deduplicated bool
 }
 
-// s3PartSize is the upload part size; 5 MiB is the smallest S3 allows, and with one part in
-// flight it bounds an upload's memory.
-const s3PartSize = 5 << 20
-
 // Put streams r into storage and returns where it lives. The bytes go to a temporary key
 // while being hashed, then move to media/sha256/<hex>; when that key already exists the
 // temporary copy is deleted and the existing one reused, so each file is stored once. On
@@ -292,16 +298,7 @@ func (s *Store) renameLocal(from, to string) bool {
 // write streams r to key, returning its size and hex SHA-256 (hashed alongside the writes by
 // CopyHashed).
 func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType string) (int64, string, error) {
-	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
-		ContentType:                 contentType,
-		DisableContentTypeDetection: true,
-		BufferSize:                  s3PartSize,
-		MaxConcurrency:              1,
-		BeforeWrite:                 fileperm.BeforeWrite,
-	})
+	w, discard, err := s.newWriter(ctx, key, contentType)
 	if err != nil {
 		return 0, "", fmt.Errorf("media store: %w", err)
 	}
@@ -310,14 +307,59 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType 
 	// are marked as such.
 	n, err := CopyHashed(storageWriter{w}, r, h)
 	if err != nil {
-		cancel()
-		w.Close()
+		discard()
 		return 0, "", err
 	}
 	if err := w.Close(); err != nil {
 		return 0, "", fmt.Errorf("media store: writing: %w", err)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// newWriter opens a writer of key: Close stores what was written, discard drops it instead.
+func (s *Store) newWriter(ctx context.Context, key, contentType string) (w io.WriteCloser, discard func(), err error) {
+	if s.s3 != nil && plainKey(key) {
+		sw := s.s3.newWriter(ctx, key, contentType)
+		return sw, sw.Abort, nil
+	}
+	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
+	wctx, cancel := context.WithCancel(ctx)
+	bw, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+		ContentType:                 contentType,
+		DisableContentTypeDetection: true,
+		// For an S3 key plainKey refuses: the transfer manager's part size and parts in flight.
+		BufferSize:     s3PartSize,
+		MaxConcurrency: 1,
+		BeforeWrite:    fileperm.BeforeWrite,
+	})
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return closeThen{bw, cancel}, func() { cancel(); bw.Close() }, nil
+}
+
+// closeThen is a writer that calls after once closed.
+type closeThen struct {
+	io.WriteCloser
+	after func()
+}
+
+func (c closeThen) Close() error {
+	defer c.after()
+	return c.WriteCloser.Close()
+}
+
+// plainKey says key is stored in S3 under its own name: gocloud escapes control characters
+// and "../" in keys, which reelay's (media/sha256/<hex> and the like) never have; a key that
+// would be escaped goes through gocloud's writer, so that it reads back under the same name.
+func plainKey(key string) bool {
+	for _, c := range key {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return !strings.Contains(key, "__")
 }
 
 // storageWriter marks the errors of writing to storage.
