@@ -76,6 +76,12 @@ type IngestResult struct {
 	// span, when they run apart from the server.
 	PlatformsCPUSeconds *float64 `json:"platforms_cpu_seconds,omitempty"`
 	Targets             Targets  `json:"targets"`
+	// Storage is where the server kept the video: "local disk", or the scheme of the
+	// bench's --blob-url ("s3"); empty for a server the bench did not start.
+	Storage string `json:"storage,omitempty"`
+	// LocalDisk, with a --blob-url, is the same publish to a server of its own storing on
+	// local disk, run just before in the same invocation: the figures to compare with.
+	LocalDisk *IngestResult `json:"local_disk,omitempty"`
 	MachineReport
 	SimulatorsReport
 }

@@ -357,10 +357,34 @@ func (r IngestResult) Summary() string {
 			received++
 		}
 	}
-	return fmt.Sprintf("ingest: %.1f MB to YouTube, Instagram and TikTok in %.2f s (upload %.2f s; published after the upload:%s); "+
+	on := ""
+	if r.Storage != "" {
+		on = " stored on " + r.Storage
+	}
+	s := fmt.Sprintf("ingest: %.1f MB%s to YouTube, Instagram and TikTok in %.2f s (upload %.2f s; published after the upload:%s); "+
 		"reference %d loopback transfers %.2f s; ratio %.2f; %s; %d of %d simulators recorded the whole video (sha256 %.12s…) and published it",
-		float64(r.VideoBytes)/1e6, r.WallSeconds, r.UploadSeconds, dests, len(r.ReferenceTransfers), r.ReferenceSeconds, r.Ratio, rss,
+		float64(r.VideoBytes)/1e6, on, r.WallSeconds, r.UploadSeconds, dests, len(r.ReferenceTransfers), r.ReferenceSeconds, r.Ratio, rss,
 		received, len(r.Destinations), r.VideoSHA256)
+	if l := r.LocalDisk; l != nil {
+		s = l.Summary() + "\n" + s + "\n" + sideBySide(r.Storage, r, *l)
+	}
+	return s
+}
+
+// sideBySide prints the figures of an ingest on storage against those on local disk.
+func sideBySide(storage string, on, local IngestResult) string {
+	mb := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f MB", *v)
+	}
+	row := func(name string, r IngestResult) string {
+		return fmt.Sprintf("%-12s %14s %14s %10.2f s %10.2f s %7.2f", name, mb(r.ServerPeakRSSMB), mb(r.ServerRSSBeforeMB),
+			r.UploadSeconds, r.WallSeconds, r.Ratio)
+	}
+	return fmt.Sprintf("%-12s %14s %14s %12s %12s %7s\n", "storage", "peak RSS", "RSS before", "upload", "wall", "ratio") +
+		row("local disk", local) + "\n" + row(storage, on)
 }
 
 // setUp makes what the posting scenarios start from: the small video and the channels.

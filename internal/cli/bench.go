@@ -157,6 +157,10 @@ type benchServerOptions struct {
 	// SandboxURL, when set, is where the server's sandbox channels reach their simulators
 	// (REELAY_SANDBOX_URL): a host apart from it. The server still serves its own.
 	SandboxURL string
+	// BlobURL, when set, is the server's media storage (REELAY_BLOB_URL), such as an s3://
+	// bucket whose credentials are in the AWS environment; by default a folder in the
+	// temporary one.
+	BlobURL string
 	// Seed, when set, fills the database for the run's account before the server starts.
 	Seed func(ctx context.Context, st *store.Store, account store.CreatedAccount) error
 }
@@ -209,6 +213,7 @@ func startBenchServer(ctx context.Context, o benchServerOptions) (*benchServer, 
 	}
 	cfg.SecretKey = base64.StdEncoding.EncodeToString(o.SecretKey)
 	cfg.SandboxURL = o.SandboxURL
+	cfg.BlobURL = o.BlobURL
 	if err := cfg.Finish(); err != nil {
 		cleanup()
 		return nil, err

@@ -40,6 +40,7 @@ import (
 type scenarioFlags struct {
 	url, key          string
 	databaseURL       string
+	blobURL           string
 	serverLog         string
 	profile           string
 	trace             string
@@ -52,6 +53,8 @@ func (s *scenarioFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.key, "key", "", "API key for --url (default $REELAY_API_KEY); sent in the X-API-Key header")
 	f.StringVar(&s.databaseURL, "database-url", "", "postgres:// URL for the self-contained server, which then works in a fresh schema "+
 		"there, dropped afterwards (default: a fresh SQLite database in a temporary folder)")
+	f.StringVar(&s.blobURL, "blob-url", "", "media storage of the self-contained server (REELAY_BLOB_URL), such as "+
+		"s3://bucket?endpoint=...; credentials from the AWS environment, which its process inherits (default: a temporary folder)")
 	f.StringVar(&s.serverLog, "server-log-level", "error", "log level of the self-contained server (its logs go nowhere)")
 	f.StringVar(&s.profile, "cpuprofile", "", "write a CPU profile to this file: of this process (server and clients) while measuring, "+
 		"or of the whole server process when it runs apart (ingest)")
@@ -82,6 +85,8 @@ type scenarioRun struct {
 	platformsPID int
 	simulators   *bench.Client
 	measure      func() func()
+	// stderr is where the scenario's processes write, shared with the bench's summary.
+	stderr io.Writer
 }
 
 // runScenario finds or starts the server, runs the scenario, and prints its result: JSON on
@@ -98,97 +103,11 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 	ctx := cmd.Context()
 	// The child server's output and this process's share stderr.
 	stderr := &syncWriter{w: cmd.ErrOrStderr()}
-	target := "self-contained server (SQLite)"
-	if sf.databaseURL != "" {
-		target = "self-contained server (PostgreSQL)"
+	r, target, stop, err := startScenario(ctx, sf, conns, child, stderr)
+	if err != nil {
+		return err
 	}
-	var r scenarioRun
-	url, key := sf.url, sf.key
-	switch {
-	case url != "":
-		if sf.databaseURL != "" {
-			return errors.New("--database-url is for the self-contained server; leave it out with --url")
-		}
-		if sf.platformsInServer {
-			return errors.New("--platforms-in-server is for the self-contained server: a running server publishes to the simulators it is configured with")
-		}
-		if key == "" {
-			key = os.Getenv("REELAY_API_KEY")
-		}
-		if key == "" {
-			return errors.New("--url needs an API key: --key or REELAY_API_KEY")
-		}
-		target = url
-	case key != "":
-		return errors.New("--key needs --url: the self-contained benchmark makes its own key")
-	default:
-		o := benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL}
-		if !sf.platformsInServer {
-			o.SecretKey = newSecretKey()
-			sims, err := startChild(ctx, "platform simulators", []string{"bench", "simulators"}, o.SecretKey, stderr)
-			if err != nil {
-				return err
-			}
-			defer sims.stop()
-			o.SandboxURL, r.platformsPID = sims.url, sims.pid
-			r.simulators = bench.NewClient(sims.url, sims.key, 4)
-			defer r.simulators.Close()
-		}
-		var srv *benchServer
-		var err error
-		if child {
-			srv, err = startChildServer(ctx, o, sf.profile, sf.trace, stderr)
-		} else {
-			srv, err = startBenchServer(ctx, o)
-		}
-		if err != nil {
-			return err
-		}
-		defer srv.stop()
-		url, key, r.pid, r.serverPID = srv.url, srv.key, srv.pid, srv.pid
-		if child {
-			target += fmt.Sprintf(", as child process %d", srv.pid)
-		} else {
-			r.serverPID = os.Getpid()
-			target += ", in this process"
-		}
-	}
-	r.client = bench.NewClient(url, key, conns)
-	defer r.client.Close()
-
-	var starts []func() (stop func(), err error)
-	if sf.profile != "" && r.pid == 0 {
-		f, err := os.Create(sf.profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		starts = append(starts, func() (func(), error) { return pprof.StopCPUProfile, pprof.StartCPUProfile(f) })
-	}
-	if sf.trace != "" && r.pid == 0 {
-		f, err := os.Create(sf.trace)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		starts = append(starts, func() (func(), error) { return trace.Stop, trace.Start(f) })
-	}
-	r.measure = func() func() {
-		var stops []func()
-		for _, start := range starts {
-			stop, err := start()
-			if err != nil {
-				fmt.Fprintln(stderr, "profile:", err)
-				continue
-			}
-			stops = append(stops, stop)
-		}
-		return func() {
-			for _, stop := range stops {
-				stop()
-			}
-		}
-	}
+	defer stop()
 
 	// The yardstick runs while the server is idle: before the scenario sets anything up, and
 	// after it has settled.
@@ -230,6 +149,117 @@ func runScenario(cmd *cobra.Command, sf *scenarioFlags, conns int, child bool,
 		}
 	}
 	return err
+}
+
+// startScenario finds or starts the server a scenario runs against, and the platform
+// simulators apart from it, as runScenario says; stop ends what it started. It describes the
+// server in target.
+func startScenario(ctx context.Context, sf *scenarioFlags, conns int, child bool, stderr io.Writer) (r scenarioRun, target string, stop func(), err error) {
+	var stops []func()
+	stopAll := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stopAll()
+		}
+	}()
+	r.stderr = stderr
+	target = "self-contained server (SQLite)"
+	if sf.databaseURL != "" {
+		target = "self-contained server (PostgreSQL)"
+	}
+	url, key := sf.url, sf.key
+	switch {
+	case url != "":
+		if sf.databaseURL != "" {
+			return r, "", nil, errors.New("--database-url is for the self-contained server; leave it out with --url")
+		}
+		if sf.blobURL != "" {
+			return r, "", nil, errors.New("--blob-url is for the self-contained server; leave it out with --url")
+		}
+		if sf.platformsInServer {
+			return r, "", nil, errors.New("--platforms-in-server is for the self-contained server: a running server publishes to the simulators it is configured with")
+		}
+		if key == "" {
+			key = os.Getenv("REELAY_API_KEY")
+		}
+		if key == "" {
+			return r, "", nil, errors.New("--url needs an API key: --key or REELAY_API_KEY")
+		}
+		target = url
+	case key != "":
+		return r, "", nil, errors.New("--key needs --url: the self-contained benchmark makes its own key")
+	default:
+		o := benchServerOptions{LogLevel: sf.serverLog, DatabaseURL: sf.databaseURL, BlobURL: sf.blobURL}
+		if !sf.platformsInServer {
+			o.SecretKey = newSecretKey()
+			sims, err := startChild(ctx, "platform simulators", []string{"bench", "simulators"}, o.SecretKey, stderr)
+			if err != nil {
+				return r, "", nil, err
+			}
+			stops = append(stops, func() { sims.stop() })
+			o.SandboxURL, r.platformsPID = sims.url, sims.pid
+			r.simulators = bench.NewClient(sims.url, sims.key, 4)
+			stops = append(stops, func() { r.simulators.Close() })
+		}
+		var srv *benchServer
+		if child {
+			srv, err = startChildServer(ctx, o, sf.profile, sf.trace, stderr)
+		} else {
+			srv, err = startBenchServer(ctx, o)
+		}
+		if err != nil {
+			return r, "", nil, err
+		}
+		stops = append(stops, func() { srv.stop() })
+		url, key, r.pid, r.serverPID = srv.url, srv.key, srv.pid, srv.pid
+		if child {
+			target += fmt.Sprintf(", as child process %d", srv.pid)
+		} else {
+			r.serverPID = os.Getpid()
+			target += ", in this process"
+		}
+	}
+	r.client = bench.NewClient(url, key, conns)
+	stops = append(stops, func() { r.client.Close() })
+
+	var starts []func() (stop func(), err error)
+	if sf.profile != "" && r.pid == 0 {
+		f, err := os.Create(sf.profile)
+		if err != nil {
+			return r, "", nil, err
+		}
+		stops = append(stops, func() { f.Close() })
+		starts = append(starts, func() (func(), error) { return pprof.StopCPUProfile, pprof.StartCPUProfile(f) })
+	}
+	if sf.trace != "" && r.pid == 0 {
+		f, err := os.Create(sf.trace)
+		if err != nil {
+			return r, "", nil, err
+		}
+		stops = append(stops, func() { f.Close() })
+		starts = append(starts, func() (func(), error) { return trace.Stop, trace.Start(f) })
+	}
+	r.measure = func() func() {
+		var stops []func()
+		for _, start := range starts {
+			stop, err := start()
+			if err != nil {
+				fmt.Fprintln(stderr, "profile:", err)
+				continue
+			}
+			stops = append(stops, stop)
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}
+	}
+	return r, target, stopAll, nil
 }
 
 // yardstickTime is how long each part of a yardstick measurement runs (compression on one
@@ -282,7 +312,9 @@ func newBenchIngestCmd() *cobra.Command {
 			"to the last destination published, against --references plain HTTP transfers of the same file over " +
 			"loopback to a server that discards it (the upload plus one transfer per platform). The ratio of the two " +
 			"is the overhead of reelay and the simulators. The self-contained server runs as a child process " +
-			"(`reelay bench server`), so that its peak resident memory (VmHWM) can be read from /proc (Linux).",
+			"(`reelay bench server`), so that its peak resident memory (VmHWM) can be read from /proc (Linux). With " +
+			"--blob-url the same publish runs first on a server storing on local disk, then on one storing there, and " +
+			"both are printed side by side (local_disk in the JSON).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := parseSize(size)
@@ -290,10 +322,38 @@ func newBenchIngestCmd() *cobra.Command {
 				return fmt.Errorf("--size: %w", err)
 			}
 			child := !inProcess && sf.url == ""
-			return runScenario(cmd, &sf, 4, child, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+			ingest := func(ctx context.Context, r scenarioRun, storage string) (bench.IngestResult, error) {
 				res, err := bench.Ingest(ctx, bench.IngestConfig{Client: r.client, Size: n, References: refs,
 					ServerPID: r.pid, PlatformsPID: r.platformsPID, Simulators: r.simulators, Timeout: sf.settleTimeout,
 					Measure: r.measure})
+				res.Storage = storage
+				return res, err
+			}
+			return runScenario(cmd, &sf, 4, child, func(ctx context.Context, r scenarioRun) (scenarioResult, error) {
+				if sf.url != "" {
+					res, err := ingest(ctx, r, "")
+					return &res, err
+				}
+				if sf.blobURL == "" {
+					res, err := ingest(ctx, r, "local disk")
+					return &res, err
+				}
+				// The same publish to a server of its own on local disk first, for figures
+				// side by side; profiles are of the run on --blob-url only.
+				local := sf
+				local.blobURL, local.profile, local.trace = "", "", ""
+				lr, _, stop, err := startScenario(ctx, &local, 4, child, r.stderr)
+				if err != nil {
+					return nil, fmt.Errorf("the server on local disk: %w", err)
+				}
+				localRes, lerr := ingest(ctx, lr, "local disk")
+				stop()
+				storage, _, _ := strings.Cut(sf.blobURL, "://")
+				res, err := ingest(ctx, r, storage)
+				res.LocalDisk = &localRes
+				if err == nil && lerr != nil {
+					err = fmt.Errorf("on local disk: %w", lerr)
+				}
 				return &res, err
 			})
 		},
@@ -466,6 +526,7 @@ func newBenchServerCmd() *cobra.Command {
 	f.StringVar(&o.LogLevel, "server-log-level", "error", "log level (logs go nowhere)")
 	f.StringVar(&o.Role, "server-role", config.RoleAll, "all or api")
 	f.StringVar(&o.SandboxURL, "sandbox-url", "", "where sandbox channels reach their simulators (default: the server's own)")
+	f.StringVar(&o.BlobURL, "blob-url", "", "media storage (REELAY_BLOB_URL; s3:// credentials from the AWS environment); default a temporary folder")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of this process to this file")
 	f.StringVar(&trace, "trace", "", "write an execution trace of this process to this file")
 	return cmd
@@ -556,6 +617,9 @@ func startChildServer(ctx context.Context, o benchServerOptions, profile, traceF
 	}
 	if o.SandboxURL != "" {
 		args = append(args, "--sandbox-url", o.SandboxURL)
+	}
+	if o.BlobURL != "" {
+		args = append(args, "--blob-url", o.BlobURL)
 	}
 	if profile != "" {
 		args = append(args, "--cpuprofile", profile)

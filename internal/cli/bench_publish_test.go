@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/reelay/reelay/internal/media/s3test"
 	"github.com/reelay/reelay/internal/render/rendertest"
 	"github.com/reelay/reelay/internal/store/storetest"
 )
@@ -23,7 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:]))
 	}
 	os.Setenv(benchChildEnv, "1") // for the child processes only: this process has decided
-	os.Exit(m.Run())
+	code := m.Run()
+	s3test.StopShared()
+	os.Exit(code)
 }
 
 // runBench runs a bench scenario in-process and decodes its JSON result. The scenarios run in
@@ -87,6 +93,9 @@ func TestBenchIngest(t *testing.T) {
 	if res["status"] != "published" {
 		t.Errorf("status %v", res["status"])
 	}
+	if res["storage"] != "local disk" || res["local_disk"] != nil {
+		t.Errorf("storage %v, local_disk %v; want local disk alone", res["storage"], res["local_disk"])
+	}
 	if n := num(t, res, "video_bytes"); n < 4.9e6 || n > 5.1e6 {
 		t.Errorf("video of %v bytes, want about 5 MB", n)
 	}
@@ -128,6 +137,38 @@ func TestBenchIngest(t *testing.T) {
 		if cpu := num(t, res, "platforms_cpu_seconds"); cpu < 0 || cpu > 60 {
 			t.Errorf("the platforms' CPU %v s", cpu)
 		}
+	}
+}
+
+// With --blob-url the child server keeps the video in that bucket (credentials from the
+// environment it inherits), and the same publish runs first on local disk, both reported.
+func TestBenchIngestBlobURL(t *testing.T) {
+	t.Parallel()
+	blobURL := s3test.BlobURL(t)
+	res := runBench(t, "ingest", "--size", "5MB", "--blob-url", blobURL)
+	local, _ := res["local_disk"].(map[string]any)
+	if res["storage"] != "s3" || local == nil || local["storage"] != "local disk" {
+		t.Fatalf("storage %v, local_disk %v; want s3, and local disk beside it", res["storage"], res["local_disk"])
+	}
+	for name, r := range map[string]map[string]any{"s3": res, "local disk": local} {
+		if r["status"] != "published" || r["video_sha256"] != res["video_sha256"] {
+			t.Errorf("%s: status %v, video %v", name, r["status"], r["video_sha256"])
+		}
+		if runtime.GOOS == "linux" && num(t, r, "server_peak_rss_mb") <= 0 {
+			t.Errorf("%s: no server memory", name)
+		}
+	}
+	u, err := url.Parse(blobURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "media/sha256/" + res["video_sha256"].(string)
+	out, err := s3test.Shared(t).Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &u.Host, Key: &key})
+	if err != nil {
+		t.Fatalf("the video is not in the --blob-url bucket: %v", err)
+	}
+	if *out.ContentLength != int64(num(t, res, "video_bytes")) {
+		t.Errorf("the bucket holds %d bytes of the video, want %v", *out.ContentLength, res["video_bytes"])
 	}
 }
 
@@ -250,6 +291,7 @@ func TestBenchScenarioFlags(t *testing.T) {
 		{"ingest", "--size", "lots"},
 		{"ingest", "--key", "k"},
 		{"reads", "--url", "http://127.0.0.1:1", "--database-url", "postgres://x"},
+		{"ingest", "--url", "http://127.0.0.1:1", "--key", "k", "--blob-url", "s3://bucket"},
 	} {
 		if _, err := run(t, append([]string{"bench"}, args...)...); err == nil {
 			t.Errorf("bench %v: no error", args)

@@ -16,10 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/memblob" // mem:// stores, for tests of other packages
@@ -38,11 +35,13 @@ var ErrNotFound = errors.New("media not found")
 type Store struct {
 	bucket   *blob.Bucket
 	dir      string // the folder of a file:// store, for Put's rename shortcut
-	s3Bucket string // the bucket's name on an s3:// store, for CleanupTemp's multipart uploads
 	linkKey  []byte // HMAC key for media links, derived from the signing key
 	public   string
 	now      func() time.Time
 	registry Registry
+	// s3 uploads to an s3:// store with a bounded memory (s3upload.go) instead of gocloud's
+	// writer, and aborts the multipart uploads of dead Puts; nil for other stores.
+	s3 *s3Target
 }
 
 // Registry records which stored files are in use (the database does): retention deletes a
@@ -144,7 +143,10 @@ func OpenStore(ctx context.Context, blobURL string, signingKey []byte, opts ...S
 	case "file":
 		s.dir = filepath.FromSlash(u.Path)
 	case "s3":
-		s.s3Bucket = u.Host
+		var client *s3.Client
+		if bucket.As(&client) {
+			s.s3 = newS3Target(client, u.Host)
+		}
 	}
 	return s, nil
 }
@@ -236,10 +238,6 @@ type Blob struct {
 	Deduplicated bool
 }
 
-// s3PartSize is the upload part size; 5 MiB is the smallest S3 allows, and with one part in
-// flight it bounds an upload's memory.
-const s3PartSize = 5 << 20
-
 // Put streams r into storage and returns where it lives. The bytes go to a temporary key
 // while being hashed, then move to media/sha256/<hex>; when that key already exists the
 // temporary copy is deleted and the existing one reused, so each file is stored once. On
@@ -300,16 +298,7 @@ func (s *Store) renameLocal(from, to string) bool {
 // write streams r to key, returning its size and hex SHA-256 (hashed alongside the writes by
 // CopyHashed).
 func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType string) (int64, string, error) {
-	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
-		ContentType:                 contentType,
-		DisableContentTypeDetection: true,
-		BufferSize:                  s3PartSize,
-		MaxConcurrency:              1,
-		BeforeWrite:                 fileperm.BeforeWrite,
-	})
+	w, discard, err := s.newWriter(ctx, key, contentType)
 	if err != nil {
 		return 0, "", fmt.Errorf("media store: %w", err)
 	}
@@ -318,14 +307,59 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, contentType 
 	// are marked as such.
 	n, err := CopyHashed(storageWriter{w}, r, h)
 	if err != nil {
-		cancel()
-		w.Close()
+		discard()
 		return 0, "", err
 	}
 	if err := w.Close(); err != nil {
 		return 0, "", fmt.Errorf("media store: writing: %w", err)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// newWriter opens a writer of key: Close stores what was written, discard drops it instead.
+func (s *Store) newWriter(ctx context.Context, key, contentType string) (w io.WriteCloser, discard func(), err error) {
+	if s.s3 != nil && plainKey(key) {
+		sw := s.s3.newWriter(ctx, key, contentType)
+		return sw, sw.Abort, nil
+	}
+	// Canceling wctx before Close is how a gocloud writer is told to discard the object.
+	wctx, cancel := context.WithCancel(ctx)
+	bw, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+		ContentType:                 contentType,
+		DisableContentTypeDetection: true,
+		// For an S3 key plainKey refuses: the transfer manager's part size and parts in flight.
+		BufferSize:     s3PartSize,
+		MaxConcurrency: 1,
+		BeforeWrite:    fileperm.BeforeWrite,
+	})
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return closeThen{bw, cancel}, func() { cancel(); bw.Close() }, nil
+}
+
+// closeThen is a writer that calls after once closed.
+type closeThen struct {
+	io.WriteCloser
+	after func()
+}
+
+func (c closeThen) Close() error {
+	defer c.after()
+	return c.WriteCloser.Close()
+}
+
+// plainKey says key is stored in S3 under its own name: gocloud escapes control characters
+// and "../" in keys, which reelay's (media/sha256/<hex> and the like) never have; a key that
+// would be escaped goes through gocloud's writer, so that it reads back under the same name.
+func plainKey(key string) bool {
+	for _, c := range key {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return !strings.Contains(key, "__")
 }
 
 // storageWriter marks the errors of writing to storage.
@@ -467,9 +501,12 @@ func (s *Store) ListStoredBefore(ctx context.Context, cutoff time.Time, page int
 // upload is aborted. It returns how many objects and uploads it removed.
 func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error) {
 	cutoff := s.now().Add(-age)
-	n, err := s.abortTempUploads(ctx, cutoff)
-	if err != nil {
-		return n, err
+	n := 0
+	if s.s3 != nil {
+		var err error
+		if n, err = s.s3.abortUploads(ctx, tmpPrefix, cutoff); err != nil {
+			return n, err
+		}
 	}
 	it := s.bucket.List(&blob.ListOptions{Prefix: tmpPrefix})
 	for {
@@ -487,47 +524,6 @@ func (s *Store) CleanupTemp(ctx context.Context, age time.Duration) (int, error)
 			return n, err
 		}
 		n++
-	}
-}
-
-// abortTempUploads aborts the multipart uploads under tmpPrefix begun before cutoff, on an
-// s3:// store (other stores have none), and returns how many it aborted.
-func (s *Store) abortTempUploads(ctx context.Context, cutoff time.Time) (int, error) {
-	var client *s3.Client
-	if s.s3Bucket == "" || !s.bucket.As(&client) {
-		return 0, nil
-	}
-	n := 0
-	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(s.s3Bucket), Prefix: aws.String(tmpPrefix)}
-	for {
-		out, err := client.ListMultipartUploads(ctx, in)
-		var api smithy.APIError
-		if err != nil && errors.As(err, &api) && (api.ErrorCode() == "AccessDenied" || api.ErrorCode() == "NotImplemented") {
-			// A credential without s3:ListBucketMultipartUploads, or a store that does not
-			// list uploads: the cleanup of objects goes on as it did before this one existed.
-			return n, nil
-		}
-		if err != nil {
-			return n, fmt.Errorf("media store: listing temporary multipart uploads: %w", err)
-		}
-		for _, u := range out.Uploads {
-			if u.Initiated == nil || u.Initiated.After(cutoff) {
-				continue
-			}
-			_, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
-				Bucket: aws.String(s.s3Bucket), Key: u.Key, UploadId: u.UploadId})
-			var gone *types.NoSuchUpload
-			if err != nil && !errors.As(err, &gone) {
-				return n, fmt.Errorf("media store: aborting the multipart upload of %s: %w", aws.ToString(u.Key), err)
-			}
-			if err == nil {
-				n++
-			}
-		}
-		if !aws.ToBool(out.IsTruncated) || aws.ToString(out.NextKeyMarker) == "" {
-			return n, nil
-		}
-		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
 	}
 }
 
