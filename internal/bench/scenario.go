@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reelay/reelay/internal/media/mediatest"
+	"github.com/reelay/reelay/internal/platform/registry"
 	"github.com/reelay/reelay/internal/platform/sim"
 )
 
@@ -176,6 +177,11 @@ func WriteVideoFile(dir string, size int64) (string, int64, error) {
 	}
 	o := videoOptions
 	o.Size, o.NoisyPadding = size, true
+	// Long enough that no platform's bitrate rule asks for a conversion: the scenario times an
+	// upload of the file itself to each platform.
+	if rate := lowestMaxBitrate(); rate > 0 {
+		o.Duration = max(o.Duration, time.Duration(float64(size*8)/(0.8*float64(rate))*float64(time.Second)).Round(time.Second))
+	}
 	err = mediatest.WriteMP4(f, o)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -190,6 +196,18 @@ func WriteVideoFile(dir string, size int64) (string, int64, error) {
 		return "", 0, err
 	}
 	return filepath.Clean(f.Name()), st.Size(), nil
+}
+
+// lowestMaxBitrate is the lowest MaxVideoBitrate of the sandbox platforms (0: none has one).
+func lowestMaxBitrate() int64 {
+	var lowest int64
+	for _, p := range sandboxPlatforms {
+		caps, _ := registry.CapabilitiesOf(p)
+		if r := caps.MaxVideoBitrate; r > 0 && (lowest == 0 || r < lowest) {
+			lowest = r
+		}
+	}
+	return lowest
 }
 
 // submitPlan says which posts a submission sends.

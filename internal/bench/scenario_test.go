@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelay/reelay/internal/conform"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/registry"
 )
 
 func TestPublishFormEncode(t *testing.T) {
@@ -103,6 +105,28 @@ func TestVideos(t *testing.T) {
 	defer f.Close()
 	if info, err := media.Probe(f, size); err != nil || info.Duration != 5*time.Second {
 		t.Errorf("large video: %+v, %v", info, err)
+	}
+
+	// A file of 40 MB lasts long enough that every platform takes it as it is: over 5 s it
+	// would break Instagram's bitrate rule, and the ingest would time a conversion.
+	path, size, err = WriteVideoFile(t.TempDir(), 40_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	info, err = media.Probe(big, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sandboxPlatforms {
+		d, _ := registry.Describe(p)
+		if broken := conform.Check(d, size, info); len(broken) > 0 {
+			t.Errorf("%s: the %d-byte video of %v %s", p, size, info.Duration, strings.Join(broken, "; "))
+		}
 	}
 }
 
