@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
@@ -335,32 +336,39 @@ func (e *env) waitMetrics(want ...string) {
 	}
 }
 
+// TestMediaLinks: a signed link serves the stored video, in ranges, as the platforms fetch it;
+// a forged or unsigned one is refused. On S3 the bytes come from the bucket in range reads.
 func TestMediaLinks(t *testing.T) {
-	e := newAppEnv(t, store.SQLite)
-	e.defaultChannels(e.a)
-	mp4 := video(t, 5)
-	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
-	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: publishBody(e.a, ms, nil)})
-	if r.Code != http.StatusOK {
-		t.Fatalf("publish: %d %s", r.Code, r.Body)
-	}
-	link, err := e.app.Media.SignedURL(media.KeyForSHA256(sha(mp4)), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(link)
-	got := e.do(req{Method: "GET", Path: u.RequestURI(), Header: map[string]string{"Range": "bytes=0-9"}})
-	if got.Code != http.StatusPartialContent || len(got.Body) != 10 {
-		t.Errorf("signed link: %d, %d bytes", got.Code, len(got.Body))
-	}
-	q := u.Query()
-	q.Set("sig", "AAAA")
-	if bad := e.do(req{Method: "GET", Path: u.Path + "?" + q.Encode()}); bad.Code != http.StatusForbidden {
-		t.Errorf("forged link: %d", bad.Code)
-	}
-	if bare := e.do(req{Method: "GET", Path: u.Path}); bare.Code != http.StatusForbidden {
-		t.Errorf("unsigned link: %d", bare.Code)
-	}
+	eachBlobStore(t, func(t *testing.T, blob func(*config.Config)) {
+		e := newAppEnv(t, store.SQLite, blob)
+		e.defaultChannels(e.a)
+		mp4 := video(t, 5)
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": mp4})
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key, Body: publishBody(e.a, ms, nil)})
+		if r.Code != http.StatusOK {
+			t.Fatalf("publish: %d %s", r.Code, r.Body)
+		}
+		link, err := e.app.Media.SignedURL(media.KeyForSHA256(sha(mp4)), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(link)
+		got := e.do(req{Method: "GET", Path: u.RequestURI(), Header: map[string]string{"Range": "bytes=1000-1999"}})
+		if got.Code != http.StatusPartialContent || !bytes.Equal(got.Body, mp4[1000:2000]) || got.Header.Get("Content-Type") != "video/mp4" {
+			t.Errorf("signed link, a range: %d %q, %d bytes", got.Code, got.Header.Get("Content-Type"), len(got.Body))
+		}
+		if whole := e.do(req{Method: "GET", Path: u.RequestURI()}); whole.Code != http.StatusOK || !bytes.Equal(whole.Body, mp4) {
+			t.Errorf("signed link, the whole video: %d, %d bytes of %d", whole.Code, len(whole.Body), len(mp4))
+		}
+		q := u.Query()
+		q.Set("sig", "AAAA")
+		if bad := e.do(req{Method: "GET", Path: u.Path + "?" + q.Encode()}); bad.Code != http.StatusForbidden {
+			t.Errorf("forged link: %d", bad.Code)
+		}
+		if bare := e.do(req{Method: "GET", Path: u.Path}); bare.Code != http.StatusForbidden {
+			t.Errorf("unsigned link: %d", bare.Code)
+		}
+	})
 }
 
 // TestMastodonOptions: the mastodon object's extension (visibility, content warning,
@@ -400,57 +408,60 @@ func TestMastodonOptions(t *testing.T) {
 
 // TestMediaRetentionAndRetry: housekeeping deletes a video a day after its post settled (the
 // retention here); the post still reads, a retry of its failed destination is refused with the
-// reason, and publishing the same video again stores it anew, after which the retry works.
+// reason, and publishing the same video again stores it anew, after which the retry works. On
+// S3 the housekeeper lists the bucket and deletes from it.
 func TestMediaRetentionAndRetry(t *testing.T) {
-	e := newAppEnv(t, store.SQLite, func(c *config.Config) { c.RetryAttempts = 1 })
-	ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
-	ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
-	down, _ := e.sandboxChannel(e.a, "tiktok", map[string]any{"fail": "unavailable"})
-	r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
-		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok, down}})})
-	id := r.JSON["post_id"].(string)
-	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
-	if n := e.blobCount(); n != 1 {
-		t.Fatalf("%d blobs stored, want the video", n)
-	}
-
-	housekeeping := func(after time.Duration) {
-		t.Helper()
-		h := &publish.Housekeeper{Store: e.st, Media: e.app.Media, MediaRetention: 24 * time.Hour,
-			Now: func() time.Time { return time.Now().Add(after) }}
-		if err := h.Work(context.Background(), nil); err != nil {
-			t.Fatal(err)
+	eachBlobStore(t, func(t *testing.T, blob func(*config.Config)) {
+		e := newAppEnv(t, store.SQLite, blob, func(c *config.Config) { c.RetryAttempts = 1 })
+		ms := newMediaServer(t, map[string][]byte{"/clip.mp4": video(t, 5)})
+		ok, _ := e.sandboxChannel(e.a, "youtube", map[string]any{"processing_ms": 0})
+		down, _ := e.sandboxChannel(e.a, "tiktok", map[string]any{"fail": "unavailable"})
+		r := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+			Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok, down}})})
+		id := r.JSON["post_id"].(string)
+		e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
+		if n := e.blobCount(); n != 1 {
+			t.Fatalf("%d blobs stored, want the video", n)
 		}
-	}
-	housekeeping(23 * time.Hour)
-	if n := e.blobCount(); n != 1 {
-		t.Fatalf("the video went before the retention passed: %d blobs", n)
-	}
-	housekeeping(25 * time.Hour)
-	if n := e.blobCount(); n != 0 {
-		t.Fatalf("%d blobs left after the retention passed", n)
-	}
-	if g := e.do(req{Method: "GET", Path: "/api/v1/posts/" + id, Key: e.a.Key}); g.Code != http.StatusOK {
-		t.Fatalf("the post no longer reads: %d %s", g.Code, g.Body)
-	}
-	rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key})
-	if rt.Code != http.StatusConflict || !strings.Contains(string(rt.Body), "no longer stored") {
-		t.Fatalf("retry of a post whose video is gone: %d %s", rt.Code, rt.Body)
-	}
 
-	again := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
-		Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok}, "caption": "again"})})
-	if again.Code >= 300 {
-		t.Fatalf("publishing the video again: %d %s", again.Code, again.Body)
-	}
-	e.waitPost(e.a, again.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
-	if n := e.blobCount(); n != 1 {
-		t.Fatalf("%d blobs after the video was published again", n)
-	}
-	if rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key}); rt.Code != http.StatusOK {
-		t.Fatalf("retry once the video is stored again: %d %s", rt.Code, rt.Body)
-	}
-	e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
+		housekeeping := func(after time.Duration) {
+			t.Helper()
+			h := &publish.Housekeeper{Store: e.st, Media: e.app.Media, MediaRetention: 24 * time.Hour,
+				Now: func() time.Time { return time.Now().Add(after) }}
+			if err := h.Work(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		housekeeping(23 * time.Hour)
+		if n := e.blobCount(); n != 1 {
+			t.Fatalf("the video went before the retention passed: %d blobs", n)
+		}
+		housekeeping(25 * time.Hour)
+		if n := e.blobCount(); n != 0 {
+			t.Fatalf("%d blobs left after the retention passed", n)
+		}
+		if g := e.do(req{Method: "GET", Path: "/api/v1/posts/" + id, Key: e.a.Key}); g.Code != http.StatusOK {
+			t.Fatalf("the post no longer reads: %d %s", g.Code, g.Body)
+		}
+		rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key})
+		if rt.Code != http.StatusConflict || !strings.Contains(string(rt.Body), "no longer stored") {
+			t.Fatalf("retry of a post whose video is gone: %d %s", rt.Code, rt.Body)
+		}
+
+		again := e.do(req{Method: "POST", Path: "/api/v1/publish", Key: e.a.Key,
+			Body: publishBody(e.a, ms, map[string]any{"channel_ids": []string{ok}, "caption": "again"})})
+		if again.Code >= 300 {
+			t.Fatalf("publishing the video again: %d %s", again.Code, again.Body)
+		}
+		e.waitPost(e.a, again.JSON["post_id"].(string), 15*time.Second, statusIs("published"))
+		if n := e.blobCount(); n != 1 {
+			t.Fatalf("%d blobs after the video was published again", n)
+		}
+		if rt := e.do(req{Method: "POST", Path: "/api/v1/posts/" + id + "/retry", Key: e.a.Key}); rt.Code != http.StatusOK {
+			t.Fatalf("retry once the video is stored again: %d %s", rt.Code, rt.Body)
+		}
+		e.waitPost(e.a, id, 15*time.Second, statusIs("partially_published"))
+	})
 }
 
 // TestPostEndsTheRequestsClaim: the claim a publish request holds on its video ends when its

@@ -2,8 +2,10 @@ package media
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -20,8 +22,10 @@ import (
 func (s *Store) LocalFile(ctx context.Context, key, dir string) (path string, done func(), err error) {
 	if s.dir != "" {
 		path = filepath.Join(s.dir, filepath.FromSlash(key))
-		if _, err := os.Stat(path); err != nil {
-			return "", nil, notFound(key, err)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("%w: %s", ErrNotFound, key)
+		} else if err != nil {
+			return "", nil, fmt.Errorf("media store: %s: %w", key, err)
 		}
 		return path, func() {}, nil
 	}

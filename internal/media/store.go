@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -399,6 +400,13 @@ func notFound(key string, err error) error {
 func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
 	r, err := s.bucket.NewRangeReader(ctx, key, offset, -1, nil)
 	if err != nil {
+		// S3 refuses a range that starts at the end (416 InvalidRange), where the other
+		// stores answer no bytes: a resumed upload whose platform has them all may ask so.
+		if offset > 0 {
+			if a, aerr := s.bucket.Attributes(ctx, key); aerr == nil && a.Size == offset {
+				return io.NopCloser(bytes.NewReader(nil)), nil
+			}
+		}
 		return nil, notFound(key, err)
 	}
 	return r, nil
@@ -418,7 +426,7 @@ func (s *Store) Stat(ctx context.Context, key string) (BlobAttrs, error) {
 		return BlobAttrs{}, notFound(key, err)
 	}
 	ct := a.ContentType
-	if ct == "" || ct == genericType {
+	if ct == "" || ct == genericType || ct == s3DefaultType {
 		ct = s.sniffType(ctx, key, ct)
 	}
 	return BlobAttrs{Size: a.Size, ContentType: ct, ModTime: a.ModTime}, nil
@@ -427,6 +435,10 @@ func (s *Store) Stat(ctx context.Context, key string) (BlobAttrs, error) {
 // genericType is what a bucket reports for a blob stored without a content type: fileblob
 // for every blob written without its sidecar (OpenStore's file stores).
 const genericType = "application/octet-stream"
+
+// s3DefaultType is what AWS S3 documents it gives an object uploaded without a content type
+// (by another tool, say).
+const s3DefaultType = "binary/octet-stream"
 
 // sniffType finds a blob's content type from its first bytes, as Put found it from the
 // upload's: reelay stores only the kinds Sniff knows. It answers reported when the head

@@ -1,8 +1,8 @@
 package media_test
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -24,8 +23,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 
@@ -36,62 +33,31 @@ import (
 
 var signingKey = []byte("0123456789abcdef0123456789abcdef")
 
-// TestMain doubles as an S3 fake server process for the memory test, which must not count
-// the fake's own buffers: with REELAY_MEDIA_FAKES3 set, it serves gofakes3 and prints its
-// address instead of running tests.
+// TestMain stops the S3 server the tests on S3 start (s3test) once they all ran.
 func TestMain(m *testing.M) {
-	if os.Getenv("REELAY_MEDIA_FAKES3") == "1" {
-		backend := s3mem.New()
-		backend.CreateBucket("media")
-		srv := httptest.NewServer(gofakes3.New(backend).Server())
-		fmt.Println(srv.URL)
-		select {}
-	}
 	code := m.Run()
 	s3test.StopShared()
 	os.Exit(code)
 }
 
-// s3URL starts an in-process S3 fake (path-style, as gofakes3 wants) with bucket "media".
-func s3URL(t testing.TB) string {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("media"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	return s3URLFor(srv.URL)
-}
-
-func s3URLFor(endpoint string) string {
-	return "s3://media?" + url.Values{
-		"endpoint":       {endpoint},
-		"region":         {"us-east-1"},
-		"use_path_style": {"true"},
-		"disable_https":  {"true"},
-		"anonymous":      {"true"},
-	}.Encode()
-}
-
-type namedStore struct {
+// storeBackends are the stores the tests run on, each with how to make a new, empty one. S3
+// is SeaweedFS (a bucket of its own per store), run apart by s3test: a subtest on it skips,
+// saying why, where SeaweedFS is not built.
+var storeBackends = []struct {
 	name string
-	url  string
-}
-
-func storeURLs(t testing.TB) []namedStore {
-	return []namedStore{
-		{"file", "file://" + t.TempDir() + "/blobs"},
-		{"s3", s3URL(t)},
-		{"mem", "mem://"},
-	}
+	url  func(t testing.TB) string
+}{
+	{"file", func(t testing.TB) string { return "file://" + t.TempDir() + "/blobs" }},
+	{"s3", s3test.BlobURL},
+	{"mem", func(testing.TB) string { return "mem://" }},
 }
 
 // freshStoreURL returns the URL of a new, empty store of the given backend.
 func freshStoreURL(t testing.TB, backend string) string {
-	for _, st := range storeURLs(t) {
-		if st.name == backend {
-			return st.url
+	t.Helper()
+	for _, b := range storeBackends {
+		if b.name == backend {
+			return b.url(t)
 		}
 	}
 	t.Fatalf("no backend %q", backend)
@@ -131,11 +97,11 @@ func hexSHA(b []byte) string {
 
 func TestStore(t *testing.T) {
 	t.Parallel()
-	for _, st := range storeURLs(t) {
-		t.Run(st.name, func(t *testing.T) {
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := openStore(t, st.url)
+			s := openStore(t, backend.url(t))
 			video := mediatest.MP4Bytes(t, mediatest.Options{Duration: 3 * time.Second, Width: 720, Height: 1280, Size: 300 << 10, MoovAtEnd: true})
 
 			// These subtests run in order on one store: each leaves it empty for the next.
@@ -164,6 +130,16 @@ func TestStore(t *testing.T) {
 				rc.Close()
 				if err != nil || !bytes.Equal(got, video[1000:]) {
 					t.Fatalf("range read from 1000: %d bytes, %v", len(got), err)
+				}
+				// A resumed upload whose platform already has every byte may ask for none.
+				rc, err = s.Open(ctx, b1.Key, int64(len(video)))
+				if err != nil {
+					t.Fatalf("open at the end: %v", err)
+				}
+				got, err = io.ReadAll(rc)
+				rc.Close()
+				if err != nil || len(got) != 0 {
+					t.Fatalf("range read from the end: %d bytes, %v", len(got), err)
 				}
 
 				ra, err := s.OpenAt(ctx, b1.Key)
@@ -266,10 +242,10 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 func TestStoreConcurrentPutsOfSameBytes(t *testing.T) {
 	t.Parallel()
-	for _, st := range storeURLs(t) {
-		t.Run(st.name, func(t *testing.T) {
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
 			t.Parallel()
-			s := openStore(t, st.url)
+			s := openStore(t, backend.url(t))
 			data := mediatest.WebMBytes(t, mediatest.Options{Size: 64 << 10})
 			errs := make(chan error, 8)
 			for range 8 {
@@ -370,26 +346,33 @@ func TestSignedURL(t *testing.T) {
 
 func TestStoreCleanupTemp(t *testing.T) {
 	t.Parallel()
-	var clock atomic.Int64
-	clock.Store(time.Now().Unix())
-	s := openStore(t, "file://"+t.TempDir(), media.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
-	ctx := context.Background()
-	// A Put that a crash interrupted leaves a temporary object behind.
-	if err := s.Bucket().WriteAll(ctx, "media/tmp/orphan", []byte("partial"), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Put(ctx, strings.NewReader("kept"), media.KindPNG); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 0 {
-		t.Fatalf("young temp deleted: %d %v", n, err)
-	}
-	clock.Add(7200)
-	if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 1 {
-		t.Fatalf("cleanup: %d %v", n, err)
-	}
-	if keys := allKeys(t, s); len(keys) != 1 || !strings.HasPrefix(keys[0], "media/sha256/") {
-		t.Fatalf("left %v", keys)
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			// The store's clock against the times the storage gives its objects (the S3
+			// server's own clock): they are one machine's here.
+			var clock atomic.Int64
+			clock.Store(time.Now().Unix())
+			s := openStore(t, backend.url(t), media.WithClock(func() time.Time { return time.Unix(clock.Load(), 0) }))
+			ctx := context.Background()
+			// A Put that a crash interrupted leaves a temporary object behind.
+			if err := s.Bucket().WriteAll(ctx, "media/tmp/orphan", []byte("partial"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Put(ctx, strings.NewReader("kept"), media.KindPNG); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 0 {
+				t.Fatalf("young temp deleted: %d %v", n, err)
+			}
+			clock.Add(7200)
+			if n, err := s.CleanupTemp(ctx, time.Hour); err != nil || n != 1 {
+				t.Fatalf("cleanup: %d %v", n, err)
+			}
+			if keys := allKeys(t, s); len(keys) != 1 || !strings.HasPrefix(keys[0], "media/sha256/") {
+				t.Fatalf("left %v", keys)
+			}
+		})
 	}
 }
 
@@ -518,52 +501,43 @@ func TestFileStoreTypes(t *testing.T) {
 }
 
 // TestPutMemory streams 50 MB through Put and reports how much the heap grew: it must not
-// grow with the file. Not parallel, so that other tests' allocations do not blur the figure.
+// grow with the file. Not parallel, so that other tests' allocations do not blur the figure;
+// SeaweedFS keeps the bytes in its own process, so only reelay's buffers count.
 func TestPutMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams 50 MB")
 	}
 	const size = 50 << 20
-	stores := []namedStore{{"file", "file://" + t.TempDir()}}
-	// The S3 fake buffers every object in memory, so it runs in a child process.
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "REELAY_MEDIA_FAKES3=1")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	endpoint, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores = append(stores, namedStore{"s3", s3URLFor(strings.TrimSpace(endpoint))})
-
-	for _, st := range stores {
-		s := openStore(t, st.url)
-		src := mediatest.MP4Reader(mediatest.Options{Duration: 30 * time.Second, Size: size})
-		start := time.Now()
-		peak, b, err := measurePeakHeap(func() (media.Blob, error) {
-			return s.Put(context.Background(), src, media.KindMP4)
+	for _, backend := range storeBackends {
+		if backend.name == "mem" { // holds every byte in this process by design
+			continue
+		}
+		t.Run(backend.name, func(t *testing.T) {
+			s := openStore(t, backend.url(t))
+			src := mediatest.MP4Reader(mediatest.Options{Duration: 30 * time.Second, Size: size})
+			defer src.Close()
+			start := time.Now()
+			peak, b, err := measurePeakHeap(func() (media.Blob, error) {
+				return s.Put(context.Background(), src, media.KindMP4)
+			})
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Size < size-1<<20 || b.Size > size+1<<20 {
+				t.Fatalf("stored %d bytes", b.Size)
+			}
+			t.Logf("Put of %d MB in %v grew the live heap by at most %.1f MB (allocated %.1f MB in all)", b.Size>>20, elapsed.Round(time.Millisecond), float64(peak)/(1<<20), totalAllocMB)
+			// The file store needs only the copy buffers; the S3 upload adds its two 5 MiB
+			// part buffers (s3upload.go), a fixed cost whatever the file's size.
+			limit := uint64(8 << 20)
+			if backend.name == "s3" {
+				limit = 16 << 20
+			}
+			if peak > limit && !raceEnabled {
+				t.Errorf("heap grew by %d MB for a %d MB file", peak>>20, b.Size>>20)
+			}
 		})
-		elapsed := time.Since(start)
-		src.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Size < size-1<<20 || b.Size > size+1<<20 {
-			t.Fatalf("%s: stored %d bytes", st.name, b.Size)
-		}
-		t.Logf("%s: Put of %d MB in %v grew the live heap by at most %.1f MB (allocated %.1f MB in all)", st.name, b.Size>>20, elapsed.Round(time.Millisecond), float64(peak)/(1<<20), totalAllocMB)
-		// The file store needs only the copy buffers; the S3 upload adds its two 5 MiB part
-		// buffers (s3upload.go), a fixed cost whatever the file's size.
-		limit := uint64(8 << 20)
-		if st.name == "s3" {
-			limit = 16 << 20
-		}
-		if peak > limit && !raceEnabled {
-			t.Errorf("%s: heap grew by %d MB for a %d MB file", st.name, peak>>20, b.Size>>20)
-		}
 	}
 }
 
@@ -602,4 +576,184 @@ func measurePeakHeap(fn func() (media.Blob, error)) (uint64, media.Blob, error) 
 	runtime.ReadMemStats(&after)
 	totalAllocMB = float64(after.TotalAlloc-ms.TotalAlloc) / (1 << 20)
 	return peak.Load(), b, err
+}
+
+// TestStoreLargeSourceCut: a source that fails, or passes its size cap, after several of the
+// S3 uploader's 5 MiB parts were sent leaves nothing behind: no object, no temporary one, and
+// on S3 no unfinished multipart upload (whose parts the bucket would keep, and bill, unseen
+// by a listing of its objects).
+func TestStoreLargeSourceCut(t *testing.T) {
+	t.Parallel()
+	const size, cut = 24 << 20, 13 << 20
+	boom := errors.New("client went away")
+	cases := []struct {
+		name string
+		put  func(s *media.Store, src io.Reader) error
+		want error
+	}{
+		{"source fails", func(s *media.Store, src io.Reader) error {
+			_, err := s.Put(context.Background(), io.MultiReader(io.LimitReader(src, cut), errReader{boom}), media.KindMP4)
+			return err
+		}, boom},
+		{"size cap", func(s *media.Store, src io.Reader) error {
+			_, err := media.IngestUpload(context.Background(), s, src, cut, media.VideoKinds)
+			return err
+		}, media.ErrTooLarge},
+	}
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					blobURL := backend.url(t)
+					s := openStore(t, blobURL)
+					src := &mediatest.CountingReader{R: mediatest.MP4Reader(mediatest.Options{Duration: 20 * time.Second, Size: size})}
+					if err := c.put(s, src); !errors.Is(err, c.want) {
+						t.Fatalf("err = %v, want %v", err, c.want)
+					}
+					if src.N() < cut {
+						t.Fatalf("read %d bytes: the source was refused before it was cut", src.N())
+					}
+					if keys := allKeys(t, s); len(keys) != 0 {
+						t.Fatalf("left behind: %v", keys)
+					}
+					if backend.name == "s3" {
+						if uploads := unfinishedUploads(t, s, blobURL); len(uploads) != 0 {
+							t.Fatalf("unfinished multipart uploads left: %v", uploads)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// unfinishedUploads lists the keys of the multipart uploads begun and neither completed nor
+// aborted in the S3 bucket of s.
+func unfinishedUploads(t testing.TB, s *media.Store, blobURL string) []string {
+	t.Helper()
+	var client *s3.Client
+	if !s.Bucket().As(&client) {
+		t.Fatal("not an S3 bucket")
+	}
+	u, err := url.Parse(blobURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(u.Host)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, up := range out.Uploads {
+		keys = append(keys, aws.ToString(up.Key))
+	}
+	return keys
+}
+
+// TestStoreLocalFiles: what renditions go through. PutFileAt takes a local file in under a
+// key of the caller's (moved into a file store, streamed into others, hashed then) and
+// removes it; LocalFile hands back a path holding the same bytes, a copy in dir except in a
+// file store, which done removes.
+func TestStoreLocalFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	video := mediatest.MP4Bytes(t, mediatest.Options{Duration: 2 * time.Second, Width: 540, Height: 960, Size: 7 << 20})
+	key := media.KeyForRendition(hexSHA([]byte("a rendition's name")))
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, backend.url(t))
+			work := t.TempDir()
+			dir, err := s.TempDir(work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "out.mp4")
+			if err := os.WriteFile(path, video, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.PutFileAt(ctx, key, path, media.KindMP4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Key != key || b.Size != int64(len(video)) || b.ContentType != "video/mp4" {
+				t.Fatalf("stored %+v", b)
+			}
+			// Only a file moved in was not read, so has no digest.
+			if moved := backend.name == "file"; (b.SHA256 == "") != moved || !moved && b.SHA256 != hexSHA(video) {
+				t.Errorf("SHA-256 %q of a %s store", b.SHA256, backend.name)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the local file stays: %v", err)
+			}
+			if keys := allKeys(t, s); len(keys) != 1 || keys[0] != key {
+				t.Errorf("bucket holds %v", keys)
+			}
+			if a, err := s.Stat(ctx, key); err != nil || a.Size != int64(len(video)) || a.ContentType != "video/mp4" {
+				t.Errorf("stat: %+v %v", a, err)
+			}
+
+			local, done, err := s.LocalFile(ctx, key, work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(local); err != nil || !bytes.Equal(got, video) {
+				t.Errorf("local file: %d bytes, %v", len(got), err)
+			}
+			done()
+			_, err = os.Stat(local)
+			if copied := backend.name != "file"; copied != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("after done, the local file of a %s store: %v", backend.name, err)
+			}
+			if entries, _ := os.ReadDir(work); backend.name != "file" && len(entries) != 0 {
+				t.Errorf("left in the work folder: %v", entries)
+			}
+			if _, _, err := s.LocalFile(ctx, media.KeyForSHA256(strings.Repeat("0", 64)), work); !errors.Is(err, media.ErrNotFound) {
+				t.Errorf("LocalFile of a missing key: %v", err)
+			}
+		})
+	}
+}
+
+// TestStoreStatSniffs: a blob stored with no content type of its own (by another tool, or an
+// older reelay) is typed from its first bytes. Stored with none at all, each store reports
+// its own choice (fileblob application/octet-stream; SeaweedFS sniffs the bytes itself, where
+// AWS S3 documents binary/octet-stream), so the generic types are also set explicitly.
+func TestStoreStatSniffs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	video := mediatest.MP4Bytes(t, mediatest.Options{Duration: time.Second, Width: 320, Height: 568})
+	png := mediatest.PNG(t, 8, 8)
+	for _, backend := range storeBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, backend.url(t))
+			for _, c := range []struct {
+				data   []byte
+				stored string // the content type written with the blob
+				want   string // "": the type the store reports
+			}{
+				{video, "", "video/mp4"},
+				{png, "", "image/png"},
+				{video, "application/octet-stream", "video/mp4"},
+				{video, "binary/octet-stream", "video/mp4"},
+				{[]byte("not media"), "binary/octet-stream", ""},
+			} {
+				key := media.KeyForSHA256(hexSHA(append([]byte(c.stored), c.data...)))
+				err := s.Bucket().WriteAll(ctx, key, c.data, &blob.WriterOptions{ContentType: c.stored, DisableContentTypeDetection: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				reported, err := s.Bucket().Attributes(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := cmp.Or(c.want, reported.ContentType)
+				if a, err := s.Stat(ctx, key); err != nil || a.ContentType != want || a.Size != int64(len(c.data)) {
+					t.Errorf("%q stored as %q, reported as %q: stat %+v %v, want %s", c.data[:4], c.stored, reported.ContentType, a, err, want)
+				}
+			}
+		})
+	}
 }
