@@ -21,6 +21,7 @@ import (
 	"github.com/reelay/reelay/internal/aivideo"
 	"github.com/reelay/reelay/internal/analytics"
 	"github.com/reelay/reelay/internal/auth"
+	"github.com/reelay/reelay/internal/backlog"
 	"github.com/reelay/reelay/internal/config"
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/httpapi"
@@ -392,6 +393,18 @@ func (a *App) api(w *wiring) (http.Handler, error) {
 			webOpts.OIDCName = u.Host
 		}
 	}
+	// The backlog gauges are the fleet's state, read from the database, the same whichever
+	// process reads it: API processes serve them and workers do not, so that the reads grow
+	// with the API processes (a few) and not with the workers a busy fleet adds. Each process
+	// reads at most once per backlog.DefaultMaxAge however many servers scrape it, and alerts
+	// take max() over the API processes' series.
+	platforms := make([]string, 0, len(w.providers))
+	for name := range w.providers {
+		platforms = append(platforms, name)
+	}
+	w.p.Registry.MustRegister(backlog.New(st, backlog.Options{Platforms: platforms,
+		Queues: []string{river.QueueDefault, publish.QueueName, publish.ConvertQueue, webhooks.QueueName, aivideo.QueueName},
+		Logger: log.With("component", "backlog")}))
 	return httpapi.New(httpapi.Options{
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,

@@ -244,3 +244,13 @@ func SetRenditionKey(ctx context.Context, s *Store, destinationID, key string) e
 	_, err := s.write.ExecContext(ctx, `UPDATE destinations SET rendition_key = $1 WHERE id = $2`, key, destinationID)
 	return err
 }
+
+// QueueStatePlans are the plans of QueueState's reads of open destinations and pending
+// webhook deliveries.
+func (s *Store) QueueStatePlans(ctx context.Context) (destinations, webhooks string, err error) {
+	if destinations, err = s.queryPlan(ctx, openDestinationsQuery, []any{time.Now().UTC()}); err != nil {
+		return "", "", err
+	}
+	webhooks, err = s.queryPlan(ctx, pendingWebhooksQuery, nil)
+	return destinations, webhooks, err
+}
