@@ -40,9 +40,12 @@ type Store struct {
 	dir      string // the folder of a file:// store, for Put's rename shortcut
 	s3Bucket string // the bucket's name on an s3:// store, for CleanupTemp's multipart uploads
 	linkKey  []byte // HMAC key for media links, derived from the signing key
-	public   string
-	now      func() time.Time
-	registry Registry
+	// previousLinkKeys verify links signed before a key rotation; links are never signed
+	// with them.
+	previousLinkKeys [][]byte
+	public           string
+	now              func() time.Time
+	registry         Registry
 }
 
 // Registry records which stored files are in use (the database does): retention deletes a
@@ -67,6 +70,17 @@ type StoreOption func(*Store)
 // Without it, SignedURL returns links relative to the server root.
 func WithPublicURL(u string) StoreOption {
 	return func(s *Store) { s.public = strings.TrimRight(u, "/") }
+}
+
+// WithPreviousSigningKeys lets links signed with earlier signing keys (the same derivation as
+// OpenStore's signingKey, from REELAY_SECRET_KEY_PREVIOUS) verify until they expire, so that a
+// key rotation does not break links already handed to platforms.
+func WithPreviousSigningKeys(keys ...[]byte) StoreOption {
+	return func(s *Store) {
+		for _, k := range keys {
+			s.previousLinkKeys = append(s.previousLinkKeys, deriveKey(k, "reelay media links v1"))
+		}
+	}
 }
 
 // WithClock replaces the clock used for link expiry (tests).
