@@ -1,5 +1,6 @@
 // Package secret seals platform credentials for storage with AES-256-GCM under the server's
-// secret key, and loads or creates that key.
+// secret key, opening them with that key or one it replaced (a rotation in progress), and
+// loads or creates the key.
 package secret
 
 import (
