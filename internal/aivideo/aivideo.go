@@ -188,7 +188,7 @@ func (s *Service) start(ctx context.Context, accountID, kind string, input any, 
 	}
 	j := store.AIJob{ID: uuid.NewString(), AccountID: accountID, Kind: kind, Input: body, Credits: price}
 	if apiKey != "" {
-		j.ProviderKey = s.Box.Seal([]byte(apiKey), keyContext(j.ID))
+		j.ProviderKey = s.Box.Seal([]byte(apiKey), KeyContext(j.ID))
 	}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		r, err := tx.ReserveCredits(ctx, accountID, price, purpose(kind))
@@ -208,8 +208,8 @@ func (s *Service) start(ctx context.Context, accountID, kind string, input any, 
 	return j, nil
 }
 
-// keyContext binds a sealed provider key to its job, so that it opens nowhere else.
-func keyContext(jobID string) []byte { return []byte("ai job provider key\x00" + jobID) }
+// KeyContext binds a sealed provider key to its job, so that it opens nowhere else.
+func KeyContext(jobID string) []byte { return []byte("ai job provider key\x00" + jobID) }
 
 func purpose(kind string) string {
 	if kind == store.AIJobStoryboardStitch {

@@ -85,7 +85,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[JobArgs]) error {
 	}
 	var key string
 	if j.ProviderKey != nil {
-		plain, err := w.Box.Open(j.ProviderKey, keyContext(j.ID))
+		plain, err := w.Box.Open(j.ProviderKey, KeyContext(j.ID))
 		if err != nil {
 			return w.fail(ctx, j, fmt.Errorf("opening the job's provider key: %w", err))
 		}

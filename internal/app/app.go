@@ -64,8 +64,12 @@ type Params struct {
 	Config    *config.Config
 	Store     *store.Store
 	SecretKey []byte
-	Logger    *slog.Logger
-	Registry  *prometheus.Registry
+	// PreviousSecretKeys are the keys SecretKey replaced (REELAY_SECRET_KEY_PREVIOUS): what
+	// they sealed still opens and what they signed still verifies, until the values are
+	// resealed (Reseal) and the keys dropped.
+	PreviousSecretKeys [][]byte
+	Logger             *slog.Logger
+	Registry           *prometheus.Registry
 	// PollInterval, when positive, replaces every provider's first processing-poll interval
 	// (tests).
 	PollInterval time.Duration
@@ -181,7 +185,7 @@ type wiring struct {
 // wire opens the media store and builds the providers and the services every role needs.
 func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	cfg, st, log := p.Config, p.Store, p.Logger
-	box, err := secret.NewBox(p.SecretKey)
+	box, err := secret.NewBox(p.SecretKey, p.PreviousSecretKeys...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +193,8 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 	st.SetCaps(store.Caps{APIKeys: cfg.MaxKeysPerAccount, Projects: cfg.MaxProjectsPerAccount,
 		Channels: cfg.MaxChannelsPerAccount, Webhooks: cfg.MaxWebhooksPerAccount})
 	a.Media, err = media.OpenStore(ctx, cfg.BlobURL, secret.Derive(p.SecretKey, "media links"), media.WithPublicURL(cfg.PublicURL),
-		media.WithRegistry(publish.MediaRegistry{Store: st}))
+		media.WithRegistry(publish.MediaRegistry{Store: st}),
+		media.WithPreviousSigningKeys(secret.DeriveAll(p.PreviousSecretKeys, "media links")...))
 	if err != nil {
 		return nil, fmt.Errorf("media storage: %w", err)
 	}
@@ -236,7 +241,8 @@ func (a *App) wire(ctx context.Context, p Params) (*wiring, error) {
 		Store: st, Access: w.access, Identifiers: abilities[provider.Identifier](w.providers),
 		Checkers: abilities[provider.Checker](w.providers), Clients: map[string]connect.Client{},
 		PublicURL: cfg.PublicURL, StateKey: secret.Derive(p.SecretKey, "oauth states"),
-		HTTPClient: provider.NewHTTPClient(30 * time.Second),
+		PreviousStateKeys: secret.DeriveAll(p.PreviousSecretKeys, "oauth states"),
+		HTTPClient:        provider.NewHTTPClient(30 * time.Second),
 	}
 	for name, cl := range cfg.OAuthClients {
 		if cl != nil && cl.ID != "" {
@@ -409,7 +415,7 @@ func (a *App) api(w *wiring) (http.Handler, error) {
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,
 		Sandbox: cfg.Sandbox, Registry: w.p.Registry, Metrics: metricsAccess(cfg, log), OpenAPIJSON: spec,
-		SandboxKey: w.access.SandboxKey, PublicURL: cfg.PublicURL, Simulators: simset.All,
+		SandboxKey: w.access.SandboxKey, SandboxPreviousKeys: sandboxPreviousKeys(w.p.PreviousSecretKeys), PublicURL: cfg.PublicURL, Simulators: simset.All,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: w.access, ChannelOptions: options, Connector: w.connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: w.syncer, Inbox: w.comments, SimulatorClock: w.p.SimulatorClock,
@@ -550,4 +556,13 @@ func userHostPolicy(guard media.AddressPolicy, simulators string) (media.Address
 		}
 		return guard(ap)
 	}, nil
+}
+
+// sandboxPreviousKeys are the keys of the sandbox tokens signed under the previous secret keys.
+func sandboxPreviousKeys(previous [][]byte) [][]byte {
+	keys := make([][]byte, len(previous))
+	for i, k := range previous {
+		keys[i] = sandboxtoken.Key(k)
+	}
+	return keys
 }

@@ -58,7 +58,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	// A flag cobra cannot parse is a usage error (exit code 2), told apart from a failure.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newServeCmd(), newAccountsCmd(), newKeysCmd(), newProjectsCmd(), newVersionCmd(), newBenchCmd(), newSecretKeyCmd())
 	root.AddCommand(newPublishCmd(), newPostsCmd(), newChannelsCmd(), newAnalyticsCmd(), newInboxCmd(), newWebhooksCmd(), newAICmd(), newMCPCmd())
 	refuseUnknownSubcommands(root)
 	return root

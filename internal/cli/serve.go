@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,10 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 	if err != nil {
 		return err
 	}
+	previousKeys, err := loadPreviousKeys(cfg, secretKey)
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -98,7 +103,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer, ready chan
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: secretKey, Logger: log, Registry: reg,
+	a, err := app.New(ctx, app.Params{Config: cfg, Store: st, SecretKey: secretKey, PreviousSecretKeys: previousKeys, Logger: log, Registry: reg,
 		Version: Version, SoleWorker: soleWorker})
 	if err != nil {
 		return err
@@ -206,6 +211,21 @@ func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
 		log.Info("generated a secret key for platform tokens", "path", path)
 	}
 	return key, nil
+}
+
+// loadPreviousKeys reads REELAY_SECRET_KEY_PREVIOUS. The current key among them is refused: an
+// operator who forgot to change REELAY_SECRET_KEY would otherwise believe a rotation done.
+func loadPreviousKeys(cfg *config.Config, current []byte) ([][]byte, error) {
+	keys, err := secret.ParseKeys(cfg.SecretKeyPrevious)
+	if err != nil {
+		return nil, fmt.Errorf("REELAY_SECRET_KEY_PREVIOUS: %w", err)
+	}
+	for i, k := range keys {
+		if bytes.Equal(k, current) {
+			return nil, fmt.Errorf("REELAY_SECRET_KEY_PREVIOUS: key %d is REELAY_SECRET_KEY itself; set REELAY_SECRET_KEY to the new key", i+1)
+		}
+	}
+	return keys, nil
 }
 
 // firstStartAICredits are the AI credits of the account made at first start: enough to try

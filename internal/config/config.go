@@ -22,15 +22,18 @@ import (
 
 // Config is the server's configuration.
 type Config struct {
-	Addr             string
-	DataDir          string
-	DatabaseURL      string
-	BlobURL          string
-	PublicURL        string
-	SandboxURL       string
-	SecretKey        string
-	Sandbox          bool
-	AllowPrivateURLs bool
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	BlobURL     string
+	PublicURL   string
+	SandboxURL  string
+	SecretKey   string
+	// SecretKeyPrevious are the keys REELAY_SECRET_KEY had before a rotation, comma-separated:
+	// values sealed and links signed with them are still accepted, never made.
+	SecretKeyPrevious string
+	Sandbox           bool
+	AllowPrivateURLs  bool
 	// AllowHosts is a comma-separated list of host names and CIDRs on the operator's own
 	// network that the address guard lets through (media.ParseAllowList reads it).
 	AllowHosts     string
@@ -230,6 +233,7 @@ func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "folder for the SQLite file, blobs and the generated secret key")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "database: a postgres:// URL, or a SQLite file (default <data-dir>/reelay.db)")
 	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
+	fs.StringVar(&c.SecretKeyPrevious, "secret-key-previous", "", "earlier secret keys, comma-separated, still accepted while reelay secret-key reseal moves what they sealed to --secret-key; prefer the environment variable")
 	// --data is accepted as a short spelling of --data-dir.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "data" {

@@ -42,6 +42,9 @@ type Connector struct {
 	PublicURL string
 	// StateKey signs the state parameters.
 	StateKey []byte
+	// PreviousStateKeys verify states signed before a key rotation, so that consents in
+	// progress during one complete.
+	PreviousStateKeys [][]byte
 	// APIBases replaces the platforms' API base URLs when verifying credentials a user pasted
 	// (tests point them at the simulators); "" is the provider's default, the platform's own.
 	APIBases   map[string]string
@@ -137,7 +140,7 @@ func (c *Connector) BeginReturning(ctx context.Context, accountID, projectID, pl
 	st := store.OAuthState{ID: id, AccountID: accountID, ProjectID: projectID, Platform: platformName,
 		Sandbox: sandbox, ExpiresAt: c.now().Add(StateTTL), ReturnTo: returnTo}
 	if d.pkce {
-		st.Verifier = c.Access.Box.Seal([]byte(randomString(48)), stateAD(id))
+		st.Verifier = c.Access.Box.Seal([]byte(randomString(48)), StateAD(id))
 	}
 	if err := c.Store.CreateOAuthState(ctx, st); err != nil {
 		return "", err
@@ -177,7 +180,7 @@ func (c *Connector) Start(ctx context.Context, platformName, state, presented st
 	}
 	var challenge string
 	if len(st.Verifier) > 0 {
-		verifier, err := c.Access.Box.Open(st.Verifier, stateAD(st.ID))
+		verifier, err := c.Access.Box.Open(st.Verifier, StateAD(st.ID))
 		if err != nil {
 			return "", nil, fmt.Errorf("connect: PKCE verifier: %w", err)
 		}
@@ -228,19 +231,30 @@ func browserHash(secret string) []byte {
 	return sum[:]
 }
 
-func stateAD(id string) []byte { return []byte("oauth-state:" + id) }
+// StateAD binds a consent's sealed PKCE verifier to its state.
+func StateAD(id string) []byte { return []byte("oauth-state:" + id) }
 
 // signState is the state parameter: the flow's id and a MAC, so that a forged state is refused
 // before the database is asked.
-func (c *Connector) signState(id string) string {
-	m := hmac.New(sha256.New, c.StateKey)
+func (c *Connector) signState(id string) string { return signState(c.StateKey, id) }
+
+func signState(key []byte, id string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte("oauth-state|" + id))
 	return id + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
 }
 
 func (c *Connector) verifyState(state string) (string, bool) {
 	id, _, ok := strings.Cut(state, ".")
-	return id, ok && hmac.Equal([]byte(state), []byte(c.signState(id)))
+	if !ok {
+		return id, false
+	}
+	for _, k := range append([][]byte{c.StateKey}, c.PreviousStateKeys...) {
+		if hmac.Equal([]byte(state), []byte(signState(k, id))) {
+			return id, true
+		}
+	}
+	return id, false
 }
 
 // Refusal is a consent that cannot connect anything: the user declined, the state is forged,
@@ -341,7 +355,7 @@ func (c *Connector) complete(ctx context.Context, platformName string, cb Callba
 	}
 	var verifier string
 	if len(st.Verifier) > 0 {
-		plain, err := c.Access.Box.Open(st.Verifier, stateAD(st.ID))
+		plain, err := c.Access.Box.Open(st.Verifier, StateAD(st.ID))
 		if err != nil {
 			return nil, fmt.Errorf("connect: PKCE verifier: %w", err)
 		}

@@ -28,7 +28,9 @@ type SimulatorFactory = func(cfg sim.Config) http.Handler
 // their records in the database and the bytes of uploads in progress in the media storage, so
 // that a restart loses nothing and every API process on the database serves the same
 // simulated platforms.
-func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte, publicURL string, now func() time.Time) {
+// mountSandbox mounts the simulators; keys is a Mint without its platform, which each
+// simulator's gets.
+func (s *Server) mountSandbox(factories map[string]SimulatorFactory, keys sandboxtoken.Mint, publicURL string, now func() time.Time) {
 	state := s.store.SimState(now)
 	var blobs *blob.Bucket
 	if s.media != nil {
@@ -41,7 +43,9 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		}
 		prefix := "/sandbox/" + name
 		rec := sim.NewRecorder(state, name)
-		accounts := &sandboxAccounts{store: s.store, key: key, platform: name}
+		mint := keys
+		mint.Platform = name
+		accounts := &sandboxAccounts{store: s.store, mint: mint}
 		h := factory(sim.Config{
 			BaseURL:  publicURL + prefix,
 			Accounts: accounts,
@@ -53,7 +57,7 @@ func (s *Server) mountSandbox(factories map[string]SimulatorFactory, key []byte,
 		// The simulator's consent page approves at once and sends the browser back to this
 		// server's callback, so the whole OAuth round trip runs in the sandbox.
 		h = sim.WithOAuth(name, sim.OAuthConfig{
-			Mint:         sandboxtoken.Mint{Key: key, Platform: name},
+			Mint:         mint,
 			RedirectURIs: []string{publicURL + connect.CallbackPath(name)},
 			Now:          now,
 			State:        state,
@@ -96,9 +100,8 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request, name string,
 // stop working. This process's deletions (and saves) empty the cache at once
 // (store.ChannelWrites); another process's are seen within sandboxCacheTTL.
 type sandboxAccounts struct {
-	store    *store.Store
-	key      []byte
-	platform string
+	store *store.Store
+	mint  sandboxtoken.Mint
 
 	mu      sync.Mutex
 	writes  uint64 // store.ChannelWrites when found was last emptied
@@ -145,7 +148,7 @@ func (a *sandboxAccounts) remember(id string, acct sim.Account, writes uint64, a
 }
 
 func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Account, bool) {
-	account, exp, ok := sandboxtoken.Mint{Key: a.key, Platform: a.platform}.ParseAccessToken(token)
+	account, exp, ok := a.mint.ParseAccessToken(token)
 	t := time.Now()
 	if !ok || (!exp.IsZero() && t.After(exp)) {
 		return sim.Account{}, false
@@ -168,7 +171,7 @@ func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Accoun
 		// A token the simulator's consent issued, for an account whose channel the callback
 		// has not stored yet (it asks who the account is first): the account exists, and
 		// behaves.
-		return sim.Account{ID: account, Username: connect.SandboxUsername(a.platform, account), Behavior: sim.Behavior{ProcessingMS: -1}}, true
+		return sim.Account{ID: account, Username: connect.SandboxUsername(a.mint.Platform, account), Behavior: sim.Behavior{ProcessingMS: -1}}, true
 	}
 	if err != nil {
 		return sim.Account{}, false
@@ -178,7 +181,7 @@ func (a *sandboxAccounts) Resolve(ctx context.Context, token string) (sim.Accoun
 
 // lookup reads the simulated account of a sandbox channel from the store.
 func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Account, error) {
-	c, err := a.store.SandboxChannel(ctx, a.platform, account)
+	c, err := a.store.SandboxChannel(ctx, a.mint.Platform, account)
 	if err != nil {
 		return sim.Account{}, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/reelay/reelay/internal/connect"
 	"github.com/reelay/reelay/internal/inbox"
 	"github.com/reelay/reelay/internal/media"
+	"github.com/reelay/reelay/internal/platform/sandboxtoken"
 	"github.com/reelay/reelay/internal/publish"
 	"github.com/reelay/reelay/internal/store"
 	"github.com/reelay/reelay/internal/webhooks"
@@ -58,7 +59,9 @@ type Options struct {
 	// sandbox access tokens they accept; PublicURL is how they are reached.
 	Simulators map[string]SimulatorFactory
 	SandboxKey []byte
-	PublicURL  string
+	// SandboxPreviousKeys verify tokens signed before a secret key rotation.
+	SandboxPreviousKeys [][]byte
+	PublicURL           string
 	// SimulatorClock is the simulators' clock (time.Now when nil).
 	SimulatorClock func() time.Time
 
@@ -176,7 +179,7 @@ func New(o Options) *Server {
 	return s.build(func() {
 		s.mcpHandler = s.newMCPHandler()
 		if s.sandbox {
-			s.mountSandbox(o.Simulators, o.SandboxKey, o.PublicURL, o.SimulatorClock)
+			s.mountSandbox(o.Simulators, sandboxtoken.Mint{Key: o.SandboxKey, Previous: o.SandboxPreviousKeys}, o.PublicURL, o.SimulatorClock)
 		}
 		s.routes()
 	})

@@ -31,8 +31,8 @@ func deriveKey(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-func (s *Store) linkMAC(id string, exp int64) []byte {
-	m := hmac.New(sha256.New, s.linkKey)
+func linkMAC(key []byte, id string, exp int64) []byte {
+	m := hmac.New(sha256.New, key)
 	// Separators keep id and expiry from running into each other.
 	fmt.Fprintf(m, "media\x00%s\x00%d", id, exp)
 	return m.Sum(nil)
@@ -54,7 +54,7 @@ func (s *Store) SignedURL(key string, ttl time.Duration) (string, error) {
 		return "", errors.New("media store: link lifetime must be positive")
 	}
 	exp := s.now().Add(ttl).Unix()
-	sig := base64.RawURLEncoding.EncodeToString(s.linkMAC(id, exp))
+	sig := base64.RawURLEncoding.EncodeToString(linkMAC(s.linkKey, id, exp))
 	return s.public + MediaPath + id + "?exp=" + strconv.FormatInt(exp, 10) + "&sig=" + sig, nil
 }
 
@@ -75,11 +75,24 @@ func (s *Store) VerifySignedURL(id string, query url.Values) (string, error) {
 		return "", ErrBadSignature
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(query.Get("sig"))
-	if err != nil || !hmac.Equal(sig, s.linkMAC(id, exp)) {
+	if err != nil || !s.signedByUs(sig, id, exp) {
 		return "", ErrBadSignature
 	}
 	if s.now().Unix() > exp {
 		return "", ErrLinkExpired
 	}
 	return key, nil
+}
+
+// signedByUs tells whether sig is the link MAC under the current key or a previous one.
+func (s *Store) signedByUs(sig []byte, id string, exp int64) bool {
+	if hmac.Equal(sig, linkMAC(s.linkKey, id, exp)) {
+		return true
+	}
+	for _, k := range s.previousLinkKeys {
+		if hmac.Equal(sig, linkMAC(k, id, exp)) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,12 +34,15 @@ var ErrNotFound = errors.New("media not found")
 // gocloud.dev/blob), each file once under a key derived from its SHA-256, and signs the
 // links reelay serves it by. It is safe for concurrent use.
 type Store struct {
-	bucket   *blob.Bucket
-	dir      string // the folder of a file:// store, for Put's rename shortcut
-	linkKey  []byte // HMAC key for media links, derived from the signing key
-	public   string
-	now      func() time.Time
-	registry Registry
+	bucket  *blob.Bucket
+	dir     string // the folder of a file:// store, for Put's rename shortcut
+	linkKey []byte // HMAC key for media links, derived from the signing key
+	// previousLinkKeys verify links signed before a key rotation; links are never signed
+	// with them.
+	previousLinkKeys [][]byte
+	public           string
+	now              func() time.Time
+	registry         Registry
 	// s3 uploads to an s3:// store with a bounded memory (s3upload.go) instead of gocloud's
 	// writer, and aborts the multipart uploads of dead Puts; nil for other stores.
 	s3 *s3Target
@@ -67,6 +70,17 @@ type StoreOption func(*Store)
 // Without it, SignedURL returns links relative to the server root.
 func WithPublicURL(u string) StoreOption {
 	return func(s *Store) { s.public = strings.TrimRight(u, "/") }
+}
+
+// WithPreviousSigningKeys lets links signed with earlier signing keys (the same derivation as
+// OpenStore's signingKey, from REELAY_SECRET_KEY_PREVIOUS) verify until they expire, so that a
+// key rotation does not break links already handed to platforms.
+func WithPreviousSigningKeys(keys ...[]byte) StoreOption {
+	return func(s *Store) {
+		for _, k := range keys {
+			s.previousLinkKeys = append(s.previousLinkKeys, deriveKey(k, "reelay media links v1"))
+		}
+	}
 }
 
 // WithClock replaces the clock used for link expiry (tests).

@@ -757,3 +757,56 @@ func TestStoreStatSniffs(t *testing.T) {
 		})
 	}
 }
+
+// TestSignedURLPreviousKeys: during a key rotation, links signed with a previous key verify
+// (until they expire) on a store that holds it as a previous key, and not once it is dropped;
+// new links are signed with the current key only.
+func TestSignedURLPreviousKeys(t *testing.T) {
+	t.Parallel()
+	keyA, keyB, keyC := bytes.Repeat([]byte{0xa}, 32), bytes.Repeat([]byte{0xb}, 32), bytes.Repeat([]byte{0xc}, 32)
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	store := func(current []byte, previous ...[]byte) *media.Store {
+		t.Helper()
+		s, err := media.OpenStore(context.Background(), "mem://", current, media.WithClock(clock), media.WithPreviousSigningKeys(previous...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	id := hexSHA([]byte("video"))
+	link := func(s *media.Store) url.Values {
+		t.Helper()
+		l, err := s.SignedURL("media/sha256/"+id, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(l)
+		return u.Query()
+	}
+	signedA, signedB := link(store(keyA)), link(store(keyB))
+	for _, tc := range []struct {
+		name  string
+		store *media.Store
+		link  url.Values
+		want  error
+	}{
+		{"current key", store(keyB, keyA), signedB, nil},
+		{"previous key", store(keyB, keyA), signedA, nil},
+		{"one of several previous keys", store(keyB, keyC, keyA), signedA, nil},
+		{"previous key dropped", store(keyB), signedA, media.ErrBadSignature},
+		{"never a key here", store(keyC, keyB), signedA, media.ErrBadSignature},
+		{"new links are the current key's", store(keyA), link(store(keyB, keyA)), media.ErrBadSignature},
+	} {
+		if _, err := tc.store.VerifySignedURL(id, tc.link); !errors.Is(err, tc.want) {
+			t.Errorf("%s: verify = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	later := func() time.Time { return now.Add(2 * time.Hour) }
+	s := store(keyB, keyA)
+	media.WithClock(later)(s)
+	if _, err := s.VerifySignedURL(id, signedA); !errors.Is(err, media.ErrLinkExpired) {
+		t.Errorf("expired link signed with the previous key: %v, want ErrLinkExpired", err)
+	}
+}

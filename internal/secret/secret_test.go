@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -94,5 +95,137 @@ func TestDerive(t *testing.T) {
 	}
 	if bytes.Equal(a, Derive(bytes.Repeat([]byte{2}, KeySize), "sandbox")) {
 		t.Error("different keys derive the same key")
+	}
+}
+
+func TestRotation(t *testing.T) {
+	t.Parallel()
+	keyA, keyB, keyC := bytes.Repeat([]byte{0xa}, KeySize), bytes.Repeat([]byte{0xb}, KeySize), bytes.Repeat([]byte{0xc}, KeySize)
+	box := func(current []byte, previous ...[]byte) *Box {
+		t.Helper()
+		b, err := NewBox(current, previous...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ad := []byte("channel-1")
+	sealedA := box(keyA).Seal([]byte("token"), ad)
+	sealedB := box(keyB).Seal([]byte("token"), ad)
+	for _, tc := range []struct {
+		name         string
+		box          *Box
+		sealed       []byte
+		opens        bool
+		wantResealed bool
+	}{
+		{"current key", box(keyB, keyA), sealedB, true, false},
+		{"previous key", box(keyB, keyA), sealedA, true, true},
+		{"second previous key", box(keyB, keyC, keyA), sealedA, true, true},
+		{"previous key removed", box(keyB), sealedA, false, false},
+		{"unknown key", box(keyC, keyB), sealedA, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plain, err := tc.box.Open(tc.sealed, ad)
+			if tc.opens != (err == nil) || (tc.opens && string(plain) != "token") {
+				t.Fatalf("Open = %q, %v; want opens %v", plain, err, tc.opens)
+			}
+			if !tc.opens && !errors.Is(err, ErrOpen) {
+				t.Errorf("Open error = %v, want ErrOpen", err)
+			}
+			if _, err := tc.box.Open(tc.sealed, []byte("channel-2")); !errors.Is(err, ErrOpen) {
+				t.Errorf("opened with another row's associated data: %v", err)
+			}
+			out, resealed, err := tc.box.Reseal(tc.sealed, ad)
+			if !tc.opens {
+				if !errors.Is(err, ErrOpen) {
+					t.Errorf("Reseal error = %v, want ErrOpen", err)
+				}
+				return
+			}
+			if err != nil || resealed != tc.wantResealed {
+				t.Fatalf("Reseal = resealed %v, %v; want %v", resealed, err, tc.wantResealed)
+			}
+			if !resealed && !bytes.Equal(out, tc.sealed) {
+				t.Error("Reseal rewrote a value already under the current key")
+			}
+			// Whatever Reseal returns opens with the current key alone: the previous ones can go.
+			if plain, err := box(keyB).Open(out, ad); err != nil || string(plain) != "token" {
+				t.Errorf("resealed value under the current key alone: %q, %v", plain, err)
+			}
+		})
+	}
+
+	// Sealing always uses the current key: a box without the previous keys opens it, a box
+	// holding only a previous key does not.
+	sealed := box(keyB, keyA).Seal([]byte("new"), ad)
+	if _, err := box(keyB).Open(sealed, ad); err != nil {
+		t.Errorf("current key alone does not open a new seal: %v", err)
+	}
+	if _, err := box(keyA).Open(sealed, ad); !errors.Is(err, ErrOpen) {
+		t.Errorf("a previous key opens a new seal: %v", err)
+	}
+	if _, err := NewBox(keyB, []byte("short")); err == nil {
+		t.Error("NewBox accepted a short previous key")
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	t.Parallel()
+	a, b := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
+	encA, encB := base64.StdEncoding.EncodeToString(a), base64.RawURLEncoding.EncodeToString(b)
+	for _, tc := range []struct {
+		list    string
+		want    [][]byte
+		wantErr string
+	}{
+		{"", nil, ""},
+		{encA, [][]byte{a}, ""},
+		{encA + ", " + encB + ",", [][]byte{a, b}, ""},
+		{encA + ",not base64!", nil, "key 2"},
+		{base64.StdEncoding.EncodeToString([]byte("short")), nil, "key 1"},
+	} {
+		got, err := ParseKeys(tc.list)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseKeys(%q) error = %v, want one naming %q", tc.list, err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), encA) {
+				t.Errorf("ParseKeys error shows a key: %v", err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("ParseKeys(%q) = %d keys, %v; want %d", tc.list, len(got), err, len(tc.want))
+			continue
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], tc.want[i]) {
+				t.Errorf("ParseKeys(%q)[%d] = %x", tc.list, i, got[i])
+			}
+		}
+	}
+}
+
+func TestNewKey(t *testing.T) {
+	t.Parallel()
+	k1, k2 := NewKey(), NewKey()
+	if k1 == k2 {
+		t.Fatal("two new keys are equal")
+	}
+	if key, err := ParseKey(k1); err != nil || len(key) != KeySize {
+		t.Errorf("ParseKey(NewKey()) = %d bytes, %v", len(key), err)
+	}
+}
+
+func TestDeriveAll(t *testing.T) {
+	t.Parallel()
+	a, b := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
+	got := DeriveAll([][]byte{a, b}, "media links")
+	if len(got) != 2 || !bytes.Equal(got[0], Derive(a, "media links")) || !bytes.Equal(got[1], Derive(b, "media links")) {
+		t.Errorf("DeriveAll = %x", got)
+	}
+	if len(DeriveAll(nil, "x")) != 0 {
+		t.Error("DeriveAll(nil) is not empty")
 	}
 }

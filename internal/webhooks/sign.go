@@ -70,16 +70,17 @@ func Sign(key []byte, msgID string, timestamp int64, body []byte) string {
 // SealSecret seals a webhook's secret for the database, bound to the webhook's id (a sealed
 // secret copied to another row does not open there).
 func SealSecret(box *secret.Box, webhookID, secret string) []byte {
-	return box.Seal([]byte(secret), associated(webhookID))
+	return box.Seal([]byte(secret), SecretAD(webhookID))
 }
 
 // OpenSecret opens what SealSecret sealed.
 func OpenSecret(box *secret.Box, webhookID string, sealed []byte) (string, error) {
-	b, err := box.Open(sealed, associated(webhookID))
+	b, err := box.Open(sealed, SecretAD(webhookID))
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
 }
 
-func associated(webhookID string) []byte { return []byte("webhook secret:" + webhookID) }
+// SecretAD binds a sealed signing secret to its webhook.
+func SecretAD(webhookID string) []byte { return []byte("webhook secret:" + webhookID) }

@@ -17,6 +17,10 @@ import (
 type Mint struct {
 	Key      []byte
 	Platform string
+	// Previous are the keys of the server's previous secret keys (REELAY_SECRET_KEY_PREVIOUS):
+	// tokens they signed still verify, so channels connected before a key rotation keep
+	// working, and get tokens under Key at their next refresh. Nothing is minted with them.
+	Previous [][]byte
 }
 
 const (
@@ -58,8 +62,10 @@ func (m Mint) ClientSecret() string {
 // ClientID is the client id of reelay's OAuth app on every simulator.
 const ClientID = "reelay-sandbox"
 
-func (m Mint) mac(kind, account, extra string) string {
-	h := hmac.New(sha256.New, m.Key)
+func (m Mint) mac(kind, account, extra string) string { return m.macWith(m.Key, kind, account, extra) }
+
+func (m Mint) macWith(key []byte, kind, account, extra string) string {
+	h := hmac.New(sha256.New, key)
 	h.Write([]byte("reelay-sandbox-oauth|" + kind + "|" + m.Platform + "|" + account + "|" + extra))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
 }
@@ -75,19 +81,31 @@ func (m Mint) split(token, prefix, kind string) (platform, account, extra string
 		return "", "", "", false
 	}
 	platform, account, extra = parts[0], parts[1], parts[2]
-	if platform != m.Platform || !hmac.Equal([]byte(parts[3]), []byte(m.mac(kind, account, extra))) {
+	if platform != m.Platform {
 		return "", "", "", false
 	}
-	return platform, account, extra, true
+	for _, key := range m.keys() {
+		if hmac.Equal([]byte(parts[3]), []byte(m.macWith(key, kind, account, extra))) {
+			return platform, account, extra, true
+		}
+	}
+	return "", "", "", false
 }
+
+// keys are the keys tokens are verified with: the current one first.
+func (m Mint) keys() [][]byte { return append([][]byte{m.Key}, m.Previous...) }
 
 // ParseAccessToken verifies a sandbox access token of either kind (a sandbox channel's, which
 // never expires, or one the token endpoint issued) and returns its account and expiry (zero:
 // never).
 func (m Mint) ParseAccessToken(token string) (account string, exp time.Time, ok bool) {
 	if strings.HasPrefix(token, tokenPrefix) {
-		p, a, ok := Parse(m.Key, token)
-		return a, time.Time{}, ok && p == m.Platform
+		for _, key := range m.keys() {
+			if p, a, ok := Parse(key, token); ok && p == m.Platform {
+				return a, time.Time{}, true
+			}
+		}
+		return "", time.Time{}, false
 	}
 	_, account, e, ok := m.split(token, expiringPrefix, "access")
 	if !ok {
