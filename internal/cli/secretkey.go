@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -100,20 +99,9 @@ func newSecretKeyResealCmd() *cobra.Command {
 // existingSecretKey is the configured key, or the one in the data folder; unlike a server's
 // start it never makes one: resealing under a key no server uses would lock them all out.
 func existingSecretKey(cfg *config.Config) ([]byte, error) {
-	if cfg.SecretKey != "" {
-		key, err := secret.ParseKey(cfg.SecretKey)
-		if err != nil {
-			return nil, fmt.Errorf("REELAY_SECRET_KEY: %w", err)
-		}
-		return key, nil
+	key, _, err := configuredOrStoredKey(cfg)
+	if err == nil && key == nil {
+		err = errors.New("no secret key: set REELAY_SECRET_KEY to the servers' key")
 	}
-	path := filepath.Join(cfg.DataDir, "secret.key")
-	key, found, err := secret.LoadKeyFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, errors.New("no secret key: set REELAY_SECRET_KEY to the servers' key")
-	}
-	return key, nil
+	return key, err
 }

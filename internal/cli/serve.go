@@ -185,23 +185,12 @@ func tightenDataFiles(cfg *config.Config, log *slog.Logger) {
 // which the embedded default creates on first start. With PostgreSQL every process must share
 // one key, so none is invented there.
 func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
-	if cfg.SecretKey != "" {
-		key, err := secret.ParseKey(cfg.SecretKey)
-		if err != nil {
-			return nil, fmt.Errorf("REELAY_SECRET_KEY: %w", err)
-		}
-		return key, nil
+	key, path, err := configuredOrStoredKey(cfg)
+	if err != nil || key != nil {
+		return key, err
 	}
-	path := filepath.Join(cfg.DataDir, "secret.key")
 	if cfg.IsPostgres() {
-		key, _, err := secret.LoadKeyFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if key == nil {
-			return nil, errors.New("REELAY_SECRET_KEY is required with PostgreSQL: every process must seal tokens with the same key (generate one with `openssl rand -base64 32`)")
-		}
-		return key, nil
+		return nil, errors.New("REELAY_SECRET_KEY is required with PostgreSQL: every process must seal tokens with the same key (generate one with `openssl rand -base64 32`)")
 	}
 	key, created, err := secret.LoadOrCreateKeyFile(path)
 	if err != nil {
@@ -211,6 +200,23 @@ func loadSecretKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
 		log.Info("generated a secret key for platform tokens", "path", path)
 	}
 	return key, nil
+}
+
+// configuredOrStoredKey is the configured key, else the one kept in the data folder at path
+// (nil when there is none yet).
+func configuredOrStoredKey(cfg *config.Config) (key []byte, path string, err error) {
+	path = filepath.Join(cfg.DataDir, "secret.key")
+	if cfg.SecretKey != "" {
+		key, err := secret.ParseKey(cfg.SecretKey)
+		if err != nil {
+			return nil, path, fmt.Errorf("REELAY_SECRET_KEY: %w", err)
+		}
+		return key, path, nil
+	}
+	if key, _, err = secret.LoadKeyFile(path); err != nil {
+		return nil, path, fmt.Errorf("secret key: %w", err)
+	}
+	return key, path, nil
 }
 
 // loadPreviousKeys reads REELAY_SECRET_KEY_PREVIOUS. The current key among them is refused: an
