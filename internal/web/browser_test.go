@@ -82,7 +82,9 @@ func waitFor(t *testing.T, ctx context.Context, what, js string, timeout time.Du
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+js+")"))
+		// A page still being parsed can already show the element waited for but not what
+		// follows it in the document, so only a fully loaded page counts.
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+js+`)`))
 		if err == nil && ok {
 			return
 		}
