@@ -132,29 +132,26 @@ func TestFacebookUploadProtocol(t *testing.T) {
 	// The connection breaks after 1 MiB: the bytes that arrived stay.
 	half := int64(1 << 20)
 	fbUpload(t, e, up, io.MultiReader(bytes.NewReader(data[:half]), failingReader{}), size, fbHeaders(0, size))
-	if st := fbStatus(t, e, id); st["video_status"] != "uploading" {
-		t.Fatalf("after a broken upload: %v", st)
+	// The client gives up on the request before the server has read what arrived (on a loaded
+	// machine, before its handler has even run): the status shows the bytes once it has.
+	var off int64
+	for deadline := time.Now().Add(10 * time.Second); off == 0; time.Sleep(5 * time.Millisecond) {
+		st := fbStatus(t, e, id)
+		ph := phaseOf(st, "uploading_phase")
+		n, _ := ph["bytes_transferred"].(float64)
+		if off = int64(n); off > 0 && (st["video_status"] != "uploading" || ph["status"] != "in_progress" || off > half) {
+			t.Fatalf("after a broken upload: %v; want the bytes that arrived, at most %d", st, half)
+		}
+		if off == 0 && time.Now().After(deadline) {
+			t.Fatalf("no bytes of the broken upload kept: %v", st)
+		}
 	}
 	if a := fbGraph(t, e, http.MethodPost, "/"+fbPage+"/video_reels", url.Values{"upload_phase": {"finish"}, "video_id": {id}, "video_state": {"PUBLISHED"}}); a.Code() != 6000 {
 		t.Fatalf("finish before the upload completed: %v", a.Body)
 	}
-	// Resume at the reported offset. The server may still be reading the broken request:
-	// until it is done, a resume is refused as OffsetInvalidError and the offset read again.
-	for i := 0; ; i++ {
-		ph := phaseOf(fbStatus(t, e, id), "uploading_phase")
-		n, _ := ph["bytes_transferred"].(float64)
-		off := int64(n)
-		a := fbUpload(t, e, up, bytes.NewReader(data[off:]), size-off, fbHeaders(off, size))
-		if a.status == 200 && a.body["success"] == true {
-			if off <= 0 || off > half || ph["status"] != "in_progress" {
-				t.Fatalf("resumed from %d (%v); want the bytes that arrived, at most %d", off, ph, half)
-			}
-			break
-		}
-		if a.debugType() != "OffsetInvalidError" || i == 1000 {
-			t.Fatalf("resume from %d: %d %v", off, a.status, a.body)
-		}
-		time.Sleep(time.Millisecond)
+	// Resume at the reported offset.
+	if a := fbUpload(t, e, up, bytes.NewReader(data[off:]), size-off, fbHeaders(off, size)); a.status != 200 || a.body["success"] != true {
+		t.Fatalf("resume from %d: %d %v", off, a.status, a.body)
 	}
 	st := fbStatus(t, e, id)
 	if phaseOf(st, "uploading_phase")["status"] != "complete" || st["video_status"] != "processing" || phaseOf(st, "processing_phase")["status"] != "in_progress" {
