@@ -197,5 +197,7 @@ func (a *sandboxAccounts) lookup(ctx context.Context, account string) (sim.Accou
 	if stored.FailRate != nil {
 		b.FailRate = *stored.FailRate
 	}
-	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b}, nil
+	// Each reelay account is an app of its own on the simulated platforms: one tenant's
+	// sandbox channels never use up a limit of another's.
+	return sim.Account{ID: c.ExternalAccountID, Username: c.Username, Behavior: b, App: c.AccountID}, nil
 }

@@ -81,6 +81,12 @@ type Account struct {
 	ID       string
 	Username string
 	Behavior Behavior
+	// App names the app on the platform the account granted its tokens to, for limits a
+	// platform counts per app rather than per account (TikTok's cap on the creators an
+	// unaudited app lets post). The accounts of one simulator share one app unless it is
+	// set: the server's built-in sandbox sets the reelay account's id, so that its tenants
+	// never share such a limit.
+	App string
 }
 
 // Accounts resolves the access token a request presents to the account it belongs to.

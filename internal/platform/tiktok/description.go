@@ -64,7 +64,7 @@ var Description = platform.Description{
 		PostsPerDay: 15,
 		Notes: []string{
 			"inbox mode needs an action in the TikTok app before the video is published",
-			"API clients that have not passed TikTok's audit can only post SELF_ONLY, to private accounts",
+			"API clients that have not passed TikTok's audit can only post SELF_ONLY, to private accounts, for at most 5 creators in 24 hours",
 			"privacy_level must be one of the creator's privacy_level_options from creator_info",
 			"the creator's maximum duration (max_video_post_duration_sec) may be below 600 s",
 			"each side of the frame must be 360-4096 px; 23-60 fps",

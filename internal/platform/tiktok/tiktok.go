@@ -463,6 +463,8 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	err = p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, path, req, &data) })
 	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Code == codeUnaudited {
 		return provider.Outcome{}, unaudited(opts.PrivacyLevel, ae)
+	} else if errors.As(err, &ae) && ae.Code == codeActiveUserCap {
+		return provider.Outcome{}, activeUserCap(ae)
 	}
 	if err != nil {
 		return provider.Outcome{}, classify(err)
@@ -679,6 +681,23 @@ func unaudited(asked string, ae *apiError) *provider.Error {
 			"To fix it, submit the app for TikTok's audit in the TikTok for Developers portal, "+
 			"or post with tiktok.privacy_level %s (or tiktok.mode inbox, where the creator picks the privacy in the TikTok app). [%s]",
 		asked, PrivacySelfOnly, PrivacySelfOnly, ae.Error())
+}
+
+// codeActiveUserCap is TikTok's refusal of a direct post by one creator more than an
+// unaudited app may let post in a day.
+const codeActiveUserCap = "reached_active_user_cap"
+
+// activeUserCap explains TikTok's refusal of a direct post because the unaudited app reelay
+// posts through already let as many creators post in the last 24 hours as TikTok allows: "up
+// to 5 users" (the Content Sharing Guidelines cited at unaudited). The creators who posted
+// keep posting; this one can once a day has passed since one of their posts, or at once
+// through the inbox, which is not a Direct Post.
+func activeUserCap(ae *apiError) *provider.Error {
+	return provider.Permanent(provider.CategoryQuotaExceeded, ae.HTTP,
+		"TikTok refused the post because the TikTok app reelay posts through has not passed TikTok's audit: "+
+			"until it does, TikTok lets at most 5 accounts direct-post through it in 24 hours, and other accounts have posted in the last 24 hours. "+
+			"Publish again later, send the video to the creator's inbox (tiktok.mode inbox), "+
+			"or submit the app for TikTok's audit in the TikTok for Developers portal. [%s]", ae.Error())
 }
 
 // finish turns a final status into the destination's outcome.

@@ -902,3 +902,34 @@ func TestUnauditedApp(t *testing.T) {
 		t.Errorf("privacy_level note %q", note)
 	}
 }
+
+// TestUnauditedAppPosters: a creator beyond the posting users TikTok allows an unaudited app
+// in a day is refused before any byte is sent, saying what to do; a creator who already
+// posted that day posts on.
+func TestUnauditedAppPosters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sim.StaticAccounts{"first": {ID: "open_1"}, "second": {ID: "open_2"}},
+		tiktoksim.Options{ModerationDelay: -1, UnauditedPostersPerDay: 1}, Config{})
+	v := providertest.NewVideo(mb, 5*time.Second, 1080, 1920)
+	selfOnly := `{"mode":"direct","privacy_level":"SELF_ONLY"}`
+	if out, err := e.run(e.dest("first", v.Media(), selfOnly), 20); err != nil || out.Status != provider.StatusPublished {
+		t.Fatalf("the first creator: %+v, %v", out, err)
+	}
+	chunks := len(e.Requests(http.MethodPut, "/video/"))
+	_, err := e.step(e.dest("second", v.Media(), selfOnly))
+	pe := providertest.WantError(t, err, provider.CategoryQuotaExceeded, false, "has not passed TikTok's audit")
+	for _, want := range []string{"at most 5 accounts", "tiktok.mode inbox", "reached_active_user_cap"} {
+		if !strings.Contains(pe.Message, want) {
+			t.Errorf("message %q lacks %q", pe.Message, want)
+		}
+	}
+	if n := len(e.Requests(http.MethodPut, "/video/")); n != chunks {
+		t.Errorf("%d chunks sent for the refused post", n-chunks)
+	}
+	if out, err := e.run(e.dest("second", v.Media(), `{}`), 20); err != nil || out.Status != provider.StatusSentToInbox {
+		t.Fatalf("the second creator's inbox upload: %+v, %v", out, err)
+	}
+	if out, err := e.run(e.dest("first", v.Media(), selfOnly), 20); err != nil || out.Status != provider.StatusPublished {
+		t.Fatalf("the first creator again: %+v, %v", out, err)
+	}
+}

@@ -64,11 +64,15 @@ package tiktoksim
 //     own privacy_level_options: its reference ties them to whether the account is public or
 //     private and says nothing of the app's audit. Inbox uploads are not Direct Posts and are
 //     not restricted.
+//     The same guidelines cap the users: an unaudited client "can allow up to 5 users to post
+//     in a 24 hour window". The direct post init of a sixth creator is refused with 403
+//     reached_active_user_cap (TikTok's code for it, as API users report it) while the five
+//     post on; a creator counts until a day after their last direct post. The cap is per app
+//     (sim.Account.App; Options.UnauditedPostersPerDay).
 //
 // Not reproduced: PULL_FROM_URL (no URL prefix is ever verified: 403 url_ownership_unverified),
-// the rest of the unaudited clients' rules (at most 5 posting users a day; accounts set to
-// private at posting time: the simulated creators have no visibility of their own), photo
-// posts and /publish/cancel/.
+// the unaudited clients' rule that accounts be set to private at posting time (the simulated
+// creators have no visibility of their own), photo posts and /publish/cancel/.
 
 import (
 	"cmp"
@@ -163,6 +167,9 @@ type Options struct {
 	// PendingSharesPerDay is the inbox uploads a creator may have pending per rolling 24 h
 	// (0: 5).
 	PendingSharesPerDay int
+	// UnauditedPostersPerDay is how many creators an unaudited app lets start direct posts
+	// per rolling 24 h (0: 5).
+	UnauditedPostersPerDay int
 	// Per-token requests per minute: creator_info (0: 20), each init endpoint (0: 6),
 	// status fetch (0: 30), user info (0: 600), video query (0: 600).
 	CreatorInfoPerMinute, InitPerMinute, StatusPerMinute, UserInfoPerMinute, VideoQueryPerMinute int
@@ -231,6 +238,10 @@ const (
 	// tiktokDirectKind is an account's direct post inits of the last 24 hours ([]time.Time),
 	// for the daily cap.
 	tiktokDirectKind = "direct_inits"
+	// tiktokPostersKind is, per app (sim.Account.App), the creators who started a direct post
+	// through it while it was unaudited, with the time of their last one (map[string]time.Time),
+	// for the cap on posting users.
+	tiktokPostersKind = "unaudited_posters"
 )
 
 func tiktokKey(kind, id string) sim.Key {
@@ -311,6 +322,9 @@ func NewSim(cfg sim.Config, opts Options) *Sim {
 	}
 	if opts.PendingSharesPerDay <= 0 {
 		opts.PendingSharesPerDay = 5
+	}
+	if opts.UnauditedPostersPerDay <= 0 {
+		opts.UnauditedPostersPerDay = 5
 	}
 	if opts.CreatorInfoPerMinute <= 0 {
 		opts.CreatorInfoPerMinute = 20
@@ -825,6 +839,11 @@ func (t *Sim) initPost(w http.ResponseWriter, r *http.Request, acc sim.Account, 
 			if capped = !ok; err != nil || capped {
 				return err
 			}
+			if acc.Behavior.AppAccess != sim.AppAccessAudited {
+				if err := t.takePoster(tx, acc, now); err != nil {
+					return err // errPostersCapped rolls the post counted above back
+				}
+			}
 		}
 		if err := sim.Save(tx, sim.Record{Key: tiktokKey(tiktokPostKind, p.PublishID), Account: acc.ID}, p); err != nil {
 			return err
@@ -833,6 +852,10 @@ func (t *Sim) initPost(w http.ResponseWriter, r *http.Request, acc sim.Account, 
 			Expires: now.Add(2 * tiktokUploadURLTTL), Blobs: true}, up)
 	})
 	switch {
+	case errors.Is(err, errPostersCapped):
+		tiktokError(w, http.StatusForbidden, "reached_active_user_cap",
+			fmt.Sprintf("This unaudited API client has reached its cap of %d users posting in 24 hours.", t.opts.UnauditedPostersPerDay), nil)
+		return
 	case err != nil:
 		tiktokInternal(w)
 		return
@@ -845,6 +868,34 @@ func (t *Sim) initPost(w http.ResponseWriter, r *http.Request, acc sim.Account, 
 		"publish_id": p.PublishID,
 		"upload_url": t.cfg.BaseURL + "/video/?upload_id=" + uploadID + "&upload_token=" + uploadToken,
 	})
+}
+
+// errPostersCapped refuses a direct post init of a new creator through an unaudited app that
+// has reached its cap of posting creators.
+var errPostersCapped = errors.New("tiktoksim: the unaudited app's posting users are capped")
+
+// takePoster counts acc among the creators posting through its unaudited app, unless the app
+// has reached its cap of them: then it answers errPostersCapped. A creator already counted
+// posts on (only a new one is refused) and stays counted until a day after their last post.
+func (t *Sim) takePoster(tx sim.Tx, acc sim.Account, now time.Time) error {
+	key := tiktokKey(tiktokPostersKind, acc.App)
+	posters, _, _, err := sim.LoadTx[map[string]time.Time](tx, key)
+	if err != nil {
+		return err
+	}
+	if posters == nil {
+		posters = make(map[string]time.Time)
+	}
+	for id, at := range posters {
+		if !at.After(now.Add(-24 * time.Hour)) {
+			delete(posters, id)
+		}
+	}
+	if _, ok := posters[acc.ID]; !ok && len(posters) >= t.opts.UnauditedPostersPerDay {
+		return errPostersCapped
+	}
+	posters[acc.ID] = now
+	return sim.Save(tx, sim.Record{Key: key, Expires: now.Add(24 * time.Hour)}, posters)
 }
 
 // tiktokCheckChunks applies the media transfer guide's chunk restrictions; it returns the

@@ -840,3 +840,45 @@ func TestUnauditedApp(t *testing.T) {
 		}
 	}
 }
+
+// TestUnauditedAppPosters: an unaudited app lets at most five creators direct-post in 24 hours.
+// A sixth is refused with reached_active_user_cap while the five post on; a creator counts
+// from their first post to a day after their last, and neither inbox uploads, an audited
+// app's creators nor another app's count.
+func TestUnauditedAppPosters(t *testing.T) {
+	t.Parallel()
+	accounts := sim.StaticAccounts{}
+	for i := 1; i <= 7; i++ {
+		accounts[fmt.Sprintf("c%d", i)] = sim.Account{ID: fmt.Sprintf("open_%d", i), Behavior: sim.Behavior{ProcessingMS: -1}}
+	}
+	accounts["audited"] = sim.Account{ID: "open_a", Behavior: sim.Behavior{ProcessingMS: -1, AppAccess: sim.AppAccessAudited}}
+	accounts["other-app"] = sim.Account{ID: "open_o", Behavior: sim.Behavior{ProcessingMS: -1}, App: "other"}
+	e := newTTEnv(t, Options{InitPerMinute: 100}, accounts)
+	direct := func(token string) ttAnswer {
+		return e.init(token, "direct", 1_000_000, 1_000_000, 1, map[string]any{"privacy_level": SelfOnly, "title": "t"})
+	}
+	want := func(what string, a ttAnswer, status int, code string) {
+		t.Helper()
+		if a.status != status || a.code != code {
+			t.Fatalf("%s: %d %s %q, want %d %s", what, a.status, a.code, a.msg, status, code)
+		}
+	}
+
+	for _, tok := range []string{"c1", "c2", "c3", "c4", "c5"} {
+		want(tok, direct(tok), 200, "ok")
+	}
+	e.clock.Advance(time.Hour)
+	want("a sixth creator", direct("c6"), 403, "reached_active_user_cap")
+	want("a sixth creator's inbox upload", e.init("c6", "inbox", 1_000_000, 1_000_000, 1, nil), 200, "ok")
+	want("a counted creator", direct("c1"), 200, "ok")
+	want("an audited app's creator", direct("audited"), 200, "ok")
+	want("another app's creator", direct("other-app"), 200, "ok")
+
+	// A day after c2..c5's posts, their places are free; c1, who posted an hour later, holds
+	// one until a day after that post.
+	e.clock.Advance(23*time.Hour + time.Second)
+	for _, tok := range []string{"c6", "c7", "c2", "c3"} {
+		want(tok+" the next day", direct(tok), 200, "ok")
+	}
+	want("c4 after c2, c3, c6, c7 and c1 took the places", direct("c4"), 403, "reached_active_user_cap")
+}
