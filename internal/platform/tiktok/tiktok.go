@@ -461,12 +461,13 @@ func (p *Provider) start(ctx context.Context, d *provider.Destination, base, tok
 	// upload must be completed in this time range", developers.tiktok.com/doc/
 	// content-posting-api-reference-direct-post). It costs one of the 6 inits a minute.
 	err = p.cfg.Repeat.Do(ctx, classify, func() error { return p.call(ctx, base, token, path, req, &data) })
-	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Code == codeUnaudited {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae) && ae.Code == codeUnaudited:
 		return provider.Outcome{}, unaudited(opts.PrivacyLevel, ae)
-	} else if errors.As(err, &ae) && ae.Code == codeActiveUserCap {
+	case errors.As(err, &ae) && ae.Code == codeActiveUserCap:
 		return provider.Outcome{}, activeUserCap(ae)
-	}
-	if err != nil {
+	case err != nil:
 		return provider.Outcome{}, classify(err)
 	}
 	if u, err := url.Parse(data.UploadURL); data.PublishID == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
