@@ -92,6 +92,7 @@ func newSecretKeyResealCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print each kind's counts and the ids of the rows no key opens, as JSON")
 	f.IntVar(&batch, "batch", resealBatch, "rows read and resealed at a time")
+	cfg.RegisterSecretKeys(f)
 	storageCommand(cmd, &cfg)
 	return cmd
 }

@@ -235,3 +235,29 @@ func TestPreviousKeySettings(t *testing.T) {
 		t.Errorf("reseal without a key: %v", err)
 	}
 }
+
+// TestSecretKeyFlags: only the commands that open or seal stored secrets take the secret key
+// flags; the other administration commands touch no sealed value, so offering the flags there
+// would suggest they matter.
+func TestSecretKeyFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"serve"}, true},
+		{[]string{"secret-key", "reseal"}, true},
+		{[]string{"accounts", "create"}, false},
+		{[]string{"keys", "create"}, false},
+		{[]string{"projects", "list"}, false},
+	} {
+		help, err := run(t, append(c.args, "--help")...)
+		if err != nil {
+			t.Fatalf("%v --help: %v", c.args, err)
+		}
+		for _, flag := range []string{"--secret-key ", "--secret-key-previous "} {
+			if got := strings.Contains(help, flag); got != c.want {
+				t.Errorf("%v offers %s: %v, want %v", c.args, flag, got, c.want)
+			}
+		}
+	}
+}

@@ -232,8 +232,6 @@ const (
 func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "folder for the SQLite file, blobs and the generated secret key")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "database: a postgres:// URL, or a SQLite file (default <data-dir>/reelay.db)")
-	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
-	fs.StringVar(&c.SecretKeyPrevious, "secret-key-previous", "", "earlier secret keys, comma-separated, still accepted while reelay secret-key reseal moves what they sealed to --secret-key; prefer the environment variable")
 	// --data is accepted as a short spelling of --data-dir.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "data" {
@@ -243,9 +241,18 @@ func (c *Config) RegisterStorage(fs *pflag.FlagSet) {
 	})
 }
 
+// RegisterSecretKeys adds the flags of the keys that seal stored secrets, for the commands that
+// open or seal them (serve, secret-key reseal); the other administration commands touch no
+// sealed value and do not offer them.
+func (c *Config) RegisterSecretKeys(fs *pflag.FlagSet) {
+	fs.StringVar(&c.SecretKey, "secret-key", "", "base64 32-byte key that encrypts platform tokens (default: generated into <data-dir>/secret.key)")
+	fs.StringVar(&c.SecretKeyPrevious, "secret-key-previous", "", "earlier secret keys, comma-separated, still accepted while reelay secret-key reseal moves what they sealed to --secret-key; prefer the environment variable")
+}
+
 // RegisterServer adds the flags of `reelay serve`.
 func (c *Config) RegisterServer(fs *pflag.FlagSet) {
 	c.RegisterStorage(fs)
+	c.RegisterSecretKeys(fs)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.BlobURL, "blob-url", "", "media storage: file:///path or s3://bucket?endpoint=...&region=... (default file://<data-dir>/blobs)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how platforms and users reach this server (default http://<addr>)")
