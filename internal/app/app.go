@@ -415,7 +415,7 @@ func (a *App) api(w *wiring) (http.Handler, error) {
 		Store: st, Usage: a.usage, OIDC: oidc, OIDCAutoCreate: cfg.OIDCAutoCreate, Logger: log,
 		Limits:  limits,
 		Sandbox: cfg.Sandbox, Registry: w.p.Registry, Metrics: metricsAccess(cfg, log), OpenAPIJSON: spec,
-		SandboxKey: w.access.SandboxKey, SandboxPreviousKeys: sandboxPreviousKeys(w.p.PreviousSecretKeys), PublicURL: cfg.PublicURL, Simulators: simset.All,
+		SandboxKey: w.access.SandboxKey, SandboxPreviousKeys: sandboxtoken.PreviousKeys(w.p.PreviousSecretKeys), PublicURL: cfg.PublicURL, Simulators: simset.All,
 		Publisher: a.Service, Queue: a.Queue, Media: a.Media, PublishWait: cfg.PublishWait,
 		Access: w.access, ChannelOptions: options, Connector: w.connector, ConnectReturnURL: cfg.ConnectReturnURL,
 		Analytics: w.syncer, Inbox: w.comments, SimulatorClock: w.p.SimulatorClock,
@@ -556,13 +556,4 @@ func userHostPolicy(guard media.AddressPolicy, simulators string) (media.Address
 		}
 		return guard(ap)
 	}, nil
-}
-
-// sandboxPreviousKeys are the keys of the sandbox tokens signed under the previous secret keys.
-func sandboxPreviousKeys(previous [][]byte) [][]byte {
-	keys := make([][]byte, len(previous))
-	for i, k := range previous {
-		keys[i] = sandboxtoken.Key(k)
-	}
-	return keys
 }

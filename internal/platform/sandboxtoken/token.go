@@ -20,7 +20,14 @@ const tokenPrefix = "sbx1."
 
 // Key is the key sandbox tokens are signed with, derived from a server's secret key:
 // the server that mints them and any simulator host that checks them derive it the same way.
-func Key(secretKey []byte) []byte { return secret.Derive(secretKey, "sandbox tokens") }
+func Key(secretKey []byte) []byte { return secret.Derive(secretKey, keyPurpose) }
+
+// PreviousKeys are the keys sandbox tokens were signed with under a server's previous secret
+// keys (Mint.Previous), derived as Key derives the current one.
+func PreviousKeys(secretKeys [][]byte) [][]byte { return secret.DeriveAll(secretKeys, keyPurpose) }
+
+// keyPurpose is what the sandbox token key is derived for.
+const keyPurpose = "sandbox tokens"
 
 // Token mints the access token of a sandbox account.
 func Token(key []byte, platform, account string) string {
